@@ -1,0 +1,3 @@
+# client/local.mk: the Matrix Market reader, libspmvclient and spmvctl.
+include client/mmio.mk
+include client/client.mk

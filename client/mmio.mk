@@ -1,0 +1,1 @@
+# client/mmio.mk: the Matrix Market reader and its tests.

@@ -1,0 +1,102 @@
+/* spmv_wire.h: frames of the spmvd protocol, written once for both sides. */
+#ifndef SPMV_WIRE_H
+#define SPMV_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "spmv_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A frame is a fixed 24-byte little-endian header, then json_len bytes of
+ * one JSON object (UTF-8, no NUL), then payload_len bytes of raw
+ * little-endian arrays that the JSON describes.
+ *
+ *   offset 0  u32 magic        SPMV_WIRE_MAGIC ("SPMV" as bytes 53 50 4d 56)
+ *   offset 4  u16 version      SPMV_PROTO_VERSION of the sender
+ *   offset 6  u16 flags        0 (reserved, must be 0)
+ *   offset 8  u32 json_len     1 .. limits.max_json
+ *   offset 12 u32 reserved     0
+ *   offset 16 u64 payload_len  0 .. limits.max_payload
+ *
+ * Bump SPMV_PROTO_VERSION if the header or any message in schema/proto
+ * changes incompatibly.
+ */
+#define SPMV_WIRE_MAGIC 0x564d5053u
+#define SPMV_PROTO_VERSION 1
+#define SPMV_WIRE_HEADER_SIZE 24
+
+struct spmv_wire_header {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t flags;
+  uint32_t json_len;
+  uint32_t reserved;
+  uint64_t payload_len;
+};
+
+/* Bounds checked on every header before anything is allocated. */
+struct spmv_wire_limits {
+  uint32_t max_json;     /* bytes of the JSON part */
+  uint64_t max_payload;  /* bytes of the payload */
+  int max_depth;         /* JSON nesting */
+};
+
+/* Default limits: 1 MiB of JSON, 4 GiB of payload, depth 16. */
+void spmv_wire_limits_default(struct spmv_wire_limits *lim);
+
+/* Writes h into out[SPMV_WIRE_HEADER_SIZE] in little-endian order. */
+void spmv_wire_header_encode(const struct spmv_wire_header *h,
+                             uint8_t out[SPMV_WIRE_HEADER_SIZE]);
+
+/*
+ * Decodes and checks a header: magic, flags, reserved, lengths against lim.
+ * Returns 0, SPMV_EPROTO (bad magic, bad reserved bits, zero JSON length)
+ * or SPMV_ELIMIT (a length over its limit), with a message naming the field.
+ * A version other than ours is not an error here: hello answers it.
+ */
+int spmv_wire_header_decode(const uint8_t in[SPMV_WIRE_HEADER_SIZE],
+                            const struct spmv_wire_limits *lim,
+                            struct spmv_wire_header *h,
+                            struct spmv_error *err);
+
+/*
+ * Parses the JSON part of a frame: it must be one object within the depth
+ * limit.  Returns a new reference, or NULL with SPMV_EPROTO in err.
+ */
+json_t *spmv_wire_json_parse(const char *buf, size_t len,
+                             const struct spmv_wire_limits *lim,
+                             struct spmv_error *err);
+
+/*
+ * Serialises obj (borrowed) compactly into a new malloc'd buffer owned by
+ * the caller; returns it and its length in *len, or NULL when out of memory.
+ */
+char *spmv_wire_json_dump(const json_t *obj, size_t *len);
+
+/* Writes a whole frame to a blocking fd (json borrowed, payload may be
+ * NULL when payload_len is 0).  Returns 0 or a negative SPMV_E* code. */
+int spmv_wire_write_frame(int fd, const json_t *json, const void *payload,
+                          uint64_t payload_len, struct spmv_error *err);
+
+/*
+ * Reads one whole frame from a blocking fd, enforcing lim before allocating.
+ * On success *json is a new reference and *payload a malloc'd buffer of
+ * *payload_len bytes (NULL when 0), both owned by the caller.  Returns 0,
+ * SPMV_ECLOSED at a clean end of stream, or another negative code.
+ */
+int spmv_wire_read_frame(int fd, const struct spmv_wire_limits *lim,
+                         json_t **json, void **payload,
+                         uint64_t *payload_len, struct spmv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMV_WIRE_H */

@@ -1,0 +1,1 @@
+# daemon/daemon.mk: spmvd front end, workers, config, units, and their tests.

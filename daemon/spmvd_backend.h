@@ -1,0 +1,95 @@
+/* spmvd_backend.h: what a device worker needs of a backend (cpu, cuda). */
+#ifndef SPMVD_BACKEND_H
+#define SPMVD_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spmv_csr.h"
+#include "spmv_formats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The device a backend drives, as the tuner, the models and the cache see
+ * it.  device_key and software_key decide whether a cached tuning applies
+ * (DESIGN.md, "Profile and fingerprint").
+ */
+struct spmvd_device_info {
+  char backend[16];          /* "cpu" or "cuda" */
+  char name[128];            /* GPU name, or the CPU model */
+  int cc_major, cc_minor;    /* compute capability; 0 on the cpu */
+  int sms;                   /* SMs, or CPU threads used */
+  int warp_size;             /* 32 on NVIDIA GPUs, 1 on the cpu */
+  int max_threads_per_sm;
+  int max_blocks_per_sm;
+  int max_threads_per_block;
+  uint64_t mem_bytes;        /* device memory, or host memory */
+  uint64_t l2_bytes;
+  char device_key[256];      /* name, cc, SMs, memory size (CPU model on cpu) */
+  char software_key[256];    /* driver, runtime, cuSPARSE, SPMV_KERNEL_VERSION */
+};
+
+/* Bumped whenever any kernel or layout changes, so cached tunings expire. */
+#define SPMV_KERNEL_VERSION 1
+
+struct spmvd_backend;   /* a backend's state, owned by the worker */
+struct spmvd_bmatrix;   /* one matrix converted and resident on the device */
+
+/*
+ * A backend.  Every function returns 0 or a negative SPMV_E* code with a
+ * message in err; SPMV_EGPU_STICKY means the device context is lost and
+ * the worker must exit so that the front end respawns it.
+ */
+struct spmvd_backend_ops {
+  const char *name;
+
+  /* Opens device number dev (ignored by cpu); *out is owned by the caller. */
+  int (*open)(int dev, struct spmvd_backend **out, struct spmv_error *err);
+  /* Closes the backend and frees every matrix still loaded. */
+  void (*close)(struct spmvd_backend *b);
+  /* Fills info (borrowed pointer, caller's storage). */
+  int (*info)(struct spmvd_backend *b, struct spmvd_device_info *info);
+
+  /*
+   * Converts A (borrowed: the backend keeps no pointer into it) to cfg's
+   * layout with values of type dt and makes it resident.  Memory is
+   * admitted before allocating: too little gives SPMV_ENOMEM and the
+   * backend stays usable.  *out is owned by the backend until unload.
+   */
+  int (*load)(struct spmvd_backend *b, const struct spmv_csr *A,
+              enum spmv_dtype dt, const struct spmv_config *cfg,
+              struct spmvd_bmatrix **out, struct spmv_error *err);
+
+  /*
+   * y_j = alpha*A*x_j + beta*y_j for nvec vectors, x and y host arrays of the
+   * matrix's dtype (vector j at x + j*cols, y + j*rows), borrowed.
+   */
+  int (*multiply)(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                  double alpha, const void *x, double beta, void *y,
+                  int nvec, struct spmv_error *err);
+
+  /*
+   * Times the product on device-resident vectors (random x, never zeros)
+   * after `warmup` runs: the median of `reps` runs in microseconds.
+   */
+  int (*time)(struct spmvd_backend *b, struct spmvd_bmatrix *m, int warmup,
+              int reps, double *median_us, struct spmv_error *err);
+
+  /* Frees the matrix's device memory. */
+  void (*unload)(struct spmvd_backend *b, struct spmvd_bmatrix *m);
+};
+
+/* The backends built into this worker; cuda is NULL without CUDA. */
+extern const struct spmvd_backend_ops spmvd_backend_cpu;
+#ifdef HAVE_CUDA
+extern const struct spmvd_backend_ops spmvd_backend_cuda;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVD_BACKEND_H */

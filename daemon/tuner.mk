@@ -1,0 +1,1 @@
+# daemon/tuner.mk: the cache and the tuner, and their tests.

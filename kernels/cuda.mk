@@ -1,0 +1,1 @@
+# kernels/cuda.mk: the CUDA kernels, a static library built with nvcc.

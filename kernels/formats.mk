@@ -1,0 +1,1 @@
+# kernels/formats.mk: CSR -> layout conversions and CPU references, and their tests.

@@ -1,0 +1,228 @@
+/* spmv_formats.h: storage formats, launch configurations and their layouts. */
+#ifndef SPMV_FORMATS_H
+#define SPMV_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spmv_csr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The storage formats (DESIGN.md, "Formats and configurations").  The
+ * numbers are stored in the cache: append, never renumber.
+ */
+enum spmv_format {
+  SPMV_FMT_CSR_SCALAR = 0,   /* one thread per row */
+  SPMV_FMT_CSR_VECTOR = 1,   /* TPR threads per row */
+  SPMV_FMT_CSR_ADAPTIVE = 2, /* rows binned by length, TPR = 2^k per bin */
+  SPMV_FMT_ELL = 3,          /* ELLPACK, column-major, padded */
+  SPMV_FMT_ELLR_T = 4,       /* ELLPACK-R with T threads per row */
+  SPMV_FMT_COO = 5,          /* segmented reduction over entries */
+  SPMV_FMT_HYB = 6,          /* ELL up to K + COO for the rest */
+  SPMV_FMT_DIA = 7,          /* stored diagonals */
+  SPMV_FMT_JAD = 8,          /* jagged diagonals */
+  SPMV_FMT_SELL = 9,         /* sliced ELL, SELL-C-sigma */
+  SPMV_FMT_CSR_MERGE = 10,   /* merge-path CSR */
+  SPMV_FMT_CUSPARSE = 11,    /* the vendor's cusparseSpMV on CSR */
+  SPMV_FMT_COUNT
+};
+
+/* Returns the format's name as users write it ("ellr-t"), or NULL. */
+const char *spmv_format_name(enum spmv_format f);
+/* Parses a name from spmv_format_name(); returns 0 or SPMV_EFORMAT. */
+int spmv_format_parse(const char *name, enum spmv_format *out);
+
+/*
+ * A launch configuration.  Fields a format does not use are 0.  The CPU
+ * reference ignores bs and tpr except where they shape the layout (ellr-t's
+ * T, sell's C and sigma, csr-adaptive's bins).
+ */
+struct spmv_config {
+  enum spmv_format format;
+  int bs;     /* threads per block (GPU) */
+  int tpr;    /* threads per row: csr-vector TPR, ellr-t T, csr-adaptive max TPR */
+  int param;  /* hyb: K (0 = from the histogram); sell: C; csr-adaptive: base
+                 length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2) */
+  int param2; /* sell: sigma, the sorting window in rows (1 = no sorting) */
+};
+
+/* Writes "ellr-t bs=256 t=4" style text; returns what snprintf returns. */
+int spmv_config_format(const struct spmv_config *c, char *buf, size_t n);
+/* Parses the text of spmv_config_format(); returns 0 or SPMV_EINVAL. */
+int spmv_config_parse(const char *text, struct spmv_config *c,
+                      struct spmv_error *err);
+
+/* Bounds that a conversion must respect instead of allocating without limit. */
+struct spmv_limits {
+  size_t max_bytes;      /* the layout's arrays together; 0 = no bound */
+  int64_t max_diags;     /* DIA: stored diagonals; 0 = no bound */
+  double max_fill;       /* ELL, DIA: stored / real entries; 0 = no bound */
+};
+
+/*
+ * Layouts.  Every value array ("val") holds values of the layout's dtype
+ * (float or double).  Padding entries have column -1 and value 0.  "pitch"
+ * is a row count rounded up to a multiple of 32 so that warps read aligned,
+ * coalesced addresses.
+ */
+
+/* csr-scalar, csr-vector, csr-merge, cusparse: CSR with typed values.
+ * Exactly one of row_ptr32 / row_ptr64 is set: 32-bit when nnz < 2^31. */
+struct spmv_csr_layout {
+  int32_t *row_ptr32;
+  int64_t *row_ptr64;
+  int32_t *col;
+  void *val;
+};
+
+/*
+ * csr-adaptive (Gropp & Guo TPR_A, I and II), on the CSR above.  Bin k
+ * (k = 0 .. nbins-1) holds the rows with length in (base*2^(k-1), base*2^k]
+ * (bin 0: [0, base]) and is processed with TPR = 2^k threads per row.  Rows
+ * longer than base*2^(nbins-1) are split in chunks of at most chunk_len
+ * entries; each chunk is summed on its own into partial[c] and a second step
+ * adds the chunks of each long row, in chunk order.
+ */
+#define SPMV_ADAPTIVE_MAX_BINS 16
+struct spmv_adaptive_layout {
+  struct spmv_csr_layout csr;
+  int base;                        /* bin 0's longest row, 8 by default */
+  int nbins;                       /* log2(max TPR) + 1 */
+  int64_t bin_start[SPMV_ADAPTIVE_MAX_BINS + 1]; /* bin k: rows[bin_start[k] .. bin_start[k+1]) */
+  int32_t *rows;                   /* short rows grouped by bin, ascending within a bin */
+  int64_t nlong;                   /* rows split over chunks */
+  int32_t *long_rows;              /* nlong row indices */
+  int64_t *long_chunk;             /* nlong + 1: chunks of long row r are long_chunk[r] .. long_chunk[r+1] */
+  int64_t chunk_len;               /* entries per chunk */
+  int64_t nchunks;
+};
+
+/* ell: entry k of row i at col[k * pitch + i]; width = longest row. */
+struct spmv_ell_layout {
+  int64_t width;
+  int64_t pitch;
+  int32_t *col;  /* width * pitch */
+  void *val;     /* width * pitch */
+};
+
+/*
+ * ellr-t (ELLPACK-R, Vázquez et al.): T threads per row.  Entry j of row i
+ * lies at (j / T) * (pitch * T) + i * T + (j % T), so that at every
+ * iteration a warp reads consecutive addresses.  Thread t of row i walks
+ * j = t, t+T, ... below rl[i]: padding is never read.
+ */
+struct spmv_ellr_layout {
+  int t;          /* threads per row: 1, 2, 4, 8, 16, 32 */
+  int64_t iters;  /* ceil(longest row / T) */
+  int64_t pitch;
+  int32_t *rl;    /* rows: the true length of each row */
+  int32_t *col;   /* iters * pitch * T */
+  void *val;      /* iters * pitch * T */
+};
+
+/* coo: entries in row-major order, rows ascending. */
+struct spmv_coo_layout {
+  int32_t *row;
+  int32_t *col;
+  void *val;
+};
+
+/* hyb: the first K entries of each row in ELL, the rest in COO. */
+struct spmv_hyb_layout {
+  int64_t k;
+  struct spmv_ell_layout ell;    /* width = k */
+  int64_t coo_nnz;
+  struct spmv_coo_layout coo;
+};
+
+/* dia: diagonal d (column - row = offsets[d], ascending) at val[d * pitch + i]
+ * for row i; positions outside the matrix hold 0. */
+struct spmv_dia_layout {
+  int64_t ndiags;
+  int64_t pitch;
+  int32_t *offsets;  /* ndiags */
+  void *val;         /* ndiags * pitch */
+};
+
+/*
+ * jad: rows sorted by decreasing length (stable); perm[k] is the original
+ * row of the k-th longest.  Jagged diagonal d holds entry d of rows
+ * perm[0 .. n_d), at jd_ptr[d] + k.
+ */
+struct spmv_jad_layout {
+  int64_t njd;       /* longest row */
+  int32_t *perm;     /* rows */
+  int64_t *jd_ptr;   /* njd + 1 */
+  int32_t *col;      /* nnz */
+  void *val;         /* nnz */
+};
+
+/*
+ * sell (SELL-C-sigma): within windows of sigma rows, rows are sorted by
+ * decreasing length; then slices of C consecutive (sorted) rows are stored
+ * column-major: entry k of lane l of slice s at slice_ptr[s] + k * C + l.
+ * perm[s * C + l] is the original row (-1 past the last row).
+ */
+struct spmv_sell_layout {
+  int c;
+  int sigma;
+  int64_t nslices;
+  int32_t *perm;        /* nslices * C */
+  int64_t *slice_ptr;   /* nslices + 1 */
+  int32_t *slice_width; /* nslices */
+  int32_t *col;
+  void *val;
+};
+
+/* A matrix converted to one configuration's layout. */
+struct spmv_layout {
+  struct spmv_config cfg;
+  enum spmv_dtype dtype;
+  int64_t rows, cols, nnz;
+  size_t bytes;  /* the arrays together */
+  union {
+    struct spmv_csr_layout csr;
+    struct spmv_adaptive_layout adaptive;
+    struct spmv_ell_layout ell;
+    struct spmv_ellr_layout ellr;
+    struct spmv_coo_layout coo;
+    struct spmv_hyb_layout hyb;
+    struct spmv_dia_layout dia;
+    struct spmv_jad_layout jad;
+    struct spmv_sell_layout sell;
+  } u;
+};
+
+/*
+ * Converts a valid CSR to the layout of cfg with values of type dt.  lim may
+ * be NULL (no bounds).  A conversion refuses what would not fit with
+ * SPMV_ETOOBIG and a message naming the bound (e.g. "DIA needs 5123
+ * diagonals, limit 1024").  On success *out is a new layout owned by the
+ * caller.
+ */
+int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
+                    const struct spmv_config *cfg,
+                    const struct spmv_limits *lim, struct spmv_layout **out,
+                    struct spmv_error *err);
+
+/* Frees a layout and its arrays (NULL is a no-op); returns NULL. */
+struct spmv_layout *spmv_layout_free(struct spmv_layout *L);
+
+/*
+ * The CPU reference over that very layout: y = alpha*A*x + beta*y with x
+ * and y of the layout's dtype, arithmetic in that dtype.  When beta == 0, y
+ * is not read.  cusparse walks its CSR like csr-scalar.  Returns 0, or
+ * SPMV_EFORMAT for a layout that was not made by spmv_layout_new().
+ */
+int spmv_layout_spmv(const struct spmv_layout *L, double alpha,
+                     const void *x, double beta, void *y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMV_FORMATS_H */

@@ -1,0 +1,1 @@
+# schema/local.mk: SQLite migrations and the wire protocol reference.

@@ -1,0 +1,1 @@
+# tests/bench/local.mk: benchmarks (never run by make check).
