@@ -1,1 +1,3 @@
 # man/local.mk: the manual pages.
+include man/client.mk
+include man/daemon.mk

@@ -1,1 +1,3 @@
 # tests/bench/local.mk: benchmarks (never run by make check).
+include tests/bench/mmio.mk
+include tests/bench/gpu.mk

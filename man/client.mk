@@ -1,0 +1,1 @@
+# man/client.mk: libspmvclient(3) and spmvctl(1).

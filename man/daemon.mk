@@ -1,0 +1,1 @@
+# man/daemon.mk: spmvd(8) and spmvd.conf(5).

@@ -1,0 +1,1 @@
+# schema/proto.mk: the wire protocol reference, one spec per message.

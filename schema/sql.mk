@@ -1,0 +1,1 @@
+# schema/sql.mk: numbered SQLite migrations, embedded into the daemon.

@@ -1,0 +1,1 @@
+# tests/bench/gpu.mk: SpMV kernels against cuSPARSE, and the tuner evaluation.

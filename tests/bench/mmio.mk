@@ -1,0 +1,1 @@
+# tests/bench/mmio.mk: Matrix Market parsing speed.
