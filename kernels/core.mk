@@ -3,6 +3,8 @@
 noinst_LTLIBRARIES += kernels/libspmvcore.la
 kernels_libspmvcore_la_SOURCES = \
 	kernels/spmv_error.c kernels/spmv_error.h \
-	kernels/spmv_csr.h kernels/spmv_formats.h kernels/spmv_profile.h
+	kernels/spmv_csr.c kernels/spmv_csr.h \
+	kernels/spmv_config.c \
+	kernels/spmv_formats.h kernels/spmv_profile.h
 kernels_libspmvcore_la_CPPFLAGS = $(AM_CPPFLAGS) $(XXHASH_CFLAGS)
 kernels_libspmvcore_la_LIBADD = $(XXHASH_LIBS) -lm
