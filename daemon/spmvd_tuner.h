@@ -1,0 +1,219 @@
+/* spmvd_tuner.h: tuning strategies, candidate rules and the timed race. */
+#ifndef SPMVD_TUNER_H
+#define SPMVD_TUNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spmv_csr.h"
+#include "spmv_error.h"
+#include "spmv_formats.h"
+#include "spmv_profile.h"
+#include "spmvd_backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The tuner is pure logic: it never touches a device.  It proposes
+ * candidate configurations from a matrix's profile, its row lengths and the
+ * device's description, and decides among them either from the models
+ * (spmvd_model.h, spmvd_predict.h) or by a race that times candidates
+ * through callbacks the device worker implements with its backend's
+ * load / time / unload.
+ */
+
+/* Tuning strategies (DESIGN.md, "Tuning").  Stored in the cache by name. */
+enum spmvd_strategy {
+  SPMVD_STRATEGY_AUTO = 0,       /* models shortlist, the race decides */
+  SPMVD_STRATEGY_MODEL = 1,      /* ELLR-T analytical model's pick alone */
+  SPMVD_STRATEGY_PREDICT = 2,    /* statistical predictor's best alone */
+  SPMVD_STRATEGY_TRIAL = 3,      /* AUTOCSR: a short list, raced */
+  SPMVD_STRATEGY_EXHAUSTIVE = 4, /* every candidate raced */
+  SPMVD_STRATEGY_COUNT
+};
+
+/* Returns the static name of s ("auto", "model", ...), or NULL. */
+const char *spmvd_strategy_name(enum spmvd_strategy s);
+/* Parses a name of spmvd_strategy_name(); returns 0 or SPMV_EINVAL (with a
+ * message listing the valid names when err is not NULL). */
+int spmvd_strategy_parse(const char *name, enum spmvd_strategy *out,
+                         struct spmv_error *err);
+
+/* At most this many candidates in one list (exhaustive has about 100). */
+#define SPMVD_MAX_CANDIDATES 256
+
+/* A candidate list, caller's storage (no heap inside). */
+struct spmvd_candidates {
+  size_t n;
+  struct spmv_config cfg[SPMVD_MAX_CANDIDATES];
+};
+
+struct spmvd_predictor; /* spmvd_predict.h */
+
+/* What the tuner knows of a matrix and its device.  All pointers borrowed. */
+struct spmvd_tune_input {
+  const struct spmv_csr *A;              /* row_ptr is read (row lengths); val never */
+  const struct spmv_profile *prof;       /* A's profile */
+  enum spmv_dtype dtype;
+  const struct spmvd_device_info *dev;   /* sms, warp size, limits, backend */
+  const struct spmvd_predictor *pred;    /* NULL: not calibrated on this device */
+  const struct spmv_config *exclude;     /* quarantined configurations to skip */
+  size_t nexclude;
+};
+
+/*
+ * Fills out with the candidates of strategy s, most promising first, with
+ * duplicates and excluded configurations removed:
+ *  - exhaustive: every format x parameter grid: BS in {64,128,256,512};
+ *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive; csr-merge;
+ *    csr-scalar; coo; jad; hyb (K from the histogram); sell C=32 with sigma
+ *    1 and 256; ell only when ell_fill <= 3; dia only when dia_fill <= 3
+ *    and ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
+ *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
+ *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32), csr-adaptive,
+ *    the ELLR-T model's pick, the predictor's two best formats (when
+ *    calibrated) and cusparse ALG2 (cuda only).
+ *  - auto: the shortlist of the models: the ELLR-T pick and the runner-up
+ *    of its grid, the predictor's two best (when calibrated), the AUTOCSR
+ *    TPR closest to the mean row length, csr-adaptive and cusparse ALG2.
+ *  - model: the ELLR-T model's pick alone; predict: the predictor's best
+ *    alone (SPMV_EINVAL "not calibrated" when in->pred is NULL).
+ * On the cpu backend BS is 0 (ignored) and csr-vector is left out (its TPR
+ * does not shape the CPU layout).  Returns 0 or a negative SPMV_E* code.
+ */
+int spmvd_tuner_candidates(enum spmvd_strategy s,
+                           const struct spmvd_tune_input *in,
+                           struct spmvd_candidates *out,
+                           struct spmv_error *err);
+
+/* AUTOCSR's three TPR values for a mean row length (Gropp & Guo). */
+void spmvd_tuner_autocsr_tpr(double rl_mean, int tpr[3]);
+
+/* Outcome of one candidate in a race. */
+enum spmvd_trial_status {
+  SPMVD_TRIAL_OK = 0,       /* timed until its median was stable */
+  SPMVD_TRIAL_DROPPED = 1,  /* stopped early: clearly slower than the leader */
+  SPMVD_TRIAL_FAILED = 2    /* its load or time failed; see msg */
+};
+
+/* Returns "ok", "dropped" or "failed" (NULL for an unknown status). */
+const char *spmvd_trial_status_name(enum spmvd_trial_status s);
+/* Parses a name of spmvd_trial_status_name(); returns 0 or SPMV_EINVAL. */
+int spmvd_trial_status_parse(const char *name, enum spmvd_trial_status *out);
+
+/* One candidate's trial. */
+struct spmvd_trial {
+  struct spmv_config cfg;
+  enum spmvd_trial_status status;
+  double time_us;   /* median of its rounds' medians; 0 when failed */
+  double best_us;   /* fastest round median; 0 when failed */
+  int rounds;       /* timing rounds run */
+  int runs;         /* SpMV runs executed, warm-ups included */
+  int code;         /* 0, or the SPMV_E* code of the failure */
+  char msg[160];    /* the failure's message, "" otherwise */
+};
+
+/*
+ * What the race needs from the device worker.  ctx is passed back
+ * unchanged.  At most one candidate is loaded at a time: load, then one or
+ * more time calls, then unload (also after a failed time).
+ */
+struct spmvd_race_ops {
+  /* Converts the matrix to cfg's layout and makes it resident. */
+  int (*load)(void *ctx, const struct spmv_config *cfg,
+              struct spmv_error *err);
+  /* Runs warmup untimed then reps timed products; *median_us = median. */
+  int (*time)(void *ctx, int warmup, int reps, double *median_us,
+              struct spmv_error *err);
+  /* Releases what load made resident. */
+  void (*unload)(void *ctx);
+  /* Called after each candidate (done of total); may be NULL.  t borrowed. */
+  void (*progress)(void *ctx, int done, int total,
+                   const struct spmvd_trial *t);
+};
+
+/* Knobs of the race. */
+struct spmvd_race_params {
+  int warmup;          /* untimed runs before a candidate's first round (1) */
+  int reps;            /* timed runs per round (3) */
+  int min_rounds;      /* rounds before a median may be called stable (2) */
+  int max_rounds;      /* rounds at most (5) */
+  double stable_tol;   /* stable when two successive round medians differ
+                          by at most this fraction (0.03) */
+  double drop_ratio;   /* drop once best > drop_ratio x leader median (1.5);
+                          0 = never drop (bench) */
+};
+
+/* Fills p with the defaults written above. */
+void spmvd_race_params_default(struct spmvd_race_params *p);
+
+/* A tuning decision.  Owns trials: release with spmvd_decision_fini(). */
+struct spmvd_decision {
+  struct spmv_config cfg;
+  char text[64];               /* spmv_config_format() of cfg */
+  enum spmvd_strategy strategy;
+  double time_us;              /* measured; predicted when nothing was timed
+                                  (predict without ops); 0 when unknown */
+  double gflops;               /* 2*nnz / time */
+  double gbps;                 /* spmvd_tuner_bytes() / time */
+  double cost_spmv;            /* every timed and warm-up run's time / time_us
+                                  of the choice; 0 when nothing was timed */
+  struct spmvd_trial *trials;  /* ntrials, in the order they ran; owned */
+  size_t ntrials;
+};
+
+/* Zeroes d. */
+void spmvd_decision_init(struct spmvd_decision *d);
+/* Frees d's trials and zeroes d (the struct itself is the caller's). */
+void spmvd_decision_fini(struct spmvd_decision *d);
+
+/*
+ * Races the candidates c through ops (ctx passed back): each after p->warmup
+ * runs, in rounds of p->reps timed runs until its median is stable, dropped
+ * early once clearly slower than the leader; a candidate whose load or time
+ * fails is recorded as failed and skipped.  p may be NULL (defaults).  Fills
+ * out (initialised here; the caller finis it) with the fastest candidate,
+ * every trial and the cost.  Returns 0, or SPMV_EINVAL when c is empty, or
+ * the first failure's code when every candidate failed (out then still
+ * holds the trials).  out->strategy is left for the caller to set.
+ */
+int spmvd_tuner_race(const struct spmvd_candidates *c,
+                     const struct spmvd_race_ops *ops, void *ctx,
+                     const struct spmvd_race_params *p,
+                     const struct spmvd_tune_input *in,
+                     struct spmvd_decision *out, struct spmv_error *err);
+
+/*
+ * Tunes: candidates of strategy s, then the race (trial, exhaustive, auto)
+ * or the model's pick (model, predict).  For model and predict, ops may be
+ * NULL: nothing is timed and time_us is the prediction (predict) or 0
+ * (model); with ops, the pick alone is loaded and timed once (one round) so
+ * that the decision carries a measured time.  ops must not be NULL for the
+ * racing strategies.  Fills out (initialised here; the caller finis it).
+ * Returns 0 or a negative SPMV_E* code with a message in err.
+ */
+int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in,
+                    const struct spmvd_race_ops *ops, void *ctx,
+                    const struct spmvd_race_params *p,
+                    struct spmvd_decision *out, struct spmv_error *err);
+
+/*
+ * Bytes one product moves under cfg for a matrix with profile prof and
+ * values of type dt: matrix arrays (with the format's padding), x once per
+ * entry-touching read counted once per column (a cache model: x and y read
+ * or written once).  Used for GB/s.
+ */
+double spmvd_tuner_bytes(const struct spmv_profile *prof,
+                         const struct spmv_config *cfg, enum spmv_dtype dt);
+
+/* Fills d's gflops and gbps from d->time_us (0 when time_us is 0). */
+void spmvd_decision_rates(struct spmvd_decision *d,
+                          const struct spmv_profile *prof, enum spmv_dtype dt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVD_TUNER_H */
