@@ -189,20 +189,23 @@ int spmvd_cache_forget(struct spmvd_cache *c, const char *fingerprint,
 
 /*
  * Stores a format's calibration fit (fit borrowed: copied as JSON text)
- * for a device and software key, replacing an earlier one.
+ * for a device, software key and value type, replacing an earlier one.
+ * spmvd_predict_save() is the usual caller.
  */
 int spmvd_cache_calibration_put(struct spmvd_cache *c, const char *device_key,
                                 const char *software_key,
+                                enum spmv_dtype dtype,
                                 enum spmv_format format, json_t *fit,
                                 struct spmv_error *err);
 
 /*
- * Loads every calibration fit of a device and software key: returns 1 and
- * *out a new reference to {"format name": fit, ...}, 0 (with *out NULL)
- * when none is stored, or a negative code.
+ * Loads every calibration fit of a device, software key and value type:
+ * returns 1 and *out a new reference to {"format name": fit, ...}, 0 (with
+ * *out NULL) when none is stored, or a negative code.
  */
 int spmvd_cache_calibration_get(struct spmvd_cache *c, const char *device_key,
-                                const char *software_key, json_t **out,
+                                const char *software_key,
+                                enum spmv_dtype dtype, json_t **out,
                                 struct spmv_error *err);
 
 /* Returns a new reference to the profile as JSON (the info op's "profile"). */

@@ -1,0 +1,223 @@
+/* spmvd_predict.h: the statistical performance predictor (Wang, Gu & Li):
+ * calibration plan, fits, predictions. */
+#ifndef SPMVD_PREDICT_H
+#define SPMVD_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "spmv_csr.h"
+#include "spmv_error.h"
+#include "spmv_formats.h"
+#include "spmv_gen.h"
+#include "spmv_profile.h"
+#include "spmvd_backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * MODELS.md, 3.  A strip is the rows one full wave of blocks processes:
+ * S = n * max_threads_per_sm / (ws / 2) for csr-vector (a half-warp per
+ * row), S = n * max_threads_per_sm for the formats with a thread per row.
+ * A calibration matrix has R = S * I rows whose lengths follow a normal or
+ * a uniform distribution of mean P.  Fits per format:
+ *  - vector (csr-vector): T(P) = m*P + c at I = i_cal, E(I) = p*I + q at
+ *    P = p_cal, t0 the mean measured time at (i_cal, p_cal); a matrix's
+ *    time is T(P0) / t0 * E(I0);
+ *  - saddle (every other calibrated format): T = f(I)*P + g(I) with
+ *    f(I) = a*I + b and g(I) = c*I + d, by least squares;
+ * where I0 = ceil(rows / S) and P0 = nnz / rows.
+ */
+
+/* The two forms of fit. */
+enum spmvd_fit_kind {
+  SPMVD_FIT_NONE = 0,    /* not calibrated */
+  SPMVD_FIT_VECTOR = 1,
+  SPMVD_FIT_SADDLE = 2
+};
+
+/* One format's fit. */
+struct spmvd_fit {
+  enum spmvd_fit_kind kind;
+  struct spmv_config cfg;  /* the configuration that was timed */
+  int64_t strip;           /* S in rows */
+  double m, c;             /* vector: T(P) = m*P + c at I = i_cal */
+  double p, q;             /* vector: E(I) = p*I + q at P = p_cal */
+  double t0, i_cal, p_cal; /* vector: the calibration point of E */
+  double a, b, gc, gd;     /* saddle: T = (a*I + b)*P + (gc*I + gd) */
+  int npoints;             /* samples the fit used */
+  double err_mean;         /* mean |fit - measured| / measured over them */
+};
+
+/* A device's fits, indexed by format (kind NONE where not calibrated). */
+struct spmvd_predictor {
+  struct spmvd_fit fit[SPMV_FMT_COUNT];
+};
+
+/* The strip S of format f on device dev (rows), 0 when dev is unusable. */
+int64_t spmvd_predict_strip(enum spmv_format f,
+                            const struct spmvd_device_info *dev);
+
+/* Bounds of a calibration, so it ends in a few minutes on a GPU. */
+struct spmvd_calib_params {
+  int64_t max_nnz_matrix;  /* nnz of one calibration matrix (32M) */
+  int64_t max_nnz_total;   /* sum of the matrices' nnz (768M) */
+  double cv;               /* sigma / mean of the row lengths (0.25) */
+  uint64_t seed;           /* generator seed (1) */
+};
+
+/* Fills p with the defaults written above. */
+void spmvd_calib_params_default(struct spmvd_calib_params *p);
+
+/* One timing of the plan: a configuration on a synthetic matrix. */
+struct spmvd_calib_point {
+  struct spmv_config cfg;
+  int64_t rows;            /* R = S * I */
+  int i;                   /* I */
+  int p;                   /* P, the mean row length */
+  enum spmv_gen_dist dist; /* SPMV_GEN_NORMAL or SPMV_GEN_UNIFORM */
+  int matrix;              /* points of one matrix share this index */
+  double time_us;          /* filled by the calibration; 0 = not timed */
+  int ok;                  /* 1 once timed successfully */
+};
+
+/*
+ * The plan.  Thread-per-row formats (csr-scalar, ell, ellr-t t=1, jad,
+ * coo, hyb, sell, csr-adaptive, csr-merge, and cusparse ALG2 on cuda) share
+ * matrices with I in {1,2,3,4,6,8,10} and P in {4,8,...,1024}; csr-vector
+ * (tpr 16) gets the P sweep at I = 2 and the I sweep (1..20) at P = 32.
+ * Both distributions everywhere.  Points whose matrix would exceed
+ * max_nnz_matrix are left out, then whole matrices in plan order (small P
+ * first) once max_nnz_total is reached: on large GPUs the large-P corner
+ * of the paper's grid is cut, and the linear fits extrapolate there.
+ */
+struct spmvd_calib_plan {
+  size_t n;
+  struct spmvd_calib_point *pt;  /* n points, grouped by matrix; owned */
+  int nmatrices;
+  int64_t total_nnz;             /* sum over matrices */
+  enum spmv_dtype dtype;
+};
+
+/*
+ * Makes the plan for device dev and value type dt (p may be NULL:
+ * defaults).  On success *out is a new plan owned by the caller, freed
+ * with spmvd_calib_plan_free().  Returns 0 or a negative SPMV_E* code.
+ */
+int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
+                         enum spmv_dtype dt,
+                         const struct spmvd_calib_params *p,
+                         struct spmvd_calib_plan **out,
+                         struct spmv_error *err);
+
+/* Frees a plan (NULL is a no-op); returns NULL. */
+struct spmvd_calib_plan *spmvd_calib_plan_free(struct spmvd_calib_plan *plan);
+
+/* What the calibration needs from the device worker; ctx passed back. */
+struct spmvd_calib_ops {
+  /* Loads A (borrowed) as cfg with values dt, times it (warm-up, then the
+   * median of repeated runs) into *us, and unloads it. */
+  int (*time)(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
+              const struct spmv_config *cfg, double *us,
+              struct spmv_error *err);
+  /* Called after each point (done of total); may be NULL.  pt borrowed. */
+  void (*progress)(void *ctx, int done, int total,
+                   const struct spmvd_calib_point *pt);
+};
+
+/*
+ * Runs the plan: generates each matrix (spmv_gen_matching) and times its
+ * points through ops, writing time_us and ok into the plan.  A point whose
+ * timing fails is left not ok (the fit skips it) unless the failure is
+ * SPMV_EGPU_STICKY, which stops the run and is returned.  Returns 0 or a
+ * negative SPMV_E* code.
+ */
+int spmvd_calib_run(struct spmvd_calib_plan *plan,
+                    const struct spmvd_calib_params *p,
+                    const struct spmvd_calib_ops *ops, void *ctx,
+                    struct spmv_error *err);
+
+/*
+ * Fits every format of the plan's timed points (plan borrowed) into out
+ * (caller's storage, cleared first); strips from dev.  A format without
+ * enough points (2 distinct I and 2 distinct P) stays uncalibrated.
+ * Returns the number of formats fitted, or a negative code.
+ */
+int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
+                      const struct spmvd_device_info *dev,
+                      struct spmvd_predictor *out, struct spmv_error *err);
+
+/*
+ * Least squares of the saddle T = (a*I + b)*P + (gc*I + gd) over n samples
+ * (i[k], p[k], t[k]), all borrowed; fills f's a, b, gc, gd, npoints and
+ * err_mean.  Returns 0 or SPMV_EINVAL when the samples do not determine
+ * the four coefficients.
+ */
+int spmvd_predict_fit_saddle(const double *i, const double *p,
+                             const double *t, size_t n, struct spmvd_fit *f,
+                             struct spmv_error *err);
+
+/*
+ * The vector fit over n samples: T(P) by least squares over the samples at
+ * I = i_cal, E(I) over those at P = p_cal, t0 their mean at (i_cal, p_cal).
+ * Fills f's m, c, p, q, t0, i_cal, p_cal, npoints, err_mean.  Returns 0 or
+ * SPMV_EINVAL when either line is undetermined.
+ */
+int spmvd_predict_fit_vector(const double *i, const double *p,
+                             const double *t, size_t n, double i_cal,
+                             double p_cal, struct spmvd_fit *f,
+                             struct spmv_error *err);
+
+/* Evaluates fit f at (I, P); returns microseconds (NAN when kind NONE). */
+double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p);
+
+/*
+ * Predicts the time (us) of fit f for a matrix of profile prof: I0 =
+ * ceil(rows / S), P0 = nnz / rows.  NAN when f is not calibrated; never
+ * below a small positive floor.
+ */
+double spmvd_predict_time(const struct spmvd_fit *f,
+                          const struct spmv_profile *prof);
+
+/*
+ * Ranks the calibrated formats for prof by predicted time, fastest first:
+ * writes at most max fits' configurations to cfgs and their times to us
+ * (may be NULL), both caller's storage; returns how many.  Formats that do
+ * not apply (dia, ell when prof->ell_fill > 3) are left out.
+ */
+int spmvd_predict_rank(const struct spmvd_predictor *pred,
+                       const struct spmv_profile *prof,
+                       struct spmv_config *cfgs, double *us, int max);
+
+/* The fits as JSON {"csr-vector": {...}, ...}: a new reference or NULL. */
+json_t *spmvd_predict_to_json(const struct spmvd_predictor *pred);
+
+/* Reads spmvd_predict_to_json()'s output (borrowed) into out; returns 0 or
+ * SPMV_EINVAL naming the bad format or field. */
+int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
+                            struct spmv_error *err);
+
+struct spmvd_cache; /* spmvd_cache.h */
+
+/* Stores every calibrated fit of pred in the cache under dev's keys. */
+int spmvd_predict_save(struct spmvd_cache *c,
+                       const struct spmvd_device_info *dev,
+                       enum spmv_dtype dt, const struct spmvd_predictor *pred,
+                       struct spmv_error *err);
+
+/* Loads dev's fits: returns 1 and fills out, 0 when the device was never
+ * calibrated, or a negative code. */
+int spmvd_predict_load(struct spmvd_cache *c,
+                       const struct spmvd_device_info *dev,
+                       enum spmv_dtype dt, struct spmvd_predictor *out,
+                       struct spmv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVD_PREDICT_H */
