@@ -1,0 +1,110 @@
+/* csr.c: the typed CSR layout (csr-scalar, csr-vector, csr-merge, cusparse). */
+#include <stdlib.h>
+
+#include "spmv_layout.h"
+
+/* Row offsets narrow to 32 bits below this many entries. */
+#define CSR_PTR32_LIMIT ((int64_t)1 << 31)
+
+/* Adds the bytes of A's typed CSR: offsets, columns, values. */
+int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
+                         size_t *bytes)
+{
+  size_t ptr = A->nnz < CSR_PTR32_LIMIT ? sizeof(int32_t) : sizeof(int64_t);
+
+  if (spmv_bytes_add(bytes, A->rows + 1, ptr) != 0 ||
+      spmv_bytes_add(bytes, A->nnz, sizeof(int32_t)) != 0 ||
+      spmv_bytes_add(bytes, A->nnz, spmv_dtype_size(dt)) != 0)
+    return -1;
+  return 0;
+}
+
+/* Allocates C's arrays and copies A into them, values narrowed to dt. */
+int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
+                        enum spmv_dtype dt)
+{
+  int64_t i, k;
+
+  if (A->nnz < CSR_PTR32_LIMIT)
+    C->row_ptr32 = spmv_array_new(A->rows + 1, sizeof(int32_t));
+  else
+    C->row_ptr64 = spmv_array_new(A->rows + 1, sizeof(int64_t));
+  C->col = spmv_array_new(A->nnz, sizeof(int32_t));
+  C->val = spmv_array_new(A->nnz, spmv_dtype_size(dt));
+  if ((C->row_ptr32 == NULL && C->row_ptr64 == NULL) || C->col == NULL ||
+      C->val == NULL)
+    return SPMV_ENOMEM;
+  for (i = 0; i <= A->rows; i++) {
+    if (C->row_ptr32 != NULL)
+      C->row_ptr32[i] = (int32_t)A->row_ptr[i];
+    else
+      C->row_ptr64[i] = A->row_ptr[i];
+  }
+  for (k = 0; k < A->nnz; k++) {
+    C->col[k] = A->col_idx[k];
+    spmv_val_set(C->val, dt, k, A->val[k]);
+  }
+  return 0;
+}
+
+/* Frees C's arrays. */
+void spmv_csr_typed_fini(struct spmv_csr_layout *C)
+{
+  free(C->row_ptr32);
+  free(C->row_ptr64);
+  free(C->col);
+  free(C->val);
+  C->row_ptr32 = NULL;
+  C->row_ptr64 = NULL;
+  C->col = NULL;
+  C->val = NULL;
+}
+
+/* Builds the typed CSR of a csr-* or cusparse configuration. */
+int spmv_csr_layout_init(struct spmv_layout *L, const struct spmv_csr *A,
+                         const struct spmv_limits *lim, struct spmv_error *err)
+{
+  size_t bytes = 0;
+  int overflow, rc;
+
+  overflow = spmv_csr_typed_bytes(A, L->dtype, &bytes) != 0;
+  if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
+    return rc;
+  if (spmv_csr_typed_init(&L->u.csr, A, L->dtype) != 0)
+    return spmv_layout_nomem(L, err);
+  return 0;
+}
+
+/* Frees the typed CSR of L. */
+void spmv_csr_layout_fini(struct spmv_layout *L)
+{
+  spmv_csr_typed_fini(&L->u.csr);
+}
+
+/* One thread per row, as csr-scalar: each row summed in entry order. */
+#define CSR_ROWS(T)                                                          \
+  static void csr_rows_##T(const struct spmv_csr_layout *C, int64_t rows,    \
+                           T alpha, const T *x, T beta, T *y)                \
+  {                                                                          \
+    const T *val = C->val;                                                   \
+    int64_t i, k;                                                            \
+                                                                             \
+    for (i = 0; i < rows; i++) {                                             \
+      int64_t lo = C->row_ptr32 ? C->row_ptr32[i] : C->row_ptr64[i];         \
+      int64_t hi = C->row_ptr32 ? C->row_ptr32[i + 1] : C->row_ptr64[i + 1]; \
+      T sum = 0;                                                             \
+                                                                             \
+      for (k = lo; k < hi; k++)                                              \
+        sum += val[k] * x[C->col[k]];                                        \
+      SPMV_FINISH(y, i, alpha, sum, beta);                                   \
+    }                                                                        \
+  }
+CSR_ROWS(float)
+CSR_ROWS(double)
+
+/* The CPU reference over the typed CSR. */
+void spmv_csr_layout_spmv(const struct spmv_layout *L, double alpha,
+                          const void *x, double beta, void *y)
+{
+  SPMV_DISPATCH(L->dtype, csr_rows, alpha, x, beta, y, &L->u.csr, L->rows);
+}

@@ -1,0 +1,194 @@
+/* csr_adaptive.c: csr-adaptive (Gropp & Guo TPR_A I and II) over typed CSR. */
+#include <stdlib.h>
+
+#include "spmv_layout.h"
+
+/* Defaults when the configuration leaves them 0. */
+#define ADAPTIVE_BASE 8
+#define ADAPTIVE_MAX_TPR 512
+
+/*
+ * Entries per chunk of a long row: chunk_len = 4 * base * max TPR, so that
+ * a block of max-TPR threads sums 4 * base entries per thread.  Rows longer
+ * than base * 2^(nbins-1) = base * max TPR / 2 but no longer than one chunk
+ * get one block each (TPR_A I); longer rows are split over several blocks
+ * whose partial sums a second step adds (TPR_A II).  Chunk j of a long row
+ * covers its entries [j * chunk_len, min((j+1) * chunk_len, length)).
+ */
+#define ADAPTIVE_CHUNK_FACTOR 4
+
+/* Returns the bin of a row of length len (nbins for a long row). */
+static int row_bin(int64_t len, int64_t base, int nbins)
+{
+  int k = 0;
+
+  while (k < nbins && len > base << k)
+    k++;
+  return k;
+}
+
+/* Reads and checks base and max TPR from cfg into D. */
+static int adaptive_params(struct spmv_adaptive_layout *D,
+                           const struct spmv_config *cfg,
+                           struct spmv_error *err)
+{
+  int base = cfg->param != 0 ? cfg->param : ADAPTIVE_BASE;
+  int tpr = cfg->tpr != 0 ? cfg->tpr : ADAPTIVE_MAX_TPR;
+  int nbins = 1;
+
+  if (base < 1)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "csr-adaptive base length %d is not positive", base);
+  if (tpr < 1 || (tpr & (tpr - 1)) != 0 ||
+      tpr > 1 << (SPMV_ADAPTIVE_MAX_BINS - 1))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "csr-adaptive max TPR %d is not a power of two in "
+                          "[1, %d]", tpr, 1 << (SPMV_ADAPTIVE_MAX_BINS - 1));
+  while ((1 << (nbins - 1)) < tpr)
+    nbins++;
+  D->base = base;
+  D->nbins = nbins;
+  D->chunk_len = (int64_t)ADAPTIVE_CHUNK_FACTOR * base * tpr;
+  return 0;
+}
+
+/* Counts the rows of each bin (into bin_start[k + 1]), the long rows and
+ * their chunks. */
+static void adaptive_count(struct spmv_adaptive_layout *D,
+                           const struct spmv_csr *A)
+{
+  int64_t i;
+
+  for (i = 0; i < A->rows; i++) {
+    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+    int k = row_bin(len, D->base, D->nbins);
+
+    if (k < D->nbins) {
+      D->bin_start[k + 1]++;
+    } else {
+      D->nlong++;
+      D->nchunks += (len + D->chunk_len - 1) / D->chunk_len;
+    }
+  }
+}
+
+/* Fills rows (grouped by bin, ascending), long_rows and long_chunk. */
+static void adaptive_fill(struct spmv_adaptive_layout *D,
+                          const struct spmv_csr *A)
+{
+  int64_t next[SPMV_ADAPTIVE_MAX_BINS];
+  int64_t i, r = 0;
+  int k;
+
+  for (k = 0; k < D->nbins; k++)
+    next[k] = D->bin_start[k];
+  D->long_chunk[0] = 0;
+  for (i = 0; i < A->rows; i++) {
+    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+
+    k = row_bin(len, D->base, D->nbins);
+    if (k < D->nbins) {
+      D->rows[next[k]++] = (int32_t)i;
+    } else {
+      D->long_rows[r] = (int32_t)i;
+      D->long_chunk[r + 1] = D->long_chunk[r] +
+                             (len + D->chunk_len - 1) / D->chunk_len;
+      r++;
+    }
+  }
+}
+
+/* Builds the typed CSR and the bins of a csr-adaptive configuration. */
+int spmv_csr_adaptive_init(struct spmv_layout *L, const struct spmv_csr *A,
+                           const struct spmv_limits *lim,
+                           struct spmv_error *err)
+{
+  struct spmv_adaptive_layout *D = &L->u.adaptive;
+  size_t bytes = 0;
+  int overflow, rc, k;
+
+  if ((rc = adaptive_params(D, &L->cfg, err)) != 0)
+    return rc;
+  adaptive_count(D, A);
+  for (k = 0; k < SPMV_ADAPTIVE_MAX_BINS; k++)
+    D->bin_start[k + 1] += D->bin_start[k];
+  overflow = spmv_csr_typed_bytes(A, L->dtype, &bytes) != 0 ||
+             spmv_bytes_add(&bytes, A->rows - D->nlong, sizeof(int32_t)) ||
+             spmv_bytes_add(&bytes, D->nlong, sizeof(int32_t)) ||
+             spmv_bytes_add(&bytes, D->nlong + 1, sizeof(int64_t));
+  if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
+    return rc;
+  D->rows = spmv_array_new(A->rows - D->nlong, sizeof(int32_t));
+  D->long_rows = spmv_array_new(D->nlong, sizeof(int32_t));
+  D->long_chunk = spmv_array_new(D->nlong + 1, sizeof(int64_t));
+  if (D->rows == NULL || D->long_rows == NULL || D->long_chunk == NULL ||
+      spmv_csr_typed_init(&D->csr, A, L->dtype) != 0)
+    return spmv_layout_nomem(L, err);
+  adaptive_fill(D, A);
+  return 0;
+}
+
+/* Frees the arrays of a csr-adaptive layout. */
+void spmv_csr_adaptive_fini(struct spmv_layout *L)
+{
+  struct spmv_adaptive_layout *D = &L->u.adaptive;
+
+  spmv_csr_typed_fini(&D->csr);
+  free(D->rows);
+  free(D->long_rows);
+  free(D->long_chunk);
+}
+
+/* Returns entry offset i of the typed CSR. */
+static int64_t row_ptr(const struct spmv_csr_layout *C, int64_t i)
+{
+  return C->row_ptr32 != NULL ? C->row_ptr32[i] : C->row_ptr64[i];
+}
+
+/*
+ * Walks the layout as the kernels do: the short rows bin by bin, then each
+ * long row chunk by chunk, every chunk summed on its own (the kernel's
+ * partial[c]) and the partials added in chunk order (the second step).
+ */
+#define ADAPTIVE_SPMV(T)                                                     \
+  static void adaptive_##T(const struct spmv_adaptive_layout *D, T alpha,    \
+                           const T *x, T beta, T *y)                         \
+  {                                                                          \
+    const T *val = D->csr.val;                                               \
+    const int32_t *col = D->csr.col;                                         \
+    int64_t s, k, r, c;                                                      \
+                                                                             \
+    for (s = 0; s < D->bin_start[D->nbins]; s++) {                           \
+      int64_t i = D->rows[s];                                                \
+      T sum = 0;                                                             \
+                                                                             \
+      for (k = row_ptr(&D->csr, i); k < row_ptr(&D->csr, i + 1); k++)        \
+        sum += val[k] * x[col[k]];                                           \
+      SPMV_FINISH(y, i, alpha, sum, beta);                                   \
+    }                                                                        \
+    for (r = 0; r < D->nlong; r++) {                                         \
+      int64_t lo = row_ptr(&D->csr, D->long_rows[r]);                        \
+      int64_t hi = row_ptr(&D->csr, D->long_rows[r] + 1);                    \
+      T total = 0;                                                           \
+                                                                             \
+      for (c = D->long_chunk[r]; c < D->long_chunk[r + 1]; c++) {            \
+        int64_t a = lo + (c - D->long_chunk[r]) * D->chunk_len;              \
+        int64_t b = hi - a > D->chunk_len ? a + D->chunk_len : hi;           \
+        T partial = 0;                                                       \
+                                                                             \
+        for (k = a; k < b; k++)                                              \
+          partial += val[k] * x[col[k]];                                     \
+        total += partial;                                                    \
+      }                                                                      \
+      SPMV_FINISH(y, D->long_rows[r], alpha, total, beta);                   \
+    }                                                                        \
+  }
+ADAPTIVE_SPMV(float)
+ADAPTIVE_SPMV(double)
+
+/* The CPU reference over the csr-adaptive layout. */
+void spmv_csr_adaptive_spmv(const struct spmv_layout *L, double alpha,
+                            const void *x, double beta, void *y)
+{
+  SPMV_DISPATCH(L->dtype, adaptive, alpha, x, beta, y, &L->u.adaptive);
+}

@@ -1,0 +1,140 @@
+/* dia.c: stored diagonals (CDS), one row of each diagonal per thread. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "spmv_layout.h"
+
+/* Marks the occupied diagonals of A in a bitmap indexed by
+ * col - row + rows - 1; returns the bitmap (new) or NULL. */
+static uint8_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
+{
+  int64_t span = A->rows + A->cols, i, k;
+  uint8_t *bits = calloc((size_t)(span / 8 + 1), 1);
+
+  if (bits == NULL)
+    return NULL;
+  *ndiags = 0;
+  for (i = 0; i < A->rows; i++) {
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      int64_t b = A->col_idx[k] - i + A->rows - 1;
+
+      if (!(bits[b / 8] & (1u << (b % 8)))) {
+        bits[b / 8] |= (uint8_t)(1u << (b % 8));
+        (*ndiags)++;
+      }
+    }
+  }
+  return bits;
+}
+
+/* Returns the index of offset off among the ascending offsets. */
+static int64_t dia_find(const int32_t *offsets, int64_t n, int64_t off)
+{
+  int64_t lo = 0, hi = n - 1;
+
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+
+    if (offsets[mid] < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Checks the diagonal count, fill and bytes of a DIA of ndiags diagonals. */
+static int dia_check(struct spmv_layout *L, const struct spmv_limits *lim,
+                     int64_t ndiags, struct spmv_error *err)
+{
+  int64_t slots = 0;
+  size_t bytes = 0;
+  int overflow, rc;
+
+  if (lim != NULL && lim->max_diags > 0 && ndiags > lim->max_diags)
+    return spmv_error_set(err, SPMV_ETOOBIG, "dia needs %" PRId64
+                          " diagonals, limit %" PRId64, ndiags,
+                          lim->max_diags);
+  if ((rc = spmv_layout_check_fill(L, lim, (double)ndiags * (double)L->rows,
+                                   err)) != 0)
+    return rc;
+  overflow = spmv_mul64(ndiags, spmv_pitch(L->rows), &slots) != 0 ||
+             spmv_bytes_add(&bytes, ndiags, sizeof(int32_t)) != 0 ||
+             spmv_bytes_add(&bytes, slots, spmv_dtype_size(L->dtype)) != 0;
+  return spmv_layout_reserve(L, lim, bytes, overflow, err);
+}
+
+/* Builds a DIA layout of the occupied diagonals; duplicates are summed. */
+int spmv_dia_init(struct spmv_layout *L, const struct spmv_csr *A,
+                  const struct spmv_limits *lim, struct spmv_error *err)
+{
+  struct spmv_dia_layout *D = &L->u.dia;
+  uint8_t *bits;
+  int64_t b, d = 0, i, k;
+  int rc;
+
+  bits = dia_bitmap(A, &D->ndiags);
+  if (bits == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory for the diagonal "
+                          "bitmap of %" PRId64 " offsets", A->rows + A->cols);
+  if ((rc = dia_check(L, lim, D->ndiags, err)) != 0)
+    goto out;
+  D->pitch = spmv_pitch(A->rows);
+  D->offsets = spmv_array_new(D->ndiags, sizeof(int32_t));
+  D->val = spmv_array_zero(D->ndiags * D->pitch, spmv_dtype_size(L->dtype));
+  if (D->offsets == NULL || D->val == NULL) {
+    rc = spmv_layout_nomem(L, err);
+    goto out;
+  }
+  for (b = 0; b < A->rows + A->cols; b++)
+    if (bits[b / 8] & (1u << (b % 8)))
+      D->offsets[d++] = (int32_t)(b - (A->rows - 1));
+  for (i = 0; i < A->rows; i++) {
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      d = dia_find(D->offsets, D->ndiags, A->col_idx[k] - i);
+      spmv_val_add(D->val, L->dtype, d * D->pitch + i, A->val[k]);
+    }
+  }
+out:
+  free(bits);
+  return rc;
+}
+
+/* Frees a DIA layout's arrays. */
+void spmv_dia_fini(struct spmv_layout *L)
+{
+  free(L->u.dia.offsets);
+  free(L->u.dia.val);
+}
+
+/* One thread per row: each diagonal's value times x at column row + offset,
+ * positions outside the matrix skipped. */
+#define DIA_ROWS(T)                                                          \
+  static void dia_rows_##T(const struct spmv_dia_layout *D, int64_t rows,    \
+                           int64_t cols, T alpha, const T *x, T beta, T *y)  \
+  {                                                                          \
+    const T *val = D->val;                                                   \
+    int64_t i, d;                                                            \
+                                                                             \
+    for (i = 0; i < rows; i++) {                                             \
+      T sum = 0;                                                             \
+                                                                             \
+      for (d = 0; d < D->ndiags; d++) {                                      \
+        int64_t j = i + D->offsets[d];                                       \
+                                                                             \
+        if (j >= 0 && j < cols)                                              \
+          sum += val[d * D->pitch + i] * x[j];                               \
+      }                                                                      \
+      SPMV_FINISH(y, i, alpha, sum, beta);                                   \
+    }                                                                        \
+  }
+DIA_ROWS(float)
+DIA_ROWS(double)
+
+/* The CPU reference over the DIA layout. */
+void spmv_dia_spmv(const struct spmv_layout *L, double alpha, const void *x,
+                   double beta, void *y)
+{
+  SPMV_DISPATCH(L->dtype, dia_rows, alpha, x, beta, y, &L->u.dia, L->rows,
+                L->cols);
+}

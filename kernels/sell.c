@@ -1,0 +1,194 @@
+/* sell.c: sliced ELLPACK, SELL-C-sigma (Kreutzer et al.). */
+#include <stdlib.h>
+
+#include "spmv_layout.h"
+
+/* Defaults when the configuration leaves them 0. */
+#define SELL_C 32
+#define SELL_SIGMA 1
+#define SELL_MAX_C 1024
+
+/* A row and its length, for sorting within a window. */
+struct sell_row {
+  int64_t len;
+  int32_t row;
+};
+
+/* Orders by decreasing length, then by increasing row (a stable order). */
+static int sell_cmp(const void *a, const void *b)
+{
+  const struct sell_row *p = a, *q = b;
+
+  if (p->len != q->len)
+    return p->len > q->len ? -1 : 1;
+  return (p->row > q->row) - (p->row < q->row);
+}
+
+/* Reads and checks C and sigma from cfg into S. */
+static int sell_params(struct spmv_sell_layout *S,
+                       const struct spmv_config *cfg, struct spmv_error *err)
+{
+  S->c = cfg->param != 0 ? cfg->param : SELL_C;
+  S->sigma = cfg->param2 != 0 ? cfg->param2 : SELL_SIGMA;
+  if (S->c < 1 || S->c > SELL_MAX_C || (S->c & (S->c - 1)) != 0)
+    return spmv_error_set(err, SPMV_EINVAL, "sell C=%d is not a power of two "
+                          "in [1, %d]", S->c, SELL_MAX_C);
+  if (S->sigma < 1 || (S->sigma != 1 && S->sigma % S->c != 0))
+    return spmv_error_set(err, SPMV_EINVAL, "sell sigma=%d is neither 1 nor "
+                          "a positive multiple of C=%d", S->sigma, S->c);
+  return 0;
+}
+
+/* Sorts rows by decreasing length within windows of sigma rows and fills
+ * perm, slice_width and slice_ptr; returns 0, -1 on overflow or
+ * SPMV_ENOMEM. */
+static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
+{
+  struct sell_row *order = spmv_array_new(A->rows, sizeof *order);
+  int64_t i, w, s, l;
+  int rc = 0;
+
+  if (order == NULL)
+    return SPMV_ENOMEM;
+  for (i = 0; i < A->rows; i++) {
+    order[i].len = A->row_ptr[i + 1] - A->row_ptr[i];
+    order[i].row = (int32_t)i;
+  }
+  if (S->sigma > 1)
+    for (w = 0; w < A->rows; w += S->sigma)
+      qsort(order + w, (size_t)(A->rows - w < S->sigma ? A->rows - w
+                                                       : S->sigma),
+            sizeof *order, sell_cmp);
+  S->slice_ptr[0] = 0;
+  for (s = 0; s < S->nslices; s++) {
+    int64_t width = 0, slots;
+
+    for (l = 0; l < S->c; l++) {
+      i = s * S->c + l;
+      S->perm[i] = i < A->rows ? order[i].row : -1;
+      if (i < A->rows && order[i].len > width)
+        width = order[i].len;
+    }
+    S->slice_width[s] = (int32_t)width;
+    if (spmv_mul64(width, S->c, &slots) != 0 ||
+        S->slice_ptr[s] > INT64_MAX - slots) {
+      rc = -1;
+      break;
+    }
+    S->slice_ptr[s + 1] = S->slice_ptr[s] + slots;
+  }
+  free(order);
+  return rc;
+}
+
+/* Copies the rows into their slices: entry k of lane l of slice s at
+ * slice_ptr[s] + k * C + l, padding (column -1, value 0) elsewhere. */
+static void sell_fill(struct spmv_sell_layout *S, const struct spmv_csr *A,
+                      enum spmv_dtype dt)
+{
+  int64_t s, l, k;
+
+  for (k = 0; k < S->slice_ptr[S->nslices]; k++)
+    S->col[k] = -1;
+  for (s = 0; s < S->nslices; s++) {
+    for (l = 0; l < S->c; l++) {
+      int32_t r = S->perm[s * S->c + l];
+      int64_t lo;
+
+      if (r < 0)
+        continue;
+      lo = A->row_ptr[r];
+      for (k = 0; k < A->row_ptr[r + 1] - lo; k++) {
+        S->col[S->slice_ptr[s] + k * S->c + l] = A->col_idx[lo + k];
+        spmv_val_set(S->val, dt, S->slice_ptr[s] + k * S->c + l,
+                     A->val[lo + k]);
+      }
+    }
+  }
+}
+
+/* Builds a SELL-C-sigma layout. */
+int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
+                   const struct spmv_limits *lim, struct spmv_error *err)
+{
+  struct spmv_sell_layout *S = &L->u.sell;
+  int64_t lanes;
+  size_t bytes = 0;
+  int overflow, rc;
+
+  if ((rc = sell_params(S, &L->cfg, err)) != 0)
+    return rc;
+  S->nslices = (A->rows + S->c - 1) / S->c;
+  lanes = S->nslices * S->c;
+  S->perm = spmv_array_new(lanes, sizeof(int32_t));
+  S->slice_ptr = spmv_array_new(S->nslices + 1, sizeof(int64_t));
+  S->slice_width = spmv_array_new(S->nslices, sizeof(int32_t));
+  if (S->perm == NULL || S->slice_ptr == NULL || S->slice_width == NULL ||
+      (rc = sell_order(S, A)) == SPMV_ENOMEM)
+    return spmv_layout_nomem(L, err);
+  overflow = rc != 0 ||
+             spmv_bytes_add(&bytes, lanes, sizeof(int32_t)) != 0 ||
+             spmv_bytes_add(&bytes, S->nslices + 1, sizeof(int64_t)) != 0 ||
+             spmv_bytes_add(&bytes, S->nslices, sizeof(int32_t)) != 0 ||
+             spmv_bytes_add(&bytes, S->slice_ptr[S->nslices],
+                            sizeof(int32_t)) != 0 ||
+             spmv_bytes_add(&bytes, S->slice_ptr[S->nslices],
+                            spmv_dtype_size(L->dtype)) != 0;
+  if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
+    return rc;
+  S->col = spmv_array_new(S->slice_ptr[S->nslices], sizeof(int32_t));
+  S->val = spmv_array_zero(S->slice_ptr[S->nslices],
+                           spmv_dtype_size(L->dtype));
+  if (S->col == NULL || S->val == NULL)
+    return spmv_layout_nomem(L, err);
+  sell_fill(S, A, L->dtype);
+  return 0;
+}
+
+/* Frees a SELL layout's arrays. */
+void spmv_sell_fini(struct spmv_layout *L)
+{
+  struct spmv_sell_layout *S = &L->u.sell;
+
+  free(S->perm);
+  free(S->slice_ptr);
+  free(S->slice_width);
+  free(S->col);
+  free(S->val);
+}
+
+/* One thread per lane: walks its slice's columns up to the slice width,
+ * skipping padding, and writes its original row. */
+#define SELL_LANES(T)                                                        \
+  static void sell_lanes_##T(const struct spmv_sell_layout *S, T alpha,      \
+                             const T *x, T beta, T *y)                       \
+  {                                                                          \
+    const T *val = S->val;                                                   \
+    int64_t s, l, k;                                                         \
+                                                                             \
+    for (s = 0; s < S->nslices; s++) {                                       \
+      for (l = 0; l < S->c; l++) {                                           \
+        int32_t r = S->perm[s * S->c + l];                                   \
+        T sum = 0;                                                           \
+                                                                             \
+        if (r < 0)                                                           \
+          continue;                                                          \
+        for (k = 0; k < S->slice_width[s]; k++) {                            \
+          int64_t at = S->slice_ptr[s] + k * S->c + l;                       \
+                                                                             \
+          if (S->col[at] >= 0)                                               \
+            sum += val[at] * x[S->col[at]];                                  \
+        }                                                                    \
+        SPMV_FINISH(y, r, alpha, sum, beta);                                 \
+      }                                                                      \
+    }                                                                        \
+  }
+SELL_LANES(float)
+SELL_LANES(double)
+
+/* The CPU reference over the SELL layout. */
+void spmv_sell_spmv(const struct spmv_layout *L, double alpha, const void *x,
+                    double beta, void *y)
+{
+  SPMV_DISPATCH(L->dtype, sell_lanes, alpha, x, beta, y, &L->u.sell);
+}
