@@ -5,6 +5,10 @@ kernels_libspmvcore_la_SOURCES = \
 	kernels/spmv_error.c kernels/spmv_error.h \
 	kernels/spmv_csr.c kernels/spmv_csr.h \
 	kernels/spmv_config.c \
+	kernels/spmv_profile.c kernels/spmv_fingerprint.c \
+	kernels/spmv_gen.h kernels/spmv_gen_impl.h kernels/spmv_gen_util.c \
+	kernels/spmv_gen.c kernels/spmv_gen_rmat.c kernels/spmv_gen_tile.c \
+	kernels/spmv_gen_text.c \
 	kernels/spmv_formats.h kernels/spmv_profile.h
 kernels_libspmvcore_la_CPPFLAGS = $(AM_CPPFLAGS) $(XXHASH_CFLAGS)
 kernels_libspmvcore_la_LIBADD = $(XXHASH_LIBS) -lm
