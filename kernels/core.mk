@@ -12,3 +12,16 @@ kernels_libspmvcore_la_SOURCES = \
 	kernels/spmv_formats.h kernels/spmv_profile.h
 kernels_libspmvcore_la_CPPFLAGS = $(AM_CPPFLAGS) $(XXHASH_CFLAGS)
 kernels_libspmvcore_la_LIBADD = $(XXHASH_LIBS) -lm
+
+# Tests of the core: one check program per module.
+CORE_TEST_LDADD = kernels/libspmvcore.la $(XXHASH_LIBS) $(CHECK_LIBS) -lm
+check_PROGRAMS += tests/check_csr
+TESTS += tests/check_csr
+tests_check_csr_SOURCES = tests/check_csr.c
+tests_check_csr_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_csr_LDADD = $(CORE_TEST_LDADD)
+check_PROGRAMS += tests/check_config
+TESTS += tests/check_config
+tests_check_config_SOURCES = tests/check_config.c
+tests_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_config_LDADD = $(CORE_TEST_LDADD)
