@@ -3,3 +3,10 @@ kernels_libspmvcore_la_SOURCES += \
 	kernels/spmv_layout.c kernels/spmv_layout.h \
 	kernels/csr.c kernels/csr_adaptive.c kernels/ell.c kernels/ellr_t.c \
 	kernels/coo.c kernels/hyb.c kernels/dia.c kernels/jad.c kernels/sell.c
+
+check_PROGRAMS += tests/check_formats
+TESTS += tests/check_formats
+tests_check_formats_SOURCES = tests/check_formats.c
+tests_check_formats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_formats_LDADD = client/libspmvmmio.la kernels/libspmvcore.la \
+	$(ZLIB_LIBS) $(XXHASH_LIBS) $(CHECK_LIBS) -lm

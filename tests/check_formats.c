@@ -1,0 +1,736 @@
+/* check_formats.c: every layout's CPU reference against the plain CSR loop. */
+#include <check.h>
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv_formats.h"
+#include "spmv_mmio.h"
+#include "spmv_profile.h"
+
+Suite *formats_suite(void);
+
+/* Every configuration whose parameters change the layout. */
+static const struct spmv_config configs[] = {
+  { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
+  { SPMV_FMT_CSR_VECTOR, 0, 4, 0, 0 },
+  { SPMV_FMT_CSR_MERGE, 0, 0, 0, 0 },
+  { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+  { SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0 },   /* max TPR 512, base 8 */
+  { SPMV_FMT_CSR_ADAPTIVE, 0, 1, 0, 0 },   /* rows over 8 split in 32s */
+  { SPMV_FMT_CSR_ADAPTIVE, 0, 4, 2, 0 },
+  { SPMV_FMT_CSR_ADAPTIVE, 0, 32, 1, 0 },
+  { SPMV_FMT_ELL, 0, 0, 0, 0 },
+  { SPMV_FMT_ELLR_T, 0, 1, 0, 0 },
+  { SPMV_FMT_ELLR_T, 0, 2, 0, 0 },
+  { SPMV_FMT_ELLR_T, 0, 4, 0, 0 },
+  { SPMV_FMT_ELLR_T, 0, 8, 0, 0 },
+  { SPMV_FMT_ELLR_T, 0, 16, 0, 0 },
+  { SPMV_FMT_ELLR_T, 0, 32, 0, 0 },
+  { SPMV_FMT_COO, 0, 0, 0, 0 },
+  { SPMV_FMT_HYB, 0, 0, 0, 0 },            /* K from the histogram */
+  { SPMV_FMT_HYB, 0, 0, 1, 0 },
+  { SPMV_FMT_HYB, 0, 0, 4, 0 },
+  { SPMV_FMT_HYB, 0, 0, 1000, 0 },
+  { SPMV_FMT_DIA, 0, 0, 0, 0 },
+  { SPMV_FMT_JAD, 0, 0, 0, 0 },
+  { SPMV_FMT_SELL, 0, 0, 0, 0 },           /* C 32, no sorting */
+  { SPMV_FMT_SELL, 0, 0, 32, 256 },
+  { SPMV_FMT_SELL, 0, 0, 4, 1 },
+  { SPMV_FMT_SELL, 0, 0, 4, 8 },
+  { SPMV_FMT_SELL, 0, 0, 1, 1 },
+  { SPMV_FMT_SELL, 0, 0, 8, 1024 },
+};
+#define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
+
+static const double alphas[] = { 0.0, 1.0, -1.25 };
+static const double betas[] = { 0.0, 1.0, 0.5 };
+
+/* A deterministic generator (xorshift64*). */
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rng_next(void)
+{
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 2685821657736338717ull;
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(void)
+{
+  return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+
+/* Non-zero, of either sign, magnitude in [0.5, 1.5). */
+static double rng_value(void)
+{
+  double v = 0.5 + rng_unit();
+
+  return rng_next() & 1 ? v : -v;
+}
+
+/* Fills n values of dt and their exact double images. */
+static void random_vector(enum spmv_dtype dt, int64_t n, void *v, double *d)
+{
+  int64_t i;
+
+  for (i = 0; i < n; i++) {
+    double r = rng_value();
+
+    if (dt == SPMV_F32) {
+      ((float *)v)[i] = (float)r;
+      d[i] = ((float *)v)[i];
+    } else {
+      ((double *)v)[i] = r;
+      d[i] = r;
+    }
+  }
+}
+
+/* Returns element i of a vector of dt as a double. */
+static double vget(enum spmv_dtype dt, const void *v, int64_t i)
+{
+  return dt == SPMV_F32 ? ((const float *)v)[i] : ((const double *)v)[i];
+}
+
+/* ||A||_inf and the longest row. */
+static double norm_inf(const struct spmv_csr *A, int64_t *max_row)
+{
+  double m = 0;
+  int64_t i, k;
+
+  *max_row = 0;
+  for (i = 0; i < A->rows; i++) {
+    double s = 0;
+
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      s += fabs(A->val[k]);
+    if (s > m)
+      m = s;
+    if (A->row_ptr[i + 1] - A->row_ptr[i] > *max_row)
+      *max_row = A->row_ptr[i + 1] - A->row_ptr[i];
+  }
+  return m;
+}
+
+/* Writes the configuration and type for messages. */
+static const char *label(const struct spmv_config *cfg, enum spmv_dtype dt)
+{
+  static char buf[128];
+  int n = spmv_config_format(cfg, buf, sizeof buf);
+
+  if (n < 0 || (size_t)n >= sizeof buf)
+    n = 0;
+  snprintf(buf + n, sizeof buf - (size_t)n, " %s", spmv_dtype_name(dt));
+  return buf;
+}
+
+/*
+ * Converts A to cfg's layout and compares the reference over it with
+ * spmv_csr_ref for every alpha and beta, by the scaled residual
+ * ||y - y_ref||_inf / (|alpha| ||A|| ||x|| + |beta| ||y0||) <= 2 eps (max
+ * row + 4).  Returns 1 when lim refused the layout with SPMV_ETOOBIG and
+ * may_refuse is set, else 0.
+ */
+static int check_layout(const char *name, const struct spmv_csr *A,
+                        const struct spmv_config *cfg, enum spmv_dtype dt,
+                        const struct spmv_limits *lim, int may_refuse)
+{
+  size_t sz = spmv_dtype_size(dt);
+  struct spmv_layout *L = NULL;
+  struct spmv_error err = { 0, "" };
+  int64_t max_row, nx = A->cols > 0 ? A->cols : 1;
+  int64_t ny = A->rows > 0 ? A->rows : 1, i;
+  double anorm = norm_inf(A, &max_row), xnorm = 0, ynorm = 0;
+  double eps = dt == SPMV_F32 ? FLT_EPSILON : DBL_EPSILON;
+  double tol = 2 * eps * (double)(max_row + 4);
+  void *x = malloc((size_t)nx * sz), *y0 = malloc((size_t)ny * sz);
+  void *y = malloc((size_t)ny * sz);
+  double *xd = malloc((size_t)nx * sizeof *xd);
+  double *y0d = malloc((size_t)ny * sizeof *y0d);
+  double *yr = malloc((size_t)ny * sizeof *yr);
+  int rc, a, b;
+
+  ck_assert(x && y0 && y && xd && y0d && yr);
+  rc = spmv_layout_new(A, dt, cfg, lim, &L, &err);
+  if (rc == SPMV_ETOOBIG && may_refuse) {
+    ck_assert_msg(err.msg[0] != '\0', "%s %s: refusal without a message",
+                  name, label(cfg, dt));
+    goto out;
+  }
+  ck_assert_msg(rc == 0, "%s %s: %s (%s)", name, label(cfg, dt), err.msg,
+                spmv_err_name(rc));
+  ck_assert(L->rows == A->rows && L->cols == A->cols && L->nnz == A->nnz);
+  ck_assert(L->dtype == dt && L->cfg.format == cfg->format);
+  ck_assert_msg(A->nnz == 0 || L->bytes > 0, "%s %s: bytes not set", name,
+                label(cfg, dt));
+  random_vector(dt, A->cols, x, xd);
+  random_vector(dt, A->rows, y0, y0d);
+  for (i = 0; i < A->cols; i++)
+    xnorm = fmax(xnorm, fabs(xd[i]));
+  for (i = 0; i < A->rows; i++)
+    ynorm = fmax(ynorm, fabs(y0d[i]));
+  for (a = 0; a < 3; a++) {
+    for (b = 0; b < 3; b++) {
+      double alpha = alphas[a], beta = betas[b], diff = 0, scale;
+
+      if (beta == 0)
+        memset(y, 0xff, (size_t)ny * sz); /* NaN: must not be read */
+      else
+        memcpy(y, y0, (size_t)ny * sz);
+      memcpy(yr, y0d, (size_t)ny * sizeof *yr);
+      ck_assert_int_eq(spmv_layout_spmv(L, alpha, x, beta, y), 0);
+      spmv_csr_ref(A, alpha, xd, beta, yr);
+      for (i = 0; i < A->rows; i++) {
+        double d = fabs(vget(dt, y, i) - yr[i]);
+
+        diff = isnan(d) ? INFINITY : fmax(diff, d);
+      }
+      scale = fabs(alpha) * anorm * xnorm + fabs(beta) * ynorm;
+      ck_assert_msg(scale > 0 ? diff / scale <= tol : diff == 0,
+                    "%s %s alpha %g beta %g: residual %g over %g (tol %g)",
+                    name, label(cfg, dt), alpha, beta, diff, scale, tol);
+    }
+  }
+out:
+  spmv_layout_free(L);
+  free(x);
+  free(y0);
+  free(y);
+  free(xd);
+  free(y0d);
+  free(yr);
+  return rc == SPMV_ETOOBIG;
+}
+
+/* Checks every configuration in both types; returns the refusals. */
+static int check_all(const char *name, const struct spmv_csr *A,
+                     const struct spmv_limits *lim)
+{
+  int c, refused = 0;
+
+  for (c = 0; c < NCONFIGS; c++) {
+    refused += check_layout(name, A, &configs[c], SPMV_F32, lim, lim != NULL);
+    refused += check_layout(name, A, &configs[c], SPMV_F64, lim, lim != NULL);
+  }
+  return refused;
+}
+
+/* Generated matrices: a CSR from row lengths, columns and values drawn from
+ * the generator (columns distinct within a row unless dup is set). */
+static struct spmv_csr *from_lengths(int64_t rows, int64_t cols,
+                                     const int64_t *len, int dup)
+{
+  struct spmv_csr *A;
+  int64_t i, k, nnz = 0;
+  char *used = calloc((size_t)cols + 1, 1);
+
+  for (i = 0; i < rows; i++)
+    nnz += len[i];
+  A = spmv_csr_new(rows, cols, nnz);
+  ck_assert(A != NULL && used != NULL);
+  for (i = 0; i < rows; i++) {
+    int64_t lo = A->row_ptr[i];
+
+    A->row_ptr[i + 1] = lo + len[i];
+    for (k = 0; k < len[i]; k++) {
+      int64_t c = (int64_t)(rng_unit() * (double)cols);
+
+      while (!dup && used[c])
+        c = (c + 1) % cols;
+      used[c] = 1;
+      A->col_idx[lo + k] = (int32_t)c;
+      A->val[lo + k] = rng_value();
+    }
+    for (k = 0; k < len[i]; k++)
+      used[A->col_idx[lo + k]] = 0;
+  }
+  free(used);
+  return A;
+}
+
+/* The gallery of edge cases, by number; *name is set for messages. */
+static struct spmv_csr *gallery(int which, const char **name)
+{
+  int64_t len[400] = { 0 };
+  int64_t i;
+
+  switch (which) {
+  case 0: *name = "empty 0x0"; return from_lengths(0, 0, len, 0);
+  case 1: *name = "empty 0x5"; return from_lengths(0, 5, len, 0);
+  case 2: *name = "empty 5x0"; return from_lengths(5, 0, len, 0);
+  case 3: *name = "no entries 6x7"; return from_lengths(6, 7, len, 0);
+  case 4: *name = "1x1 empty"; return from_lengths(1, 1, len, 0);
+  case 5:
+    *name = "1x1";
+    len[0] = 1;
+    return from_lengths(1, 1, len, 0);
+  case 6:
+    *name = "wide 3x200";
+    for (i = 0; i < 3; i++)
+      len[i] = 60 + 20 * i;
+    return from_lengths(3, 200, len, 0);
+  case 7:
+    *name = "tall 200x3";
+    for (i = 0; i < 200; i++)
+      len[i] = i % 4;
+    return from_lengths(200, 3, len, 0);
+  case 8:
+    *name = "empty rows 100x80";
+    for (i = 0; i < 100; i++)
+      len[i] = i % 3 == 0 ? 0 : (int64_t)(rng_unit() * 11);
+    return from_lengths(100, 80, len, 0);
+  case 9:
+    *name = "one full row 64x64";
+    for (i = 0; i < 64; i++)
+      len[i] = i == 10 ? 64 : i % 3;
+    return from_lengths(64, 64, len, 0);
+  case 10:
+    /* Long rows: with max TPR 512 and base 8, rows over 2048 are split in
+     * chunks of 16384: 2049 (one chunk), 16384 (one), 16385 and 18000 (two). */
+    *name = "long rows 40x20000";
+    for (i = 0; i < 40; i++)
+      len[i] = (int64_t)(rng_unit() * 13);
+    len[3] = 2048;
+    len[7] = 2049;
+    len[11] = 16384;
+    len[20] = 16385;
+    len[39] = 18000;
+    return from_lengths(40, 20000, len, 0);
+  case 11:
+    *name = "unsorted columns and duplicates 50x30";
+    for (i = 0; i < 50; i++)
+      len[i] = (int64_t)(rng_unit() * 20);
+    return from_lengths(50, 30, len, 1);
+  case 12:
+    *name = "varied rows 257x300";
+    for (i = 0; i < 257; i++)
+      len[i] = (int64_t)(rng_unit() * rng_unit() * 60);
+    return from_lengths(257, 300, len, 0);
+  }
+  return NULL;
+}
+#define NGALLERY 13
+
+START_TEST(test_gallery)
+{
+  const char *name = "";
+  struct spmv_csr *A = gallery(_i, &name);
+
+  ck_assert(A != NULL);
+  check_all(name, A, NULL);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/*
+ * The small matrix of the layout tests, 5x6 with row lengths 2, 0, 3, 1, 2:
+ *   row 0: (0,1)=1 (0,4)=2
+ *   row 2: (2,0)=3 (2,2)=4 (2,5)=5
+ *   row 3: (3,3)=6
+ *   row 4: (4,0)=7 (4,5)=8
+ */
+static struct spmv_csr *small_matrix(void)
+{
+  static const int64_t ptr[] = { 0, 2, 2, 5, 6, 8 };
+  static const int32_t col[] = { 1, 4, 0, 2, 5, 3, 0, 5 };
+  struct spmv_csr *A = spmv_csr_new(5, 6, 8);
+  int i;
+
+  ck_assert(A != NULL);
+  memcpy(A->row_ptr, ptr, sizeof ptr);
+  memcpy(A->col_idx, col, sizeof col);
+  for (i = 0; i < 8; i++)
+    A->val[i] = i + 1;
+  return A;
+}
+
+/* Converts the small matrix to cfg in f64; the caller frees the layout. */
+static struct spmv_layout *small_layout(enum spmv_format f, int tpr,
+                                        int param, int param2)
+{
+  struct spmv_config cfg = { f, 0, tpr, param, param2 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = small_matrix();
+  struct spmv_layout *L = NULL;
+
+  ck_assert_msg(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err) == 0,
+                "%s", err.msg);
+  spmv_csr_free(A);
+  return L;
+}
+
+/* Value at position k of a f64 layout array. */
+#define V(arr, k) (((const double *)(arr))[k])
+
+START_TEST(test_layout_csr)
+{
+  struct spmv_layout *L = small_layout(SPMV_FMT_CSR_SCALAR, 0, 0, 0);
+
+  ck_assert(L->u.csr.row_ptr32 != NULL && L->u.csr.row_ptr64 == NULL);
+  ck_assert_int_eq(L->u.csr.row_ptr32[3], 5);
+  ck_assert_int_eq(L->u.csr.col[4], 5);
+  ck_assert(V(L->u.csr.val, 4) == 5);
+  ck_assert_uint_eq(L->bytes, 6 * 4 + 8 * 4 + 8 * 8);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_adaptive)
+{
+  /* base 1, max TPR 2: bin 0 lengths <= 1, bin 1 (1, 2], longer rows in
+   * chunks of 4 * 1 * 2 = 8. */
+  struct spmv_layout *L = small_layout(SPMV_FMT_CSR_ADAPTIVE, 2, 1, 0);
+  const struct spmv_adaptive_layout *D = &L->u.adaptive;
+  static const int32_t rows[] = { 1, 3, 0, 4 };
+
+  ck_assert_int_eq(D->base, 1);
+  ck_assert_int_eq(D->nbins, 2);
+  ck_assert_int_eq(D->bin_start[0], 0);
+  ck_assert_int_eq(D->bin_start[1], 2);
+  ck_assert_int_eq(D->bin_start[2], 4);
+  ck_assert_mem_eq(D->rows, rows, sizeof rows);
+  ck_assert_int_eq(D->nlong, 1);
+  ck_assert_int_eq(D->long_rows[0], 2);
+  ck_assert_int_eq(D->long_chunk[0], 0);
+  ck_assert_int_eq(D->long_chunk[1], 1);
+  ck_assert_int_eq(D->chunk_len, 8);
+  ck_assert_int_eq(D->nchunks, 1);
+  L = spmv_layout_free(L);
+  /* Defaults: base 8, max TPR 512, 10 bins, chunks of 16384. */
+  L = small_layout(SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0);
+  ck_assert_int_eq(L->u.adaptive.base, 8);
+  ck_assert_int_eq(L->u.adaptive.nbins, 10);
+  ck_assert_int_eq(L->u.adaptive.chunk_len, 16384);
+  ck_assert_int_eq(L->u.adaptive.bin_start[1], 5);
+  ck_assert_int_eq(L->u.adaptive.nlong, 0);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_ell)
+{
+  struct spmv_layout *L = small_layout(SPMV_FMT_ELL, 0, 0, 0);
+  const struct spmv_ell_layout *E = &L->u.ell;
+
+  ck_assert_int_eq(E->width, 3);
+  ck_assert_int_eq(E->pitch, 32);
+  ck_assert_int_eq(E->col[0 * 32 + 0], 1);
+  ck_assert_int_eq(E->col[1 * 32 + 0], 4);
+  ck_assert_int_eq(E->col[2 * 32 + 0], -1);
+  ck_assert_int_eq(E->col[0 * 32 + 1], -1);
+  ck_assert_int_eq(E->col[2 * 32 + 2], 5);
+  ck_assert_int_eq(E->col[0 * 32 + 5], -1);
+  ck_assert(V(E->val, 2 * 32 + 2) == 5 && V(E->val, 2 * 32 + 0) == 0);
+  ck_assert_uint_eq(L->bytes, 3 * 32 * (4 + 8));
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_ellr_t)
+{
+  /* T = 2: entry j of row i at (j / 2) * 64 + 2 i + j % 2. */
+  struct spmv_layout *L = small_layout(SPMV_FMT_ELLR_T, 2, 0, 0);
+  const struct spmv_ellr_layout *R = &L->u.ellr;
+
+  ck_assert_int_eq(R->t, 2);
+  ck_assert_int_eq(R->iters, 2);
+  ck_assert_int_eq(R->pitch, 32);
+  ck_assert_int_eq(R->rl[2], 3);
+  ck_assert_int_eq(R->rl[1], 0);
+  ck_assert_int_eq(R->col[4], 0);
+  ck_assert_int_eq(R->col[5], 2);
+  ck_assert_int_eq(R->col[64 + 4], 5);
+  ck_assert_int_eq(R->col[64 + 5], -1);
+  ck_assert_int_eq(R->col[1], 4);
+  ck_assert(V(R->val, 64 + 4) == 5);
+  ck_assert_uint_eq(L->bytes, 5 * 4 + 2 * 32 * 2 * (4 + 8));
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_coo_hyb)
+{
+  static const int32_t rows[] = { 0, 0, 2, 2, 2, 3, 4, 4 };
+  static const int32_t rest[] = { 0, 2, 2, 4 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_COO, 0, 0, 0);
+
+  ck_assert_mem_eq(L->u.coo.row, rows, sizeof rows);
+  L = spmv_layout_free(L);
+  L = small_layout(SPMV_FMT_HYB, 0, 1, 0);
+  ck_assert_int_eq(L->u.hyb.k, 1);
+  ck_assert_int_eq(L->u.hyb.ell.width, 1);
+  ck_assert_int_eq(L->u.hyb.ell.col[2], 0);
+  ck_assert_int_eq(L->u.hyb.coo_nnz, 4);
+  ck_assert_mem_eq(L->u.hyb.coo.row, rest, sizeof rest);
+  ck_assert_int_eq(L->u.hyb.coo.col[2], 5);
+  L = spmv_layout_free(L);
+  /* Lengths 3, 2, 2, 1, 0: three rows of 2 or more is at least 5/3. */
+  L = small_layout(SPMV_FMT_HYB, 0, 0, 0);
+  ck_assert_int_eq(L->u.hyb.k, 2);
+  ck_assert_int_eq(L->u.hyb.coo_nnz, 1);
+  L = spmv_layout_free(L);
+  /* A K past the longest row is cut to it. */
+  L = small_layout(SPMV_FMT_HYB, 0, 50, 0);
+  ck_assert_int_eq(L->u.hyb.k, 3);
+  ck_assert_int_eq(L->u.hyb.coo_nnz, 0);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_dia)
+{
+  static const int32_t offsets[] = { -4, -2, 0, 1, 3, 4 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_DIA, 0, 0, 0);
+  const struct spmv_dia_layout *D = &L->u.dia;
+
+  ck_assert_int_eq(D->ndiags, 6);
+  ck_assert_mem_eq(D->offsets, offsets, sizeof offsets);
+  ck_assert(V(D->val, 3 * 32 + 4) == 8);   /* offset 1, row 4 */
+  ck_assert(V(D->val, 2 * 32 + 2) == 4);   /* offset 0, row 2 */
+  ck_assert(V(D->val, 0 * 32 + 0) == 0);   /* offset -4, row 0: outside */
+  ck_assert_uint_eq(L->bytes, 6 * 4 + 6 * 32 * 8);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_jad)
+{
+  static const int32_t perm[] = { 2, 0, 4, 3, 1 };
+  static const int64_t jd_ptr[] = { 0, 4, 7, 8 };
+  static const int32_t col[] = { 0, 1, 0, 3, 2, 4, 5, 5 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_JAD, 0, 0, 0);
+
+  ck_assert_int_eq(L->u.jad.njd, 3);
+  ck_assert_mem_eq(L->u.jad.perm, perm, sizeof perm);
+  ck_assert_mem_eq(L->u.jad.jd_ptr, jd_ptr, sizeof jd_ptr);
+  ck_assert_mem_eq(L->u.jad.col, col, sizeof col);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_sell)
+{
+  /* C = 2, sigma = 4: window {0,1,2,3} sorted to 2, 0, 3, 1; then 4. */
+  static const int32_t perm[] = { 2, 0, 3, 1, 4, -1 };
+  static const int64_t slice_ptr[] = { 0, 6, 8, 12 };
+  static const int32_t width[] = { 3, 1, 2 };
+  static const int32_t col[] = { 0, 1, 2, 4, 5, -1, 3, -1, 0, -1, 5, -1 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_SELL, 0, 2, 4);
+  const struct spmv_sell_layout *S = &L->u.sell;
+
+  ck_assert_int_eq(S->c, 2);
+  ck_assert_int_eq(S->sigma, 4);
+  ck_assert_int_eq(S->nslices, 3);
+  ck_assert_mem_eq(S->perm, perm, sizeof perm);
+  ck_assert_mem_eq(S->slice_ptr, slice_ptr, sizeof slice_ptr);
+  ck_assert_mem_eq(S->slice_width, width, sizeof width);
+  ck_assert_mem_eq(S->col, col, sizeof col);
+  ck_assert(V(S->val, 3) == 2 && V(S->val, 5) == 0);
+  L = spmv_layout_free(L);
+  /* sigma 1: rows in order. */
+  L = small_layout(SPMV_FMT_SELL, 0, 2, 1);
+  ck_assert_int_eq(L->u.sell.perm[0], 0);
+  ck_assert_int_eq(L->u.sell.perm[2], 2);
+  spmv_layout_free(L);
+}
+END_TEST
+
+/* Expects spmv_layout_new to fail with code and a message containing want. */
+static void expect_refusal(const struct spmv_csr *A, enum spmv_format f,
+                           int tpr, int param, int param2,
+                           const struct spmv_limits *lim, int code,
+                           const char *want)
+{
+  struct spmv_config cfg = { f, 0, tpr, param, param2 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL;
+  int rc = spmv_layout_new(A, SPMV_F32, &cfg, lim, &L, &err);
+
+  ck_assert_msg(rc == code, "%s: got %s (%s), want %s",
+                spmv_format_name(f), spmv_err_name(rc), err.msg,
+                spmv_err_name(code));
+  ck_assert(L == NULL);
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message \"%s\" lacks \"%s\"",
+                err.msg, want);
+}
+
+START_TEST(test_refusals)
+{
+  struct spmv_csr *A = small_matrix();
+  struct spmv_limits diags = { 0, 3, 0 }, bytes = { 100, 0, 0 };
+  struct spmv_limits fill = { 0, 0, 1.5 };
+  struct spmv_config cfg = { SPMV_FMT_COO, 0, 0, 0, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL, bad;
+
+  expect_refusal(A, SPMV_FMT_DIA, 0, 0, 0, &diags, SPMV_ETOOBIG,
+                 "6 diagonals, limit 3");
+  expect_refusal(A, SPMV_FMT_ELL, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  expect_refusal(A, SPMV_FMT_JAD, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  /* ELL stores 5 * 3 = 15 for 8 entries; DIA 6 * 5 = 30. */
+  expect_refusal(A, SPMV_FMT_ELL, 0, 0, 0, &fill, SPMV_ETOOBIG, "fill 1.88");
+  expect_refusal(A, SPMV_FMT_DIA, 0, 0, 0, &fill, SPMV_ETOOBIG, "fill 3.75");
+  expect_refusal(A, SPMV_FMT_ELLR_T, 3, 0, 0, NULL, SPMV_EINVAL, "T=3");
+  expect_refusal(A, SPMV_FMT_ELLR_T, 0, 0, 0, NULL, SPMV_EINVAL, "T=0");
+  expect_refusal(A, SPMV_FMT_ELLR_T, 64, 0, 0, NULL, SPMV_EINVAL, "T=64");
+  expect_refusal(A, SPMV_FMT_SELL, 0, 3, 0, NULL, SPMV_EINVAL, "C=3");
+  expect_refusal(A, SPMV_FMT_SELL, 0, 4, 6, NULL, SPMV_EINVAL, "sigma=6");
+  expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 3, 0, 0, NULL, SPMV_EINVAL,
+                 "max TPR 3");
+  expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 0, -1, 0, NULL, SPMV_EINVAL,
+                 "base length -1");
+  expect_refusal(A, SPMV_FMT_HYB, 0, -2, 0, NULL, SPMV_EINVAL, "K=-2");
+  expect_refusal(A, (enum spmv_format)99, 0, 0, 0, NULL, SPMV_EFORMAT,
+                 "format 99");
+  A->col_idx[3] = 6;
+  expect_refusal(A, SPMV_FMT_COO, 0, 0, 0, NULL, SPMV_ECSR, "column index 6");
+  ck_assert_int_eq(spmv_layout_new(A, (enum spmv_dtype)7, &cfg, NULL, &L,
+                                   &err), SPMV_EINVAL);
+  ck_assert(spmv_layout_free(NULL) == NULL);
+  ck_assert_int_eq(spmv_layout_spmv(NULL, 1, NULL, 0, NULL), SPMV_EFORMAT);
+  memset(&bad, 0, sizeof bad);
+  bad.cfg.format = (enum spmv_format)99;
+  bad.dtype = SPMV_F64;
+  ck_assert_int_eq(spmv_layout_spmv(&bad, 1, NULL, 0, NULL), SPMV_EFORMAT);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* The shared matrices, listed once by formats_suite(). */
+static char **matrix_paths;
+static int nmatrices;
+
+static int is_matrix(const char *f)
+{
+  size_t n = strlen(f);
+
+  return (n > 4 && strcmp(f + n - 4, ".mtx") == 0) ||
+         (n > 7 && strcmp(f + n - 7, ".mtx.gz") == 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists $SPMV_MATRICES (default ../shared/matrices). */
+static void list_matrices(void)
+{
+  const char *dir = getenv("SPMV_MATRICES");
+  struct dirent *e;
+  DIR *d;
+
+  if (dir == NULL)
+    dir = "../shared/matrices";
+  d = opendir(dir);
+  if (d == NULL)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    char *p;
+
+    if (!is_matrix(e->d_name))
+      continue;
+    p = malloc(strlen(dir) + strlen(e->d_name) + 2);
+    matrix_paths = realloc(matrix_paths, (size_t)(nmatrices + 1) *
+                                         sizeof *matrix_paths);
+    if (p == NULL || matrix_paths == NULL)
+      abort();
+    sprintf(p, "%s/%s", dir, e->d_name);
+    matrix_paths[nmatrices++] = p;
+  }
+  closedir(d);
+  qsort(matrix_paths, (size_t)nmatrices, sizeof *matrix_paths, cmp_str);
+}
+
+/*
+ * Every configuration on one shared matrix, within 64 MiB a layout so that
+ * padded formats (ell, ellr-t, dia, hyb with a large K) may be refused on
+ * the irregular ones; the formats without padding never are.  Also checks
+ * hyb's K and dia's diagonals against the profile's.
+ */
+START_TEST(test_shared)
+{
+  struct spmv_limits lim = { (size_t)64 << 20, 0, 0 };
+  struct spmv_config hyb = { SPMV_FMT_HYB, 0, 0, 0, 0 };
+  struct spmv_config dia = { SPMV_FMT_DIA, 0, 0, 0, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = NULL;
+  struct spmv_layout *L = NULL;
+  struct spmv_profile prof;
+  const char *name = strrchr(matrix_paths[_i], '/') + 1;
+  int c, refused = 0;
+
+  ck_assert_msg(spmv_mmio_read(matrix_paths[_i], &A, NULL, &err) == 0,
+                "%s: %s", name, err.msg);
+  ck_assert_msg(spmv_profile_compute(A, &prof, &err) == 0, "%s", err.msg);
+  for (c = 0; c < NCONFIGS; c++) {
+    enum spmv_format f = configs[c].format;
+    int padded = f == SPMV_FMT_ELL || f == SPMV_FMT_ELLR_T ||
+                 f == SPMV_FMT_DIA || f == SPMV_FMT_HYB;
+
+    refused += check_layout(name, A, &configs[c], SPMV_F32, &lim, padded);
+    refused += check_layout(name, A, &configs[c], SPMV_F64, &lim, padded);
+  }
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F32, &hyb, NULL, &L, &err), 0);
+  ck_assert_msg(L->u.hyb.k == prof.hyb_k, "%s: hyb K %lld, profile %lld",
+                name, (long long)L->u.hyb.k, (long long)prof.hyb_k);
+  L = spmv_layout_free(L);
+  if (spmv_layout_new(A, SPMV_F32, &dia, &lim, &L, &err) == 0)
+    ck_assert_int_eq(L->u.dia.ndiags, prof.ndiags);
+  L = spmv_layout_free(L);
+  if (refused > 0)
+    printf("%s: %d layouts over 64 MiB refused\n", name, refused);
+  spmv_csr_free(A);
+}
+END_TEST
+
+Suite *formats_suite(void)
+{
+  Suite *s = suite_create("formats");
+  TCase *tc = tcase_create("layouts");
+
+  tcase_add_test(tc, test_layout_csr);
+  tcase_add_test(tc, test_layout_adaptive);
+  tcase_add_test(tc, test_layout_ell);
+  tcase_add_test(tc, test_layout_ellr_t);
+  tcase_add_test(tc, test_layout_coo_hyb);
+  tcase_add_test(tc, test_layout_dia);
+  tcase_add_test(tc, test_layout_jad);
+  tcase_add_test(tc, test_layout_sell);
+  tcase_add_test(tc, test_refusals);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("gallery");
+
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
+  suite_add_tcase(s, tc);
+  list_matrices();
+  tc = tcase_create("shared");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_shared, 0, nmatrices);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(formats_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  if (nmatrices == 0)
+    fprintf(stderr, "no .mtx or .mtx.gz files in $SPMV_MATRICES\n");
+  return failed == 0 && nmatrices > 0 ? 0 : 1;
+}
