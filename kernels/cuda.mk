@@ -1,1 +1,26 @@
 # kernels/cuda.mk: the CUDA kernels, a static library built with nvcc.
+# Device code stays out of libtool: a plain archive, linked only by the
+# cuda worker, the GPU tests and the GPU benchmarks.
+SPMV_CUDA_SRC = \
+	kernels/spmv_device.cu kernels/cusparse.cu \
+	kernels/csr_scalar_gpu.cu kernels/csr_vector_gpu.cu \
+	kernels/csr_adaptive_gpu.cu kernels/csr_merge_gpu.cu kernels/ell_gpu.cu \
+	kernels/ellr_t_gpu.cu kernels/coo_gpu.cu kernels/hyb_gpu.cu \
+	kernels/dia_gpu.cu kernels/jad_gpu.cu kernels/sell_gpu.cu
+SPMV_CUDA_HDR = kernels/spmv_kernels.h kernels/spmv_cuda.cuh \
+	kernels/spmv_segreduce.cuh
+EXTRA_DIST += $(SPMV_CUDA_SRC) $(SPMV_CUDA_HDR)
+
+if HAVE_CUDA
+noinst_LIBRARIES += kernels/libspmvkernels_cuda.a
+kernels_libspmvkernels_cuda_a_SOURCES = $(SPMV_CUDA_SRC)
+# nvcc does not track headers: rebuild every kernel when one changes.
+$(kernels_libspmvkernels_cuda_a_OBJECTS): $(SPMV_CUDA_HDR) \
+	kernels/spmv_formats.h kernels/spmv_csr.h kernels/spmv_error.h
+
+SUFFIXES = .cu
+.cu.o:
+	@$(MKDIR_P) $(@D)
+	$(NVCC) -O3 $(CUDA_ARCH_FLAGS) -Xcompiler -fPIC -I$(top_srcdir)/kernels \
+		-I$(top_srcdir)/client -I$(top_builddir) -c -o $@ $<
+endif

@@ -1,0 +1,334 @@
+/* spmvd_backend_cuda.c: the cuda backend: one GPU, layouts resident in device memory. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "spmv_kernels.h"
+#include "spmvd_backend.h"
+
+/*
+ * Design: a matrix is converted on the host with spmv_layout_new() to its
+ * configuration's layout, admitted against cudaMemGetInfo() (arrays,
+ * scratch and two vectors, plus a reserve), copied to the device
+ * (spmv_dev_matrix_new, which also prepares cuSPARSE for the cusparse
+ * format), and the host layout is dropped.  Products run on the backend's
+ * one stream; multiply() copies each vector in and out around the launch.
+ * Any CUDA failure that leaves the context unusable comes back as
+ * SPMV_EGPU_STICKY, on which the worker must exit.
+ */
+
+/* Device memory kept free beside the admitted matrices. */
+#define RESERVE_BYTES ((size_t)256 << 20)
+
+struct spmvd_backend {
+  int dev;
+  cudaStream_t stream;
+  cudaEvent_t ev0, ev1;
+  struct spmv_cusparse_handle *cs;
+  struct spmvd_device_info info;
+};
+
+struct spmvd_bmatrix {
+  struct spmv_dev_matrix *d;
+  void *dx, *dy;     /* one x (cols) and one y (rows) on the device */
+  int x_random;      /* dx holds time()'s random vector */
+};
+
+static size_t vsize(enum spmv_dtype dt)
+{
+  return dt == SPMV_F32 ? sizeof(float) : sizeof(double);
+}
+
+static void cuda_close(struct spmvd_backend *b)
+{
+  if (!b)
+    return;
+  spmv_cusparse_handle_free(b->cs);
+  if (b->ev0)
+    cudaEventDestroy(b->ev0);
+  if (b->ev1)
+    cudaEventDestroy(b->ev1);
+  if (b->stream)
+    cudaStreamDestroy(b->stream);
+  free(b);
+}
+
+/* Fills the device and software keys of DESIGN.md from the device. */
+static void fill_info(struct spmvd_backend *b, const struct cudaDeviceProp *p)
+{
+  struct spmvd_device_info *in = &b->info;
+  int drv = 0, rt = 0;
+  char csv[32];
+
+  snprintf(in->backend, sizeof in->backend, "cuda");
+  snprintf(in->name, sizeof in->name, "%.127s", p->name);
+  in->cc_major = p->major;
+  in->cc_minor = p->minor;
+  in->sms = p->multiProcessorCount;
+  in->warp_size = p->warpSize;
+  in->max_threads_per_sm = p->maxThreadsPerMultiProcessor;
+  in->max_blocks_per_sm = p->maxBlocksPerMultiProcessor;
+  in->max_threads_per_block = p->maxThreadsPerBlock;
+  in->mem_bytes = (uint64_t)p->totalGlobalMem;
+  in->l2_bytes = (uint64_t)p->l2CacheSize;
+  snprintf(in->device_key, sizeof in->device_key, "%.127s cc%d.%d sms%d mem%llu",
+           p->name, p->major, p->minor, p->multiProcessorCount,
+           (unsigned long long)p->totalGlobalMem);
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  spmv_cusparse_version(csv, sizeof csv);
+  snprintf(in->software_key, sizeof in->software_key,
+           "driver %d runtime %d cusparse %s kernels %d", drv, rt, csv,
+           SPMV_KERNEL_VERSION);
+}
+
+static int cuda_open(int dev, struct spmvd_backend **out,
+                     struct spmv_error *err)
+{
+  struct spmvd_backend *b = NULL;
+  struct cudaDeviceProp p;
+  int n = 0, rc;
+  cudaError_t e;
+
+  *out = NULL;
+  e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return spmv_error_set(err, SPMV_ENODEV, "no CUDA device: %s",
+                          e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
+  }
+  if (dev < 0 || dev >= n)
+    return spmv_error_set(err, SPMV_ENODEV, "device %d out of range [0, %d)",
+                          dev, n);
+  b = calloc(1, sizeof *b);
+  if (!b)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  b->dev = dev;
+  if ((rc = spmv_cuda_error(cudaSetDevice(dev), "cudaSetDevice", err)) < 0)
+    goto fail;
+  if ((rc = spmv_cuda_error(cudaGetDeviceProperties(&p, dev),
+                            "cudaGetDeviceProperties", err)) < 0)
+    goto fail;
+  if ((rc = spmv_cuda_error(cudaStreamCreateWithFlags(&b->stream,
+                                                      cudaStreamNonBlocking),
+                            "cudaStreamCreate", err)) < 0)
+    goto fail;
+  if ((rc = spmv_cuda_error(cudaEventCreate(&b->ev0), "cudaEventCreate", err)) < 0 ||
+      (rc = spmv_cuda_error(cudaEventCreate(&b->ev1), "cudaEventCreate", err)) < 0)
+    goto fail;
+  if ((rc = spmv_cusparse_handle_new(b->stream, &b->cs, err)) < 0)
+    goto fail;
+  fill_info(b, &p);
+  *out = b;
+  return 0;
+fail:
+  cuda_close(b);
+  return rc;
+}
+
+static int cuda_info(struct spmvd_backend *b, struct spmvd_device_info *info)
+{
+  *info = b->info;
+  return 0;
+}
+
+static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
+{
+  (void)b;
+  if (!m)
+    return;
+  spmv_dev_matrix_free(m->d);
+  if (m->dx)
+    cudaFree(m->dx);
+  if (m->dy)
+    cudaFree(m->dy);
+  free(m);
+}
+
+/* cudaMalloc that reports running out as SPMV_ENOMEM, the backend usable. */
+static int dev_alloc(void **p, size_t bytes, const char *what,
+                     struct spmv_error *err)
+{
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    *p = NULL;
+    return spmv_error_set(err, SPMV_ENOMEM, "GPU out of memory allocating %zu bytes for %s",
+                          bytes, what);
+  }
+  return spmv_cuda_error(e, what, err);
+}
+
+static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
+                     enum spmv_dtype dt, const struct spmv_config *cfg,
+                     struct spmvd_bmatrix **out, struct spmv_error *err)
+{
+  struct spmvd_bmatrix *m = NULL;
+  struct spmv_layout *L = NULL;
+  struct spmv_limits lim = {0};
+  size_t free_b = 0, total_b = 0, need, es = vsize(dt);
+  int rc;
+
+  *out = NULL;
+  if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0)
+    return rc;
+  if ((rc = spmv_cuda_error(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo",
+                            err)) < 0)
+    return rc;
+  if (free_b <= RESERVE_BYTES)
+    return spmv_error_set(err, SPMV_ENOMEM, "GPU has %zu bytes free, below the %zu-byte reserve",
+                          free_b, RESERVE_BYTES);
+  lim.max_bytes = free_b - RESERVE_BYTES;
+  rc = spmv_layout_new(A, dt, cfg, &lim, &L, err);
+  if (rc < 0)
+    return rc;
+  need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
+  if (need > free_b - RESERVE_BYTES) {
+    rc = spmv_error_set(err, SPMV_ENOMEM,
+                        "%s needs %zu bytes of GPU memory, %zu free (%zu kept in reserve)",
+                        spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
+    goto fail;
+  }
+  m = calloc(1, sizeof *m);
+  if (!m) {
+    rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((rc = dev_alloc(&m->dx, (size_t)A->cols * es, "x", err)) < 0 ||
+      (rc = dev_alloc(&m->dy, (size_t)A->rows * es, "y", err)) < 0)
+    goto fail;
+  if ((rc = spmv_dev_matrix_new(L, b->cs, &m->d, err)) < 0)
+    goto fail;
+  spmv_layout_free(L);
+  *out = m;
+  return 0;
+fail:
+  spmv_layout_free(L);
+  cuda_unload(b, m);
+  return rc;
+}
+
+static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                         double alpha, const void *x, double beta, void *y,
+                         int nvec, struct spmv_error *err)
+{
+  const struct spmv_layout *L = &m->d->L;
+  size_t es = vsize(L->dtype), xb = (size_t)L->cols * es, yb = (size_t)L->rows * es;
+  cudaStream_t s = b->stream;
+  int rc;
+
+  if (nvec < 0)
+    return spmv_error_set(err, SPMV_EINVAL, "nvec must be >= 0, not %d", nvec);
+  m->x_random = 0;
+  for (int v = 0; v < nvec; v++) {
+    const char *xv = (const char *)x + (size_t)v * xb;
+    char *yv = (char *)y + (size_t)v * yb;
+    if ((rc = spmv_cuda_error(cudaMemcpyAsync(m->dx, xv, xb, cudaMemcpyHostToDevice, s),
+                              "copy of x to the GPU", err)) < 0)
+      return rc;
+    if (beta != 0 &&
+        (rc = spmv_cuda_error(cudaMemcpyAsync(m->dy, yv, yb, cudaMemcpyHostToDevice, s),
+                              "copy of y to the GPU", err)) < 0)
+      return rc;
+    if ((rc = spmv_dev_spmv(m->d, alpha, m->dx, beta, m->dy, s, err)) < 0)
+      return rc;
+    if ((rc = spmv_cuda_error(cudaMemcpyAsync(yv, m->dy, yb, cudaMemcpyDeviceToHost, s),
+                              "copy of y from the GPU", err)) < 0)
+      return rc;
+    if ((rc = spmv_cuda_error(cudaStreamSynchronize(s), "SpMV", err)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Puts a random x in m->dx: values in +-[0.5, 1.5), never zero. */
+static int random_x(struct spmvd_bmatrix *m, struct spmv_error *err)
+{
+  const struct spmv_layout *L = &m->d->L;
+  size_t es = vsize(L->dtype), n = (size_t)L->cols;
+  uint64_t st = 0x9e3779b97f4a7c15ull;
+  void *h;
+  int rc;
+
+  if (m->x_random || n == 0)
+    return 0;
+  h = malloc(n * es);
+  if (!h)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory for the timing vector");
+  for (size_t i = 0; i < n; i++) {
+    st ^= st << 13;
+    st ^= st >> 7;
+    st ^= st << 17;
+    double v = 0.5 + (double)(st >> 11) / 9007199254740992.0;
+    if (st & 1)
+      v = -v;
+    if (es == sizeof(float))
+      ((float *)h)[i] = (float)v;
+    else
+      ((double *)h)[i] = v;
+  }
+  rc = spmv_cuda_error(cudaMemcpy(m->dx, h, n * es, cudaMemcpyHostToDevice),
+                       "copy of the timing vector", err);
+  free(h);
+  if (rc == 0)
+    m->x_random = 1;
+  return rc;
+}
+
+static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                     int warmup, int reps, double *median_us,
+                     struct spmv_error *err)
+{
+  cudaStream_t s = b->stream;
+  float *t = NULL;
+  int rc;
+
+  if (reps < 1)
+    return spmv_error_set(err, SPMV_EINVAL, "reps must be >= 1, not %d", reps);
+  if ((rc = random_x(m, err)) < 0)
+    return rc;
+  for (int i = 0; i < warmup; i++)
+    if ((rc = spmv_dev_spmv(m->d, 1.0, m->dx, 0.0, m->dy, s, err)) < 0)
+      return rc;
+  t = malloc(sizeof *t * (size_t)reps);
+  if (!t)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  for (int i = 0; i < reps; i++) {
+    if ((rc = spmv_cuda_error(cudaEventRecord(b->ev0, s), "cudaEventRecord", err)) < 0)
+      goto out;
+    if ((rc = spmv_dev_spmv(m->d, 1.0, m->dx, 0.0, m->dy, s, err)) < 0)
+      goto out;
+    if ((rc = spmv_cuda_error(cudaEventRecord(b->ev1, s), "cudaEventRecord", err)) < 0 ||
+        (rc = spmv_cuda_error(cudaEventSynchronize(b->ev1), "SpMV", err)) < 0 ||
+        (rc = spmv_cuda_error(cudaEventElapsedTime(&t[i], b->ev0, b->ev1),
+                              "cudaEventElapsedTime", err)) < 0)
+      goto out;
+  }
+  qsort(t, (size_t)reps, sizeof *t, cmp_float);
+  *median_us = 1e3 * (reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2);
+out:
+  free(t);
+  return rc;
+}
+
+/* The cuda backend: the kernels of kernels/ on one GPU. */
+const struct spmvd_backend_ops spmvd_backend_cuda = {
+  .name = "cuda",
+  .open = cuda_open,
+  .close = cuda_close,
+  .info = cuda_info,
+  .load = cuda_load,
+  .multiply = cuda_multiply,
+  .time = cuda_time,
+  .unload = cuda_unload,
+};

@@ -1,0 +1,187 @@
+/* csr_adaptive_gpu.cu: CSR SpMV with rows binned by length, TPR = 2^k per bin (Gropp & Guo TPR_A I/II). */
+/*
+ * Work decomposition: one launch covers every bin.  The grid is cut into
+ * consecutive ranges of blocks, one per non-empty bin k, each block of bin
+ * k handling BS/TPR_k rows of that bin with TPR_k = min(2^k, BS) lanes per
+ * row; then one block per chunk of the long rows (rows longer than
+ * base*2^(nbins-1), split by the layout in chunks of chunk_len entries).
+ * A chunk's block writes its sum to partial[c]; a second kernel (one
+ * thread per long row) adds the chunks of each long row in chunk order and
+ * writes y, so the result does not depend on scheduling.
+ * Reductions: TPR <= 32 with __shfl_down_sync inside the group; TPR > 32
+ * and chunks: per-warp shuffles, then the warps' sums in warp order from
+ * shared memory.
+ * Access pattern: a row's lanes read consecutive col/val entries; the bin's
+ * row list and row_ptr are read once per row; x through the read-only
+ * data cache.
+ * Valid parameters: BS in 32..1024, a multiple of 32; up to
+ * SPMV_ADAPTIVE_MAX_BINS bins (TPR above BS is capped at BS); f32, f64;
+ * 32- or 64-bit row offsets.
+ */
+#include "spmv_cuda.cuh"
+
+struct adaptive_plan {
+  int64_t block_off[SPMV_ADAPTIVE_MAX_BINS + 2]; /* first block of bin k; [nbins] = first chunk block */
+  int64_t bin_start[SPMV_ADAPTIVE_MAX_BINS + 1];
+  int nbins;
+};
+
+/* Sums v over the block; thread 0 gets the result, summed in warp order. */
+template <typename T>
+__device__ T block_sum(T v, T *sh) {
+  v = spmv_group_sum<T, 32>(v);
+  int w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if ((threadIdx.x & 31) == 0) sh[w] = v;
+  __syncthreads();
+  T s = 0;
+  if (threadIdx.x == 0)
+    for (int k = 0; k < nw; k++) s += sh[k];
+  return s;
+}
+
+template <typename T, typename I>
+__global__ void spmv_csr_adaptive_kernel(
+    adaptive_plan p, const I *__restrict__ rp, const int32_t *__restrict__ col,
+    const T *__restrict__ val, const int32_t *__restrict__ bin_rows,
+    const int32_t *__restrict__ long_rows, const int64_t *__restrict__ long_chunk,
+    int64_t nlong, int64_t chunk_len, T alpha, const T *__restrict__ x, T beta,
+    T *__restrict__ y, T *__restrict__ partial) {
+  __shared__ T sh[32];
+  int64_t b = blockIdx.x;
+  int k = 0;
+  while (k < p.nbins && b >= p.block_off[k + 1]) k++;
+  if (k < p.nbins) {
+    int tpr = min(1 << k, (int)blockDim.x);
+    int64_t slot = (b - p.block_off[k]) * (blockDim.x / tpr) + threadIdx.x / tpr;
+    int64_t idx = p.bin_start[k] + slot;
+    bool live = idx < p.bin_start[k + 1];
+    int lane = threadIdx.x & (tpr - 1);
+    int32_t row = live ? bin_rows[idx] : 0;
+    T s0 = 0, s1 = 0;
+    if (live) {
+      I e = rp[row + 1];
+      I j = rp[row] + lane;
+      for (; j + tpr < e; j += 2 * tpr) {
+        int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + tpr);
+        T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + tpr);
+        s0 += v0 * spmv_ldg(x + c0);
+        s1 += v1 * spmv_ldg(x + c1);
+      }
+      if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+    }
+    T sum = s0 + s1;
+    if (tpr <= 32) {
+      sum = spmv_group_sum_rt(sum, tpr);
+      if (lane == 0 && live) y[row] = spmv_axpby(alpha, sum, beta, y + row);
+      return;
+    }
+    /* TPR > 32: whole warps per row; the warps of a row add up in order. */
+    sum = spmv_group_sum<T, 32>(sum);
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (lane == 0 && live) {
+      T t = 0;
+      for (int w = 0; w < tpr / 32; w++) t += sh[(threadIdx.x >> 5) + w];
+      y[row] = spmv_axpby(alpha, t, beta, y + row);
+    }
+    return;
+  }
+  /* A chunk of a long row: find its row by binary search over long_chunk. */
+  int64_t c = b - p.block_off[p.nbins];
+  int64_t lo = 0, hi = nlong - 1;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (long_chunk[mid] <= c) lo = mid; else hi = mid - 1;
+  }
+  int32_t row = long_rows[lo];
+  I rb = rp[row], re = rp[row + 1];
+  I cb = rb + (I)((c - long_chunk[lo]) * chunk_len);
+  I ce = cb + (I)chunk_len < re ? cb + (I)chunk_len : re;
+  T s0 = 0, s1 = 0;
+  I j = cb + threadIdx.x;
+  for (; j + (I)blockDim.x < ce; j += 2 * blockDim.x) {
+    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + blockDim.x);
+    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + blockDim.x);
+    s0 += v0 * spmv_ldg(x + c0);
+    s1 += v1 * spmv_ldg(x + c1);
+  }
+  if (j < ce) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+  T t = block_sum(s0 + s1, sh);
+  if (threadIdx.x == 0) partial[c] = t;
+}
+
+/* Second step: y of each long row from its chunks' partial sums, in order. */
+template <typename T>
+__global__ void spmv_csr_adaptive_long_kernel(
+    int64_t nlong, const int32_t *__restrict__ long_rows,
+    const int64_t *__restrict__ long_chunk, const T *__restrict__ partial,
+    T alpha, T beta, T *__restrict__ y) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nlong) return;
+  T s = 0;
+  for (int64_t c = long_chunk[i]; c < long_chunk[i + 1]; c++) s += partial[c];
+  int32_t row = long_rows[i];
+  y[row] = spmv_axpby(alpha, s, beta, y + row);
+}
+
+template <typename T, typename I>
+static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
+                 const T *x, T beta, T *y, cudaStream_t s,
+                 struct spmv_error *err) {
+  const struct spmv_adaptive_layout *A = &m->L.u.adaptive;
+  int bs = m->L.cfg.bs;
+  if (A->nbins < 1 || A->nbins > SPMV_ADAPTIVE_MAX_BINS)
+    return spmv_error_set(err, SPMV_EINVAL, "csr-adaptive: %d bins, not in [1, %d]",
+                          A->nbins, SPMV_ADAPTIVE_MAX_BINS);
+  if (A->nlong > 0 && (A->chunk_len <= 0 || m->work == NULL))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "csr-adaptive: %lld long rows without chunks or scratch",
+                          (long long)A->nlong);
+  adaptive_plan p;
+  p.nbins = A->nbins;
+  int64_t off = 0;
+  for (int k = 0; k < A->nbins; k++) {
+    int tpr = (1 << k) < bs ? (1 << k) : bs;
+    int64_t nrows = A->bin_start[k + 1] - A->bin_start[k];
+    p.block_off[k] = off;
+    p.bin_start[k] = A->bin_start[k];
+    off += (nrows + bs / tpr - 1) / (bs / tpr);
+  }
+  p.bin_start[A->nbins] = A->bin_start[A->nbins];
+  p.block_off[A->nbins] = off;
+  int64_t nchunks = A->nlong > 0 ? A->nchunks : 0;
+  p.block_off[A->nbins + 1] = off + nchunks;
+  int64_t blocks = off + nchunks;
+  if (blocks > 0) {
+    spmv_csr_adaptive_kernel<T, I><<<(unsigned)blocks, bs, 0, s>>>(
+        p, rp, A->csr.col, (const T *)A->csr.val, A->rows, A->long_rows,
+        A->long_chunk, A->nlong, A->chunk_len, alpha, x, beta, y, (T *)m->work);
+    SPMV_CHECK_LAUNCH("csr-adaptive kernel");
+  }
+  if (A->nlong > 0) {
+    spmv_csr_adaptive_long_kernel<T><<<spmv_grid(A->nlong, 256), 256, 0, s>>>(
+        A->nlong, A->long_rows, A->long_chunk, (const T *)m->work, alpha, beta, y);
+    SPMV_CHECK_LAUNCH("csr-adaptive long-row kernel");
+  }
+  return 0;
+}
+
+template <typename T>
+static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
+               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
+  const struct spmv_csr_layout *C = &m->L.u.adaptive.csr;
+  int rc = spmv_check_bs(m->L.cfg.bs, "csr-adaptive", err);
+  if (rc) return rc;
+  if (m->L.rows == 0) return 0;
+  if (C->row_ptr32)
+    return run_i<T, int32_t>(m, C->row_ptr32, (T)alpha, (const T *)x, (T)beta,
+                             (T *)y, s, err);
+  return run_i<T, int64_t>(m, C->row_ptr64, (T)alpha, (const T *)x, (T)beta,
+                           (T *)y, s, err);
+}
+
+/* Launches csr-adaptive for m on stream s (see spmv_kernels.h). */
+extern "C" SPMV_LAUNCH_PROTO(csr_adaptive) {
+  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
+  return run<double>(m, alpha, x, beta, y, s, err);
+}

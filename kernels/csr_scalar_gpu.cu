@@ -1,0 +1,62 @@
+/* csr_scalar_gpu.cu: CSR SpMV with one thread per row (Bell & Garland's scalar kernel). */
+/*
+ * Work decomposition: thread i of the grid computes row i, walking
+ * row_ptr[i] .. row_ptr[i+1] alone; BS threads per block, ceil(rows/BS)
+ * blocks.
+ * Access pattern: row_ptr is read coalesced; col and val are read by each
+ * thread at its own position, so a warp touches up to 32 separate
+ * segments per step (uncoalesced: good only for very short rows); x goes
+ * through the read-only data cache.
+ * Valid parameters: BS in 32..1024, a multiple of 32.  32- or 64-bit row
+ * offsets; f32 or f64.
+ */
+#include "spmv_cuda.cuh"
+
+template <typename T, typename I>
+__global__ void spmv_csr_scalar_kernel(int64_t rows, const I *__restrict__ rp,
+                                       const int32_t *__restrict__ col,
+                                       const T *__restrict__ val, T alpha,
+                                       const T *__restrict__ x, T beta,
+                                       T *__restrict__ y) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  I b = rp[i], e = rp[i + 1];
+  T s0 = 0, s1 = 0;
+  I j = b;
+  for (; j + 1 < e; j += 2) {
+    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + 1);
+    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + 1);
+    s0 += v0 * spmv_ldg(x + c0);
+    s1 += v1 * spmv_ldg(x + c1);
+  }
+  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+  y[i] = spmv_axpby(alpha, s0 + s1, beta, y + i);
+}
+
+template <typename T>
+static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
+               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
+  const struct spmv_layout *L = &m->L;
+  const struct spmv_csr_layout *C = &L->u.csr;
+  int bs = L->cfg.bs;
+  int rc = spmv_check_bs(bs, "csr-scalar", err);
+  if (rc) return rc;
+  if (L->rows == 0) return 0;
+  unsigned g = spmv_grid(L->rows, bs);
+  if (C->row_ptr32)
+    spmv_csr_scalar_kernel<T, int32_t><<<g, bs, 0, s>>>(
+        L->rows, C->row_ptr32, C->col, (const T *)C->val, (T)alpha,
+        (const T *)x, (T)beta, (T *)y);
+  else
+    spmv_csr_scalar_kernel<T, int64_t><<<g, bs, 0, s>>>(
+        L->rows, C->row_ptr64, C->col, (const T *)C->val, (T)alpha,
+        (const T *)x, (T)beta, (T *)y);
+  SPMV_CHECK_LAUNCH("csr-scalar kernel");
+  return 0;
+}
+
+/* Launches csr-scalar for m on stream s (see spmv_kernels.h). */
+extern "C" SPMV_LAUNCH_PROTO(csr_scalar) {
+  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
+  return run<double>(m, alpha, x, beta, y, s, err);
+}

@@ -1,0 +1,87 @@
+/* csr_vector_gpu.cu: CSR SpMV with TPR threads per row (TPR_C of Gropp & Guo). */
+/*
+ * Work decomposition: consecutive groups of TPR lanes of a warp each own
+ * one row (BS/TPR rows per block, ceil(rows*TPR/BS) blocks).  Lane t of a
+ * group sums entries row_ptr[i] + t, + t + TPR, ...; the group then adds
+ * its TPR partial sums with __shfl_down_sync and lane 0 writes y[i].
+ * Access pattern: the lanes of a group read consecutive col/val entries,
+ * so a warp reads 32/TPR runs of TPR consecutive elements per step (fully
+ * coalesced at TPR = 32).  x goes through the read-only data cache.
+ * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
+ * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
+ */
+#include "spmv_cuda.cuh"
+
+template <typename T, typename I, int TPR>
+__global__ void spmv_csr_vector_kernel(int64_t rows, const I *__restrict__ rp,
+                                       const int32_t *__restrict__ col,
+                                       const T *__restrict__ val, T alpha,
+                                       const T *__restrict__ x, T beta,
+                                       T *__restrict__ y) {
+  int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t row = gid / TPR;
+  int lane = threadIdx.x & (TPR - 1);
+  T s0 = 0, s1 = 0;
+  if (row < rows) {
+    I e = rp[row + 1];
+    I j = rp[row] + lane;
+    for (; j + TPR < e; j += 2 * TPR) {
+      int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + TPR);
+      T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + TPR);
+      s0 += v0 * spmv_ldg(x + c0);
+      s1 += v1 * spmv_ldg(x + c1);
+    }
+    if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+  }
+  T sum = spmv_group_sum<T, TPR>(s0 + s1);
+  if (lane == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);
+}
+
+template <typename T, typename I, int TPR>
+static void launch(const struct spmv_layout *L, const I *rp, unsigned g,
+                   int bs, T alpha, const T *x, T beta, T *y, cudaStream_t s) {
+  const struct spmv_csr_layout *C = &L->u.csr;
+  spmv_csr_vector_kernel<T, I, TPR><<<g, bs, 0, s>>>(
+      L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
+}
+
+template <typename T, typename I>
+static int run_i(const struct spmv_layout *L, const I *rp, T alpha,
+                 const T *x, T beta, T *y, cudaStream_t s,
+                 struct spmv_error *err) {
+  int bs = L->cfg.bs, tpr = L->cfg.tpr;
+  unsigned g = spmv_grid(L->rows * (int64_t)tpr, bs);
+  switch (tpr) {
+  case 1: launch<T, I, 1>(L, rp, g, bs, alpha, x, beta, y, s); break;
+  case 2: launch<T, I, 2>(L, rp, g, bs, alpha, x, beta, y, s); break;
+  case 4: launch<T, I, 4>(L, rp, g, bs, alpha, x, beta, y, s); break;
+  case 8: launch<T, I, 8>(L, rp, g, bs, alpha, x, beta, y, s); break;
+  case 16: launch<T, I, 16>(L, rp, g, bs, alpha, x, beta, y, s); break;
+  case 32: launch<T, I, 32>(L, rp, g, bs, alpha, x, beta, y, s); break;
+  default:
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "csr-vector: TPR %d not in {1, 2, 4, 8, 16, 32}", tpr);
+  }
+  SPMV_CHECK_LAUNCH("csr-vector kernel");
+  return 0;
+}
+
+template <typename T>
+static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
+               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
+  const struct spmv_layout *L = &m->L;
+  int rc = spmv_check_bs(L->cfg.bs, "csr-vector", err);
+  if (rc) return rc;
+  if (L->rows == 0) return 0;
+  if (L->u.csr.row_ptr32)
+    return run_i<T, int32_t>(L, L->u.csr.row_ptr32, (T)alpha, (const T *)x,
+                             (T)beta, (T *)y, s, err);
+  return run_i<T, int64_t>(L, L->u.csr.row_ptr64, (T)alpha, (const T *)x,
+                           (T)beta, (T *)y, s, err);
+}
+
+/* Launches csr-vector for m on stream s (see spmv_kernels.h). */
+extern "C" SPMV_LAUNCH_PROTO(csr_vector) {
+  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
+  return run<double>(m, alpha, x, beta, y, s, err);
+}

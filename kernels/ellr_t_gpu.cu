@@ -1,0 +1,94 @@
+/* ellr_t_gpu.cu: ELLR-T SpMV, ELLPACK-R with T threads per row (Vázquez, Fernández & Garzón). */
+/*
+ * Work decomposition: groups of T consecutive lanes own one row (BS/T rows
+ * per block, ceil(rows*T/BS) blocks).  Thread t of row i walks its entries
+ * j = t, t+T, ... below rl[i]: only as far as its own row needs, so
+ * padding is never read nor multiplied.  The T partial sums are added with
+ * __shfl_down_sync and lane 0 of the group writes y[i].
+ * Access pattern: entry j of row i is at (j/T)*(pitch*T) + i*T + j%T, so at
+ * every step the warp's lanes read 32 consecutive col and val elements
+ * (coalesced; pitch is a multiple of 32).  Four steps are loaded before
+ * their products to keep more reads in flight per thread.  col and val
+ * are streamed (evict-first) so that x, read through the read-only data
+ * cache, keeps its place in L2.
+ * Valid parameters: T in {1, 2, 4, 8, 16, 32}, equal to the layout's T;
+ * BS in 32..1024, a multiple of 32; f32, f64.
+ */
+#include "spmv_cuda.cuh"
+
+template <typename V, int T>
+__global__ void spmv_ellr_t_kernel(int64_t rows, int64_t pitch,
+                                   const int32_t *__restrict__ rl,
+                                   const int32_t *__restrict__ col,
+                                   const V *__restrict__ val, V alpha,
+                                   const V *__restrict__ x, V beta,
+                                   V *__restrict__ y) {
+  int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t row = gid / T;
+  int t = threadIdx.x & (T - 1);
+  V s0 = 0, s1 = 0;
+  if (row < rows) {
+    int n = (__ldg(rl + row) - t + T - 1) / T;
+    const int64_t stride = pitch * T;
+    const int32_t *cp = col + row * T + t;
+    const V *vp = val + row * T + t;
+    int it = 0;
+    for (; it + 3 < n; it += 4, cp += 4 * stride, vp += 4 * stride) {
+      int32_t c0 = spmv_lds(cp), c1 = spmv_lds(cp + stride);
+      int32_t c2 = spmv_lds(cp + 2 * stride), c3 = spmv_lds(cp + 3 * stride);
+      V v0 = spmv_lds(vp), v1 = spmv_lds(vp + stride);
+      V v2 = spmv_lds(vp + 2 * stride), v3 = spmv_lds(vp + 3 * stride);
+      s0 += v0 * spmv_ldg(x + c0);
+      s1 += v1 * spmv_ldg(x + c1);
+      s0 += v2 * spmv_ldg(x + c2);
+      s1 += v3 * spmv_ldg(x + c3);
+    }
+    for (; it < n; it++, cp += stride, vp += stride)
+      s0 += spmv_lds(vp) * spmv_ldg(x + spmv_lds(cp));
+  }
+  V sum = spmv_group_sum<V, T>(s0 + s1);
+  if (t == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);
+}
+
+template <typename V, int T>
+static void launch(const struct spmv_layout *L, int bs, V alpha, const V *x,
+                   V beta, V *y, cudaStream_t s) {
+  const struct spmv_ellr_layout *E = &L->u.ellr;
+  spmv_ellr_t_kernel<V, T><<<spmv_grid(L->rows * T, bs), bs, 0, s>>>(
+      L->rows, E->pitch, E->rl, E->col, (const V *)E->val, alpha, x, beta, y);
+}
+
+template <typename V>
+static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
+               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
+  const struct spmv_layout *L = &m->L;
+  int bs = L->cfg.bs, t = L->u.ellr.t;
+  int rc = spmv_check_bs(bs, "ellr-t", err);
+  if (rc) return rc;
+  if (L->rows == 0) return 0;
+  if (L->u.ellr.pitch < L->rows)
+    return spmv_error_set(err, SPMV_EINVAL, "ellr-t: pitch %lld below %lld rows",
+                          (long long)L->u.ellr.pitch, (long long)L->rows);
+  V a = (V)alpha, b = (V)beta;
+  const V *xx = (const V *)x;
+  V *yy = (V *)y;
+  switch (t) {
+  case 1: launch<V, 1>(L, bs, a, xx, b, yy, s); break;
+  case 2: launch<V, 2>(L, bs, a, xx, b, yy, s); break;
+  case 4: launch<V, 4>(L, bs, a, xx, b, yy, s); break;
+  case 8: launch<V, 8>(L, bs, a, xx, b, yy, s); break;
+  case 16: launch<V, 16>(L, bs, a, xx, b, yy, s); break;
+  case 32: launch<V, 32>(L, bs, a, xx, b, yy, s); break;
+  default:
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "ellr-t: T %d not in {1, 2, 4, 8, 16, 32}", t);
+  }
+  SPMV_CHECK_LAUNCH("ellr-t kernel");
+  return 0;
+}
+
+/* Launches ellr-t for m on stream s (see spmv_kernels.h). */
+extern "C" SPMV_LAUNCH_PROTO(ellr_t) {
+  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
+  return run<double>(m, alpha, x, beta, y, s, err);
+}

@@ -1,0 +1,84 @@
+/* spmv_cuda.cuh: device helpers shared by the SpMV kernels (loads, reductions, launch checks). */
+#ifndef SPMV_CUDA_CUH
+#define SPMV_CUDA_CUH
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "spmv_kernels.h"
+
+/* Checks the last launch; returns from the calling launcher on failure. */
+#define SPMV_CHECK_LAUNCH(what)                                              \
+  do {                                                                       \
+    cudaError_t e_ = cudaGetLastError();                                     \
+    if (e_ != cudaSuccess) return spmv_cuda_error(e_, (what), err);          \
+  } while (0)
+
+/* Rejects a block size outside the range every kernel supports. */
+static inline int spmv_check_bs(int bs, const char *fmt,
+                                struct spmv_error *err) {
+  if (bs < SPMV_BS_MIN || bs > SPMV_BS_MAX || bs % 32 != 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: block size %d not a multiple of 32 in [%d, %d]",
+                          fmt, bs, SPMV_BS_MIN, SPMV_BS_MAX);
+  return 0;
+}
+
+/* Blocks needed for `work` items of `per_block` each, as a grid size. */
+static inline unsigned spmv_grid(int64_t work, int64_t per_block) {
+  int64_t g = (work + per_block - 1) / per_block;
+  return (unsigned)(g > 0 ? g : 1);
+}
+
+/* x and other reused vectors: the read-only data cache. */
+template <typename T>
+__device__ __forceinline__ T spmv_ldg(const T *__restrict__ p) {
+  return __ldg(p);
+}
+
+/* Matrix arrays, read once per product: stream them past the caches. */
+template <typename T>
+__device__ __forceinline__ T spmv_lds(const T *__restrict__ p) {
+  return __ldcs(p);
+}
+
+/* Sum over groups of W consecutive lanes; lane 0 of each group holds it. */
+template <typename T, int W>
+__device__ __forceinline__ T spmv_group_sum(T v) {
+#pragma unroll
+  for (int off = W / 2; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, off, W);
+  return v;
+}
+
+/* The same with a run-time group width w (a power of two up to 32). */
+template <typename T>
+__device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
+  for (int off = w / 2; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, off, 32);
+  return v;
+}
+
+/* y = alpha*sum + beta*y, reading y only when beta != 0. */
+template <typename T>
+__device__ __forceinline__ T spmv_axpby(T alpha, T sum, T beta, const T *y) {
+  return beta == T(0) ? alpha * sum : alpha * sum + beta * *y;
+}
+
+/* Internal launchers that hyb reuses (ell_gpu.cu, coo_gpu.cu). */
+template <typename T>
+int spmv_ell_run(const struct spmv_ell_layout *E, int64_t rows, int bs,
+                 T alpha, const T *x, T beta, T *y, cudaStream_t s,
+                 struct spmv_error *err);
+/* y[row] += alpha * (sum of the row's entries), over n row-sorted entries. */
+template <typename T>
+int spmv_coo_accumulate(const struct spmv_coo_layout *C, int64_t n, int bs,
+                        T alpha, const T *x, T *y, void *work,
+                        cudaStream_t s, struct spmv_error *err);
+/* Scratch bytes spmv_coo_accumulate needs for n entries. */
+size_t spmv_coo_work_bytes(int64_t n, size_t val_size);
+/* Scratch bytes of csr-merge for a layout. */
+size_t spmv_merge_work_bytes(int64_t rows, int64_t nnz, size_t val_size);
+
+#endif /* SPMV_CUDA_CUH */

@@ -1,0 +1,272 @@
+/* spmv_device.cu: resident matrices on the GPU: upload of a layout, scratch, dispatch, CUDA errors. */
+/*
+ * Host code only.  A struct spmv_dev_matrix is the host layout with each
+ * array copied to device memory and its pointer replaced; kernels receive
+ * the struct by reference and read the arrays exactly as spmv_formats.h
+ * defines them.  spmv_dev_spmv() picks the format's launcher.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv_cuda.cuh"
+
+/* Maps a CUDA error to SPMV_EGPU or SPMV_EGPU_STICKY with a message. */
+extern "C" int spmv_cuda_error(cudaError_t e, const char *what,
+                               struct spmv_error *err) {
+  if (e == cudaSuccess) return 0;
+  int code = SPMV_EGPU;
+  switch (e) {
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorAssert:
+  case cudaErrorHardwareStackError:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorInvalidAddressSpace:
+  case cudaErrorInvalidPc:
+  case cudaErrorLaunchTimeout:
+  case cudaErrorECCUncorrectable:
+  case cudaErrorContextIsDestroyed:
+    code = SPMV_EGPU_STICKY;
+    break;
+  default:
+    break;
+  }
+  return spmv_error_set(err, code, "%s: %s: %s", what, cudaGetErrorName(e),
+                        cudaGetErrorString(e));
+}
+
+#define MAX_ARRAYS 12
+
+/* One array of a layout: the address of its pointer field and its size. */
+struct array_ref {
+  void **field;
+  size_t bytes;
+};
+
+static void add(struct array_ref *a, int *n, void *field, size_t bytes) {
+  a[*n].field = (void **)field;
+  a[*n].bytes = bytes;
+  (*n)++;
+}
+
+static void csr_arrays(struct spmv_layout *L, struct spmv_csr_layout *C,
+                       size_t vs, struct array_ref *a, int *n) {
+  if (C->row_ptr32) add(a, n, &C->row_ptr32, (size_t)(L->rows + 1) * 4);
+  else add(a, n, &C->row_ptr64, (size_t)(L->rows + 1) * 8);
+  add(a, n, &C->col, (size_t)L->nnz * 4);
+  add(a, n, &C->val, (size_t)L->nnz * vs);
+}
+
+/*
+ * Lists L's arrays (pointer fields inside L itself) with their sizes.  The
+ * size of sell's col and val is read from slice_ptr, so it needs a host
+ * layout: pass host = 0 for a device layout (sizes then unused).
+ */
+static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
+  size_t vs = L->dtype == SPMV_F32 ? 4 : 8;
+  int n = 0;
+  switch (L->cfg.format) {
+  case SPMV_FMT_CSR_SCALAR:
+  case SPMV_FMT_CSR_VECTOR:
+  case SPMV_FMT_CSR_MERGE:
+  case SPMV_FMT_CUSPARSE:
+    csr_arrays(L, &L->u.csr, vs, a, &n);
+    break;
+  case SPMV_FMT_CSR_ADAPTIVE: {
+    struct spmv_adaptive_layout *A = &L->u.adaptive;
+    csr_arrays(L, &A->csr, vs, a, &n);
+    add(a, &n, &A->rows, (size_t)A->bin_start[A->nbins] * 4);
+    add(a, &n, &A->long_rows, (size_t)A->nlong * 4);
+    add(a, &n, &A->long_chunk, A->long_chunk ? (size_t)(A->nlong + 1) * 8 : 0);
+    break;
+  }
+  case SPMV_FMT_ELL: {
+    struct spmv_ell_layout *E = &L->u.ell;
+    add(a, &n, &E->col, (size_t)(E->width * E->pitch) * 4);
+    add(a, &n, &E->val, (size_t)(E->width * E->pitch) * vs);
+    break;
+  }
+  case SPMV_FMT_ELLR_T: {
+    struct spmv_ellr_layout *E = &L->u.ellr;
+    size_t cells = (size_t)(E->iters * E->pitch * E->t);
+    add(a, &n, &E->rl, (size_t)L->rows * 4);
+    add(a, &n, &E->col, cells * 4);
+    add(a, &n, &E->val, cells * vs);
+    break;
+  }
+  case SPMV_FMT_COO: {
+    struct spmv_coo_layout *C = &L->u.coo;
+    add(a, &n, &C->row, (size_t)L->nnz * 4);
+    add(a, &n, &C->col, (size_t)L->nnz * 4);
+    add(a, &n, &C->val, (size_t)L->nnz * vs);
+    break;
+  }
+  case SPMV_FMT_HYB: {
+    struct spmv_hyb_layout *H = &L->u.hyb;
+    add(a, &n, &H->ell.col, (size_t)(H->ell.width * H->ell.pitch) * 4);
+    add(a, &n, &H->ell.val, (size_t)(H->ell.width * H->ell.pitch) * vs);
+    add(a, &n, &H->coo.row, (size_t)H->coo_nnz * 4);
+    add(a, &n, &H->coo.col, (size_t)H->coo_nnz * 4);
+    add(a, &n, &H->coo.val, (size_t)H->coo_nnz * vs);
+    break;
+  }
+  case SPMV_FMT_DIA: {
+    struct spmv_dia_layout *D = &L->u.dia;
+    add(a, &n, &D->offsets, (size_t)D->ndiags * 4);
+    add(a, &n, &D->val, (size_t)(D->ndiags * D->pitch) * vs);
+    break;
+  }
+  case SPMV_FMT_JAD: {
+    struct spmv_jad_layout *J = &L->u.jad;
+    add(a, &n, &J->perm, (size_t)L->rows * 4);
+    add(a, &n, &J->jd_ptr, (size_t)(J->njd + 1) * 8);
+    add(a, &n, &J->col, (size_t)L->nnz * 4);
+    add(a, &n, &J->val, (size_t)L->nnz * vs);
+    break;
+  }
+  case SPMV_FMT_SELL: {
+    struct spmv_sell_layout *S = &L->u.sell;
+    size_t cells = host && S->slice_ptr ? (size_t)S->slice_ptr[S->nslices] : 0;
+    add(a, &n, &S->perm, (size_t)(S->nslices * S->c) * 4);
+    add(a, &n, &S->slice_ptr, (size_t)(S->nslices + 1) * 8);
+    add(a, &n, &S->slice_width, (size_t)S->nslices * 4);
+    add(a, &n, &S->col, cells * 4);
+    add(a, &n, &S->val, cells * vs);
+    break;
+  }
+  default:
+    return -1;
+  }
+  return n;
+}
+
+/* Scratch bytes of the two-step formats. */
+static size_t work_bytes(const struct spmv_layout *L) {
+  size_t vs = L->dtype == SPMV_F32 ? 4 : 8;
+  switch (L->cfg.format) {
+  case SPMV_FMT_CSR_ADAPTIVE:
+    return L->u.adaptive.nlong > 0 ? (size_t)L->u.adaptive.nchunks * vs : 0;
+  case SPMV_FMT_COO:
+    return spmv_coo_work_bytes(L->nnz, vs);
+  case SPMV_FMT_HYB:
+    return spmv_coo_work_bytes(L->u.hyb.coo_nnz, vs);
+  case SPMV_FMT_CSR_MERGE:
+    return spmv_merge_work_bytes(L->rows, L->nnz, vs);
+  default:
+    return 0;
+  }
+}
+
+/* Device bytes of L's arrays and scratch, each rounded to 256 bytes. */
+extern "C" size_t spmv_dev_matrix_bytes(const struct spmv_layout *L) {
+  struct spmv_layout copy = *L;
+  struct array_ref a[MAX_ARRAYS] = {};
+  int n = layout_arrays(&copy, a, 1);
+  size_t total = (work_bytes(L) + 255) / 256 * 256;
+  for (int k = 0; k < n; k++) total += (a[k].bytes + 255) / 256 * 256;
+  return total;
+}
+
+/* Copies L to the device; see spmv_kernels.h. */
+extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
+                                   struct spmv_cusparse_handle *h,
+                                   struct spmv_dev_matrix **out,
+                                   struct spmv_error *err) {
+  struct array_ref a[MAX_ARRAYS];
+  struct spmv_dev_matrix *m = (struct spmv_dev_matrix *)calloc(1, sizeof *m);
+  int rc = 0, n;
+  *out = NULL;
+  if (m == NULL) return spmv_error_set(err, SPMV_ENOMEM, "out of host memory");
+  m->L = *L;
+  n = layout_arrays(&m->L, a, 1);
+  if (n < 0) {
+    free(m);
+    return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
+                          (int)L->cfg.format);
+  }
+  /* Null every field first so that a failure frees only what was made. */
+  void *host[MAX_ARRAYS];
+  for (int k = 0; k < n; k++) {
+    host[k] = *a[k].field;
+    *a[k].field = NULL;
+  }
+  for (int k = 0; k < n; k++) {
+    if (a[k].bytes == 0 || host[k] == NULL) continue;
+    void *d = NULL;
+    cudaError_t e = cudaMalloc(&d, a[k].bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      rc = spmv_error_set(err, SPMV_ENOMEM,
+                          "GPU out of memory allocating %zu bytes for %s",
+                          a[k].bytes, spmv_format_name(L->cfg.format));
+      goto fail;
+    }
+    if ((rc = spmv_cuda_error(e, "cudaMalloc", err))) goto fail;
+    *a[k].field = d;
+    m->bytes += a[k].bytes;
+    e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
+    if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
+  }
+  m->work_bytes = work_bytes(L);
+  if (m->work_bytes > 0) {
+    cudaError_t e = cudaMalloc(&m->work, m->work_bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      rc = spmv_error_set(err, SPMV_ENOMEM,
+                          "GPU out of memory allocating %zu bytes of scratch",
+                          m->work_bytes);
+      goto fail;
+    }
+    if ((rc = spmv_cuda_error(e, "cudaMalloc of scratch", err))) goto fail;
+    m->bytes += m->work_bytes;
+  }
+  if (L->cfg.format == SPMV_FMT_CUSPARSE) {
+    if (h == NULL) {
+      rc = spmv_error_set(err, SPMV_EINVAL, "cusparse format needs a cuSPARSE handle");
+      goto fail;
+    }
+    if ((rc = spmv_cusparse_prepare(m, h, err))) goto fail;
+  }
+  *out = m;
+  return 0;
+fail:
+  spmv_dev_matrix_free(m);
+  return rc;
+}
+
+/* Frees m and its device memory (NULL is a no-op); returns NULL. */
+extern "C" struct spmv_dev_matrix *spmv_dev_matrix_free(struct spmv_dev_matrix *m) {
+  struct array_ref a[MAX_ARRAYS];
+  if (m == NULL) return NULL;
+  spmv_cusparse_release(m);
+  int n = layout_arrays(&m->L, a, 0);
+  for (int k = 0; k < n; k++)
+    if (*a[k].field) cudaFree(*a[k].field);
+  if (m->work) cudaFree(m->work);
+  free(m);
+  return NULL;
+}
+
+/* y = alpha*A*x + beta*y with m's format; see spmv_kernels.h. */
+extern "C" int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
+                             const void *x, double beta, void *y,
+                             cudaStream_t s, struct spmv_error *err) {
+  switch (m->L.cfg.format) {
+  case SPMV_FMT_CSR_SCALAR: return spmv_launch_csr_scalar(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR_VECTOR: return spmv_launch_csr_vector(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR_ADAPTIVE: return spmv_launch_csr_adaptive(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_ELL: return spmv_launch_ell(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_ELLR_T: return spmv_launch_ellr_t(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_COO: return spmv_launch_coo(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_HYB: return spmv_launch_hyb(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_DIA: return spmv_launch_dia(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_JAD: return spmv_launch_jad(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_SELL: return spmv_launch_sell(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR_MERGE: return spmv_launch_csr_merge(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CUSPARSE: return spmv_launch_cusparse(m, alpha, x, beta, y, s, err);
+  default:
+    return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
+                          (int)m->L.cfg.format);
+  }
+}

@@ -1,0 +1,120 @@
+/* spmv_kernels.h: the C interface of the CUDA kernels (the .cu files of kernels/). */
+#ifndef SPMV_KERNELS_H
+#define SPMV_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "spmv_error.h"
+#include "spmv_formats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A matrix resident on the GPU: the layout of spmv_layout_new() with every
+ * array pointer replaced by a device pointer, a scratch area for the
+ * formats that sum in two steps (csr-adaptive, coo, hyb, csr-merge), and
+ * the cuSPARSE state of the cusparse format.  Owned by the caller of
+ * spmv_dev_matrix_new() and freed by spmv_dev_matrix_free().
+ */
+struct spmv_dev_matrix {
+  struct spmv_layout L;   /* the layout; arrays in device memory */
+  void *work;             /* scratch of work_bytes, or NULL */
+  size_t work_bytes;
+  size_t bytes;           /* device bytes held: arrays + scratch + cuSPARSE */
+  struct spmv_cusparse *cs; /* cusparse format only, else NULL */
+};
+
+/* cuSPARSE's library handle with its stream; opaque. */
+struct spmv_cusparse_handle;
+
+/*
+ * Maps a CUDA error to SPMV_EGPU_STICKY when it leaves the context unusable
+ * (illegal address, launch failure, device assert, ...) and SPMV_EGPU
+ * otherwise, recording "what: cudaErrorName: description" in err.
+ * Returns 0 for cudaSuccess.
+ */
+int spmv_cuda_error(cudaError_t e, const char *what, struct spmv_error *err);
+
+/*
+ * Device bytes that spmv_dev_matrix_new() will allocate for host layout L
+ * (arrays and scratch; cuSPARSE's buffer is asked for at creation).  Used to
+ * admit a matrix against cudaMemGetInfo() before allocating.
+ */
+size_t spmv_dev_matrix_bytes(const struct spmv_layout *L);
+
+/*
+ * Copies the host layout L (borrowed) to the device and prepares it: the
+ * scratch area, and for the cusparse format its descriptors, buffer and
+ * (ALG1) cusparseSpMV_preprocess, made with handle h (borrowed; needed only
+ * for cusparse, else may be NULL).  *out is new, owned by the caller.
+ */
+int spmv_dev_matrix_new(const struct spmv_layout *L,
+                        struct spmv_cusparse_handle *h,
+                        struct spmv_dev_matrix **out, struct spmv_error *err);
+
+/* Frees the device arrays and the struct (NULL is a no-op); returns NULL. */
+struct spmv_dev_matrix *spmv_dev_matrix_free(struct spmv_dev_matrix *m);
+
+/*
+ * y = alpha*A*x + beta*y on stream s, with x (cols values) and y (rows
+ * values) device arrays of the matrix's dtype; x and y must not overlap.
+ * When beta == 0, y is not read.  Asynchronous; every launch is checked
+ * with cudaGetLastError().  Returns 0, SPMV_EGPU, SPMV_EGPU_STICKY or
+ * SPMV_EINVAL (a launch configuration out of its valid range).
+ */
+int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
+                  const void *x, double beta, void *y, cudaStream_t s,
+                  struct spmv_error *err);
+
+/* The per-format launchers behind spmv_dev_spmv(), same contract. */
+#define SPMV_LAUNCH_PROTO(name)                                              \
+  int spmv_launch_##name(const struct spmv_dev_matrix *m, double alpha,     \
+                         const void *x, double beta, void *y,               \
+                         cudaStream_t s, struct spmv_error *err)
+SPMV_LAUNCH_PROTO(csr_scalar);
+SPMV_LAUNCH_PROTO(csr_vector);
+SPMV_LAUNCH_PROTO(csr_adaptive);
+SPMV_LAUNCH_PROTO(ell);
+SPMV_LAUNCH_PROTO(ellr_t);
+SPMV_LAUNCH_PROTO(coo);
+SPMV_LAUNCH_PROTO(hyb);
+SPMV_LAUNCH_PROTO(dia);
+SPMV_LAUNCH_PROTO(jad);
+SPMV_LAUNCH_PROTO(sell);
+SPMV_LAUNCH_PROTO(csr_merge);
+SPMV_LAUNCH_PROTO(cusparse);
+
+/*
+ * cuSPARSE.  A handle bound to stream s (borrowed); *out is new, owned by
+ * the caller.  The version string is "12.6.3" style.
+ */
+int spmv_cusparse_handle_new(cudaStream_t s, struct spmv_cusparse_handle **out,
+                             struct spmv_error *err);
+struct spmv_cusparse_handle *
+spmv_cusparse_handle_free(struct spmv_cusparse_handle *h);
+int spmv_cusparse_version(char *buf, size_t n);
+
+/*
+ * The cusparse format's per-matrix state: descriptors, buffer and, for
+ * ALG1, cusparseSpMV_preprocess, built once for the resident CSR of m.
+ * Called by spmv_dev_matrix_new(); adds its buffer to m->bytes.
+ */
+int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
+                          struct spmv_cusparse_handle *h,
+                          struct spmv_error *err);
+void spmv_cusparse_release(struct spmv_dev_matrix *m);
+
+/* Threads-per-block values every kernel accepts: 32 .. 1024, multiple of 32. */
+#define SPMV_BS_MIN 32
+#define SPMV_BS_MAX 1024
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMV_KERNELS_H */
