@@ -62,6 +62,12 @@ static const char *show_token(const char *s, const char *end, char *buf)
   return buf;
 }
 
+/* The number of the input's last line (for errors at the end of input). */
+static int64_t last_line(const struct parser *ps)
+{
+  return ps->line - (ps->line > 1 && ps->p == ps->end && ps->end[-1] == '\n');
+}
+
 /* Skips blanks (space, tab, carriage return) within the current line. */
 static inline const char *skip_blanks(const char *p, const char *end)
 {
@@ -131,7 +137,7 @@ static inline int next_token(struct parser *ps, const char *wanted)
 }
 
 /* Describes a failed integer scan of `what` at ps->p. */
-static int bad_int(struct parser *ps, int rc, const char *what)
+static int bad_int(struct parser *ps, int rc, const char *what, int signed_ok)
 {
   char tok[TOKEN_MAX_SHOWN + 1];
 
@@ -139,7 +145,8 @@ static int bad_int(struct parser *ps, int rc, const char *what)
   if (rc == MMIO_SCAN_RANGE)
     return fail_at(ps, ps->line, SPMV_EPARSE, "%s '%s' overflows a 64-bit integer",
                    what, tok);
-  return fail_at(ps, ps->line, SPMV_EPARSE, "%s '%s' is not an integer", what, tok);
+  return fail_at(ps, ps->line, SPMV_EPARSE, "%s '%s' is not %s", what, tok,
+                 signed_ok ? "an integer" : "a non-negative integer");
 }
 
 /* Reads a 1-based index in [1, limit] into *out (0-based). */
@@ -150,7 +157,7 @@ static inline int read_index(struct parser *ps, int64_t limit, const char *what,
   int rc = mmio_scan_int(&ps->p, ps->end, 0, &v);
 
   if (rc != MMIO_SCAN_OK)
-    return bad_int(ps, rc, what);
+    return bad_int(ps, rc, what, 0);
   if (v < 1 || v > limit)
     return fail_at(ps, ps->line, SPMV_EPARSE, "%s %lld out of range [1, %lld]",
                    what, (long long)v, (long long)limit);
@@ -169,7 +176,7 @@ static inline int read_value(struct parser *ps, enum mm_field field, double *out
 
     rc = mmio_scan_int(&ps->p, ps->end, 1, &v);
     if (rc != MMIO_SCAN_OK)
-      return bad_int(ps, rc, "integer value");
+      return bad_int(ps, rc, "integer value", 1);
     *out = (double)v;
     return 0;
   }
@@ -286,7 +293,7 @@ static int parse_banner(struct parser *ps, struct spmv_mmio_info *info,
   memcpy(info->field, word[3], sizeof info->field);
   memcpy(info->symmetry, word[4], sizeof info->symmetry);
   ps->p = eol < ps->end ? eol + 1 : eol;
-  ps->line = 2;
+  ps->line = eol < ps->end ? 2 : 1;
   return 0;
 }
 
@@ -303,14 +310,14 @@ static int parse_size(struct parser *ps, enum mm_format format,
   int i, rc;
 
   if (!next_data_line(ps))
-    return fail_at(ps, ps->line, SPMV_EPARSE, "missing size line (expected '%s')",
+    return fail_at(ps, last_line(ps), SPMV_EPARSE, "missing size line (expected '%s')",
                    format == MM_COORDINATE ? "ROWS COLS ENTRIES" : "ROWS COLS");
   for (i = 0; i < n; i++) {
     if (i > 0 && (rc = next_token(ps, what[i])) != 0)
       return rc;
     rc = mmio_scan_int(&ps->p, ps->end, 0, &v[i]);
     if (rc != MMIO_SCAN_OK)
-      return bad_int(ps, rc, what[i]);
+      return bad_int(ps, rc, what[i], 0);
   }
   if (v[1] > INT32_MAX)
     return fail_at(ps, ps->line, SPMV_EPARSE, "column count %lld exceeds the 32-bit "
@@ -337,38 +344,36 @@ static int parse_size(struct parser *ps, enum mm_format format,
 }
 
 /*
- * Refuses a declared entry count that the rest of the input cannot hold,
- * each entry taking at least min_bytes (its newline included), so that a
- * bad size line never makes us allocate without limit.
+ * Returns how many entries the rest of the input can hold at most, each
+ * taking at least min_bytes (its newline included, except on the last
+ * line), capped at the declared count.  The arrays get one slot more than
+ * this bound, so a bad size line never makes us allocate beyond the file's
+ * size, and the parse still fails at the very line where entries run out.
  */
-static int check_room(struct parser *ps, int64_t entries, int64_t min_bytes)
+static int64_t room_for(const struct parser *ps, int64_t entries, int64_t min_bytes)
 {
-  int64_t left = (int64_t)(ps->end - ps->p);
+  int64_t fit = ((int64_t)(ps->end - ps->p) + 1) / min_bytes;
 
-  if (entries > (left + 1) / min_bytes)
-    return fail_at(ps, ps->line - 1, SPMV_EPARSE, "size line declares %lld entries "
-                   "but only %lld bytes follow (at least %lld per entry)",
-                   (long long)entries, (long long)left, (long long)min_bytes);
-  return 0;
+  return entries < fit ? entries : fit;
 }
 
 /* Reports the input ending after `got` of `want` entries. */
 static int too_few(struct parser *ps, int64_t got, int64_t want)
 {
-  return fail_at(ps, ps->line, SPMV_EPARSE, "file ends after %lld of the %lld "
+  return fail_at(ps, last_line(ps), SPMV_EPARSE, "file ends after %lld of the %lld "
                  "entries declared on the size line", (long long)got,
                  (long long)want);
 }
 
 /* Reads the coordinate entries "I J [VALUE]" into t. */
 static int parse_coordinate(struct parser *ps, enum mm_field field,
-                            const struct spmv_mmio_info *info,
+                            const struct spmv_mmio_info *info, int64_t cap,
                             struct spmv_mmio_triplets *t)
 {
   int64_t k;
   int rc;
 
-  for (k = 0; k < info->entries; k++) {
+  for (k = 0; k < info->entries && k <= cap; k++) {
     if (!next_data_line(ps))
       return too_few(ps, k, info->entries);
     if ((rc = read_index(ps, info->rows, "row index", &t->row[k])) != 0 ||
@@ -387,6 +392,8 @@ static int parse_coordinate(struct parser *ps, enum mm_field field,
     }
   }
   t->n = k;
+  if (k < info->entries)  /* cannot happen: the input holds fewer than cap + 1 */
+    return too_few(ps, k, info->entries);
   return 0;
 }
 
@@ -396,13 +403,13 @@ static int parse_coordinate(struct parser *ps, enum mm_field field,
  * j+1..n-1 for a skew-symmetric one (whose diagonal is zero and not stored).
  */
 static int parse_array(struct parser *ps, enum mm_field field, enum spmv_mmio_sym sym,
-                       const struct spmv_mmio_info *info,
+                       const struct spmv_mmio_info *info, int64_t cap,
                        struct spmv_mmio_triplets *t)
 {
   int64_t k, i = sym == SPMV_MMIO_SKEW ? 1 : 0, j = 0;
   int rc;
 
-  for (k = 0; k < info->entries; k++) {
+  for (k = 0; k < info->entries && k <= cap; k++) {
     if (!next_data_line(ps))
       return too_few(ps, k, info->entries);
     t->row[k] = (int32_t)i;
@@ -416,6 +423,8 @@ static int parse_array(struct parser *ps, enum mm_field field, enum spmv_mmio_sy
     }
   }
   t->n = k;
+  if (k < info->entries)  /* cannot happen: the input holds fewer than cap + 1 */
+    return too_few(ps, k, info->entries);
   return 0;
 }
 
@@ -453,6 +462,7 @@ int spmv_mmio_parse(const char *buf, size_t len, const char *name,
   enum mm_format format = MM_COORDINATE;
   enum mm_field field = MM_REAL;
   enum spmv_mmio_sym sym = SPMV_MMIO_GENERAL;
+  int64_t cap;
   int rc;
 
   memset(&inf, 0, sizeof inf);
@@ -470,23 +480,22 @@ int spmv_mmio_parse(const char *buf, size_t len, const char *name,
                           ps.name);
 
   if ((rc = parse_banner(&ps, &inf, &format, &field, &sym)) != 0 ||
-      (rc = parse_size(&ps, format, sym, &inf)) != 0 ||
-      (rc = check_room(&ps, inf.entries, format == MM_ARRAY ? 2 :
-                       field == MM_PATTERN ? 4 : 6)) != 0)
+      (rc = parse_size(&ps, format, sym, &inf)) != 0)
     goto out;
 
-  t.row = malloc(((size_t)inf.entries + 1) * sizeof *t.row);
-  t.col = malloc(((size_t)inf.entries + 1) * sizeof *t.col);
-  t.val = malloc(((size_t)inf.entries + 1) * sizeof *t.val);
+  cap = room_for(&ps, inf.entries, format == MM_ARRAY ? 2 : field == MM_PATTERN ? 4 : 6);
+  t.row = malloc(((size_t)cap + 1) * sizeof *t.row);
+  t.col = malloc(((size_t)cap + 1) * sizeof *t.col);
+  t.val = malloc(((size_t)cap + 1) * sizeof *t.val);
   if (t.row == NULL || t.col == NULL || t.val == NULL) {
     rc = spmv_error_set(err, SPMV_ENOMEM, "%s: out of memory for %lld entries",
-                        ps.name, (long long)inf.entries);
+                        ps.name, (long long)cap);
     goto out;
   }
   if (format == MM_COORDINATE)
-    rc = parse_coordinate(&ps, field, &inf, &t);
+    rc = parse_coordinate(&ps, field, &inf, cap, &t);
   else
-    rc = parse_array(&ps, field, sym, &inf, &t);
+    rc = parse_array(&ps, field, sym, &inf, cap, &t);
   if (rc != 0 || (rc = parse_tail(&ps, inf.entries)) != 0)
     goto out;
   rc = spmv_mmio_build_csr(&t, inf.rows, inf.cols, sym, ps.name, out,
