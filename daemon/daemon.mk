@@ -1,1 +1,38 @@
 # daemon/daemon.mk: spmvd front end, workers, config, units, and their tests.
+
+# Pieces shared by spmvd, spmvd-worker and the tests.
+noinst_LTLIBRARIES += daemon/libspmvdbase.la
+daemon_libspmvdbase_la_SOURCES = \
+	daemon/spmvd_log.c daemon/spmvd_log.h \
+	daemon/spmvd_config.c daemon/spmvd_config.h \
+	daemon/spmvd_shm.c daemon/spmvd_shm.h \
+	daemon/spmvd_ipc.c daemon/spmvd_ipc.h \
+	daemon/spmvd_registry.c daemon/spmvd_registry.h \
+	daemon/spmvd_backend.h
+daemon_libspmvdbase_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+daemon_libspmvdbase_la_LIBADD = daemon/libspmvdtune.la kernels/libspmvcore.la $(JANSSON_LIBS)
+
+# The front end.
+sbin_PROGRAMS += daemon/spmvd
+daemon_spmvd_SOURCES = \
+	daemon/spmvd_main.c \
+	daemon/spmvd_server.c daemon/spmvd_server.h \
+	daemon/spmvd_conn.c daemon/spmvd_conn.h \
+	daemon/spmvd_ops.c daemon/spmvd_ops.h \
+	daemon/spmvd_worker.c daemon/spmvd_worker.h
+daemon_spmvd_CPPFLAGS = $(AM_CPPFLAGS) $(UV_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
+	client/libspmvwire.la kernels/libspmvcore.la \
+	$(UV_LIBS) $(JANSSON_LIBS) $(SQLITE_LIBS)
+
+# The device worker: cpu always, cuda when configured with it.
+libexec_PROGRAMS += daemon/spmvd-worker
+daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c daemon/spmvd_backend_cpu.c
+daemon_spmvd_worker_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
+	kernels/libspmvcore.la $(JANSSON_LIBS) -lpthread -lm
+if HAVE_CUDA
+daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c
+daemon_spmvd_worker_CPPFLAGS += $(CUDA_CPPFLAGS)
+daemon_spmvd_worker_LDADD += kernels/libspmvkernels_cuda.a $(CUDA_LIBS)
+endif

@@ -1,0 +1,57 @@
+/* spmvd_config.h: spmvd.conf(5), "key = value" lines, and the defaults. */
+#ifndef SPMVD_CONFIG_H
+#define SPMVD_CONFIG_H
+
+#include <stdint.h>
+
+#include "spmv_error.h"
+#include "spmvd_log.h"
+
+/* Everything spmvd can be told; see spmvd.conf(5) for each key. */
+struct spmvd_config {
+  char socket_path[256];     /* socket: the listening Unix socket */
+  char db_path[512];         /* db: the SQLite tuning cache */
+  char lock_path[512];       /* lock: the lock file (default: socket + ".lock") */
+  char worker_path[512];     /* worker: the spmvd-worker program ("" = found) */
+  char backend[16];          /* backend: auto, cpu or cuda */
+  int device;                /* device: the device number of the worker */
+  int threads;               /* threads: cpu backend threads, 0 = all cores */
+  char strategy[16];         /* strategy: default tuning strategy */
+  enum spmvd_log_sink log_sink;   /* log: stderr or syslog */
+  enum spmvd_log_level log_level; /* log_level: error, warn, info, debug */
+  uint32_t max_json;         /* max_json_bytes */
+  uint64_t max_payload;      /* max_payload_bytes */
+  uint64_t max_conn_bytes;   /* max_connection_bytes: matrices + request of one connection */
+  int max_matrices_per_uid;  /* max_matrices_per_user */
+  int max_conns_per_uid;     /* max_connections_per_user */
+  int max_conns;             /* max_connections: all users together */
+  char admin_group[64];      /* admin_group: may forget and import ("" = root only) */
+  int socket_mode;           /* socket_mode: permissions of the socket (octal) */
+};
+
+/*
+ * Fills c with the defaults: the service paths under runstatedir and
+ * localstatedir for root, the user paths ($XDG_RUNTIME_DIR/spmvd.sock,
+ * $XDG_STATE_HOME/spmvd/cache.db) for anyone else.
+ */
+void spmvd_config_defaults(struct spmvd_config *c);
+
+/*
+ * Reads path into c, whose current values are kept for keys the file does
+ * not set.  On error c is unchanged and err names the file, line and key.
+ * Returns 0 or SPMV_ECONFIG.
+ */
+int spmvd_config_load(struct spmvd_config *c, const char *path,
+                      struct spmv_error *err);
+
+/*
+ * Applies one "key = value" setting to c (used by the file reader and by
+ * command-line options).  Returns 0 or SPMV_ECONFIG with a message.
+ */
+int spmvd_config_set(struct spmvd_config *c, const char *key,
+                     const char *value, struct spmv_error *err);
+
+/* Parses "123", "64K", "16M", "4G" into bytes; returns 0 or -1. */
+int spmvd_config_parse_size(const char *s, uint64_t *out);
+
+#endif /* SPMVD_CONFIG_H */

@@ -1,0 +1,377 @@
+/* spmvd_conn.c: one client connection: credentials, frames in, replies out. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "spmvd_conn.h"
+#include "spmvd_log.h"
+#include "spmvd_ops.h"
+#include "spmvd_server.h"
+
+/*
+ * Frames are read part by part straight into their final place: the
+ * header into hdr, the JSON into a buffer of exactly json_len bytes, the
+ * payload into shared memory that the worker maps.  alloc_cb never offers
+ * more than what is left of the current part, so no byte of the next frame
+ * is ever read early and lengths are exact.  Every length is checked
+ * against the limits before its buffer exists.
+ */
+
+struct write_req {
+  uv_write_t req;
+  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
+  char *json;
+  struct spmvd_shm shm;
+  struct spmvd_conn *conn;
+};
+
+static char discard_buf[65536];
+
+static void on_closed(uv_handle_t *h)
+{
+  struct spmvd_conn *c = h->data;
+  spmvd_conn_unref(c);
+}
+
+/* Takes a reference. */
+void spmvd_conn_ref(struct spmvd_conn *c)
+{
+  c->refs++;
+}
+
+/* Drops a reference; the last one frees the connection. */
+void spmvd_conn_unref(struct spmvd_conn *c)
+{
+  if (--c->refs > 0)
+    return;
+  free(c->json);
+  json_decref(c->req);
+  spmvd_shm_close(&c->payload);
+  free(c);
+}
+
+/* Closes the connection. */
+void spmvd_conn_close(struct spmvd_conn *c)
+{
+  if (c->closing)
+    return;
+  c->closing = 1;
+  spmvd_server_conn_closed(c->srv, c);
+  c->mem -= c->payload_mem;
+  c->payload_mem = 0;
+  spmvd_shm_close(&c->payload);
+  uv_close((uv_handle_t *)&c->pipe, on_closed);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+  struct write_req *w = (struct write_req *)req;
+  struct spmvd_conn *c = w->conn;
+
+  free(w->json);
+  spmvd_shm_close(&w->shm);
+  free(w);
+  c->writes--;
+  if (status < 0 && !c->closing)
+    spmvd_log_debug("connection of pid %ld: write failed: %s", (long)c->pid,
+                    uv_strerror(status));
+  if ((status < 0 || (c->close_after_write && c->writes == 0)) && !c->closing)
+    spmvd_conn_close(c);
+  spmvd_conn_unref(c);
+}
+
+/* Sends a frame: msg borrowed, payload stolen. */
+void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
+                     struct spmvd_shm *payload, size_t off, size_t len)
+{
+  struct write_req *w = calloc(1, sizeof *w);
+  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
+  size_t jlen = 0;
+  uv_buf_t bufs[3];
+  int n = 0;
+
+  if (!w || c->closing || !(w->json = spmv_wire_json_dump(msg, &jlen))) {
+    if (payload)
+      spmvd_shm_close(payload);
+    free(w);
+    if (!c->closing) {
+      spmvd_log_error("out of memory writing a reply; closing the connection");
+      spmvd_conn_close(c);
+    }
+    return;
+  }
+  spmvd_shm_init(&w->shm);
+  if (payload) {
+    w->shm = *payload;
+    spmvd_shm_init(payload);
+  }
+  h.json_len = (uint32_t)jlen;
+  h.payload_len = len;
+  spmv_wire_header_encode(&h, w->hdr);
+  w->conn = c;
+  bufs[n++] = uv_buf_init((char *)w->hdr, SPMV_WIRE_HEADER_SIZE);
+  bufs[n++] = uv_buf_init(w->json, (unsigned)jlen);
+  if (len)
+    bufs[n++] = uv_buf_init((char *)w->shm.addr + off, (unsigned)len);
+  spmvd_conn_ref(c);
+  c->writes++;
+  int rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, bufs, (unsigned)n,
+                    on_written);
+  if (rc < 0) {
+    c->writes--;
+    free(w->json);
+    spmvd_shm_close(&w->shm);
+    free(w);
+    spmvd_conn_close(c);
+    spmvd_conn_unref(c);
+  }
+}
+
+/* Sends {id, ok:false, error:{code, message}}. */
+void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,
+                           const struct spmv_error *err)
+{
+  json_t *msg = json_pack("{sI sb s{ss ss}}", "id", (json_int_t)id, "ok", 0,
+                          "error", "code", spmv_err_name(err->code), "message",
+                          err->msg);
+  spmvd_log_debug("pid %ld request %lld: %s: %s", (long)c->pid, (long long)id,
+                  spmv_err_name(err->code), err->msg);
+  if (msg)
+    spmvd_conn_send(c, msg, NULL, 0, 0);
+  json_decref(msg);
+}
+
+/* A frame the stream cannot continue after: answer, then close. */
+static void fatal(struct spmvd_conn *c, const struct spmv_error *err)
+{
+  uv_read_stop((uv_stream_t *)&c->pipe);
+  c->rstate = SPMVD_READ_BUSY;
+  c->close_after_write = 1;
+  spmvd_conn_send_error(c, -1, err);
+  if (c->writes == 0 && !c->closing)
+    spmvd_conn_close(c);
+}
+
+static void next_frame(struct spmvd_conn *c)
+{
+  c->rstate = SPMVD_READ_HEADER;
+  c->got = 0;
+  free(c->json);
+  c->json = NULL;
+  json_decref(c->req);
+  c->req = NULL;
+}
+
+/* Ends the current request: reading resumes with the next frame. */
+void spmvd_conn_done(struct spmvd_conn *c)
+{
+  if (c->closing)
+    return;
+  c->mem -= c->payload_mem;
+  c->payload_mem = 0;
+  spmvd_shm_close(&c->payload);
+  next_frame(c);
+  if (!c->close_after_write)
+    spmvd_conn_start(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+  struct spmvd_conn *c = h->data;
+  uint64_t left;
+
+  switch (c->rstate) {
+  case SPMVD_READ_HEADER:
+    *buf = uv_buf_init((char *)c->hdr + c->got,
+                       (unsigned)(SPMV_WIRE_HEADER_SIZE - c->got));
+    return;
+  case SPMVD_READ_JSON:
+    *buf = uv_buf_init(c->json + c->got, (unsigned)(c->h.json_len - c->got));
+    return;
+  case SPMVD_READ_PAYLOAD:
+    left = c->h.payload_len - c->got;
+    *buf = uv_buf_init((char *)c->payload.addr + c->got,
+                       (unsigned)(left > (1u << 30) ? (1u << 30) : left));
+    return;
+  case SPMVD_READ_DISCARD:
+    left = c->discard_left;
+    *buf = uv_buf_init(discard_buf, (unsigned)(left > sizeof discard_buf
+                                                    ? sizeof discard_buf : left));
+    return;
+  default:
+    *buf = uv_buf_init(NULL, 0);
+  }
+}
+
+static void dispatch(struct spmvd_conn *c)
+{
+  json_t *req = c->req;
+
+  uv_read_stop((uv_stream_t *)&c->pipe);
+  c->rstate = SPMVD_READ_BUSY;
+  c->req = NULL;
+  free(c->json);
+  c->json = NULL;
+  spmvd_ops_run(c, req, c->req_id, &c->payload);
+  json_decref(req);
+}
+
+static void json_done(struct spmvd_conn *c)
+{
+  struct spmv_wire_limits lim;
+  struct spmv_error err;
+  size_t shm_size = 0;
+  json_t *id;
+
+  spmvd_server_wire_limits(c->srv, &lim);
+  c->req = spmv_wire_json_parse(c->json, c->h.json_len, &lim, &err);
+  if (!c->req) {
+    fatal(c, &err);
+    return;
+  }
+  id = json_object_get(c->req, "id");
+  c->req_id = json_is_integer(id) && json_integer_value(id) >= 0
+                  ? json_integer_value(id) : -1;
+  int rc = c->req_id < 0
+               ? spmv_error_set(&err, SPMV_EPROTO,
+                                "request has no \"id\" (an integer >= 0)")
+               : spmvd_ops_begin(c, c->req, c->h.payload_len, &shm_size, &err);
+  if (rc < 0) {
+    spmvd_conn_send_error(c, c->req_id, &err);
+    json_decref(c->req);
+    c->req = NULL;
+    if (c->h.payload_len) {
+      c->rstate = SPMVD_READ_DISCARD;
+      c->discard_left = c->h.payload_len;
+    } else {
+      next_frame(c);
+    }
+    return;
+  }
+  if (c->h.payload_len == 0 && shm_size == 0) {
+    dispatch(c);
+    return;
+  }
+  rc = spmvd_shm_open(&c->payload, "spmvd-payload", shm_size, &err);
+  if (rc < 0) {
+    spmvd_conn_send_error(c, c->req_id, &err);
+    json_decref(c->req);
+    c->req = NULL;
+    c->rstate = SPMVD_READ_DISCARD;
+    c->discard_left = c->h.payload_len;
+    if (!c->discard_left)
+      next_frame(c);
+    return;
+  }
+  c->mem += shm_size;
+  c->payload_mem = shm_size;
+  c->got = 0;
+  c->rstate = SPMVD_READ_PAYLOAD;
+  if (c->h.payload_len == 0)
+    dispatch(c);
+}
+
+static void header_done(struct spmvd_conn *c)
+{
+  struct spmv_wire_limits lim;
+  struct spmv_error err;
+
+  spmvd_server_wire_limits(c->srv, &lim);
+  if (spmv_wire_header_decode(c->hdr, &lim, &c->h, &err) < 0) {
+    fatal(c, &err);
+    return;
+  }
+  c->json = malloc(c->h.json_len + 1u);
+  if (!c->json) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory for %u bytes of JSON",
+                   c->h.json_len);
+    fatal(c, &err);
+    return;
+  }
+  c->got = 0;
+  c->rstate = SPMVD_READ_JSON;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+  struct spmvd_conn *c = s->data;
+
+  if (nread == 0 || c->closing)
+    return;
+  if (nread < 0) {
+    if (c->rstate != SPMVD_READ_HEADER || c->got)
+      spmvd_log_info("pid %ld (uid %ld) disconnected in the middle of a "
+                     "frame", (long)c->pid, (long)c->uid);
+    spmvd_conn_close(c);
+    return;
+  }
+  c->got += (uint64_t)nread;
+  switch (c->rstate) {
+  case SPMVD_READ_HEADER:
+    if (c->got == SPMV_WIRE_HEADER_SIZE)
+      header_done(c);
+    break;
+  case SPMVD_READ_JSON:
+    if (c->got == c->h.json_len)
+      json_done(c);
+    break;
+  case SPMVD_READ_PAYLOAD:
+    if (c->got == c->h.payload_len)
+      dispatch(c);
+    break;
+  case SPMVD_READ_DISCARD:
+    c->got -= (uint64_t)nread;
+    c->discard_left -= (uint64_t)nread;
+    if (c->discard_left == 0)
+      next_frame(c);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Starts reading frames. */
+void spmvd_conn_start(struct spmvd_conn *c)
+{
+  if (c->closing)
+    return;
+  if (c->rstate == SPMVD_READ_BUSY)
+    next_frame(c);
+  uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
+}
+
+/* Accepts a connection on listener and reads its peer's credentials. */
+int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
+                      struct spmvd_conn **out)
+{
+  struct spmvd_conn *c = calloc(1, sizeof *c);
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  uv_os_fd_t fd;
+  int rc;
+
+  if (!c)
+    return UV_ENOMEM;
+  uv_pipe_init(listener->loop, &c->pipe, 0);
+  c->pipe.data = c;
+  c->srv = srv;
+  c->refs = 1;
+  spmvd_shm_init(&c->payload);
+  rc = uv_accept(listener, (uv_stream_t *)&c->pipe);
+  if (rc == 0 && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+    rc = -errno;
+  if (rc < 0) {
+    c->closing = 1;
+    uv_close((uv_handle_t *)&c->pipe, on_closed);
+    return rc;
+  }
+  c->uid = cred.uid;
+  c->gid = cred.gid;
+  c->pid = cred.pid;
+  *out = c;
+  return 0;
+}

@@ -1,0 +1,89 @@
+/* spmvd_conn.h: one client connection: credentials, frames in, replies out. */
+#ifndef SPMVD_CONN_H
+#define SPMVD_CONN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "spmv_error.h"
+#include "spmv_wire.h"
+#include "spmvd_shm.h"
+
+struct spmvd_server;
+
+/* Where the reader is in the current frame. */
+enum spmvd_conn_read {
+  SPMVD_READ_HEADER,
+  SPMVD_READ_JSON,
+  SPMVD_READ_PAYLOAD,
+  SPMVD_READ_DISCARD,  /* skipping a refused request's payload */
+  SPMVD_READ_BUSY      /* a request is being served: reading paused */
+};
+
+/*
+ * A connection.  The pipe is embedded (libuv style) and the struct is freed
+ * in the close callback once no request holds a reference.  Requests are
+ * served one at a time: reading pauses from a complete frame until its
+ * reply (spmvd_conn_done).
+ */
+struct spmvd_conn {
+  uv_pipe_t pipe;
+  struct spmvd_server *srv;     /* borrowed */
+  uid_t uid;                    /* peer credentials read on accept */
+  gid_t gid;
+  pid_t pid;
+  int hello;                    /* hello answered */
+  int refs;                     /* 1 while open + 1 per request in flight */
+  int closing;
+  int close_after_write;        /* a fatal frame error: close once flushed */
+  int writes;                   /* writes in flight */
+  enum spmvd_conn_read rstate;
+  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
+  uint64_t got;                 /* bytes of the current part read */
+  struct spmv_wire_header h;
+  char *json;                   /* h.json_len bytes */
+  json_t *req;                  /* the parsed request being read */
+  int64_t req_id;
+  struct spmvd_shm payload;     /* the request's payload, mapped */
+  uint64_t discard_left;
+  uint64_t mem;                 /* host copies of its matrices + payload */
+  uint64_t payload_mem;         /* the current request's share of mem */
+  int nmatrices;
+  struct spmvd_conn *prev, *next; /* the server's list */
+};
+
+/* Accepts a connection on listener into a new conn owned by srv's list;
+ * returns 0 or a negative libuv code. */
+int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
+                      struct spmvd_conn **out);
+
+/* Starts reading frames. */
+void spmvd_conn_start(struct spmvd_conn *c);
+
+/*
+ * Sends a frame: msg borrowed; payload (may be NULL) is stolen, and the
+ * len bytes at off within it are sent after the JSON.
+ */
+void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
+                     struct spmvd_shm *payload, size_t off, size_t len);
+
+/* Sends {id, ok:false, error:{code, message}}. */
+void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,
+                           const struct spmv_error *err);
+
+/* Ends the current request: reading resumes with the next frame.  The
+ * request's payload (in c->payload unless an op took it) is released. */
+void spmvd_conn_done(struct spmvd_conn *c);
+
+/* Takes a reference (a request in flight keeps the struct alive). */
+void spmvd_conn_ref(struct spmvd_conn *c);
+/* Drops a reference; the last one after close frees the connection. */
+void spmvd_conn_unref(struct spmvd_conn *c);
+
+/* Closes the connection (its matrices are freed by the server). */
+void spmvd_conn_close(struct spmvd_conn *c);
+
+#endif /* SPMVD_CONN_H */

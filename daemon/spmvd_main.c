@@ -1,0 +1,194 @@
+/* spmvd_main.c: spmvd(8): options, configuration, daemonising, the loop. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "spmvd_config.h"
+#include "spmvd_log.h"
+#include "spmvd_server.h"
+
+#ifndef SPMV_SYSCONFDIR
+#define SPMV_SYSCONFDIR "/etc"
+#endif
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: spmvd [--foreground] [--socket PATH] [--db PATH] [--config FILE]\n"
+          "             [--log stderr|syslog] [--log-level LEVEL]\n"
+          "             [--backend auto|cpu|cuda] [--device N] [--help] [--version]\n"
+          "\n"
+          "The sparse matrix-vector product service; see spmvd(8).\n"
+          "  -f, --foreground     stay in the foreground (logs to stderr)\n"
+          "  -s, --socket PATH    listen on PATH\n"
+          "  -d, --db PATH        the tuning cache (SQLite)\n"
+          "  -c, --config FILE    read spmvd.conf(5) FILE\n"
+          "  -l, --log SINK       stderr or syslog\n"
+          "  -L, --log-level LEVEL  error, warn, info or debug\n"
+          "  -b, --backend NAME   auto, cpu or cuda\n"
+          "  -D, --device N       the device the worker drives\n"
+          "  -h, --help           this help\n"
+          "  -V, --version        the version\n");
+}
+
+/* Detaches; the parent waits on a pipe for the child's start-up verdict. */
+static int daemonize(int *report_fd)
+{
+  int p[2];
+  pid_t pid;
+  char buf[512];
+  ssize_t n;
+
+  if (pipe(p) < 0)
+    return -1;
+  pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid > 0) {
+    close(p[1]);
+    n = read(p[0], buf, sizeof buf - 1);
+    if (n > 0 && buf[0] == '+')
+      _exit(0);
+    buf[n > 0 ? n : 0] = '\0';
+    fprintf(stderr, "spmvd: %s\n", n > 0 ? buf + 1 : "failed to start");
+    _exit(1);
+  }
+  close(p[0]);
+  setsid();
+  if (fork() > 0)
+    _exit(0);
+  int null = open("/dev/null", O_RDWR);
+  if (null >= 0) {
+    dup2(null, 0);
+    dup2(null, 1);
+    if (null > 2)
+      close(null);
+  }
+  *report_fd = p[1];
+  return 0;
+}
+
+static void report(int fd, const char *msg)
+{
+  char buf[512];
+  int n;
+
+  if (fd < 0)
+    return;
+  n = snprintf(buf, sizeof buf, "%c%s", msg ? '-' : '+', msg ? msg : "");
+  if (write(fd, buf, (size_t)n) < 0)
+    spmvd_log_warn("cannot report the start-up to the parent");
+  close(fd);
+}
+
+/* spmvd: reads options and configuration, then serves until SIGTERM. */
+int main(int argc, char **argv)
+{
+  static const struct option lopts[] = {
+    {"foreground", no_argument, NULL, 'f'},
+    {"socket", required_argument, NULL, 's'},
+    {"db", required_argument, NULL, 'd'},
+    {"config", required_argument, NULL, 'c'},
+    {"log", required_argument, NULL, 'l'},
+    {"log-level", required_argument, NULL, 'L'},
+    {"backend", required_argument, NULL, 'b'},
+    {"device", required_argument, NULL, 'D'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+  };
+  static struct spmvd_server srv;
+  struct spmvd_config ovr;
+  struct spmv_error err;
+  const char *keys[8], *vals[8];
+  int nset = 0, foreground = 0, log_given = 0, report_fd = -1, c, rc;
+  uv_loop_t loop;
+
+  spmvd_config_defaults(&srv.cfg);
+  memset(&ovr, 0, sizeof ovr);
+  while ((c = getopt_long(argc, argv, "fs:d:c:l:L:b:D:hV", lopts, NULL)) != -1) {
+    switch (c) {
+    case 'f': foreground = 1; break;
+    case 's': keys[nset] = "socket"; vals[nset++] = optarg; break;
+    case 'd': keys[nset] = "db"; vals[nset++] = optarg; break;
+    case 'c':
+      snprintf(srv.config_path, sizeof srv.config_path, "%s", optarg);
+      break;
+    case 'l': keys[nset] = "log"; vals[nset++] = optarg; log_given = 1; break;
+    case 'L': keys[nset] = "log_level"; vals[nset++] = optarg; break;
+    case 'b': keys[nset] = "backend"; vals[nset++] = optarg; break;
+    case 'D': keys[nset] = "device"; vals[nset++] = optarg; break;
+    case 'h': usage(stdout); return 0;
+    case 'V': printf("spmvd %s (protocol 1)\n", PACKAGE_VERSION); return 0;
+    default: usage(stderr); return 2;
+    }
+    if (nset == 8) {
+      fprintf(stderr, "spmvd: too many options\n");
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "spmvd: unexpected argument '%s'\n", argv[optind]);
+    usage(stderr);
+    return 2;
+  }
+  if (!*srv.config_path && geteuid() == 0) {
+    struct stat st;
+    snprintf(srv.config_path, sizeof srv.config_path, "%s/spmvd.conf",
+             SPMV_SYSCONFDIR);
+    if (stat(srv.config_path, &st) < 0)
+      srv.config_path[0] = '\0';
+  }
+  if (*srv.config_path && spmvd_config_load(&srv.cfg, srv.config_path, &err) < 0) {
+    fprintf(stderr, "spmvd: %s\n", err.msg);
+    return 1;
+  }
+  if (!foreground && !log_given)
+    srv.cfg.log_sink = SPMVD_LOG_SYSLOG;
+  for (int i = 0; i < nset; i++) {
+    if (spmvd_config_set(&srv.cfg, keys[i], vals[i], &err) < 0) {
+      fprintf(stderr, "spmvd: --%s: %s\n", keys[i], err.msg);
+      return 2;
+    }
+  }
+  if (log_given)
+    srv.override_mask |= SPMVD_OVR_LOG;
+  if (!foreground && daemonize(&report_fd) < 0) {
+    fprintf(stderr, "spmvd: cannot detach: %s\n", strerror(errno));
+    return 1;
+  }
+  spmvd_log_open("spmvd", srv.cfg.log_sink, srv.cfg.log_level);
+  signal(SIGPIPE, SIG_IGN);
+  uv_loop_init(&loop);
+  rc = spmvd_server_open(&srv, &loop, &err);
+  if (rc < 0) {
+    spmvd_log_error("%s", err.msg);
+    if (foreground || srv.cfg.log_sink != SPMVD_LOG_STDERR)
+      fprintf(stderr, "spmvd: %s\n", err.msg);
+    report(report_fd, err.msg);
+    spmvd_server_stop(&srv);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    spmvd_server_close(&srv);
+    uv_loop_close(&loop);
+    return 1;
+  }
+  report(report_fd, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  spmvd_server_close(&srv);
+  rc = uv_loop_close(&loop);
+  if (rc != 0)
+    spmvd_log_warn("the loop closed with handles left: %s", uv_strerror(rc));
+  spmvd_log_info("stopped");
+  spmvd_log_close();
+  return srv.exit_code;
+}

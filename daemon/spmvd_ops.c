@@ -1,0 +1,1097 @@
+/* spmvd_ops.c: the protocol's operations (PROTOCOL.md), served for a connection. */
+#include "config.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmvd_cache.h"
+#include "spmvd_conn.h"
+#include "spmvd_ipc.h"
+#include "spmvd_log.h"
+#include "spmvd_ops.h"
+#include "spmvd_server.h"
+#include "spmvd_worker.h"
+
+/*
+ * Slow work goes to the worker: every op that needs it sends one worker
+ * request whose callback continues the op, holding a reference on the
+ * connection.  A callback first looks its matrix up again by handle: the
+ * connection may have closed (freeing its matrices) meanwhile.
+ *
+ * A load runs:  worker load (validate, convert, profile, fingerprint)
+ *   -> cache lookup -> hit:  worker prepare with a check against the
+ *                            reference (first use after load);
+ *                            a wrong result quarantines it and retunes
+ *                   -> miss: worker tune (progress events relayed)
+ *   -> reply.
+ */
+
+#define MAX_BATCH 4096
+
+struct op {
+  struct spmvd_conn *c;        /* referenced */
+  struct spmvd_server *srv;
+  int64_t id;
+  int64_t handle;
+  char name[16];               /* "load", "tune", ... */
+  enum spmvd_strategy strategy;
+  int verify;
+  struct spmvd_shm vec;        /* multiply: the vectors, taken from the conn */
+  size_t y_off, y_len;
+  int nvec;
+  char reason[256];
+};
+
+static struct op *op_new(struct spmvd_conn *c, int64_t id, const char *name)
+{
+  struct op *o = calloc(1, sizeof *o);
+  if (!o)
+    return NULL;
+  o->c = c;
+  o->srv = c->srv;
+  o->id = id;
+  snprintf(o->name, sizeof o->name, "%s", name);
+  spmvd_shm_init(&o->vec);
+  spmvd_conn_ref(c);
+  return o;
+}
+
+/* Ends an op: the connection reads its next request. */
+static void op_end(struct op *o)
+{
+  struct spmvd_server *srv = o->srv;
+  spmvd_shm_close(&o->vec);
+  spmvd_conn_done(o->c);
+  spmvd_conn_unref(o->c);
+  free(o);
+  spmvd_server_maybe_finish(srv);
+}
+
+static void op_fail(struct op *o, const struct spmv_error *err)
+{
+  if (!o->c->closing)
+    spmvd_conn_send_error(o->c, o->id, err);
+  op_end(o);
+}
+
+static void reply(struct spmvd_conn *c, int64_t id, json_t *msg)
+{
+  if (!msg) {
+    struct spmv_error err;
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory building the reply");
+    spmvd_conn_send_error(c, id, &err);
+    return;
+  }
+  json_object_set_new(msg, "id", json_integer(id));
+  json_object_set_new(msg, "ok", json_true());
+  spmvd_conn_send(c, msg, NULL, 0, 0);
+  json_decref(msg);
+}
+
+static int parse_dtype(const char *s, enum spmv_dtype *dt)
+{
+  if (s && strcmp(s, "f32") == 0)
+    *dt = SPMV_F32;
+  else if (s && strcmp(s, "f64") == 0)
+    *dt = SPMV_F64;
+  else
+    return -1;
+  return 0;
+}
+
+static int get_int(json_t *req, const char *key, int64_t *out,
+                   struct spmv_error *err)
+{
+  json_t *v = json_object_get(req, key);
+  if (!json_is_integer(v))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"%s\" is missing or not an integer", key);
+  *out = json_integer_value(v);
+  return 0;
+}
+
+static int get_number(json_t *req, const char *key, double *out,
+                      struct spmv_error *err)
+{
+  json_t *v = json_object_get(req, key);
+  if (!json_is_number(v))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"%s\" is missing or not a number", key);
+  *out = json_number_value(v);
+  return 0;
+}
+
+static int get_matrix(struct spmvd_conn *c, json_t *req,
+                      struct spmvd_matrix **out, struct spmv_error *err)
+{
+  int64_t h = 0;
+  int rc = get_int(req, "handle", &h, err);
+  if (rc < 0)
+    return rc;
+  *out = spmvd_registry_get(&c->srv->reg, h, c->uid);
+  if (!*out)
+    return spmv_error_set(err, SPMV_ENOENT, "no matrix with handle %lld",
+                          (long long)h);
+  return 0;
+}
+
+static int check_mem(struct spmvd_conn *c, uint64_t more,
+                     struct spmv_error *err)
+{
+  uint64_t lim = c->srv->cfg.max_conn_bytes;
+  if (more > lim || c->mem > lim - more)
+    return spmv_error_set(err, SPMV_ELIMIT,
+                          "max_connection_bytes (%llu) exceeded: this "
+                          "connection holds %llu bytes and needs %llu more",
+                          (unsigned long long)lim,
+                          (unsigned long long)c->mem,
+                          (unsigned long long)more);
+  return 0;
+}
+
+static int strategy_of(struct spmvd_server *srv, json_t *req,
+                       enum spmvd_strategy *s, struct spmv_error *err)
+{
+  json_t *v = json_object_get(req, "strategy");
+  const char *name = srv->cfg.strategy;
+
+  if (v && !json_is_string(v))
+    return spmv_error_set(err, SPMV_EPROTO, "field \"strategy\" is not a string");
+  if (v)
+    name = json_string_value(v);
+  if (spmvd_strategy_parse(name, s, NULL) < 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "unknown strategy '%s' (auto, model, predict, "
+                          "trial, exhaustive)", name);
+  return 0;
+}
+
+/* --- begin: fields that size the payload, limits before allocation --- */
+
+static int begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
+                      size_t *shm, struct spmv_error *err)
+{
+  struct spmvd_server *srv = c->srv;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  const char *dts = json_string_value(json_object_get(req, "dtype"));
+  const char *index = json_string_value(json_object_get(req, "index"));
+  json_t *name = json_object_get(req, "name");
+  enum spmv_dtype dt;
+  enum spmvd_strategy s;
+  struct spmvd_shm_csr l;
+  int rc;
+
+  if ((rc = get_int(req, "rows", &rows, err)) < 0 ||
+      (rc = get_int(req, "cols", &cols, err)) < 0 ||
+      (rc = get_int(req, "nnz", &nnz, err)) < 0 ||
+      (rc = strategy_of(srv, req, &s, err)) < 0)
+    return rc;
+  if (parse_dtype(dts, &dt) < 0)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"dtype\" must be \"f32\" or \"f64\"");
+  if (!index || (strcmp(index, "i32") && strcmp(index, "i64")))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"index\" must be \"i32\" or \"i64\"");
+  if (name && !json_is_string(name))
+    return spmv_error_set(err, SPMV_EPROTO, "field \"name\" is not a string");
+  if (rows < 0 || cols < 0 || nnz < 0)
+    return spmv_error_set(err, SPMV_ECSR,
+                          "negative dimension: rows %lld, cols %lld, nnz %lld",
+                          (long long)rows, (long long)cols, (long long)nnz);
+  if (rows > INT32_MAX || cols > INT32_MAX)
+    return spmv_error_set(err, SPMV_ETOOBIG,
+                          "%lld x %lld: rows and cols must be below 2^31",
+                          (long long)rows, (long long)cols);
+  if (nnz > ((int64_t)1 << 40))
+    return spmv_error_set(err, SPMV_ETOOBIG, "nnz %lld is over 2^40",
+                          (long long)nnz);
+  uint64_t iw = strcmp(index, "i32") == 0 ? 4 : 8;
+  uint64_t want = (uint64_t)(rows + 1) * iw + (uint64_t)nnz * 4 +
+                  (uint64_t)nnz * spmv_dtype_size(dt);
+  if (plen != want)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "payload is %llu bytes, but %lld rows, %lld "
+                          "nonzeros (%s, %s) need %llu",
+                          (unsigned long long)plen, (long long)rows,
+                          (long long)nnz, index, dts, (unsigned long long)want);
+  if (spmvd_registry_count_uid(&srv->reg, c->uid) >=
+      srv->cfg.max_matrices_per_uid)
+    return spmv_error_set(err, SPMV_ELIMIT,
+                          "max_matrices_per_user (%d) reached for uid %ld",
+                          srv->cfg.max_matrices_per_uid, (long)c->uid);
+  spmvd_shm_csr_layout(rows, nnz, &l);
+  if ((rc = check_mem(c, plen + l.size, err)) < 0)
+    return rc;
+  *shm = (size_t)plen;
+  return 0;
+}
+
+static int begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
+                          uint64_t plen, size_t *shm, struct spmv_error *err)
+{
+  struct spmvd_matrix *m;
+  double alpha = 0, beta = 0;
+  int64_t k = 1;
+  int rc;
+
+  if ((rc = get_matrix(c, req, &m, err)) < 0 ||
+      (rc = get_number(req, "alpha", &alpha, err)) < 0 ||
+      (rc = get_number(req, "beta", &beta, err)) < 0 ||
+      (batch && (rc = get_int(req, "k", &k, err)) < 0))
+    return rc;
+  if (k < 1 || k > MAX_BATCH)
+    return spmv_error_set(err, SPMV_EINVAL, "k is %lld, must be in [1, %d]",
+                          (long long)k, MAX_BATCH);
+  if (m->state != SPMVD_MATRIX_READY)
+    return spmv_error_set(err, SPMV_EBUSY, "matrix %lld is still being loaded",
+                          (long long)m->handle);
+  uint64_t es = spmv_dtype_size(m->dtype);
+  uint64_t xb = (uint64_t)k * (uint64_t)m->cols * es;
+  uint64_t yb = (uint64_t)k * (uint64_t)m->rows * es;
+  uint64_t want = xb + (beta != 0 ? yb : 0);
+  if (plen != want)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "payload is %llu bytes, but %lld x (%lld cols%s) "
+                          "of %s need %llu",
+                          (unsigned long long)plen, (long long)k,
+                          (long long)m->cols, beta != 0 ? " + rows" : "",
+                          spmv_dtype_name(m->dtype), (unsigned long long)want);
+  if ((rc = check_mem(c, xb + yb, err)) < 0)
+    return rc;
+  *shm = (size_t)(xb + yb);
+  return 0;
+}
+
+/* Checks a request before its payload is read. */
+int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
+                    size_t *shm_size, struct spmv_error *err)
+{
+  const char *op = json_string_value(json_object_get(req, "op"));
+
+  *shm_size = 0;
+  if (!op)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "request has no \"op\" (a string)");
+  if (!c->hello && strcmp(op, "hello") != 0)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "'%s' before 'hello': hello must be the first "
+                          "request", op);
+  if (c->srv->stopping)
+    return spmv_error_set(err, SPMV_EBUSY, "spmvd is shutting down");
+  if (strcmp(op, "load") == 0)
+    return begin_load(c, req, payload_len, shm_size, err);
+  if (strcmp(op, "multiply") == 0)
+    return begin_multiply(c, req, 0, payload_len, shm_size, err);
+  if (strcmp(op, "multiply-batch") == 0)
+    return begin_multiply(c, req, 1, payload_len, shm_size, err);
+  static const char *const known[] = {"hello", "info", "list", "free", "tune",
+                                      "bench", "status", "forget", "import",
+                                      NULL};
+  for (const char *const *k = known; *k; k++) {
+    if (strcmp(op, *k) != 0)
+      continue;
+    if (payload_len)
+      return spmv_error_set(err, SPMV_EPROTO,
+                            "'%s' takes no payload, got %llu bytes", op,
+                            (unsigned long long)payload_len);
+    return 0;
+  }
+  return spmv_error_set(err, SPMV_EPROTO, "unknown operation '%s'", op);
+}
+
+/* --- replies describing a decision --- */
+
+static json_t *config_json(const struct spmv_config *cfg, const char *text)
+{
+  return json_pack("{ss si si si si ss}", "format",
+                   spmv_format_name(cfg->format), "bs", cfg->bs, "tpr",
+                   cfg->tpr, "param", cfg->param, "param2", cfg->param2,
+                   "text", text);
+}
+
+static json_t *decision_reply(const struct spmvd_matrix *m)
+{
+  json_t *r = json_pack("{sI ss ss so sf sf sf ss sf}", "handle",
+                        (json_int_t)m->handle, "fingerprint", m->fingerprint,
+                        "source", m->source, "config",
+                        config_json(&m->cfg, m->cfg_text), "time_us",
+                        m->time_us, "gflops", m->gflops, "gbps", m->gbps,
+                        "strategy", spmvd_strategy_name(m->strategy),
+                        "tuning_cost_spmv", m->cost_spmv);
+  if (r && strcmp(m->source, "tuned") == 0)
+    json_object_set_new(r, "reason", json_string(m->reason));
+  return r;
+}
+
+static void set_config(struct spmvd_matrix *m, const struct spmv_config *cfg)
+{
+  m->cfg = *cfg;
+  spmv_config_format(cfg, m->cfg_text, sizeof m->cfg_text);
+}
+
+/* Looks the op's matrix up again; NULL when it or its connection is gone. */
+static struct spmvd_matrix *op_matrix(struct op *o)
+{
+  if (o->c->closing)
+    return NULL;
+  return spmvd_registry_find(&o->srv->reg, o->handle);
+}
+
+static void drop_matrix(struct op *o)
+{
+  struct spmvd_matrix *m = spmvd_registry_find(&o->srv->reg, o->handle);
+  if (m)
+    spmvd_server_matrix_free(o->srv, m);
+}
+
+static void load_fail(struct op *o, const struct spmv_error *err)
+{
+  if (strcmp(o->name, "load") == 0)
+    drop_matrix(o);
+  op_fail(o, err);
+}
+
+static void load_finish(struct op *o, struct spmvd_matrix *m)
+{
+  m->state = SPMVD_MATRIX_READY;
+  spmvd_log_info("uid %ld: matrix %lld (%s, %lld x %lld, %lld nnz, %s): %s "
+                 "from %s, %.2f us, %.2f GFLOP/s", (long)m->uid,
+                 (long long)m->handle, m->name, (long long)m->rows,
+                 (long long)m->cols, (long long)m->nnz,
+                 spmv_dtype_name(m->dtype), m->cfg_text, m->source,
+                 m->time_us, m->gflops);
+  reply(o->c, o->id, decision_reply(m));
+  op_end(o);
+}
+
+static int call(struct op *o, json_t *msg, const int *fds, int nfds,
+                spmvd_worker_reply_cb *cb, spmvd_worker_event_cb *ev)
+{
+  struct spmv_error err;
+  if (spmvd_worker_call(o->srv->worker, msg, fds, nfds, cb, ev, o, &err) < 0) {
+    load_fail(o, &err);
+    return -1;
+  }
+  return 0;
+}
+
+static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err);
+static void start_tune(struct op *o, struct spmvd_matrix *m);
+
+static void on_progress(void *ctx, json_t *ev)
+{
+  struct op *o = ctx;
+  json_t *e;
+
+  if (o->c->closing)
+    return;
+  e = json_pack("{sI ss sO sO sO sO sO}", "id", (json_int_t)o->id, "event",
+                "progress", "stage", json_object_get(ev, "stage"), "done",
+                json_object_get(ev, "done"), "total",
+                json_object_get(ev, "total"), "candidate",
+                json_object_get(ev, "candidate"), "time_us",
+                json_object_get(ev, "time_us"));
+  if (e)
+    spmvd_conn_send(o->c, e, NULL, 0, 0);
+  json_decref(e);
+}
+
+static void store_decision(struct op *o, struct spmvd_matrix *m,
+                           const struct spmvd_decision *d)
+{
+  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  struct spmvd_tuning t;
+  struct spmv_error err;
+
+  m->tuning_id = 0;
+  if (!o->srv->cache || !dev)
+    return;
+  spmvd_tuning_from_decision(&t, d, m->fingerprint, dev, m->dtype);
+  if (spmvd_cache_store(o->srv->cache, &t, &m->prof, d->trials, d->ntrials,
+                        &m->tuning_id, &err) < 0)
+    spmvd_log_warn("cannot store the tuning of %s: %s", m->fingerprint,
+                   err.msg);
+}
+
+static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct op *o = ctx;
+  struct spmvd_matrix *m = op_matrix(o);
+  struct spmvd_decision d;
+  struct spmv_error e;
+
+  if (!m) {
+    op_end(o);
+    return;
+  }
+  if (err) {
+    load_fail(o, err);
+    return;
+  }
+  if (spmvd_ipc_decision_unpack(json_object_get(rep, "decision"), &d) < 0) {
+    spmv_error_set(&e, SPMV_EIO, "bad decision from the device worker");
+    load_fail(o, &e);
+    return;
+  }
+  set_config(m, &d.cfg);
+  snprintf(m->source, sizeof m->source, "tuned");
+  snprintf(m->reason, sizeof m->reason, "%s", o->reason);
+  m->strategy = d.strategy;
+  m->time_us = d.time_us;
+  m->gflops = d.gflops;
+  m->gbps = d.gbps;
+  m->cost_spmv = d.cost_spmv;
+  json_decref(m->trials);
+  m->trials = json_array();
+  for (size_t i = 0; i < d.ntrials; i++) {
+    char text[64];
+    spmv_config_format(&d.trials[i].cfg, text, sizeof text);
+    json_array_append_new(m->trials,
+                          json_pack("{ss sf ss}", "config", text, "time_us",
+                                    d.trials[i].time_us, "status",
+                                    spmvd_trial_status_name(d.trials[i].status)));
+  }
+  store_decision(o, m, &d);
+  spmvd_decision_fini(&d);
+  m->checked = 0;
+  if (o->verify) {
+    call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
+                      (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
+         NULL, 0, on_verified, NULL);
+    return;
+  }
+  load_finish(o, m);
+}
+
+static void start_tune(struct op *o, struct spmvd_matrix *m)
+{
+  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  struct spmv_config ex[64];
+  struct spmv_error err;
+  json_t *exclude = json_array();
+  int n = 0;
+
+  if (o->srv->cache && dev) {
+    n = spmvd_cache_quarantined(o->srv->cache, m->fingerprint, dev->device_key,
+                                dev->software_key, m->dtype, ex, 64, &err);
+    if (n < 0) {
+      spmvd_log_warn("cache: %s", err.msg);
+      n = 0;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    char text[64];
+    spmv_config_format(&ex[i], text, sizeof text);
+    json_array_append_new(exclude, json_string(text));
+  }
+  spmvd_log_debug("matrix %lld: tuning (%s): %s", (long long)m->handle,
+                  spmvd_strategy_name(o->strategy), o->reason);
+  call(o, json_pack("{ss sI ss so}", "op", "tune", "handle",
+                    (json_int_t)m->handle, "strategy",
+                    spmvd_strategy_name(o->strategy), "exclude", exclude),
+       NULL, 0, on_tuned, on_progress);
+}
+
+static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
+                       const char *why)
+{
+  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  struct spmv_error err;
+
+  if (!srv->cache || !dev)
+    return;
+  if (spmvd_cache_quarantine(srv->cache, m->fingerprint, dev->device_key,
+                             dev->software_key, m->dtype, &m->cfg, why,
+                             &err) < 0)
+    spmvd_log_warn("cannot quarantine '%s': %s", m->cfg_text, err.msg);
+}
+
+static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct op *o = ctx;
+  struct spmvd_matrix *m = op_matrix(o);
+  struct spmv_error e;
+  double resid = 0;
+
+  if (!m) {
+    op_end(o);
+    return;
+  }
+  if (err) {
+    load_fail(o, err);
+    return;
+  }
+  json_unpack(rep, "{s?F}", "residual", &resid);
+  if (json_is_true(json_object_get(rep, "verified"))) {
+    m->checked = 1;
+    if (strcmp(m->source, "cache") == 0 && o->srv->cache &&
+        spmvd_cache_hit(o->srv->cache, m->tuning_id, &e) < 0)
+      spmvd_log_warn("cache: %s", e.msg);
+    load_finish(o, m);
+    return;
+  }
+  if (strcmp(m->source, "cache") == 0) {
+    spmvd_log_warn("matrix %lld: cached configuration '%s' gave a wrong "
+                   "result (scaled residual %.3g): quarantined, tuning again",
+                   (long long)m->handle, m->cfg_text, resid);
+    quarantine(o->srv, m, "wrong result on its first use");
+    snprintf(o->reason, sizeof o->reason,
+             "cached configuration '%s' gave a wrong result (scaled residual "
+             "%.3g), tuning again", m->cfg_text, resid);
+    start_tune(o, m);
+    return;
+  }
+  spmv_error_set(&e, SPMV_EVERIFY,
+                 "configuration '%s' gave a wrong result (scaled residual %.3g)",
+                 m->cfg_text, resid);
+  quarantine(o->srv, m, "wrong result under verify");
+  load_fail(o, &e);
+}
+
+static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct op *o = ctx;
+  struct spmvd_matrix *m = op_matrix(o);
+  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  const char *fp = json_string_value(json_object_get(rep, "fingerprint"));
+  struct spmvd_tuning t;
+  struct spmv_error e;
+  int hit = 0;
+
+  if (!m) {
+    op_end(o);
+    return;
+  }
+  if (err) {
+    load_fail(o, err);
+    return;
+  }
+  if (!fp || spmvd_ipc_profile_unpack(json_object_get(rep, "profile"),
+                                      &m->prof) < 0) {
+    spmv_error_set(&e, SPMV_EIO, "bad load reply from the device worker");
+    load_fail(o, &e);
+    return;
+  }
+  snprintf(m->fingerprint, sizeof m->fingerprint, "%s", fp);
+  snprintf(o->reason, sizeof o->reason, "no cached tuning");
+  if (o->srv->cache && dev) {
+    hit = spmvd_cache_lookup(o->srv->cache, fp, dev->device_key,
+                             dev->software_key, m->dtype, &t, o->reason,
+                             sizeof o->reason, &e);
+    if (hit < 0) {
+      spmvd_log_warn("cache lookup of %s: %s", fp, e.msg);
+      snprintf(o->reason, sizeof o->reason, "the cache failed: %.200s", e.msg);
+      hit = 0;
+    }
+  } else if (!o->srv->cache) {
+    snprintf(o->reason, sizeof o->reason, "no cache is open");
+  }
+  if (!hit) {
+    start_tune(o, m);
+    return;
+  }
+  set_config(m, &t.cfg);
+  snprintf(m->source, sizeof m->source, "cache");
+  m->strategy = t.strategy;
+  m->time_us = t.time_us;
+  m->gflops = t.gflops;
+  m->gbps = t.gbps;
+  m->cost_spmv = t.cost_spmv;
+  m->tuning_id = t.id;
+  json_decref(m->trials);
+  m->trials = json_array();
+  call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
+                    (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
+       NULL, 0, on_verified, NULL);
+}
+
+static void run_load(struct spmvd_conn *c, json_t *req, int64_t id,
+                     struct spmvd_shm *payload)
+{
+  struct spmvd_server *srv = c->srv;
+  struct spmv_error err;
+  struct spmvd_shm_csr l;
+  struct spmvd_matrix *m;
+  struct op *o = op_new(c, id, "load");
+  const char *name = json_string_value(json_object_get(req, "name"));
+  int64_t rows = 0, cols = 0, nnz = 0;
+
+  if (!o) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
+  }
+  get_int(req, "rows", &rows, NULL);
+  get_int(req, "cols", &cols, NULL);
+  get_int(req, "nnz", &nnz, NULL);
+  strategy_of(srv, req, &o->strategy, NULL);
+  o->verify = json_is_true(json_object_get(req, "verify"));
+  m = spmvd_registry_add(&srv->reg, c->uid, c);
+  if (!m) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    op_fail(o, &err);
+    return;
+  }
+  o->handle = m->handle;
+  snprintf(m->name, sizeof m->name, "%s", name ? name : "");
+  parse_dtype(json_string_value(json_object_get(req, "dtype")), &m->dtype);
+  m->rows = rows;
+  m->cols = cols;
+  m->nnz = nnz;
+  spmvd_shm_csr_layout(rows, nnz, &l);
+  if (spmvd_shm_open(&m->host, "spmvd-matrix", l.size, &err) < 0) {
+    load_fail(o, &err);
+    return;
+  }
+  spmvd_shm_unmap(&m->host);
+  m->bytes = l.size;
+  c->mem += m->bytes;
+  c->nmatrices++;
+  int fds[2] = {payload->fd, m->host.fd};
+  call(o, json_pack("{ss sI sO sO sI sI sI}", "op", "load", "handle",
+                    (json_int_t)m->handle, "dtype",
+                    json_object_get(req, "dtype"), "index",
+                    json_object_get(req, "index"), "rows", (json_int_t)rows,
+                    "cols", (json_int_t)cols, "nnz", (json_int_t)nnz),
+       fds, 2, on_loaded, NULL);
+}
+
+static void run_tune(struct spmvd_conn *c, json_t *req, int64_t id)
+{
+  struct spmv_error err;
+  struct spmvd_matrix *m;
+  struct op *o = NULL;
+  enum spmvd_strategy s;
+  int rc;
+
+
+  if ((rc = get_matrix(c, req, &m, &err)) == 0 &&
+      m->state != SPMVD_MATRIX_READY)
+    rc = spmv_error_set(&err, SPMV_EBUSY, "matrix %lld is still being loaded",
+                        (long long)m->handle);
+  if (rc == 0)
+    rc = strategy_of(c->srv, req, &s, &err);
+  if (rc == 0 && !(o = op_new(c, id, "tune")))
+    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  if (rc < 0) {
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
+  }
+  o->handle = m->handle;
+  o->strategy = s;
+  snprintf(o->reason, sizeof o->reason, "tuning requested (%s)",
+           spmvd_strategy_name(o->strategy));
+  start_tune(o, m);
+}
+
+/* --- multiply --- */
+
+static void on_multiplied(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct op *o = ctx;
+  struct spmvd_matrix *m = op_matrix(o);
+
+  if (o->c->closing) {
+    op_end(o);
+    return;
+  }
+  if (err) {
+    op_fail(o, err);
+    return;
+  }
+  if (m)
+    m->multiplies += o->nvec;
+  json_t *msg = json_pack("{sI sb}", "id", (json_int_t)o->id, "ok", 1);
+  spmvd_conn_send(o->c, msg, &o->vec, o->y_off, o->y_len);
+  json_decref(msg);
+  op_end(o);
+}
+
+static void run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
+                         struct spmvd_shm *payload)
+{
+  struct spmv_error err;
+  struct spmvd_matrix *m;
+  struct op *o = NULL;
+  double alpha = 1, beta = 0;
+  int64_t k = 1;
+  int rc;
+
+  rc = get_matrix(c, req, &m, &err);
+  if (rc == 0 && m->state != SPMVD_MATRIX_READY)
+    rc = spmv_error_set(&err, SPMV_EBUSY, "matrix %lld is being loaded",
+                        (long long)m->handle);
+  if (rc == 0 && !(o = op_new(c, id, "multiply")))
+    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  if (rc < 0) {
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
+  }
+  get_number(req, "alpha", &alpha, NULL);
+  get_number(req, "beta", &beta, NULL);
+  if (json_object_get(req, "k"))
+    get_int(req, "k", &k, NULL);
+  size_t es = spmv_dtype_size(m->dtype);
+  o->handle = m->handle;
+  o->nvec = (int)k;
+  o->y_off = (size_t)k * (size_t)m->cols * es;
+  o->y_len = (size_t)k * (size_t)m->rows * es;
+  o->vec = *payload;
+  spmvd_shm_init(payload);
+  int fd = o->vec.fd;
+  if (spmvd_worker_call(c->srv->worker,
+                        json_pack("{ss sI sf sf si}", "op", "multiply",
+                                  "handle", (json_int_t)m->handle, "alpha",
+                                  alpha, "beta", beta, "nvec", (int)k),
+                        &fd, 1, on_multiplied, NULL, o, &err) < 0)
+    op_fail(o, &err);
+}
+
+/* --- bench --- */
+
+static void on_bench(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct op *o = ctx;
+
+  if (o->c->closing) {
+    op_end(o);
+    return;
+  }
+  if (err) {
+    op_fail(o, err);
+    return;
+  }
+  json_t *trials = json_array(), *t;
+  size_t i;
+  json_array_foreach(json_object_get(rep, "trials"), i, t) {
+    if (strcmp(json_string_value(json_object_get(t, "status")), "failed") == 0)
+      continue;
+    json_array_append_new(trials,
+                          json_pack("{sO sO sO}", "config",
+                                    json_object_get(t, "config"), "time_us",
+                                    json_object_get(t, "time_us"), "gflops",
+                                    json_object_get(t, "gflops")));
+  }
+  reply(o->c, o->id, json_pack("{so}", "trials", trials));
+  op_end(o);
+}
+
+static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
+{
+  struct spmv_error err;
+  struct spmvd_matrix *m;
+  struct op *o = NULL;
+  int rc = get_matrix(c, req, &m, &err);
+
+  if (rc == 0 && m->state != SPMVD_MATRIX_READY)
+    rc = spmv_error_set(&err, SPMV_EBUSY, "matrix %lld is being loaded",
+                        (long long)m->handle);
+  if (rc == 0 && !(o = op_new(c, id, "bench")))
+    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  if (rc < 0) {
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
+  }
+  o->handle = m->handle;
+  if (spmvd_worker_call(c->srv->worker,
+                        json_pack("{ss sI}", "op", "bench", "handle",
+                                  (json_int_t)m->handle),
+                        NULL, 0, on_bench, on_progress, o, &err) < 0)
+    op_fail(o, &err);
+}
+
+/* --- the quick ops, answered on the loop --- */
+
+static json_t *op_hello(struct spmvd_conn *c, json_t *req,
+                        struct spmv_error *err)
+{
+  const struct spmvd_device_info *dev = spmvd_worker_device(c->srv->worker);
+  int64_t version = 0;
+
+  if (get_int(req, "version", &version, err) < 0)
+    return NULL;
+  if (version != SPMV_PROTO_VERSION) {
+    spmv_error_set(err, SPMV_EVERSION, "client speaks %lld, spmvd speaks %d",
+                   (long long)version, SPMV_PROTO_VERSION);
+    return NULL;
+  }
+  c->hello = 1;
+  const char *client = json_string_value(json_object_get(req, "client"));
+  spmvd_log_debug("hello from %s (pid %ld, uid %ld)", client ? client : "?",
+                  (long)c->pid, (long)c->uid);
+  return json_pack("{si ss ss ss}", "version", SPMV_PROTO_VERSION, "server",
+                   PACKAGE_NAME " " PACKAGE_VERSION, "backend",
+                   dev ? dev->backend : c->srv->cfg.backend, "device",
+                   dev ? dev->name : "(starting)");
+}
+
+static json_t *op_info(struct spmvd_conn *c, json_t *req,
+                       struct spmv_error *err)
+{
+  struct spmvd_matrix *m;
+
+  if (get_matrix(c, req, &m, err) < 0)
+    return NULL;
+  if (m->state != SPMVD_MATRIX_READY) {
+    spmv_error_set(err, SPMV_EBUSY, "matrix %lld is being loaded",
+                   (long long)m->handle);
+    return NULL;
+  }
+  return json_pack("{sI ss ss sI sI sI ss so so ss ss sf sf sf sO sI}",
+                   "handle", (json_int_t)m->handle, "name", m->name, "dtype",
+                   spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
+                   "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
+                   "fingerprint", m->fingerprint, "profile",
+                   spmvd_ipc_profile_pack(&m->prof), "config",
+                   config_json(&m->cfg, m->cfg_text), "source", m->source,
+                   "strategy", spmvd_strategy_name(m->strategy), "time_us",
+                   m->time_us, "gflops", m->gflops, "gbps", m->gbps, "trials",
+                   m->trials ? m->trials : json_array(), "multiplies",
+                   (json_int_t)m->multiplies);
+}
+
+static json_t *op_list(struct spmvd_conn *c)
+{
+  json_t *arr = json_array();
+
+  for (struct spmvd_matrix *m = c->srv->reg.head; m; m = m->next) {
+    if (m->uid != c->uid)
+      continue;
+    json_array_append_new(
+        arr, json_pack("{sI ss sI sI sI ss ss ss}", "handle",
+                       (json_int_t)m->handle, "name", m->name, "rows",
+                       (json_int_t)m->rows, "cols", (json_int_t)m->cols, "nnz",
+                       (json_int_t)m->nnz, "dtype", spmv_dtype_name(m->dtype),
+                       "config", m->cfg_text, "state",
+                       m->state == SPMVD_MATRIX_READY ? "ready" : "loading"));
+  }
+  return json_pack("{so}", "matrices", arr);
+}
+
+static json_t *op_free(struct spmvd_conn *c, json_t *req,
+                       struct spmv_error *err)
+{
+  struct spmvd_matrix *m;
+
+  if (get_matrix(c, req, &m, err) < 0)
+    return NULL;
+  if (m->state != SPMVD_MATRIX_READY) {
+    spmv_error_set(err, SPMV_EBUSY, "matrix %lld is being loaded",
+                   (long long)m->handle);
+    return NULL;
+  }
+  spmvd_server_matrix_free(c->srv, m);
+  return json_object();
+}
+
+static json_t *op_status(struct spmvd_conn *c)
+{
+  struct spmvd_server *srv = c->srv;
+  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  json_t *workers = json_array();
+
+  json_array_append_new(
+      workers, json_pack("{si sI si ss}", "device",
+                         spmvd_worker_device_index(srv->worker), "pid",
+                         (json_int_t)spmvd_worker_pid(srv->worker), "restarts",
+                         spmvd_worker_restarts(srv->worker), "state",
+                         spmvd_worker_state(srv->worker)));
+  return json_pack("{ss si sI sI ss ss ss ss so si si ss ss}", "server",
+                   PACKAGE_NAME " " PACKAGE_VERSION, "version",
+                   SPMV_PROTO_VERSION, "pid", (json_int_t)getpid(), "uptime_s",
+                   (json_int_t)((uv_now(srv->loop) - srv->start_ms) / 1000),
+                   "backend", dev ? dev->backend : srv->cfg.backend, "device",
+                   dev ? dev->name : "(starting)", "device_key",
+                   dev ? dev->device_key : "", "software_key",
+                   dev ? dev->software_key : "", "workers", workers,
+                   "connections", srv->nconns, "matrices", srv->reg.count,
+                   "cache_path", srv->cfg.db_path, "socket_path",
+                   srv->cfg.socket_path);
+}
+
+/* Root, or a member of admin_group, may change the cache. */
+static int is_admin(struct spmvd_conn *c)
+{
+  const char *g = c->srv->cfg.admin_group;
+  struct group *gr;
+
+  if (c->uid == 0)
+    return 1;
+  if (!*g || !(gr = getgrnam(g)))
+    return 0;
+  if (c->gid == gr->gr_gid)
+    return 1;
+  struct passwd *pw = getpwuid(c->uid);
+  for (char **mem = gr->gr_mem; pw && mem && *mem; mem++)
+    if (strcmp(*mem, pw->pw_name) == 0)
+      return 1;
+  return 0;
+}
+
+static json_t *op_admin(struct spmvd_conn *c, const char *op, json_t *req,
+                        struct spmv_error *err)
+{
+  struct spmvd_server *srv = c->srv;
+  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  int n = 0, skipped = 0;
+
+  if (!is_admin(c)) {
+    spmv_error_set(err, SPMV_EPERM, "%s needs root or the admin group%s%s", op,
+                   *srv->cfg.admin_group ? " " : "", srv->cfg.admin_group);
+    return NULL;
+  }
+  if (!srv->cache) {
+    spmv_error_set(err, SPMV_ECACHE, "no cache is open");
+    return NULL;
+  }
+  if (strcmp(op, "forget") == 0) {
+    const char *fp = json_string_value(json_object_get(req, "fingerprint"));
+    struct spmv_fingerprint f;
+    if (!fp || (strcmp(fp, "all") != 0 && spmv_fingerprint_parse(fp, &f) < 0)) {
+      spmv_error_set(err, SPMV_EPROTO,
+                     "field \"fingerprint\" must be 32 hex digits or \"all\"");
+      return NULL;
+    }
+    if (spmvd_cache_forget(srv->cache, fp, &n, err) < 0)
+      return NULL;
+    spmvd_log_info("uid %ld forgot %d tuning(s) of %s", (long)c->uid, n, fp);
+    return json_pack("{si}", "forgotten", n);
+  }
+  json_t *tunings = json_object_get(req, "tunings");
+  if (!json_is_array(tunings)) {
+    spmv_error_set(err, SPMV_EPROTO, "field \"tunings\" is not an array");
+    return NULL;
+  }
+  if (spmvd_cache_import(srv->cache, tunings, dev ? dev->device_key : NULL,
+                         dev ? dev->software_key : NULL, &n, &skipped,
+                         err) < 0)
+    return NULL;
+  spmvd_log_info("uid %ld imported %d tuning(s), skipped %d", (long)c->uid, n,
+                 skipped);
+  return json_pack("{si si}", "imported", n, "skipped", skipped);
+}
+
+/* Serves a complete request. */
+void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
+                   struct spmvd_shm *payload)
+{
+  const char *op = json_string_value(json_object_get(req, "op"));
+  struct spmv_error err;
+  json_t *rep = NULL;
+
+  spmv_error_clear(&err);
+  if (strcmp(op, "load") == 0) {
+    run_load(c, req, id, payload);
+    return;
+  }
+  if (strcmp(op, "multiply") == 0 || strcmp(op, "multiply-batch") == 0) {
+    run_multiply(c, req, id, payload);
+    return;
+  }
+  if (strcmp(op, "tune") == 0) {
+    run_tune(c, req, id);
+    return;
+  }
+  if (strcmp(op, "bench") == 0) {
+    run_bench(c, req, id);
+    return;
+  }
+  if (strcmp(op, "hello") == 0)
+    rep = op_hello(c, req, &err);
+  else if (strcmp(op, "info") == 0)
+    rep = op_info(c, req, &err);
+  else if (strcmp(op, "list") == 0)
+    rep = op_list(c);
+  else if (strcmp(op, "free") == 0)
+    rep = op_free(c, req, &err);
+  else if (strcmp(op, "status") == 0)
+    rep = op_status(c);
+  else if (strcmp(op, "forget") == 0 || strcmp(op, "import") == 0)
+    rep = op_admin(c, op, req, &err);
+  if (rep)
+    reply(c, id, rep);
+  else
+    spmvd_conn_send_error(c, id, &err);
+  spmvd_conn_done(c);
+}
+
+static void on_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  int64_t *h = ctx;
+  if (err)
+    spmvd_log_error("matrix %lld could not be re-created on the new worker: "
+                    "%s", (long long)*h, err->msg);
+  free(h);
+}
+
+/* After a worker respawn: re-creates every resident matrix from its host copy. */
+void spmvd_ops_readopt(struct spmvd_server *srv)
+{
+  struct spmv_error err;
+  int n = 0;
+
+  for (struct spmvd_matrix *m = srv->reg.head; m; m = m->next) {
+    if (m->state != SPMVD_MATRIX_READY)
+      continue;
+    int64_t *h = malloc(sizeof *h);
+    if (!h)
+      break;
+    *h = m->handle;
+    if (spmvd_worker_call(srv->worker,
+                          json_pack("{ss sI ss sI sI sI ss}", "op", "adopt",
+                                    "handle", (json_int_t)m->handle, "dtype",
+                                    spmv_dtype_name(m->dtype), "rows",
+                                    (json_int_t)m->rows, "cols",
+                                    (json_int_t)m->cols, "nnz",
+                                    (json_int_t)m->nnz, "config", m->cfg_text),
+                          &m->host.fd, 1, on_adopted, NULL, h, &err) < 0) {
+      spmvd_log_error("cannot re-create matrix %lld: %s", (long long)m->handle,
+                      err.msg);
+      free(h);
+      continue;
+    }
+    n++;
+  }
+  if (n)
+    spmvd_log_info("re-creating %d matrices on the new device worker", n);
+}
+
+/* After a worker death: quarantines the configuration it was running. */
+void spmvd_ops_worker_died(struct spmvd_server *srv, json_t *msg)
+{
+  const char *op = json_string_value(json_object_get(msg, "op"));
+  json_int_t h = json_integer_value(json_object_get(msg, "handle"));
+  struct spmvd_matrix *m;
+
+  if (!op)
+    return;
+  spmvd_log_warn("the device worker died serving '%s' of matrix %lld", op,
+                 (long long)h);
+  if (strcmp(op, "multiply") != 0 && strcmp(op, "prepare") != 0 &&
+      strcmp(op, "adopt") != 0)
+    return;
+  m = spmvd_registry_find(&srv->reg, h);
+  if (!m || m->state != SPMVD_MATRIX_READY)
+    return;
+  quarantine(srv, m, "the device worker died running it");
+  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  struct spmv_config safe = {SPMV_FMT_CSR_SCALAR,
+                             dev && strcmp(dev->backend, "cuda") == 0 ? 256 : 0,
+                             0, 0, 0};
+  spmvd_log_warn("matrix %lld: configuration '%s' quarantined; it falls back "
+                 "to csr-scalar", (long long)h, m->cfg_text);
+  char old[64];
+  snprintf(old, sizeof old, "%s", m->cfg_text);
+  set_config(m, &safe);
+  snprintf(m->source, sizeof m->source, "tuned");
+  snprintf(m->reason, sizeof m->reason,
+           "configuration '%s' crashed the device worker", old);
+}

@@ -1,0 +1,434 @@
+/* spmvd_server.c: the front end: listening socket, connections, worker, cache. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "spmvd_cache.h"
+#include "spmvd_conn.h"
+#include "spmvd_log.h"
+#include "spmvd_ops.h"
+#include "spmvd_server.h"
+#include "spmvd_worker.h"
+
+#ifndef SPMV_LIBEXECDIR
+#define SPMV_LIBEXECDIR "/usr/local/libexec"
+#endif
+
+static void lock_path(const struct spmvd_config *cfg, char *out, size_t n)
+{
+  if (*cfg->lock_path)
+    snprintf(out, n, "%s", cfg->lock_path);
+  else
+    snprintf(out, n, "%s.lock", cfg->socket_path);
+}
+
+/* Takes the lock file so that a second daemon refuses to start. */
+static int take_lock(struct spmvd_server *srv, struct spmv_error *err)
+{
+  char path[600], buf[32];
+  int fd;
+
+  lock_path(&srv->cfg, path, sizeof path);
+  fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return spmv_error_set(err, SPMV_EIO, "cannot open the lock file %s: %s",
+                          path, strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    close(fd);
+    return spmv_error_set(err, SPMV_EBUSY,
+                          "another spmvd (pid %s) is already serving %s "
+                          "(lock %s held); stop it first",
+                          *buf ? buf : "?", srv->cfg.socket_path, path);
+  }
+  if (ftruncate(fd, 0) == 0) {
+    int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+    if (pwrite(fd, buf, (size_t)len, 0) < 0)
+      spmvd_log_warn("cannot write the pid to %s", path);
+  }
+  srv->lock_fd = fd;
+  return 0;
+}
+
+/* Is somebody listening on path?  1 yes, 0 stale or absent. */
+static int socket_live(const char *path)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), live;
+
+  if (fd < 0)
+    return 0;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+  live = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+  close(fd);
+  return live;
+}
+
+static void on_connection(uv_stream_t *listener, int status);
+
+static int listen_socket(struct spmvd_server *srv, struct spmv_error *err)
+{
+  const char *path = srv->cfg.socket_path;
+  const char *pid = getenv("LISTEN_PID"), *nfds = getenv("LISTEN_FDS");
+  struct stat st;
+  char dir[512];
+  int rc;
+
+  uv_pipe_init(srv->loop, &srv->listener, 0);
+  srv->listener.data = srv;
+  srv->listening = 1;
+  if (pid && nfds && atol(pid) == (long)getpid() && atoi(nfds) >= 1) {
+    rc = uv_pipe_open(&srv->listener, 3);
+    if (rc < 0)
+      return spmv_error_set(err, SPMV_EIO, "socket from systemd: %s",
+                            uv_strerror(rc));
+    srv->activated = 1;
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    spmvd_log_info("using the socket passed by systemd");
+  } else {
+    if (strlen(path) >= sizeof((struct sockaddr_un *)0)->sun_path)
+      return spmv_error_set(err, SPMV_ECONFIG, "socket path too long: %s", path);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *d = dirname(dir);
+    if (mkdir(d, 0755) < 0 && errno != EEXIST)
+      return spmv_error_set(err, SPMV_EIO, "cannot create %s: %s", d,
+                            strerror(errno));
+    if (lstat(path, &st) == 0) {
+      if (!S_ISSOCK(st.st_mode))
+        return spmv_error_set(err, SPMV_EIO,
+                              "%s exists and is not a socket: remove it or "
+                              "choose another --socket", path);
+      if (socket_live(path))
+        return spmv_error_set(err, SPMV_EBUSY,
+                              "%s is in use by another process; stop it first",
+                              path);
+      spmvd_log_info("reclaiming the stale socket %s", path);
+      unlink(path);
+    }
+    rc = uv_pipe_bind(&srv->listener, path);
+    if (rc < 0)
+      return spmv_error_set(err, SPMV_EIO, "cannot bind %s: %s", path,
+                            uv_strerror(rc));
+    srv->bound = 1;
+    chmod(path, (mode_t)srv->cfg.socket_mode);
+  }
+  rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
+  if (rc < 0)
+    return spmv_error_set(err, SPMV_EIO, "cannot listen on %s: %s", path,
+                          uv_strerror(rc));
+  return 0;
+}
+
+static int count_uid(const struct spmvd_server *srv, uid_t uid)
+{
+  int n = 0;
+  for (const struct spmvd_conn *c = srv->conns; c; c = c->next)
+    n += c->uid == uid;
+  return n;
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+  struct spmvd_server *srv = listener->data;
+  struct spmvd_conn *c;
+  struct spmv_error err;
+  int rc;
+
+  if (status < 0) {
+    spmvd_log_warn("accept: %s", uv_strerror(status));
+    return;
+  }
+  rc = spmvd_conn_accept(srv, listener, &c);
+  if (rc < 0) {
+    spmvd_log_warn("accept: %s", uv_strerror(rc));
+    return;
+  }
+  c->next = srv->conns;
+  if (srv->conns)
+    srv->conns->prev = c;
+  srv->conns = c;
+  srv->nconns++;
+  spmvd_log_debug("connection from pid %ld, uid %ld", (long)c->pid,
+                  (long)c->uid);
+  if (srv->nconns > srv->cfg.max_conns)
+    spmv_error_set(&err, SPMV_ELIMIT, "max_connections (%d) reached",
+                   srv->cfg.max_conns);
+  else if (count_uid(srv, c->uid) > srv->cfg.max_conns_per_uid)
+    spmv_error_set(&err, SPMV_ELIMIT,
+                   "max_connections_per_user (%d) reached for uid %ld",
+                   srv->cfg.max_conns_per_uid, (long)c->uid);
+  else {
+    spmvd_conn_start(c);
+    return;
+  }
+  spmvd_log_info("refusing pid %ld: %s", (long)c->pid, err.msg);
+  c->close_after_write = 1;
+  c->rstate = SPMVD_READ_BUSY;
+  spmvd_conn_send_error(c, -1, &err);
+}
+
+/* Called by a connection as it closes: frees its matrices, unlists it. */
+void spmvd_server_conn_closed(struct spmvd_server *srv, struct spmvd_conn *c)
+{
+  struct spmvd_matrix *m, *next;
+
+  for (m = srv->reg.head; m; m = next) {
+    next = m->next;
+    if (m->owner == c)
+      spmvd_server_matrix_free(srv, m);
+  }
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    srv->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  c->prev = c->next = NULL;
+  srv->nconns--;
+  spmvd_log_debug("connection of pid %ld closed", (long)c->pid);
+  spmvd_server_maybe_finish(srv);
+}
+
+/* Removes matrix m: the worker unloads it and its owner's memory shrinks. */
+void spmvd_server_matrix_free(struct spmvd_server *srv, struct spmvd_matrix *m)
+{
+  if (m->owner && m->bytes) {
+    m->owner->mem -= m->bytes;
+    m->owner->nmatrices--;
+  }
+  if (srv->worker)
+    spmvd_worker_post(srv->worker, json_pack("{ss sI}", "op", "unload",
+                                             "handle", (json_int_t)m->handle));
+  spmvd_registry_remove(&srv->reg, m);
+}
+
+/* The frame limits of the configuration in force. */
+void spmvd_server_wire_limits(const struct spmvd_server *srv,
+                              struct spmv_wire_limits *lim)
+{
+  spmv_wire_limits_default(lim);
+  lim->max_json = srv->cfg.max_json;
+  lim->max_payload = srv->cfg.max_payload;
+}
+
+static void find_worker(const struct spmvd_config *cfg, char *out, size_t n)
+{
+  char exe[PATH_MAX];
+  ssize_t len;
+
+  if (*cfg->worker_path) {
+    snprintf(out, n, "%s", cfg->worker_path);
+    return;
+  }
+  len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    snprintf(out, n, "%s/spmvd-worker", dirname(exe));
+    if (access(out, X_OK) == 0)
+      return;
+  }
+  snprintf(out, n, "%s/spmvd-worker", SPMV_LIBEXECDIR);
+}
+
+static void on_ready(void *ctx, struct spmvd_worker *w, int respawned)
+{
+  struct spmvd_server *srv = ctx;
+  struct spmv_error err;
+
+  if (srv->cache && spmvd_cache_device_put(srv->cache, spmvd_worker_device(w),
+                                           &err) < 0)
+    spmvd_log_warn("cache: %s", err.msg);
+  if (respawned)
+    spmvd_ops_readopt(srv);
+}
+
+static void on_died(void *ctx, struct spmvd_worker *w, json_t *msg)
+{
+  spmvd_ops_worker_died(ctx, msg);
+}
+
+static void on_stopped(void *ctx, struct spmvd_worker *w)
+{
+  struct spmvd_server *srv = ctx;
+  srv->worker = NULL;
+}
+
+static const struct spmvd_worker_hooks worker_hooks = {on_ready, on_died,
+                                                       on_stopped};
+
+static int start_worker(struct spmvd_server *srv, struct spmv_error *err)
+{
+  static const char *const levels[] = {"error", "warn", "info", "debug"};
+  struct spmvd_worker_opts o;
+  char path[PATH_MAX];
+
+  find_worker(&srv->cfg, path, sizeof path);
+  o.path = path;
+  o.backend = srv->cfg.backend;
+  o.device = srv->cfg.device;
+  o.log_level = levels[srv->cfg.log_level];
+  o.syslog = srv->cfg.log_sink == SPMVD_LOG_SYSLOG;
+  return spmvd_worker_new(srv->loop, &o, &worker_hooks, srv, &srv->worker,
+                          err);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+  struct spmvd_server *srv = h->data;
+
+  if (signum == SIGHUP) {
+    spmvd_server_reload(srv);
+    return;
+  }
+  if (srv->stopping) {
+    spmvd_log_info("signal %d again: stopping now", signum);
+    srv->exit_code = 1;
+  } else {
+    spmvd_log_info("signal %d: finishing in-flight requests, then exiting",
+                   signum);
+  }
+  spmvd_server_stop(srv);
+}
+
+/* Starts the server on loop with srv->cfg already filled. */
+int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
+                      struct spmv_error *err)
+{
+  int rc;
+
+  srv->loop = loop;
+  srv->lock_fd = -1;
+  srv->start_ms = uv_now(loop);
+  spmvd_registry_init(&srv->reg);
+  if ((rc = take_lock(srv, err)) < 0)
+    return rc;
+  rc = spmvd_cache_open(srv->cfg.db_path, 0, &srv->cache, err);
+  if (rc < 0)
+    return rc;
+  if ((rc = listen_socket(srv, err)) < 0)
+    return rc;
+  if ((rc = start_worker(srv, err)) < 0)
+    return rc;
+  uv_signal_init(loop, &srv->sig_term);
+  uv_signal_init(loop, &srv->sig_int);
+  uv_signal_init(loop, &srv->sig_hup);
+  srv->sig_term.data = srv->sig_int.data = srv->sig_hup.data = srv;
+  uv_signal_start(&srv->sig_term, on_signal, SIGTERM);
+  uv_signal_start(&srv->sig_int, on_signal, SIGINT);
+  uv_signal_start(&srv->sig_hup, on_signal, SIGHUP);
+  srv->signals = 1;
+  spmvd_log_info("spmvd %s listening on %s, cache %s", PACKAGE_VERSION,
+                 srv->cfg.socket_path, srv->cfg.db_path);
+  return 0;
+}
+
+static int busy(const struct spmvd_server *srv)
+{
+  for (const struct spmvd_conn *c = srv->conns; c; c = c->next)
+    if (c->rstate == SPMVD_READ_BUSY && !c->close_after_write)
+      return 1;
+  return 0;
+}
+
+/* A request finished: lets a stopping server end once nothing is left. */
+void spmvd_server_maybe_finish(struct spmvd_server *srv)
+{
+  if (!srv->stopping || (busy(srv) && srv->exit_code == 0))
+    return;
+  for (struct spmvd_conn *c = srv->conns, *next; c; c = next) {
+    next = c->next;
+    uv_read_stop((uv_stream_t *)&c->pipe);
+    if (c->writes && srv->exit_code == 0)
+      c->close_after_write = 1;
+    else
+      spmvd_conn_close(c);
+  }
+  if (srv->conns)
+    return;  /* the last write's callback closes its connection */
+  if (srv->worker)
+    spmvd_worker_stop(srv->worker);
+  if (srv->signals) {
+    srv->signals = 0;
+    uv_close((uv_handle_t *)&srv->sig_term, NULL);
+    uv_close((uv_handle_t *)&srv->sig_int, NULL);
+    uv_close((uv_handle_t *)&srv->sig_hup, NULL);
+  }
+}
+
+/* Begins a clean stop. */
+void spmvd_server_stop(struct spmvd_server *srv)
+{
+  srv->stopping = 1;
+  if (srv->listening) {
+    srv->listening = 0;
+    uv_close((uv_handle_t *)&srv->listener, NULL);
+    if (srv->bound)
+      unlink(srv->cfg.socket_path);
+  }
+  spmvd_server_maybe_finish(srv);
+}
+
+/* Releases what is left after the loop ended. */
+void spmvd_server_close(struct spmvd_server *srv)
+{
+  char path[600];
+
+  spmvd_registry_fini(&srv->reg);
+  spmvd_cache_close(srv->cache);
+  srv->cache = NULL;
+  if (srv->lock_fd >= 0) {
+    lock_path(&srv->cfg, path, sizeof path);
+    unlink(path);
+    close(srv->lock_fd);
+    srv->lock_fd = -1;
+  }
+}
+
+/* Rereads the configuration file; a bad one keeps the old configuration. */
+void spmvd_server_reload(struct spmvd_server *srv)
+{
+  struct spmvd_config c;
+  struct spmv_error err;
+
+  if (!*srv->config_path) {
+    spmvd_log_info("SIGHUP: no configuration file to reload");
+    return;
+  }
+  spmvd_config_defaults(&c);
+  if (spmvd_config_load(&c, srv->config_path, &err) < 0) {
+    spmvd_log_error("SIGHUP: %s; keeping the configuration in force", err.msg);
+    return;
+  }
+  /* Paths, the backend and the device stay until a restart. */
+  if (strcmp(c.socket_path, srv->cfg.socket_path) ||
+      strcmp(c.db_path, srv->cfg.db_path) || strcmp(c.backend, srv->cfg.backend) ||
+      c.device != srv->cfg.device || strcmp(c.worker_path, srv->cfg.worker_path))
+    spmvd_log_warn("SIGHUP: socket, db, backend, device and worker changes "
+                   "take effect at the next start");
+  memcpy(c.socket_path, srv->cfg.socket_path, sizeof c.socket_path);
+  memcpy(c.db_path, srv->cfg.db_path, sizeof c.db_path);
+  memcpy(c.lock_path, srv->cfg.lock_path, sizeof c.lock_path);
+  memcpy(c.backend, srv->cfg.backend, sizeof c.backend);
+  memcpy(c.worker_path, srv->cfg.worker_path, sizeof c.worker_path);
+  c.device = srv->cfg.device;
+  if (srv->override_mask & SPMVD_OVR_LOG)
+    c.log_sink = srv->cfg.log_sink;
+  srv->cfg = c;
+  spmvd_log_set_level(c.log_level);
+  spmvd_log_info("SIGHUP: reloaded %s", srv->config_path);
+}

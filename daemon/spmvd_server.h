@@ -1,0 +1,81 @@
+/* spmvd_server.h: the front end: listening socket, connections, worker, cache. */
+#ifndef SPMVD_SERVER_H
+#define SPMVD_SERVER_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "spmv_error.h"
+#include "spmv_wire.h"
+#include "spmvd_config.h"
+#include "spmvd_registry.h"
+
+struct spmvd_conn;
+struct spmvd_worker;
+struct spmvd_cache;
+
+/* The front end (embedded by main; one per process). */
+struct spmvd_server {
+  uv_loop_t *loop;                 /* borrowed */
+  struct spmvd_config cfg;         /* the configuration in force */
+  char config_path[512];           /* --config, "" when none */
+  struct spmvd_config overrides;   /* command-line values, reapplied on reload */
+  unsigned override_mask;          /* which of them were given */
+  uv_pipe_t listener;
+  int listening;                   /* listener initialised (to be closed) */
+  int bound;                       /* we bound the socket file (to unlink) */
+  int signals;                     /* signal handles initialised */
+  int activated;                   /* the socket came from systemd */
+  uv_signal_t sig_term, sig_int, sig_hup;
+  struct spmvd_conn *conns;        /* every open connection */
+  int nconns;
+  struct spmvd_registry reg;
+  struct spmvd_worker *worker;     /* the device's worker (one device today) */
+  struct spmvd_cache *cache;       /* NULL when the cache could not open */
+  uint64_t start_ms;
+  int stopping;                    /* SIGTERM: finishing in-flight work */
+  int lock_fd;
+  int exit_code;
+};
+
+/* Bits of override_mask: command-line options win over the file. */
+#define SPMVD_OVR_SOCKET 0x1u
+#define SPMVD_OVR_DB 0x2u
+#define SPMVD_OVR_LOG 0x4u
+#define SPMVD_OVR_BACKEND 0x8u
+#define SPMVD_OVR_DEVICE 0x10u
+
+/*
+ * Starts the server on loop with srv->cfg already filled: takes the lock,
+ * opens the cache, listens (reclaiming a stale socket, or using a socket
+ * passed by systemd), spawns the worker and installs the signal handlers.
+ * Returns 0 or a negative SPMV_E* code with a message for the operator.
+ */
+int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
+                      struct spmv_error *err);
+
+/* Begins a clean stop: no new requests; in-flight ones finish, then the
+ * worker stops and every handle closes so that the loop ends. */
+void spmvd_server_stop(struct spmvd_server *srv);
+
+/* Releases what is left after the loop ended (cache, lock, socket file). */
+void spmvd_server_close(struct spmvd_server *srv);
+
+/* Rereads the configuration file; a bad one keeps the old configuration. */
+void spmvd_server_reload(struct spmvd_server *srv);
+
+/* The frame limits of the configuration in force. */
+void spmvd_server_wire_limits(const struct spmvd_server *srv,
+                              struct spmv_wire_limits *lim);
+
+/* Called by a connection as it closes: frees its matrices, unlists it. */
+void spmvd_server_conn_closed(struct spmvd_server *srv, struct spmvd_conn *c);
+
+/* Removes matrix m: the worker unloads it and its owner's memory shrinks. */
+void spmvd_server_matrix_free(struct spmvd_server *srv, struct spmvd_matrix *m);
+
+/* A request finished: lets a stopping server end once nothing is left. */
+void spmvd_server_maybe_finish(struct spmvd_server *srv);
+
+#endif /* SPMVD_SERVER_H */

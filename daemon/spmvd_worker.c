@@ -1,0 +1,588 @@
+/* spmvd_worker.c: the front end's side of a device worker: spawn, respawn, calls. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmvd_ipc.h"
+#include "spmvd_log.h"
+#include "spmvd_worker.h"
+
+/*
+ * A worker goes through incarnations: each is one process with its end of
+ * a socketpair, watched by a uv_poll_t (replies wake the loop) and a
+ * uv_process_t (its exit).  When an incarnation dies, every call is failed
+ * with SPMV_EWORKER and, unless stopping, a new one is spawned after a
+ * delay that doubles while deaths come quickly.  Messages are sent at once
+ * when the socket has room, else queued and flushed when it is writable.
+ */
+
+struct call {
+  int64_t seq;
+  json_t *msg;                      /* owned */
+  int fds[SPMVD_IPC_MAX_FDS];       /* owned duplicates until sent */
+  int nfds;
+  spmvd_worker_reply_cb *cb;        /* NULL for posts */
+  spmvd_worker_event_cb *ev;
+  void *ctx;
+  struct call *next;
+};
+
+struct incarnation {
+  uv_process_t proc;
+  uv_poll_t poll;
+  int fd;                 /* our end of the socketpair */
+  int open_handles;       /* handles not yet closed */
+  int exited;
+  struct spmvd_worker *w;
+};
+
+enum state { STARTING, READY, DEAD, STOPPING, STOPPED };
+
+struct spmvd_worker {
+  uv_loop_t *loop;
+  char path[512], backend[16], level[16];
+  int device, syslog;
+  struct spmvd_worker_hooks hooks;
+  void *ctx;
+  struct incarnation *inc;          /* the live one, or NULL */
+  uv_timer_t timer;                 /* respawn delay */
+  enum state state;
+  int restarts;
+  uint64_t last_start_ms;
+  unsigned delay_ms;
+  int64_t next_seq;
+  struct call *queue, **queue_tail; /* not yet sent */
+  struct call *sent, **sent_tail;   /* sent, awaiting replies, in order */
+  struct spmvd_device_info dev;
+  int have_dev;
+  int polling_write;
+};
+
+static void call_free(struct call *c)
+{
+  for (int i = 0; i < c->nfds; i++)
+    if (c->fds[i] >= 0)
+      close(c->fds[i]);
+  json_decref(c->msg);
+  free(c);
+}
+
+static void push(struct call ***tail, struct call *c)
+{
+  c->next = NULL;
+  **tail = c;
+  *tail = &c->next;
+}
+
+static struct call *pop(struct call **head, struct call ***tail)
+{
+  struct call *c = *head;
+  if (c) {
+    *head = c->next;
+    if (!*head)
+      *tail = head;
+  }
+  return c;
+}
+
+static void fail_all(struct spmvd_worker *w, const char *why)
+{
+  struct spmv_error err;
+  struct call *c;
+
+  spmv_error_set(&err, SPMV_EWORKER, "device worker %s; retry the request",
+                 why);
+  /* Detach both lists first: callbacks may queue new calls. */
+  struct call *lists[2] = {w->sent, w->queue};
+  w->sent = NULL;
+  w->sent_tail = &w->sent;
+  w->queue = NULL;
+  w->queue_tail = &w->queue;
+  for (int l = 0; l < 2; l++) {
+    while ((c = lists[l])) {
+      lists[l] = c->next;
+      if (c->cb)
+        c->cb(c->ctx, NULL, &err);
+      call_free(c);
+    }
+  }
+}
+
+static void update_poll(struct spmvd_worker *w);
+static void spawn(struct spmvd_worker *w);
+
+static void timer_closed(uv_handle_t *h)
+{
+  struct spmvd_worker *w = h->data;
+  if (w->hooks.stopped)
+    w->hooks.stopped(w->ctx, w);
+  free(w);
+}
+
+/* The last step of a stop: fail what is left, then free w. */
+static void finish_stop(struct spmvd_worker *w)
+{
+  fail_all(w, "stopped");
+  w->state = STOPPED;
+  uv_close((uv_handle_t *)&w->timer, timer_closed);
+}
+
+static void inc_closed(uv_handle_t *h)
+{
+  struct incarnation *inc = h->data;
+  if (--inc->open_handles == 0)
+    free(inc);
+}
+
+/* Tears an incarnation down once its process has exited. */
+static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
+{
+  json_t *head = w->sent ? json_incref(w->sent->msg) : NULL;
+
+  if (w->inc == inc)
+    w->inc = NULL;
+  if (inc->fd >= 0) {
+    uv_poll_stop(&inc->poll);
+    uv_close((uv_handle_t *)&inc->poll, inc_closed);
+    close(inc->fd);
+    inc->fd = -1;
+  }
+  uv_close((uv_handle_t *)&inc->proc, inc_closed);
+  if (w->state == STOPPING) {
+    json_decref(head);
+    finish_stop(w);
+    return;
+  }
+  w->state = DEAD;
+  w->restarts++;
+  if (w->hooks.died)
+    w->hooks.died(w->ctx, w, head);
+  json_decref(head);
+  fail_all(w, "died");
+  uint64_t up = uv_now(w->loop) - w->last_start_ms;
+  w->delay_ms = up > 30000 ? 100 : (w->delay_ms ? w->delay_ms * 2 : 100);
+  if (w->delay_ms > 5000)
+    w->delay_ms = 5000;
+  spmvd_log_info("respawning the device worker in %u ms", w->delay_ms);
+  uv_timer_start(&w->timer, (uv_timer_cb)spawn, w->delay_ms, 0);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+  struct incarnation *inc = p->data;
+  struct spmvd_worker *w = inc->w;
+
+  inc->exited = 1;
+  if (w->state == STOPPING)
+    spmvd_log_debug("device worker %d exited (status %lld)", p->pid,
+                    (long long)status);
+  else if (sig)
+    spmvd_log_error("device worker %d killed by signal %d", p->pid, sig);
+  else
+    spmvd_log_error("device worker %d exited with status %lld", p->pid,
+                    (long long)status);
+  inc_end(w, inc);
+}
+
+static int send_call(struct spmvd_worker *w, struct call *c)
+{
+  struct spmv_error err;
+  int rc;
+
+  json_object_set_new(c->msg, "seq", json_integer(c->seq));
+  rc = spmvd_ipc_send(w->inc->fd, c->msg, c->fds, c->nfds, &err);
+  if (rc == SPMV_EBUSY)
+    return rc;
+  if (rc < 0) {
+    spmvd_log_warn("cannot send to the device worker: %s", err.msg);
+    return rc;
+  }
+  for (int i = 0; i < c->nfds; i++) {
+    close(c->fds[i]);
+    c->fds[i] = -1;
+  }
+  c->nfds = 0;
+  return 0;
+}
+
+static void flush(struct spmvd_worker *w)
+{
+  while (w->state == READY && w->queue && w->inc) {
+    int rc = send_call(w, w->queue);
+    if (rc == SPMV_EBUSY)
+      break;
+    struct call *c = pop(&w->queue, &w->queue_tail);
+    if (rc < 0) {
+      /* The socket is broken: the exit callback fails the rest. */
+      push(&w->sent_tail, c);
+      kill(w->inc->proc.pid, SIGKILL);
+      break;
+    }
+    push(&w->sent_tail, c);  /* posts too: their reply is dropped */
+  }
+  update_poll(w);
+}
+
+static void on_ready(struct spmvd_worker *w, json_t *msg)
+{
+  json_t *d = json_object_get(msg, "device");
+  const char *s;
+  json_int_t mem = 0;
+
+  memset(&w->dev, 0, sizeof w->dev);
+#define COPY(field, key)                                                    \
+  if ((s = json_string_value(json_object_get(d, key))))                    \
+    snprintf(w->dev.field, sizeof w->dev.field, "%s", s);
+  COPY(backend, "backend");
+  COPY(name, "name");
+  COPY(device_key, "device_key");
+  COPY(software_key, "software_key");
+#undef COPY
+  json_unpack(d, "{s?i s?i s?i s?i s?I}", "cc_major", &w->dev.cc_major,
+              "cc_minor", &w->dev.cc_minor, "sms", &w->dev.sms, "warp_size",
+              &w->dev.warp_size, "mem_bytes", &mem);
+  w->dev.mem_bytes = (uint64_t)mem;
+  w->have_dev = 1;
+  spmvd_log_info("device worker %d ready: %s backend, %s", w->inc->proc.pid,
+                 w->dev.backend, w->dev.name);
+  /* Calls made by the hook go before those queued while starting. */
+  struct call *waiting = w->queue;
+  struct call **waiting_tail = w->queue_tail;
+  w->queue = NULL;
+  w->queue_tail = &w->queue;
+  w->state = READY;
+  if (w->hooks.ready)
+    w->hooks.ready(w->ctx, w, w->restarts);
+  if (waiting) {
+    *w->queue_tail = waiting;
+    w->queue_tail = waiting_tail;
+  }
+  flush(w);
+}
+
+static void on_message(struct spmvd_worker *w, json_t *msg)
+{
+  const char *event = json_string_value(json_object_get(msg, "event"));
+  json_int_t seq = json_integer_value(json_object_get(msg, "seq"));
+  struct spmv_error err;
+  struct call *c;
+
+  if (event && !json_object_get(msg, "seq")) {
+    if (strcmp(event, "ready") == 0)
+      on_ready(w, msg);
+    else if (strcmp(event, "failed") == 0)
+      spmvd_log_error("device worker failed to start: %s",
+                      json_string_value(json_object_get(
+                          json_object_get(msg, "error"), "message")));
+    return;
+  }
+  for (c = w->sent; c && c->seq != seq; c = c->next)
+    ;
+  if (!c) {
+    spmvd_log_warn("device worker answered unknown request %lld",
+                   (long long)seq);
+    return;
+  }
+  if (event) {
+    if (c->ev)
+      c->ev(c->ctx, msg);
+    return;
+  }
+  /* Unlink c from the sent list. */
+  struct call **pp = &w->sent;
+  while (*pp != c)
+    pp = &(*pp)->next;
+  *pp = c->next;
+  if (!*pp)
+    w->sent_tail = pp;
+  if (!c->cb) {
+    if (!json_is_true(json_object_get(msg, "ok")))
+      spmvd_log_debug("device worker: %s failed",
+                      json_string_value(json_object_get(c->msg, "op")));
+  } else if (json_is_true(json_object_get(msg, "ok"))) {
+    c->cb(c->ctx, msg, NULL);
+  } else {
+    const char *code = NULL, *m = NULL;
+    json_unpack(msg, "{s{s?s s?s}}", "error", "code", &code, "message", &m);
+    spmv_error_set(&err, code ? spmv_err_from_name(code) : SPMV_EIO, "%s",
+                   m ? m : "device worker error");
+    c->cb(c->ctx, NULL, &err);
+  }
+  call_free(c);
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+  struct incarnation *inc = h->data;
+  struct spmvd_worker *w = inc->w;
+  struct spmv_error err;
+
+  if (status < 0 || (events & UV_DISCONNECT)) {
+    events |= UV_READABLE;
+  }
+  if (events & UV_WRITABLE)
+    flush(w);
+  while ((events & UV_READABLE) && w->inc == inc && inc->fd >= 0) {
+    json_t *msg;
+    int fds[SPMVD_IPC_MAX_FDS], nfds;
+    int rc = spmvd_ipc_recv(inc->fd, &msg, fds, &nfds, 0, &err);
+    if (rc == SPMV_EBUSY)
+      break;
+    if (rc < 0) {
+      /* End of stream or garbage: stop reading; make sure it exits. */
+      if (rc != SPMV_ECLOSED)
+        spmvd_log_error("device worker: %s", err.msg);
+      uv_poll_stop(&inc->poll);
+      if (!inc->exited)
+        kill(inc->proc.pid, SIGKILL);
+      break;
+    }
+    on_message(w, msg);
+    json_decref(msg);
+  }
+}
+
+static void update_poll(struct spmvd_worker *w)
+{
+  if (!w->inc || w->inc->fd < 0)
+    return;
+  int want = UV_READABLE | UV_DISCONNECT;
+  if (w->queue && w->state == READY)
+    want |= UV_WRITABLE;
+  uv_poll_start(&w->inc->poll, want, on_poll);
+}
+
+static void spawn(struct spmvd_worker *w)
+{
+  struct incarnation *inc = calloc(1, sizeof *inc);
+  uv_process_options_t o = {0};
+  uv_stdio_container_t stdio[4];
+  struct spmv_error err;
+  char dev[16];
+  char *args[12];
+  int sv[2], n = 0, rc;
+
+  if (!inc) {
+    spmvd_log_error("out of memory spawning the device worker");
+    goto retry;
+  }
+  if (spmvd_ipc_pair(sv, &err) < 0) {
+    spmvd_log_error("%s", err.msg);
+    free(inc);
+    goto retry;
+  }
+  snprintf(dev, sizeof dev, "%d", w->device);
+  args[n++] = w->path;
+  args[n++] = "--backend";
+  args[n++] = w->backend;
+  args[n++] = "--device";
+  args[n++] = dev;
+  args[n++] = "--log-level";
+  args[n++] = w->level;
+  if (w->syslog)
+    args[n++] = "--syslog";
+  args[n] = NULL;
+  stdio[0].flags = UV_IGNORE;
+  stdio[1].flags = UV_INHERIT_FD;
+  stdio[1].data.fd = 1;
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = 2;
+  stdio[3].flags = UV_INHERIT_FD;
+  stdio[3].data.fd = sv[1];
+  o.file = w->path;
+  o.args = args;
+  o.stdio = stdio;
+  o.stdio_count = 4;
+  o.exit_cb = on_exit_cb;
+  inc->w = w;
+  inc->fd = sv[0];
+  inc->proc.data = inc;
+  inc->poll.data = inc;
+  rc = uv_spawn(w->loop, &inc->proc, &o);
+  close(sv[1]);
+  if (rc < 0) {
+    spmvd_log_error("cannot start %s: %s", w->path, uv_strerror(rc));
+    close(sv[0]);
+    uv_close((uv_handle_t *)&inc->proc, (uv_close_cb)free);
+    goto retry;
+  }
+  inc->open_handles = 2;
+  uv_poll_init(w->loop, &inc->poll, inc->fd);
+  w->inc = inc;
+  w->state = STARTING;
+  w->last_start_ms = uv_now(w->loop);
+  update_poll(w);
+  spmvd_log_debug("device worker %d started: %s --backend %s --device %d",
+                  inc->proc.pid, w->path, w->backend, w->device);
+  return;
+retry:
+  w->state = DEAD;
+  w->delay_ms = w->delay_ms ? w->delay_ms * 2 : 100;
+  if (w->delay_ms > 5000)
+    w->delay_ms = 5000;
+  uv_timer_start(&w->timer, (uv_timer_cb)spawn, w->delay_ms, 0);
+}
+
+/* Starts a worker on loop. */
+int spmvd_worker_new(uv_loop_t *loop, const struct spmvd_worker_opts *opts,
+                     const struct spmvd_worker_hooks *hooks, void *ctx,
+                     struct spmvd_worker **out, struct spmv_error *err)
+{
+  struct spmvd_worker *w = calloc(1, sizeof *w);
+
+  if (!w)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  if (access(opts->path, X_OK) < 0) {
+    int e = errno;
+    free(w);
+    return spmv_error_set(err, SPMV_EIO, "cannot run the worker %s: %s",
+                          opts->path, strerror(e));
+  }
+  w->loop = loop;
+  snprintf(w->path, sizeof w->path, "%s", opts->path);
+  snprintf(w->backend, sizeof w->backend, "%s", opts->backend);
+  snprintf(w->level, sizeof w->level, "%s",
+           opts->log_level ? opts->log_level : "info");
+  w->device = opts->device;
+  w->syslog = opts->syslog;
+  w->hooks = *hooks;
+  w->ctx = ctx;
+  w->queue_tail = &w->queue;
+  w->sent_tail = &w->sent;
+  w->next_seq = 1;
+  uv_timer_init(loop, &w->timer);
+  w->timer.data = w;
+  spawn(w);
+  *out = w;
+  return 0;
+}
+
+static struct call *call_new(struct spmvd_worker *w, json_t *msg,
+                             const int *fds, int nfds)
+{
+  struct call *c = calloc(1, sizeof *c);
+
+  if (!c || nfds > SPMVD_IPC_MAX_FDS)
+    goto fail;
+  c->msg = msg;
+  c->seq = w->next_seq++;
+  for (int i = 0; i < nfds; i++) {
+    c->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+    if (c->fds[i] < 0) {
+      c->nfds = i;
+      c->msg = NULL;
+      call_free(c);
+      goto fail;
+    }
+  }
+  c->nfds = nfds;
+  return c;
+fail:
+  free(c);
+  json_decref(msg);
+  return NULL;
+}
+
+/* Sends a request; msg stolen, fds borrowed; cb called exactly once. */
+int spmvd_worker_call(struct spmvd_worker *w, json_t *msg, const int *fds,
+                      int nfds, spmvd_worker_reply_cb *cb,
+                      spmvd_worker_event_cb *ev, void *ctx,
+                      struct spmv_error *err)
+{
+  if (w->state == STOPPING || w->state == STOPPED) {
+    json_decref(msg);
+    return spmv_error_set(err, SPMV_EWORKER, "the device worker is stopping");
+  }
+  struct call *c = call_new(w, msg, fds, nfds);
+  if (!c)
+    return spmv_error_set(err, SPMV_ENOMEM, "cannot queue a worker request");
+  c->cb = cb;
+  c->ev = ev;
+  c->ctx = ctx;
+  push(&w->queue_tail, c);
+  flush(w);
+  return 0;
+}
+
+/* Sends a request whose answer nobody waits for; msg stolen. */
+void spmvd_worker_post(struct spmvd_worker *w, json_t *msg)
+{
+  if (w->state == DEAD || w->state == STOPPING || w->state == STOPPED) {
+    json_decref(msg);  /* a new incarnation starts empty anyway */
+    return;
+  }
+  struct call *c = call_new(w, msg, NULL, 0);
+  if (!c)
+    return;
+  push(&w->queue_tail, c);
+  flush(w);
+}
+
+/* The device, or NULL until the worker first said ready. */
+const struct spmvd_device_info *spmvd_worker_device(const struct spmvd_worker *w)
+{
+  return w->have_dev ? &w->dev : NULL;
+}
+
+/* The worker's pid, 0 when none is running. */
+pid_t spmvd_worker_pid(const struct spmvd_worker *w)
+{
+  return w->inc && !w->inc->exited ? w->inc->proc.pid : 0;
+}
+
+/* How many times the worker died. */
+int spmvd_worker_restarts(const struct spmvd_worker *w)
+{
+  return w->restarts;
+}
+
+/* The worker's state: starting, ready, dead, stopping or stopped. */
+const char *spmvd_worker_state(const struct spmvd_worker *w)
+{
+  static const char *const names[] = {"starting", "ready", "dead", "stopping",
+                                      "stopped"};
+  return names[w->state];
+}
+
+/* The device number the worker drives. */
+int spmvd_worker_device_index(const struct spmvd_worker *w)
+{
+  return w->device;
+}
+
+/* Calls sent or queued and not yet answered. */
+int spmvd_worker_pending(const struct spmvd_worker *w)
+{
+  int n = 0;
+  for (struct call *c = w->sent; c; c = c->next)
+    n += c->cb != NULL;
+  for (struct call *c = w->queue; c; c = c->next)
+    n += c->cb != NULL;
+  return n;
+}
+
+/* Ends the worker: closes its socket (it exits), then the stopped hook. */
+void spmvd_worker_stop(struct spmvd_worker *w)
+{
+  if (w->state == STOPPING || w->state == STOPPED)
+    return;
+  uv_timer_stop(&w->timer);
+  if (!w->inc) {
+    finish_stop(w);
+    return;
+  }
+  w->state = STOPPING;
+  struct incarnation *inc = w->inc;
+  if (inc->fd >= 0) {
+    uv_poll_stop(&inc->poll);
+    uv_close((uv_handle_t *)&inc->poll, inc_closed);
+    close(inc->fd);
+    inc->fd = -1;
+  }
+}

@@ -1,0 +1,778 @@
+/* spmvd_worker_main.c: spmvd-worker, the process that owns one device. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmv_profile.h"
+#include "spmvd_backend.h"
+#include "spmvd_ipc.h"
+#include "spmvd_log.h"
+#include "spmvd_shm.h"
+#include "spmvd_tuner.h"
+
+/*
+ * The worker serves the front end one message at a time over fd 3 (a
+ * SOCK_SEQPACKET socketpair; see spmvd_ipc.h).  It blocks: all slow work
+ * (conversion, profiling, tuning, products) happens here so that the front
+ * end's loop never does.  Operations, each answered {seq, ok, ...} or
+ * {seq, ok:false, error:{code, message}}:
+ *
+ *   load     {handle, dtype, index, rows, cols, nnz} fds [raw, host]:
+ *            the client's payload (raw) is validated and converted into
+ *            the host copy (host, see spmvd_shm_csr_layout); replies
+ *            {fingerprint, profile}.  Nothing is resident yet.
+ *   adopt    {handle, dtype, rows, cols, nnz, config} fds [host]: after a
+ *            respawn, maps a host copy already converted and makes config
+ *            resident.
+ *   prepare  {handle, config, check}: makes config resident; with check,
+ *            compares one product on a random vector with spmv_csr_ref and
+ *            replies {verified, residual}.
+ *   tune     {handle, strategy, exclude:[text]}: runs the tuner, sending
+ *            {seq, event:"progress", done, total, candidate, time_us} after
+ *            each candidate; makes the winner resident; replies {decision}.
+ *   bench    {handle}: times every exhaustive candidate; replies {trials}.
+ *   multiply {handle, alpha, beta, nvec} fds [vectors]: x_1..x_k then
+ *            y_1..y_k in the memfd; y is overwritten in place.
+ *   unload   {handle}: frees the matrix.
+ *
+ * When the backend reports a sticky error the worker exits with status 3:
+ * the front end respawns it.
+ */
+
+struct wmatrix {
+  int64_t handle;
+  enum spmv_dtype dtype;
+  struct spmvd_shm host;       /* the host copy, mapped */
+  struct spmv_csr A;           /* a view of host */
+  struct spmv_profile prof;
+  int have_prof;
+  struct spmvd_bmatrix *bm;    /* the resident configuration, or NULL */
+  struct spmv_config cfg;
+  struct wmatrix *next;
+};
+
+struct worker {
+  int fd;
+  const struct spmvd_backend_ops *ops;
+  struct spmvd_backend *be;
+  struct spmvd_device_info dev;
+  struct wmatrix *mats;
+};
+
+static struct wmatrix *find(struct worker *w, int64_t h)
+{
+  for (struct wmatrix *m = w->mats; m; m = m->next)
+    if (m->handle == h)
+      return m;
+  return NULL;
+}
+
+static void drop(struct worker *w, int64_t h)
+{
+  for (struct wmatrix **p = &w->mats; *p; p = &(*p)->next) {
+    struct wmatrix *m = *p;
+    if (m->handle != h)
+      continue;
+    *p = m->next;
+    if (m->bm)
+      w->ops->unload(w->be, m->bm);
+    spmvd_shm_close(&m->host);
+    free(m);
+    return;
+  }
+}
+
+static void die_if_sticky(int rc)
+{
+  if (rc == SPMV_EGPU_STICKY) {
+    spmvd_log_error("sticky device error: exiting so that spmvd respawns "
+                    "the worker");
+    exit(3);
+  }
+}
+
+static void send_msg(struct worker *w, json_t *msg)
+{
+  struct spmv_error err;
+
+  if (spmvd_ipc_send(w->fd, msg, NULL, 0, &err) < 0) {
+    spmvd_log_error("cannot answer the front end: %s", err.msg);
+    exit(2);
+  }
+  json_decref(msg);
+}
+
+static void reply_error(struct worker *w, json_int_t seq,
+                        const struct spmv_error *err)
+{
+  send_msg(w, json_pack("{sI sb s{ss ss}}", "seq", seq, "ok", 0, "error",
+                        "code", spmv_err_name(err->code), "message",
+                        err->msg));
+}
+
+static size_t vsize(enum spmv_dtype dt)
+{
+  return spmv_dtype_size(dt);
+}
+
+static int parse_dtype(const char *s, enum spmv_dtype *dt,
+                       struct spmv_error *err)
+{
+  if (strcmp(s, "f32") == 0)
+    *dt = SPMV_F32;
+  else if (strcmp(s, "f64") == 0)
+    *dt = SPMV_F64;
+  else
+    return spmv_error_set(err, SPMV_EPROTO, "unknown dtype '%s'", s);
+  return 0;
+}
+
+/* Converts the client's payload into the host copy. */
+static void convert(const unsigned char *raw, int iw, enum spmv_dtype dt,
+                    struct spmv_csr *A)
+{
+  size_t rp = (size_t)(A->rows + 1) * (size_t)iw;
+  const unsigned char *col = raw + rp;
+  const unsigned char *val = col + (size_t)A->nnz * 4;
+
+  for (int64_t i = 0; i <= A->rows; i++) {
+    if (iw == 4) {
+      int32_t v;
+      memcpy(&v, raw + (size_t)i * 4, 4);
+      A->row_ptr[i] = v;
+    } else {
+      memcpy(&A->row_ptr[i], raw + (size_t)i * 8, 8);
+    }
+  }
+  memcpy(A->col_idx, col, (size_t)A->nnz * 4);
+  if (dt == SPMV_F64) {
+    memcpy(A->val, val, (size_t)A->nnz * 8);
+  } else {
+    for (int64_t k = 0; k < A->nnz; k++) {
+      float f;
+      memcpy(&f, val + (size_t)k * 4, 4);
+      A->val[k] = f;
+    }
+  }
+}
+
+static struct wmatrix *wmatrix_new(struct worker *w, int64_t h,
+                                   enum spmv_dtype dt)
+{
+  struct wmatrix *m = calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  m->handle = h;
+  m->dtype = dt;
+  spmvd_shm_init(&m->host);
+  m->next = w->mats;
+  w->mats = m;
+  return m;
+}
+
+static int op_load(struct worker *w, json_t *req, int *fds, int nfds,
+                   json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, rows, cols, nnz;
+  const char *dts, *index;
+  enum spmv_dtype dt = SPMV_F64;
+  struct spmvd_shm raw;
+  struct spmvd_shm_csr l;
+  struct wmatrix *m;
+  char hex[33];
+  struct spmv_fingerprint fp;
+  int rc, iw;
+
+  if (json_unpack(req, "{sI ss ss sI sI sI}", "handle", &h, "dtype", &dts,
+                  "index", &index, "rows", &rows, "cols", &cols, "nnz",
+                  &nnz) < 0 || nfds != 2)
+    return spmv_error_set(err, SPMV_EPROTO, "bad load message");
+  rc = parse_dtype(dts, &dt, err);
+  if (rc < 0)
+    return rc;
+  iw = strcmp(index, "i32") == 0 ? 4 : 8;
+  m = wmatrix_new(w, h, dt);
+  if (!m)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  spmvd_shm_csr_layout(rows, nnz, &l);
+  size_t rawsz = (size_t)(rows + 1) * (size_t)iw + (size_t)nnz * 4 +
+                 (size_t)nnz * vsize(dt);
+  rc = spmvd_shm_map(&raw, fds[0], rawsz, err);
+  fds[0] = -1;
+  if (rc < 0)
+    goto fail;
+  rc = spmvd_shm_map(&m->host, fds[1], l.size, err);
+  fds[1] = -1;
+  if (rc < 0) {
+    spmvd_shm_close(&raw);
+    goto fail;
+  }
+  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
+  if (rawsz)
+    convert(raw.addr, iw, dt, &m->A);
+  else
+    m->A.row_ptr[0] = 0;
+  spmvd_shm_close(&raw);
+  rc = spmv_csr_validate(&m->A, 0, err);
+  if (rc < 0)
+    goto fail;
+  rc = spmv_profile_compute(&m->A, &m->prof, err);
+  if (rc < 0)
+    goto fail;
+  m->have_prof = 1;
+  spmv_fingerprint_compute(&m->A, &fp);
+  spmv_fingerprint_hex(&fp, hex);
+  *rep = json_pack("{ss so}", "fingerprint", hex, "profile",
+                   spmvd_ipc_profile_pack(&m->prof));
+  return 0;
+fail:
+  drop(w, h);
+  return rc;
+}
+
+/* Replaces m's resident configuration by cfg. */
+static int make_resident(struct worker *w, struct wmatrix *m,
+                         const struct spmv_config *cfg,
+                         struct spmv_error *err)
+{
+  struct spmvd_bmatrix *bm = NULL;
+
+  if (m->bm && memcmp(&m->cfg, cfg, sizeof *cfg) == 0)
+    return 0;
+  if (m->bm) {
+    w->ops->unload(w->be, m->bm);
+    m->bm = NULL;
+  }
+  int rc = w->ops->load(w->be, &m->A, m->dtype, cfg, &bm, err);
+  if (rc < 0)
+    return rc;
+  m->bm = bm;
+  m->cfg = *cfg;
+  return 0;
+}
+
+static int op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
+                    json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, rows, cols, nnz;
+  const char *dts, *text;
+  struct spmv_config cfg;
+  struct spmvd_shm_csr l;
+  enum spmv_dtype dt = SPMV_F64;
+  struct wmatrix *m;
+  int rc;
+
+  if (json_unpack(req, "{sI ss sI sI sI ss}", "handle", &h, "dtype", &dts,
+                  "rows", &rows, "cols", &cols, "nnz", &nnz, "config",
+                  &text) < 0 || nfds != 1)
+    return spmv_error_set(err, SPMV_EPROTO, "bad adopt message");
+  if ((rc = parse_dtype(dts, &dt, err)) < 0 ||
+      (rc = spmv_config_parse(text, &cfg, err)) < 0)
+    return rc;
+  drop(w, h);
+  m = wmatrix_new(w, h, dt);
+  if (!m)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  spmvd_shm_csr_layout(rows, nnz, &l);
+  rc = spmvd_shm_map(&m->host, fds[0], l.size, err);
+  fds[0] = -1;
+  if (rc < 0)
+    goto fail;
+  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
+  rc = make_resident(w, m, &cfg, err);
+  if (rc < 0)
+    goto fail;
+  *rep = json_object();
+  return 0;
+fail:
+  drop(w, h);
+  return rc;
+}
+
+static void fill_random(double *x, int64_t n, uint64_t seed)
+{
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x[i] = ((double)(s >> 11) / 9007199254740992.0) * 2.0 - 1.0;
+  }
+}
+
+static void to_typed(const double *in, int64_t n, enum spmv_dtype dt, void *out)
+{
+  for (int64_t i = 0; i < n; i++) {
+    if (dt == SPMV_F32)
+      ((float *)out)[i] = (float)in[i];
+    else
+      ((double *)out)[i] = in[i];
+  }
+}
+
+static double typed_get(const void *v, int64_t i, enum spmv_dtype dt)
+{
+  return dt == SPMV_F32 ? ((const float *)v)[i] : ((const double *)v)[i];
+}
+
+/*
+ * One product on a random x against spmv_csr_ref: the scaled residual
+ * |y - y_ref|_inf / (|A|_inf |x|_inf + |y_ref|_inf), compared with
+ * 16 eps max_row_len.
+ */
+static int check_product(struct worker *w, struct wmatrix *m, int *ok,
+                         double *resid, struct spmv_error *err)
+{
+  int64_t rows = m->A.rows, cols = m->A.cols;
+  size_t es = vsize(m->dtype);
+  double *x = malloc(sizeof *x * (size_t)(cols + 1));
+  double *yref = malloc(sizeof *yref * (size_t)(rows + 1));
+  void *xt = malloc(es * (size_t)(cols + 1));
+  void *yt = malloc(es * (size_t)(rows + 1));
+  int rc = 0;
+
+  if (!x || !yref || !xt || !yt) {
+    rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for the check");
+    goto out;
+  }
+  fill_random(x, cols, (uint64_t)m->handle);
+  to_typed(x, cols, m->dtype, xt);
+  for (int64_t j = 0; j < cols; j++)
+    x[j] = typed_get(xt, j, m->dtype);
+  spmv_csr_ref(&m->A, 1.0, x, 0.0, yref);
+  rc = w->ops->multiply(w->be, m->bm, 1.0, xt, 0.0, yt, 1, err);
+  if (rc < 0)
+    goto out;
+  double anorm = 0, xnorm = 0, ynorm = 0, diff = 0;
+  int64_t maxlen = 1;
+  for (int64_t i = 0; i < rows; i++) {
+    double s = 0;
+    for (int64_t k = m->A.row_ptr[i]; k < m->A.row_ptr[i + 1]; k++)
+      s += fabs(m->A.val[k]);
+    anorm = fmax(anorm, s);
+    maxlen = m->A.row_ptr[i + 1] - m->A.row_ptr[i] > maxlen
+                 ? m->A.row_ptr[i + 1] - m->A.row_ptr[i] : maxlen;
+    ynorm = fmax(ynorm, fabs(yref[i]));
+    double d = fabs(typed_get(yt, i, m->dtype) - yref[i]);
+    diff = (d > diff || isnan(d)) ? d : diff;
+  }
+  for (int64_t j = 0; j < cols; j++)
+    xnorm = fmax(xnorm, fabs(x[j]));
+  double eps = m->dtype == SPMV_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+  double scale = anorm * xnorm + ynorm;
+  *resid = scale > 0 ? diff / scale : diff;
+  *ok = !isnan(*resid) && *resid <= 16.0 * eps * (double)maxlen;
+out:
+  free(x);
+  free(yref);
+  free(xt);
+  free(yt);
+  return rc;
+}
+
+static int op_prepare(struct worker *w, json_t *req, json_t **rep,
+                      struct spmv_error *err)
+{
+  json_int_t h;
+  const char *text;
+  int check = 0, ok = 1, rc;
+  double resid = 0;
+  struct spmv_config cfg;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI ss s?b}", "handle", &h, "config", &text, "check",
+                  &check) < 0)
+    return spmv_error_set(err, SPMV_EPROTO, "bad prepare message");
+  if (!(m = find(w, h)))
+    return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
+  if ((rc = spmv_config_parse(text, &cfg, err)) < 0 ||
+      (rc = make_resident(w, m, &cfg, err)) < 0)
+    return rc;
+  if (check && (rc = check_product(w, m, &ok, &resid, err)) < 0)
+    return rc;
+  *rep = json_pack("{sb sf}", "verified", ok, "residual",
+                   isfinite(resid) ? resid : 1e300);
+  return 0;
+}
+
+/* The race's view of one matrix: a candidate loaded beside the resident one. */
+struct race {
+  struct worker *w;
+  struct wmatrix *m;
+  struct spmvd_bmatrix *cand;
+  json_int_t seq;
+  const char *stage;
+};
+
+static int race_load(void *ctx, const struct spmv_config *cfg,
+                     struct spmv_error *err)
+{
+  struct race *r = ctx;
+  int rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
+  die_if_sticky(rc);
+  return rc;
+}
+
+static int race_time(void *ctx, int warmup, int reps, double *median_us,
+                     struct spmv_error *err)
+{
+  struct race *r = ctx;
+  int rc = r->w->ops->time(r->w->be, r->cand, warmup, reps, median_us, err);
+  die_if_sticky(rc);
+  return rc;
+}
+
+static void race_unload(void *ctx)
+{
+  struct race *r = ctx;
+  if (r->cand)
+    r->w->ops->unload(r->w->be, r->cand);
+  r->cand = NULL;
+}
+
+static void race_progress(void *ctx, int done, int total,
+                          const struct spmvd_trial *t)
+{
+  struct race *r = ctx;
+  char text[64];
+
+  spmv_config_format(&t->cfg, text, sizeof text);
+  send_msg(r->w, json_pack("{sI ss ss si si ss sf ss}", "seq", r->seq,
+                           "event", "progress", "stage", r->stage, "done",
+                           done, "total", total, "candidate", text, "time_us",
+                           t->time_us, "status",
+                           spmvd_trial_status_name(t->status)));
+}
+
+static const struct spmvd_race_ops race_ops = {
+  race_load, race_time, race_unload, race_progress,
+};
+
+static int tune_input(struct wmatrix *m, struct worker *w, json_t *exclude,
+                      struct spmv_config *ex, size_t max,
+                      struct spmvd_tune_input *in, struct spmv_error *err)
+{
+  size_t i;
+  json_t *v;
+
+  memset(in, 0, sizeof *in);
+  if (!m->have_prof) {
+    int rc = spmv_profile_compute(&m->A, &m->prof, err);
+    if (rc < 0)
+      return rc;
+    m->have_prof = 1;
+  }
+  in->A = &m->A;
+  in->prof = &m->prof;
+  in->dtype = m->dtype;
+  in->dev = &w->dev;
+  in->exclude = ex;
+  json_array_foreach(exclude, i, v) {
+    if (in->nexclude < max && json_is_string(v) &&
+        spmv_config_parse(json_string_value(v), &ex[in->nexclude], NULL) == 0)
+      in->nexclude++;
+  }
+  return 0;
+}
+
+static int op_tune(struct worker *w, json_t *req, json_int_t seq,
+                   json_t **rep, struct spmv_error *err)
+{
+  json_int_t h;
+  const char *sname;
+  json_t *exclude = NULL;
+  struct spmv_config ex[64];
+  struct spmvd_tune_input in;
+  struct spmvd_decision d;
+  enum spmvd_strategy s;
+  struct wmatrix *m;
+  int rc;
+
+  spmvd_decision_init(&d);
+  if (json_unpack(req, "{sI ss s?o}", "handle", &h, "strategy", &sname,
+                  "exclude", &exclude) < 0)
+    return spmv_error_set(err, SPMV_EPROTO, "bad tune message");
+  if (!(m = find(w, h)))
+    return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
+  if ((rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
+      (rc = tune_input(m, w, exclude, ex, 64, &in, err)) < 0)
+    return rc;
+  struct race r = {w, m, NULL, seq, "tuning"};
+  rc = spmvd_tuner_run(s, &in, &race_ops, &r, NULL, &d, err);
+  race_unload(&r);
+  if (rc < 0)
+    goto out;
+  d.strategy = s;
+  if (d.gflops == 0 && d.time_us > 0)
+    spmvd_decision_rates(&d, &m->prof, m->dtype);
+  rc = make_resident(w, m, &d.cfg, err);
+  die_if_sticky(rc);
+  if (rc < 0)
+    goto out;
+  *rep = json_pack("{so}", "decision", spmvd_ipc_decision_pack(&d));
+out:
+  spmvd_decision_fini(&d);
+  return rc;
+}
+
+static int cmp_trial(const void *a, const void *b)
+{
+  const struct spmvd_trial *x = a, *y = b;
+  int fx = x->status == SPMVD_TRIAL_FAILED, fy = y->status == SPMVD_TRIAL_FAILED;
+  if (fx != fy)
+    return fx - fy;
+  return (x->time_us > y->time_us) - (x->time_us < y->time_us);
+}
+
+static int op_bench(struct worker *w, json_t *req, json_int_t seq,
+                    json_t **rep, struct spmv_error *err)
+{
+  json_int_t h;
+  struct spmv_config ex[1];
+  struct spmvd_candidates *c = NULL;
+  struct spmvd_race_params p;
+  struct spmvd_tune_input in;
+  struct spmvd_decision d;
+  struct wmatrix *m;
+  int rc;
+
+  spmvd_decision_init(&d);
+  if (json_unpack(req, "{sI}", "handle", &h) < 0)
+    return spmv_error_set(err, SPMV_EPROTO, "bad bench message");
+  if (!(m = find(w, h)))
+    return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
+  if ((rc = tune_input(m, w, NULL, ex, 0, &in, err)) < 0)
+    return rc;
+  c = malloc(sizeof *c);
+  if (!c)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  rc = spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, err);
+  if (rc < 0)
+    goto out;
+  spmvd_race_params_default(&p);
+  p.drop_ratio = 0;
+  struct race r = {w, m, NULL, seq, "bench"};
+  rc = spmvd_tuner_race(c, &race_ops, &r, &p, &in, &d, err);
+  race_unload(&r);
+  if (rc < 0)
+    goto out;
+  qsort(d.trials, d.ntrials, sizeof *d.trials, cmp_trial);
+  json_t *trials = json_array();
+  for (size_t i = 0; i < d.ntrials; i++) {
+    const struct spmvd_trial *t = &d.trials[i];
+    json_t *j = spmvd_ipc_trial_pack(t);
+    json_object_set_new(j, "gflops",
+                        json_real(t->time_us > 0
+                                      ? 2.0 * (double)m->A.nnz / t->time_us / 1e3
+                                      : 0.0));
+    json_array_append_new(trials, j);
+  }
+  *rep = json_pack("{so}", "trials", trials);
+out:
+  free(c);
+  spmvd_decision_fini(&d);
+  return rc;
+}
+
+static int op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
+                       json_t **rep, struct spmv_error *err)
+{
+  json_int_t h;
+  double alpha, beta;
+  int nvec, rc;
+  struct spmvd_shm vec;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI sF sF si}", "handle", &h, "alpha", &alpha, "beta",
+                  &beta, "nvec", &nvec) < 0 || nfds != 1 || nvec < 1)
+    return spmv_error_set(err, SPMV_EPROTO, "bad multiply message");
+  if (!(m = find(w, h)) || !m->bm)
+    return spmv_error_set(err, SPMV_ENOENT, "no resident matrix %lld",
+                          (long long)h);
+  size_t es = vsize(m->dtype);
+  size_t xb = (size_t)nvec * (size_t)m->A.cols * es;
+  size_t yb = (size_t)nvec * (size_t)m->A.rows * es;
+  rc = spmvd_shm_map(&vec, fds[0], xb + yb, err);
+  fds[0] = -1;
+  if (rc < 0)
+    return rc;
+  if (xb + yb > 0)
+    rc = w->ops->multiply(w->be, m->bm, alpha, vec.addr, beta,
+                          (char *)vec.addr + xb, nvec, err);
+  spmvd_shm_close(&vec);
+  die_if_sticky(rc);
+  if (rc < 0)
+    return rc;
+  *rep = json_object();
+  return 0;
+}
+
+static void serve_one(struct worker *w, json_t *req, int *fds, int nfds)
+{
+  struct spmv_error err;
+  json_int_t seq = -1, h;
+  const char *op = "";
+  json_t *rep = NULL;
+  int rc;
+
+  spmv_error_clear(&err);
+  if (json_unpack(req, "{ss sI}", "op", &op, "seq", &seq) < 0) {
+    spmvd_log_error("bad message from the front end");
+    exit(2);
+  }
+  if (strcmp(op, "load") == 0)
+    rc = op_load(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "adopt") == 0)
+    rc = op_adopt(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "prepare") == 0)
+    rc = op_prepare(w, req, &rep, &err);
+  else if (strcmp(op, "tune") == 0)
+    rc = op_tune(w, req, seq, &rep, &err);
+  else if (strcmp(op, "bench") == 0)
+    rc = op_bench(w, req, seq, &rep, &err);
+  else if (strcmp(op, "multiply") == 0)
+    rc = op_multiply(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "unload") == 0 &&
+           json_unpack(req, "{sI}", "handle", &h) == 0) {
+    drop(w, h);
+    rep = json_object();
+    rc = 0;
+  } else
+    rc = spmv_error_set(&err, SPMV_EPROTO, "unknown worker operation '%s'", op);
+  die_if_sticky(rc);
+  for (int i = 0; i < nfds; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  if (rc < 0) {
+    if (err.code == 0)
+      spmv_error_set(&err, rc, "%s", spmv_strerror(rc));
+    reply_error(w, seq, &err);
+    return;
+  }
+  if (!rep)
+    rep = json_object();
+  json_object_set_new(rep, "seq", json_integer(seq));
+  json_object_set_new(rep, "ok", json_true());
+  send_msg(w, rep);
+}
+
+static const struct spmvd_backend_ops *pick_backend(const char *name)
+{
+#ifdef HAVE_CUDA
+  if (strcmp(name, "cuda") == 0 || strcmp(name, "auto") == 0)
+    return &spmvd_backend_cuda;
+#endif
+  if (strcmp(name, "cpu") == 0 || strcmp(name, "auto") == 0)
+    return &spmvd_backend_cpu;
+  return NULL;
+}
+
+static int open_backend(struct worker *w, const char *name, int dev,
+                        struct spmv_error *err)
+{
+  w->ops = pick_backend(name);
+  if (!w->ops)
+    return spmv_error_set(err, SPMV_EUNSUPPORTED,
+                          "backend '%s' is not built into this spmvd-worker",
+                          name);
+  int rc = w->ops->open(dev, &w->be, err);
+  if (rc < 0 && strcmp(name, "auto") == 0 && w->ops != &spmvd_backend_cpu) {
+    spmvd_log_info("no usable GPU (%s): using the cpu backend", err->msg);
+    w->ops = &spmvd_backend_cpu;
+    rc = w->ops->open(dev, &w->be, err);
+  }
+  if (rc < 0)
+    return rc;
+  return w->ops->info(w->be, &w->dev);
+}
+
+static json_t *device_json(const struct spmvd_device_info *d)
+{
+  return json_pack("{ss ss si si si si sI ss ss}", "backend", d->backend,
+                   "name", d->name, "cc_major", d->cc_major, "cc_minor",
+                   d->cc_minor, "sms", d->sms, "warp_size", d->warp_size,
+                   "mem_bytes", (json_int_t)d->mem_bytes, "device_key",
+                   d->device_key, "software_key", d->software_key);
+}
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: spmvd-worker [--backend auto|cpu|cuda] [--device N]\n"
+          "                    [--log-level LEVEL] [--syslog] [--help] [--version]\n"
+          "The device worker of spmvd(8); spmvd starts it with its socket on fd %d.\n",
+          SPMVD_IPC_WORKER_FD);
+}
+
+/* spmvd-worker: opens the backend, announces the device, serves requests. */
+int main(int argc, char **argv)
+{
+  static const struct option lopts[] = {
+    {"backend", required_argument, NULL, 'b'},
+    {"device", required_argument, NULL, 'd'},
+    {"log-level", required_argument, NULL, 'l'},
+    {"syslog", no_argument, NULL, 's'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *backend = "auto";
+  enum spmvd_log_level level = SPMVD_LOG_INFO;
+  enum spmvd_log_sink sink = SPMVD_LOG_STDERR;
+  struct worker w = {.fd = SPMVD_IPC_WORKER_FD};
+  struct spmv_error err;
+  int dev = 0, c;
+
+  while ((c = getopt_long(argc, argv, "b:d:l:shV", lopts, NULL)) != -1) {
+    switch (c) {
+    case 'b': backend = optarg; break;
+    case 'd': dev = atoi(optarg); break;
+    case 'l':
+      if (spmvd_log_level_parse(optarg, &level) < 0) {
+        fprintf(stderr, "spmvd-worker: unknown log level '%s'\n", optarg);
+        return 1;
+      }
+      break;
+    case 's': sink = SPMVD_LOG_SYSLOG; break;
+    case 'h': usage(stdout); return 0;
+    case 'V': printf("spmvd-worker %s\n", PACKAGE_VERSION); return 0;
+    default: usage(stderr); return 1;
+    }
+  }
+  spmvd_log_open("spmvd-worker", sink, level);
+  signal(SIGPIPE, SIG_IGN);
+  if (open_backend(&w, backend, dev, &err) < 0) {
+    spmvd_log_error("cannot open the %s backend on device %d: %s", backend,
+                    dev, err.msg);
+    send_msg(&w, json_pack("{ss s{ss ss}}", "event", "failed", "error", "code",
+                           spmv_err_name(err.code), "message", err.msg));
+    return 1;
+  }
+  send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
+                         device_json(&w.dev)));
+  spmvd_log_debug("ready: %s backend, %s", w.dev.backend, w.dev.name);
+  for (;;) {
+    json_t *req;
+    int fds[SPMVD_IPC_MAX_FDS], nfds, rc;
+    rc = spmvd_ipc_recv(w.fd, &req, fds, &nfds, SPMVD_IPC_MAX_FDS, &err);
+    if (rc == SPMV_ECLOSED)
+      break;
+    if (rc < 0) {
+      spmvd_log_error("%s", err.msg);
+      return 2;
+    }
+    serve_one(&w, req, fds, nfds);
+    json_decref(req);
+  }
+  while (w.mats)
+    drop(&w, w.mats->handle);
+  w.ops->close(w.be);
+  return 0;
+}
