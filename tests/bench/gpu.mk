@@ -1,1 +1,19 @@
 # tests/bench/gpu.mk: SpMV kernels against cuSPARSE, and the tuner evaluation.
+# Everything here needs CUDA: built only when configure found it.  The GPU
+# tests exit 77 (skipped) on a machine without a GPU.
+EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
+	tests/bench/bench_spmv.c tests/bench/results
+
+if HAVE_CUDA
+GPU_LDADD = kernels/libspmvkernels_cuda.a kernels/libspmvcore.la \
+	client/libspmvmmio.la $(ZLIB_LIBS) $(XXHASH_LIBS) $(CUDA_LIBS) -lm
+GPU_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -I$(top_srcdir)/tests
+
+check_PROGRAMS += tests/check_gpu_formats
+TESTS += tests/check_gpu_formats
+tests_check_gpu_formats_SOURCES = tests/check_gpu_formats.c \
+	tests/gpu_common.c tests/gpu_common.h
+tests_check_gpu_formats_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_check_gpu_formats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_gpu_formats_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
+endif

@@ -1,0 +1,401 @@
+/* check_gpu_formats.c: every GPU kernel and configuration against the CPU references. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_common.h"
+#include "spmv_csr.h"
+#include "spmv_formats.h"
+#include "spmv_gen.h"
+#include "spmv_kernels.h"
+#include "spmv_mmio.h"
+
+/*
+ * For every matrix (a generated gallery, every shared real matrix, and on
+ * request with SPMV_GPU_LARGE=1 generated matrices of about 100M entries),
+ * both value types and every configuration of gpu_configs(): convert with
+ * spmv_layout_new(), upload, multiply on the GPU and compare each row with
+ * spmv_csr_ref() (double precision, the independent reference) and with
+ * spmv_layout_spmv() (the CPU product over the same layout), within
+ *   |y_i - ref_i| <= 4 eps (len_i + 4) (|alpha| sum_j |a_ij x_j| + |beta y0_i|).
+ * Outputs are poisoned with NaN when beta = 0 (so every element must be
+ * written, and y must not be read); x and y are random and never zero.
+ * alpha, beta run over {0, 1, other}^2: all nine pairs on the gallery, two
+ * per configuration elsewhere.  SPMV_GPU_QUICK=1 keeps one block size (for
+ * compute-sanitizer runs).
+ */
+
+#define MAX_CONFIGS 256
+#define MAX_SHOW 12
+
+static const double pairs[9][2] = {
+  {1, 0}, {-1.5, 0}, {0, 0}, {1, 1}, {0.75, -0.5}, {0, 1.25},
+  {1, -2}, {-0.5, 1}, {2.5, 0.25},
+};
+
+static struct spmv_config configs[MAX_CONFIGS];
+static int nconfigs;
+static char **paths;
+static int npaths;
+
+/* Per test process (check forks): the stream and the cuSPARSE handle. */
+static cudaStream_t stream;
+static struct spmv_cusparse_handle *handle;
+
+static void gpu_setup(void)
+{
+  struct spmv_error err;
+  ck_assert_int_eq(cudaStreamCreate(&stream), cudaSuccess);
+  ck_assert_msg(spmv_cusparse_handle_new(stream, &handle, &err) == 0, "%s", err.msg);
+}
+
+static void gpu_teardown(void)
+{
+  handle = spmv_cusparse_handle_free(handle);
+  cudaStreamDestroy(stream);
+}
+
+/* One value type's inputs for a matrix, host and device. */
+struct inputs {
+  enum spmv_dtype dt;
+  size_t es;
+  double *x, *y0;        /* exact in float */
+  void *xt, *y0t, *yt;   /* typed copies and a typed result */
+  double *ref, *absum, *yl, *got;
+  void *ylt;
+  void *dx, *dy;
+};
+
+static void put_typed(void *dst, const double *src, int64_t n, enum spmv_dtype dt)
+{
+  for (int64_t i = 0; i < n; i++) {
+    if (dt == SPMV_F32)
+      ((float *)dst)[i] = (float)src[i];
+    else
+      ((double *)dst)[i] = src[i];
+  }
+}
+
+static void get_typed(double *dst, const void *src, int64_t n, enum spmv_dtype dt)
+{
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = dt == SPMV_F32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
+}
+
+static void inputs_init(struct inputs *in, const struct spmv_csr *A, enum spmv_dtype dt)
+{
+  size_t nr = (size_t)(A->rows ? A->rows : 1), nc = (size_t)(A->cols ? A->cols : 1);
+  memset(in, 0, sizeof *in);
+  in->dt = dt;
+  in->es = spmv_dtype_size(dt);
+  in->x = malloc(nc * 8);
+  in->y0 = malloc(nr * 8);
+  in->ref = malloc(nr * 8);
+  in->absum = malloc(nr * 8);
+  in->yl = malloc(nr * 8);
+  in->got = malloc(nr * 8);
+  in->xt = malloc(nc * in->es);
+  in->y0t = malloc(nr * in->es);
+  in->yt = malloc(nr * in->es);
+  in->ylt = malloc(nr * in->es);
+  ck_assert(in->x && in->y0 && in->ref && in->absum && in->yl && in->got &&
+            in->xt && in->y0t && in->yt && in->ylt);
+  gpu_random_vector(in->x, A->cols, 7 + (uint64_t)dt);
+  gpu_random_vector(in->y0, A->rows, 11 + (uint64_t)dt);
+  put_typed(in->xt, in->x, A->cols, dt);
+  put_typed(in->y0t, in->y0, A->rows, dt);
+  for (int64_t i = 0; i < A->rows; i++) {
+    double s = 0;
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      s += fabs(A->val[k] * in->x[A->col_idx[k]]);
+    in->absum[i] = s;
+  }
+  ck_assert_int_eq(cudaMalloc(&in->dx, nc * in->es), cudaSuccess);
+  ck_assert_int_eq(cudaMalloc(&in->dy, nr * in->es), cudaSuccess);
+  ck_assert_int_eq(cudaMemcpy(in->dx, in->xt, (size_t)A->cols * in->es,
+                              cudaMemcpyHostToDevice), cudaSuccess);
+}
+
+static void inputs_fini(struct inputs *in)
+{
+  free(in->x); free(in->y0); free(in->ref); free(in->absum); free(in->yl);
+  free(in->got); free(in->xt); free(in->y0t); free(in->yt); free(in->ylt);
+  cudaFree(in->dx);
+  cudaFree(in->dy);
+}
+
+/* Returns the first row out of tolerance (or NaN), or -1. */
+static int64_t compare(const struct spmv_csr *A, const struct inputs *in,
+                       const double *y, const double *ref, double alpha,
+                       double beta, double *tol_out)
+{
+  double eps = in->dt == SPMV_F32 ? 5.96e-8 : 1.11e-16;
+  for (int64_t i = 0; i < A->rows; i++) {
+    double len = (double)(A->row_ptr[i + 1] - A->row_ptr[i]);
+    double tol = 4 * eps * (len + 4) *
+                 (fabs(alpha) * in->absum[i] + fabs(beta * in->y0[i])) + 1e-300;
+    if (!(fabs(y[i] - ref[i]) <= tol)) {
+      *tol_out = tol;
+      return i;
+    }
+  }
+  return -1;
+}
+
+/*
+ * Runs every configuration on A for one value type; returns the failures
+ * (printed, the first MAX_SHOW of them).
+ */
+static int check_dtype(const struct spmv_csr *A, const char *name,
+                       enum spmv_dtype dt, int npairs, int salt, int *skipped)
+{
+  struct spmv_limits lim = {(size_t)4 << 30, 4096, 40.0};
+  struct inputs in;
+  int fails = 0;
+  size_t yb = (size_t)A->rows * spmv_dtype_size(dt);
+
+  inputs_init(&in, A, dt);
+  for (int c = 0; c < nconfigs; c++) {
+    struct spmv_layout *L = NULL;
+    struct spmv_dev_matrix *d = NULL;
+    struct spmv_error err = {0};
+    char cfgtxt[96];
+    int rc;
+
+    spmv_config_format(&configs[c], cfgtxt, sizeof cfgtxt);
+    rc = spmv_layout_new(A, dt, &configs[c], &lim, &L, &err);
+    if (rc == SPMV_ETOOBIG) {
+      (*skipped)++;
+      continue;
+    }
+    ck_assert_msg(rc == 0, "%s %s %s: spmv_layout_new: %s", name, cfgtxt,
+                  spmv_dtype_name(dt), err.msg);
+    rc = spmv_dev_matrix_new(L, handle, &d, &err);
+    ck_assert_msg(rc == 0, "%s %s %s: upload: %s", name, cfgtxt,
+                  spmv_dtype_name(dt), err.msg);
+    for (int p = 0; p < npairs; p++) {
+      int pi = npairs == 9 ? p : (p == 0 ? (c + salt) % 9 : 4);
+      double alpha = pairs[pi][0], beta = pairs[pi][1];
+      /* Poison y when it must not be read; else start from y0. */
+      if (beta == 0) {
+        for (int64_t i = 0; i < A->rows; i++) {
+          if (dt == SPMV_F32)
+            ((float *)in.yt)[i] = NAN;
+          else
+            ((double *)in.yt)[i] = NAN;
+        }
+      } else {
+        memcpy(in.yt, in.y0t, yb);
+      }
+      memcpy(in.ylt, in.yt, yb);
+      ck_assert_int_eq(cudaMemcpy(in.dy, in.yt, yb, cudaMemcpyHostToDevice), cudaSuccess);
+      rc = spmv_dev_spmv(d, alpha, in.dx, beta, in.dy, stream, &err);
+      ck_assert_msg(rc == 0, "%s %s %s: launch: %s", name, cfgtxt,
+                    spmv_dtype_name(dt), err.msg);
+      cudaError_t e = cudaStreamSynchronize(stream);
+      ck_assert_msg(e == cudaSuccess, "%s %s %s: %s", name, cfgtxt,
+                    spmv_dtype_name(dt), cudaGetErrorString(e));
+      ck_assert_int_eq(cudaMemcpy(in.yt, in.dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
+      get_typed(in.got, in.yt, A->rows, dt);
+      /* The independent reference, in double. */
+      memcpy(in.ref, in.y0, (size_t)A->rows * 8);
+      spmv_csr_ref(A, alpha, in.x, beta, in.ref);
+      /* The CPU product over the very same layout. */
+      ck_assert_int_eq(spmv_layout_spmv(L, alpha, in.xt, beta, in.ylt), 0);
+      get_typed(in.yl, in.ylt, A->rows, dt);
+      double tol = 0;
+      int64_t bad = compare(A, &in, in.got, in.ref, alpha, beta, &tol);
+      const char *what = "spmv_csr_ref";
+      const double *want = in.ref;
+      if (bad < 0) {
+        bad = compare(A, &in, in.got, in.yl, alpha, beta, &tol);
+        what = "spmv_layout_spmv";
+        want = in.yl;
+      }
+      if (bad >= 0) {
+        if (fails < MAX_SHOW)
+          fprintf(stderr, "FAIL %s %s %s alpha=%g beta=%g: row %lld got %.17g, %s %.17g (tol %.3g)\n",
+                  name, cfgtxt, spmv_dtype_name(dt), alpha, beta, (long long)bad,
+                  in.got[bad], what, want[bad], tol);
+        fails++;
+      }
+    }
+    spmv_dev_matrix_free(d);
+    spmv_layout_free(L);
+  }
+  inputs_fini(&in);
+  return fails;
+}
+
+static void check_matrix(struct spmv_csr *A, const char *name, int npairs, int salt)
+{
+  int fails = 0, skipped = 0;
+  fails += check_dtype(A, name, SPMV_F64, npairs, salt, &skipped);
+  fails += check_dtype(A, name, SPMV_F32, npairs, salt, &skipped);
+  printf("%-28s rows %9lld nnz %10lld: %d configurations x 2 types, %d skipped (too big), %d failed\n",
+         name, (long long)A->rows, (long long)A->nnz, nconfigs, skipped, fails);
+  fflush(stdout);
+  ck_assert_msg(fails == 0, "%s: %d products out of tolerance", name, fails);
+}
+
+/* The generated gallery: shapes that stress each kernel's edge cases. */
+static const char *gallery[] = {
+  "stencil2d nx=100 ny=100",
+  "stencil3d nx=20 ny=20 nz=20 points=27",
+  "banded n=5000 w=16 b=64",
+  "random rows=3000 cols=2500 k=7",
+  "random rows=200 cols=50000 k=300",
+  "pareto rows=20000 alpha=0.8",
+  "dc1like n=30000 lambda=4.22 long=5000,20000",
+  "dense rows=64 cols=500 k=500",
+  "matching rows=10000 mean=12 cv=2 dist=lognormal",
+  "matching rows=7777 mean=40 cv=0.5 dist=normal place=diagonal",
+};
+#define NGALLERY ((int)(sizeof gallery / sizeof gallery[0]))
+
+/* Rows of 0, 1, ... entries with every third row empty and one full row. */
+static struct spmv_csr *odd_rows(void)
+{
+  int64_t rows = 1000, cols = 900, nnz = 0;
+  for (int64_t i = 0; i < rows; i++)
+    nnz += i == 500 ? cols : (i % 3 == 0 ? 0 : i % 37);
+  struct spmv_csr *A = spmv_csr_new(rows, cols, nnz);
+  ck_assert(A);
+  int64_t k = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t len = i == 500 ? cols : (i % 3 == 0 ? 0 : i % 37);
+    for (int64_t j = 0; j < len; j++) {
+      A->col_idx[k] = (int32_t)(i == 500 ? (i * 7 + j) % cols
+                                         : j * (cols / 37) + i % 3);
+      A->val[k] = 0.25 + (double)((i + j) % 17) / 8.0;
+      k++;
+    }
+    A->row_ptr[i + 1] = k;
+  }
+  return A;
+}
+
+START_TEST(test_gallery)
+{
+  struct spmv_error err;
+  struct spmv_csr *A = spmv_gen_from_text(gallery[_i], 1000 + (uint64_t)_i, &err);
+  ck_assert_msg(A != NULL, "%s: %s", gallery[_i], err.msg);
+  check_matrix(A, gallery[_i], 9, _i);
+  spmv_csr_free(A);
+}
+END_TEST
+
+START_TEST(test_edges)
+{
+  struct spmv_csr *A = odd_rows();
+  check_matrix(A, "odd rows (empty, full)", 9, 0);
+  spmv_csr_free(A);
+  /* No entries at all: y = beta*y everywhere. */
+  A = spmv_csr_new(300, 200, 0);
+  ck_assert(A);
+  check_matrix(A, "no entries", 9, 1);
+  spmv_csr_free(A);
+  /* One entry. */
+  A = spmv_csr_new(1, 1, 1);
+  ck_assert(A);
+  A->row_ptr[1] = 1;
+  A->col_idx[0] = 0;
+  A->val[0] = -3.5;
+  check_matrix(A, "1x1", 9, 2);
+  spmv_csr_free(A);
+}
+END_TEST
+
+START_TEST(test_shared)
+{
+  struct spmv_error err;
+  struct spmv_csr *A = NULL;
+  const char *base = strrchr(paths[_i], '/');
+  ck_assert_msg(spmv_mmio_read(paths[_i], &A, NULL, &err) == 0, "%s: %s",
+                paths[_i], err.msg);
+  check_matrix(A, base ? base + 1 : paths[_i], 2, _i);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* About 100M entries: the configurations that matter at scale. */
+static const char *large[] = {
+  "random rows=3200000 k=32",
+  "dc1like n=2000000 lambda=6 long=400000,900000",
+};
+
+START_TEST(test_large)
+{
+  static const struct spmv_config big[] = {
+    {SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0},  {SPMV_FMT_CSR_ADAPTIVE, 256, 32, 0, 0},
+    {SPMV_FMT_CSR_MERGE, 256, 0, 0, 0},   {SPMV_FMT_ELLR_T, 256, 4, 0, 0},
+    {SPMV_FMT_SELL, 256, 0, 32, 256},     {SPMV_FMT_COO, 256, 0, 0, 0},
+    {SPMV_FMT_HYB, 256, 0, 0, 0},         {SPMV_FMT_CUSPARSE, 256, 0, 1, 0},
+    {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},
+  };
+  struct spmv_error err;
+  struct spmv_csr *A = spmv_gen_from_text(large[_i], 77, &err);
+  ck_assert_msg(A != NULL, "%s: %s", large[_i], err.msg);
+  nconfigs = 0;
+  for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) {
+    if (_i == 0 && big[k].format == SPMV_FMT_HYB)
+      continue;
+    if (_i == 1 && big[k].format == SPMV_FMT_ELLR_T)
+      continue;
+    configs[nconfigs++] = big[k];
+  }
+  check_matrix(A, large[_i], 1, _i);
+  spmv_csr_free(A);
+}
+END_TEST
+
+static Suite *gpu_formats_suite(void)
+{
+  Suite *s = suite_create("gpu_formats");
+  TCase *tc = tcase_create("gallery");
+  tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
+  tcase_add_test(tc, test_edges);
+  suite_add_tcase(s, tc);
+  if (!getenv("SPMV_GPU_QUICK") && npaths > 0) {
+    tc = tcase_create("shared");
+    tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_shared, 0, npaths);
+    suite_add_tcase(s, tc);
+  }
+  if (getenv("SPMV_GPU_LARGE")) {
+    tc = tcase_create("large");
+    tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
+    tcase_set_timeout(tc, 1200);
+    tcase_add_loop_test(tc, test_large, 0, (int)(sizeof large / sizeof large[0]));
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(void)
+{
+  int failed;
+  if (!gpu_present()) {
+    fprintf(stderr, "no CUDA device: skipped\n");
+    return 77;
+  }
+  nconfigs = gpu_configs(configs, MAX_CONFIGS, getenv("SPMV_GPU_QUICK") != NULL);
+  npaths = gpu_matrix_paths(&paths);
+  if (npaths < 0)
+    npaths = 0;
+  SRunner *sr = srunner_create(gpu_formats_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  gpu_paths_free(paths, npaths);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,144 @@
+/* gpu_common.c: device probe, tuner configurations and the matrix list for the GPU tests and benchmarks. */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_common.h"
+
+/* Probes for a CUDA device in a child process. */
+int gpu_present(void)
+{
+  int status = 0;
+  pid_t pid = fork();
+
+  if (pid < 0)
+    return 0;
+  if (pid == 0) {
+    int n = 0;
+    _exit(cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? 0 : 1);
+  }
+  if (waitpid(pid, &status, 0) != pid)
+    return 0;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void put(struct spmv_config *out, int cap, int *n,
+                enum spmv_format f, int bs, int tpr, int param, int param2)
+{
+  if (*n < cap)
+    out[*n] = (struct spmv_config){f, bs, tpr, param, param2};
+  (*n)++;
+}
+
+/* The tuner's candidate configurations; see gpu_common.h. */
+int gpu_configs(struct spmv_config *out, int cap, int quick)
+{
+  static const int all_bs[] = {64, 128, 256, 512};
+  static const int tprs[] = {1, 2, 4, 8, 16, 32};
+  static const int sell[][2] = {{32, 1}, {32, 256}, {8, 64}};
+  int n = 0;
+
+  for (int b = 0; b < 4; b++) {
+    int bs = all_bs[b];
+    if (quick && bs != 256)
+      continue;
+    put(out, cap, &n, SPMV_FMT_CSR_SCALAR, bs, 0, 0, 0);
+    for (int t = 0; t < 6; t++)
+      put(out, cap, &n, SPMV_FMT_CSR_VECTOR, bs, tprs[t], 0, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, 4, 0, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, 32, 0, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, bs, 0, 0);
+    put(out, cap, &n, SPMV_FMT_ELL, bs, 0, 0, 0);
+    for (int t = 0; t < 6; t++)
+      put(out, cap, &n, SPMV_FMT_ELLR_T, bs, tprs[t], 0, 0);
+    put(out, cap, &n, SPMV_FMT_COO, bs, 0, 0, 0);
+    put(out, cap, &n, SPMV_FMT_HYB, bs, 0, 0, 0);
+    put(out, cap, &n, SPMV_FMT_HYB, bs, 0, 2, 0);
+    put(out, cap, &n, SPMV_FMT_DIA, bs, 0, 0, 0);
+    put(out, cap, &n, SPMV_FMT_JAD, bs, 0, 0, 0);
+    for (int s = 0; s < 3; s++)
+      put(out, cap, &n, SPMV_FMT_SELL, bs, 0, sell[s][0], sell[s][1]);
+    put(out, cap, &n, SPMV_FMT_CSR_MERGE, bs, 0, 0, 0);
+  }
+  put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 1, 0);
+  put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 2, 0);
+  return n;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists the real matrices; see gpu_common.h. */
+int gpu_matrix_paths(char ***paths)
+{
+  const char *dir = getenv("SPMV_MATRICES");
+  char **v = NULL;
+  int n = 0, cap = 0;
+  struct dirent *e;
+  DIR *d;
+
+  *paths = NULL;
+  if (!dir || !*dir)
+    dir = "../shared/matrices";
+  d = opendir(dir);
+  if (!d)
+    return -1;
+  while ((e = readdir(d)) != NULL) {
+    if (!has_suffix(e->d_name, ".mtx") && !has_suffix(e->d_name, ".mtx.gz"))
+      continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 64;
+      char **nv = realloc(v, sizeof *v * (size_t)cap);
+      if (!nv)
+        break;
+      v = nv;
+    }
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    v[n] = malloc(len);
+    if (!v[n])
+      break;
+    strcpy(v[n], dir);
+    strcat(v[n], "/");
+    strcat(v[n], e->d_name);
+    n++;
+  }
+  closedir(d);
+  qsort(v, (size_t)n, sizeof *v, cmp_str);
+  *paths = v;
+  return n;
+}
+
+void gpu_paths_free(char **paths, int n)
+{
+  for (int i = 0; i < n; i++)
+    free(paths[i]);
+  free(paths);
+}
+
+/* Random +-[0.5, 1.5) values with 20 significant bits (exact in float). */
+void gpu_random_vector(double *x, int64_t n, uint64_t seed)
+{
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    double v = 0.5 + (double)((s >> 20) & 0xfffff) / 1048576.0;
+    x[i] = (s >> 63) ? -v : v;
+  }
+}

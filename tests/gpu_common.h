@@ -1,0 +1,34 @@
+/* gpu_common.h: what the GPU tests and benchmarks share: device probe, configurations, matrix list. */
+#ifndef GPU_COMMON_H
+#define GPU_COMMON_H
+
+#include "spmv_formats.h"
+
+/*
+ * Returns 1 when a CUDA device is present.  The probe runs in a child
+ * process, so that the caller has not initialized CUDA before check forks
+ * its tests.
+ */
+int gpu_present(void);
+
+/*
+ * Fills out[0 .. cap) with the configurations the tuner would try: every
+ * format, BS in {64, 128, 256, 512}, TPR / T in {1, 2, 4, 8, 16, 32} where
+ * the format has one, sell's (C, sigma) and hyb's K choices, cusparse ALG1
+ * and ALG2.  quick != 0 keeps one BS (256) per format.  Returns the count.
+ */
+int gpu_configs(struct spmv_config *out, int cap, int quick);
+
+/*
+ * Lists the .mtx and .mtx.gz files of $SPMV_MATRICES (default
+ * ../shared/matrices), sorted by name.  *paths is a new array of new
+ * strings, freed by gpu_paths_free().  Returns the count, or -1 when the
+ * folder cannot be read.
+ */
+int gpu_matrix_paths(char ***paths);
+void gpu_paths_free(char **paths, int n);
+
+/* Fills x[0 .. n) with values in +-[0.5, 1.5), never 0, exact in float. */
+void gpu_random_vector(double *x, int64_t n, uint64_t seed);
+
+#endif /* GPU_COMMON_H */
