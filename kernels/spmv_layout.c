@@ -62,6 +62,11 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
     return spmv_error_set(err, SPMV_ETOOBIG,
                           "%s: %" PRId64 " rows exceed the 32-bit row index "
                           "range", spmv_format_name(cfg->format), A->rows);
+  if (spmv_csr_max_row(A) > INT32_MAX)
+    return spmv_error_set(err, SPMV_ETOOBIG,
+                          "%s: a row of %" PRId64 " entries exceeds the "
+                          "32-bit row length range",
+                          spmv_format_name(cfg->format), spmv_csr_max_row(A));
   L = calloc(1, sizeof *L);
   if (L == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory for a layout");

@@ -541,6 +541,57 @@ START_TEST(test_layout_sell)
 }
 END_TEST
 
+/* Replaces a typed CSR's 32-bit offsets with 64-bit ones, as a matrix of
+ * 2^31 or more entries would have them. */
+static void widen_offsets(struct spmv_csr_layout *C, int64_t rows)
+{
+  int64_t i;
+
+  C->row_ptr64 = malloc((size_t)(rows + 1) * sizeof *C->row_ptr64);
+  ck_assert(C->row_ptr64 != NULL);
+  for (i = 0; i <= rows; i++)
+    C->row_ptr64[i] = C->row_ptr32[i];
+  free(C->row_ptr32);
+  C->row_ptr32 = NULL;
+}
+
+/* The references read 64-bit offsets as they read 32-bit ones: same sums. */
+START_TEST(test_row_ptr64)
+{
+  static const struct spmv_config cfgs[] = {
+    { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 0, 2, 1, 0 },
+  };
+  const char *name;
+  struct spmv_csr *A = gallery(12, &name);
+  struct spmv_error err = { 0, "" };
+  double *x = malloc((size_t)A->cols * sizeof *x);
+  double *y32 = malloc((size_t)A->rows * sizeof *y32);
+  double *y64 = malloc((size_t)A->rows * sizeof *y64);
+  int c;
+
+  ck_assert(x && y32 && y64);
+  random_vector(SPMV_F64, A->cols, x, x);
+  for (c = 0; c < 2; c++) {
+    struct spmv_layout *L = NULL;
+    struct spmv_csr_layout *C;
+
+    ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfgs[c], NULL, &L, &err),
+                     0);
+    ck_assert_int_eq(spmv_layout_spmv(L, 1.5, x, 0, y32), 0);
+    C = c == 0 ? &L->u.csr : &L->u.adaptive.csr;
+    widen_offsets(C, A->rows);
+    ck_assert_int_eq(spmv_layout_spmv(L, 1.5, x, 0, y64), 0);
+    ck_assert_mem_eq(y32, y64, (size_t)A->rows * sizeof *y32);
+    spmv_layout_free(L);
+  }
+  free(x);
+  free(y32);
+  free(y64);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Expects spmv_layout_new to fail with code and a message containing want. */
 static void expect_refusal(const struct spmv_csr *A, enum spmv_format f,
                            int tpr, int param, int param2,
@@ -708,6 +759,7 @@ Suite *formats_suite(void)
   tcase_add_test(tc, test_layout_jad);
   tcase_add_test(tc, test_layout_sell);
   tcase_add_test(tc, test_refusals);
+  tcase_add_test(tc, test_row_ptr64);
   suite_add_tcase(s, tc);
   tc = tcase_create("gallery");
 
