@@ -1,5 +1,4 @@
 /* jad.c: jagged diagonals, rows sorted by decreasing length. */
-#include <inttypes.h>
 #include <stdlib.h>
 
 #include "spmv_layout.h"

@@ -40,8 +40,8 @@ static int sell_params(struct spmv_sell_layout *S,
 }
 
 /* Sorts rows by decreasing length within windows of sigma rows and fills
- * perm, slice_width and slice_ptr; returns 0, -1 on overflow or
- * SPMV_ENOMEM. */
+ * perm, slice_width and slice_ptr; returns 0, 1 when the slots overflow
+ * int64, or SPMV_ENOMEM. */
 static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
 {
   struct sell_row *order = spmv_array_new(A->rows, sizeof *order);
@@ -72,7 +72,7 @@ static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
     S->slice_width[s] = (int32_t)width;
     if (spmv_mul64(width, S->c, &slots) != 0 ||
         S->slice_ptr[s] > INT64_MAX - slots) {
-      rc = -1;
+      rc = 1;
       break;
     }
     S->slice_ptr[s + 1] = S->slice_ptr[s] + slots;
