@@ -13,3 +13,44 @@ tests_check_wire_SOURCES = tests/check_wire.c
 tests_check_wire_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_check_wire_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_wire_LDADD = client/libspmvwire.la $(JANSSON_LIBS) $(CHECK_LIBS)
+
+# libspmvclient.  Its own files also form a convenience library that
+# spmvctl links statically.  The shared library is built from sources (the
+# wire code, the Matrix Market reader and the part of the core they use)
+# rather than from convenience libraries, because each of those embeds the
+# whole core and libtool would put its objects in more than once.  Of the
+# ^spmv_ names it exports exactly the API of spmv.h (SPMV_CLIENT_API), so
+# the core's internals are not part of its ABI; tests/check_exports.sh
+# checks both.
+SPMV_CLIENT_API = '^spmv_(connect|disconnect|client_errmsg|client_path|load_csr|load_mtx|load_options_init|matrix_free|matrix_client|multiply|multiply_batch|info|info_json|tune|bench_json|status_json|list_json|forget|import_json|strerror|err_name|err_from_name|dtype_name|dtype_size)$$'
+
+noinst_LTLIBRARIES += client/libspmvclientimpl.la
+client_libspmvclientimpl_la_SOURCES = client/spmv_client.c \
+	client/spmv_matrix.c client/spmv_client_int.h
+client_libspmvclientimpl_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+client_libspmvclientimpl_la_LIBADD = $(JANSSON_LIBS)
+
+lib_LTLIBRARIES += client/libspmvclient.la
+client_libspmvclient_la_SOURCES = $(client_libspmvclientimpl_la_SOURCES) \
+	$(client_libspmvwire_la_SOURCES) $(client_libspmvmmio_la_SOURCES) \
+	kernels/spmv_error.c kernels/spmv_csr.c
+client_libspmvclient_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
+client_libspmvclient_la_LIBADD = $(JANSSON_LIBS) $(ZLIB_LIBS) -lm
+client_libspmvclient_la_LDFLAGS = -version-info $(SPMV_LT_VERSION) \
+	-export-symbols-regex $(SPMV_CLIENT_API) -no-undefined -Wl,-z,defs
+pkgconfig_DATA += client/libspmvclient.pc
+
+# The client library's tests run against an in-process mock server; the
+# library itself is linked as installed (the shared library), the mock's
+# helpers from the convenience libraries.
+check_PROGRAMS += tests/check_client
+TESTS += tests/check_client
+tests_check_client_SOURCES = tests/check_client.c
+tests_check_client_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_check_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_client_LDADD = client/libspmvclient.la client/libspmvwire.la \
+	client/libspmvmmio.la kernels/libspmvcore.la $(JANSSON_LIBS) \
+	$(CHECK_LIBS) -lm
+
+TESTS += tests/check_exports.sh
+EXTRA_DIST += tests/check_exports.sh

@@ -65,6 +65,213 @@ const char *spmv_dtype_name(enum spmv_dtype dt);
 /* Returns the size in bytes of one value of dt, or 0 for an unknown type. */
 size_t spmv_dtype_size(enum spmv_dtype dt);
 
+/*
+ * The client API.
+ *
+ * A client is one connection to spmvd; a matrix is one matrix loaded
+ * through a client.  Both are opaque.  Every function returns 0 or a
+ * negative SPMV_E* code; spmv_client_errmsg() then gives a message naming
+ * the cause.
+ *
+ * Threads: a client may be shared by any number of threads.  Its requests
+ * are serialised by a mutex (one request on the wire at a time), so
+ * threads sharing one client take turns; threads that want products in
+ * parallel each spmv_connect() their own client.  A matrix may be used by
+ * several threads at once (each call is one request), but spmv_matrix_free()
+ * must not race with other calls on that matrix, and spmv_disconnect() with
+ * none on that client.  Progress callbacks run in the calling thread with
+ * the client locked: they must not call back into the same client.
+ *
+ * Byte order: vectors and arrays are in the host's order; the library
+ * converts to and from the protocol's little-endian order when they differ.
+ */
+
+/* One connection to spmvd. */
+struct spmv_client;
+/* A matrix resident in spmvd, loaded through one client. */
+struct spmv_matrix;
+
+/*
+ * Connects to spmvd and says hello.  path is the daemon's Unix socket; when
+ * NULL: $SPMVD_SOCKET if set, else $XDG_RUNTIME_DIR/spmvd.sock if it exists,
+ * else the system socket (/run/spmvd/spmvd.sock).  On success *out is a new
+ * client owned by the caller, released with spmv_disconnect().  On failure
+ * *out is NULL, the code is SPMV_ECONNECT (no daemon: "spmvd is not running
+ * at PATH: start it with ..."), SPMV_EVERSION, SPMV_EPROTO, SPMV_ENOMEM or
+ * SPMV_EINVAL, and spmv_client_errmsg(NULL) gives the message in this thread.
+ */
+int spmv_connect(const char *path, struct spmv_client **out);
+
+/*
+ * Closes the connection and frees c (NULL is a no-op).  Matrices still
+ * loaded through c are freed too (the daemon frees a closed connection's
+ * matrices): their handles become invalid.
+ */
+void spmv_disconnect(struct spmv_client *c);
+
+/*
+ * Returns the message of the last failed call on c made by this thread (or,
+ * if this thread has none, by any thread), "" when none failed.  With c
+ * NULL, the message of this thread's last failed spmv_connect().  The
+ * string is borrowed: valid in this thread until its next call into the
+ * library.
+ */
+const char *spmv_client_errmsg(const struct spmv_client *c);
+
+/* Returns the socket path c is connected to (borrowed, lives as long as c). */
+const char *spmv_client_path(const struct spmv_client *c);
+
+/* A progress event while the daemon tunes or benchmarks (all borrowed,
+ * valid during the callback only). */
+struct spmv_progress {
+  const char *stage;      /* "tuning", "bench", ... */
+  int64_t done, total;    /* candidates timed so far, of total */
+  const char *candidate;  /* the configuration just timed ("" if none) */
+  double time_us;         /* its time per product, 0 if none */
+};
+
+/* Called for each progress event; arg is the options' progress_arg. */
+typedef void (*spmv_progress_fn)(const struct spmv_progress *p, void *arg);
+
+/* Options of spmv_load_csr() and spmv_load_mtx(); all may be left 0. */
+struct spmv_load_options {
+  const char *strategy;       /* "auto", "model", "predict", "trial",
+                                 "exhaustive", or NULL for the daemon's default */
+  const char *name;           /* a label shown by list and info, or NULL */
+  int verify;                 /* nonzero: check the tuned kernel against the
+                                 reference product before replying */
+  spmv_progress_fn progress;  /* NULL, or called for each progress event */
+  void *progress_arg;         /* passed to progress */
+};
+
+/* Sets every option to its default (the same as zeroing o). */
+void spmv_load_options_init(struct spmv_load_options *o);
+
+/*
+ * Loads a CSR matrix into spmvd, which validates it and finds its
+ * configuration in its cache or by tuning.  row_ptr: rows + 1 offsets from
+ * 0 to nnz; col_idx: nnz column indices in [0, cols); values: nnz values of
+ * dtype (float or double).  The arrays are borrowed (copied before return).
+ * opt (borrowed) may be NULL.  On success *out is a new matrix owned by the
+ * caller, released with spmv_matrix_free() or spmv_disconnect().  Errors:
+ * SPMV_EINVAL (bad argument), SPMV_ECSR (invalid CSR, message naming the
+ * position), SPMV_ELIMIT, SPMV_ETOOBIG, connection errors.
+ */
+int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
+                  int64_t cols, int64_t nnz, const int64_t *row_ptr,
+                  const int32_t *col_idx, const void *values,
+                  const struct spmv_load_options *opt,
+                  struct spmv_matrix **out);
+
+/*
+ * Reads a Matrix Market file (plain or gzip) in this process and loads it
+ * as spmv_load_csr() does, with values converted to dtype.  When opt->name
+ * is NULL the file's base name is the label.  Errors of reading are
+ * SPMV_EIO / SPMV_EPARSE / SPMV_EUNSUPPORTED naming the file and line.
+ */
+int spmv_load_mtx(struct spmv_client *c, const char *path,
+                  enum spmv_dtype dtype, const struct spmv_load_options *opt,
+                  struct spmv_matrix **out);
+
+/*
+ * Frees m in spmvd and here (NULL is a no-op); returns NULL, so that
+ * "m = spmv_matrix_free(m);".  A failure to reach the daemon is not
+ * reported: a closed connection has freed its matrices already.
+ */
+struct spmv_matrix *spmv_matrix_free(struct spmv_matrix *m);
+
+/* Returns the client m was loaded through (borrowed). */
+struct spmv_client *spmv_matrix_client(const struct spmv_matrix *m);
+
+/*
+ * y = alpha*A*x + beta*y.  x: cols values, y: rows values, both of the
+ * matrix's dtype, borrowed.  When beta == 0, y is only written (it may hold
+ * NaN).  Returns 0 or an error code (SPMV_EWORKER: the device worker
+ * restarted, retry).
+ */
+int spmv_multiply(struct spmv_matrix *m, double alpha, const void *x,
+                  double beta, void *y);
+
+/*
+ * k products at once: y_i = alpha*A*x_i + beta*y_i for i < k.  x holds
+ * x_1..x_k back to back (k*cols values), y holds y_1..y_k (k*rows values),
+ * borrowed.  When beta == 0, y is only written.
+ */
+int spmv_multiply_batch(struct spmv_matrix *m, int k, double alpha,
+                        const void *x, double beta, void *y);
+
+/* What spmvd decided for a matrix and what it knows of it. */
+struct spmv_info {
+  int64_t handle;
+  char name[64];
+  enum spmv_dtype dtype;
+  int64_t rows, cols, nnz;
+  char fingerprint[33];     /* 32 hex digits of the structure's XXH3-128 */
+  char format[16];          /* "ellr-t" */
+  char config[64];          /* "ellr-t bs=256 t=4" */
+  int bs, tpr, param, param2;
+  char source[8];           /* "cache" or "tuned" */
+  char strategy[16];        /* the strategy that made the decision */
+  double time_us;           /* time per product of the decision */
+  double gflops;            /* 2*nnz / time */
+  int64_t multiplies;       /* products done on this matrix */
+  int64_t rl_min, rl_max;   /* the profile: shortest, longest row */
+  double rl_mean, rl_sigma, rl_cv;
+  int64_t empty_rows;
+  double ell_fill;
+  int64_t hyb_k, ndiags;
+  double dia_fill, col_locality;
+};
+
+/* Asks spmvd for m's description and fills *info (caller's storage). */
+int spmv_info(struct spmv_matrix *m, struct spmv_info *info);
+
+/*
+ * The same as the daemon's JSON reply to info (with its trials): *json is a
+ * new NUL-terminated string owned by the caller, released with free().
+ */
+int spmv_info_json(struct spmv_matrix *m, char **json);
+
+/*
+ * Tunes m again now with strategy (NULL: the daemon's default), reporting
+ * progress through progress (may be NULL) with arg; the decision is stored
+ * in spmvd's cache and used from now on.
+ */
+int spmv_tune(struct spmv_matrix *m, const char *strategy,
+              spmv_progress_fn progress, void *arg);
+
+/*
+ * Times every candidate configuration on m.  *json is a new string owned by
+ * the caller (release with free()): {"trials":[{"config","time_us",
+ * "gflops"}...]}, fastest first.
+ */
+int spmv_bench_json(struct spmv_matrix *m, spmv_progress_fn progress,
+                    void *arg, char **json);
+
+/*
+ * The daemon's status, and the caller's loaded matrices: *json is a new
+ * string owned by the caller (release with free()), the reply of the
+ * status / list operation without its "id" and "ok".
+ */
+int spmv_status_json(struct spmv_client *c, char **json);
+int spmv_list_json(struct spmv_client *c, char **json);
+
+/*
+ * Asks spmvd to forget the cached tunings of fingerprint (32 hex digits, or
+ * "all"); *forgotten (may be NULL) receives how many.  Root or spmvd's
+ * admin group only, else SPMV_EPERM.
+ */
+int spmv_forget(struct spmv_client *c, const char *fingerprint,
+                int *forgotten);
+
+/*
+ * Asks spmvd to import tunings written by "spmvctl export" (json borrowed:
+ * the exported object or its "tunings" array).  *imported and *skipped (may
+ * be NULL) receive the counts.  Root or spmvd's admin group only.
+ */
+int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
+                     int *skipped);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,570 @@
+/* spmv_client.c: libspmvclient's connection: connect, hello, requests, errors. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "spmv_client_int.h"
+
+#ifndef SPMV_RUNSTATEDIR
+#define SPMV_RUNSTATEDIR "/run"
+#endif
+
+/* What a client says in hello. */
+#define CLIENT_NAME "libspmvclient " PACKAGE_VERSION
+
+/* The last failure of this thread: on which client (NULL: connect) and why. */
+static __thread const struct spmv_client *tls_client;
+static __thread char tls_msg[sizeof ((struct spmv_error *)0)->msg];
+static __thread char tls_out[sizeof ((struct spmv_error *)0)->msg];
+
+/* Records err as the last failure on c (and of this thread). */
+int spmvc_fail(struct spmv_client *c, const struct spmv_error *err)
+{
+  tls_client = c;
+  snprintf(tls_msg, sizeof tls_msg, "%s", err->msg);
+  if (c != NULL)
+    c->last = *err;
+  return err->code;
+}
+
+/* Returns this thread's last message on c, else c's last message. */
+const char *spmv_client_errmsg(const struct spmv_client *c)
+{
+  if (tls_client == c && tls_msg[0] != '\0')
+    return tls_msg;
+  if (c == NULL)
+    return "";
+  spmvc_lock((struct spmv_client *)c);
+  snprintf(tls_out, sizeof tls_out, "%s", c->last.msg);
+  spmvc_unlock((struct spmv_client *)c);
+  return tls_out;
+}
+
+/* Returns the socket path of c (borrowed). */
+const char *spmv_client_path(const struct spmv_client *c)
+{
+  return c->path;
+}
+
+/* Locks c. */
+void spmvc_lock(struct spmv_client *c)
+{
+  pthread_mutex_lock(&c->lock);
+}
+
+/* Unlocks c. */
+void spmvc_unlock(struct spmv_client *c)
+{
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* Copies n values of size sz, swapping bytes on a big-endian host. */
+void spmvc_le_copy(void *dst, const void *src, size_t n, size_t sz)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const unsigned char *s = src;
+  unsigned char *d = dst;
+  size_t i, b;
+
+  for (i = 0; i < n; i++)
+    for (b = 0; b < sz; b++)
+      d[i * sz + b] = s[i * sz + sz - 1 - b];
+#else
+  if (n > 0 && dst != src)
+    memcpy(dst, src, n * sz);
+#endif
+}
+
+/* Returns the integer member key of obj, or def. */
+int64_t spmvc_get_int(const json_t *obj, const char *key, int64_t def)
+{
+  json_t *v = json_object_get(obj, key);
+
+  return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+
+/* Returns the number member key of obj (integer or real), or def. */
+double spmvc_get_num(const json_t *obj, const char *key, double def)
+{
+  json_t *v = json_object_get(obj, key);
+
+  return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/* Copies the string member key of obj into buf, "" when absent. */
+void spmvc_get_str(const json_t *obj, const char *key, char *buf, size_t n)
+{
+  json_t *v = json_object_get(obj, key);
+
+  snprintf(buf, n, "%s", json_is_string(v) ? json_string_value(v) : "");
+}
+
+/* Dumps a reply without "id" and "ok" as a new malloc'd string (indented). */
+char *spmvc_dump_reply(json_t *obj)
+{
+  json_t *copy = json_copy(obj);
+  char *s;
+
+  if (copy == NULL)
+    return NULL;
+  json_object_del(copy, "id");
+  json_object_del(copy, "ok");
+  s = json_dumps(copy, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+  json_decref(copy);
+  return s;
+}
+
+/* Marks the connection broken after an I/O or protocol failure. */
+static void break_connection(struct spmv_client *c)
+{
+  if (c->fd >= 0) {
+    close(c->fd);
+    c->fd = -1;
+  }
+}
+
+/* Passes one progress event to cb. */
+static void deliver_progress(const json_t *ev, const struct spmvc_progress_cb *cb)
+{
+  struct spmv_progress p;
+  json_t *v;
+
+  if (cb == NULL || cb->fn == NULL)
+    return;
+  v = json_object_get(ev, "stage");
+  p.stage = json_is_string(v) ? json_string_value(v) : "";
+  p.done = spmvc_get_int(ev, "done", 0);
+  p.total = spmvc_get_int(ev, "total", 0);
+  v = json_object_get(ev, "candidate");
+  p.candidate = json_is_string(v) ? json_string_value(v) : "";
+  p.time_us = spmvc_get_num(ev, "time_us", 0);
+  cb->fn(&p, cb->arg);
+}
+
+/* Turns an error reply into a code and message in err. */
+static int reply_error(const json_t *reply, const char *op,
+                       struct spmv_error *err)
+{
+  json_t *e = json_object_get(reply, "error");
+  const char *name = json_string_value(json_object_get(e, "code"));
+  const char *msg = json_string_value(json_object_get(e, "message"));
+  int code;
+
+  if (name == NULL)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "spmvd refused '%s' without an error code", op);
+  code = spmv_err_from_name(name);
+  if (code == SPMV_OK || (code == SPMV_EINVAL && strcmp(name, "EINVAL") != 0))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "spmvd refused '%s' with unknown error code '%s': %s",
+                          op, name, msg ? msg : "");
+  return spmv_error_set(err, code, "%s", msg != NULL && *msg ? msg : spmv_strerror(code));
+}
+
+/* Reads frames until the reply to id, delivering progress events.  When
+ * the daemon refused, *refused is 1 (an answer to id) or 2 (id -1: it could
+ * not read our frame and closes); otherwise 0. */
+static int await_reply(struct spmv_client *c, int64_t id, const char *op,
+                       const struct spmvc_progress_cb *cb, json_t **reply,
+                       void **rpayload, uint64_t *rlen, int *refused,
+                       struct spmv_error *err)
+{
+  *refused = 0;
+  for (;;) {
+    json_t *msg;
+    void *payload;
+    uint64_t plen;
+    int64_t rid;
+    json_t *ok;
+    int rc;
+
+    rc = spmv_wire_read_frame(c->fd, &c->lim, &msg, &payload, &plen, err);
+    if (rc == SPMV_ECLOSED)
+      return spmv_error_set(err, SPMV_ECLOSED,
+                            "spmvd at %s closed the connection during '%s'",
+                            c->path, op);
+    if (rc < 0)
+      return rc;
+    rid = spmvc_get_int(msg, "id", INT64_MIN);
+    ok = json_object_get(msg, "ok");
+    if (ok == NULL && json_is_string(json_object_get(msg, "event"))) {
+      if (rid == id)
+        deliver_progress(msg, cb);
+      json_decref(msg);
+      free(payload);
+      continue;
+    }
+    if (!json_is_boolean(ok) || (rid != id && rid != -1)) {
+      json_decref(msg);
+      free(payload);
+      return spmv_error_set(err, SPMV_EPROTO,
+                            "unexpected message from spmvd while waiting for '%s' (id %lld)",
+                            op, (long long)id);
+    }
+    if (json_is_false(ok)) {
+      rc = reply_error(msg, op, err);
+      json_decref(msg);
+      free(payload);
+      /* id -1: the daemon could not read our frame and closes. */
+      *refused = rid == id ? 1 : 2;
+      return rc;
+    }
+    if (rid != id) {
+      json_decref(msg);
+      free(payload);
+      return spmv_error_set(err, SPMV_EPROTO,
+                            "spmvd answered '%s' with id %lld, expected %lld",
+                            op, (long long)rid, (long long)id);
+    }
+    if (plen > 0 && rpayload == NULL) {
+      json_decref(msg);
+      free(payload);
+      return spmv_error_set(err, SPMV_EPROTO,
+                            "spmvd answered '%s' with an unexpected payload of %llu bytes",
+                            op, (unsigned long long)plen);
+    }
+    *reply = msg;
+    if (rpayload != NULL) {
+      *rpayload = payload;
+      *rlen = plen;
+    }
+    return 0;
+  }
+}
+
+/* Sends a request and waits for its reply; the caller holds c->lock. */
+int spmvc_call(struct spmv_client *c, json_t *req,
+               const struct spmvc_payload *pl,
+               const struct spmvc_progress_cb *cb, json_t **reply,
+               void **rpayload, uint64_t *rlen, struct spmv_error *err)
+{
+  const char *op = json_string_value(json_object_get(req, "op"));
+  char opname[32];
+  void *joined = NULL;
+  const void *data = NULL;
+  uint64_t len = 0;
+  int64_t id;
+  int rc, refused = 0;
+
+  *reply = NULL;
+  if (rpayload != NULL) {
+    *rpayload = NULL;
+    *rlen = 0;
+  }
+  snprintf(opname, sizeof opname, "%s", op != NULL ? op : "?");
+  if (c->fd < 0)
+    return spmv_error_set(err, SPMV_ECLOSED,
+                          "the connection to spmvd at %s was lost earlier: reconnect",
+                          c->path);
+  id = c->next_id++;
+  if (json_object_set_new(req, "id", json_integer(id)) < 0)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory building '%s'", opname);
+  if (pl != NULL && pl->n2 > 0) {
+    joined = malloc(pl->n1 + pl->n2);
+    if (joined == NULL)
+      return spmv_error_set(err, SPMV_ENOMEM,
+                            "cannot allocate %zu bytes for the payload of '%s'",
+                            pl->n1 + pl->n2, opname);
+    memcpy(joined, pl->p1, pl->n1);
+    memcpy((char *)joined + pl->n1, pl->p2, pl->n2);
+    data = joined;
+    len = pl->n1 + pl->n2;
+  } else if (pl != NULL) {
+    data = pl->p1;
+    len = pl->n1;
+  }
+  rc = spmv_wire_write_frame(c->fd, req, data, len, err);
+  free(joined);
+  if (rc == SPMV_ECLOSED) {
+    /* The daemon may have refused the frame (e.g. over a limit) and
+     * closed: its error reply is then waiting to be read. */
+    struct spmv_error why;
+    json_t *r = NULL;
+
+    if (err != NULL &&
+        await_reply(c, id, opname, NULL, &r, NULL, NULL, &refused, &why) < 0 &&
+        refused != 0)
+      *err = why;
+    json_decref(r);
+    break_connection(c);
+    return err != NULL ? err->code : SPMV_ECLOSED;
+  }
+  if (rc == SPMV_EIO) {
+    break_connection(c);
+    return rc;
+  }
+  if (rc < 0)
+    return rc;  /* refused before a byte was written */
+  rc = await_reply(c, id, opname, cb, reply, rpayload, rlen, &refused, err);
+  /* Anything but the daemon's answer to this request leaves the stream
+   * in an unknown state. */
+  if (rc < 0 && refused != 1)
+    break_connection(c);
+  return rc;
+}
+
+/* Chooses the socket path when the caller gave none. */
+static void default_path(char *buf, size_t n)
+{
+  const char *env = getenv("SPMVD_SOCKET");
+  const char *run = getenv("XDG_RUNTIME_DIR");
+  struct stat st;
+
+  if (env != NULL && *env != '\0') {
+    snprintf(buf, n, "%s", env);
+    return;
+  }
+  if (run != NULL && *run != '\0') {
+    snprintf(buf, n, "%s/spmvd.sock", run);
+    if (stat(buf, &st) == 0 && S_ISSOCK(st.st_mode))
+      return;
+  } else {
+    /* A user instance without XDG_RUNTIME_DIR listens here. */
+    snprintf(buf, n, "/tmp/spmvd-%ld.sock", (long)geteuid());
+    if (stat(buf, &st) == 0 && S_ISSOCK(st.st_mode))
+      return;
+  }
+  snprintf(buf, n, "%s/spmvd/spmvd.sock", SPMV_RUNSTATEDIR);
+}
+
+/* Opens the Unix socket at c->path; a clear message when nobody listens. */
+static int open_socket(struct spmv_client *c, struct spmv_error *err)
+{
+  struct sockaddr_un addr;
+  int fd, e;
+
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, c->path, strlen(c->path) + 1);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return spmv_error_set(err, SPMV_ECONNECT, "cannot create a socket: %s",
+                          strerror(errno));
+  while (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+    if (errno == EINTR)
+      continue;
+    e = errno;
+    close(fd);
+    if (e == ENOENT || e == ECONNREFUSED)
+      return spmv_error_set(err, SPMV_ECONNECT,
+                            "spmvd is not running at %s: start it with "
+                            "`spmvd --socket %s` or `systemctl start spmvd`",
+                            c->path, c->path);
+    if (e == EACCES || e == EPERM)
+      return spmv_error_set(err, SPMV_ECONNECT,
+                            "permission denied connecting to spmvd at %s: "
+                            "ask for access to its socket (e.g. the spmv group)",
+                            c->path);
+    return spmv_error_set(err, SPMV_ECONNECT,
+                          "cannot connect to spmvd at %s: %s", c->path,
+                          strerror(e));
+  }
+  c->fd = fd;
+  return 0;
+}
+
+/* Says hello; checks the daemon speaks our version. */
+static int say_hello(struct spmv_client *c, struct spmv_error *err)
+{
+  json_t *req, *reply = NULL;
+  int rc;
+
+  req = json_pack("{s:s, s:i, s:s}", "op", "hello", "version",
+                  SPMV_PROTO_VERSION, "client", CLIENT_NAME);
+  if (req == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  rc = spmvc_call(c, req, NULL, NULL, &reply, NULL, NULL, err);
+  json_decref(req);
+  if (rc == 0 && spmvc_get_int(reply, "version", -1) != SPMV_PROTO_VERSION)
+    rc = spmv_error_set(err, SPMV_EVERSION,
+                        "client speaks %d, spmvd at %s speaks %lld",
+                        SPMV_PROTO_VERSION, c->path,
+                        (long long)spmvc_get_int(reply, "version", -1));
+  json_decref(reply);
+  return rc;
+}
+
+/* Connects to spmvd at path (or the default) and says hello. */
+int spmv_connect(const char *path, struct spmv_client **out)
+{
+  struct spmv_client *c = NULL;
+  struct spmv_error err;
+  char where[sizeof c->path + 64];
+  int rc;
+
+  spmv_error_clear(&err);
+  if (out == NULL) {
+    rc = spmv_error_set(&err, SPMV_EINVAL, "spmv_connect: out is NULL");
+    return spmvc_fail(NULL, &err);
+  }
+  *out = NULL;
+  if (path == NULL) {
+    default_path(where, sizeof where);
+    path = where;
+  }
+  if (*path == '\0' || strlen(path) >= sizeof c->path) {
+    rc = spmv_error_set(&err, SPMV_EINVAL,
+                        "socket path '%.64s%s' is %s (at most %zu bytes)", path,
+                        strlen(path) > 64 ? "..." : "",
+                        *path ? "too long" : "empty", sizeof c->path - 1);
+    return spmvc_fail(NULL, &err);
+  }
+  c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    return spmvc_fail(NULL, &err);
+  }
+  c->fd = -1;
+  snprintf(c->path, sizeof c->path, "%s", path);
+  c->next_id = 1;
+  spmv_wire_limits_default(&c->lim);
+  if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    free(c);
+    spmv_error_set(&err, SPMV_ENOMEM, "cannot create a mutex");
+    return spmvc_fail(NULL, &err);
+  }
+  rc = open_socket(c, &err);
+  if (rc == 0)
+    rc = say_hello(c, &err);
+  if (rc < 0) {
+    spmvc_fail(NULL, &err);
+    spmv_disconnect(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+/* Closes c and frees it and every matrix still loaded through it. */
+void spmv_disconnect(struct spmv_client *c)
+{
+  struct spmv_matrix *m, *next;
+
+  if (c == NULL)
+    return;
+  for (m = c->matrices; m != NULL; m = next) {
+    next = m->next;
+    free(m);
+  }
+  if (c->fd >= 0)
+    close(c->fd);
+  pthread_mutex_destroy(&c->lock);
+  if (tls_client == c)
+    tls_client = NULL;
+  free(c);
+}
+
+/* Runs a request without payloads under c's lock; *reply is new. */
+static int simple_call(struct spmv_client *c, json_t *req, json_t **reply)
+{
+  struct spmv_error err;
+  int rc;
+
+  spmv_error_clear(&err);
+  if (req == NULL) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    return spmvc_fail(c, &err);
+  }
+  spmvc_lock(c);
+  rc = spmvc_call(c, req, NULL, NULL, reply, NULL, NULL, &err);
+  if (rc < 0)
+    spmvc_fail(c, &err);
+  spmvc_unlock(c);
+  json_decref(req);
+  return rc;
+}
+
+/* Runs a request and hands its reply back as a string. */
+static int call_to_string(struct spmv_client *c, json_t *req, char **json)
+{
+  struct spmv_error err;
+  json_t *reply = NULL;
+  int rc;
+
+  *json = NULL;
+  rc = simple_call(c, req, &reply);
+  if (rc < 0)
+    return rc;
+  *json = spmvc_dump_reply(reply);
+  json_decref(reply);
+  if (*json == NULL) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    return spmvc_fail(c, &err);
+  }
+  return 0;
+}
+
+/* The daemon's status as a new JSON string owned by the caller. */
+int spmv_status_json(struct spmv_client *c, char **json)
+{
+  return call_to_string(c, json_pack("{s:s}", "op", "status"), json);
+}
+
+/* The caller's loaded matrices as a new JSON string owned by the caller. */
+int spmv_list_json(struct spmv_client *c, char **json)
+{
+  return call_to_string(c, json_pack("{s:s}", "op", "list"), json);
+}
+
+/* Asks spmvd to forget the tunings of a fingerprint (or "all"). */
+int spmv_forget(struct spmv_client *c, const char *fingerprint, int *forgotten)
+{
+  json_t *reply = NULL;
+  int rc;
+
+  if (fingerprint == NULL) {
+    struct spmv_error err;
+
+    spmv_error_set(&err, SPMV_EINVAL, "spmv_forget: fingerprint is NULL");
+    return spmvc_fail(c, &err);
+  }
+  rc = simple_call(c, json_pack("{s:s, s:s}", "op", "forget", "fingerprint",
+                                fingerprint), &reply);
+  if (rc == 0 && forgotten != NULL)
+    *forgotten = (int)spmvc_get_int(reply, "forgotten", 0);
+  json_decref(reply);
+  return rc;
+}
+
+/* Asks spmvd to import exported tunings (json borrowed). */
+int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
+                     int *skipped)
+{
+  struct spmv_error err;
+  json_error_t jerr;
+  json_t *doc, *tunings, *reply = NULL;
+  int rc;
+
+  doc = json != NULL ? json_loads(json, 0, &jerr) : NULL;
+  if (doc == NULL) {
+    spmv_error_set(&err, SPMV_EINVAL, "tunings to import are not JSON: %s",
+                   json != NULL ? jerr.text : "NULL");
+    return spmvc_fail(c, &err);
+  }
+  tunings = json_is_array(doc) ? doc : json_object_get(doc, "tunings");
+  if (!json_is_array(tunings)) {
+    json_decref(doc);
+    spmv_error_set(&err, SPMV_EINVAL,
+                   "tunings to import need a \"tunings\" array (as spmvctl export writes)");
+    return spmvc_fail(c, &err);
+  }
+  rc = simple_call(c, json_pack("{s:s, s:O}", "op", "import", "tunings",
+                                tunings), &reply);
+  json_decref(doc);
+  if (rc == 0) {
+    if (imported != NULL)
+      *imported = (int)spmvc_get_int(reply, "imported", 0);
+    if (skipped != NULL)
+      *skipped = (int)spmvc_get_int(reply, "skipped", 0);
+  }
+  json_decref(reply);
+  return rc;
+}

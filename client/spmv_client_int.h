@@ -1,0 +1,91 @@
+/* spmv_client_int.h: what the files of libspmvclient share (not installed). */
+#ifndef SPMV_CLIENT_INT_H
+#define SPMV_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "spmv.h"
+#include "spmv_error.h"
+#include "spmv_wire.h"
+
+/*
+ * Library-internal names use the prefix spmvc_: the shared library exports
+ * only names matching ^spmv_, so these stay local to it.
+ */
+
+/* One connection.  lock serialises requests and guards every field but
+ * path and fd's lifetime (fixed between connect and disconnect). */
+struct spmv_client {
+  pthread_mutex_t lock;
+  int fd;                       /* connected Unix socket, -1 once broken */
+  char path[108];               /* the socket path (sun_path size) */
+  int64_t next_id;              /* id of the next request */
+  struct spmv_wire_limits lim;  /* bounds on the replies we accept */
+  struct spmv_error last;       /* the last failure, by any thread */
+  struct spmv_matrix *matrices; /* loaded through this client (list) */
+};
+
+/* A loaded matrix; fields fixed after load except the list links. */
+struct spmv_matrix {
+  struct spmv_client *client;
+  int64_t handle;               /* the daemon's handle */
+  enum spmv_dtype dtype;
+  int64_t rows, cols, nnz;
+  struct spmv_matrix *prev, *next; /* in client->matrices, under lock */
+};
+
+/* A request's progress callback. */
+struct spmvc_progress_cb {
+  spmv_progress_fn fn;
+  void *arg;
+};
+
+/* A request's payload, up to two pieces sent back to back. */
+struct spmvc_payload {
+  const void *p1;
+  size_t n1;
+  const void *p2;
+  size_t n2;
+};
+
+/*
+ * Sends one request (req borrowed; "id" is set here) with payload pl (may be
+ * NULL), passes progress events to cb (may be NULL), and waits for the
+ * reply.  The caller holds c->lock.  On success *reply is a new reference
+ * and *rpayload (may be NULL if no payload is expected: one is then refused)
+ * a malloc'd buffer of *rlen bytes, both owned by the caller.  A reply with
+ * "ok": false returns its code with its message in err.  An I/O or protocol
+ * failure breaks the connection: later requests fail with SPMV_ECLOSED.
+ */
+int spmvc_call(struct spmv_client *c, json_t *req,
+               const struct spmvc_payload *pl,
+               const struct spmvc_progress_cb *cb, json_t **reply,
+               void **rpayload, uint64_t *rlen, struct spmv_error *err);
+
+/* Records err as the last failure on c (c may be NULL: this thread's
+ * connect failure) for spmv_client_errmsg(); returns err->code. */
+int spmvc_fail(struct spmv_client *c, const struct spmv_error *err);
+
+/* Locks and unlocks c. */
+void spmvc_lock(struct spmv_client *c);
+void spmvc_unlock(struct spmv_client *c);
+
+/* Copies n values of size sz between host order and little-endian order
+ * (the same operation both ways). */
+void spmvc_le_copy(void *dst, const void *src, size_t n, size_t sz);
+
+/* Dumps obj (borrowed) without its "id" and "ok" as a new malloc'd string. */
+char *spmvc_dump_reply(json_t *obj);
+
+/* Returns the integer member key of obj, or def when absent or not one. */
+int64_t spmvc_get_int(const json_t *obj, const char *key, int64_t def);
+/* Returns the number member key of obj, or def when absent or not one. */
+double spmvc_get_num(const json_t *obj, const char *key, double def);
+/* Copies the string member key of obj into buf (n bytes), "" when absent. */
+void spmvc_get_str(const json_t *obj, const char *key, char *buf, size_t n);
+
+#endif /* SPMV_CLIENT_INT_H */
