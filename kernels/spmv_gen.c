@@ -365,30 +365,40 @@ static int64_t draw_length(struct spmv_rng *rng,
   return len < (double)cols ? (int64_t)len : cols;
 }
 
+/* Returns the greatest common divisor of a and b. */
+static int64_t gcd(int64_t a, int64_t b)
+{
+  while (b != 0) {
+    int64_t t = a % b;
+
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /*
  * Moves the total of the lengths in A->row_ptr[1 .. rows] to target by
- * steps of one on random rows that have room, then (if random picks keep
- * missing, e.g. nearly every row is full) on the rows in order.
+ * steps of one, visiting the rows in a random cyclic order (a random start
+ * and a stride coprime to rows) so that no row moves twice before every
+ * row with room has moved once: the least change to the distribution.
  */
 static void nudge_lengths(struct spmv_csr *A, struct spmv_rng *rng,
                           int64_t total, int64_t target)
 {
-  int64_t *len = A->row_ptr + 1, tries, i, step;
+  int64_t *len = A->row_ptr + 1, n = A->rows, i, stride, step;
 
   step = total < target ? 1 : -1;
-  tries = 8 * llabs(target - total) + 64;
-  while (total != target && tries-- > 0) {
-    i = (int64_t)spmv_rng_below(rng, (uint64_t)A->rows);
+  i = (int64_t)spmv_rng_below(rng, (uint64_t)n);
+  stride = 1 + (int64_t)spmv_rng_below(rng, (uint64_t)n);
+  while (gcd(stride, n) != 1)
+    stride++;
+  while (total != target) {
     if ((step > 0 && len[i] < A->cols) || (step < 0 && len[i] > 0)) {
       len[i] += step;
       total += step;
     }
-  }
-  for (i = 0; total != target; i = (i + 1) % A->rows) {
-    if ((step > 0 && len[i] < A->cols) || (step < 0 && len[i] > 0)) {
-      len[i] += step;
-      total += step;
-    }
+    i = (i + stride) % n;
   }
 }
 
