@@ -1,1 +1,22 @@
 # daemon/tuner.mk: the cache and the tuner, and their tests.
+noinst_LTLIBRARIES += daemon/libspmvdtune.la
+daemon_libspmvdtune_la_SOURCES = \
+	daemon/spmvd_cache.c daemon/spmvd_cache.h \
+	daemon/spmvd_schema.h \
+	daemon/spmvd_tuner.c daemon/spmvd_tuner.h \
+	daemon/spmvd_model.c daemon/spmvd_model.h \
+	daemon/spmvd_predict.c daemon/spmvd_predict.h
+nodist_daemon_libspmvdtune_la_SOURCES = daemon/spmvd_schema.c
+daemon_libspmvdtune_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+daemon_libspmvdtune_la_LIBADD = kernels/libspmvcore.la $(SQLITE_LIBS) $(JANSSON_LIBS) -lm
+
+TUNER_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+TUNER_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+TUNER_TEST_LDADD = daemon/libspmvdtune.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/check_model
+TESTS += tests/check_model
+tests_check_model_SOURCES = tests/check_model.c
+tests_check_model_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_model_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_model_LDADD = $(TUNER_TEST_LDADD)

@@ -1,0 +1,718 @@
+/* spmvd_predict.c: the statistical performance predictor (Wang, Gu & Li):
+ * calibration plan and driver, least-squares fits, predictions. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmvd_cache.h"
+#include "spmvd_predict.h"
+
+/* The calibration grid (MODELS.md, 3), cut by the nnz bounds. */
+static const int grid_i[] = { 1, 2, 3, 4, 6, 8, 10 };
+static const int grid_p[] = { 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
+/* csr-vector: the P sweep at I = VEC_I_CAL, the I sweep at P = VEC_P_CAL. */
+static const int vec_i[] = { 1, 2, 3, 4, 6, 8, 10, 12, 16, 20 };
+#define VEC_I_CAL 2
+#define VEC_P_CAL 32
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Fewest microseconds a prediction may give. */
+#define PREDICT_FLOOR_US 1e-3
+
+/* The configurations calibrated on the thread-per-row matrices. */
+static const struct {
+  struct spmv_config cfg;
+  int cuda_only;
+} thread_cfgs[] = {
+  { { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_ELL, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, 0 },
+  { { SPMV_FMT_JAD, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_COO, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_HYB, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_SELL, 256, 0, 32, 256 }, 0 },
+  { { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, 1 },
+};
+static const struct spmv_config vector_cfg = { SPMV_FMT_CSR_VECTOR, 256, 16,
+                                               0, 0 };
+
+/* Returns the strip S of format f on dev. */
+int64_t spmvd_predict_strip(enum spmv_format f,
+                            const struct spmvd_device_info *dev)
+{
+  int64_t per_sm = dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 1;
+  int half = dev->warp_size >= 2 ? dev->warp_size / 2 : 1;
+
+  if (dev->sms < 1)
+    return 0;
+  if (f == SPMV_FMT_CSR_VECTOR)
+    per_sm = per_sm / half > 0 ? per_sm / half : 1;
+  return (int64_t)dev->sms * per_sm;
+}
+
+/* Fills the calibration defaults. */
+void spmvd_calib_params_default(struct spmvd_calib_params *p)
+{
+  p->max_nnz_matrix = (int64_t)32 << 20;
+  p->max_nnz_total = (int64_t)768 << 20;
+  p->cv = 0.25;
+  p->seed = 1;
+}
+
+/* Appends a point to the plan (capacity checked by the caller). */
+static void add_point(struct spmvd_calib_plan *plan,
+                      const struct spmv_config *cfg, int64_t rows, int i,
+                      int p, enum spmv_gen_dist dist)
+{
+  struct spmvd_calib_point *pt = &plan->pt[plan->n++];
+
+  memset(pt, 0, sizeof *pt);
+  pt->cfg = *cfg;
+  pt->rows = rows;
+  pt->i = i;
+  pt->p = p;
+  pt->dist = dist;
+  pt->matrix = plan->nmatrices;
+}
+
+/* Whether a matrix of rows x p fits the bounds; counts it when it does. */
+static int admit(struct spmvd_calib_plan *plan,
+                 const struct spmvd_calib_params *prm, int64_t rows, int p)
+{
+  int64_t nnz = rows * p;
+
+  if (nnz > prm->max_nnz_matrix || plan->total_nnz + nnz > prm->max_nnz_total)
+    return 0;
+  plan->total_nnz += nnz;
+  return 1;
+}
+
+/* Makes the calibration plan for a device. */
+int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
+                         enum spmv_dtype dt,
+                         const struct spmvd_calib_params *p,
+                         struct spmvd_calib_plan **out,
+                         struct spmv_error *err)
+{
+  static const enum spmv_gen_dist dists[2] = { SPMV_GEN_NORMAL,
+                                               SPMV_GEN_UNIFORM };
+  struct spmvd_calib_params def;
+  struct spmvd_calib_plan *plan;
+  int64_t sv, st;
+  size_t cap, a, b, d, k;
+  int cuda = strcmp(dev->backend, "cuda") == 0;
+
+  *out = NULL;
+  if (p == NULL) {
+    spmvd_calib_params_default(&def);
+    p = &def;
+  }
+  sv = spmvd_predict_strip(SPMV_FMT_CSR_VECTOR, dev);
+  st = spmvd_predict_strip(SPMV_FMT_CSR_SCALAR, dev);
+  if (sv <= 0 || st <= 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "calibration: device '%s' reports %d SMs",
+                          dev->name, dev->sms);
+  if (spmv_dtype_size(dt) == 0)
+    return spmv_error_set(err, SPMV_EINVAL, "calibration: bad value type");
+  plan = calloc(1, sizeof *plan);
+  cap = 2 * (NELEM(grid_p) + NELEM(vec_i)) +
+        2 * NELEM(grid_i) * NELEM(grid_p) * NELEM(thread_cfgs);
+  if (plan != NULL)
+    plan->pt = calloc(cap, sizeof *plan->pt);
+  if (plan == NULL || plan->pt == NULL) {
+    spmvd_calib_plan_free(plan);
+    return spmv_error_set(err, SPMV_ENOMEM, "calibration: out of memory");
+  }
+  plan->dtype = dt;
+  /* csr-vector: P sweep at I = VEC_I_CAL, then I sweep at P = VEC_P_CAL. */
+  for (a = 0; a < NELEM(grid_p); a++)
+    for (d = 0; d < 2; d++)
+      if (admit(plan, p, sv * VEC_I_CAL, grid_p[a])) {
+        add_point(plan, &vector_cfg, sv * VEC_I_CAL, VEC_I_CAL, grid_p[a],
+                  dists[d]);
+        plan->nmatrices++;
+      }
+  for (b = 0; b < NELEM(vec_i); b++)
+    for (d = 0; d < 2 && vec_i[b] != VEC_I_CAL; d++)
+      if (admit(plan, p, sv * vec_i[b], VEC_P_CAL)) {
+        add_point(plan, &vector_cfg, sv * vec_i[b], vec_i[b], VEC_P_CAL,
+                  dists[d]);
+        plan->nmatrices++;
+      }
+  /* Thread-per-row formats share each matrix; small P first. */
+  for (a = 0; a < NELEM(grid_p); a++)
+    for (b = 0; b < NELEM(grid_i); b++)
+      for (d = 0; d < 2; d++) {
+        if (!admit(plan, p, st * grid_i[b], grid_p[a]))
+          continue;
+        for (k = 0; k < NELEM(thread_cfgs); k++)
+          if (cuda || !thread_cfgs[k].cuda_only)
+            add_point(plan, &thread_cfgs[k].cfg, st * grid_i[b], grid_i[b],
+                      grid_p[a], dists[d]);
+        plan->nmatrices++;
+      }
+  *out = plan;
+  return 0;
+}
+
+/* Frees a plan. */
+struct spmvd_calib_plan *spmvd_calib_plan_free(struct spmvd_calib_plan *plan)
+{
+  if (plan != NULL) {
+    free(plan->pt);
+    free(plan);
+  }
+  return NULL;
+}
+
+/* Runs the plan's timings through ops. */
+int spmvd_calib_run(struct spmvd_calib_plan *plan,
+                    const struct spmvd_calib_params *p,
+                    const struct spmvd_calib_ops *ops, void *ctx,
+                    struct spmv_error *err)
+{
+  struct spmvd_calib_params def;
+  struct spmv_gen_spec spec;
+  struct spmv_error e;
+  struct spmv_csr *A;
+  size_t k = 0, j;
+  int ret;
+
+  if (p == NULL) {
+    spmvd_calib_params_default(&def);
+    p = &def;
+  }
+  while (k < plan->n) {
+    memset(&spec, 0, sizeof spec);
+    spec.rows = plan->pt[k].rows;
+    spec.mean = plan->pt[k].p;
+    spec.cv = p->cv;
+    spec.dist = plan->pt[k].dist;
+    spec.place = SPMV_GEN_RANDOM;
+    A = spmv_gen_matching(&spec, p->seed + (uint64_t)plan->pt[k].matrix,
+                          err);
+    if (A == NULL)
+      return err != NULL && err->code != 0 ? err->code : SPMV_ENOMEM;
+    for (j = k; j < plan->n && plan->pt[j].matrix == plan->pt[k].matrix;
+         j++) {
+      struct spmvd_calib_point *pt = &plan->pt[j];
+
+      spmv_error_clear(&e);
+      ret = ops->time(ctx, A, plan->dtype, &pt->cfg, &pt->time_us, &e);
+      pt->ok = ret == 0 && pt->time_us > 0 && isfinite(pt->time_us);
+      if (!pt->ok)
+        pt->time_us = 0;
+      if (ret == SPMV_EGPU_STICKY) {
+        spmv_csr_free(A);
+        return spmv_error_set(err, ret, "%s", e.msg);
+      }
+      if (ops->progress != NULL)
+        ops->progress(ctx, (int)j + 1, (int)plan->n, pt);
+    }
+    spmv_csr_free(A);
+    k = j;
+  }
+  return 0;
+}
+
+/* Solves the n x n system M x = r (M, r overwritten) by Gaussian
+ * elimination with partial pivoting; returns -1 when singular. */
+static int solve(double M[4][4], double r[4], int n, double x[4])
+{
+  int i, j, k, piv;
+  double f, tmp, scale = 0;
+
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      if (fabs(M[i][j]) > scale)
+        scale = fabs(M[i][j]);
+  if (scale == 0)
+    return -1;
+  for (k = 0; k < n; k++) {
+    piv = k;
+    for (i = k + 1; i < n; i++)
+      if (fabs(M[i][k]) > fabs(M[piv][k]))
+        piv = i;
+    if (fabs(M[piv][k]) <= 1e-12 * scale)
+      return -1;
+    if (piv != k) {
+      for (j = 0; j < n; j++) {
+        tmp = M[k][j];
+        M[k][j] = M[piv][j];
+        M[piv][j] = tmp;
+      }
+      tmp = r[k];
+      r[k] = r[piv];
+      r[piv] = tmp;
+    }
+    for (i = k + 1; i < n; i++) {
+      f = M[i][k] / M[k][k];
+      for (j = k; j < n; j++)
+        M[i][j] -= f * M[k][j];
+      r[i] -= f * r[k];
+    }
+  }
+  for (i = n - 1; i >= 0; i--) {
+    f = r[i];
+    for (j = i + 1; j < n; j++)
+      f -= M[i][j] * x[j];
+    x[i] = f / M[i][i];
+  }
+  return 0;
+}
+
+/*
+ * Weighted least squares of t ~ sum_j x[j] * phi_j over samples (weights
+ * 1/t^2, so that relative errors count: times span orders of magnitude).
+ * basis(i, p, phi) writes the nb basis values.  Returns 0 or -1.
+ */
+static int lsq(const double *i, const double *p, const double *t, size_t n,
+               int nb, void (*basis)(double, double, double *), double x[4])
+{
+  double M[4][4] = { { 0 } }, r[4] = { 0 }, phi[4], w;
+  size_t k;
+  int a, b;
+
+  for (k = 0; k < n; k++) {
+    if (!(t[k] > 0))
+      continue;
+    w = 1.0 / (t[k] * t[k]);
+    basis(i[k], p[k], phi);
+    for (a = 0; a < nb; a++) {
+      for (b = 0; b < nb; b++)
+        M[a][b] += w * phi[a] * phi[b];
+      r[a] += w * phi[a] * t[k];
+    }
+  }
+  return solve(M, r, nb, x);
+}
+
+/* Saddle basis: I*P, P, I, 1. */
+static void basis_saddle(double i, double p, double *phi)
+{
+  phi[0] = i * p;
+  phi[1] = p;
+  phi[2] = i;
+  phi[3] = 1;
+}
+
+/* Line in P: P, 1. */
+static void basis_p(double i, double p, double *phi)
+{
+  (void)i;
+  phi[0] = p;
+  phi[1] = 1;
+}
+
+/* Line in I: I, 1. */
+static void basis_i(double i, double p, double *phi)
+{
+  (void)p;
+  phi[0] = i;
+  phi[1] = 1;
+}
+
+/* Counts distinct values among n (small n: quadratic is fine). */
+static size_t distinct(const double *v, size_t n)
+{
+  size_t a, b, d = 0;
+
+  for (a = 0; a < n; a++) {
+    for (b = 0; b < a && v[b] != v[a]; b++)
+      ;
+    if (b == a)
+      d++;
+  }
+  return d;
+}
+
+/* Mean relative error of f over the samples. */
+static double mean_err(const struct spmvd_fit *f, const double *i,
+                       const double *p, const double *t, size_t n)
+{
+  double s = 0;
+  size_t k, m = 0;
+
+  for (k = 0; k < n; k++) {
+    if (!(t[k] > 0))
+      continue;
+    s += fabs(spmvd_fit_eval(f, i[k], p[k]) - t[k]) / t[k];
+    m++;
+  }
+  return m ? s / (double)m : 0;
+}
+
+/* Fits the saddle T = (a*I + b)*P + (gc*I + gd). */
+int spmvd_predict_fit_saddle(const double *i, const double *p,
+                             const double *t, size_t n, struct spmvd_fit *f,
+                             struct spmv_error *err)
+{
+  double x[4];
+
+  if (n < 4 || distinct(i, n) < 2 || distinct(p, n) < 2 ||
+      lsq(i, p, t, n, 4, basis_saddle, x) != 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit: %zu samples do not determine the saddle "
+                          "(need 2 distinct I and 2 distinct P)", n);
+  f->kind = SPMVD_FIT_SADDLE;
+  f->a = x[0];
+  f->b = x[1];
+  f->gc = x[2];
+  f->gd = x[3];
+  f->npoints = (int)n;
+  f->err_mean = mean_err(f, i, p, t, n);
+  return 0;
+}
+
+/* Fits the vector form from the samples on the two sweeps. */
+int spmvd_predict_fit_vector(const double *i, const double *p,
+                             const double *t, size_t n, double i_cal,
+                             double p_cal, struct spmvd_fit *f,
+                             struct spmv_error *err)
+{
+  double *si = NULL, *sp = NULL, *stt = NULL, xp[4], xi[4], t0 = 0;
+  size_t k, np = 0, ni = 0, n0 = 0;
+  int ret = 0;
+
+  si = malloc(2 * (n ? n : 1) * sizeof *si);
+  sp = malloc(2 * (n ? n : 1) * sizeof *sp);
+  stt = malloc(2 * (n ? n : 1) * sizeof *stt);
+  if (si == NULL || sp == NULL || stt == NULL) {
+    ret = spmv_error_set(err, SPMV_ENOMEM, "fit: out of memory");
+    goto out;
+  }
+  /* The P sweep in [0, n), the I sweep in [n, 2n). */
+  for (k = 0; k < n; k++) {
+    if (i[k] == i_cal) {
+      si[np] = i[k];
+      sp[np] = p[k];
+      stt[np++] = t[k];
+    }
+    if (p[k] == p_cal) {
+      si[n + ni] = i[k];
+      sp[n + ni] = p[k];
+      stt[n + ni++] = t[k];
+    }
+    if (i[k] == i_cal && p[k] == p_cal && t[k] > 0) {
+      t0 += t[k];
+      n0++;
+    }
+  }
+  if (distinct(sp, np) < 2 || distinct(si + n, ni) < 2 ||
+      lsq(si, sp, stt, np, 2, basis_p, xp) != 0 ||
+      lsq(si + n, sp + n, stt + n, ni, 2, basis_i, xi) != 0) {
+    ret = spmv_error_set(err, SPMV_EINVAL,
+                         "fit: csr-vector needs 2 distinct P at I = %g and "
+                         "2 distinct I at P = %g", i_cal, p_cal);
+    goto out;
+  }
+  f->kind = SPMVD_FIT_VECTOR;
+  f->m = xp[0];
+  f->c = xp[1];
+  f->p = xi[0];
+  f->q = xi[1];
+  f->i_cal = i_cal;
+  f->p_cal = p_cal;
+  f->t0 = n0 ? t0 / (double)n0 : f->m * p_cal + f->c;
+  if (!(f->t0 > 0)) {
+    f->kind = SPMVD_FIT_NONE;
+    ret = spmv_error_set(err, SPMV_EINVAL,
+                         "fit: csr-vector calibration time t0 is not "
+                         "positive");
+    goto out;
+  }
+  f->npoints = (int)n;
+  f->err_mean = mean_err(f, i, p, t, n);
+out:
+  free(si);
+  free(sp);
+  free(stt);
+  return ret;
+}
+
+/* Evaluates a fit at (I, P). */
+double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p)
+{
+  switch (f->kind) {
+  case SPMVD_FIT_VECTOR:
+    return (f->m * p + f->c) / f->t0 * (f->p * i + f->q);
+  case SPMVD_FIT_SADDLE:
+    return (f->a * i + f->b) * p + (f->gc * i + f->gd);
+  case SPMVD_FIT_NONE:
+    break;
+  }
+  return NAN;
+}
+
+/* Predicts a matrix's time under fit f. */
+double spmvd_predict_time(const struct spmvd_fit *f,
+                          const struct spmv_profile *prof)
+{
+  double i0, p0, t;
+
+  if (f->kind == SPMVD_FIT_NONE || f->strip <= 0)
+    return NAN;
+  if (prof->rows <= 0)
+    return PREDICT_FLOOR_US;
+  i0 = (double)((prof->rows + f->strip - 1) / f->strip);
+  p0 = (double)prof->nnz / (double)prof->rows;
+  t = spmvd_fit_eval(f, i0, p0);
+  return t > PREDICT_FLOOR_US ? t : PREDICT_FLOOR_US;
+}
+
+/* Fits every format of the plan. */
+int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
+                      const struct spmvd_device_info *dev,
+                      struct spmvd_predictor *out, struct spmv_error *err)
+{
+  double *i = NULL, *p = NULL, *t = NULL;
+  struct spmvd_fit *f;
+  size_t k, n;
+  int fmt, nfit = 0, ret = 0;
+
+  memset(out, 0, sizeof *out);
+  i = malloc((plan->n ? plan->n : 1) * sizeof *i);
+  p = malloc((plan->n ? plan->n : 1) * sizeof *p);
+  t = malloc((plan->n ? plan->n : 1) * sizeof *t);
+  if (i == NULL || p == NULL || t == NULL) {
+    ret = spmv_error_set(err, SPMV_ENOMEM, "fit: out of memory");
+    goto out;
+  }
+  for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++) {
+    f = &out->fit[fmt];
+    n = 0;
+    for (k = 0; k < plan->n; k++) {
+      if ((int)plan->pt[k].cfg.format != fmt || !plan->pt[k].ok)
+        continue;
+      if (n == 0)
+        f->cfg = plan->pt[k].cfg;
+      i[n] = plan->pt[k].i;
+      p[n] = plan->pt[k].p;
+      t[n++] = plan->pt[k].time_us;
+    }
+    if (n == 0)
+      continue;
+    f->strip = spmvd_predict_strip((enum spmv_format)fmt, dev);
+    if (fmt == SPMV_FMT_CSR_VECTOR)
+      ret = spmvd_predict_fit_vector(i, p, t, n, VEC_I_CAL, VEC_P_CAL, f,
+                                     NULL);
+    else
+      ret = spmvd_predict_fit_saddle(i, p, t, n, f, NULL);
+    if (ret != 0) {
+      memset(f, 0, sizeof *f);
+      ret = 0;
+      continue;
+    }
+    nfit++;
+  }
+out:
+  free(i);
+  free(p);
+  free(t);
+  return ret != 0 ? ret : nfit;
+}
+
+/* Ranks the calibrated formats for a matrix by predicted time. */
+int spmvd_predict_rank(const struct spmvd_predictor *pred,
+                       const struct spmv_profile *prof,
+                       struct spmv_config *cfgs, double *us, int max)
+{
+  double tm[SPMV_FMT_COUNT];
+  int order[SPMV_FMT_COUNT], n = 0, f, a, b, tmp;
+
+  for (f = 0; f < SPMV_FMT_COUNT; f++) {
+    if (pred->fit[f].kind == SPMVD_FIT_NONE || f == SPMV_FMT_DIA)
+      continue;
+    if (f == SPMV_FMT_ELL && prof->ell_fill > 3)
+      continue;
+    tm[f] = spmvd_predict_time(&pred->fit[f], prof);
+    if (!isfinite(tm[f]))
+      continue;
+    order[n++] = f;
+  }
+  for (a = 1; a < n; a++)
+    for (b = a; b > 0 && tm[order[b]] < tm[order[b - 1]]; b--) {
+      tmp = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = tmp;
+    }
+  if (n > max)
+    n = max;
+  for (a = 0; a < n; a++) {
+    cfgs[a] = pred->fit[order[a]].cfg;
+    if (us != NULL)
+      us[a] = tm[order[a]];
+  }
+  return n;
+}
+
+/* Returns a new reference to one fit as JSON. */
+static json_t *fit_json(const struct spmvd_fit *f)
+{
+  char text[64];
+
+  spmv_config_format(&f->cfg, text, sizeof text);
+  if (f->kind == SPMVD_FIT_VECTOR)
+    return json_pack("{sssssIsfsfsfsfsfsfsfsisf}", "kind", "vector",
+                     "config", text, "strip", (json_int_t)f->strip, "m", f->m,
+                     "c", f->c, "p", f->p, "q", f->q, "t0", f->t0, "i_cal",
+                     f->i_cal, "p_cal", f->p_cal, "npoints", f->npoints,
+                     "err_mean", f->err_mean);
+  return json_pack("{sssssIsfsfsfsfsisf}", "kind", "saddle", "config", text,
+                   "strip", (json_int_t)f->strip, "a", f->a, "b", f->b, "c",
+                   f->gc, "d", f->gd, "npoints", f->npoints, "err_mean",
+                   f->err_mean);
+}
+
+/* Returns a new reference to the fits as JSON. */
+json_t *spmvd_predict_to_json(const struct spmvd_predictor *pred)
+{
+  json_t *o = json_object(), *fj;
+  int f;
+
+  for (f = 0; o != NULL && f < SPMV_FMT_COUNT; f++) {
+    if (pred->fit[f].kind == SPMVD_FIT_NONE)
+      continue;
+    fj = fit_json(&pred->fit[f]);
+    if (fj == NULL ||
+        json_object_set_new(o, spmv_format_name((enum spmv_format)f), fj)) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+/* Reads one number member of a fit. */
+static int num(json_t *o, const char *fmt, const char *key, double *v,
+               struct spmv_error *err)
+{
+  json_t *j = json_object_get(o, key);
+
+  if (!json_is_number(j) || !isfinite(json_number_value(j)))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"%s\" missing or not a number", fmt,
+                          key);
+  *v = json_number_value(j);
+  return 0;
+}
+
+/* Reads one format's fit. */
+static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
+                         struct spmv_error *err)
+{
+  const char *kind = json_string_value(json_object_get(o, "kind"));
+  const char *cfg = json_string_value(json_object_get(o, "config"));
+  double strip = 0, np = 0;
+  int ret;
+
+  memset(f, 0, sizeof *f);
+  if (cfg == NULL || spmv_config_parse(cfg, &f->cfg, NULL) != 0)
+    return spmv_error_set(err, SPMV_EINVAL, "fit of %s: bad \"config\"",
+                          name);
+  if ((ret = num(o, name, "strip", &strip, err)) != 0 || strip < 1)
+    return ret != 0 ? ret
+                    : spmv_error_set(err, SPMV_EINVAL,
+                                     "fit of %s: strip must be >= 1", name);
+  f->strip = (int64_t)strip;
+  json_unpack(o, "{s?F}", "err_mean", &f->err_mean);
+  if (num(o, name, "npoints", &np, NULL) == 0)
+    f->npoints = (int)np;
+  if (kind != NULL && strcmp(kind, "vector") == 0) {
+    if ((ret = num(o, name, "m", &f->m, err)) != 0 ||
+        (ret = num(o, name, "c", &f->c, err)) != 0 ||
+        (ret = num(o, name, "p", &f->p, err)) != 0 ||
+        (ret = num(o, name, "q", &f->q, err)) != 0 ||
+        (ret = num(o, name, "t0", &f->t0, err)) != 0 ||
+        (ret = num(o, name, "i_cal", &f->i_cal, err)) != 0 ||
+        (ret = num(o, name, "p_cal", &f->p_cal, err)) != 0)
+      return ret;
+    if (!(f->t0 > 0))
+      return spmv_error_set(err, SPMV_EINVAL, "fit of %s: t0 must be > 0",
+                            name);
+    f->kind = SPMVD_FIT_VECTOR;
+  } else if (kind != NULL && strcmp(kind, "saddle") == 0) {
+    if ((ret = num(o, name, "a", &f->a, err)) != 0 ||
+        (ret = num(o, name, "b", &f->b, err)) != 0 ||
+        (ret = num(o, name, "c", &f->gc, err)) != 0 ||
+        (ret = num(o, name, "d", &f->gd, err)) != 0)
+      return ret;
+    f->kind = SPMVD_FIT_SADDLE;
+  } else {
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"kind\" must be \"vector\" or "
+                          "\"saddle\"", name);
+  }
+  return 0;
+}
+
+/* Reads the fits of spmvd_predict_to_json(). */
+int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
+                            struct spmv_error *err)
+{
+  const char *key;
+  json_t *val;
+  enum spmv_format f;
+  int ret;
+
+  memset(out, 0, sizeof *out);
+  if (!json_is_object(doc))
+    return spmv_error_set(err, SPMV_EINVAL, "fits: expected an object");
+  json_object_foreach(doc, key, val) {
+    if (spmv_format_parse(key, &f) != 0)
+      return spmv_error_set(err, SPMV_EINVAL, "fits: unknown format \"%s\"",
+                            key);
+    ret = fit_from_json(val, key, &out->fit[f], err);
+    if (ret != 0)
+      return ret;
+    if (out->fit[f].cfg.format != f)
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: its config is of another format",
+                            key);
+  }
+  return 0;
+}
+
+/* Stores the calibrated fits in the cache. */
+int spmvd_predict_save(struct spmvd_cache *c,
+                       const struct spmvd_device_info *dev,
+                       enum spmv_dtype dt, const struct spmvd_predictor *pred,
+                       struct spmv_error *err)
+{
+  json_t *fj;
+  int f, ret = 0;
+
+  for (f = 0; ret == 0 && f < SPMV_FMT_COUNT; f++) {
+    if (pred->fit[f].kind == SPMVD_FIT_NONE)
+      continue;
+    fj = fit_json(&pred->fit[f]);
+    if (fj == NULL)
+      return spmv_error_set(err, SPMV_ENOMEM, "out of memory saving fits");
+    ret = spmvd_cache_calibration_put(c, dev->device_key, dev->software_key,
+                                      dt, (enum spmv_format)f, fj, err);
+    json_decref(fj);
+  }
+  return ret;
+}
+
+/* Loads a device's fits from the cache. */
+int spmvd_predict_load(struct spmvd_cache *c,
+                       const struct spmvd_device_info *dev,
+                       enum spmv_dtype dt, struct spmvd_predictor *out,
+                       struct spmv_error *err)
+{
+  json_t *doc = NULL;
+  int ret;
+
+  memset(out, 0, sizeof *out);
+  ret = spmvd_cache_calibration_get(c, dev->device_key, dev->software_key, dt,
+                                    &doc, err);
+  if (ret <= 0)
+    return ret;
+  ret = spmvd_predict_from_json(doc, out, err);
+  json_decref(doc);
+  return ret == 0 ? 1 : ret;
+}

@@ -1,0 +1,544 @@
+/* spmvd_tuner.c: tuning strategies, candidate rules and the timed race. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmvd_model.h"
+#include "spmvd_predict.h"
+#include "spmvd_tuner.h"
+
+static const char *const strategy_names[SPMVD_STRATEGY_COUNT] = {
+  [SPMVD_STRATEGY_AUTO] = "auto",
+  [SPMVD_STRATEGY_MODEL] = "model",
+  [SPMVD_STRATEGY_PREDICT] = "predict",
+  [SPMVD_STRATEGY_TRIAL] = "trial",
+  [SPMVD_STRATEGY_EXHAUSTIVE] = "exhaustive",
+};
+
+static const char *const status_names[] = { "ok", "dropped", "failed" };
+
+/* Block sizes of the exhaustive grid. */
+static const int bs_grid[] = { 64, 128, 256, 512 };
+#define NBS (int)(sizeof bs_grid / sizeof bs_grid[0])
+
+/* Fill bounds beyond which ELL and DIA are not worth a candidate. */
+#define MAX_ELL_FILL 3.0
+#define MAX_DIA_FILL 3.0
+#define MAX_DIAGS 1024
+
+/* Returns the name of strategy s, or NULL. */
+const char *spmvd_strategy_name(enum spmvd_strategy s)
+{
+  if ((int)s < 0 || s >= SPMVD_STRATEGY_COUNT)
+    return NULL;
+  return strategy_names[s];
+}
+
+/* Parses a strategy name. */
+int spmvd_strategy_parse(const char *name, enum spmvd_strategy *out,
+                         struct spmv_error *err)
+{
+  int s;
+
+  for (s = 0; name != NULL && s < SPMVD_STRATEGY_COUNT; s++) {
+    if (strcmp(name, strategy_names[s]) == 0) {
+      *out = (enum spmvd_strategy)s;
+      return 0;
+    }
+  }
+  return spmv_error_set(err, SPMV_EINVAL,
+                        "unknown strategy \"%s\": expected auto, model, "
+                        "predict, trial or exhaustive",
+                        name != NULL ? name : "(null)");
+}
+
+/* Returns the name of a trial status, or NULL. */
+const char *spmvd_trial_status_name(enum spmvd_trial_status s)
+{
+  if ((int)s < 0 || s > SPMVD_TRIAL_FAILED)
+    return NULL;
+  return status_names[s];
+}
+
+/* Parses a trial status name. */
+int spmvd_trial_status_parse(const char *name, enum spmvd_trial_status *out)
+{
+  int s;
+
+  for (s = 0; name != NULL && s <= SPMVD_TRIAL_FAILED; s++) {
+    if (strcmp(name, status_names[s]) == 0) {
+      *out = (enum spmvd_trial_status)s;
+      return 0;
+    }
+  }
+  return SPMV_EINVAL;
+}
+
+/* AUTOCSR's three TPR values from the mean row length. */
+void spmvd_tuner_autocsr_tpr(double rl_mean, int tpr[3])
+{
+  int base = rl_mean < 16 ? 2 : rl_mean <= 32 ? 4 : 8;
+
+  tpr[0] = base;
+  tpr[1] = base * 2;
+  tpr[2] = base * 4;
+}
+
+/* Whether the device is a CPU (no warps: BS and csr-vector's TPR do not
+ * shape its layouts). */
+static int is_cpu(const struct spmvd_device_info *dev)
+{
+  return strcmp(dev->backend, "cuda") != 0 || dev->warp_size < 2;
+}
+
+/* Whether two configurations are the same. */
+static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
+{
+  return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
+         a->param == b->param && a->param2 == b->param2;
+}
+
+/* Appends a candidate unless excluded or already listed; on the cpu the
+ * configuration is normalised first. */
+static void add(struct spmvd_candidates *out,
+                const struct spmvd_tune_input *in, struct spmv_config cfg)
+{
+  size_t k;
+
+  if (is_cpu(in->dev)) {
+    if (cfg.format == SPMV_FMT_CUSPARSE)
+      return;
+    cfg.bs = 0;
+    if (cfg.format == SPMV_FMT_CSR_VECTOR) {
+      cfg.format = SPMV_FMT_CSR_SCALAR;
+      cfg.tpr = 0;
+    }
+  }
+  for (k = 0; k < in->nexclude; k++)
+    if (same_cfg(&cfg, &in->exclude[k]))
+      return;
+  for (k = 0; k < out->n; k++)
+    if (same_cfg(&cfg, &out->cfg[k]))
+      return;
+  if (out->n < SPMVD_MAX_CANDIDATES)
+    out->cfg[out->n++] = cfg;
+}
+
+/* Builds a configuration. */
+static struct spmv_config mk(enum spmv_format f, int bs, int tpr, int param,
+                             int param2)
+{
+  struct spmv_config c;
+
+  c.format = f;
+  c.bs = bs;
+  c.tpr = tpr;
+  c.param = param;
+  c.param2 = param2;
+  return c;
+}
+
+/* The ELLR-T model's ranking for the input (up to max); 0 when the device
+ * is no GPU; negative on failure. */
+static int model_ranked(const struct spmvd_tune_input *in,
+                        struct spmv_config *cfgs, int max,
+                        struct spmv_error *err)
+{
+  struct spmvd_model_gpu g;
+  struct spmvd_model_grid *grid;
+  int n;
+
+  spmvd_model_gpu_from_device(&g, in->dev);
+  if (is_cpu(in->dev) || spmvd_model_gpu_check(&g, NULL) != 0)
+    return 0;
+  grid = malloc(sizeof *grid);
+  if (grid == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "tuner: out of memory");
+  n = spmvd_model_grid_compute(in->A, &g, grid, err);
+  if (n == 0)
+    n = spmvd_model_ranked(grid, cfgs, max);
+  free(grid);
+  return n;
+}
+
+/* The predictor's best formats as concrete configurations: csr-vector
+ * takes AUTOCSR's middle TPR, ellr-t the model's pick (mpick, may be
+ * NULL).  Returns how many (0 when not calibrated). */
+static int predicted(const struct spmvd_tune_input *in,
+                     const struct spmv_config *mpick, struct spmv_config *cfgs,
+                     int max)
+{
+  int tpr[3], n, k;
+
+  if (in->pred == NULL)
+    return 0;
+  n = spmvd_predict_rank(in->pred, in->prof, cfgs, NULL, max);
+  spmvd_tuner_autocsr_tpr(in->prof->rl_mean, tpr);
+  for (k = 0; k < n; k++) {
+    if (cfgs[k].format == SPMV_FMT_CSR_VECTOR)
+      cfgs[k].tpr = tpr[1];
+    else if (cfgs[k].format == SPMV_FMT_ELLR_T && mpick != NULL)
+      cfgs[k] = *mpick;
+  }
+  return n;
+}
+
+/* Every format x parameter grid. */
+static void exhaustive(const struct spmvd_tune_input *in,
+                       struct spmvd_candidates *out)
+{
+  const struct spmv_profile *p = in->prof;
+  int b, t, bs;
+
+  for (b = 0; b < NBS; b++) {
+    bs = bs_grid[b];
+    add(out, in, mk(SPMV_FMT_CSR_SCALAR, bs, 0, 0, 0));
+    for (t = 2; t <= 32; t *= 2)
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, bs, t, 0, 0));
+    add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, bs, 0, 0, 0));
+    add(out, in, mk(SPMV_FMT_CSR_MERGE, bs, 0, 0, 0));
+    for (t = 1; t <= 32; t *= 2)
+      add(out, in, mk(SPMV_FMT_ELLR_T, bs, t, 0, 0));
+    if (p->nnz > 0 && p->ell_fill <= MAX_ELL_FILL)
+      add(out, in, mk(SPMV_FMT_ELL, bs, 0, 0, 0));
+    add(out, in, mk(SPMV_FMT_COO, bs, 0, 0, 0));
+    add(out, in, mk(SPMV_FMT_HYB, bs, 0, 0, 0));
+    if (p->nnz > 0 && p->dia_fill <= MAX_DIA_FILL && p->ndiags <= MAX_DIAGS)
+      add(out, in, mk(SPMV_FMT_DIA, bs, 0, 0, 0));
+    add(out, in, mk(SPMV_FMT_JAD, bs, 0, 0, 0));
+    add(out, in, mk(SPMV_FMT_SELL, bs, 0, 32, 1));
+    add(out, in, mk(SPMV_FMT_SELL, bs, 0, 32, 256));
+  }
+  add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+  add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
+}
+
+/* Fills the candidates of a strategy. */
+int spmvd_tuner_candidates(enum spmvd_strategy s,
+                           const struct spmvd_tune_input *in,
+                           struct spmvd_candidates *out,
+                           struct spmv_error *err)
+{
+  struct spmv_config model[SPMVD_MODEL_MAX_T], pred[SPMV_FMT_COUNT];
+  int nm, np, k, tpr[3];
+
+  out->n = 0;
+  if (in == NULL || in->A == NULL || in->prof == NULL || in->dev == NULL)
+    return spmv_error_set(err, SPMV_EINVAL, "tuner: incomplete input");
+  nm = 0;
+  if (s != SPMVD_STRATEGY_EXHAUSTIVE && s != SPMVD_STRATEGY_PREDICT) {
+    nm = model_ranked(in, model, SPMVD_MODEL_MAX_T, err);
+    if (nm < 0)
+      return nm;
+  }
+  np = predicted(in, nm > 0 ? &model[0] : NULL, pred, SPMV_FMT_COUNT);
+  spmvd_tuner_autocsr_tpr(in->prof->rl_mean, tpr);
+  switch (s) {
+  case SPMVD_STRATEGY_EXHAUSTIVE:
+    exhaustive(in, out);
+    break;
+  case SPMVD_STRATEGY_TRIAL:
+    for (k = 0; k < 3; k++)
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, tpr[k], 0, 0));
+    add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, 512, 0, 0, 0));
+    if (nm > 0)
+      add(out, in, model[0]);
+    for (k = 0; k < np && k < 2; k++)
+      add(out, in, pred[k]);
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
+    break;
+  case SPMVD_STRATEGY_AUTO:
+    for (k = 0; k < nm && k < 2; k++)
+      add(out, in, model[k]);
+    for (k = 0; k < np && k < 2; k++)
+      add(out, in, pred[k]);
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, tpr[1], 0, 0));
+    add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, 512, 0, 0, 0));
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    break;
+  case SPMVD_STRATEGY_MODEL:
+    if (nm == 0)
+      return spmv_error_set(err, SPMV_EUNSUPPORTED,
+                            "strategy model: the ELLR-T model needs a GPU "
+                            "(backend %s, warp size %d)", in->dev->backend,
+                            in->dev->warp_size);
+    add(out, in, model[0]);
+    break;
+  case SPMVD_STRATEGY_PREDICT:
+    if (in->pred == NULL)
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "strategy predict: device '%s' is not "
+                            "calibrated (run spmvctl calibrate)",
+                            in->dev->name);
+    for (k = 0; k < np && out->n == 0; k++)
+      add(out, in, pred[k]);
+    break;
+  default:
+    return spmv_error_set(err, SPMV_EINVAL, "unknown strategy %d", (int)s);
+  }
+  if (out->n == 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "strategy %s: no candidate left (all excluded or "
+                          "not applicable)", spmvd_strategy_name(s));
+  return 0;
+}
+
+/* Fills the race defaults. */
+void spmvd_race_params_default(struct spmvd_race_params *p)
+{
+  p->warmup = 1;
+  p->reps = 3;
+  p->min_rounds = 2;
+  p->max_rounds = 5;
+  p->stable_tol = 0.03;
+  p->drop_ratio = 1.5;
+}
+
+/* Zeroes a decision. */
+void spmvd_decision_init(struct spmvd_decision *d)
+{
+  memset(d, 0, sizeof *d);
+}
+
+/* Frees a decision's trials and zeroes it. */
+void spmvd_decision_fini(struct spmvd_decision *d)
+{
+  free(d->trials);
+  memset(d, 0, sizeof *d);
+}
+
+/* Median of n doubles (n <= 16), without changing v. */
+static double median(const double *v, int n)
+{
+  double s[16], tmp;
+  int a, b;
+
+  for (a = 0; a < n; a++)
+    s[a] = v[a];
+  for (a = 1; a < n; a++)
+    for (b = a; b > 0 && s[b] < s[b - 1]; b--) {
+      tmp = s[b];
+      s[b] = s[b - 1];
+      s[b - 1] = tmp;
+    }
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* Records a candidate's failure. */
+static void trial_fail(struct spmvd_trial *t, int code,
+                       const struct spmv_error *e)
+{
+  t->status = SPMVD_TRIAL_FAILED;
+  t->code = code;
+  t->time_us = 0;
+  t->best_us = 0;
+  snprintf(t->msg, sizeof t->msg, "%.*s", (int)sizeof t->msg - 1,
+           e->msg[0] != '\0' ? e->msg : spmv_strerror(code));
+}
+
+/*
+ * Times one loaded candidate in rounds; leader_us is the leader's median
+ * (0 before there is one).  Adds its runs' time to *spent_us.  Returns 0,
+ * or the failing code (trial marked failed).
+ */
+static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
+                       const struct spmvd_race_params *p, double leader_us,
+                       struct spmvd_trial *t, double *spent_us)
+{
+  double med[16], m;
+  struct spmv_error e;
+  int r, warm, ret, maxr = p->max_rounds;
+
+  if (maxr > 16)
+    maxr = 16;
+  if (maxr < 1)
+    maxr = 1;
+  for (r = 0; r < maxr; r++) {
+    warm = r == 0 ? p->warmup : 0;
+    spmv_error_clear(&e);
+    ret = ops->time(ctx, warm, p->reps, &m, &e);
+    if (ret == 0 && !(m > 0 && isfinite(m)))
+      ret = spmv_error_set(&e, SPMV_EINVAL, "timing gave %g us", m);
+    if (ret != 0) {
+      trial_fail(t, ret, &e);
+      return ret;
+    }
+    med[r] = m;
+    t->rounds = r + 1;
+    t->runs += warm + p->reps;
+    *spent_us += (warm + p->reps) * m;
+    if (r == 0 || m < t->best_us)
+      t->best_us = m;
+    if (p->drop_ratio > 0 && leader_us > 0 &&
+        t->best_us > p->drop_ratio * leader_us) {
+      t->status = SPMVD_TRIAL_DROPPED;
+      break;
+    }
+    if (r + 1 >= p->min_rounds && r > 0 &&
+        fabs(m - med[r - 1]) <= p->stable_tol * fmin(m, med[r - 1]))
+      break;
+  }
+  t->time_us = median(med, t->rounds);
+  return 0;
+}
+
+/* Races the candidates. */
+int spmvd_tuner_race(const struct spmvd_candidates *c,
+                     const struct spmvd_race_ops *ops, void *ctx,
+                     const struct spmvd_race_params *p,
+                     const struct spmvd_tune_input *in,
+                     struct spmvd_decision *out, struct spmv_error *err)
+{
+  struct spmvd_race_params def;
+  struct spmvd_trial *t;
+  struct spmv_error e;
+  double spent = 0;
+  int leader = -1, first_fail = 0, ret;
+  size_t k;
+
+  spmvd_decision_init(out);
+  if (p == NULL) {
+    spmvd_race_params_default(&def);
+    p = &def;
+  }
+  if (c == NULL || c->n == 0)
+    return spmv_error_set(err, SPMV_EINVAL, "race: no candidates");
+  if (ops == NULL || ops->load == NULL || ops->time == NULL ||
+      ops->unload == NULL)
+    return spmv_error_set(err, SPMV_EINVAL, "race: no timing callbacks");
+  if (p->reps < 1 || p->warmup < 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "race: reps %d must be >= 1 and warmup %d >= 0",
+                          p->reps, p->warmup);
+  out->trials = calloc(c->n, sizeof *out->trials);
+  if (out->trials == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "race: out of memory");
+  for (k = 0; k < c->n; k++) {
+    t = &out->trials[out->ntrials++];
+    t->cfg = c->cfg[k];
+    spmv_error_clear(&e);
+    ret = ops->load(ctx, &t->cfg, &e);
+    if (ret != 0) {
+      trial_fail(t, ret, &e);
+    } else {
+      ret = time_rounds(ops, ctx, p,
+                        leader >= 0 ? out->trials[leader].time_us : 0, t,
+                        &spent);
+      ops->unload(ctx);
+    }
+    if (ret != 0 && first_fail == 0)
+      first_fail = ret;
+    if (t->status == SPMVD_TRIAL_OK &&
+        (leader < 0 || t->time_us < out->trials[leader].time_us))
+      leader = (int)k;
+    if (ops->progress != NULL)
+      ops->progress(ctx, (int)k + 1, (int)c->n, t);
+    if (ret == SPMV_EGPU_STICKY)
+      return spmv_error_set(err, ret, "race: %s: %s",
+                            spmv_strerror(ret), t->msg);
+  }
+  if (leader < 0)
+    return spmv_error_set(err, first_fail ? first_fail : SPMV_EINVAL,
+                          "race: every candidate failed; the first: %s",
+                          out->trials[0].msg);
+  out->cfg = out->trials[leader].cfg;
+  spmv_config_format(&out->cfg, out->text, sizeof out->text);
+  out->time_us = out->trials[leader].time_us;
+  out->cost_spmv = spent / out->time_us;
+  if (in != NULL && in->prof != NULL)
+    spmvd_decision_rates(out, in->prof, in->dtype);
+  return 0;
+}
+
+/* Tunes with strategy s. */
+int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in,
+                    const struct spmvd_race_ops *ops, void *ctx,
+                    const struct spmvd_race_params *p,
+                    struct spmvd_decision *out, struct spmv_error *err)
+{
+  struct spmvd_candidates *c;
+  struct spmvd_race_params one;
+  int ret, k;
+
+  spmvd_decision_init(out);
+  c = malloc(sizeof *c);
+  if (c == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "tuner: out of memory");
+  ret = spmvd_tuner_candidates(s, in, c, err);
+  if (ret != 0)
+    goto out;
+  if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_PREDICT) {
+    if (ops != NULL) {
+      /* Time the pick once so the decision carries a measured time. */
+      if (p != NULL)
+        one = *p;
+      else
+        spmvd_race_params_default(&one);
+      one.min_rounds = one.max_rounds = 1;
+      one.drop_ratio = 0;
+      ret = spmvd_tuner_race(c, ops, ctx, &one, in, out, err);
+    } else {
+      out->cfg = c->cfg[0];
+      spmv_config_format(&out->cfg, out->text, sizeof out->text);
+      if (s == SPMVD_STRATEGY_PREDICT) {
+        k = out->cfg.format;
+        out->time_us = spmvd_predict_time(&in->pred->fit[k], in->prof);
+        if (!isfinite(out->time_us))
+          out->time_us = 0;
+      }
+      spmvd_decision_rates(out, in->prof, in->dtype);
+    }
+  } else if (ops == NULL) {
+    ret = spmv_error_set(err, SPMV_EINVAL,
+                         "strategy %s needs timing callbacks",
+                         spmvd_strategy_name(s));
+  } else {
+    ret = spmvd_tuner_race(c, ops, ctx, p, in, out, err);
+  }
+  out->strategy = s;
+out:
+  free(c);
+  return ret;
+}
+
+/* Bytes one product moves under cfg (explicit per-format model). */
+double spmvd_tuner_bytes(const struct spmv_profile *prof,
+                         const struct spmv_config *cfg, enum spmv_dtype dt)
+{
+  double vs = (double)spmv_dtype_size(dt), rows = (double)prof->rows;
+  double nnz = (double)prof->nnz, ent = vs + 4, ptr, xy, ell, k;
+
+  ptr = prof->nnz < ((int64_t)1 << 31) ? 4 : 8;
+  xy = (double)prof->cols * vs + rows * vs;
+  switch (cfg->format) {
+  case SPMV_FMT_ELL:
+    return rows * (double)prof->rl_max * ent + xy;
+  case SPMV_FMT_ELLR_T:
+  case SPMV_FMT_JAD:
+  case SPMV_FMT_SELL:
+    return nnz * ent + rows * 4 + xy;
+  case SPMV_FMT_COO:
+    return nnz * (ent + 4) + xy;
+  case SPMV_FMT_HYB:
+    k = cfg->param > 0 ? cfg->param : (double)prof->hyb_k;
+    ell = fmin(nnz, rows * k);
+    return rows * k * ent + (nnz - ell) * (ent + 4) + xy;
+  case SPMV_FMT_DIA:
+    return (double)prof->ndiags * (rows * vs + 4) + xy;
+  default:
+    return nnz * ent + (rows + 1) * ptr + xy;
+  }
+}
+
+/* Fills GFLOP/s and GB/s from the decision's time. */
+void spmvd_decision_rates(struct spmvd_decision *d,
+                          const struct spmv_profile *prof, enum spmv_dtype dt)
+{
+  if (!(d->time_us > 0)) {
+    d->gflops = d->gbps = 0;
+    return;
+  }
+  d->gflops = 2.0 * (double)prof->nnz / (d->time_us * 1e3);
+  d->gbps = spmvd_tuner_bytes(prof, &d->cfg, dt) / (d->time_us * 1e3);
+}
