@@ -1,8 +1,7 @@
 # tests/bench/gpu.mk: SpMV kernels against cuSPARSE, and the tuner evaluation.
 # Everything here needs CUDA: built only when configure found it.  The GPU
 # tests exit 77 (skipped) on a machine without a GPU.
-EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
-	tests/bench/bench_spmv.c tests/bench/results
+EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c
 
 if HAVE_CUDA
 GPU_LDADD = kernels/libspmvkernels_cuda.a kernels/libspmvcore.la \
