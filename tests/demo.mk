@@ -3,3 +3,6 @@ EXTRA_DIST += tests/demo.sh
 demo: all
 	$(SHELL) $(srcdir)/tests/demo.sh "$(abs_top_builddir)" "$(abs_top_srcdir)"
 .PHONY: demo
+noinst_PROGRAMS += tests/demo_client
+tests_demo_client_SOURCES = tests/demo_client.c
+tests_demo_client_LDADD = client/libspmvclient.la client/libspmvmmio.la kernels/libspmvcore.la -lm
