@@ -6,118 +6,209 @@
 
 #include "spmv_mmio_build.h"
 
-/* Appends entry (r, v) to column c's bucket of the column-major copy. */
-#define PLACE(c, r, v)               \
-  do {                               \
-    int64_t q_ = next[(c)]++;        \
-    crow[q_] = (r);                  \
-    cval[q_] = (v);                  \
-  } while (0)
+/* Rows up to this length are sorted by insertion, longer ones by merging. */
+#define INSERTION_MAX 24
 
-/* Builds the CSR; see spmv_mmio_build.h. */
+/* Sorts the n entries (col, val) of one row by column, stably. */
+static void sort_short(int32_t *col, double *val, int64_t n)
+{
+  int64_t i, j;
+
+  for (i = 1; i < n; i++) {
+    int32_t c = col[i];
+    double v = val[i];
+
+    for (j = i; j > 0 && col[j - 1] > c; j--) {
+      col[j] = col[j - 1];
+      val[j] = val[j - 1];
+    }
+    col[j] = c;
+    val[j] = v;
+  }
+}
+
+/*
+ * Sorts the n entries (col, val) of one row by column, stably: insertion
+ * sort of short runs, then bottom-up merges through tcol/tval (n slots).
+ */
+static void sort_long(int32_t *col, double *val, int64_t n, int32_t *tcol, double *tval)
+{
+  int32_t *sc = col, *dc = tcol;
+  double *sv = val, *dv = tval;
+  int64_t width, lo;
+
+  for (lo = 0; lo < n; lo += INSERTION_MAX)
+    sort_short(col + lo, val + lo, n - lo < INSERTION_MAX ? n - lo : INSERTION_MAX);
+  for (width = INSERTION_MAX; width < n; width *= 2) {
+    for (lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = lo + width < n ? lo + width : n;
+      int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t a = lo, b = mid, k = lo;
+
+      while (a < mid && b < hi) {
+        if (sc[b] < sc[a]) {
+          dc[k] = sc[b];
+          dv[k++] = sv[b++];
+        } else {
+          dc[k] = sc[a];
+          dv[k++] = sv[a++];
+        }
+      }
+      while (a < mid) {
+        dc[k] = sc[a];
+        dv[k++] = sv[a++];
+      }
+      while (b < hi) {
+        dc[k] = sc[b];
+        dv[k++] = sv[b++];
+      }
+    }
+    { int32_t *t = sc; sc = dc; dc = t; }
+    { double *t = sv; sv = dv; dv = t; }
+  }
+  if (sc != col) {
+    memcpy(col, sc, (size_t)n * sizeof *col);
+    memcpy(val, sv, (size_t)n * sizeof *val);
+  }
+}
+
+/*
+ * Copies A into a new CSR of nnz entries, summing each run of equal
+ * columns within a row (file order is kept by the stable sorts).
+ */
+static struct spmv_csr *merge_duplicates(const struct spmv_csr *A, int64_t nnz)
+{
+  struct spmv_csr *B = spmv_csr_new(A->rows, A->cols, nnz);
+  int64_t i, k, q = 0;
+
+  if (B == NULL)
+    return NULL;
+  for (i = 0; i < A->rows; i++) {
+    int64_t start = q;
+
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      if (q > start && B->col_idx[q - 1] == A->col_idx[k]) {
+        B->val[q - 1] += A->val[k];
+      } else {
+        B->col_idx[q] = A->col_idx[k];
+        B->val[q++] = A->val[k];
+      }
+    }
+    B->row_ptr[i + 1] = q;
+  }
+  return B;
+}
+
+/*
+ * Builds the CSR; see spmv_mmio_build.h.  One stable scatter by row puts
+ * each row's entries in file order, which for the usual column-sorted
+ * files is already column order; only rows found unsorted are sorted.
+ */
 int spmv_mmio_build_csr(const struct spmv_mmio_triplets *t, int64_t rows,
                         int64_t cols, enum spmv_mmio_sym sym, const char *name,
                         struct spmv_csr **out, int64_t *duplicates,
                         struct spmv_error *err)
 {
-  int64_t *colptr = NULL;  /* cols + 1 offsets of the column-major copy */
-  int64_t *next = NULL;    /* per column, then per row: the next free slot */
-  int32_t *crow = NULL;    /* rows of the column-major copy */
-  double *cval = NULL;     /* values of the column-major copy */
-  int32_t *last = NULL;    /* per row, the last column placed (-1: none) */
-  struct spmv_csr *A = NULL;
-  int64_t total, dups, nnz, k, r, c, q;
-  int rc = SPMV_ENOMEM;
+  const int32_t *trow = t->row, *tcol = t->col;
+  const double *tval = t->val;
+  int64_t *next = NULL;   /* per row, the next free slot */
+  int32_t *scol = NULL;   /* scratch for sorting long rows */
+  double *sval = NULL;
+  struct spmv_csr *A = NULL, *B;
+  int64_t total, dups = 0, k, i, longest = 0;
 
-  /* Pass 1: bucket every entry and its mirror by column, in file order. */
-  colptr = calloc((size_t)cols + 1, sizeof *colptr);
-  next = malloc(((size_t)(rows > cols ? rows : cols) + 1) * sizeof *next);
-  last = malloc(((size_t)rows + 1) * sizeof *last);
-  if (colptr == NULL || next == NULL || last == NULL)
+  /* Count entries per row, mirrors included. */
+  next = calloc((size_t)rows + 1, sizeof *next);
+  if (next == NULL)
     goto fail;
   for (k = 0; k < t->n; k++) {
-    colptr[t->col[k] + 1]++;
-    if (sym != SPMV_MMIO_GENERAL && t->row[k] != t->col[k])
-      colptr[t->row[k] + 1]++;
+    next[trow[k]]++;
+    if (sym != SPMV_MMIO_GENERAL && trow[k] != tcol[k])
+      next[tcol[k]]++;
   }
-  for (c = 0; c < cols; c++)
-    colptr[c + 1] += colptr[c];
-  total = colptr[cols];
-  crow = malloc(((size_t)total + 1) * sizeof *crow);
-  cval = malloc(((size_t)total + 1) * sizeof *cval);
-  if (crow == NULL || cval == NULL)
-    goto fail;
-  memcpy(next, colptr, (size_t)cols * sizeof *next);
-  for (k = 0; k < t->n; k++) {
-    int32_t i = t->row[k], j = t->col[k];
-    double v = t->val[k];
-
-    PLACE(j, i, v);
-    if (sym != SPMV_MMIO_GENERAL && i != j)
-      PLACE(i, j, sym == SPMV_MMIO_SKEW ? -v : v);
-  }
-
-  /* Pass 2: count each row's distinct columns (columns come ascending). */
-  for (r = 0; r < rows; r++) {
-    last[r] = -1;
-    next[r] = 0;
-  }
-  dups = 0;
-  for (c = 0; c < cols; c++) {
-    for (q = colptr[c]; q < colptr[c + 1]; q++) {
-      int32_t i = crow[q];
-
-      if (last[i] == (int32_t)c) {
-        dups++;
-      } else {
-        last[i] = (int32_t)c;
-        next[i]++;
-      }
-    }
-  }
-  nnz = total - dups;
-  A = spmv_csr_new(rows, cols, nnz);
+  total = 0;
+  for (i = 0; i < rows; i++)
+    total += next[i];
+  A = spmv_csr_new(rows, cols, total);
   if (A == NULL)
     goto fail;
-  A->row_ptr[0] = 0;
-  for (r = 0; r < rows; r++) {
-    A->row_ptr[r + 1] = A->row_ptr[r] + next[r];
-    next[r] = A->row_ptr[r];
-    last[r] = -1;
+  for (i = 0; i < rows; i++) {
+    int64_t len = next[i];
+
+    A->row_ptr[i + 1] = A->row_ptr[i] + len;
+    next[i] = A->row_ptr[i];
+    if (len > longest)
+      longest = len;
   }
 
-  /* Pass 3: scatter by row, summing repeated columns in file order. */
-  for (c = 0; c < cols; c++) {
-    for (q = colptr[c]; q < colptr[c + 1]; q++) {
-      int32_t i = crow[q];
+  /* Scatter in file order. */
+  if (sym == SPMV_MMIO_GENERAL) {
+    for (k = 0; k < t->n; k++) {
+      int64_t q = next[trow[k]]++;
 
-      if (last[i] == (int32_t)c) {
-        A->val[next[i] - 1] += cval[q];
-      } else {
-        last[i] = (int32_t)c;
-        A->col_idx[next[i]] = (int32_t)c;
-        A->val[next[i]] = cval[q];
-        next[i]++;
+      A->col_idx[q] = tcol[k];
+      A->val[q] = tval[k];
+    }
+  } else {
+    for (k = 0; k < t->n; k++) {
+      int32_t r = trow[k], c = tcol[k];
+      int64_t q = next[r]++;
+
+      A->col_idx[q] = c;
+      A->val[q] = tval[k];
+      if (r != c) {
+        q = next[c]++;
+        A->col_idx[q] = r;
+        A->val[q] = sym == SPMV_MMIO_SKEW ? -tval[k] : tval[k];
       }
     }
   }
+
+  /* Sort the rows that need it; count repeated columns. */
+  for (i = 0; i < rows; i++) {
+    int64_t lo = A->row_ptr[i], hi = A->row_ptr[i + 1], same = 0;
+
+    for (k = lo + 1; k < hi && A->col_idx[k - 1] <= A->col_idx[k]; k++)
+      same += A->col_idx[k - 1] == A->col_idx[k];
+    if (k < hi) {
+      if (hi - lo <= INSERTION_MAX) {
+        sort_short(A->col_idx + lo, A->val + lo, hi - lo);
+      } else {
+        if (scol == NULL) {
+          scol = malloc((size_t)longest * sizeof *scol);
+          sval = malloc((size_t)longest * sizeof *sval);
+          if (scol == NULL || sval == NULL)
+            goto fail;
+        }
+        sort_long(A->col_idx + lo, A->val + lo, hi - lo, scol, sval);
+      }
+      for (same = 0, k = lo + 1; k < hi; k++)
+        same += A->col_idx[k - 1] == A->col_idx[k];
+    }
+    dups += same;
+  }
+  if (dups > 0) {
+    /* Rare: sum the repeats into a CSR of the exact size. */
+    B = merge_duplicates(A, total - dups);
+    if (B == NULL)
+      goto fail;
+    spmv_csr_free(A);
+    A = B;
+  }
   *out = A;
-  A = NULL;
   if (duplicates != NULL)
     *duplicates = dups;
-  rc = 0;
-  goto out;
+  free(sval);
+  free(scol);
+  free(next);
+  return 0;
 
 fail:
-  spmv_error_set(err, rc, "%s: out of memory building a %lld x %lld CSR from "
-                 "%lld entries", name, (long long)rows, (long long)cols,
-                 (long long)t->n);
-out:
   spmv_csr_free(A);
-  free(cval);
-  free(crow);
-  free(last);
+  free(sval);
+  free(scol);
   free(next);
-  free(colptr);
-  return rc;
+  return spmv_error_set(err, SPMV_ENOMEM, "%s: out of memory building a %lld x %lld "
+                        "CSR from %lld entries", name, (long long)rows, (long long)cols,
+                        (long long)t->n);
 }

@@ -61,6 +61,12 @@ static inline int mmio_scan_int(const char **pp, const char *end, int signed_ok,
     neg = *s == '-';
     s++;
   }
+  /* 19 digits always fit in 64 bits; only longer tokens need care. */
+  while (s < end && (unsigned char)(*s - '0') < 10 && nd < 19) {
+    v = v * 10 + (uint64_t)(*s - '0');
+    s++;
+    nd++;
+  }
   while (s < end && (unsigned char)(*s - '0') < 10) {
     unsigned d = (unsigned)(*s - '0');
     if (v > (UINT64_MAX - d) / 10)
@@ -79,6 +85,41 @@ static inline int mmio_scan_int(const char **pp, const char *end, int signed_ok,
   return MMIO_SCAN_OK;
 }
 
+/*
+ * Eight digits at once (SWAR), on little-endian hosts: whether the eight
+ * bytes at s are all ASCII digits, and their value.  Adding 6 carries a
+ * byte past '9' into the high nibble; digits alone leave 0x3 in both.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MMIO_SWAR 1
+static inline uint64_t mmio_load8(const char *s)
+{
+  uint64_t v;
+
+  memcpy(&v, s, sizeof v);
+  return v;
+}
+
+static inline int mmio_all_digits8(uint64_t v)
+{
+  return ((v & 0xF0F0F0F0F0F0F0F0ULL) |
+          (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+         0x3333333333333333ULL;
+}
+
+/* The value of eight digit bytes, the first byte most significant. */
+static inline uint64_t mmio_value8(uint64_t v)
+{
+  v -= 0x3030303030303030ULL;
+  v = v * 10 + (v >> 8);  /* byte pairs: 2-digit numbers in bytes 0, 2, 4, 6 */
+  v = ((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)) +
+       ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
+  return v;
+}
+#else
+#define MMIO_SWAR 0
+#endif
+
 /* Exact powers of ten representable in a double. */
 static const double mmio_pow10[23] = {
   1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -89,8 +130,8 @@ static const double mmio_pow10[23] = {
  * The slow path: strtod_l over a NUL-terminated copy of the token
  * [s, e).  Hexadecimal floats are refused (Matrix Market is decimal).
  */
-static inline int mmio_scan_double_slow(const char *s, const char *e,
-                                        locale_t loc, double *out)
+static __attribute__((noinline)) int
+mmio_scan_double_slow(const char *s, const char *e, locale_t loc, double *out)
 {
   char buf[MMIO_SCAN_MAXTOK + 1];
   size_t n = (size_t)(e - s);
@@ -140,6 +181,14 @@ static inline int mmio_scan_double(const char **pp, const char *end,
     s++;
     any = 1;
   }
+#if MMIO_SWAR
+  while (nd <= 11 && end - s >= 8 && mmio_all_digits8(mmio_load8(s))) {
+    w = w * 100000000 + mmio_value8(mmio_load8(s));
+    nd += 8 - (w == 0) * 8;  /* zeros before the first nonzero digit do not count */
+    s += 8;
+    any = 1;
+  }
+#endif
   while (s < end && (unsigned char)(*s - '0') < 10) {
     if (nd < 19) {
       w = w * 10 + (uint64_t)(*s - '0');
@@ -160,6 +209,15 @@ static inline int mmio_scan_double(const char **pp, const char *end,
         any = 1;
       }
     }
+#if MMIO_SWAR
+    while (nd <= 11 && end - s >= 8 && mmio_all_digits8(mmio_load8(s))) {
+      w = w * 100000000 + mmio_value8(mmio_load8(s));
+      nd += 8 - (w == 0) * 8;
+      e10 -= 8;
+      s += 8;
+      any = 1;
+    }
+#endif
     while (s < end && (unsigned char)(*s - '0') < 10) {
       if (nd < 19) {
         w = w * 10 + (uint64_t)(*s - '0');

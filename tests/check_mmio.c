@@ -324,6 +324,68 @@ START_TEST(test_invalid_files)
 }
 END_TEST
 
+/*
+ * Parses buf[0, len) from an exact-size copy (so that a sanitizer sees any
+ * read past the end) and checks the outcome: success, or a parse or
+ * unsupported error naming the line.  Returns the code.
+ */
+static int parse_exact(const char *buf, size_t len)
+{
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = &sentinel;
+  char *copy = malloc(len > 0 ? len : 1);
+  int rc;
+
+  ck_assert_ptr_nonnull(copy);
+  memcpy(copy, buf, len);
+  rc = spmv_mmio_parse(copy, len, "m", &A, NULL, &err);
+  free(copy);
+  if (rc == 0) {
+    check_sorted(A, "mutant");
+    spmv_csr_free(A);
+    return rc;
+  }
+  if ((rc != SPMV_EPARSE && rc != SPMV_EUNSUPPORTED) || A != &sentinel ||
+      strncmp(err.msg, "m:", 2) != 0 || err.msg[2] < '1' || err.msg[2] > '9')
+    ck_abort_msg("bad failure: rc %d, message '%s'", rc, err.msg);
+  return rc;
+}
+
+START_TEST(test_mutations)
+{
+  static const char *const files[] = {
+    "valid/crlf_comments_dups.mtx", "valid/coord_real_symmetric.mtx",
+    "valid/array_real_skew.mtx", "valid/long_numbers.mtx", "valid/nonfinite.mtx",
+    "valid/coord_pattern_general.mtx",
+  };
+  static const char subst[] = { 'x', ' ', '\n', '0', '9', '-', '%', '.', 'e', '\0' };
+  size_t f, i, j;
+
+  for (f = 0; f < sizeof files / sizeof *files; f++) {
+    char path[4200];
+    size_t len;
+    char *text;
+
+    snprintf(path, sizeof path, "%s/tests/data/mmio/%s", srcdir(), files[f]);
+    text = slurp(path, &len);
+    /* Every prefix: either a whole matrix or an error naming a line. */
+    for (i = 0; i < len; i++)
+      parse_exact(text, i);
+    ck_assert_int_eq(parse_exact(text, len), 0);
+    /* Every byte replaced by characters that matter to the grammar. */
+    for (i = 0; i < len; i++) {
+      char keep = text[i];
+      for (j = 0; j < sizeof subst; j++) {
+        text[i] = subst[j];
+        parse_exact(text, len);
+      }
+      text[i] = keep;
+    }
+    free(text);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* gzip, I/O errors, info, arguments                                  */
 /* ------------------------------------------------------------------ */
@@ -625,17 +687,24 @@ START_TEST(test_random_dense)
 {
   static const char *const symname[3] = { "general", "symmetric", "skew-symmetric" };
   static const char *const fieldname[3] = { "real", "integer", "pattern" };
-  enum { N = 9, ENTRIES = 60 };
+  /* Loops 0-2: tiny matrices; 3-4: long rows (the merge sort's path). */
+  const int maxdim = _i < 3 ? 9 : 40, maxcols = _i < 3 ? 9 : 300;
+  const int maxent = _i < 3 ? 60 : 4000, trials = _i < 3 ? 200 : 20;
   uint64_t s = 12345 + (uint64_t)_i;
+  size_t cap = (size_t)maxent * 40 + 200;
+  char *text = malloc(cap);
+  double *dense = malloc((size_t)maxdim * (size_t)(maxcols > maxdim ? maxcols : maxdim) *
+                         sizeof *dense);
+  int *has = malloc((size_t)maxdim * (size_t)(maxcols > maxdim ? maxcols : maxdim) *
+                    sizeof *has);
   int trial;
 
-  for (trial = 0; trial < 200; trial++) {
+  ck_assert(text != NULL && dense != NULL && has != NULL);
+  for (trial = 0; trial < trials; trial++) {
     int sym = (int)(rng_next(&s) % 3), field = (int)(rng_next(&s) % 3);
-    int rows = 1 + (int)(rng_next(&s) % N), cols = sym ? rows : 1 + (int)(rng_next(&s) % N);
-    int nent = (int)(rng_next(&s) % ENTRIES), k, i, j, stored = 0, placed = 0;
-    double dense[N][N];
-    int has[N][N];
-    char text[8192];
+    int rows = 1 + (int)(rng_next(&s) % (uint64_t)maxdim);
+    int cols = sym ? rows : 1 + (int)(rng_next(&s) % (uint64_t)maxcols);
+    int nent = (int)(rng_next(&s) % (uint64_t)maxent), k, i, j, stored = 0, placed = 0;
     size_t n;
     struct spmv_error err = { 0, "" };
     struct spmv_mmio_info info;
@@ -644,58 +713,63 @@ START_TEST(test_random_dense)
 
     if (field == 2 && sym == 2)
       field = 0;
-    memset(has, 0, sizeof has);
-    n = (size_t)snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate %s %s\n"
+    memset(has, 0, (size_t)rows * (size_t)cols * sizeof *has);
+    n = (size_t)snprintf(text, cap, "%%%%MatrixMarket matrix coordinate %s %s\n"
                          "%d %d %d\n", fieldname[field], symname[sym], rows, cols, nent);
     for (k = 0; k < nent; k++) {
       double v = 1;
       int r = (int)(rng_next(&s) % (uint64_t)rows), c = (int)(rng_next(&s) % (uint64_t)cols);
       if (field == 0) {
-        v = (double)((int64_t)(rng_next(&s) % 2001) - 1000) / 8.0;
+        v = (double)((int64_t)(rng_next(&s) % 2001) - 1000) / 7.0;
         if (rng_next(&s) % 7 == 0)
           v = 0;
-        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d %.17g\n", r + 1, c + 1, v);
+        n += (size_t)snprintf(text + n, cap - n, "%d %d %.17g\n", r + 1, c + 1, v);
       } else if (field == 1) {
         v = (double)((int64_t)(rng_next(&s) % 21) - 10);
-        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d %d\n", r + 1, c + 1, (int)v);
+        n += (size_t)snprintf(text + n, cap - n, "%d %d %d\n", r + 1, c + 1, (int)v);
       } else {
-        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d\n", r + 1, c + 1);
+        n += (size_t)snprintf(text + n, cap - n, "%d %d\n", r + 1, c + 1);
       }
+      /* The entry, then its mirror, accumulated in file order. */
       for (i = 0; i < 2; i++) {
         int a = i ? c : r, b = i ? r : c;
         double w = i && sym == 2 ? -v : v;
         if (i && (sym == 0 || r == c))
           break;
         placed++;
-        if (has[a][b]) {
-          dense[a][b] += w;
+        if (has[a * cols + b]) {
+          dense[a * cols + b] += w;
         } else {
-          has[a][b] = 1;
-          dense[a][b] = w;
+          has[a * cols + b] = 1;
+          dense[a * cols + b] = w;
           stored++;
         }
       }
     }
-    ck_assert_msg(spmv_mmio_parse(text, n, "random", &A, &info, &err) == 0, "%s\n%s",
-                  err.msg, text);
+    ck_assert_uint_lt(n, cap);
+    ck_assert_msg(spmv_mmio_parse(text, n, "random", &A, &info, &err) == 0, "%s", err.msg);
     check_sorted(A, "random");
     ck_assert_int_eq(A->nnz, stored);
     ck_assert_int_eq(info.duplicates, placed - stored);
     for (i = 0; i < rows; i++) {
       q = A->row_ptr[i];
       for (j = 0; j < cols; j++) {
-        if (!has[i][j])
+        if (!has[i * cols + j])
           continue;
-        ck_assert_msg(q < A->row_ptr[i + 1] && A->col_idx[q] == j,
-                      "entry (%d,%d) missing\n%s", i, j, text);
-        ck_assert_msg(same_double(A->val[q], dense[i][j]), "(%d,%d): %g vs %g\n%s", i, j,
-                      A->val[q], dense[i][j], text);
+        if (q >= A->row_ptr[i + 1] || A->col_idx[q] != j)
+          ck_abort_msg("trial %d: entry (%d,%d) missing", trial, i, j);
+        if (!same_double(A->val[q], dense[i * cols + j]))
+          ck_abort_msg("trial %d: (%d,%d): %.17g, expected %.17g", trial, i, j,
+                       A->val[q], dense[i * cols + j]);
         q++;
       }
       ck_assert_int_eq(q, A->row_ptr[i + 1]);
     }
     spmv_csr_free(A);
   }
+  free(has);
+  free(dense);
+  free(text);
 }
 END_TEST
 
@@ -709,7 +783,7 @@ static void check_figures(const char *dir, const char *file, long long rows,
                           long long rowsum, long long colsum, double valsum,
                           double abssum)
 {
-  char path[4096];
+  char path[8192];
   struct spmv_error err = { 0, "" };
   struct spmv_mmio_info info;
   struct spmv_csr *A = NULL;
@@ -793,6 +867,7 @@ static Suite *mmio_suite(int with_shared)
   tcase_add_test(tc, test_gzip);
   tcase_add_test(tc, test_io_errors);
   tcase_add_test(tc, test_info);
+  tcase_add_test(tc, test_mutations);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("scan");
