@@ -14,9 +14,13 @@ TUNER_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 TUNER_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 TUNER_TEST_LDADD = daemon/libspmvdtune.la $(CHECK_LIBS)
 
-check_PROGRAMS += tests/check_model
-TESTS += tests/check_model
+check_PROGRAMS += tests/check_model tests/check_cache
+TESTS += tests/check_model tests/check_cache
 tests_check_model_SOURCES = tests/check_model.c
 tests_check_model_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_model_CFLAGS = $(TUNER_TEST_CFLAGS)
 tests_check_model_LDADD = $(TUNER_TEST_LDADD)
+tests_check_cache_SOURCES = tests/check_cache.c
+tests_check_cache_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_cache_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_cache_LDADD = $(TUNER_TEST_LDADD)
