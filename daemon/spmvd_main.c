@@ -173,7 +173,7 @@ int main(int argc, char **argv)
   rc = spmvd_server_open(&srv, &loop, &err);
   if (rc < 0) {
     spmvd_log_error("%s", err.msg);
-    if (foreground || srv.cfg.log_sink != SPMVD_LOG_STDERR)
+    if (srv.cfg.log_sink != SPMVD_LOG_STDERR)
       fprintf(stderr, "spmvd: %s\n", err.msg);
     report(report_fd, err.msg);
     spmvd_server_stop(&srv);

@@ -315,6 +315,15 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   srv->lock_fd = -1;
   srv->start_ms = uv_now(loop);
   spmvd_registry_init(&srv->reg);
+  /* Signals first: a client may signal as soon as the socket answers. */
+  uv_signal_init(loop, &srv->sig_term);
+  uv_signal_init(loop, &srv->sig_int);
+  uv_signal_init(loop, &srv->sig_hup);
+  srv->sig_term.data = srv->sig_int.data = srv->sig_hup.data = srv;
+  uv_signal_start(&srv->sig_term, on_signal, SIGTERM);
+  uv_signal_start(&srv->sig_int, on_signal, SIGINT);
+  uv_signal_start(&srv->sig_hup, on_signal, SIGHUP);
+  srv->signals = 1;
   if ((rc = take_lock(srv, err)) < 0)
     return rc;
   rc = spmvd_cache_open(srv->cfg.db_path, 0, &srv->cache, err);
@@ -324,14 +333,6 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
     return rc;
   if ((rc = start_worker(srv, err)) < 0)
     return rc;
-  uv_signal_init(loop, &srv->sig_term);
-  uv_signal_init(loop, &srv->sig_int);
-  uv_signal_init(loop, &srv->sig_hup);
-  srv->sig_term.data = srv->sig_int.data = srv->sig_hup.data = srv;
-  uv_signal_start(&srv->sig_term, on_signal, SIGTERM);
-  uv_signal_start(&srv->sig_int, on_signal, SIGINT);
-  uv_signal_start(&srv->sig_hup, on_signal, SIGHUP);
-  srv->signals = 1;
   spmvd_log_info("spmvd %s listening on %s, cache %s", PACKAGE_VERSION,
                  srv->cfg.socket_path, srv->cfg.db_path);
   return 0;

@@ -27,6 +27,7 @@ struct call {
   json_t *msg;                      /* owned */
   int fds[SPMVD_IPC_MAX_FDS];       /* owned duplicates until sent */
   int nfds;
+  int undelivered;                  /* its send failed */
   spmvd_worker_reply_cb *cb;        /* NULL for posts */
   spmvd_worker_event_cb *ev;
   void *ctx;
@@ -39,6 +40,7 @@ struct incarnation {
   int fd;                 /* our end of the socketpair */
   int open_handles;       /* handles not yet closed */
   int exited;
+  int faulted;            /* died of a fault (crash, sticky device error) */
   struct spmvd_worker *w;
 };
 
@@ -117,6 +119,11 @@ static void fail_all(struct spmvd_worker *w, const char *why)
 static void update_poll(struct spmvd_worker *w);
 static void spawn(struct spmvd_worker *w);
 
+static void on_respawn_timer(uv_timer_t *t)
+{
+  spawn(t->data);
+}
+
 static void timer_closed(uv_handle_t *h)
 {
   struct spmvd_worker *w = h->data;
@@ -143,7 +150,15 @@ static void inc_closed(uv_handle_t *h)
 /* Tears an incarnation down once its process has exited. */
 static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
 {
-  json_t *head = w->sent ? json_incref(w->sent->msg) : NULL;
+  json_t *head = NULL;
+
+  /* The request a faulting worker was serving: the first one delivered. */
+  for (struct call *c = w->sent; c && inc->faulted; c = c->next) {
+    if (!c->undelivered) {
+      head = json_incref(c->msg);
+      break;
+    }
+  }
 
   if (w->inc == inc)
     w->inc = NULL;
@@ -170,7 +185,7 @@ static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
   if (w->delay_ms > 5000)
     w->delay_ms = 5000;
   spmvd_log_info("respawning the device worker in %u ms", w->delay_ms);
-  uv_timer_start(&w->timer, (uv_timer_cb)spawn, w->delay_ms, 0);
+  uv_timer_start(&w->timer, on_respawn_timer, w->delay_ms, 0);
 }
 
 static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
@@ -179,6 +194,8 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
   struct spmvd_worker *w = inc->w;
 
   inc->exited = 1;
+  inc->faulted = status == 3 || sig == SIGSEGV || sig == SIGBUS ||
+                 sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
   if (w->state == STOPPING)
     spmvd_log_debug("device worker %d exited (status %lld)", p->pid,
                     (long long)status);
@@ -220,6 +237,7 @@ static void flush(struct spmvd_worker *w)
     struct call *c = pop(&w->queue, &w->queue_tail);
     if (rc < 0) {
       /* The socket is broken: the exit callback fails the rest. */
+      c->undelivered = 1;
       push(&w->sent_tail, c);
       kill(w->inc->proc.pid, SIGKILL);
       break;
@@ -426,7 +444,7 @@ retry:
   w->delay_ms = w->delay_ms ? w->delay_ms * 2 : 100;
   if (w->delay_ms > 5000)
     w->delay_ms = 5000;
-  uv_timer_start(&w->timer, (uv_timer_cb)spawn, w->delay_ms, 0);
+  uv_timer_start(&w->timer, on_respawn_timer, w->delay_ms, 0);
 }
 
 /* Starts a worker on loop. */

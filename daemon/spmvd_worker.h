@@ -27,8 +27,10 @@ struct spmvd_worker_hooks {
   /* The worker is up (respawned > 0 after a death): re-create state here;
    * calls made from this hook are sent before any call queued meanwhile. */
   void (*ready)(void *ctx, struct spmvd_worker *w, int respawned);
-  /* The worker died; msg (borrowed, may be NULL) is the request it was
-   * serving, for quarantine.  Every call is then failed with SPMV_EWORKER. */
+  /* The worker died; msg (borrowed) is the request it was serving when it
+   * died of a fault (a crash signal or a sticky device error, exit status
+   * 3), for quarantine, else NULL (e.g. killed by an operator).  Every
+   * call is then failed with SPMV_EWORKER. */
   void (*died)(void *ctx, struct spmvd_worker *w, json_t *msg);
   /* The worker stopped for good after spmvd_worker_stop(). */
   void (*stopped)(void *ctx, struct spmvd_worker *w);

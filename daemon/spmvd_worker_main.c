@@ -102,7 +102,10 @@ static void send_msg(struct worker *w, json_t *msg)
 {
   struct spmv_error err;
 
-  if (spmvd_ipc_send(w->fd, msg, NULL, 0, &err) < 0) {
+  int rc = spmvd_ipc_send(w->fd, msg, NULL, 0, &err);
+  if (rc == SPMV_ECLOSED)
+    exit(0);  /* the front end is gone (stopping): nobody to answer */
+  if (rc < 0) {
     spmvd_log_error("cannot answer the front end: %s", err.msg);
     exit(2);
   }

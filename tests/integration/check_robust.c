@@ -1,0 +1,517 @@
+/* check_robust.c: a real spmvd under bad frames, disconnects, crowds, kills. */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static struct itest_daemon d;
+
+static void setup(void)
+{
+  itest_daemon_init(&d);
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+}
+
+static void teardown(void)
+{
+  itest_daemon_fini(&d);
+}
+
+static void hello_answers(void)
+{
+  int fd = itest_open(&d);
+  close(fd);
+}
+
+static void header(uint8_t out[24], uint32_t magic, uint32_t jlen,
+                   uint32_t reserved, uint64_t plen)
+{
+  struct spmv_wire_header h = {magic, 1, 0, jlen, reserved, plen};
+  spmv_wire_header_encode(&h, out);
+}
+
+/* Reads the reply to a broken frame and checks its code and id; then the
+ * connection must be closed (fatal) or still answer (not fatal). */
+static void expect(int fd, const char *code, int64_t id, int fatal)
+{
+  json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_msg(r != NULL, "no reply, expected %s", code);
+  ck_assert_str_eq(itest_error_code(r), code);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), id);
+  ck_assert_ptr_nonnull(json_string_value(
+      json_object_get(json_object_get(r, "error"), "message")));
+  json_decref(r);
+  if (fatal) {
+    char c;
+    ck_assert_int_le(recv(fd, &c, 1, 0), 0);
+  } else {
+    r = itest_call(fd, json_pack("{ss si si ss}", "op", "hello", "id", 99,
+                                 "version", 1, "client", "again"),
+                   NULL, 0, NULL, NULL);
+    ck_assert(r && json_is_true(json_object_get(r, "ok")));
+    json_decref(r);
+  }
+  close(fd);
+  hello_answers();
+}
+
+START_TEST(bad_magic)
+{
+  uint8_t h[24];
+  int fd = itest_connect(d.sock);
+  header(h, 0x12345678u, 2, 0, 0);
+  itest_write_raw(fd, h, 24);
+  itest_write_raw(fd, "{}", 2);
+  expect(fd, "EPROTO", -1, 1);
+}
+END_TEST
+
+START_TEST(bad_reserved)
+{
+  uint8_t h[24];
+  int fd = itest_connect(d.sock);
+  header(h, SPMV_WIRE_MAGIC, 2, 7, 0);
+  itest_write_raw(fd, h, 24);
+  expect(fd, "EPROTO", -1, 1);
+}
+END_TEST
+
+START_TEST(oversized_json)
+{
+  uint8_t h[24];
+  int fd = itest_connect(d.sock);
+  header(h, SPMV_WIRE_MAGIC, 64u << 20, 0, 0);
+  itest_write_raw(fd, h, 24);
+  expect(fd, "ELIMIT", -1, 1);
+}
+END_TEST
+
+START_TEST(oversized_payload)
+{
+  uint8_t h[24];
+  int fd = itest_connect(d.sock);
+  header(h, SPMV_WIRE_MAGIC, 2, 0, (uint64_t)1 << 50);
+  itest_write_raw(fd, h, 24);
+  expect(fd, "ELIMIT", -1, 1);
+}
+END_TEST
+
+START_TEST(invalid_json)
+{
+  uint8_t h[24];
+  int fd = itest_connect(d.sock);
+  header(h, SPMV_WIRE_MAGIC, 9, 0, 0);
+  itest_write_raw(fd, h, 24);
+  itest_write_raw(fd, "{\"op\":hel", 9);
+  expect(fd, "EPROTO", -1, 1);
+}
+END_TEST
+
+START_TEST(truncated_frame)
+{
+  uint8_t h[24];
+  int fd = itest_connect(d.sock);
+  header(h, SPMV_WIRE_MAGIC, 100, 0, 0);
+  itest_write_raw(fd, h, 24);
+  itest_write_raw(fd, "{\"op\":", 6);
+  close(fd);
+  fd = itest_connect(d.sock);
+  itest_write_raw(fd, h, 10);
+  close(fd);
+  hello_answers();
+}
+END_TEST
+
+START_TEST(unknown_op)
+{
+  int fd = itest_open(&d);
+  itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 5), NULL, 0);
+  json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"),
+                                                     "message")),
+                   "unknown operation 'frobnicate'");
+  json_decref(r);
+  itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 6), NULL, 0);
+  expect(fd, "EPROTO", 6, 0);
+}
+END_TEST
+
+START_TEST(hello_first)
+{
+  int fd = itest_connect(d.sock);
+  itest_send(fd, json_pack("{ss si}", "op", "status", "id", 3), NULL, 0);
+  expect(fd, "EPROTO", 3, 0);
+}
+END_TEST
+
+START_TEST(missing_id)
+{
+  int fd = itest_open(&d);
+  itest_send(fd, json_pack("{ss}", "op", "status"), NULL, 0);
+  expect(fd, "EPROTO", -1, 0);
+}
+END_TEST
+
+/* A payload whose length disagrees with the JSON is skipped: in sync. */
+START_TEST(wrong_payload_length)
+{
+  int fd = itest_open(&d);
+  char junk[100] = {0};
+  itest_send(fd, json_pack("{ss si ss si si si ss}", "op", "load", "id", 4,
+                           "dtype", "f64", "rows", 10, "cols", 10, "nnz", 10,
+                           "index", "i32"), junk, sizeof junk);
+  expect(fd, "EPROTO", 4, 0);
+  fd = itest_open(&d);
+  itest_send(fd, json_pack("{ss si}", "op", "status", "id", 5), junk, 7);
+  expect(fd, "EPROTO", 5, 0);
+}
+END_TEST
+
+START_TEST(invalid_csr)
+{
+  struct spmv_csr *A = itest_random_csr(50, 3, 9, 9);
+  int fd = itest_open(&d);
+  json_t *r;
+
+  A->col_idx[40] = 70;
+  r = itest_load(fd, 8, A, 0, "trial");
+  ck_assert_str_eq(itest_error_code(r), "ECSR");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                   json_object_get(r, "error"), "message")),
+                               "70"));
+  json_decref(r);
+  A->col_idx[40] = 1;
+  A->row_ptr[20] = A->row_ptr[22];
+  r = itest_load(fd, 9, A, 0, "trial");
+  ck_assert_str_eq(itest_error_code(r), "ECSR");
+  json_decref(r);
+  A->row_ptr[20] = 60;
+  A->val[3] = 0.0 / 0.0;
+  r = itest_load(fd, 10, A, 0, "trial");
+  ck_assert_str_eq(itest_error_code(r), "ECSR");
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 11), NULL, 0,
+                 NULL, NULL);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "matrices")), 0);
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si si sf sf}", "op", "multiply", "id", 12,
+                               "handle", 12345, "alpha", 1.0, "beta", 0.0),
+                 NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "ENOENT");
+  json_decref(r);
+  close(fd);
+  spmv_csr_free(A);
+  hello_answers();
+}
+END_TEST
+
+/* A client leaving halfway through an upload disturbs nobody. */
+START_TEST(disconnect_mid_upload)
+{
+  struct spmv_csr *A = itest_random_csr(20000, 20, 3, 3);
+  struct spmv_csr *B = itest_random_csr(400, 5, 4, 4);
+  uint64_t len;
+  void *p = itest_csr_payload(A, 0, 0, &len);
+  int fb = itest_open(&d), fa = itest_open(&d);
+  json_t *r = itest_load(fb, 1, B, 0, "trial");
+  int64_t hb = json_integer_value(json_object_get(r, "handle"));
+
+  json_decref(r);
+  json_t *req = json_pack("{ss si ss sI sI sI ss}", "op", "load", "id", 2,
+                          "dtype", "f64", "rows", (json_int_t)A->rows, "cols",
+                          (json_int_t)A->cols, "nnz", (json_int_t)A->nnz,
+                          "index", "i32");
+  char *js = json_dumps(req, JSON_COMPACT);
+  uint8_t h[24];
+  header(h, SPMV_WIRE_MAGIC, (uint32_t)strlen(js), 0, len);
+  itest_write_raw(fa, h, 24);
+  itest_write_raw(fa, js, strlen(js));
+  itest_write_raw(fa, p, len / 2);
+  for (int i = 0; i < 3; i++)
+    ck_assert(itest_multiply_check(fb, hb, B, 0, (unsigned)i, NULL) <= 1.0);
+  close(fa);
+  for (int i = 0; i < 3; i++)
+    ck_assert(itest_multiply_check(fb, hb, B, 0, (unsigned)i + 10, NULL) <= 1.0);
+  r = itest_call(fb, json_pack("{ss si}", "op", "status", "id", 3), NULL, 0,
+                 NULL, NULL);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "matrices")), 1);
+  json_decref(r);
+  free(js);
+  json_decref(req);
+  free(p);
+  close(fb);
+  spmv_csr_free(A);
+  spmv_csr_free(B);
+}
+END_TEST
+
+/* Sixteen clients at once, each with its own matrix, all correct. */
+START_TEST(sixteen_clients)
+{
+  pid_t kids[16];
+
+  for (int k = 0; k < 16; k++) {
+    kids[k] = fork();
+    ck_assert_int_ge(kids[k], 0);
+    if (kids[k] == 0) {
+      struct spmv_csr *A = itest_random_csr(1000 + 37 * k, 3 + k % 5,
+                                            (unsigned)k, (unsigned)k);
+      int fd = itest_open(&d), ok = 1;
+      json_t *r = itest_load(fd, 1, A, k % 2, "trial");
+      int64_t h = json_integer_value(json_object_get(r, "handle"));
+      ok = r && json_is_true(json_object_get(r, "ok"));
+      json_decref(r);
+      for (int i = 0; ok && i < 10; i++) {
+        double q = itest_multiply_check(fd, h, A, k % 2, (unsigned)(k * 100 + i), NULL);
+        ok = q >= 0 && q <= 1.0;
+      }
+      _exit(ok ? 0 : 1);
+    }
+  }
+  for (int k = 0; k < 16; k++) {
+    int status;
+    ck_assert_int_eq(waitpid(kids[k], &status, 0), kids[k]);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "client %d failed", k);
+  }
+}
+END_TEST
+
+/* A second daemon on the same socket refuses to start, saying why. */
+START_TEST(second_daemon_refused)
+{
+  struct itest_daemon d2 = d;
+  d2.pid = 0;
+  snprintf(d2.log, sizeof d2.log, "%s/second.log", d.dir);
+  snprintf(d2.db, sizeof d2.db, "%s/other.db", d.dir);
+  ck_assert_int_eq(itest_daemon_run(&d2, NULL), 1);
+  FILE *f = fopen(d2.log, "r");
+  char line[512];
+  int found = 0;
+  while (f && fgets(line, sizeof line, f))
+    found |= strstr(line, "already serving") != NULL;
+  if (f)
+    fclose(f);
+  ck_assert_msg(found, "no 'already serving' message in %s", d2.log);
+  hello_answers();
+}
+END_TEST
+
+/* A stale socket file (nobody listening) is reclaimed. */
+START_TEST(stale_socket_reclaimed)
+{
+  ck_assert_int_eq(itest_daemon_stop(&d, SIGKILL), 128 + SIGKILL);
+  ck_assert_int_eq(access(d.sock, F_OK), 0);
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  hello_answers();
+}
+END_TEST
+
+static json_t *status(int fd)
+{
+  return itest_call(fd, json_pack("{ss si}", "op", "status", "id", 50), NULL,
+                    0, NULL, NULL);
+}
+
+/* SIGKILL the worker: it is respawned and the matrix still multiplies. */
+START_TEST(worker_killed)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  int fd = itest_open(&d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  int64_t h = json_integer_value(json_object_get(r, "handle"));
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
+
+  r = status(fd);
+  pid_t wpid = (pid_t)json_integer_value(json_object_get(
+      json_array_get(json_object_get(r, "workers"), 0), "pid"));
+  json_decref(r);
+  ck_assert_int_gt(wpid, 0);
+  ck_assert_int_eq(kill(wpid, SIGKILL), 0);
+  int ok = 0;
+  for (int i = 0; i < 300 && !ok; i++) {
+    char code[32];
+    double q = itest_multiply_check(fd, h, A, 0, 2, code);
+    if (q < 0) {
+      ck_assert_str_eq(code, "EWORKER");
+      usleep(20000);
+      continue;
+    }
+    ck_assert(q <= 1.0);
+    ok = 1;
+  }
+  ck_assert(ok);
+  r = status(fd);
+  json_t *w = json_array_get(json_object_get(r, "workers"), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(w, "restarts")), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(w, "state")), "ready");
+  ck_assert_int_ne(json_integer_value(json_object_get(w, "pid")), wpid);
+  json_decref(r);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* SIGHUP with a bad file keeps the old configuration; SIGTERM exits 0. */
+START_TEST(signals)
+{
+  itest_daemon_stop(&d, SIGTERM);
+  itest_daemon_config(&d, "max_matrices_per_user = 1\n");
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  itest_daemon_config(&d, "max_matrices_per_user = lots\n");
+  kill(d.pid, SIGHUP);
+  usleep(200000);
+  struct spmv_csr *A = itest_random_csr(100, 2, 5, 5);
+  int fd = itest_open(&d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  json_decref(r);
+  r = itest_load(fd, 2, A, 0, "trial");
+  ck_assert_str_eq(itest_error_code(r), "ELIMIT");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                   json_object_get(r, "error"), "message")),
+                               "max_matrices_per_user (1)"));
+  json_decref(r);
+  itest_daemon_config(&d, "max_matrices_per_user = 3\n");
+  kill(d.pid, SIGHUP);
+  usleep(200000);
+  r = itest_load(fd, 3, A, 0, "trial");
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* Limits from the configuration: payload bytes, memory per connection. */
+START_TEST(limits)
+{
+  itest_daemon_stop(&d, SIGTERM);
+  itest_daemon_config(&d, "max_payload_bytes = 64K\nmax_connection_bytes = 200K\n"
+                          "max_connections_per_user = 3\n");
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  struct spmv_csr *big = itest_random_csr(5000, 3, 6, 6);
+  struct spmv_csr *mid = itest_random_csr(2000, 2, 6, 6);
+  int fd = itest_open(&d);
+  json_t *r = itest_load(fd, 1, big, 0, "trial");
+  ck_assert(r == NULL || strcmp(itest_error_code(r), "ELIMIT") == 0);
+  json_decref(r);
+  close(fd);
+  fd = itest_open(&d);
+  for (int i = 0; i < 3; i++) {
+    r = itest_load(fd, 2 + i, mid, 0, "trial");
+    if (i < 2)
+      ck_assert_msg(json_is_true(json_object_get(r, "ok")), "load %d", i);
+    else
+      ck_assert_str_eq(itest_error_code(r), "ELIMIT");
+    json_decref(r);
+  }
+  int f2 = itest_open(&d), f3 = itest_open(&d), f4 = itest_connect(d.sock);
+  r = itest_recv_reply(f4, NULL, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "ELIMIT");
+  json_decref(r);
+  close(f2);
+  close(f3);
+  close(f4);
+  close(fd);
+  spmv_csr_free(big);
+  spmv_csr_free(mid);
+}
+END_TEST
+
+/* Another uid sees ENOENT, not the matrix (needs root to switch uid). */
+START_TEST(ownership)
+{
+  if (geteuid() != 0)
+    return;
+  chmod(d.dir, 0755);
+  struct spmv_csr *A = itest_random_csr(100, 2, 7, 7);
+  int fd = itest_open(&d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  int64_t h = json_integer_value(json_object_get(r, "handle"));
+  json_decref(r);
+  pid_t kid = fork();
+  if (kid == 0) {
+    if (setgid(65534) < 0 || setuid(65534) < 0)
+      _exit(2);
+    int f = itest_open(&d);
+    json_t *q = itest_call(f, json_pack("{ss si sI}", "op", "info", "id", 1,
+                                        "handle", (json_int_t)h),
+                           NULL, 0, NULL, NULL);
+    int ok = strcmp(itest_error_code(q), "ENOENT") == 0;
+    json_decref(q);
+    q = itest_call(f, json_pack("{ss si}", "op", "list", "id", 2), NULL, 0,
+                   NULL, NULL);
+    ok &= json_array_size(json_object_get(q, "matrices")) == 0;
+    json_decref(q);
+    q = itest_call(f, json_pack("{ss si ss}", "op", "forget", "id", 3,
+                                "fingerprint", "all"), NULL, 0, NULL, NULL);
+    ok &= strcmp(itest_error_code(q), "EPERM") == 0;
+    json_decref(q);
+    _exit(ok ? 0 : 1);
+  }
+  int status;
+  waitpid(kid, &status, 0);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  r = itest_call(fd, json_pack("{ss si sI}", "op", "info", "id", 2, "handle",
+                               (json_int_t)h), NULL, 0, NULL, NULL);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+static Suite *robust_suite(void)
+{
+  Suite *s = suite_create("robust");
+  TCase *frames = tcase_create("frames");
+  TCase *life = tcase_create("life");
+
+  tcase_add_checked_fixture(frames, setup, teardown);
+  tcase_add_checked_fixture(life, setup, teardown);
+  tcase_set_timeout(frames, 30);
+  tcase_set_timeout(life, 60);
+  tcase_add_test(frames, bad_magic);
+  tcase_add_test(frames, bad_reserved);
+  tcase_add_test(frames, oversized_json);
+  tcase_add_test(frames, oversized_payload);
+  tcase_add_test(frames, invalid_json);
+  tcase_add_test(frames, truncated_frame);
+  tcase_add_test(frames, unknown_op);
+  tcase_add_test(frames, hello_first);
+  tcase_add_test(frames, missing_id);
+  tcase_add_test(frames, wrong_payload_length);
+  tcase_add_test(frames, invalid_csr);
+  tcase_add_test(life, disconnect_mid_upload);
+  tcase_add_test(life, sixteen_clients);
+  tcase_add_test(life, second_daemon_refused);
+  tcase_add_test(life, stale_socket_reclaimed);
+  tcase_add_test(life, worker_killed);
+  tcase_add_test(life, signals);
+  tcase_add_test(life, limits);
+  tcase_add_test(life, ownership);
+  suite_add_tcase(s, frames);
+  suite_add_tcase(s, life);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(robust_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

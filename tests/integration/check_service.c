@@ -1,0 +1,242 @@
+/* check_service.c: a real spmvd (cpu backend): every shared matrix, the cache. */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static struct itest_daemon d;
+
+static void setup(void)
+{
+  itest_daemon_init(&d);
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+}
+
+static void teardown(void)
+{
+  itest_daemon_fini(&d);
+}
+
+static int64_t handle_of(json_t *r)
+{
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "load failed: %s",
+                json_string_value(json_object_get(json_object_get(r, "error"),
+                                                  "message")));
+  return json_integer_value(json_object_get(r, "handle"));
+}
+
+/* Every shared matrix, f64 (and f32 for every third), equals spmv_csr_ref. */
+START_TEST(every_shared_matrix)
+{
+  char **names = itest_matrix_names();
+  int fd = itest_open(&d), n = 0;
+
+  ck_assert_ptr_nonnull(names[0]);
+  for (char **p = names; *p; p++, n++) {
+    struct spmv_csr *A = itest_matrix(*p);
+    for (int f32 = 0; f32 <= (n % 3 == 0); f32++) {
+      json_t *r = itest_load(fd, 100 + n, A, f32, "trial");
+      int64_t h = handle_of(r);
+      ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
+      ck_assert_int_eq(strlen(json_string_value(json_object_get(r, "fingerprint"))), 32);
+      double q = itest_multiply_check(fd, h, A, f32, (unsigned)n, NULL);
+      ck_assert_msg(q >= 0 && q <= 1.0,
+                    "%s (%s, %s): residual %.3g of its bound", *p,
+                    f32 ? "f32" : "f64",
+                    json_string_value(json_object_get(
+                        json_object_get(r, "config"), "text")), q);
+      json_decref(r);
+      r = itest_call(fd, json_pack("{ss si sI}", "op", "free", "id", 1,
+                                   "handle", (json_int_t)h), NULL, 0, NULL, NULL);
+      ck_assert(json_is_true(json_object_get(r, "ok")));
+      json_decref(r);
+    }
+    spmv_csr_free(A);
+  }
+  close(fd);
+  itest_names_free(names);
+}
+END_TEST
+
+/* A restarted daemon answers from the cache with the same decision; new
+ * values on the same structure hit the cache too. */
+START_TEST(restart_hits_cache)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  int fd = itest_open(&d);
+  json_t *r = itest_load(fd, 1, A, 0, "auto");
+  char cfg[64];
+
+  handle_of(r);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
+  ck_assert_ptr_nonnull(json_object_get(r, "reason"));
+  snprintf(cfg, sizeof cfg, "%s",
+           json_string_value(json_object_get(json_object_get(r, "config"), "text")));
+  json_decref(r);
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+  ck_assert_int_eq(access(d.sock, F_OK), -1);
+
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  fd = itest_open(&d);
+  r = itest_load(fd, 2, A, 0, "auto");
+  int64_t h = handle_of(r);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "config"), "text")), cfg);
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 3, NULL) <= 1.0);
+
+  for (int64_t k = 0; k < A->nnz; k++)
+    A->val[k] = A->val[k] * 0.25 + (double)(k % 7);
+  r = itest_load(fd, 3, A, 0, "auto");
+  h = handle_of(r);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 4, NULL) <= 1.0);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* hello negotiates; info, list, free, tune, bench and status answer. */
+START_TEST(operations)
+{
+  int fd = itest_connect(d.sock), ev = 0;
+  struct spmv_csr *A = itest_random_csr(500, 6, 1, 1);
+  json_t *r;
+
+  r = itest_call(fd, json_pack("{ss si si ss}", "op", "hello", "id", 1,
+                               "version", 2, "client", "t"), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EVERSION");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                   json_object_get(r, "error"), "message")),
+                               "client speaks 2, spmvd speaks 1"));
+  json_decref(r);
+  close(fd);
+  fd = itest_open(&d);
+  r = itest_load(fd, 2, A, 1, NULL);
+  int64_t h = handle_of(r);
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si sI}", "op", "info", "id", 3, "handle",
+                               (json_int_t)h), NULL, 0, NULL, NULL);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "nnz")), 3000);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "dtype")), "f32");
+  ck_assert_int_eq(json_integer_value(json_object_get(
+                       json_object_get(r, "profile"), "rl_max")), 6);
+  ck_assert(json_array_size(json_object_get(r, "trials")) >= 1);
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si}", "op", "list", "id", 4), NULL, 0,
+                 NULL, NULL);
+  ck_assert_int_eq(json_array_size(json_object_get(r, "matrices")), 1);
+  json_decref(r);
+
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI ss}", "op", "tune", "id",
+                                            5, "handle", (json_int_t)h,
+                                            "strategy", "exhaustive"),
+                              NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &ev);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  ck_assert_str_eq(json_string_value(json_object_get(r, "strategy")), "exhaustive");
+  ck_assert_int_ge(ev, 3);
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 1, 5, NULL) <= 1.0);
+
+  ev = 0;
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI}", "op", "bench", "id",
+                                            6, "handle", (json_int_t)h),
+                              NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &ev);
+  json_t *t = json_object_get(r, "trials");
+  ck_assert_int_ge(json_array_size(t), 3);
+  ck_assert_int_ge(ev, (int)json_array_size(t));
+  for (size_t i = 1; i < json_array_size(t); i++)
+    ck_assert(json_real_value(json_object_get(json_array_get(t, i - 1), "time_us")) <=
+              json_real_value(json_object_get(json_array_get(t, i), "time_us")));
+  json_decref(r);
+
+  r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 7), NULL, 0,
+                 NULL, NULL);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "backend")), "cpu");
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "matrices")), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "socket_path")), d.sock);
+  json_decref(r);
+
+  r = itest_call(fd, json_pack("{ss si sI}", "op", "free", "id", 8, "handle",
+                               (json_int_t)h), NULL, 0, NULL, NULL);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si sI}", "op", "info", "id", 9, "handle",
+                               (json_int_t)h), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "ENOENT");
+  json_decref(r);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* multiply-batch: k vectors at once, each equal to its own product. */
+START_TEST(multiply_batch)
+{
+  int fd = itest_open(&d);
+  struct spmv_csr *A = itest_random_csr(300, 4, 2, 2);
+  int k = 3;
+  double *x = malloc(sizeof *x * (size_t)(k * 300)), *yref = malloc(sizeof *yref * 300);
+  void *out = NULL;
+  uint64_t outlen = 0;
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  int64_t h = handle_of(r);
+
+  json_decref(r);
+  for (int i = 0; i < k * 300; i++)
+    x[i] = (double)(i % 17) - 8;
+  r = itest_call(fd, json_pack("{ss si sI sf sf si}", "op", "multiply-batch",
+                               "id", 2, "handle", (json_int_t)h, "alpha", 2.0,
+                               "beta", 0.0, "k", k),
+                 x, sizeof *x * (size_t)(k * 300), &out, &outlen);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  ck_assert_uint_eq(outlen, sizeof(double) * (size_t)(k * 300));
+  for (int j = 0; j < k; j++) {
+    spmv_csr_ref(A, 2.0, x + j * 300, 0.0, yref);
+    for (int i = 0; i < 300; i++)
+      ck_assert_double_eq_tol(((double *)out)[j * 300 + i], yref[i], 1e-12);
+  }
+  json_decref(r);
+  free(out);
+  free(x);
+  free(yref);
+  spmv_csr_free(A);
+  close(fd);
+}
+END_TEST
+
+static Suite *service_suite(void)
+{
+  Suite *s = suite_create("service");
+  TCase *tc = tcase_create("service");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, every_shared_matrix);
+  tcase_add_test(tc, restart_hits_cache);
+  tcase_add_test(tc, operations);
+  tcase_add_test(tc, multiply_batch);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(service_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,109 @@
+/* itest.h: helpers of the integration tests: a private spmvd and raw clients. */
+#ifndef ITEST_H
+#define ITEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "spmv_csr.h"
+#include "spmv_wire.h"
+
+/* A daemon on a private socket and database in its own temporary directory. */
+struct itest_daemon {
+  pid_t pid;
+  char dir[256];      /* the temporary directory */
+  char sock[300];
+  char db[300];
+  char log[300];      /* the daemon's stderr */
+  char conf[300];     /* a spmvd.conf written by itest_daemon_config() */
+};
+
+/* Makes the temporary directory and the paths (nothing is started). */
+void itest_daemon_init(struct itest_daemon *d);
+
+/* Writes text as d->conf; the next start passes --config d->conf. */
+void itest_daemon_config(struct itest_daemon *d, const char *text);
+
+/*
+ * Starts spmvd --foreground on d's socket and database with the cpu
+ * backend, the daemon dying with the test (PR_SET_PDEATHSIG).  extra (may
+ * be NULL) is one more argument.  Waits until the socket answers; returns
+ * 0, or the daemon's exit status (>0) when it exited during start-up.
+ */
+int itest_daemon_start(struct itest_daemon *d, const char *extra);
+
+/* Runs spmvd as start does but expects it to exit within 5 s (e.g. a
+ * refused start); returns its exit status, -1 when it kept running. */
+int itest_daemon_run(struct itest_daemon *d, const char *extra);
+
+/* Sends sig and waits for the exit; returns the exit status (128+n when
+ * killed by signal n). */
+int itest_daemon_stop(struct itest_daemon *d, int sig);
+
+/* Stops the daemon if running and removes the temporary directory. */
+void itest_daemon_fini(struct itest_daemon *d);
+
+/* Connects to path; returns the fd, or -1. */
+int itest_connect(const char *path);
+
+/* Writes a frame with an explicit header (for malformed frames). */
+int itest_write_raw(int fd, const void *buf, size_t len);
+
+/* Sends a frame (json borrowed); returns 0 or -1. */
+int itest_send(int fd, json_t *json, const void *payload, uint64_t len);
+
+/*
+ * Reads frames until the reply (a frame with "ok"); events are counted in
+ * *events (may be NULL).  Returns the reply (new reference) and its payload
+ * (malloc'd, *plen bytes; payload may be NULL to drop it), or NULL when the
+ * connection ended.
+ */
+json_t *itest_recv_reply(int fd, void **payload, uint64_t *plen, int *events);
+
+/* Sends a request and reads its reply (see itest_recv_reply). */
+json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
+                   void **reply_payload, uint64_t *reply_len);
+
+/* Connects and says hello; returns the fd (asserts on failure). */
+int itest_open(const struct itest_daemon *d);
+
+/* The error code name of a reply ("ECSR"), or "" when ok. */
+const char *itest_error_code(const json_t *reply);
+
+/*
+ * Builds the payload of a load of A (i32 or i64 row pointers, f32 or f64
+ * values) into a malloc'd buffer; returns it and its length in *len.
+ */
+void *itest_csr_payload(const struct spmv_csr *A, int index64, int f32,
+                        uint64_t *len);
+
+/* Loads A; returns the reply (new reference). */
+json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
+                   const char *strategy);
+
+/*
+ * Multiplies: y = A*x with x random (seed), through the daemon, and checks
+ * against spmv_csr_ref with the scaled residual of the style guide.
+ * Returns the scaled residual divided by its bound (<= 1 passes), or a
+ * negative value when the daemon answered with an error (-1) or not at all
+ * (-2).  code (may be NULL) receives the error name.
+ */
+double itest_multiply_check(int fd, int64_t handle, const struct spmv_csr *A,
+                            int f32, unsigned seed, char code[32]);
+
+/* Reads a shared matrix by file name from $SPMV_MATRICES. */
+struct spmv_csr *itest_matrix(const char *name);
+
+/* Lists the .mtx / .mtx.gz files of $SPMV_MATRICES (sorted, NULL-ended;
+ * free with itest_names_free). */
+char **itest_matrix_names(void);
+void itest_names_free(char **names);
+
+/* A small random square matrix with the given structure seed and value seed. */
+struct spmv_csr *itest_random_csr(int64_t n, int per_row, unsigned sseed,
+                                  unsigned vseed);
+
+#endif /* ITEST_H */
