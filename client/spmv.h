@@ -184,6 +184,15 @@ struct spmv_matrix *spmv_matrix_free(struct spmv_matrix *m);
 struct spmv_client *spmv_matrix_client(const struct spmv_matrix *m);
 
 /*
+ * The daemon's decision for m as JSON: its reply to the load (or to the
+ * last spmv_tune()) without "id" and "ok": fingerprint, source ("cache" or
+ * "tuned"), config {format, bs, tpr, param, param2, text}, time_us, gflops,
+ * gbps, strategy, tuning_cost_spmv and, when tuned, reason.  No request is
+ * made.  *json is a new string owned by the caller, released with free().
+ */
+int spmv_matrix_decision_json(struct spmv_matrix *m, char **json);
+
+/*
  * y = alpha*A*x + beta*y.  x: cols values, y: rows values, both of the
  * matrix's dtype, borrowed.  When beta == 0, y is only written (it may hold
  * NaN).  Returns 0 or an error code (SPMV_EWORKER: the device worker

@@ -452,6 +452,7 @@ void spmv_disconnect(struct spmv_client *c)
     return;
   for (m = c->matrices; m != NULL; m = next) {
     next = m->next;
+    json_decref(m->decision);
     free(m);
   }
   if (c->fd >= 0)

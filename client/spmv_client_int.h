@@ -35,6 +35,7 @@ struct spmv_matrix {
   int64_t handle;               /* the daemon's handle */
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;
+  json_t *decision;             /* the load or last tune reply, under lock */
   struct spmv_matrix *prev, *next; /* in client->matrices, under lock */
 };
 

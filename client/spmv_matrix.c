@@ -125,6 +125,13 @@ static struct spmv_matrix *adopt(struct spmv_client *c, const json_t *reply,
   m->rows = rows;
   m->cols = cols;
   m->nnz = nnz;
+  m->decision = json_copy((json_t *)reply);
+  if (m->decision == NULL) {
+    free(m);
+    return NULL;
+  }
+  json_object_del(m->decision, "id");
+  json_object_del(m->decision, "ok");
   m->next = c->matrices;
   if (c->matrices != NULL)
     c->matrices->prev = m;
@@ -287,6 +294,7 @@ struct spmv_matrix *spmv_matrix_free(struct spmv_matrix *m)
   spmvc_unlock(c);
   json_decref(req);
   json_decref(reply);
+  json_decref(m->decision);
   free(m);
   return NULL;
 }
@@ -509,8 +517,30 @@ int spmv_tune(struct spmv_matrix *m, const char *strategy,
     return fail(m->client, SPMV_EINVAL, "strategy is not valid UTF-8");
   }
   rc = matrix_call(m, req, &cb, &reply);
+  if (rc == 0) {
+    json_object_del(reply, "id");
+    json_object_del(reply, "ok");
+    spmvc_lock(m->client);
+    json_decref(m->decision);
+    m->decision = reply;
+    spmvc_unlock(m->client);
+    return 0;
+  }
   json_decref(reply);
   return rc;
+}
+
+/* The decision of the load or last tune, as a new string. */
+int spmv_matrix_decision_json(struct spmv_matrix *m, char **json)
+{
+  if (json == NULL)
+    return fail(m->client, SPMV_EINVAL, "the output string pointer is NULL");
+  spmvc_lock(m->client);
+  *json = spmvc_dump_reply(m->decision);
+  spmvc_unlock(m->client);
+  if (*json == NULL)
+    return fail(m->client, SPMV_ENOMEM, "out of memory");
+  return 0;
 }
 
 /* Times every candidate on m; *json is a new string owned by the caller. */

@@ -749,6 +749,19 @@ START_TEST(test_progress)
   ck_assert_int_eq(spmv_multiply(m, 1.0, x, 0.0, y), 0);
   ck_assert(y[0] == 20.0 && y[1] == 3.0);
   ck_assert_ptr_eq(spmv_matrix_client(m), c);
+  {
+    char *json = NULL;
+    json_t *doc;
+
+    ck_assert_int_eq(spmv_matrix_decision_json(m, &json), 0);
+    doc = json_loads(json, 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "source")), "tuned");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "config"), "text")), "csr-scalar bs=128");
+    ck_assert_ptr_null(json_object_get(doc, "ok"));
+    json_decref(doc);
+    free(json);
+  }
   /* Left loaded: disconnect frees it. */
   spmv_disconnect(c);
   mock_stop(&mk);

@@ -1,0 +1,281 @@
+/* spmvctl.c: the control tool of spmvd: command line, help, dispatch. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spmvctl.h"
+
+/* The commands, in the order help lists them. */
+static const struct spmvctl_command commands[] = {
+  { "status", "", "the daemon's state: backend, device, workers",
+    "", 0, 0, spmvctl_status },
+  { "list", "", "cached tunings (from the cache database)",
+    "", 0, 0, spmvctl_list },
+  { "show", "FINGERPRINT", "one cached matrix: profile, tunings, trials",
+    "", 1, 1, spmvctl_show },
+  { "profile", "FILE", "row-length statistics of a Matrix Market file",
+    "", 1, 1, spmvctl_profile },
+  { "tune", "FILE", "load FILE into spmvd, print its decision",
+    "Stf", 1, 1, spmvctl_tune },
+  { "bench", "FILE", "time every candidate configuration on FILE",
+    "t", 1, 1, spmvctl_bench },
+  { "forget", "FINGERPRINT|all", "remove cached tunings (root or admin group)",
+    "", 1, 1, spmvctl_forget },
+  { "export", "[FINGERPRINT|all]", "cached tunings as JSON (stdout or --output)",
+    "o", 0, 1, spmvctl_export },
+  { "import", "FILE|-", "add exported tunings (root or admin group)",
+    "", 1, 1, spmvctl_import },
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* Every option; help and the man page list them all. */
+static const struct option long_options[] = {
+  { "socket", required_argument, NULL, 's' },
+  { "db", required_argument, NULL, 'd' },
+  { "json", no_argument, NULL, 'j' },
+  { "quiet", no_argument, NULL, 'q' },
+  { "strategy", required_argument, NULL, 'S' },
+  { "dtype", required_argument, NULL, 't' },
+  { "force", no_argument, NULL, 'f' },
+  { "output", required_argument, NULL, 'o' },
+  { "help", no_argument, NULL, 'h' },
+  { "version", no_argument, NULL, 'V' },
+  { NULL, 0, NULL, 0 }
+};
+
+/* The options that only some commands take. */
+#define COMMAND_OPTIONS "Stfo"
+
+/* Prints the usage text on out. */
+static void usage(FILE *out, const char *prog)
+{
+  size_t i;
+
+  fprintf(out,
+          "Usage: %s [OPTIONS] COMMAND [ARGUMENTS]\n"
+          "Control spmvd, the sparse matrix-vector product service.\n"
+          "\n"
+          "Commands:\n", prog);
+  for (i = 0; i < NCOMMANDS; i++) {
+    char head[48];
+
+    snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].synopsis);
+    fprintf(out, "  %-26s %s\n", head, commands[i].help);
+  }
+  fprintf(out,
+          "\n"
+          "Options:\n"
+          "  -s, --socket PATH     spmvd's socket (default: $SPMVD_SOCKET, else\n"
+          "                        $XDG_RUNTIME_DIR/spmvd.sock, else the system socket)\n"
+          "  -d, --db PATH         the cache database for list, show, export\n"
+          "                        (default: the one spmvd uses, else the default path)\n"
+          "  -j, --json            print JSON for scripts instead of tables\n"
+          "  -q, --quiet           no progress on stderr\n"
+          "  -S, --strategy NAME   tune: auto, model, predict, trial or exhaustive\n"
+          "  -t, --dtype TYPE      tune, bench: f64 (default) or f32\n"
+          "  -f, --force           tune: tune again even when the cache has a decision\n"
+          "  -o, --output FILE     export: write to FILE instead of stdout\n"
+          "  -h, --help            print this help and exit\n"
+          "  -V, --version         print the version and exit\n"
+          "\n"
+          "Exit status: 0 success, 1 failure, 2 bad usage, 3 spmvd not running,\n"
+          "4 not found, 5 permission denied.  See spmvctl(1).\n");
+}
+
+/* Prints "prog: message" on stderr and returns status. */
+int spmvctl_fail(const struct spmvctl *ctl, int status, const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf(stderr, "%s: ", ctl->prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return status;
+}
+
+/* Maps an SPMV_E* code to an exit status. */
+int spmvctl_exit_status(int code)
+{
+  switch (code) {
+  case SPMV_OK:
+    return SPMVCTL_EXIT_OK;
+  case SPMV_ECONNECT:
+    return SPMVCTL_EXIT_NODAEMON;
+  case SPMV_ENOENT:
+    return SPMVCTL_EXIT_NOTFOUND;
+  case SPMV_EPERM:
+    return SPMVCTL_EXIT_PERM;
+  default:
+    return SPMVCTL_EXIT_ERROR;
+  }
+}
+
+/* Connects to spmvd, printing the library's message on failure. */
+int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out)
+{
+  int rc = spmv_connect(ctl->socket, out);
+
+  if (rc < 0)
+    return spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
+                        spmv_client_errmsg(NULL));
+  return SPMVCTL_EXIT_OK;
+}
+
+/* Checks that path can be read. */
+int spmvctl_check_file(const struct spmvctl *ctl, const char *path)
+{
+  if (access(path, R_OK) == 0)
+    return SPMVCTL_EXIT_OK;
+  return spmvctl_fail(ctl, errno == ENOENT ? SPMVCTL_EXIT_NOTFOUND
+                                           : SPMVCTL_EXIT_ERROR,
+                      "cannot read %s: %s", path, strerror(errno));
+}
+
+/* Prints obj as indented JSON on stdout. */
+int spmvctl_print_json(const json_t *obj)
+{
+  if (json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) < 0)
+    return SPMVCTL_EXIT_ERROR;
+  fputc('\n', stdout);
+  return SPMVCTL_EXIT_OK;
+}
+
+/* Parses JSON text from spmvd or the library. */
+json_t *spmvctl_parse_json(const struct spmvctl *ctl, const char *text)
+{
+  json_error_t jerr;
+  json_t *obj = json_loads(text, 0, &jerr);
+
+  if (obj == NULL)
+    spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "unreadable reply from spmvd: %s",
+                 jerr.text);
+  return obj;
+}
+
+/* Prints one progress event on stderr. */
+void spmvctl_progress(const struct spmv_progress *p, void *arg)
+{
+  const struct spmvctl *ctl = arg;
+
+  if (ctl->quiet)
+    return;
+  fprintf(stderr, "%s: %s %lld/%lld", ctl->prog, p->stage,
+          (long long)p->done, (long long)p->total);
+  if (p->candidate[0] != '\0')
+    fprintf(stderr, "  %-28s", p->candidate);
+  if (p->time_us > 0)
+    fprintf(stderr, " %10.2f us", p->time_us);
+  fputc('\n', stderr);
+}
+
+/* Formats unix seconds as local time. */
+const char *spmvctl_time(long long t, char *buf, size_t n)
+{
+  time_t tt = (time_t)t;
+  struct tm tm;
+
+  if (t <= 0 || localtime_r(&tt, &tm) == NULL)
+    snprintf(buf, n, "never");
+  else
+    strftime(buf, n, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+/* Finds a command by name. */
+static const struct spmvctl_command *find_command(const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < NCOMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+/* Returns the long name of a short option letter. */
+static const char *long_name(int key)
+{
+  const struct option *o;
+
+  for (o = long_options; o->name != NULL; o++)
+    if (o->val == key)
+      return o->name;
+  return "?";
+}
+
+int main(int argc, char **argv)
+{
+  struct spmvctl ctl;
+  const struct spmvctl_command *cmd;
+  const char *slash;
+  char seen[sizeof COMMAND_OPTIONS] = "";
+  int c, nargs;
+
+  memset(&ctl, 0, sizeof ctl);
+  slash = strrchr(argv[0], '/');
+  ctl.prog = slash != NULL ? slash + 1 : argv[0];
+  /* libtool's wrapper runs lt-spmvctl: name the tool as users know it. */
+  if (strncmp(ctl.prog, "lt-", 3) == 0)
+    ctl.prog += 3;
+  ctl.dtype = SPMV_F64;
+  while ((c = getopt_long(argc, argv, "s:d:jqS:t:fo:hV", long_options, NULL)) != -1) {
+    const char *letter = strchr(COMMAND_OPTIONS, c);
+
+    if (letter != NULL && strchr(seen, c) == NULL)
+      seen[strlen(seen)] = (char)c;
+    switch (c) {
+    case 's': ctl.socket = optarg; break;
+    case 'd': ctl.db = optarg; break;
+    case 'j': ctl.json = 1; break;
+    case 'q': ctl.quiet = 1; break;
+    case 'S': ctl.strategy = optarg; break;
+    case 'f': ctl.force = 1; break;
+    case 'o': ctl.output = optarg; break;
+    case 't':
+      if (strcmp(optarg, "f64") == 0)
+        ctl.dtype = SPMV_F64;
+      else if (strcmp(optarg, "f32") == 0)
+        ctl.dtype = SPMV_F32;
+      else
+        return spmvctl_fail(&ctl, SPMVCTL_EXIT_USAGE,
+                            "--dtype must be f32 or f64, not '%s'", optarg);
+      break;
+    case 'h':
+      usage(stdout, ctl.prog);
+      return SPMVCTL_EXIT_OK;
+    case 'V':
+      printf("spmvctl (spmvd) %s\n", PACKAGE_VERSION);
+      return SPMVCTL_EXIT_OK;
+    default:
+      fprintf(stderr, "Try '%s --help'.\n", ctl.prog);
+      return SPMVCTL_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc) {
+    usage(stderr, ctl.prog);
+    return SPMVCTL_EXIT_USAGE;
+  }
+  cmd = find_command(argv[optind]);
+  if (cmd == NULL)
+    return spmvctl_fail(&ctl, SPMVCTL_EXIT_USAGE,
+                        "unknown command '%s' (try '%s --help')",
+                        argv[optind], ctl.prog);
+  for (c = 0; seen[c] != '\0'; c++)
+    if (strchr(cmd->options, seen[c]) == NULL)
+      return spmvctl_fail(&ctl, SPMVCTL_EXIT_USAGE,
+                          "option --%s does not apply to '%s'",
+                          long_name(seen[c]), cmd->name);
+  nargs = argc - optind - 1;
+  if (nargs < cmd->min_args || nargs > cmd->max_args)
+    return spmvctl_fail(&ctl, SPMVCTL_EXIT_USAGE, "usage: %s %s %s", ctl.prog,
+                        cmd->name, cmd->synopsis);
+  return cmd->run(&ctl, nargs, argv + optind + 1);
+}

@@ -1,0 +1,84 @@
+/* spmvctl.h: what the files of spmvctl share: options, commands, output. */
+#ifndef SPMVCTL_H
+#define SPMVCTL_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "spmv.h"
+
+/* Exit statuses (documented in spmvctl(1)). */
+#define SPMVCTL_EXIT_OK 0        /* success */
+#define SPMVCTL_EXIT_ERROR 1     /* any other failure */
+#define SPMVCTL_EXIT_USAGE 2     /* bad command line */
+#define SPMVCTL_EXIT_NODAEMON 3  /* spmvd is not running or not reachable */
+#define SPMVCTL_EXIT_NOTFOUND 4  /* no such file, fingerprint or cache */
+#define SPMVCTL_EXIT_PERM 5      /* permission denied (forget, import, cache) */
+
+/* The options of one run, common and per command. */
+struct spmvctl {
+  const char *prog;      /* argv[0]'s base name */
+  const char *socket;    /* --socket, or NULL for libspmvclient's default */
+  const char *db;        /* --db, or NULL: ask spmvd, else the default */
+  int json;              /* --json: machine-readable output */
+  int quiet;             /* --quiet: no progress */
+  const char *strategy;  /* --strategy (tune) */
+  enum spmv_dtype dtype; /* --dtype (tune, bench) */
+  int force;             /* --force (tune): tune again even when cached */
+  const char *output;    /* --output (export) */
+};
+
+/* A command: its name, its arguments' synopsis, a line of help, which of
+ * the command options it takes (their short letters), and its body, which
+ * gets the positional arguments and returns an exit status. */
+struct spmvctl_command {
+  const char *name;
+  const char *synopsis;
+  const char *help;
+  const char *options;
+  int min_args, max_args;
+  int (*run)(struct spmvctl *ctl, int argc, char **argv);
+};
+
+/* The commands, in spmvctl_daemon.c, spmvctl_cache.c, spmvctl_profile.c. */
+int spmvctl_status(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_forget(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_import(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_list(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_show(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_export(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_profile(struct spmvctl *ctl, int argc, char **argv);
+
+/* Prints "spmvctl: message" on stderr; returns status. */
+int spmvctl_fail(const struct spmvctl *ctl, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Maps an SPMV_E* code to an exit status. */
+int spmvctl_exit_status(int code);
+
+/* Connects to spmvd; on failure prints the library's message and returns
+ * the exit status (SPMVCTL_EXIT_NODAEMON when nobody listens). */
+int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out);
+
+/* Checks that the file a command reads exists and is readable; returns
+ * an exit status after printing why not (SPMVCTL_EXIT_NOTFOUND: missing). */
+int spmvctl_check_file(const struct spmvctl *ctl, const char *path);
+
+/* Prints obj (borrowed) on stdout as indented JSON; returns an exit status. */
+int spmvctl_print_json(const json_t *obj);
+
+/* Parses JSON text that spmvd or the library produced; a new reference,
+ * or NULL after printing an error. */
+json_t *spmvctl_parse_json(const struct spmvctl *ctl, const char *text);
+
+/* Prints progress events on stderr (arg: the struct spmvctl). */
+void spmvctl_progress(const struct spmv_progress *p, void *arg);
+
+/* Formats unix seconds as local "YYYY-MM-DD HH:MM" ("never" for 0). */
+const char *spmvctl_time(long long t, char *buf, size_t n);
+
+#endif /* SPMVCTL_H */

@@ -1,0 +1,378 @@
+/* spmvctl_daemon.c: the commands that ask spmvd: status, tune, bench,
+ * forget, import. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmvctl.h"
+
+/* Returns the string member key of obj, or "-". */
+static const char *str(const json_t *obj, const char *key)
+{
+  const char *s = json_string_value(json_object_get(obj, key));
+
+  return s != NULL && *s != '\0' ? s : "-";
+}
+
+/* Returns the number member key of obj, or 0. */
+static double num(const json_t *obj, const char *key)
+{
+  return json_number_value(json_object_get(obj, key));
+}
+
+/* Reports a failed library call on c and returns its exit status. */
+static int call_failed(const struct spmvctl *ctl, struct spmv_client *c,
+                       int rc)
+{
+  return spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
+                      spmv_client_errmsg(c));
+}
+
+/* Prints the status reply as a table. */
+static void print_status(const json_t *s)
+{
+  const json_t *workers = json_object_get(s, "workers");
+  double up = num(s, "uptime_s");
+  size_t i;
+
+  printf("server        %s (protocol %lld), pid %lld, up %.0fh %02.0fm %02.0fs\n",
+         str(s, "server"), (long long)json_integer_value(json_object_get(s, "version")),
+         (long long)json_integer_value(json_object_get(s, "pid")),
+         (double)(long long)(up / 3600), (double)((long long)(up / 60) % 60),
+         (double)((long long)up % 60));
+  printf("backend       %s, device %s\n", str(s, "backend"), str(s, "device"));
+  printf("device key    %s\n", str(s, "device_key"));
+  printf("software key  %s\n", str(s, "software_key"));
+  printf("socket        %s\n", str(s, "socket_path"));
+  printf("cache         %s\n", str(s, "cache_path"));
+  printf("connections   %lld\n", (long long)json_integer_value(json_object_get(s, "connections")));
+  printf("matrices      %lld\n", (long long)json_integer_value(json_object_get(s, "matrices")));
+  if (json_array_size(workers) == 0)
+    return;
+  printf("\n%-28s %8s %8s  %s\n", "WORKER DEVICE", "PID", "RESTARTS", "STATE");
+  for (i = 0; i < json_array_size(workers); i++) {
+    const json_t *w = json_array_get(workers, i);
+
+    printf("%-28s %8lld %8lld  %s\n", str(w, "device"),
+           (long long)json_integer_value(json_object_get(w, "pid")),
+           (long long)json_integer_value(json_object_get(w, "restarts")),
+           str(w, "state"));
+  }
+}
+
+/* spmvctl status: the daemon's state. */
+int spmvctl_status(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmv_client *c = NULL;
+  char *text = NULL;
+  json_t *s = NULL;
+  int rc, status;
+
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  rc = spmv_status_json(c, &text);
+  if (rc < 0) {
+    status = call_failed(ctl, c, rc);
+    goto out;
+  }
+  s = spmvctl_parse_json(ctl, text);
+  if (s == NULL) {
+    status = SPMVCTL_EXIT_ERROR;
+    goto out;
+  }
+  if (ctl->json)
+    status = spmvctl_print_json(s);
+  else
+    print_status(s);
+out:
+  json_decref(s);
+  free(text);
+  spmv_disconnect(c);
+  return status;
+}
+
+/* Loads FILE into spmvd with the run's options; *m is new on success. */
+static int load_file(struct spmvctl *ctl, struct spmv_client *c,
+                     const char *path, const char *strategy,
+                     struct spmv_matrix **m)
+{
+  struct spmv_load_options o;
+  int rc;
+
+  spmv_load_options_init(&o);
+  o.strategy = strategy;
+  o.progress = spmvctl_progress;
+  o.progress_arg = ctl;
+  rc = spmv_load_mtx(c, path, ctl->dtype, &o, m);
+  if (rc < 0)
+    return call_failed(ctl, c, rc);
+  return SPMVCTL_EXIT_OK;
+}
+
+/* Builds tune's output: the decision plus the file and the matrix. */
+static json_t *tune_result(const char *path, const json_t *decision,
+                           const struct spmv_info *info)
+{
+  const json_t *cfg = json_object_get(decision, "config");
+  json_t *r = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s,"
+                        " s:{s:I, s:I, s:I, s:I}, s:s, s:s, s:f, s:f, s:f, s:f}",
+                        "file", path, "rows", (json_int_t)info->rows,
+                        "cols", (json_int_t)info->cols,
+                        "nnz", (json_int_t)info->nnz,
+                        "dtype", spmv_dtype_name(info->dtype),
+                        "fingerprint", str(decision, "fingerprint"),
+                        "format", str(cfg, "format"), "config", str(cfg, "text"),
+                        "parameters",
+                        "bs", json_integer_value(json_object_get(cfg, "bs")),
+                        "tpr", json_integer_value(json_object_get(cfg, "tpr")),
+                        "param", json_integer_value(json_object_get(cfg, "param")),
+                        "param2", json_integer_value(json_object_get(cfg, "param2")),
+                        "source", str(decision, "source"),
+                        "strategy", str(decision, "strategy"),
+                        "time_us", num(decision, "time_us"),
+                        "gflops", num(decision, "gflops"),
+                        "gbps", num(decision, "gbps"),
+                        "tuning_cost_spmv", num(decision, "tuning_cost_spmv"));
+
+  if (r != NULL && json_is_string(json_object_get(decision, "reason")))
+    json_object_set(r, "reason", json_object_get(decision, "reason"));
+  return r;
+}
+
+/* Prints tune's output as a table. */
+static void print_tune(const json_t *r)
+{
+  printf("file         %s\n", str(r, "file"));
+  printf("matrix       %lld x %lld, %lld nonzeros, %s\n",
+         (long long)json_integer_value(json_object_get(r, "rows")),
+         (long long)json_integer_value(json_object_get(r, "cols")),
+         (long long)json_integer_value(json_object_get(r, "nnz")), str(r, "dtype"));
+  printf("fingerprint  %s\n", str(r, "fingerprint"));
+  printf("decision     %s\n", str(r, "config"));
+  printf("source       %s (strategy %s)%s%s\n", str(r, "source"),
+         str(r, "strategy"), json_object_get(r, "reason") ? ": " : "",
+         json_object_get(r, "reason") ? str(r, "reason") : "");
+  printf("time         %.3f us per product, %.2f GFLOP/s, %.2f GB/s\n",
+         num(r, "time_us"), num(r, "gflops"), num(r, "gbps"));
+  if (strcmp(str(r, "source"), "tuned") == 0)
+    printf("tuning cost  %.1f SpMV-equivalents\n", num(r, "tuning_cost_spmv"));
+}
+
+/* spmvctl tune FILE: load (tuning unless cached, or always with --force). */
+int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmv_client *c = NULL;
+  struct spmv_matrix *m = NULL;
+  struct spmv_info info;
+  char *text = NULL;
+  json_t *decision = NULL, *r = NULL;
+  int rc, status;
+
+  status = spmvctl_check_file(ctl, argv[0]);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  status = load_file(ctl, c, argv[0], ctl->strategy, &m);
+  if (status != SPMVCTL_EXIT_OK)
+    goto out;
+  if (ctl->force) {
+    rc = spmv_tune(m, ctl->strategy, spmvctl_progress, ctl);
+    if (rc < 0) {
+      status = call_failed(ctl, c, rc);
+      goto out;
+    }
+  }
+  rc = spmv_info(m, &info);
+  if (rc == 0)
+    rc = spmv_matrix_decision_json(m, &text);
+  if (rc < 0) {
+    status = call_failed(ctl, c, rc);
+    goto out;
+  }
+  decision = spmvctl_parse_json(ctl, text);
+  r = decision != NULL ? tune_result(argv[0], decision, &info) : NULL;
+  if (r == NULL) {
+    status = SPMVCTL_EXIT_ERROR;
+    goto out;
+  }
+  if (ctl->json)
+    status = spmvctl_print_json(r);
+  else
+    print_tune(r);
+out:
+  json_decref(r);
+  json_decref(decision);
+  free(text);
+  spmv_matrix_free(m);
+  spmv_disconnect(c);
+  return status;
+}
+
+/* Prints bench's trials as a table, fastest first. */
+static void print_bench(const char *path, const json_t *b)
+{
+  const json_t *trials = json_object_get(b, "trials");
+  double best = 0;
+  size_t i;
+
+  printf("%s: %zu candidates\n\n", path, json_array_size(trials));
+  printf("%4s  %-32s %12s %10s %8s\n", "RANK", "CONFIGURATION", "TIME_US",
+         "GFLOP/S", "VS_BEST");
+  for (i = 0; i < json_array_size(trials); i++) {
+    const json_t *t = json_array_get(trials, i);
+    double us = num(t, "time_us");
+
+    if (i == 0)
+      best = us;
+    printf("%4zu  %-32s %12.3f %10.2f %7.2fx\n", i + 1, str(t, "config"), us,
+           num(t, "gflops"), best > 0 ? us / best : 0.0);
+  }
+}
+
+/* spmvctl bench FILE: every candidate's time through spmvd. */
+int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmv_client *c = NULL;
+  struct spmv_matrix *m = NULL;
+  char *text = NULL;
+  json_t *b = NULL;
+  int rc, status;
+
+  status = spmvctl_check_file(ctl, argv[0]);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  status = load_file(ctl, c, argv[0], NULL, &m);
+  if (status != SPMVCTL_EXIT_OK)
+    goto out;
+  rc = spmv_bench_json(m, spmvctl_progress, ctl, &text);
+  if (rc < 0) {
+    status = call_failed(ctl, c, rc);
+    goto out;
+  }
+  b = spmvctl_parse_json(ctl, text);
+  if (b == NULL) {
+    status = SPMVCTL_EXIT_ERROR;
+    goto out;
+  }
+  if (ctl->json) {
+    json_object_set_new(b, "file", json_string(argv[0]));
+    status = spmvctl_print_json(b);
+  } else {
+    print_bench(argv[0], b);
+  }
+out:
+  json_decref(b);
+  free(text);
+  spmv_matrix_free(m);
+  spmv_disconnect(c);
+  return status;
+}
+
+/* spmvctl forget FINGERPRINT|all. */
+int spmvctl_forget(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmv_client *c = NULL;
+  int rc, status, n = 0;
+
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  rc = spmv_forget(c, argv[0], &n);
+  if (rc < 0) {
+    status = call_failed(ctl, c, rc);
+  } else if (ctl->json) {
+    json_t *r = json_pack("{s:i}", "forgotten", n);
+
+    status = spmvctl_print_json(r);
+    json_decref(r);
+  } else {
+    printf("forgot %d tuning%s\n", n, n == 1 ? "" : "s");
+  }
+  spmv_disconnect(c);
+  return status;
+}
+
+/* Reads a whole file ("-": stdin) into a new NUL-terminated string. */
+static char *read_text(const char *path, struct spmvctl *ctl, int *status)
+{
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  size_t len = 0, cap = 0;
+  char *buf = NULL;
+
+  if (f == NULL) {
+    *status = spmvctl_fail(ctl, errno == ENOENT ? SPMVCTL_EXIT_NOTFOUND
+                                                : SPMVCTL_EXIT_ERROR,
+                           "cannot open %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  for (;;) {
+    size_t n;
+
+    if (cap - len < 65536) {
+      char *nb = realloc(buf, cap + 65536 + 1);
+
+      if (nb == NULL) {
+        *status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "out of memory reading %s", path);
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap += 65536;
+    }
+    n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0) {
+      if (ferror(f)) {
+        *status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "cannot read %s", path);
+        free(buf);
+        buf = NULL;
+      } else {
+        buf[len] = '\0';
+      }
+      break;
+    }
+  }
+  if (f != stdin)
+    fclose(f);
+  return buf;
+}
+
+/* spmvctl import FILE|-: tunings written by export, into spmvd's cache. */
+int spmvctl_import(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmv_client *c = NULL;
+  int rc, status = SPMVCTL_EXIT_OK, imported = 0, skipped = 0;
+  char *text;
+
+  text = read_text(argv[0], ctl, &status);
+  if (text == NULL)
+    return status;
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    goto out;
+  rc = spmv_import_json(c, text, &imported, &skipped);
+  if (rc < 0) {
+    status = call_failed(ctl, c, rc);
+  } else if (ctl->json) {
+    json_t *r = json_pack("{s:i, s:i}", "imported", imported, "skipped", skipped);
+
+    status = spmvctl_print_json(r);
+    json_decref(r);
+  } else {
+    printf("imported %d tuning%s, skipped %d (another device or software key)\n",
+           imported, imported == 1 ? "" : "s", skipped);
+  }
+out:
+  spmv_disconnect(c);
+  free(text);
+  return status;
+}
