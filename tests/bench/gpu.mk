@@ -16,3 +16,13 @@ tests_check_gpu_formats_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_check_gpu_formats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_gpu_formats_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
 endif
+
+if HAVE_CUDA
+# The benchmark: built by `make`, run by hand (never by make check).
+noinst_PROGRAMS += tests/bench/bench_spmv
+tests_bench_bench_spmv_SOURCES = tests/bench/bench_spmv.c \
+	tests/gpu_common.c tests/gpu_common.h
+tests_bench_bench_spmv_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_bench_spmv_LDADD = $(GPU_LDADD) -lpthread
+endif
+EXTRA_DIST += tests/bench/bench_spmv.c tests/bench/results

@@ -1,0 +1,663 @@
+/* bench_spmv.c: every GPU format and configuration against cuSPARSE on the benchmark suite. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_common.h"
+#include "spmv_csr.h"
+#include "spmv_formats.h"
+#include "spmv_gen.h"
+#include "spmv_kernels.h"
+#include "spmv_mmio.h"
+#include "spmvd_backend.h"
+
+/*
+ * For each matrix of the suite and each value type, in one process: every
+ * configuration of gpu_configs() and cuSPARSE CSR ALG1 (preprocessed) and
+ * ALG2, each timed with CUDA events after 3 warm-up runs as the median of
+ * -r runs (50 by default), with L2 flushed (a memset of twice its size)
+ * before every timed run.  Each configuration's result is checked against
+ * spmv_csr_ref() first-hand; a wrong one is marked and never "best".
+ * Layouts are converted on host threads ahead of the GPU, a few at a time.
+ * Bytes are the CSR minimum: values + column indices + row pointers + x
+ * once + y once.  The device's copy bandwidth (device-to-device memcpy,
+ * bytes read + written) is measured in the same process.
+ * Writes DIR/bench_full.tsv (every configuration) and DIR/bench_summary.txt
+ * (one line per matrix and type, geomeans at the top).
+ */
+
+#define MAX_CONFIGS 256
+#define AHEAD 4
+
+enum suite { S_LARGE = 1, S_PAPER = 2, S_REAL = 4 };
+enum kind { K_OTHER = 0, K_REGULAR = 1, K_SKEWED = 2 };
+
+struct mspec {
+  const char *name;
+  const char *gen;      /* spmv_gen_from_text() line, or NULL */
+  const char *file;     /* a shared matrix (tiled when tile_k > 0) */
+  int64_t tile_k, tile_block;
+  int suite;
+  int kind;
+};
+
+/* Matching statistics use normal lengths below cv 0.5, log-normal above. */
+#define MATCH(r, m, cv) "matching rows=" #r " mean=" #m " cv=" #cv " place=diagonal dist="
+static const struct mspec specs[] = {
+  {"lap2d_5pt_4096", "stencil2d nx=4096 ny=4096", NULL, 0, 0, S_LARGE, K_REGULAR},
+  {"stencil3d_27pt_128", "stencil3d nx=128 ny=128 nz=128 points=27", NULL, 0, 0, S_LARGE, K_REGULAR},
+  {"banded_2M_x32", "banded n=2000000 w=32 b=64", NULL, 0, 0, S_LARGE, K_REGULAR},
+  {"random_2M_x32", "random rows=2000000 k=32", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"powerlaw_1M", "pareto rows=1000000 alpha=0.8", NULL, 0, 0, S_LARGE, K_SKEWED},
+  {"dc1like_4M", "dc1like n=4000000 lambda=6 long=400000,900000", NULL, 0, 0, S_LARGE, K_SKEWED},
+  {"denserows_20k_x2000", "random rows=20000 cols=2000000 k=2000", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"maceconlike_x16", MATCH(3304000, 6.166, 0.72) "lognormal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"rma10_x16", MATCH(749360, 50.69, 0.56) "lognormal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"cop20k_A_x16", MATCH(1939072, 21.65, 0.64) "lognormal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"cant_x16", MATCH(999216, 64.17, 0.22) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"pdb1HYS_x8", MATCH(291336, 119.3, 0.27) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"consph_x16", MATCH(1333344, 72.12, 0.26) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"shipsec1_x8", MATCH(1126992, 55.46, 0.20) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"pwtk_x8", MATCH(1743344, 53.39, 0.09) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"wbp256_x2", MATCH(131072, 479.3, 0.15) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"mc2depi_x8", MATCH(4206600, 3.994, 0.02) "normal", NULL, 0, 0, S_LARGE, K_OTHER},
+  {"bcsstk16_tiled_x256", NULL, "bcsstk16.mtx", 256, 0, S_LARGE, K_OTHER},
+  {"ca-HepPh_tiled_x128", NULL, "ca-HepPh_snap_rawids.mtx", 128, 1024, S_LARGE, K_OTHER},
+  {"mac_econ", MATCH(206500, 6.166, 0.72) "lognormal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"rma10", MATCH(46835, 50.69, 0.56) "lognormal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"cop20k_A", MATCH(121192, 21.65, 0.64) "lognormal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"cant", MATCH(62451, 64.17, 0.22) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"pdb1HYS", MATCH(36417, 119.3, 0.27) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"consph", MATCH(83334, 72.12, 0.26) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"shipsec1", MATCH(140874, 55.46, 0.20) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"pwtk", MATCH(217918, 53.39, 0.09) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"wbp256", MATCH(65536, 479.3, 0.15) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+  {"mc2depi", MATCH(525825, 3.994, 0.02) "normal", NULL, 0, 0, S_PAPER, K_OTHER},
+};
+#define NSPECS ((int)(sizeof specs / sizeof specs[0]))
+
+/* A layout shared by the configurations that differ only in launch shape. */
+struct group {
+  struct spmv_config key;
+  int var[MAX_CONFIGS];
+  int nvar;
+  struct spmv_layout *L;
+  int rc, done;
+  char msg[256];
+};
+
+/* Host threads converting groups [0, ngroups) ahead of the consumer. */
+struct pool {
+  const struct spmv_csr *A;
+  enum spmv_dtype dt;
+  struct spmv_limits lim;
+  struct group *g;
+  int ngroups, next, consumed;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+};
+
+static struct spmv_config configs[MAX_CONFIGS];
+static int nconfigs;
+
+/* The layout key of a configuration: what its layout depends on. */
+static struct spmv_config layout_key(struct spmv_config c)
+{
+  c.bs = 256;
+  if (c.format == SPMV_FMT_CSR_VECTOR)
+    c.format = SPMV_FMT_CSR_SCALAR;
+  if (c.format == SPMV_FMT_CSR_SCALAR)
+    c.tpr = 0;
+  return c;
+}
+
+static int make_groups(struct group *g)
+{
+  int n = 0;
+  for (int c = 0; c < nconfigs; c++) {
+    struct spmv_config k = layout_key(configs[c]);
+    int i;
+    for (i = 0; i < n; i++)
+      if (memcmp(&g[i].key, &k, sizeof k) == 0)
+        break;
+    if (i == n) {
+      memset(&g[n], 0, sizeof g[n]);
+      g[n++].key = k;
+    }
+    g[i].var[g[i].nvar++] = c;
+  }
+  return n;
+}
+
+static void *pool_main(void *arg)
+{
+  struct pool *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    while (p->next < p->ngroups && p->next >= p->consumed + AHEAD)
+      pthread_cond_wait(&p->cv, &p->mu);
+    if (p->next >= p->ngroups) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    int k = p->next++;
+    pthread_mutex_unlock(&p->mu);
+    struct spmv_error err = {0};
+    struct spmv_layout *L = NULL;
+    int rc = spmv_layout_new(p->A, p->dt, &p->g[k].key, &p->lim, &L, &err);
+    pthread_mutex_lock(&p->mu);
+    p->g[k].L = L;
+    p->g[k].rc = rc;
+    snprintf(p->g[k].msg, sizeof p->g[k].msg, "%s", err.msg);
+    p->g[k].done = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+/* Waits for group k's layout and takes it. */
+static struct group *pool_take(struct pool *p, int k)
+{
+  pthread_mutex_lock(&p->mu);
+  while (!p->g[k].done)
+    pthread_cond_wait(&p->cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  return &p->g[k];
+}
+
+static void pool_consumed(struct pool *p, int k)
+{
+  pthread_mutex_lock(&p->mu);
+  p->consumed = k + 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}
+
+#define CK(call)                                                             \
+  do {                                                                       \
+    cudaError_t e_ = (call);                                                 \
+    if (e_ != cudaSuccess) {                                                 \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,          \
+              cudaGetErrorString(e_));                                       \
+      exit(2);                                                               \
+    }                                                                        \
+  } while (0)
+
+static cudaStream_t stream;
+static cudaEvent_t *ev;
+static void *flush_buf;
+static size_t flush_bytes;
+static int reps = 50;
+
+static int cmp_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/*
+ * Median time in microseconds of m's product, L2 flushed before each run.
+ * A first run sizes the rest: products slower than a few milliseconds get
+ * fewer runs (at least 3), so that hopeless configurations (one thread on
+ * a row of 10^6 entries) do not eat the session.
+ */
+static int time_product(const struct spmv_dev_matrix *m, const void *dx,
+                        void *dy, double *us, int *runs, struct spmv_error *err)
+{
+  float t[1024], first;
+  int rc, n;
+  CK(cudaEventRecord(ev[0], stream));
+  if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
+    return rc;
+  CK(cudaEventRecord(ev[1], stream));
+  cudaError_t e = cudaEventSynchronize(ev[1]);
+  if (e != cudaSuccess)
+    return spmv_cuda_error(e, "first product", err);
+  CK(cudaEventElapsedTime(&first, ev[0], ev[1]));
+  n = first > 0 ? (int)(250.0f / first) : reps;
+  n = n < 3 ? 3 : n > reps ? reps : n;
+  for (int i = 0; first < 5.0f && i < 2; i++)
+    if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
+      return rc;
+  for (int r = 0; r < n; r++) {
+    CK(cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes, stream));
+    CK(cudaEventRecord(ev[2 * r], stream));
+    if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
+      return rc;
+    CK(cudaEventRecord(ev[2 * r + 1], stream));
+  }
+  e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess)
+    return spmv_cuda_error(e, "timed products", err);
+  for (int r = 0; r < n; r++)
+    CK(cudaEventElapsedTime(&t[r], ev[2 * r], ev[2 * r + 1]));
+  qsort(t, (size_t)n, sizeof *t, cmp_float);
+  *us = 1e3 * (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]));
+  *runs = n;
+  return 0;
+}
+
+/* Device copy bandwidth: bytes read + written per second, GB/s. */
+static double copy_bandwidth(void)
+{
+  size_t n = (size_t)2 << 30;
+  void *a, *b;
+  float t[21];
+  cudaEvent_t e0, e1;
+  CK(cudaMalloc(&a, n));
+  CK(cudaMalloc(&b, n));
+  CK(cudaMemset(a, 1, n));
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < 21; i++) {
+    CK(cudaEventRecord(e0, stream));
+    CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, stream));
+    CK(cudaEventRecord(e1, stream));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&t[i], e0, e1));
+  }
+  qsort(t + 1, 20, sizeof *t, cmp_float);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * (double)n / (0.5 * (t[10] + t[11]) * 1e-3) / 1e9;
+}
+
+/*
+ * Checks y (typed) against the double reference: every row when stride is
+ * 1, else the rows i = phase (mod stride).  Returns a bad row or -1.
+ */
+static int64_t check_result(const struct spmv_csr *A, const void *y,
+                            enum spmv_dtype dt, const double *ref,
+                            const double *absum, int64_t stride, int64_t phase)
+{
+  double eps = dt == SPMV_F32 ? 5.96e-8 : 1.11e-16;
+  for (int64_t i = phase % stride; i < A->rows; i += stride) {
+    double v = dt == SPMV_F32 ? ((const float *)y)[i] : ((const double *)y)[i];
+    double len = (double)(A->row_ptr[i + 1] - A->row_ptr[i]);
+    if (!(fabs(v - ref[i]) <= 4 * eps * (len + 4) * absum[i] + 1e-300))
+      return i;
+  }
+  return -1;
+}
+
+struct outcome {
+  double best_us, alg1_us, alg2_us;  /* ours (no cusparse), ALG1, ALG2 */
+  int best_cfg;
+};
+
+struct sums {
+  double log_ours[3], log_all[3];  /* per dtype index 1, 2 */
+  int n[3];
+  double worst[3];
+  char worst_name[3][64];
+};
+
+/* Runs every configuration of A for dtype dt; fills o and writes TSV lines. */
+static void bench_one(const char *name, const struct spmv_csr *A,
+                      enum spmv_dtype dt, struct spmv_cusparse_handle *h,
+                      FILE *tsv, double copy_bw, struct outcome *o)
+{
+  static struct group groups[MAX_CONFIGS];
+  size_t es = spmv_dtype_size(dt);
+  size_t nr = (size_t)(A->rows ? A->rows : 1), nc = (size_t)(A->cols ? A->cols : 1);
+  double bytes = (double)A->nnz * (double)(es + 4) + (double)(A->rows + 1) * 4 +
+                 (double)A->cols * (double)es + (double)A->rows * (double)es;
+  double *x = malloc(nc * 8), *ref = malloc(nr * 8), *absum = calloc(nr, 8);
+  void *xt = malloc(nc * es), *yt = NULL, *dx, *dy;
+  struct pool p;
+  pthread_t tid[8];
+  int nt = 0;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+  CK(cudaMallocHost(&yt, nr * es));
+  if (!x || !ref || !absum || !xt) {
+    fprintf(stderr, "out of host memory for %s\n", name);
+    exit(2);
+  }
+  gpu_random_vector(x, A->cols, 99);
+  for (int64_t i = 0; i < A->cols; i++) {
+    if (dt == SPMV_F32)
+      ((float *)xt)[i] = (float)x[i];
+    else
+      ((double *)xt)[i] = x[i];
+  }
+  spmv_csr_ref(A, 1.0, x, 0.0, ref);
+  for (int64_t i = 0; i < A->rows; i++)
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      absum[i] += fabs(A->val[k] * x[A->col_idx[k]]);
+  CK(cudaMalloc(&dx, nc * es));
+  CK(cudaMalloc(&dy, nr * es));
+  CK(cudaMemcpy(dx, xt, (size_t)A->cols * es, cudaMemcpyHostToDevice));
+
+  memset(&p, 0, sizeof p);
+  p.A = A;
+  p.dt = dt;
+  p.lim.max_bytes = (size_t)24 << 30;
+  p.lim.max_diags = 4096;
+  p.lim.max_fill = 20;
+  p.g = groups;
+  p.ngroups = make_groups(groups);
+  pthread_mutex_init(&p.mu, NULL);
+  pthread_cond_init(&p.cv, NULL);
+  nt = cpus > 2 ? (int)(cpus - 1 < 8 ? cpus - 1 : 8) : 1;
+  for (int i = 0; i < nt; i++)
+    pthread_create(&tid[i], NULL, pool_main, &p);
+
+  o->best_us = o->alg1_us = o->alg2_us = INFINITY;
+  o->best_cfg = -1;
+  for (int k = 0; k < p.ngroups; k++) {
+    struct group *g = pool_take(&p, k);
+    struct spmv_dev_matrix *d = NULL;
+    struct spmv_error err = {0};
+    int rc = g->rc;
+    if (rc == 0) {
+      rc = spmv_dev_matrix_new(g->L, h, &d, &err);
+      if (rc < 0)
+        snprintf(g->msg, sizeof g->msg, "%s", err.msg);
+    }
+    g->L = spmv_layout_free(g->L);
+    pool_consumed(&p, k);
+    for (int v = 0; v < g->nvar; v++) {
+      const struct spmv_config *c = &configs[g->var[v]];
+      char txt[96];
+      double us = NAN;
+      const char *status = "ok";
+      spmv_config_format(c, txt, sizeof txt);
+      if (rc < 0) {
+        fprintf(tsv, "%s\t%s\t%s\tskipped\t\t\t\t\t\t%s\n", name,
+                spmv_dtype_name(dt), txt, g->msg);
+        continue;
+      }
+      d->L.cfg = *c;
+      int runs = 0;
+      int r = time_product(d, dx, dy, &us, &runs, &err);
+      if (r == SPMV_EGPU_STICKY) {
+        fprintf(stderr, "%s %s %s: %s\n", name, spmv_dtype_name(dt), txt, err.msg);
+        exit(3);
+      }
+      if (r < 0) {
+        fprintf(tsv, "%s\t%s\t%s\terror\t\t\t\t\t\t%s\n", name, spmv_dtype_name(dt),
+                txt, err.msg);
+        continue;
+      }
+      CK(cudaMemcpy(yt, dy, (size_t)A->rows * es, cudaMemcpyDeviceToHost));
+      /* The first configuration of a layout is checked on every row, the
+         others on a rotating seventh of the rows. */
+      int64_t bad = check_result(A, yt, dt, ref, absum, v == 0 ? 1 : 7, v);
+      if (bad >= 0)
+        status = "WRONG";
+      fprintf(tsv, "%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%lld\n", name,
+              spmv_dtype_name(dt), txt, status, us, 2.0 * (double)A->nnz / us / 1e3,
+              bytes / us / 1e3, 100.0 * bytes / us / 1e3 / copy_bw, runs, (long long)bad);
+      if (bad >= 0)
+        continue;
+      if (c->format == SPMV_FMT_CUSPARSE) {
+        if (c->param == 1) o->alg1_us = us;
+        else o->alg2_us = us;
+      } else if (us < o->best_us) {
+        o->best_us = us;
+        o->best_cfg = g->var[v];
+      }
+    }
+    spmv_dev_matrix_free(d);
+  }
+  fflush(tsv);
+  for (int i = 0; i < nt; i++)
+    pthread_join(tid[i], NULL);
+  pthread_mutex_destroy(&p.mu);
+  pthread_cond_destroy(&p.cv);
+  cudaFree(dx);
+  cudaFree(dy);
+  free(x); free(ref); free(absum); free(xt);
+  cudaFreeHost(yt);
+}
+
+static struct spmv_csr *make_matrix(const struct mspec *s, struct spmv_error *err)
+{
+  if (s->gen)
+    return spmv_gen_from_text(s->gen, 2026, err);
+  const char *dir = getenv("SPMV_MATRICES");
+  char path[4096];
+  struct spmv_csr *A = NULL, *T;
+  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/matrices", s->file);
+  if (spmv_mmio_read(path, &A, NULL, err) < 0)
+    return NULL;
+  if (s->tile_k <= 1)
+    return A;
+  T = spmv_gen_tile(A, s->tile_k, s->tile_block, 7, err);
+  spmv_csr_free(A);
+  return T;
+}
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void usage(void)
+{
+  fprintf(stderr,
+          "usage: bench_spmv [-s large,paper,real] [-m NAME] [-t f32|f64] [-r REPS]\n"
+          "                  [-T SECONDS] [-o DIR] [-q]\n"
+          "  -s  suites to run (default large,paper,real)   -m  only matrices whose name contains NAME\n"
+          "  -t  one value type                            -r  timed runs per configuration (50)\n"
+          "  -T  start no new matrix after SECONDS          -o  output folder (.)\n"
+          "  -q  one block size per format\n");
+}
+
+int main(int argc, char **argv)
+{
+  const char *outdir = ".", *only = NULL;
+  int suites = S_LARGE | S_PAPER | S_REAL, quick = 0, dts = 3, opt;
+  double budget = 0, t_start = now_s();
+  char **paths = NULL;
+  int npaths = 0;
+
+  while ((opt = getopt(argc, argv, "s:m:t:r:T:o:qh")) != -1) {
+    switch (opt) {
+    case 's':
+      suites = (strstr(optarg, "large") ? S_LARGE : 0) |
+               (strstr(optarg, "paper") ? S_PAPER : 0) |
+               (strstr(optarg, "real") ? S_REAL : 0);
+      break;
+    case 'm': only = optarg; break;
+    case 't': dts = strcmp(optarg, "f32") == 0 ? 1 : 2; break;
+    case 'r': reps = atoi(optarg); break;
+    case 'T': budget = atof(optarg); break;
+    case 'o': outdir = optarg; break;
+    case 'q': quick = 1; break;
+    default: usage(); return opt == 'h' ? 0 : 1;
+    }
+  }
+  if (reps < 1 || reps > 500 || suites == 0) {
+    usage();
+    return 1;
+  }
+  if (!gpu_present()) {
+    fprintf(stderr, "bench_spmv: no CUDA device\n");
+    return 77;
+  }
+  nconfigs = gpu_configs(configs, MAX_CONFIGS, quick);
+
+  struct cudaDeviceProp prop;
+  int drv = 0, rt = 0;
+  char csv[32], path[4096];
+  CK(cudaGetDeviceProperties(&prop, 0));
+  CK(cudaStreamCreate(&stream));
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  spmv_cusparse_version(csv, sizeof csv);
+  ev = malloc(sizeof *ev * 2 * (size_t)reps);
+  for (int i = 0; i < 2 * reps; i++)
+    CK(cudaEventCreate(&ev[i]));
+  flush_bytes = 2 * (size_t)prop.l2CacheSize;
+  CK(cudaMalloc(&flush_buf, flush_bytes));
+  struct spmv_cusparse_handle *h;
+  struct spmv_error err;
+  if (spmv_cusparse_handle_new(stream, &h, &err) < 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 2;
+  }
+  double copy_bw = copy_bandwidth();
+
+  snprintf(path, sizeof path, "%s/bench_full.tsv", outdir);
+  FILE *tsv = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/bench_summary.txt", outdir);
+  FILE *sum = fopen(path, "w");
+  if (!tsv || !sum) {
+    fprintf(stderr, "bench_spmv: cannot write in %s: %s\n", outdir, strerror(errno));
+    return 1;
+  }
+  char date[64];
+  time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  char head[1024];
+  snprintf(head, sizeof head,
+           "device %s, %d SMs, L2 %d MB, %.0f GB; driver %d runtime %d cusparse %s; %s\n"
+           "copy bandwidth %.0f GB/s (device-to-device memcpy, read + write); "
+           "median of %d runs after 3 warm-up, L2 flushed before each; kernels v%d\n",
+           prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+           (double)prop.totalGlobalMem / 1e9, drv, rt, csv, date, copy_bw, reps,
+           SPMV_KERNEL_VERSION);
+  fputs(head, stdout);
+  fprintf(tsv, "# %s", head);
+  fprintf(tsv, "matrix\tdtype\tconfig\tstatus\tus\tGFLOP/s\tGB/s\t%%copy\truns\tbad_row_or_note\n");
+
+  /* The matrix list: generated suites, then every shared matrix. */
+  int nmat = 0;
+  struct mspec *list = calloc((size_t)NSPECS + 256, sizeof *list);
+  for (int i = 0; i < NSPECS; i++)
+    if (specs[i].suite & suites)
+      list[nmat++] = specs[i];
+  if (suites & S_REAL) {
+    npaths = gpu_matrix_paths(&paths);
+    for (int i = 0; i < npaths && nmat < NSPECS + 256; i++) {
+      const char *b = strrchr(paths[i], '/');
+      list[nmat++] = (struct mspec){b ? b + 1 : paths[i], NULL, b ? b + 1 : paths[i],
+                                    0, 0, S_REAL, K_OTHER};
+    }
+  }
+
+  static char lines[8192][200];
+  int nlines = 0;
+  struct sums s_large, s_paper, s_real;
+  memset(&s_large, 0, sizeof s_large);
+  memset(&s_paper, 0, sizeof s_paper);
+  memset(&s_real, 0, sizeof s_real);
+  double reg_pct[3] = {1e9, 1e9, 1e9}, skew_pct[3] = {1e9, 1e9, 1e9};
+  for (int i = 0; i < 3; i++)
+    s_large.worst[i] = s_paper.worst[i] = s_real.worst[i] = 1e9;
+
+  for (int mi = 0; mi < nmat; mi++) {
+    const struct mspec *s = &list[mi];
+    if (only && !strstr(s->name, only))
+      continue;
+    if (budget > 0 && now_s() - t_start > budget) {
+      fprintf(stderr, "time budget spent: stopping before %s\n", s->name);
+      break;
+    }
+    double t0 = now_s();
+    struct spmv_csr *A = make_matrix(s, &err);
+    if (!A) {
+      fprintf(stderr, "%s: %s\n", s->name, err.msg);
+      continue;
+    }
+    for (int dti = 2; dti >= 1; dti--) {
+      if (!(dts & dti))
+        continue;
+      enum spmv_dtype dt = dti == 1 ? SPMV_F32 : SPMV_F64;
+      struct outcome o;
+      bench_one(s->name, A, dt, h, tsv, copy_bw, &o);
+      size_t es = spmv_dtype_size(dt);
+      double bytes = (double)A->nnz * (double)(es + 4) + (double)(A->rows + 1) * 4 +
+                     (double)(A->cols + A->rows) * (double)es;
+      double cus = fmin(o.alg1_us, o.alg2_us), all = fmin(cus, o.best_us);
+      double sp = cus / o.best_us, spa = cus / all;
+      double pct = 100.0 * bytes / all / 1e3 / copy_bw;
+      char cfg[96] = "-";
+      if (o.best_cfg >= 0)
+        spmv_config_format(&configs[o.best_cfg], cfg, sizeof cfg);
+      snprintf(lines[nlines], sizeof lines[0],
+               "%-22s %9lld %10lld %s | %-30s %9.1f %7.1f %6.0f %5.1f | %9.1f %9.1f | %5.2f %5.2f\n",
+               s->name, (long long)A->rows, (long long)A->nnz, spmv_dtype_name(dt),
+               cfg, o.best_us, 2.0 * (double)A->nnz / all / 1e3, bytes / all / 1e3, pct,
+               o.alg1_us, o.alg2_us, sp, spa);
+      fputs(lines[nlines], stdout);
+      fflush(stdout);
+      if (nlines < 8191)
+        nlines++;
+      struct sums *S = s->suite == S_LARGE ? &s_large : s->suite == S_PAPER ? &s_paper : &s_real;
+      if (isfinite(sp) && isfinite(cus)) {
+        S->log_ours[dti] += log(sp);
+        S->log_all[dti] += log(spa);
+        S->n[dti]++;
+        if (sp < S->worst[dti]) {
+          S->worst[dti] = sp;
+          snprintf(S->worst_name[dti], sizeof S->worst_name[0], "%s", s->name);
+        }
+      }
+      if (s->kind == K_REGULAR && pct < reg_pct[dti]) reg_pct[dti] = pct;
+      if (s->kind == K_SKEWED && pct < skew_pct[dti]) skew_pct[dti] = pct;
+    }
+    fprintf(stderr, "%s: %.1f s\n", s->name, now_s() - t0);
+    spmv_csr_free(A);
+  }
+
+  /* The summary file: headline numbers first, then the table. */
+  fputs(head, sum);
+  fprintf(sum, "\nspeedup = better cuSPARSE (CSR ALG1 preprocessed, ALG2) / our best kernel;"
+               " with cusparse as a candidate (\"all\") it cannot fall below 1\n");
+  struct sums *all_s[3] = {&s_large, &s_paper, &s_real};
+  const char *snames[3] = {"large suite", "paper matrices (real size)", "shared real matrices"};
+  for (int k = 0; k < 3; k++)
+    for (int dti = 2; dti >= 1; dti--)
+      if (all_s[k]->n[dti] > 0)
+        fprintf(sum, "%-27s %s: geomean speedup ours %.3fx, best-of-all %.3fx over %d matrices;"
+                     " worst ours %.3fx (%s)\n",
+                snames[k], dti == 1 ? "f32" : "f64", exp(all_s[k]->log_ours[dti] / all_s[k]->n[dti]),
+                exp(all_s[k]->log_all[dti] / all_s[k]->n[dti]), all_s[k]->n[dti],
+                all_s[k]->worst[dti], all_s[k]->worst_name[dti]);
+  for (int dti = 2; dti >= 1; dti--) {
+    if (reg_pct[dti] < 1e9)
+      fprintf(sum, "lowest %%copy of the best on stencils/banded %s: %.1f %%\n",
+              dti == 1 ? "f32" : "f64", reg_pct[dti]);
+    if (skew_pct[dti] < 1e9)
+      fprintf(sum, "lowest %%copy of the best on power-law/dc1-like %s: %.1f %%\n",
+              dti == 1 ? "f32" : "f64", skew_pct[dti]);
+  }
+  fprintf(sum, "\n%-22s %9s %10s %s | %-30s %9s %7s %6s %5s | %9s %9s | %5s %5s\n", "matrix",
+          "rows", "nnz", "dt ", "our best configuration", "us", "GFLOP/s", "GB/s", "%copy",
+          "alg1+pp", "alg2", "ours", "all");
+  for (int i = 0; i < nlines; i++)
+    fputs(lines[i], sum);
+  fprintf(sum, "\nGFLOP/s, GB/s and %%copy are of the best of all candidates; times in"
+               " microseconds; GB/s = CSR minimum bytes / time.\n");
+  fclose(sum);
+  fclose(tsv);
+  snprintf(path, sizeof path, "%s/bench_summary.txt", outdir);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    char buf[512];
+    int line = 0;
+    while (fgets(buf, sizeof buf, f) && line++ < 16)
+      fputs(buf, stdout);
+    fclose(f);
+  }
+  spmv_cusparse_handle_free(h);
+  gpu_paths_free(paths, npaths);
+  free(list);
+  return 0;
+}
