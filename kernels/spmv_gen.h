@@ -19,8 +19,8 @@ extern "C" {
  * err set to SPMV_EINVAL (bad argument, named in the message), SPMV_ETOOBIG
  * (more than 2^31 - 1 rows or columns) or SPMV_ENOMEM.  Values are uniform
  * in [-1, 1) and never exactly 0, except where a function says otherwise.
- * Work and memory are O(rows + nnz): the arrays of the result and, for
- * R-MAT, one permutation of the vertices.
+ * Work is O(rows + nnz) and memory little more than the result's arrays
+ * (R-MAT stores no edge list: it draws its edges twice from one stream).
  */
 
 /*
@@ -60,7 +60,7 @@ struct spmv_csr *spmv_gen_dense(int64_t rows, int64_t cols, int64_t k,
 /*
  * R-MAT / Kronecker graph as Graph500 generates it: 2^scale vertices,
  * edgefactor * 2^scale edges, each placed bit by bit in quadrant A, B, C or
- * D, then vertex labels permuted at random.  Duplicate edges are merged
+ * D, then vertex labels permuted at random (by a seeded bijection).  Duplicate edges are merged
  * (so nnz <= edgefactor * 2^scale); self loops are kept.  symmetric != 0
  * stores every edge both ways, as Graph500's undirected graph.
  * 1 <= scale <= 30; a, b, c >= 0 with a + b + c <= 1.

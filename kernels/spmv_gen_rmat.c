@@ -5,13 +5,33 @@
 
 #include "spmv_gen_impl.h"
 
+/* Rounds of the vertex relabelling. */
+#define RELABEL_ROUNDS 3
+
 /* The Kronecker initiator, as cumulative quadrant thresholds in 2^-32 units. */
 struct initiator {
   uint64_t a;   /* P(A) */
   uint64_t ab;  /* P(A or B) */
   uint64_t abc; /* P(A, B or C) */
   int scale;    /* levels: log2 of the vertex count */
+  /* The vertex relabelling: rounds of x -> (x * mul + add) mod 2^scale,
+   * then x ^= x >> shift; each step is a bijection of [0, 2^scale). */
+  uint64_t mul[RELABEL_ROUNDS], add[RELABEL_ROUNDS], mask;
+  int shift;
 };
+
+/* Returns the random label of vertex x: a bijection computed in place of a
+ * stored permutation, so that no lookup misses the cache. */
+static int64_t relabel(const struct initiator *ini, uint64_t x)
+{
+  int i;
+
+  for (i = 0; i < RELABEL_ROUNDS; i++) {
+    x = (x * ini->mul[i] + ini->add[i]) & ini->mask;
+    x ^= x >> ini->shift;
+  }
+  return (int64_t)x;
+}
 
 /* Draws one edge: scale levels, each picking quadrant A (0,0), B (0,1),
  * C (1,0) or D (1,1) from 32 random bits, without branches (the choice is
@@ -87,8 +107,7 @@ static void merge_duplicates(struct spmv_csr *A)
  * row's entries, then to place the columns, so no edge list is stored.
  */
 static void rmat_edges(struct spmv_csr *A, const struct initiator *ini,
-                       int64_t edges, const int32_t *perm, int symmetric,
-                       uint64_t seed, int place)
+                       int64_t edges, int symmetric, uint64_t seed, int place)
 {
   struct spmv_rng rng;
   int64_t e, r, c, *rp = A->row_ptr;
@@ -96,8 +115,8 @@ static void rmat_edges(struct spmv_csr *A, const struct initiator *ini,
   spmv_rng_seed(&rng, seed, SPMV_STREAM_STRUCT);
   for (e = 0; e < edges; e++) {
     draw_edge(&rng, ini, &r, &c);
-    r = perm[r];
-    c = perm[c];
+    r = relabel(ini, (uint64_t)r);
+    c = relabel(ini, (uint64_t)c);
     if (!place) {
       rp[r + 1]++;
       if (symmetric && r != c)
@@ -110,14 +129,28 @@ static void rmat_edges(struct spmv_csr *A, const struct initiator *ini,
   }
 }
 
+/* Draws the relabelling of ini from seed's permutation stream. */
+static void relabel_init(struct initiator *ini, uint64_t seed)
+{
+  struct spmv_rng rng;
+  int i;
+
+  spmv_rng_seed(&rng, seed, SPMV_STREAM_PERM);
+  ini->mask = ((uint64_t)1 << ini->scale) - 1;
+  ini->shift = ini->scale / 2 + 1;
+  for (i = 0; i < RELABEL_ROUNDS; i++) {
+    ini->mul[i] = spmv_rng_next(&rng) | 1;
+    ini->add[i] = spmv_rng_next(&rng);
+  }
+}
+
 /* An R-MAT graph of 2^scale vertices; new CSR or NULL (see spmv_gen.h). */
 struct spmv_csr *spmv_gen_rmat(int scale, int64_t edgefactor, double a,
                                double b, double c, int symmetric,
                                uint64_t seed, struct spmv_error *err)
 {
   struct initiator ini;
-  struct spmv_csr *A = NULL;
-  int32_t *perm = NULL;
+  struct spmv_csr *A;
   int64_t n, edges, i;
 
   if (rmat_check(scale, edgefactor, a, b, c, symmetric, err) != 0)
@@ -128,25 +161,18 @@ struct spmv_csr *spmv_gen_rmat(int scale, int64_t edgefactor, double a,
   ini.a = (uint64_t)ldexp(a, 32);
   ini.ab = (uint64_t)ldexp(a + b, 32);
   ini.abc = (uint64_t)ldexp(a + b + c, 32);
+  relabel_init(&ini, seed);
   if ((A = spmv_gen_begin(n, n, err)) == NULL)
     return NULL;
-  if ((perm = spmv_gen_perm(n, seed)) == NULL) {
-    A = spmv_gen_nomem(A, "the vertex permutation", err);
-    goto out;
-  }
-  rmat_edges(A, &ini, edges, perm, symmetric, seed, 0);
-  if (spmv_gen_commit(A, err) != 0) {
-    A = spmv_csr_free(A);
-    goto out;
-  }
-  rmat_edges(A, &ini, edges, perm, symmetric, seed, 1);
+  rmat_edges(A, &ini, edges, symmetric, seed, 0);
+  if (spmv_gen_commit(A, err) != 0)
+    return spmv_csr_free(A);
+  rmat_edges(A, &ini, edges, symmetric, seed, 1);
   for (i = n; i > 0; i--) /* row_ptr[i] now ends row i: shift back */
     A->row_ptr[i] = A->row_ptr[i - 1];
   A->row_ptr[0] = 0;
   merge_duplicates(A);
   if (spmv_gen_values(A, seed, err) != 0)
-    A = spmv_csr_free(A);
-out:
-  free(perm);
+    return spmv_csr_free(A);
   return A;
 }
