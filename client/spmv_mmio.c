@@ -202,6 +202,17 @@ static void lower_word(const char *s, size_t n, char out[16])
   out[n] = '\0';
 }
 
+/* Returns the index of word in the NULL-terminated list names, or -1. */
+static int keyword(const char *word, const char *const *names)
+{
+  int i;
+
+  for (i = 0; names[i] != NULL; i++)
+    if (strcmp(word, names[i]) == 0)
+      return i;
+  return -1;
+}
+
 /*
  * Parses the banner line "%%MatrixMarket matrix FORMAT FIELD SYMMETRY"
  * (keywords in any case) into info and the three enums.
@@ -213,11 +224,18 @@ static int parse_banner(struct parser *ps, struct spmv_mmio_info *info,
   static const char *const what[5] = {
     "'%%MatrixMarket'", "object", "format", "field", "symmetry"
   };
+  /* In the order of enum mm_format, mm_field and spmv_mmio_sym; the
+   * fourth field and symmetry are recognised only to be refused. */
+  static const char *const formats[] = { "coordinate", "array", NULL };
+  static const char *const fields[] = { "real", "integer", "pattern", "complex", NULL };
+  static const char *const symmetries[] = {
+    "general", "symmetric", "skew-symmetric", "hermitian", NULL
+  };
   const char *eol = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
   const char *p = ps->p, *tok[5];
   char word[5][16];
   size_t len[5];
-  int n = 0;
+  int n = 0, k;
 
   if (eol == NULL)
     eol = ps->end;
@@ -245,44 +263,29 @@ static int parse_banner(struct parser *ps, struct spmv_mmio_info *info,
   if (len[0] != 14)
     return fail_at(ps, 1, SPMV_EPARSE,
                    "missing '%%%%MatrixMarket' banner on the first line");
-  if (len[1] != 6 || strcmp(word[1], "matrix") != 0)
-    return fail_at(ps, 1, len[1] == 6 && strcmp(word[1], "vector") == 0 ?
-                   SPMV_EUNSUPPORTED : SPMV_EPARSE,
+  /* A word is cut at 15 characters, longer than any keyword, so a
+   * truncated word never matches. */
+  if (strcmp(word[1], "matrix") != 0)
+    return fail_at(ps, 1, strcmp(word[1], "vector") == 0 ? SPMV_EUNSUPPORTED : SPMV_EPARSE,
                    "object '%s' is not supported (only 'matrix')", word[1]);
-
-  if (strcmp(word[2], "coordinate") == 0 && len[2] == 10)
-    *format = MM_COORDINATE;
-  else if (strcmp(word[2], "array") == 0 && len[2] == 5)
-    *format = MM_ARRAY;
-  else
+  if ((k = keyword(word[2], formats)) < 0)
     return fail_at(ps, 1, SPMV_EPARSE, "unknown format '%s' in the banner "
                    "(expected 'coordinate' or 'array')", word[2]);
-
-  if (strcmp(word[3], "real") == 0 && len[3] == 4)
-    *field = MM_REAL;
-  else if (strcmp(word[3], "integer") == 0 && len[3] == 7)
-    *field = MM_INTEGER;
-  else if (strcmp(word[3], "pattern") == 0 && len[3] == 7)
-    *field = MM_PATTERN;
-  else if (strcmp(word[3], "complex") == 0 && len[3] == 7)
+  *format = (enum mm_format)k;
+  if ((k = keyword(word[3], fields)) == 3)
     return fail_at(ps, 1, SPMV_EUNSUPPORTED, "complex matrices are not supported "
                    "(only real, integer and pattern)");
-  else
+  if (k < 0)
     return fail_at(ps, 1, SPMV_EPARSE, "unknown field '%s' in the banner "
                    "(expected 'real', 'integer' or 'pattern')", word[3]);
-
-  if (strcmp(word[4], "general") == 0 && len[4] == 7)
-    *sym = SPMV_MMIO_GENERAL;
-  else if (strcmp(word[4], "symmetric") == 0 && len[4] == 9)
-    *sym = SPMV_MMIO_SYMMETRIC;
-  else if (strcmp(word[4], "skew-symmetric") == 0 && len[4] == 14)
-    *sym = SPMV_MMIO_SKEW;
-  else if (strcmp(word[4], "hermitian") == 0 && len[4] == 9)
+  *field = (enum mm_field)k;
+  if ((k = keyword(word[4], symmetries)) == 3)
     return fail_at(ps, 1, SPMV_EUNSUPPORTED, "hermitian matrices are not supported "
                    "(only general, symmetric and skew-symmetric)");
-  else
+  if (k < 0)
     return fail_at(ps, 1, SPMV_EPARSE, "unknown symmetry '%s' in the banner "
                    "(expected 'general', 'symmetric' or 'skew-symmetric')", word[4]);
+  *sym = (enum spmv_mmio_sym)k;
 
   if (*format == MM_ARRAY && *field == MM_PATTERN)
     return fail_at(ps, 1, SPMV_EPARSE, "an array matrix cannot be 'pattern'");

@@ -155,6 +155,46 @@ mmio_scan_double_slow(const char *s, const char *e, locale_t loc, double *out)
 }
 
 /*
+ * Consumes a run of decimal digits, appending them to w while it holds
+ * fewer than 19 significant digits (*nd), eight at a time where it can.
+ * Returns how many were appended; *dropped counts the rest, and *lost
+ * records whether one of those was nonzero.
+ */
+static inline int64_t mmio_digits(const char **sp, const char *end, uint64_t *wp,
+                                  int *nd, int *lost, int64_t *dropped)
+{
+  const char *s = *sp;
+  uint64_t w = *wp;
+  int64_t kept = 0, extra = 0;
+
+#if MMIO_SWAR
+  /* w != 0 or the run starts with a nonzero digit: the caller skipped
+   * leading zeros, so all eight digits count. */
+  while (*nd <= 11 && end - s >= 8 && mmio_all_digits8(mmio_load8(s))) {
+    w = w * 100000000 + mmio_value8(mmio_load8(s));
+    *nd += 8;
+    kept += 8;
+    s += 8;
+  }
+#endif
+  while (s < end && (unsigned char)(*s - '0') < 10) {
+    if (*nd < 19) {
+      w = w * 10 + (uint64_t)(*s - '0');
+      ++*nd;
+      kept++;
+    } else {
+      extra++;
+      *lost |= *s != '0';
+    }
+    s++;
+  }
+  *sp = s;
+  *wp = w;
+  *dropped = extra;
+  return kept;
+}
+
+/*
  * Scans a floating-point token ending at a delimiter or at end, exactly as
  * strtod would round it.  Moves *pp past it on MMIO_SCAN_OK.
  */
@@ -169,6 +209,7 @@ static inline int mmio_scan_double(const char **pp, const char *end,
   int any = 0;         /* at least one digit seen */
   int lost = 0;        /* a nonzero digit did not fit in w */
   int64_t e10 = 0;     /* value = w * 10^e10 */
+  int64_t kept, dropped;
   int neg = 0;
   double d;
   int rc;
@@ -181,25 +222,9 @@ static inline int mmio_scan_double(const char **pp, const char *end,
     s++;
     any = 1;
   }
-#if MMIO_SWAR
-  while (nd <= 11 && end - s >= 8 && mmio_all_digits8(mmio_load8(s))) {
-    w = w * 100000000 + mmio_value8(mmio_load8(s));
-    nd += 8 - (w == 0) * 8;  /* zeros before the first nonzero digit do not count */
-    s += 8;
-    any = 1;
-  }
-#endif
-  while (s < end && (unsigned char)(*s - '0') < 10) {
-    if (nd < 19) {
-      w = w * 10 + (uint64_t)(*s - '0');
-      nd++;
-    } else {
-      e10++;
-      lost |= *s != '0';
-    }
-    s++;
-    any = 1;
-  }
+  kept = mmio_digits(&s, end, &w, &nd, &lost, &dropped);
+  any |= kept + dropped > 0;
+  e10 += dropped;
   if (s < end && *s == '.') {
     s++;
     if (nd == 0) {
@@ -209,26 +234,9 @@ static inline int mmio_scan_double(const char **pp, const char *end,
         any = 1;
       }
     }
-#if MMIO_SWAR
-    while (nd <= 11 && end - s >= 8 && mmio_all_digits8(mmio_load8(s))) {
-      w = w * 100000000 + mmio_value8(mmio_load8(s));
-      nd += 8 - (w == 0) * 8;
-      e10 -= 8;
-      s += 8;
-      any = 1;
-    }
-#endif
-    while (s < end && (unsigned char)(*s - '0') < 10) {
-      if (nd < 19) {
-        w = w * 10 + (uint64_t)(*s - '0');
-        nd++;
-        e10--;
-      } else {
-        lost |= *s != '0';
-      }
-      s++;
-      any = 1;
-    }
+    kept = mmio_digits(&s, end, &w, &nd, &lost, &dropped);
+    any |= kept + dropped > 0;
+    e10 -= kept;
   }
   if (!any)
     goto slow;
