@@ -1,0 +1,652 @@
+/* check_tuner.c: strategies, candidate rules and the race with a fake
+ * timing callback. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmvd_model.h"
+#include "spmvd_predict.h"
+#include "spmvd_tuner.h"
+
+/* An H100-like GPU, or the cpu backend. */
+static struct spmvd_device_info device(int cuda)
+{
+  struct spmvd_device_info d;
+
+  memset(&d, 0, sizeof d);
+  snprintf(d.backend, sizeof d.backend, "%s", cuda ? "cuda" : "cpu");
+  snprintf(d.name, sizeof d.name, "%s", cuda ? "Test GPU" : "Test CPU");
+  d.sms = cuda ? 132 : 8;
+  d.warp_size = cuda ? 32 : 1;
+  d.max_threads_per_sm = cuda ? 2048 : 1;
+  d.max_blocks_per_sm = cuda ? 32 : 1;
+  d.max_threads_per_block = cuda ? 1024 : 1;
+  return d;
+}
+
+/* A matrix of `rows` rows of `len` entries (row_ptr only) and its profile. */
+struct mat {
+  struct spmv_csr A;
+  struct spmv_profile p;
+};
+
+static void mat_init(struct mat *m, int64_t rows, int len)
+{
+  int64_t i;
+
+  memset(m, 0, sizeof *m);
+  m->A.rows = m->A.cols = rows;
+  m->A.nnz = rows * len;
+  m->A.row_ptr = malloc((size_t)(rows + 1) * sizeof *m->A.row_ptr);
+  for (i = 0; i <= rows; i++)
+    m->A.row_ptr[i] = i * len;
+  m->p.rows = m->p.cols = rows;
+  m->p.nnz = rows * len;
+  m->p.rl_min = m->p.rl_max = len;
+  m->p.rl_mean = len;
+  m->p.ell_fill = 1;
+  m->p.dia_fill = 1;
+  m->p.ndiags = len;
+  m->p.hyb_k = len;
+}
+
+static void mat_fini(struct mat *m)
+{
+  free(m->A.row_ptr);
+}
+
+/* The input for matrix m on dev. */
+static struct spmvd_tune_input input(const struct mat *m,
+                                     const struct spmvd_device_info *dev)
+{
+  struct spmvd_tune_input in;
+
+  memset(&in, 0, sizeof in);
+  in.A = &m->A;
+  in.prof = &m->p;
+  in.dtype = SPMV_F64;
+  in.dev = dev;
+  return in;
+}
+
+/* Whether c lists cfg. */
+static int has(const struct spmvd_candidates *c, enum spmv_format f, int bs,
+               int tpr, int param, int param2)
+{
+  size_t k;
+
+  for (k = 0; k < c->n; k++)
+    if (c->cfg[k].format == f && c->cfg[k].bs == bs && c->cfg[k].tpr == tpr &&
+        c->cfg[k].param == param && c->cfg[k].param2 == param2)
+      return 1;
+  return 0;
+}
+
+/* How many candidates of format f c lists. */
+static int count(const struct spmvd_candidates *c, enum spmv_format f)
+{
+  size_t k;
+  int n = 0;
+
+  for (k = 0; k < c->n; k++)
+    n += c->cfg[k].format == f;
+  return n;
+}
+
+START_TEST(test_strategy_names)
+{
+  enum spmvd_strategy s;
+  struct spmv_error e;
+  int k;
+
+  for (k = 0; k < SPMVD_STRATEGY_COUNT; k++) {
+    ck_assert_int_eq(spmvd_strategy_parse(spmvd_strategy_name(k), &s, &e), 0);
+    ck_assert_int_eq(s, k);
+  }
+  ck_assert_str_eq(spmvd_strategy_name(SPMVD_STRATEGY_AUTO), "auto");
+  ck_assert_ptr_null(spmvd_strategy_name(SPMVD_STRATEGY_COUNT));
+  ck_assert_int_eq(spmvd_strategy_parse("fastest", &s, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "\"fastest\""));
+  ck_assert_ptr_nonnull(strstr(e.msg, "exhaustive"));
+}
+END_TEST
+
+START_TEST(test_autocsr_tpr)
+{
+  int t[3];
+
+  spmvd_tuner_autocsr_tpr(10, t);
+  ck_assert(t[0] == 2 && t[1] == 4 && t[2] == 8);
+  spmvd_tuner_autocsr_tpr(20, t);
+  ck_assert(t[0] == 4 && t[1] == 8 && t[2] == 16);
+  spmvd_tuner_autocsr_tpr(40, t);
+  ck_assert(t[0] == 8 && t[1] == 16 && t[2] == 32);
+  spmvd_tuner_autocsr_tpr(15.9, t);
+  ck_assert_int_eq(t[0], 2);
+  spmvd_tuner_autocsr_tpr(16, t);
+  ck_assert_int_eq(t[0], 4);
+  spmvd_tuner_autocsr_tpr(32, t);
+  ck_assert_int_eq(t[0], 4);
+  spmvd_tuner_autocsr_tpr(32.1, t);
+  ck_assert_int_eq(t[0], 8);
+}
+END_TEST
+
+/*
+ * Per BS (64, 128, 256, 512): csr-scalar 1, csr-vector 5, csr-adaptive 1,
+ * csr-merge 1, ellr-t 6, ell 1, coo 1, hyb 1, dia 1, jad 1, sell 2 = 21;
+ * plus cusparse ALG1 and ALG2: 4 * 21 + 2 = 86.
+ */
+START_TEST(test_exhaustive_counts)
+{
+  struct spmvd_device_info gpu = device(1), cpu = device(0);
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_tune_input in;
+  struct mat m;
+  size_t k;
+
+  mat_init(&m, 1000, 7);
+  in = input(&m, &gpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
+                                          NULL), 0);
+  ck_assert_int_eq(c->n, 86);
+  ck_assert_int_eq(count(c, SPMV_FMT_ELLR_T), 24);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_VECTOR), 20);
+  ck_assert_int_eq(count(c, SPMV_FMT_CUSPARSE), 2);
+  ck_assert(has(c, SPMV_FMT_SELL, 512, 0, 32, 256));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 64, 32, 0, 0));
+  /* Huge fill: no ell, no dia (4 each fewer). */
+  m.p.ell_fill = 50;
+  m.p.dia_fill = 400;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
+                                          NULL), 0);
+  ck_assert_int_eq(c->n, 78);
+  ck_assert_int_eq(count(c, SPMV_FMT_ELL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_DIA), 0);
+  /* Low fill but too many diagonals: no dia. */
+  m.p.ell_fill = 3;
+  m.p.dia_fill = 1.5;
+  m.p.ndiags = 2000;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
+                                          NULL), 0);
+  ck_assert_int_eq(c->n, 82);
+  ck_assert_int_eq(count(c, SPMV_FMT_ELL), 4);
+  /* The cpu: BS 0, no csr-vector (it is csr-scalar there), no cusparse:
+   * scalar, adaptive, merge, ellr-t x 6, ell, coo, hyb, jad, sell x 2. */
+  in.dev = &cpu;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
+                                          NULL), 0);
+  ck_assert_int_eq(c->n, 15);
+  for (k = 0; k < c->n; k++) {
+    ck_assert_int_eq(c->cfg[k].bs, 0);
+    ck_assert_int_ne(c->cfg[k].format, SPMV_FMT_CSR_VECTOR);
+    ck_assert_int_ne(c->cfg[k].format, SPMV_FMT_CUSPARSE);
+  }
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+/* The model's pick for a matrix on a device. */
+static struct spmv_config model_pick(const struct mat *m,
+                                     const struct spmvd_device_info *dev)
+{
+  struct spmvd_model_grid *grid = malloc(sizeof *grid);
+  struct spmvd_model_gpu g;
+  struct spmv_config cfg;
+
+  spmvd_model_gpu_from_device(&g, dev);
+  ck_assert_int_eq(spmvd_model_grid_compute(&m->A, &g, grid, NULL), 0);
+  spmvd_model_pick(grid, &cfg);
+  free(grid);
+  return cfg;
+}
+
+START_TEST(test_trial_candidates)
+{
+  struct spmvd_device_info gpu = device(1);
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_tune_input in;
+  struct spmv_config pick;
+  struct mat m;
+
+  mat_init(&m, 5000, 10);
+  in = input(&m, &gpu);
+  pick = model_pick(&m, &gpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->n, 7);
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 2, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_ADAPTIVE, 512, 0, 0, 0));
+  ck_assert(has(c, SPMV_FMT_ELLR_T, pick.bs, pick.tpr, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+  ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
+  mat_fini(&m);
+  /* Mean 40: TPR 8, 16, 32. */
+  mat_init(&m, 5000, 40);
+  in = input(&m, &gpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, NULL),
+                   0);
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
+  ck_assert(!has(c, SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0));
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+/* A predictor where csr-scalar beats jad beats coo (saddle fits). */
+static void fake_predictor(struct spmvd_predictor *pr)
+{
+  static const struct {
+    enum spmv_format f;
+    double b;
+  } fits[] = { { SPMV_FMT_CSR_SCALAR, 0.1 }, { SPMV_FMT_JAD, 0.2 },
+               { SPMV_FMT_COO, 0.4 } };
+  size_t k;
+
+  memset(pr, 0, sizeof *pr);
+  for (k = 0; k < 3; k++) {
+    struct spmvd_fit *f = &pr->fit[fits[k].f];
+
+    f->kind = SPMVD_FIT_SADDLE;
+    f->cfg.format = fits[k].f;
+    f->cfg.bs = 256;
+    f->strip = 1000;
+    f->a = 0.01;
+    f->b = fits[k].b;
+    f->gc = 1;
+    f->gd = 2;
+  }
+}
+
+START_TEST(test_auto_candidates)
+{
+  struct spmvd_device_info gpu = device(1);
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_tune_input in;
+  struct spmvd_predictor pr;
+  struct spmv_config pick, excl;
+  struct mat m;
+
+  mat_init(&m, 5000, 10);
+  in = input(&m, &gpu);
+  pick = model_pick(&m, &gpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  /* Model pick + runner-up, AUTOCSR's middle TPR, adaptive, cusparse. */
+  ck_assert_int_eq(c->n, 5);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_ELLR_T);
+  ck_assert_int_eq(c->cfg[0].bs, pick.bs);
+  ck_assert_int_eq(c->cfg[0].tpr, pick.tpr);
+  ck_assert_int_eq(c->cfg[1].format, SPMV_FMT_ELLR_T);
+  ck_assert_int_ne(c->cfg[1].tpr, pick.tpr);
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0));
+  /* With a predictor: its two best formats join, in its order. */
+  fake_predictor(&pr);
+  in.pred = &pr;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->n, 7);
+  ck_assert_int_eq(c->cfg[2].format, SPMV_FMT_CSR_SCALAR);
+  ck_assert_int_eq(c->cfg[3].format, SPMV_FMT_JAD);
+  ck_assert_int_eq(count(c, SPMV_FMT_COO), 0);
+  /* Predict: the predictor's best alone. */
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_PREDICT, &in, c,
+                                          NULL), 0);
+  ck_assert_int_eq(c->n, 1);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_CSR_SCALAR);
+  /* A quarantined configuration is never proposed. */
+  excl = pick;
+  in.exclude = &excl;
+  in.nexclude = 1;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->n, 6);
+  ck_assert(!has(c, SPMV_FMT_ELLR_T, pick.bs, pick.tpr, 0, 0));
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL),
+                   SPMV_EINVAL);
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+START_TEST(test_strategy_errors)
+{
+  struct spmvd_device_info cpu = device(0), gpu = device(1);
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_tune_input in;
+  struct spmv_error e;
+  struct mat m;
+
+  mat_init(&m, 100, 3);
+  in = input(&m, &cpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, &e),
+                   SPMV_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(e.msg, "needs a GPU"));
+  in.dev = &gpu;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_PREDICT, &in, c, &e),
+                   SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "not calibrated"));
+  /* trial on the cpu still has candidates: csr-scalar and csr-adaptive. */
+  in.dev = &cpu;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, &e),
+                   0);
+  ck_assert_int_eq(c->n, 2);
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+/* The fake device: times per format, failures, and counters. */
+struct fake {
+  struct spmv_config loaded;
+  int is_loaded;
+  int loads, unloads, times, progress;
+  int ellr_calls;
+  int sticky;
+};
+
+static int fake_load(void *ctx, const struct spmv_config *cfg,
+                     struct spmv_error *err)
+{
+  struct fake *f = ctx;
+
+  ck_assert(!f->is_loaded);
+  f->loads++;
+  if (cfg->format == SPMV_FMT_JAD)
+    return spmv_error_set(err, SPMV_ENOMEM, "jad: no memory left");
+  f->loaded = *cfg;
+  f->is_loaded = 1;
+  f->ellr_calls = 0;
+  return 0;
+}
+
+static int fake_time(void *ctx, int warmup, int reps, double *us,
+                     struct spmv_error *err)
+{
+  struct fake *f = ctx;
+
+  ck_assert(f->is_loaded);
+  ck_assert_int_ge(reps, 1);
+  f->times++;
+  switch (f->loaded.format) {
+  case SPMV_FMT_CSR_SCALAR: *us = 10; return 0;
+  case SPMV_FMT_CSR_VECTOR: *us = 5; return 0;
+  case SPMV_FMT_COO: *us = 20; return 0;
+  case SPMV_FMT_ELLR_T:  /* never stable: 6.0, 6.6, 6.0, ... */
+    *us = f->ellr_calls++ % 2 ? 6.6 : 6.0;
+    return 0;
+  case SPMV_FMT_HYB:
+    return spmv_error_set(err, f->sticky ? SPMV_EGPU_STICKY : SPMV_EGPU,
+                          "hyb: launch failed");
+  default:
+    *us = 100;
+    return 0;
+  }
+}
+
+static void fake_unload(void *ctx)
+{
+  struct fake *f = ctx;
+
+  ck_assert(f->is_loaded);
+  f->is_loaded = 0;
+  f->unloads++;
+}
+
+static void fake_progress(void *ctx, int done, int total,
+                          const struct spmvd_trial *t)
+{
+  struct fake *f = ctx;
+
+  f->progress++;
+  ck_assert_int_eq(done, f->progress);
+  ck_assert_int_ge(total, done);
+  ck_assert_ptr_nonnull(t);
+}
+
+static const struct spmvd_race_ops fake_ops = { fake_load, fake_time,
+                                                fake_unload, fake_progress };
+
+/* scalar (10 us), vector (5), coo (20), jad (load fails), hyb (time
+ * fails), ellr-t (6.0 / 6.6, never stable). */
+static void race_list(struct spmvd_candidates *c)
+{
+  static const struct spmv_config cfgs[] = {
+    { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 }, { SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 },
+    { SPMV_FMT_COO, 256, 0, 0, 0 },        { SPMV_FMT_JAD, 256, 0, 0, 0 },
+    { SPMV_FMT_HYB, 256, 0, 0, 0 },        { SPMV_FMT_ELLR_T, 256, 2, 0, 0 },
+  };
+  size_t k;
+
+  c->n = 6;
+  for (k = 0; k < 6; k++)
+    c->cfg[k] = cfgs[k];
+}
+
+/*
+ * Defaults: 1 warm-up, rounds of 3, stable after 2 equal rounds, at most
+ * 5, dropped beyond 1.5 x the leader.
+ *  scalar: 2 rounds, 7 runs of 10 us = 70 us; leader 10.
+ *  vector: 2 rounds, 7 runs of 5 us = 35 us; leader 5.
+ *  coo: round 1 at 20 > 7.5: dropped, 4 runs = 80 us.
+ *  jad: load fails; hyb: time fails (0 runs).
+ *  ellr-t: 5 rounds 6.0, 6.6, 6.0, 6.6, 6.0: 4*6 + 3*6.6 + 3*6 + 3*6.6 +
+ *    3*6 = 99.6 us over 16 runs; median 6.0 > 5, not the leader.
+ * Cost = (70 + 35 + 80 + 99.6) / 5 = 56.92 SpMV-equivalents.
+ */
+START_TEST(test_race)
+{
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_device_info gpu = device(1);
+  struct spmvd_tune_input in;
+  struct spmvd_decision d;
+  struct fake f;
+  struct spmv_error e;
+  struct mat m;
+
+  mat_init(&m, 1000, 5);
+  in = input(&m, &gpu);
+  memset(&f, 0, sizeof f);
+  race_list(c);
+  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e) == 0,
+                "%s", e.msg);
+  ck_assert_int_eq(d.cfg.format, SPMV_FMT_CSR_VECTOR);
+  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
+  ck_assert_double_eq(d.time_us, 5);
+  ck_assert_double_eq_tol(d.cost_spmv, 56.92, 1e-9);
+  ck_assert_double_eq_tol(d.gflops, 2.0 * 5000 / 5e3, 1e-12);
+  ck_assert_double_eq_tol(d.gbps,
+                          spmvd_tuner_bytes(&m.p, &d.cfg, SPMV_F64) / 5e3,
+                          1e-12);
+  ck_assert_int_eq(d.ntrials, 6);
+  ck_assert_int_eq(d.trials[0].status, SPMVD_TRIAL_OK);
+  ck_assert_int_eq(d.trials[0].rounds, 2);
+  ck_assert_int_eq(d.trials[0].runs, 7);
+  ck_assert_int_eq(d.trials[2].status, SPMVD_TRIAL_DROPPED);
+  ck_assert_int_eq(d.trials[2].rounds, 1);
+  ck_assert_double_eq(d.trials[2].time_us, 20);
+  ck_assert_int_eq(d.trials[3].status, SPMVD_TRIAL_FAILED);
+  ck_assert_int_eq(d.trials[3].code, SPMV_ENOMEM);
+  ck_assert_str_eq(d.trials[3].msg, "jad: no memory left");
+  ck_assert_int_eq(d.trials[4].status, SPMVD_TRIAL_FAILED);
+  ck_assert_int_eq(d.trials[4].code, SPMV_EGPU);
+  ck_assert_int_eq(d.trials[5].status, SPMVD_TRIAL_OK);
+  ck_assert_int_eq(d.trials[5].rounds, 5);
+  ck_assert_double_eq(d.trials[5].time_us, 6.0);
+  ck_assert_double_eq(d.trials[5].best_us, 6.0);
+  ck_assert_int_eq(f.loads, 6);
+  ck_assert_int_eq(f.unloads, 5);
+  ck_assert_int_eq(f.progress, 6);
+  ck_assert(!f.is_loaded);
+  spmvd_decision_fini(&d);
+  ck_assert_ptr_null(d.trials);
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+START_TEST(test_race_no_drop_and_failures)
+{
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_race_params p;
+  struct spmvd_decision d;
+  struct fake f;
+  struct spmv_error e;
+
+  /* drop_ratio 0 (bench): coo is timed to stability. */
+  memset(&f, 0, sizeof f);
+  race_list(c);
+  spmvd_race_params_default(&p);
+  p.drop_ratio = 0;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
+  ck_assert_int_eq(d.trials[2].status, SPMVD_TRIAL_OK);
+  ck_assert_int_eq(d.trials[2].rounds, 2);
+  ck_assert_double_eq(d.gflops, 0);
+  spmvd_decision_fini(&d);
+  /* Every candidate fails: the first failure is returned. */
+  c->n = 1;
+  c->cfg[0].format = SPMV_FMT_JAD;
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e),
+                   SPMV_ENOMEM);
+  ck_assert_ptr_nonnull(strstr(e.msg, "every candidate failed"));
+  ck_assert_int_eq(d.ntrials, 1);
+  spmvd_decision_fini(&d);
+  /* A sticky error stops the race at once. */
+  race_list(c);
+  memset(&f, 0, sizeof f);
+  f.sticky = 1;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e),
+                   SPMV_EGPU_STICKY);
+  ck_assert_int_eq(d.ntrials, 5);
+  ck_assert_int_eq(f.loads, 5);
+  ck_assert(!f.is_loaded);
+  spmvd_decision_fini(&d);
+  /* No candidates. */
+  c->n = 0;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e),
+                   SPMV_EINVAL);
+  spmvd_decision_fini(&d);
+  free(c);
+}
+END_TEST
+
+START_TEST(test_run_strategies)
+{
+  struct spmvd_device_info gpu = device(1), cpu = device(0);
+  struct spmvd_tune_input in;
+  struct spmvd_predictor pr;
+  struct spmvd_decision d;
+  struct spmv_config pick;
+  struct fake f;
+  struct spmv_error e;
+  struct mat m;
+  double want;
+
+  mat_init(&m, 5000, 10);
+  in = input(&m, &gpu);
+  pick = model_pick(&m, &gpu);
+  /* model without timing: the pick, no time, no cost. */
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_int_eq(d.cfg.format, SPMV_FMT_ELLR_T);
+  ck_assert_int_eq(d.cfg.bs, pick.bs);
+  ck_assert_int_eq(d.strategy, SPMVD_STRATEGY_MODEL);
+  ck_assert_double_eq(d.time_us, 0);
+  ck_assert_double_eq(d.cost_spmv, 0);
+  ck_assert_int_eq(d.ntrials, 0);
+  spmvd_decision_fini(&d);
+  /* model with timing: one round of the pick (1 + 3 runs: cost 4). */
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, &fake_ops, &f,
+                                   NULL, &d, &e), 0);
+  ck_assert_int_eq(d.ntrials, 1);
+  ck_assert_int_eq(d.trials[0].rounds, 1);
+  ck_assert_double_eq(d.time_us, 6.0);
+  ck_assert_double_eq(d.cost_spmv, 4);
+  spmvd_decision_fini(&d);
+  /* predict without timing: the predicted time of csr-scalar: I0 = 5,
+   * P0 = 10: (0.01*5 + 0.1)*10 + (1*5 + 2) = 8.5 us. */
+  fake_predictor(&pr);
+  in.pred = &pr;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_PREDICT, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_int_eq(d.cfg.format, SPMV_FMT_CSR_SCALAR);
+  want = (0.01 * 5 + 0.1) * 10 + (1 * 5 + 2);
+  ck_assert_double_eq_tol(d.time_us, want, 1e-12);
+  ck_assert_double_eq_tol(d.gflops, 2.0 * 50000 / (want * 1e3), 1e-12);
+  spmvd_decision_fini(&d);
+  /* Racing strategies need callbacks. */
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_TRIAL, &in, NULL, NULL,
+                                   NULL, &d, &e), SPMV_EINVAL);
+  spmvd_decision_fini(&d);
+  /* exhaustive on the cpu through the fake device. */
+  in.dev = &cpu;
+  in.pred = NULL;
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_EXHAUSTIVE, &in, &fake_ops,
+                                   &f, NULL, &d, &e), 0);
+  ck_assert_int_eq(d.ntrials, 16);  /* 15 + dia (10 diagonals, fill 1) */
+  ck_assert_int_eq(d.cfg.format, SPMV_FMT_ELLR_T);
+  ck_assert_int_eq(d.cfg.tpr, 1);
+  ck_assert_int_eq(d.strategy, SPMVD_STRATEGY_EXHAUSTIVE);
+  spmvd_decision_fini(&d);
+  mat_fini(&m);
+}
+END_TEST
+
+/* csr f64: nnz * 12 + (rows + 1) * 4 + cols * 8 + rows * 8; ell pads. */
+START_TEST(test_bytes)
+{
+  struct spmv_config csr = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
+  struct spmv_config ell = { SPMV_FMT_ELL, 256, 0, 0, 0 };
+  struct mat m;
+
+  mat_init(&m, 1000, 5);
+  ck_assert_double_eq(spmvd_tuner_bytes(&m.p, &csr, SPMV_F64),
+                      5000.0 * 12 + 1001 * 4 + 1000 * 8 + 1000 * 8);
+  ck_assert_double_eq(spmvd_tuner_bytes(&m.p, &csr, SPMV_F32),
+                      5000.0 * 8 + 1001 * 4 + 1000 * 4 + 1000 * 4);
+  m.p.rl_max = 50;
+  ck_assert_double_eq(spmvd_tuner_bytes(&m.p, &ell, SPMV_F64),
+                      1000.0 * 50 * 12 + 1000 * 8 + 1000 * 8);
+  mat_fini(&m);
+}
+END_TEST
+
+/* The tuner suite. */
+static Suite *tuner_suite(void)
+{
+  Suite *s = suite_create("tuner");
+  TCase *tc = tcase_create("core");
+
+  tcase_add_test(tc, test_strategy_names);
+  tcase_add_test(tc, test_autocsr_tpr);
+  tcase_add_test(tc, test_exhaustive_counts);
+  tcase_add_test(tc, test_trial_candidates);
+  tcase_add_test(tc, test_auto_candidates);
+  tcase_add_test(tc, test_strategy_errors);
+  tcase_add_test(tc, test_race);
+  tcase_add_test(tc, test_race_no_drop_and_failures);
+  tcase_add_test(tc, test_run_strategies);
+  tcase_add_test(tc, test_bytes);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(tuner_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
