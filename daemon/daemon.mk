@@ -36,3 +36,19 @@ daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c
 daemon_spmvd_worker_CPPFLAGS += $(CUDA_CPPFLAGS)
 daemon_spmvd_worker_LDADD += kernels/libspmvkernels_cuda.a $(CUDA_LIBS)
 endif
+
+# systemd units, installed under $(prefix) so that distcheck stays inside it.
+systemdsystemunitdir = $(prefix)/lib/systemd/system
+systemduserunitdir = $(prefix)/lib/systemd/user
+systemdsystemunit_DATA = daemon/spmvd.service
+dist_systemdsystemunit_DATA = daemon/spmvd.socket
+systemduserunit_DATA = daemon/user/spmvd.service
+EXTRA_DIST += daemon/spmvd.service.in daemon/spmvd-user.service.in
+CLEANFILES += daemon/spmvd.service daemon/user/spmvd.service
+SPMVD_UNIT_SUBST = sed -e 's|@sbindir[@]|$(sbindir)|g'
+daemon/spmvd.service: $(top_srcdir)/daemon/spmvd.service.in Makefile
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(SPMVD_UNIT_SUBST) $(top_srcdir)/daemon/spmvd.service.in > $@
+daemon/user/spmvd.service: $(top_srcdir)/daemon/spmvd-user.service.in Makefile
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(SPMVD_UNIT_SUBST) $(top_srcdir)/daemon/spmvd-user.service.in > $@

@@ -278,6 +278,11 @@ static int start_worker(struct spmvd_server *srv, struct spmv_error *err)
   char path[PATH_MAX];
 
   find_worker(&srv->cfg, path, sizeof path);
+  if (srv->cfg.threads > 0) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", srv->cfg.threads);
+    setenv("SPMVD_CPU_THREADS", n, 1);  /* inherited by the worker */
+  }
   o.path = path;
   o.backend = srv->cfg.backend;
   o.device = srv->cfg.device;

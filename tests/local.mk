@@ -27,3 +27,25 @@ tests_integration_check_robust_CPPFLAGS = $(ITEST_CPPFLAGS)
 tests_integration_check_robust_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_robust_LDADD = $(ITEST_LDADD)
 $(tests_integration_check_robust_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
+# Unit tests of the daemon's own modules.
+DAEMON_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+DAEMON_TEST_LDADD = daemon/libspmvdbase.la $(JANSSON_LIBS) $(CHECK_LIBS)
+check_PROGRAMS += tests/check_daemon_config tests/check_registry tests/check_ipc
+TESTS += tests/check_daemon_config tests/check_registry tests/check_ipc
+tests_check_daemon_config_SOURCES = tests/check_daemon_config.c
+tests_check_daemon_config_CPPFLAGS = $(DAEMON_TEST_CPPFLAGS)
+tests_check_daemon_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_daemon_config_LDADD = $(DAEMON_TEST_LDADD)
+tests_check_registry_SOURCES = tests/check_registry.c
+tests_check_registry_CPPFLAGS = $(DAEMON_TEST_CPPFLAGS)
+tests_check_registry_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_registry_LDADD = $(DAEMON_TEST_LDADD)
+tests_check_ipc_SOURCES = tests/check_ipc.c
+tests_check_ipc_CPPFLAGS = $(DAEMON_TEST_CPPFLAGS)
+tests_check_ipc_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_ipc_LDADD = $(DAEMON_TEST_LDADD)
+
+# spmvd --help against spmvd(8), spmvd.conf(5) against the parser.
+TESTS += tests/check_spmvd_man.sh
+EXTRA_DIST += tests/check_spmvd_man.sh

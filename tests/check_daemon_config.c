@@ -1,0 +1,151 @@
+/* check_daemon_config.c: spmvd.conf parsing, defaults, sizes and errors. */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmvd_config.h"
+
+static char path[64];
+
+static void write_conf(const char *text)
+{
+  snprintf(path, sizeof path, "/tmp/spmvd-conf-test.%ld", (long)getpid());
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+START_TEST(defaults_user_paths)
+{
+  struct spmvd_config c;
+  if (geteuid() == 0)
+    return;  /* root gets the service paths */
+  setenv("XDG_RUNTIME_DIR", "/run/user/77", 1);
+  setenv("XDG_STATE_HOME", "/home/u/.st", 1);
+  spmvd_config_defaults(&c);
+  ck_assert_str_eq(c.socket_path, "/run/user/77/spmvd.sock");
+  ck_assert_str_eq(c.db_path, "/home/u/.st/spmvd/cache.db");
+  unsetenv("XDG_STATE_HOME");
+  setenv("HOME", "/home/u", 1);
+  spmvd_config_defaults(&c);
+  ck_assert_str_eq(c.db_path, "/home/u/.local/state/spmvd/cache.db");
+}
+END_TEST
+
+START_TEST(defaults_values)
+{
+  struct spmvd_config c;
+  spmvd_config_defaults(&c);
+  ck_assert_str_eq(c.backend, "auto");
+  ck_assert_str_eq(c.strategy, "auto");
+  ck_assert_uint_eq(c.max_json, 1u << 20);
+  ck_assert(c.max_payload == (uint64_t)4 << 30);
+  ck_assert_int_gt(c.max_matrices_per_uid, 0);
+  if (geteuid() == 0)
+    ck_assert_ptr_nonnull(strstr(c.socket_path, "spmvd/spmvd.sock"));
+}
+END_TEST
+
+START_TEST(sizes)
+{
+  uint64_t v;
+  ck_assert_int_eq(spmvd_config_parse_size("4096", &v), 0);
+  ck_assert(v == 4096);
+  ck_assert_int_eq(spmvd_config_parse_size("64K", &v), 0);
+  ck_assert(v == 65536);
+  ck_assert_int_eq(spmvd_config_parse_size("16MiB", &v), 0);
+  ck_assert(v == 16u << 20);
+  ck_assert_int_eq(spmvd_config_parse_size("4G", &v), 0);
+  ck_assert(v == (uint64_t)4 << 30);
+  ck_assert_int_eq(spmvd_config_parse_size("-1", &v), -1);
+  ck_assert_int_eq(spmvd_config_parse_size("12Q", &v), -1);
+  ck_assert_int_eq(spmvd_config_parse_size("", &v), -1);
+  ck_assert_int_eq(spmvd_config_parse_size("99999999999T", &v), -1);
+}
+END_TEST
+
+START_TEST(file_ok)
+{
+  struct spmvd_config c;
+  struct spmv_error err;
+  spmvd_config_defaults(&c);
+  write_conf("# a comment\n\nsocket = /tmp/x.sock  # trailing\n"
+             "db = \"/tmp/c.db\"\nmax_payload_bytes = 1G\n"
+             "max_matrices_per_user=7\nstrategy = trial\nbackend = cpu\n"
+             "log_level = debug\nsocket_mode = 0660\nadmin_group = spmv\n");
+  ck_assert_int_eq(spmvd_config_load(&c, path, &err), 0);
+  ck_assert_str_eq(c.socket_path, "/tmp/x.sock");
+  ck_assert_str_eq(c.db_path, "/tmp/c.db");
+  ck_assert(c.max_payload == (uint64_t)1 << 30);
+  ck_assert_int_eq(c.max_matrices_per_uid, 7);
+  ck_assert_str_eq(c.strategy, "trial");
+  ck_assert_str_eq(c.backend, "cpu");
+  ck_assert_int_eq(c.log_level, SPMVD_LOG_DEBUG);
+  ck_assert_int_eq(c.socket_mode, 0660);
+  ck_assert_str_eq(c.admin_group, "spmv");
+  unlink(path);
+}
+END_TEST
+
+/* A bad file names the line and the key and leaves the old values. */
+START_TEST(file_errors)
+{
+  static const struct {
+    const char *text, *expect;
+  } cases[] = {
+    {"max_matrices_per_user = 3\nfrobnicate = 1\n", ":2: unknown key 'frobnicate'"},
+    {"backend = gpu\n", "backend: 'gpu' is not auto, cpu or cuda"},
+    {"strategy = fastest\n", "strategy: 'fastest'"},
+    {"max_payload_bytes = lots\n", "max_payload_bytes: 'lots' is not a size"},
+    {"max_connections = 0\n", "max_connections: '0'"},
+    {"socket_mode = 999\n", "socket_mode: '999' is not an octal number"},
+    {"just words\n", ":1: expected 'key = value'"},
+    {"log = journal\n", "log: 'journal' is not stderr or syslog"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct spmvd_config c, before;
+    struct spmv_error err;
+    spmvd_config_defaults(&c);
+    before = c;
+    write_conf(cases[i].text);
+    ck_assert_int_eq(spmvd_config_load(&c, path, &err), SPMV_ECONFIG);
+    ck_assert_msg(strstr(err.msg, cases[i].expect) != NULL, "case %zu: '%s'",
+                  i, err.msg);
+    ck_assert(memcmp(&c, &before, sizeof c) == 0);
+  }
+  struct spmvd_config c;
+  struct spmv_error err;
+  spmvd_config_defaults(&c);
+  ck_assert_int_eq(spmvd_config_load(&c, "/nonexistent/spmvd.conf", &err),
+                   SPMV_ECONFIG);
+  ck_assert_ptr_nonnull(strstr(err.msg, "cannot open /nonexistent/spmvd.conf"));
+  unlink(path);
+}
+END_TEST
+
+static Suite *daemon_config_suite(void)
+{
+  Suite *s = suite_create("daemon_config");
+  TCase *tc = tcase_create("config");
+  tcase_add_test(tc, defaults_user_paths);
+  tcase_add_test(tc, defaults_values);
+  tcase_add_test(tc, sizes);
+  tcase_add_test(tc, file_ok);
+  tcase_add_test(tc, file_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(daemon_config_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
