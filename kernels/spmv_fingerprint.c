@@ -19,49 +19,25 @@ static int host_is_le(void)
   return *(const unsigned char *)&one == 1;
 }
 
-/* Feeds n int64 to the hash as little-endian bytes. */
-static void update_le64(XXH3_state_t *st, const int64_t *a, int64_t n)
+/* Feeds n integers of width bytes to the hash as little-endian bytes. */
+static void update_le(XXH3_state_t *st, const void *a, int64_t n, int width)
 {
+  const unsigned char *p = a;
   unsigned char buf[LE_CHUNK * 8];
   int64_t i, m;
   int b;
 
   if (host_is_le()) {
     if (n > 0)
-      XXH3_128bits_update(st, a, (size_t)n * sizeof *a);
+      XXH3_128bits_update(st, p, (size_t)n * (size_t)width);
     return;
   }
-  while (n > 0) {
+  for (; n > 0; n -= m, p += m * width) {
     m = n < LE_CHUNK ? n : LE_CHUNK;
     for (i = 0; i < m; i++)
-      for (b = 0; b < 8; b++)
-        buf[i * 8 + b] = (unsigned char)((uint64_t)a[i] >> (8 * b));
-    XXH3_128bits_update(st, buf, (size_t)m * 8);
-    a += m;
-    n -= m;
-  }
-}
-
-/* Feeds n int32 to the hash as little-endian bytes. */
-static void update_le32(XXH3_state_t *st, const int32_t *a, int64_t n)
-{
-  unsigned char buf[LE_CHUNK * 4];
-  int64_t i, m;
-  int b;
-
-  if (host_is_le()) {
-    if (n > 0)
-      XXH3_128bits_update(st, a, (size_t)n * sizeof *a);
-    return;
-  }
-  while (n > 0) {
-    m = n < LE_CHUNK ? n : LE_CHUNK;
-    for (i = 0; i < m; i++)
-      for (b = 0; b < 4; b++)
-        buf[i * 4 + b] = (unsigned char)((uint32_t)a[i] >> (8 * b));
-    XXH3_128bits_update(st, buf, (size_t)m * 4);
-    a += m;
-    n -= m;
+      for (b = 0; b < width; b++)
+        buf[i * width + b] = p[i * width + width - 1 - b];
+    XXH3_128bits_update(st, buf, (size_t)m * (size_t)width);
   }
 }
 
@@ -81,9 +57,9 @@ void spmv_fingerprint_compute(const struct spmv_csr *A,
   dims[2] = A->nnz;
   XXH3_INITSTATE(&st);
   XXH3_128bits_reset(&st);
-  update_le64(&st, dims, 3);
-  update_le64(&st, A->row_ptr, A->rows + 1);
-  update_le32(&st, A->col_idx, A->nnz);
+  update_le(&st, dims, 3, 8);
+  update_le(&st, A->row_ptr, A->rows + 1, 8);
+  update_le(&st, A->col_idx, A->nnz, 4);
   h = XXH3_128bits_digest(&st);
   fp->hi = h.high64;
   fp->lo = h.low64;

@@ -176,23 +176,36 @@ struct spmv_csr *spmv_gen_banded(int64_t n, int64_t w, int64_t b,
   return finish(A, &rng, PLACE_BAND, b, seed, err);
 }
 
-/* rows x cols with k random distinct columns per row; new CSR or NULL. */
-struct spmv_csr *spmv_gen_random(int64_t rows, int64_t cols, int64_t k,
-                                 uint64_t seed, struct spmv_error *err)
+/* Starts a rows x cols matrix of k entries in every row; what names the
+ * generator in messages. */
+static struct spmv_csr *constant_rows(const char *what, int64_t rows,
+                                      int64_t cols, int64_t k,
+                                      struct spmv_error *err)
 {
-  struct spmv_rng rng;
   struct spmv_csr *A;
   int64_t i;
 
   if (k < 0 || k > cols) {
-    spmv_error_set(err, SPMV_EINVAL, "random: k = %" PRId64 " columns per "
-                   "row, need 0 <= k <= cols = %" PRId64, k, cols);
+    spmv_error_set(err, SPMV_EINVAL, "%s: k = %" PRId64 " columns per row, "
+                   "need 0 <= k <= cols = %" PRId64, what, k, cols);
     return NULL;
   }
   if ((A = spmv_gen_begin(rows, cols, err)) == NULL)
     return NULL;
   for (i = 0; i < rows; i++)
     A->row_ptr[i + 1] = k;
+  return A;
+}
+
+/* rows x cols with k random distinct columns per row; new CSR or NULL. */
+struct spmv_csr *spmv_gen_random(int64_t rows, int64_t cols, int64_t k,
+                                 uint64_t seed, struct spmv_error *err)
+{
+  struct spmv_rng rng;
+  struct spmv_csr *A = constant_rows("random", rows, cols, k, err);
+
+  if (A == NULL)
+    return NULL;
   spmv_rng_seed(&rng, seed, SPMV_STREAM_STRUCT);
   return finish(A, &rng, PLACE_RANDOM, 0, seed, err);
 }
@@ -202,19 +215,10 @@ struct spmv_csr *spmv_gen_dense(int64_t rows, int64_t cols, int64_t k,
                                 uint64_t seed, struct spmv_error *err)
 {
   struct spmv_rng rng;
-  struct spmv_csr *A;
+  struct spmv_csr *A = constant_rows("dense", rows, cols, k, err);
   int64_t i;
 
-  if (k < 0 || k > cols) {
-    spmv_error_set(err, SPMV_EINVAL, "dense: k = %" PRId64 " columns, need "
-                   "0 <= k <= cols = %" PRId64, k, cols);
-    return NULL;
-  }
-  if ((A = spmv_gen_begin(rows, cols, err)) == NULL)
-    return NULL;
-  for (i = 0; i < rows; i++)
-    A->row_ptr[i + 1] = k;
-  if (spmv_gen_commit(A, err) != 0)
+  if (A == NULL || spmv_gen_commit(A, err) != 0)
     return spmv_csr_free(A);
   spmv_rng_seed(&rng, seed, SPMV_STREAM_STRUCT);
   if (rows > 0)

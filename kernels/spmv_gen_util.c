@@ -216,20 +216,24 @@ struct spmv_csr *spmv_gen_begin(int64_t rows, int64_t cols,
   return A;
 }
 
+/* Allocates n entries of size bytes (one byte at least), or NULL. */
+static void *alloc_entries(int64_t n, size_t size)
+{
+  if ((uint64_t)n > SIZE_MAX / size)
+    return NULL;
+  return malloc(n > 0 ? (size_t)n * size : 1);
+}
+
 /* Turns row lengths into offsets and allocates col_idx; see the header. */
 int spmv_gen_commit(struct spmv_csr *A, struct spmv_error *err)
 {
-  int64_t i;
   int32_t *col;
+  int64_t i;
 
   for (i = 0; i < A->rows; i++)
     A->row_ptr[i + 1] += A->row_ptr[i];
   A->nnz = A->row_ptr[A->rows];
-  if ((uint64_t)A->nnz > SIZE_MAX / sizeof *col)
-    col = NULL;
-  else
-    col = malloc(A->nnz > 0 ? (size_t)A->nnz * sizeof *col : 1);
-  if (col == NULL)
+  if ((col = alloc_entries(A->nnz, sizeof *col)) == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory for %" PRId64
                           " column indices", A->nnz);
   free(A->col_idx);
@@ -242,11 +246,7 @@ int spmv_gen_values(struct spmv_csr *A, uint64_t seed, struct spmv_error *err)
 {
   double *val;
 
-  if ((uint64_t)A->nnz > SIZE_MAX / sizeof *val)
-    val = NULL;
-  else
-    val = malloc(A->nnz > 0 ? (size_t)A->nnz * sizeof *val : 1);
-  if (val == NULL)
+  if ((val = alloc_entries(A->nnz, sizeof *val)) == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory for %" PRId64
                           " values", A->nnz);
   free(A->val);

@@ -33,8 +33,9 @@ static void check_shape(const struct spmv_csr *A, int random_values)
   ck_assert_msg(spmv_csr_validate(A, 0, &err) == 0, "%s", err.msg);
   for (i = 0; i < A->rows; i++)
     for (k = A->row_ptr[i] + 1; k < A->row_ptr[i + 1]; k++)
-      CHECK(A->col_idx[k - 1] < A->col_idx[k], "row %lld not strictly ascending at entry %lld",
-                    (long long)i, (long long)(k - A->row_ptr[i]));
+      CHECK(A->col_idx[k - 1] < A->col_idx[k], "row %lld not strictly "
+            "ascending at entry %lld", (long long)i,
+            (long long)(k - A->row_ptr[i]));
   for (k = 0; random_values && k < A->nnz; k++)
     CHECK(A->val[k] >= -1.0 && A->val[k] < 1.0 && A->val[k] != 0.0,
           "value %g at %lld", A->val[k], (long long)k);
@@ -96,24 +97,21 @@ START_TEST(stencils)
 
   /* nnz of a 5-point stencil: 5 n^2 - 4 n; 9-point: (3n - 2)^2; 7-point:
    * 7 n^3 - 6 n^2; 27-point: (3n - 2)^3. */
-  A = spmv_gen_stencil2d(10, 10, 5, NULL);
-  check_shape(A, 0);
-  ck_assert_int_eq(A->rows, 100);
-  ck_assert_int_eq(A->nnz, 460);
-  spmv_csr_free(A);
-  A = spmv_gen_stencil2d(10, 10, 9, NULL);
-  check_shape(A, 0);
-  ck_assert_int_eq(A->nnz, 784);
-  spmv_csr_free(A);
-  A = spmv_gen_stencil3d(5, 5, 5, 7, NULL);
-  check_shape(A, 0);
-  ck_assert_int_eq(A->nnz, 725);
-  spmv_csr_free(A);
-  A = spmv_gen_stencil3d(5, 5, 5, 27, NULL);
-  check_shape(A, 0);
-  ck_assert_int_eq(A->rows, 125);
-  ck_assert_int_eq(A->nnz, 2197);
+  static const struct { int64_t nz; int points; int64_t nnz; } cases[] = {
+    { 0, 5, 460 }, { 0, 9, 784 }, { 5, 7, 725 }, { 5, 27, 2197 },
+  };
+  size_t c;
+
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    A = cases[c].nz == 0 ? spmv_gen_stencil2d(10, 10, cases[c].points, NULL)
+      : spmv_gen_stencil3d(5, 5, cases[c].nz, cases[c].points, NULL);
+    check_shape(A, 0);
+    ck_assert_int_eq(A->rows, cases[c].nz == 0 ? 100 : 125);
+    ck_assert_int_eq(A->nnz, cases[c].nnz);
+    spmv_csr_free(A);
+  }
   /* Laplacian: diagonal 26, neighbours -1; an interior row sums to 0. */
+  A = spmv_gen_stencil3d(5, 5, 5, 27, NULL);
   for (i = 0; i < A->rows; i++) {
     sum = 0.0;
     n = A->row_ptr[i + 1] - A->row_ptr[i];
@@ -167,8 +165,8 @@ START_TEST(banded_random_dense)
   for (k = 0; k < A->nnz; k++)
     count[A->col_idx[k]]++;
   for (i = 0; i < 500; i++)
-    CHECK(count[i] >= 1 && count[i] <= 40, "column %lld used %lld "
-                  "times", (long long)i, (long long)count[i]);
+    CHECK(count[i] >= 1 && count[i] <= 40, "column %lld used %lld times",
+          (long long)i, (long long)count[i]);
   free(count);
   spmv_csr_free(A);
   /* Dense sampling path (k > cols / 2) and full rows. */
@@ -224,7 +222,7 @@ START_TEST(rmat)
       for (int64_t m = A->row_ptr[j]; m < A->row_ptr[j + 1]; m++)
         found |= A->col_idx[m] == i;
       CHECK(found, "(%lld, %lld) without its mirror", (long long)i,
-                    (long long)j);
+            (long long)j);
     }
   }
   spmv_csr_free(A);
