@@ -521,6 +521,19 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
     op_end(o);
     return;
   }
+  if (err && err->code != SPMV_EWORKER && strcmp(m->source, "cache") == 0) {
+    /* A cached configuration that cannot even be built here is as wrong
+     * as one that computes wrong numbers. */
+    spmvd_log_warn("matrix %lld: cached configuration '%s' failed: %s; "
+                   "quarantined, tuning again", (long long)m->handle,
+                   m->cfg_text, err->msg);
+    quarantine(o->srv, m, err->msg);
+    snprintf(o->reason, sizeof o->reason,
+             "cached configuration '%s' failed (%.120s), tuning again",
+             m->cfg_text, err->msg);
+    start_tune(o, m);
+    return;
+  }
   if (err) {
     load_fail(o, err);
     return;

@@ -14,9 +14,9 @@ ITEST_LDADD = tests/integration/libitest.la $(JANSSON_LIBS) $(CHECK_LIBS)
 check_PROGRAMS += tests/integration/check_service
 TESTS += tests/integration/check_service
 tests_integration_check_service_SOURCES = tests/integration/check_service.c
-tests_integration_check_service_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_service_CPPFLAGS = $(ITEST_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_integration_check_service_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_check_service_LDADD = $(ITEST_LDADD)
+tests_integration_check_service_LDADD = $(ITEST_LDADD) $(SQLITE_LIBS)
 # The integration tests need the daemon and its worker built.
 $(tests_integration_check_service_OBJECTS): daemon/spmvd daemon/spmvd-worker
 

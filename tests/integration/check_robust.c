@@ -394,6 +394,37 @@ START_TEST(signals)
 }
 END_TEST
 
+/* SIGTERM lets a request in flight (a tuning) finish, then exits 0. */
+START_TEST(sigterm_finishes_inflight)
+{
+  struct spmv_csr *A = itest_random_csr(200000, 8, 12, 12);
+  struct spmv_wire_limits lim;
+  struct spmv_error err;
+  uint64_t len, plen;
+  void *p = itest_csr_payload(A, 0, 0, &len), *pl = NULL;
+  int fd = itest_open(&d);
+  json_t *ev = NULL;
+
+  itest_send(fd, json_pack("{ss si ss sI sI sI ss ss}", "op", "load", "id", 1,
+                           "dtype", "f64", "rows", (json_int_t)A->rows, "cols",
+                           (json_int_t)A->cols, "nnz", (json_int_t)A->nnz,
+                           "index", "i32", "strategy", "exhaustive"), p, len);
+  spmv_wire_limits_default(&lim);
+  ck_assert_int_eq(spmv_wire_read_frame(fd, &lim, &ev, &pl, &plen, &err), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(ev, "event")), "progress");
+  json_decref(ev);
+  kill(d.pid, SIGTERM);
+  json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_ptr_nonnull(r);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  ck_assert_int_eq(itest_daemon_stop(&d, 0), 0);
+  close(fd);
+  free(p);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Limits from the configuration: payload bytes, memory per connection. */
 START_TEST(limits)
 {
@@ -501,6 +532,7 @@ static Suite *robust_suite(void)
   tcase_add_test(life, worker_killed);
   tcase_add_test(life, signals);
   tcase_add_test(life, limits);
+  tcase_add_test(life, sigterm_finishes_inflight);
   tcase_add_test(life, ownership);
   suite_add_tcase(s, frames);
   suite_add_tcase(s, life);

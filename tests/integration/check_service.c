@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "itest.h"
 
 static struct itest_daemon d;
@@ -100,6 +102,40 @@ START_TEST(restart_hits_cache)
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
   json_decref(r);
   ck_assert(itest_multiply_check(fd, h, A, 0, 4, NULL) <= 1.0);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* A cached configuration that fails on its first use is quarantined and
+ * the matrix is tuned again; the product stays right. */
+START_TEST(bad_cache_entry_retuned)
+{
+  struct spmv_csr *A = itest_random_csr(3000, 8, 11, 11);
+  int fd = itest_open(&d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  sqlite3 *db;
+
+  handle_of(r);
+  json_decref(r);
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+  ck_assert_int_eq(sqlite3_open(d.db, &db), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_exec(db,
+                                "UPDATE tunings SET format='ellr-t', tpr=64, "
+                                "config='ellr-t bs=0 t=64'",
+                                NULL, NULL, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  fd = itest_open(&d);
+  r = itest_load(fd, 2, A, 0, "trial");
+  int64_t h = handle_of(r);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "reason")),
+                               "cached configuration 'ellr-t"));
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
   close(fd);
   spmv_csr_free(A);
 }
@@ -227,6 +263,7 @@ static Suite *service_suite(void)
   tcase_add_test(tc, every_shared_matrix);
   tcase_add_test(tc, restart_hits_cache);
   tcase_add_test(tc, operations);
+  tcase_add_test(tc, bad_cache_entry_retuned);
   tcase_add_test(tc, multiply_batch);
   suite_add_tcase(s, tc);
   return s;
