@@ -885,6 +885,7 @@ static Suite *mmio_suite(int with_shared)
   return s;
 }
 
+/* Runs the suite; the shared matrices' case only where they exist. */
 int main(void)
 {
   struct stat st;

@@ -12,6 +12,11 @@
 
 #define MAX_RUNS 101
 
+/* Where the shared matrices are when SPMV_MATRICES is not set. */
+#ifndef SPMV_BENCH_MATRICES
+#define SPMV_BENCH_MATRICES "../shared/matrices"
+#endif
+
 /*
  * CPU time of this thread in seconds: the figure is MB/s on one core, and
  * CPU time keeps it meaningful on a loaded machine.
@@ -145,6 +150,7 @@ static int cmp_str(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Benchmarks the files named, or every matrix of the shared directory. */
 int main(int argc, char **argv)
 {
   const char *dir = getenv("SPMV_MATRICES");
@@ -167,8 +173,8 @@ int main(int argc, char **argv)
     DIR *d;
     struct dirent *e;
 
-    if (dir == NULL)
-      dir = "../shared/matrices";
+    if (dir == NULL || *dir == '\0')
+      dir = SPMV_BENCH_MATRICES;
     if ((d = opendir(dir)) == NULL) {
       fprintf(stderr, "bench_mmio: cannot open %s (set SPMV_MATRICES)\n", dir);
       return 1;
