@@ -49,3 +49,12 @@ tests_check_ipc_LDADD = $(DAEMON_TEST_LDADD)
 # spmvd --help against spmvd(8), spmvd.conf(5) against the parser.
 TESTS += tests/check_spmvd_man.sh
 EXTRA_DIST += tests/check_spmvd_man.sh
+
+# libspmvclient and spmvctl against a real spmvd.
+check_PROGRAMS += tests/integration/check_tools
+TESTS += tests/integration/check_tools
+tests_integration_check_tools_SOURCES = tests/integration/check_tools.c
+tests_integration_check_tools_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_tools_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_tools_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
+$(tests_integration_check_tools_OBJECTS): daemon/spmvd daemon/spmvd-worker client/spmvctl
