@@ -46,11 +46,15 @@ pkgconfig_DATA += client/libspmvclient.pc
 check_PROGRAMS += tests/check_client
 TESTS += tests/check_client
 tests_check_client_SOURCES = tests/check_client.c
-tests_check_client_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_check_client_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
+	-I$(top_srcdir)/tests/integration
 tests_check_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_check_client_LDADD = client/libspmvclient.la client/libspmvwire.la \
+tests_check_client_LDADD = client/libspmvclient.la \
+	tests/integration/libitest.la client/libspmvwire.la \
 	client/libspmvmmio.la kernels/libspmvcore.la $(JANSSON_LIBS) \
 	$(CHECK_LIBS) -lm
+# Its last case starts a real daemon.
+$(tests_check_client_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
 TESTS += tests/check_exports.sh
 EXTRA_DIST += tests/check_exports.sh
@@ -64,3 +68,16 @@ client_spmvctl_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 client_spmvctl_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
 	daemon/libspmvdtune.la client/libspmvmmio.la kernels/libspmvcore.la \
 	$(JANSSON_LIBS) $(SQLITE_LIBS) -lm
+
+# spmvctl run as a program: usage, exit statuses, profile, --json output,
+# and every command against a private spmvd.
+check_PROGRAMS += tests/check_spmvctl
+TESTS += tests/check_spmvctl
+tests_check_spmvctl_SOURCES = tests/check_spmvctl.c
+tests_check_spmvctl_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
+	-I$(top_srcdir)/tests/integration
+tests_check_spmvctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_spmvctl_LDADD = tests/integration/libitest.la \
+	client/libspmvmmio.la kernels/libspmvcore.la $(JANSSON_LIBS) \
+	$(CHECK_LIBS) -lm
+$(tests_check_spmvctl_OBJECTS): client/spmvctl daemon/spmvd daemon/spmvd-worker

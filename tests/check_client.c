@@ -1,11 +1,12 @@
 /* check_client.c: tests of libspmvclient against a small in-process server
- * speaking the protocol (and, when SPMVD is set, against a real spmvd). */
+ * speaking the protocol, and against a real spmvd on a private socket. */
 #include "config.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
 #include "spmv_wire.h"
+#include "itest.h"
 
 /*
  * The mock server.  One thread accepts; one thread per connection reads
@@ -985,16 +987,22 @@ END_TEST
 
 START_TEST(test_real_daemon)
 {
-  /* SPMVD_TEST_SOCKET names a running spmvd (the integration suite starts
-   * one on a private socket); without it this test is skipped. */
+  /* A real spmvd: the one SPMVD_TEST_SOCKET names, else a private one on a
+   * temporary socket and database (the integration helpers start it). */
   const char *path = getenv("SPMVD_TEST_SOCKET");
-  static const char *names[] = { "karate.mtx", "impcol_a.mtx", "west0479.mtx" };
+  static const char *names[] = { "karate.mtx", "impcol_a.mtx", "west0479.mtx",
+                                 "bcsstk16.mtx" };
+  struct itest_daemon d;
   struct spmv_client *c = NULL;
   char mpath[512];
   size_t i;
 
-  if (path == NULL || *path == '\0')
-    return;
+  memset(&d, 0, sizeof d);
+  if (path == NULL || *path == '\0') {
+    itest_daemon_init(&d);
+    ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+    path = d.sock;
+  }
   ck_assert_msg(spmv_connect(path, &c) == 0, "%s", spmv_client_errmsg(NULL));
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     struct spmv_csr *A = read_matrix(names[i], mpath, sizeof mpath);
@@ -1006,6 +1014,10 @@ START_TEST(test_real_daemon)
   spmv_disconnect(c);
   run_workers(path, 1);
   run_workers(path, 0);
+  if (d.pid > 0) {
+    ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+    itest_daemon_fini(&d);
+  }
 }
 END_TEST
 

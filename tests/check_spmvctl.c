@@ -1,0 +1,391 @@
+/* check_spmvctl.c: tests of spmvctl: command line, exit statuses, profile,
+ * --json output, and every command against a private spmvd. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <jansson.h>
+
+#include "itest.h"
+#include "spmv_mmio.h"
+#include "spmv_profile.h"
+
+/* What one run printed. */
+struct run {
+  int status;       /* exit status, or 128 + signal */
+  char out[65536];  /* stdout */
+  char err[8192];   /* stderr */
+};
+
+/* Reads at most n-1 bytes of fd from the start into buf. */
+static void slurp(int fd, char *buf, size_t n)
+{
+  ssize_t got;
+  size_t len = 0;
+
+  lseek(fd, 0, SEEK_SET);
+  while (len + 1 < n && (got = read(fd, buf + len, n - 1 - len)) > 0)
+    len += (size_t)got;
+  buf[len] = '\0';
+}
+
+/* Runs spmvctl with the NULL-terminated arguments; fills r. */
+static void ctl(struct run *r, const char *arg, ...)
+{
+  const char *b = getenv("SPMV_TOP_BUILDDIR");
+  char prog[512], tout[] = "/tmp/spmvctl.out.XXXXXX",
+       terr[] = "/tmp/spmvctl.err.XXXXXX";
+  const char *argv[32];
+  int fo, fe, n = 1, st;
+  va_list ap;
+  pid_t pid;
+
+  snprintf(prog, sizeof prog, "%s/client/spmvctl", b != NULL ? b : ".");
+  argv[0] = prog;
+  va_start(ap, arg);
+  for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
+    argv[n++] = arg;
+  va_end(ap);
+  argv[n] = NULL;
+  fo = mkstemp(tout);
+  fe = mkstemp(terr);
+  ck_assert(fo >= 0 && fe >= 0);
+  pid = fork();
+  ck_assert(pid >= 0);
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(prog, (char **)argv);
+    _exit(127);
+  }
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  slurp(fo, r->out, sizeof r->out);
+  slurp(fe, r->err, sizeof r->err);
+  close(fo);
+  close(fe);
+  unlink(tout);
+  unlink(terr);
+}
+
+/* Parses r's stdout as one JSON object, failing the test if it is not. */
+static json_t *out_json(const struct run *r)
+{
+  json_error_t jerr;
+  json_t *o = json_loads(r->out, 0, &jerr);
+
+  ck_assert_msg(o != NULL, "--json output does not parse (%s): %s", jerr.text,
+                r->out);
+  ck_assert(json_is_object(o));
+  return o;
+}
+
+/* The path of a shared matrix. */
+static const char *matrix(const char *name)
+{
+  static char path[4][512];
+  static int k;
+  const char *dir = getenv("SPMV_MATRICES");
+
+  k = (k + 1) % 4;
+  snprintf(path[k], sizeof path[k], "%s/%s", dir != NULL ? dir : "../shared/matrices",
+           name);
+  return path[k];
+}
+
+START_TEST(test_usage)
+{
+  struct run r;
+
+  ctl(&r, NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "Usage:"));
+  ctl(&r, "frobnicate", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "unknown command 'frobnicate'"));
+  ctl(&r, "--bogus", "status", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ctl(&r, "profile", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "usage: spmvctl profile FILE"));
+  ctl(&r, "profile", "a", "b", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ctl(&r, "list", "--strategy", "trial", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--strategy does not apply to 'list'"));
+  ctl(&r, "tune", "--dtype", "f16", "x.mtx", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "f16"));
+}
+END_TEST
+
+START_TEST(test_help_version)
+{
+  static const char *cmds[] = { "status", "list", "show", "profile", "tune",
+                                "bench", "forget", "export", "import" };
+  struct run r;
+  size_t i;
+
+  ctl(&r, "--help", NULL);
+  ck_assert_int_eq(r.status, 0);
+  for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    ck_assert_msg(strstr(r.out, cmds[i]) != NULL, "help lacks %s", cmds[i]);
+  ck_assert_ptr_nonnull(strstr(r.out, "Exit status"));
+  ctl(&r, "--version", NULL);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, PACKAGE_VERSION));
+}
+END_TEST
+
+START_TEST(test_profile)
+{
+  static const char *names[] = { "west0479.mtx", "karate.mtx", "bcsstk16.mtx" };
+  size_t i;
+
+  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+    struct spmv_csr *A = NULL;
+    struct spmv_profile p;
+    struct spmv_fingerprint fp;
+    struct spmv_error err;
+    struct run r;
+    char hex[33];
+    json_t *o;
+
+    ck_assert_int_eq(spmv_mmio_read(matrix(names[i]), &A, NULL, &err), 0);
+    ck_assert_int_eq(spmv_profile_compute(A, &p, &err), 0);
+    spmv_fingerprint_compute(A, &fp);
+    spmv_fingerprint_hex(&fp, hex);
+
+    ctl(&r, "profile", "--json", matrix(names[i]), NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    o = out_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "rows")), A->rows);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "cols")), A->cols);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "nnz")), A->nnz);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "rl_min")), p.rl_min);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "rl_max")), p.rl_max);
+    ck_assert(json_real_value(json_object_get(o, "rl_mean")) == p.rl_mean);
+    ck_assert(json_real_value(json_object_get(o, "rl_sigma")) == p.rl_sigma);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "fingerprint")), hex);
+    json_decref(o);
+
+    ctl(&r, "profile", matrix(names[i]), NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, hex));
+    ck_assert_ptr_nonnull(strstr(r.out, "row length"));
+    spmv_csr_free(A);
+  }
+}
+END_TEST
+
+START_TEST(test_profile_errors)
+{
+  char path[] = "/tmp/spmvctl-bad.XXXXXX";
+  struct run r;
+  int fd;
+
+  ctl(&r, "profile", "/nonexistent/m.mtx", NULL);
+  ck_assert_int_eq(r.status, 4);
+  ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/m.mtx"));
+  fd = mkstemp(path);
+  {
+    static const char bad[] =
+        "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n";
+
+    ck_assert(write(fd, bad, sizeof bad - 1) == (ssize_t)sizeof bad - 1);
+  }
+  close(fd);
+  ctl(&r, "profile", path, NULL);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_ptr_nonnull(strstr(r.err, path));
+  unlink(path);
+}
+END_TEST
+
+START_TEST(test_no_daemon)
+{
+  struct run r;
+
+  ctl(&r, "--socket", "/nonexistent/spmvd.sock", "status", NULL);
+  ck_assert_int_eq(r.status, 3);
+  ck_assert_ptr_nonnull(strstr(r.err, "spmvd is not running at /nonexistent/spmvd.sock"));
+  ctl(&r, "-s", "/nonexistent/spmvd.sock", "tune", matrix("karate.mtx"), NULL);
+  ck_assert_int_eq(r.status, 3);
+  ctl(&r, "-s", "/nonexistent/spmvd.sock", "tune", "/nonexistent/m.mtx", NULL);
+  ck_assert_int_eq(r.status, 4);
+  ctl(&r, "--db", "/nonexistent/cache.db", "list", NULL);
+  ck_assert_int_eq(r.status, 4);
+  ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/cache.db"));
+}
+END_TEST
+
+START_TEST(test_with_daemon)
+{
+  struct itest_daemon d;
+  struct run r;
+  const char *karate = matrix("karate.mtx");
+  char fp[33], exp_path[400];
+  json_t *o, *trials, *list;
+  size_t i;
+  int found = 0;
+
+  itest_daemon_init(&d);
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+
+  ctl(&r, "--socket", d.sock, "status", NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "backend"));
+  ctl(&r, "--socket", d.sock, "--json", "status", NULL);
+  ck_assert_int_eq(r.status, 0);
+  o = out_json(&r);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "backend")), "cpu");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "cache_path")), d.db);
+  json_decref(o);
+
+  /* First sight: tuned, with progress on stderr. */
+  ctl(&r, "--socket", d.sock, "tune", "--json", karate, NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  o = out_json(&r);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "source")), "tuned");
+  ck_assert_int_eq(json_string_length(json_object_get(o, "fingerprint")), 32);
+  snprintf(fp, sizeof fp, "%s", json_string_value(json_object_get(o, "fingerprint")));
+  ck_assert_ptr_nonnull(json_string_value(json_object_get(o, "format")));
+  ck_assert(json_is_object(json_object_get(o, "parameters")));
+  ck_assert(json_number_value(json_object_get(o, "time_us")) > 0);
+  ck_assert(json_number_value(json_object_get(o, "gflops")) > 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "nnz")), 156);
+  json_decref(o);
+  ck_assert_ptr_nonnull(strstr(r.err, "tuning"));
+
+  /* Second sight: from the cache, same decision; --quiet, table output. */
+  ctl(&r, "--socket", d.sock, "tune", "--quiet", karate, NULL);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "cache"));
+  ck_assert_ptr_nonnull(strstr(r.out, fp));
+  ck_assert_str_eq(r.err, "");
+
+  /* --force tunes again with the strategy asked for. */
+  ctl(&r, "--socket", d.sock, "tune", "--json", "--force", "--strategy",
+      "trial", "--dtype", "f32", karate, NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  o = out_json(&r);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "source")), "tuned");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "strategy")), "trial");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "dtype")), "f32");
+  json_decref(o);
+  ctl(&r, "--socket", d.sock, "tune", "--strategy", "guesswork", karate, NULL);
+  ck_assert_int_eq(r.status, 1);
+
+  /* bench: every candidate, fastest first. */
+  ctl(&r, "--socket", d.sock, "bench", "--json", "--quiet", karate, NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  o = out_json(&r);
+  trials = json_object_get(o, "trials");
+  ck_assert(json_array_size(trials) >= 2);
+  for (i = 1; i < json_array_size(trials); i++)
+    ck_assert(json_number_value(json_object_get(json_array_get(trials, i - 1), "time_us")) <=
+              json_number_value(json_object_get(json_array_get(trials, i), "time_us")));
+  json_decref(o);
+  ctl(&r, "--socket", d.sock, "bench", "--quiet", karate, NULL);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "1.00x"));
+
+  /* The cache, read-only: the database is found through the daemon. */
+  ctl(&r, "--socket", d.sock, "list", "--json", NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  o = out_json(&r);
+  list = json_object_get(o, "tunings");
+  for (i = 0; i < json_array_size(list); i++)
+    if (strcmp(json_string_value(json_object_get(json_array_get(list, i), "fingerprint")), fp) == 0)
+      found++;
+  ck_assert_int_eq(found, 2);  /* f64 and f32 */
+  json_decref(o);
+  ctl(&r, "--db", d.db, "list", NULL);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, fp));
+  ctl(&r, "--db", d.db, "show", "--json", fp, NULL);
+  ck_assert_int_eq(r.status, 0);
+  o = out_json(&r);
+  ck_assert_int_eq(json_array_size(json_object_get(o, "tunings")), 2);
+  json_decref(o);
+  ctl(&r, "--db", d.db, "show", fp, NULL);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "TRIAL"));
+  ctl(&r, "--db", d.db, "show", "00000000000000000000000000000000", NULL);
+  ck_assert_int_eq(r.status, 4);
+
+  /* export, forget, import: back where we were. */
+  snprintf(exp_path, sizeof exp_path, "%s/export.json", d.dir);
+  ctl(&r, "--db", d.db, "export", "-o", exp_path, NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ctl(&r, "--db", d.db, "export", NULL);
+  ck_assert_int_eq(r.status, 0);
+  o = out_json(&r);
+  ck_assert_int_eq(json_array_size(json_object_get(o, "tunings")), 2);
+  json_decref(o);
+  ctl(&r, "--socket", d.sock, "--json", "forget", fp, NULL);
+  if (r.status == 5) {
+    /* Not root nor in the admin group: refused, and said so. */
+    ck_assert_ptr_nonnull(strstr(r.err, "ermission"));
+  } else {
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    o = out_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "forgotten")), 2);
+    json_decref(o);
+    ctl(&r, "--db", d.db, "show", fp, NULL);
+    ck_assert_int_eq(r.status, 4);
+    ctl(&r, "--socket", d.sock, "--json", "import", exp_path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    o = out_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "imported")), 2);
+    json_decref(o);
+    ctl(&r, "--db", d.db, "show", fp, NULL);
+    ck_assert_int_eq(r.status, 0);
+  }
+  ctl(&r, "--socket", d.sock, "import", "/nonexistent/export.json", NULL);
+  ck_assert_int_eq(r.status, 4);
+
+  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+  itest_daemon_fini(&d);
+}
+END_TEST
+
+/* The suite of spmvctl. */
+static Suite *spmvctl_suite(void)
+{
+  Suite *s = suite_create("spmvctl");
+  TCase *tc = tcase_create("local");
+
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_usage);
+  tcase_add_test(tc, test_help_version);
+  tcase_add_test(tc, test_profile);
+  tcase_add_test(tc, test_profile_errors);
+  tcase_add_test(tc, test_no_daemon);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("daemon");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_with_daemon);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(spmvctl_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
