@@ -188,6 +188,10 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
   while (k < plan->n) {
     memset(&spec, 0, sizeof spec);
     spec.rows = plan->pt[k].rows;
+    /* Square, unless the rows are too few for their length. */
+    spec.cols = plan->pt[k].rows >= 4 * (int64_t)plan->pt[k].p
+                    ? plan->pt[k].rows
+                    : 4 * (int64_t)plan->pt[k].p;
     spec.mean = plan->pt[k].p;
     spec.cv = p->cv;
     spec.dist = plan->pt[k].dist;

@@ -1,0 +1,370 @@
+/* check_predict.c: the statistical predictor: fits recovering known
+ * coefficients, the calibration plan and driver, storage of the fits. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmvd_cache.h"
+#include "spmvd_predict.h"
+
+/* A device: H100-like (cuda) or a tiny GPU for fast end-to-end runs. */
+static struct spmvd_device_info device(int sms, int threads_per_sm, int cuda)
+{
+  struct spmvd_device_info d;
+
+  memset(&d, 0, sizeof d);
+  snprintf(d.backend, sizeof d.backend, "%s", cuda ? "cuda" : "cpu");
+  snprintf(d.name, sizeof d.name, "Test device");
+  snprintf(d.device_key, sizeof d.device_key, "dev-%d", sms);
+  snprintf(d.software_key, sizeof d.software_key, "sw");
+  d.sms = sms;
+  d.warp_size = 32;
+  d.max_threads_per_sm = threads_per_sm;
+  d.max_blocks_per_sm = 32;
+  d.max_threads_per_block = 1024;
+  return d;
+}
+
+/* A deterministic noise factor in [1 - amp, 1 + amp]. */
+static double noise(unsigned *s, double amp)
+{
+  *s = *s * 1664525u + 1013904223u;
+  return 1 + amp * (2.0 * (*s >> 8) / (double)(1u << 24) - 1);
+}
+
+/* The saddle with a, b, c, d at (I, P). */
+static double saddle(double a, double b, double c, double d, double i,
+                     double p)
+{
+  return (a * i + b) * p + (c * i + d);
+}
+
+START_TEST(test_fit_saddle_exact_and_noisy)
+{
+  static const int is[] = { 1, 2, 3, 4, 6, 8, 10 };
+  static const int ps[] = { 4, 8, 16, 32, 64 };
+  double i[70], p[70], t[70];
+  struct spmvd_fit f;
+  unsigned s = 7;
+  size_t n = 0, a, b;
+
+  for (a = 0; a < 7; a++)
+    for (b = 0; b < 5; b++) {
+      i[n] = is[a];
+      p[n] = ps[b];
+      t[n++] = saddle(0.002, 0.05, 1.5, 3, is[a], ps[b]);
+    }
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_predict_fit_saddle(i, p, t, n, &f, NULL), 0);
+  ck_assert_int_eq(f.kind, SPMVD_FIT_SADDLE);
+  ck_assert_double_eq_tol(f.a, 0.002, 1e-12);
+  ck_assert_double_eq_tol(f.b, 0.05, 1e-12);
+  ck_assert_double_eq_tol(f.gc, 1.5, 1e-10);
+  ck_assert_double_eq_tol(f.gd, 3, 1e-10);
+  ck_assert_double_le(f.err_mean, 1e-12);
+  ck_assert_int_eq(f.npoints, 35);
+  /* With +-1 % noise, predictions inside and outside the grid stay within
+   * a few percent. */
+  for (a = 0; a < n; a++)
+    t[a] *= noise(&s, 0.01);
+  ck_assert_int_eq(spmvd_predict_fit_saddle(i, p, t, n, &f, NULL), 0);
+  ck_assert_double_le(f.err_mean, 0.01);
+  ck_assert_double_eq_tol(spmvd_fit_eval(&f, 5, 20) /
+                              saddle(0.002, 0.05, 1.5, 3, 5, 20), 1, 0.02);
+  ck_assert_double_eq_tol(spmvd_fit_eval(&f, 12, 128) /
+                              saddle(0.002, 0.05, 1.5, 3, 12, 128), 1, 0.03);
+  /* One P only: undetermined. */
+  for (a = 0; a < n; a++)
+    p[a] = 8;
+  ck_assert_int_eq(spmvd_predict_fit_saddle(i, p, t, n, &f, NULL),
+                   SPMV_EINVAL);
+}
+END_TEST
+
+/*
+ * Vector CSR with T(P) = 0.5 P + 4 at I = 2 and E(I) = 6 I + 8 at P = 32
+ * (both 20 us at (2, 32), so t0 = 20): at (I0, P0) = (5, 100) the
+ * prediction is T(100) / t0 * E(5) = 54 / 20 * 38 = 102.6 us.
+ */
+START_TEST(test_fit_vector)
+{
+  static const int ps[] = { 4, 8, 16, 32, 64, 128, 256, 512 };
+  static const int is[] = { 1, 3, 4, 6, 8, 10, 12, 16, 20 };
+  double i[40], p[40], t[40];
+  struct spmvd_fit f;
+  size_t n = 0, k;
+  unsigned s = 3;
+
+  for (k = 0; k < 8; k++) {
+    i[n] = 2;
+    p[n] = ps[k];
+    t[n++] = 0.5 * ps[k] + 4;
+  }
+  for (k = 0; k < 9; k++) {
+    i[n] = is[k];
+    p[n] = 32;
+    t[n++] = 6 * is[k] + 8;
+  }
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_predict_fit_vector(i, p, t, n, 2, 32, &f, NULL), 0);
+  ck_assert_int_eq(f.kind, SPMVD_FIT_VECTOR);
+  ck_assert_double_eq_tol(f.m, 0.5, 1e-12);
+  ck_assert_double_eq_tol(f.c, 4, 1e-10);
+  ck_assert_double_eq_tol(f.p, 6, 1e-10);
+  ck_assert_double_eq_tol(f.q, 8, 1e-10);
+  ck_assert_double_eq_tol(f.t0, 20, 1e-12);
+  ck_assert_double_eq_tol(spmvd_fit_eval(&f, 5, 100), 102.6, 1e-9);
+  for (k = 0; k < n; k++)
+    t[k] *= noise(&s, 0.01);
+  ck_assert_int_eq(spmvd_predict_fit_vector(i, p, t, n, 2, 32, &f, NULL), 0);
+  ck_assert_double_eq_tol(spmvd_fit_eval(&f, 5, 100) / 102.6, 1, 0.03);
+  /* No I sweep: undetermined. */
+  ck_assert_int_eq(spmvd_predict_fit_vector(i, p, t, 8, 2, 32, &f, NULL),
+                   SPMV_EINVAL);
+}
+END_TEST
+
+START_TEST(test_strips)
+{
+  struct spmvd_device_info h = device(132, 2048, 1);
+
+  ck_assert_int_eq(spmvd_predict_strip(SPMV_FMT_CSR_SCALAR, &h), 132 * 2048);
+  ck_assert_int_eq(spmvd_predict_strip(SPMV_FMT_ELL, &h), 132 * 2048);
+  ck_assert_int_eq(spmvd_predict_strip(SPMV_FMT_CSR_VECTOR, &h), 132 * 128);
+}
+END_TEST
+
+/* The default plan on an H100-like GPU stays within its bounds. */
+START_TEST(test_plan_bounds)
+{
+  struct spmvd_device_info h = device(132, 2048, 1), cpu = device(132, 2048, 0);
+  struct spmvd_calib_params prm;
+  struct spmvd_calib_plan *plan;
+  int64_t total = 0, nnz;
+  size_t k;
+  int m = -1, vec_p = 0, vec_i = 0, cus = 0, dists[2] = { 0, 0 };
+
+  spmvd_calib_params_default(&prm);
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, NULL, &plan, NULL), 0);
+  for (k = 0; k < plan->n; k++) {
+    const struct spmvd_calib_point *pt = &plan->pt[k];
+
+    nnz = pt->rows * pt->p;
+    ck_assert_int_le(nnz, prm.max_nnz_matrix);
+    if (pt->matrix != m) {
+      ck_assert_int_eq(pt->matrix, m + 1);
+      m = pt->matrix;
+      total += nnz;
+    }
+    if (pt->cfg.format == SPMV_FMT_CSR_VECTOR) {
+      ck_assert_int_eq(pt->rows, 132 * 128 * pt->i);
+      vec_p += pt->i == 2;
+      vec_i += pt->p == 32;
+    } else {
+      ck_assert_int_eq(pt->rows, 132 * 2048 * pt->i);
+    }
+    cus += pt->cfg.format == SPMV_FMT_CUSPARSE;
+    dists[pt->dist == SPMV_GEN_UNIFORM]++;
+  }
+  ck_assert_int_eq(total, plan->total_nnz);
+  ck_assert_int_le(total, prm.max_nnz_total);
+  ck_assert_int_eq(m + 1, plan->nmatrices);
+  ck_assert_int_ge(vec_p, 10);
+  ck_assert_int_ge(vec_i, 10);
+  ck_assert_int_gt(cus, 0);
+  ck_assert_int_eq(dists[0], dists[1]);
+  fprintf(stderr, "H100 plan: %d matrices, %zu timings, %lld nnz\n",
+          plan->nmatrices, plan->n, (long long)plan->total_nnz);
+  spmvd_calib_plan_free(plan);
+  ck_assert_int_eq(spmvd_calib_plan_new(&cpu, SPMV_F64, NULL, &plan, NULL), 0);
+  for (k = 0; k < plan->n; k++)
+    ck_assert_int_ne(plan->pt[k].cfg.format, SPMV_FMT_CUSPARSE);
+  spmvd_calib_plan_free(plan);
+}
+END_TEST
+
+/* The fake device: a known time per format from I = rows / S and
+ * P = nnz / rows, read off the matrix it is given. */
+struct fake {
+  struct spmvd_device_info dev;
+  int calls, progress, fail_hyb_matrix;
+};
+
+/* The true saddle coefficients of format f. */
+static void truth(enum spmv_format f, double c[4])
+{
+  c[0] = 0.001 * (1 + (int)f);
+  c[1] = 0.02 + 0.01 * (int)f;
+  c[2] = 0.5 + 0.1 * (int)f;
+  c[3] = 2 + (int)f;
+}
+
+static int fake_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
+                     const struct spmv_config *cfg, double *us,
+                     struct spmv_error *err)
+{
+  struct fake *f = ctx;
+  double S = (double)spmvd_predict_strip(cfg->format, &f->dev);
+  double i = (double)A->rows / S, p = (double)A->nnz / (double)A->rows, c[4];
+
+  ck_assert_int_eq(dt, SPMV_F32);
+  ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
+  f->calls++;
+  if (cfg->format == SPMV_FMT_CSR_VECTOR) {
+    *us = (0.5 * p + 4) / 20 * (6 * i + 8);
+    return 0;
+  }
+  if (cfg->format == SPMV_FMT_HYB && i == 3 && p == 8)
+    return spmv_error_set(err, SPMV_EGPU, "hyb: launch failed");
+  truth(cfg->format, c);
+  *us = saddle(c[0], c[1], c[2], c[3], i, p);
+  return 0;
+}
+
+static void fake_progress(void *ctx, int done, int total,
+                          const struct spmvd_calib_point *pt)
+{
+  struct fake *f = ctx;
+
+  f->progress++;
+  ck_assert_int_eq(done, f->progress);
+  ck_assert_int_ge(total, done);
+  ck_assert_ptr_nonnull(pt);
+}
+
+/* Calibrates a tiny GPU (S = 128 rows per strip, 8 for csr-vector) through
+ * the fake device; every fit must recover the truth. */
+START_TEST(test_calibrate_end_to_end)
+{
+  struct spmvd_calib_ops ops = { fake_time, fake_progress };
+  struct spmvd_calib_params prm;
+  struct spmvd_calib_plan *plan;
+  struct spmvd_predictor pr, pr2;
+  struct spmv_profile prof;
+  struct spmv_config ranked[SPMV_FMT_COUNT];
+  struct spmvd_cache *cache;
+  struct fake f;
+  struct spmv_error e;
+  double c[4], us[SPMV_FMT_COUNT];
+  char path[] = "/tmp/check_predict.XXXXXX", db[64];
+  json_t *doc;
+  size_t k;
+  int fmt, n, bad = 0;
+
+  memset(&f, 0, sizeof f);
+  f.dev = device(2, 64, 1);
+  spmvd_calib_params_default(&prm);
+  prm.max_nnz_matrix = 200000;
+  prm.max_nnz_total = 4000000;
+  ck_assert_int_eq(spmvd_calib_plan_new(&f.dev, SPMV_F32, &prm, &plan, &e), 0);
+  ck_assert_msg(spmvd_calib_run(plan, &prm, &ops, &f, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(f.progress, (int)plan->n);
+  for (k = 0; k < plan->n; k++)
+    bad += !plan->pt[k].ok;
+  ck_assert_int_eq(bad, 2);  /* hyb at (3, 8), both distributions */
+  n = spmvd_predict_fit(plan, &f.dev, &pr, &e);
+  ck_assert_int_eq(n, 11);  /* 10 thread formats (cusparse: cuda) + vector */
+  for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++) {
+    if (fmt == SPMV_FMT_CSR_VECTOR || pr.fit[fmt].kind == SPMVD_FIT_NONE)
+      continue;
+    truth(fmt, c);
+    ck_assert_double_eq_tol(pr.fit[fmt].a, c[0], 1e-9);
+    ck_assert_double_eq_tol(pr.fit[fmt].b, c[1], 1e-9);
+    ck_assert_double_eq_tol(pr.fit[fmt].gc, c[2], 1e-7);
+    ck_assert_double_eq_tol(pr.fit[fmt].gd, c[3], 1e-7);
+    ck_assert_int_eq(pr.fit[fmt].strip, 128);
+  }
+  ck_assert_int_eq(pr.fit[SPMV_FMT_DIA].kind, SPMVD_FIT_NONE);
+  ck_assert_int_eq(pr.fit[SPMV_FMT_CSR_VECTOR].kind, SPMVD_FIT_VECTOR);
+  ck_assert_double_eq_tol(pr.fit[SPMV_FMT_CSR_VECTOR].m, 0.5, 1e-9);
+  ck_assert_double_eq_tol(pr.fit[SPMV_FMT_CSR_VECTOR].p, 6, 1e-9);
+  ck_assert_int_eq(pr.fit[SPMV_FMT_CSR_VECTOR].strip, 8);
+  /* A matrix of 1000 rows and 20000 nnz: I0 = ceil(1000 / 128) = 8,
+   * P0 = 20 for the thread formats; csr-vector: I0 = 125. */
+  memset(&prof, 0, sizeof prof);
+  prof.rows = prof.cols = 1000;
+  prof.nnz = 20000;
+  prof.ell_fill = 1.5;
+  truth(SPMV_FMT_JAD, c);
+  ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_JAD], &prof),
+                          saddle(c[0], c[1], c[2], c[3], 8, 20), 1e-6);
+  ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_CSR_VECTOR],
+                                             &prof),
+                          (0.5 * 20 + 4) / 20 * (6 * 125 + 8), 1e-6);
+  /* The ranking is by predicted time: csr-scalar (format 0) is cheapest. */
+  n = spmvd_predict_rank(&pr, &prof, ranked, us, SPMV_FMT_COUNT);
+  ck_assert_int_eq(n, 11);
+  ck_assert_int_eq(ranked[0].format, SPMV_FMT_CSR_SCALAR);
+  for (k = 1; k < (size_t)n; k++)
+    ck_assert_double_le(us[k - 1], us[k]);
+  prof.ell_fill = 10;
+  ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, ranked, us, SPMV_FMT_COUNT),
+                   10);
+  /* JSON round trip, then through the cache. */
+  doc = spmvd_predict_to_json(&pr);
+  ck_assert_ptr_nonnull(doc);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  ck_assert_int_eq(memcmp(&pr.fit[SPMV_FMT_JAD].a, &pr2.fit[SPMV_FMT_JAD].a,
+                          sizeof(double)), 0);
+  ck_assert_double_eq(spmvd_predict_time(&pr.fit[SPMV_FMT_CSR_VECTOR], &prof),
+                      spmvd_predict_time(&pr2.fit[SPMV_FMT_CSR_VECTOR],
+                                         &prof));
+  json_object_set_new(json_object_get(doc, "jad"), "kind",
+                      json_string("cubic"));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "jad"));
+  json_decref(doc);
+  ck_assert_ptr_nonnull(mkdtemp(path));
+  snprintf(db, sizeof db, "%s/c.db", path);
+  ck_assert_int_eq(spmvd_cache_open(db, 0, &cache, &e), 0);
+  ck_assert_int_eq(spmvd_predict_load(cache, &f.dev, SPMV_F32, &pr2, &e), 0);
+  ck_assert_int_eq(spmvd_predict_save(cache, &f.dev, SPMV_F32, &pr, &e), 0);
+  ck_assert_int_eq(spmvd_predict_load(cache, &f.dev, SPMV_F32, &pr2, &e), 1);
+  ck_assert_int_eq(spmvd_predict_load(cache, &f.dev, SPMV_F64, &pr2, &e), 0);
+  ck_assert_int_eq(spmvd_predict_load(cache, &f.dev, SPMV_F32, &pr2, &e), 1);
+  for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++) {
+    ck_assert_int_eq(pr2.fit[fmt].kind, pr.fit[fmt].kind);
+    if (pr.fit[fmt].kind != SPMVD_FIT_NONE)
+      ck_assert_double_eq_tol(spmvd_predict_time(&pr2.fit[fmt], &prof),
+                              spmvd_predict_time(&pr.fit[fmt], &prof), 1e-9);
+  }
+  spmvd_cache_close(cache);
+  unlink(db);
+  snprintf(db, sizeof db, "%s/c.db-wal", path);
+  unlink(db);
+  snprintf(db, sizeof db, "%s/c.db-shm", path);
+  unlink(db);
+  rmdir(path);
+  spmvd_calib_plan_free(plan);
+}
+END_TEST
+
+/* The predictor suite. */
+static Suite *predict_suite(void)
+{
+  Suite *s = suite_create("predict");
+  TCase *tc = tcase_create("core");
+
+  tcase_add_test(tc, test_fit_saddle_exact_and_noisy);
+  tcase_add_test(tc, test_fit_vector);
+  tcase_add_test(tc, test_strips);
+  tcase_add_test(tc, test_plan_bounds);
+  tcase_add_test(tc, test_calibrate_end_to_end);
+  tcase_set_timeout(tc, 120);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(predict_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
