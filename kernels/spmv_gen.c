@@ -1,4 +1,5 @@
-/* spmv_gen.c: generators of stencil, banded, random, dense, power-law, dc1-like and matched matrices. */
+/* spmv_gen.c: stencil, banded, random, dense, Pareto, dc1-like and matched
+ * matrices. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -161,11 +162,13 @@ struct spmv_csr *spmv_gen_banded(int64_t n, int64_t w, int64_t b,
   struct spmv_csr *A;
   int64_t i, window;
 
-  if (b < 0 || w < 1 || w > 2 * b + 1) {
+  if (b < 0 || w < 1 || (b < INT64_MAX / 4 && w > 2 * b + 1)) {
     spmv_error_set(err, SPMV_EINVAL, "banded: need 1 <= w <= 2b + 1, got w = %"
                    PRId64 ", b = %" PRId64, w, b);
     return NULL;
   }
+  if (b > n) /* a wider band changes nothing */
+    b = n;
   if ((A = spmv_gen_begin(n, n, err)) == NULL)
     return NULL;
   for (i = 0; i < n; i++) {
@@ -230,7 +233,8 @@ struct spmv_csr *spmv_gen_dense(int64_t rows, int64_t cols, int64_t k,
   return A;
 }
 
-/* Pareto row lengths floor(xmin * U^(-1/alpha)) capped at cols; new CSR or NULL. */
+/* Pareto row lengths floor(xmin * U^(-1/alpha)), capped at cols; new CSR
+ * or NULL. */
 struct spmv_csr *spmv_gen_pareto(int64_t rows, int64_t cols, double xmin,
                                  double alpha, uint64_t seed,
                                  struct spmv_error *err)

@@ -1,4 +1,4 @@
-/* spmv_gen.h: deterministic matrix generators for tests, benchmarks, calibration. */
+/* spmv_gen.h: deterministic matrix generators for tests and benchmarks. */
 #ifndef SPMV_GEN_H
 #define SPMV_GEN_H
 
@@ -60,9 +60,10 @@ struct spmv_csr *spmv_gen_dense(int64_t rows, int64_t cols, int64_t k,
 /*
  * R-MAT / Kronecker graph as Graph500 generates it: 2^scale vertices,
  * edgefactor * 2^scale edges, each placed bit by bit in quadrant A, B, C or
- * D, then vertex labels permuted at random (by a seeded bijection).  Duplicate edges are merged
- * (so nnz <= edgefactor * 2^scale); self loops are kept.  symmetric != 0
- * stores every edge both ways, as Graph500's undirected graph.
+ * D, then vertex labels permuted at random (by a seeded bijection).
+ * Duplicate edges are merged (so nnz <= edgefactor * 2^scale, twice that
+ * when symmetric); self loops are kept.  symmetric != 0 stores every edge
+ * both ways, as Graph500's undirected graph.
  * 1 <= scale <= 30; a, b, c >= 0 with a + b + c <= 1.
  */
 struct spmv_csr *spmv_gen_rmat(int scale, int64_t edgefactor, double a,
@@ -97,7 +98,7 @@ struct spmv_csr *spmv_gen_dc1like(int64_t n, double lambda, int64_t nlong,
 
 /* Row-length distributions of spmv_gen_matching(). */
 enum spmv_gen_dist {
-  SPMV_GEN_NORMAL = 0,    /* normal(mean, cv * mean), rounded, clipped to [0, cols] */
+  SPMV_GEN_NORMAL = 0,    /* normal(mean, cv * mean), rounded, clipped */
   SPMV_GEN_UNIFORM = 1,   /* uniform integers on mean +- sqrt(3) * cv * mean */
   SPMV_GEN_LOGNORMAL = 2  /* log-normal of that mean and cv: reaches any cv */
 };

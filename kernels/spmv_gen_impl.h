@@ -1,4 +1,4 @@
-/* spmv_gen_impl.h: the generators' random streams and shared building blocks. */
+/* spmv_gen_impl.h: the generators' random streams and building blocks. */
 #ifndef SPMV_GEN_IMPL_H
 #define SPMV_GEN_IMPL_H
 
@@ -102,6 +102,9 @@ void spmv_gen_sort(int32_t *keys, double *vals, int64_t n);
  */
 struct spmv_csr *spmv_gen_begin(int64_t rows, int64_t cols,
                                 struct spmv_error *err);
+
+/* Turns the lengths in row_ptr into offsets and sets nnz. */
+void spmv_gen_offsets(struct spmv_csr *A);
 
 /* Turns the lengths in row_ptr into offsets and allocates col_idx for them;
  * returns 0 or SPMV_ENOMEM (the caller frees A). */

@@ -60,8 +60,6 @@ static void draw_edge(struct spmv_rng *rng, const struct initiator *ini,
 static int rmat_check(int scale, int64_t edgefactor, double a, double b,
                       double c, int symmetric, struct spmv_error *err)
 {
-  int64_t edges;
-
   if (scale < 1 || scale > 30)
     return spmv_error_set(err, SPMV_EINVAL, "rmat: scale %d not in [1, 30]",
                           scale);
@@ -71,10 +69,6 @@ static int rmat_check(int scale, int64_t edgefactor, double a, double b,
   if (!(a >= 0.0) || !(b >= 0.0) || !(c >= 0.0) || a + b + c > 1.0 + 1e-12)
     return spmv_error_set(err, SPMV_EINVAL, "rmat: need a, b, c >= 0 and "
                           "a + b + c <= 1, got %g, %g, %g", a, b, c);
-  edges = (edgefactor << scale) * (symmetric ? 2 : 1);
-  if ((uint64_t)edges > SIZE_MAX / sizeof(int32_t))
-    return spmv_error_set(err, SPMV_ETOOBIG, "rmat: %" PRId64 " entries "
-                          "do not fit in memory", edges);
   return 0;
 }
 
@@ -151,6 +145,7 @@ struct spmv_csr *spmv_gen_rmat(int scale, int64_t edgefactor, double a,
 {
   struct initiator ini;
   struct spmv_csr *A;
+  int32_t *col;
   int64_t n, edges, i;
 
   if (rmat_check(scale, edgefactor, a, b, c, symmetric, err) != 0)
@@ -164,9 +159,15 @@ struct spmv_csr *spmv_gen_rmat(int scale, int64_t edgefactor, double a,
   relabel_init(&ini, seed);
   if ((A = spmv_gen_begin(n, n, err)) == NULL)
     return NULL;
+  /* Room for every edge before drawing any, so that a graph too large
+   * fails at once, not after the first pass. */
+  if ((uint64_t)edges > SIZE_MAX / (2 * sizeof *col) ||
+      (col = malloc((size_t)edges * (symmetric ? 2 : 1) * sizeof *col)) == NULL)
+    return spmv_gen_nomem(A, "the edges", err);
+  free(A->col_idx);
+  A->col_idx = col;
   rmat_edges(A, &ini, edges, symmetric, seed, 0);
-  if (spmv_gen_commit(A, err) != 0)
-    return spmv_csr_free(A);
+  spmv_gen_offsets(A);
   rmat_edges(A, &ini, edges, symmetric, seed, 1);
   for (i = n; i > 0; i--) /* row_ptr[i] now ends row i: shift back */
     A->row_ptr[i] = A->row_ptr[i - 1];

@@ -1,6 +1,7 @@
-/* spmv_gen_text.c: generators named by a one-line description ("rmat scale=20"). */
+/* spmv_gen_text.c: generators named by a line of text ("rmat scale=20"). */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,12 @@ static int64_t arg_list(struct args *a, const char *key, int64_t *len)
   }
 }
 
+/* Narrows a key's value to int, saturating so that messages stay true. */
+static int to_int(int64_t v)
+{
+  return v < INT_MAX ? (int)v : INT_MAX;
+}
+
 /* Splits text into the generator's name and its key=value tokens. */
 static int split(char *text, struct args *a)
 {
@@ -179,7 +186,8 @@ static struct spmv_csr *dispatch(struct args *a, uint64_t seed)
     r = arg_int(a, "nx", -1);
     c = arg_int(a, "ny", -1);
     k = arg_int(a, "points", 5);
-    return a->rc || a->dry ? NULL : spmv_gen_stencil2d(r, c, (int)k, a->err);
+    return a->rc || a->dry ? NULL
+                           : spmv_gen_stencil2d(r, c, to_int(k), a->err);
   }
   if (strcmp(g, "stencil3d") == 0) {
     r = arg_int(a, "nx", -1);
@@ -187,7 +195,7 @@ static struct spmv_csr *dispatch(struct args *a, uint64_t seed)
     z = arg_int(a, "nz", -1);
     k = arg_int(a, "points", 7);
     return a->rc || a->dry ? NULL
-                           : spmv_gen_stencil3d(r, c, z, (int)k, a->err);
+                           : spmv_gen_stencil3d(r, c, z, to_int(k), a->err);
   }
   if (strcmp(g, "banded") == 0) {
     r = arg_int(a, "n", -1);
@@ -210,7 +218,7 @@ static struct spmv_csr *dispatch(struct args *a, uint64_t seed)
     c = arg_int(a, "sym", 0);
     if (a->rc || a->dry)
       return NULL;
-    return spmv_gen_rmat((int)(r < 64 ? r : 64), k, SPMV_GEN_RMAT_A,
+    return spmv_gen_rmat(to_int(r), k, SPMV_GEN_RMAT_A,
                          SPMV_GEN_RMAT_B, SPMV_GEN_RMAT_C, c != 0, seed,
                          a->err);
   }

@@ -1,4 +1,4 @@
-/* spmv_gen_tile.c: large matrices grown from a real one, tiled along the diagonal. */
+/* spmv_gen_tile.c: large matrices grown from a real one along the diagonal. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@ struct tiling {
   int64_t k;       /* copies */
   int64_t b;       /* rows per block */
   int64_t nb;      /* blocks per copy */
-  int32_t *perm;   /* k * nb: output slot s holds block perm[s] = copy * nb + j */
+  int32_t *perm;   /* k * nb: slot s holds block perm[s] = copy * nb + j */
 };
 
 /* The column of A's diagonal at row x of the tiled matrix's row space. */

@@ -1,4 +1,4 @@
-/* spmv_gen_util.c: random streams, sampling, sorting and assembly for the generators. */
+/* spmv_gen_util.c: random streams, sampling, sorting and assembly. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -155,7 +155,7 @@ void spmv_gen_sample(struct spmv_rng *rng, int32_t *out, int64_t n,
       out[i] = (int32_t)(lo + i);
     return;
   }
-  if (2 * n > m) { /* selection sampling: candidate t kept with (n - have) / (m - t) */
+  if (2 * n > m) { /* selection sampling: keep t with (n - have) / (m - t) */
     for (t = 0; t < m && have < n; t++)
       if (spmv_rng_below(rng, (uint64_t)(m - t)) < (uint64_t)(n - have))
         out[have++] = (int32_t)(lo + t);
@@ -224,15 +224,22 @@ static void *alloc_entries(int64_t n, size_t size)
   return malloc(n > 0 ? (size_t)n * size : 1);
 }
 
-/* Turns row lengths into offsets and allocates col_idx; see the header. */
-int spmv_gen_commit(struct spmv_csr *A, struct spmv_error *err)
+/* Turns the row lengths in row_ptr into offsets and sets nnz. */
+void spmv_gen_offsets(struct spmv_csr *A)
 {
-  int32_t *col;
   int64_t i;
 
   for (i = 0; i < A->rows; i++)
     A->row_ptr[i + 1] += A->row_ptr[i];
   A->nnz = A->row_ptr[A->rows];
+}
+
+/* Turns row lengths into offsets and allocates col_idx; see the header. */
+int spmv_gen_commit(struct spmv_csr *A, struct spmv_error *err)
+{
+  int32_t *col;
+
+  spmv_gen_offsets(A);
   if ((col = alloc_entries(A->nnz, sizeof *col)) == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory for %" PRId64
                           " column indices", A->nnz);

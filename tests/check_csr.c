@@ -1,4 +1,4 @@
-/* check_csr.c: CSR allocation, validation messages and the reference product. */
+/* check_csr.c: CSR allocation, validation messages, the reference product. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* check_gen.c: generators are deterministic, valid, and hit their statistics. */
+/* check_gen.c: generators are deterministic, valid, and hit their numbers. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

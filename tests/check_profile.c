@@ -1,4 +1,4 @@
-/* check_profile.c: profile statistics and fingerprints against hand-computed values. */
+/* check_profile.c: profile statistics and fingerprints, checked by hand. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
