@@ -568,6 +568,10 @@ START_TEST(text)
           &e, SPMV_EINVAL, "bad token \"dist=poisson\": unknown value");
   refused(spmv_gen_from_text("dc1like long=5,x", 1, &e), &e, SPMV_EINVAL,
           "bad token \"long=5,x\"");
+  refused(spmv_gen_from_text("rmat scale=100", 1, &e), &e, SPMV_EINVAL,
+          "scale 100 not in [1, 30]");
+  refused(spmv_gen_from_text("stencil2d nx=3 ny=3 points=4294967301", 1, &e),
+          &e, SPMV_EINVAL, "2D stencil of 2147483647 points");
   refused(spmv_gen_from_text("kron scale=3", 1, &e), &e, SPMV_EINVAL,
           "bad token \"kron\": unknown generator");
   refused(spmv_gen_from_text("random rows=5 k", 1, &e), &e, SPMV_EINVAL,
