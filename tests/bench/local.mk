@@ -1,3 +1,4 @@
 # tests/bench/local.mk: benchmarks (never run by make check).
 include tests/bench/mmio.mk
 include tests/bench/gpu.mk
+include tests/bench/eval.mk
