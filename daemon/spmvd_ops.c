@@ -565,6 +565,33 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
   load_fail(o, &e);
 }
 
+/* The trials stored with cache row id (new reference; [] when unknown). */
+static json_t *cached_trials(struct spmvd_server *srv, const char *fp,
+                             int64_t id)
+{
+  json_t *show = NULL, *out = json_array(), *tu, *t;
+  struct spmv_error e;
+  size_t i, k;
+
+  if (spmvd_cache_show(srv->cache, fp, &show, &e) < 0) {
+    spmvd_log_debug("cache show %s: %s", fp, e.msg);
+    return out;
+  }
+  json_array_foreach(json_object_get(show, "tunings"), i, tu) {
+    if (json_integer_value(json_object_get(tu, "id")) != id)
+      continue;
+    json_array_foreach(json_object_get(tu, "trials"), k, t)
+      json_array_append_new(out, json_pack("{sO sO sO}", "config",
+                                           json_object_get(t, "config"),
+                                           "time_us",
+                                           json_object_get(t, "time_us"),
+                                           "status",
+                                           json_object_get(t, "status")));
+  }
+  json_decref(show);
+  return out;
+}
+
 static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
 {
   struct op *o = ctx;
@@ -616,7 +643,7 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
   m->cost_spmv = t.cost_spmv;
   m->tuning_id = t.id;
   json_decref(m->trials);
-  m->trials = json_array();
+  m->trials = cached_trials(o->srv, fp, t.id);
   call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
                     (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
        NULL, 0, on_verified, NULL);
@@ -912,8 +939,10 @@ static json_t *op_status(struct spmvd_conn *c)
   json_t *workers = json_array();
 
   json_array_append_new(
-      workers, json_pack("{si sI si ss}", "device",
-                         spmvd_worker_device_index(srv->worker), "pid",
+      workers, json_pack("{ss si ss sI si ss}", "device",
+                         dev ? dev->name : "(starting)", "index",
+                         spmvd_worker_device_index(srv->worker), "backend",
+                         dev ? dev->backend : srv->cfg.backend, "pid",
                          (json_int_t)spmvd_worker_pid(srv->worker), "restarts",
                          spmvd_worker_restarts(srv->worker), "state",
                          spmvd_worker_state(srv->worker)));

@@ -3,7 +3,8 @@
 # A real spmvd (cpu backend) on a private socket and database, driven by
 # raw frames (and by libspmvclient and spmvctl where they are used).
 check_LTLIBRARIES = tests/integration/libitest.la
-tests_integration_libitest_la_SOURCES = tests/integration/itest.c tests/integration/itest.h
+tests_integration_libitest_la_SOURCES = tests/integration/itest.c tests/integration/itest.h \
+	tests/integration/itest_schema.c
 tests_integration_libitest_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_integration_libitest_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_libitest_la_LIBADD = client/libspmvmmio.la client/libspmvwire.la \

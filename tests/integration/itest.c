@@ -198,10 +198,16 @@ int itest_write_raw(int fd, const void *buf, size_t len)
   return 0;
 }
 
+/* The last op sent on each fd, to check its reply against its schema. */
+static char last_op[1024][32];
+
 /* Sends a frame. */
 int itest_send(int fd, json_t *json, const void *payload, uint64_t len)
 {
   struct spmv_error err;
+  const char *op = json_string_value(json_object_get(json, "op"));
+  if (fd >= 0 && fd < 1024)
+    snprintf(last_op[fd], sizeof last_op[fd], "%s", op ? op : "");
   return spmv_wire_write_frame(fd, json, payload, len, &err) < 0 ? -1 : 0;
 }
 
@@ -219,6 +225,8 @@ json_t *itest_recv_reply(int fd, void **payload, uint64_t *plen, int *events)
     uint64_t n = 0;
     if (spmv_wire_read_frame(fd, &lim, &j, &p, &n, &err) < 0)
       return NULL;
+    if (fd >= 0 && fd < 1024)
+      itest_schema_check(last_op[fd], j);
     if (json_object_get(j, "event") && !json_object_get(j, "ok")) {
       if (events)
         (*events)++;

@@ -106,4 +106,12 @@ void itest_names_free(char **names);
 struct spmv_csr *itest_random_csr(int64_t n, int per_row, unsigned sseed,
                                   unsigned vseed);
 
+/*
+ * Checks msg (borrowed), a frame the daemon sent in answer to op, against
+ * schema/proto/<op>.json: its reply, common.json's error_reply or
+ * progress_event.  Aborts the test naming the field that is wrong.  Every
+ * reply read by itest_recv_reply() is checked this way.
+ */
+void itest_schema_check(const char *op, const json_t *msg);
+
 #endif /* ITEST_H */
