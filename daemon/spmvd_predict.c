@@ -553,6 +553,60 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
   return n;
 }
 
+/* Returns a new reference to the predictions for a matrix. */
+json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
+                                  const struct spmv_profile *prof)
+{
+  struct spmv_config cfgs[SPMV_FMT_COUNT];
+  double us[SPMV_FMT_COUNT];
+  const struct spmvd_fit *f;
+  json_t *arr = json_array(), *o;
+  char text[64];
+  int n, k;
+
+  if (arr == NULL)
+    return NULL;
+  n = spmvd_predict_rank(pred, prof, cfgs, us, SPMV_FMT_COUNT);
+  for (k = 0; k < n; k++) {
+    f = &pred->fit[cfgs[k].format];
+    spmv_config_format(&cfgs[k], text, sizeof text);
+    o = json_pack("{sssssssIsIsfsf}", "format",
+                  spmv_format_name(cfgs[k].format), "config", text, "kind",
+                  f->kind == SPMVD_FIT_VECTOR ? "vector" : "saddle", "strip",
+                  (json_int_t)f->strip, "i0",
+                  (json_int_t)(prof->rows > 0
+                                   ? (prof->rows + f->strip - 1) / f->strip
+                                   : 0),
+                  "time_us", us[k], "err_mean", f->err_mean);
+    if (o == NULL || json_array_append_new(arr, o) != 0) {
+      json_decref(arr);
+      return NULL;
+    }
+  }
+  return json_pack("{sIsIsfso}", "rows", (json_int_t)prof->rows, "nnz",
+                   (json_int_t)prof->nnz, "p0",
+                   prof->rows > 0 ? (double)prof->nnz / (double)prof->rows
+                                  : 0.0,
+                   "predictions", arr);
+}
+
+/* Times A as cfg on a backend (the calibration's usual time callback). */
+int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
+                             enum spmv_dtype dt, const struct spmv_config *cfg,
+                             double *us, struct spmv_error *err)
+{
+  struct spmvd_calib_backend *cb = ctx;
+  struct spmvd_bmatrix *m = NULL;
+  int ret;
+
+  ret = cb->ops->load(cb->be, A, dt, cfg, &m, err);
+  if (ret != 0)
+    return ret;
+  ret = cb->ops->time(cb->be, m, cb->warmup, cb->reps, us, err);
+  cb->ops->unload(cb->be, m);
+  return ret;
+}
+
 /* Returns a new reference to one fit as JSON. */
 static json_t *fit_json(const struct spmvd_fit *f)
 {

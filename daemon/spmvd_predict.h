@@ -201,6 +201,29 @@ json_t *spmvd_predict_to_json(const struct spmvd_predictor *pred);
 int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
                             struct spmv_error *err);
 
+/*
+ * The predictions for a matrix as JSON for `spmvctl predict`: a new
+ * reference to {rows, nnz, p0, predictions:[{format, config, kind, strip,
+ * i0, time_us, err_mean}] fastest first}, or NULL when out of memory.
+ * Formats that do not apply (see spmvd_predict_rank()) are left out.
+ */
+json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
+                                  const struct spmv_profile *prof);
+
+/*
+ * A ready-made spmvd_calib_ops.time over a backend: ctx must point to a
+ * struct spmvd_calib_backend.  Loads A as cfg, runs be_ops->time(warmup,
+ * reps) and unloads.
+ */
+struct spmvd_calib_backend {
+  const struct spmvd_backend_ops *ops;  /* borrowed */
+  struct spmvd_backend *be;             /* borrowed */
+  int warmup, reps;                     /* e.g. 2 and 10 */
+};
+int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
+                             enum spmv_dtype dt, const struct spmv_config *cfg,
+                             double *us, struct spmv_error *err);
+
 struct spmvd_cache; /* spmvd_cache.h */
 
 /* Stores every calibrated fit of pred in the cache under dev's keys. */

@@ -300,6 +300,17 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_int_eq(ranked[0].format, SPMV_FMT_CSR_SCALAR);
   for (k = 1; k < (size_t)n; k++)
     ck_assert_double_le(us[k - 1], us[k]);
+  doc = spmvd_predict_report_json(&pr, &prof);
+  ck_assert_int_eq(json_array_size(json_object_get(doc, "predictions")), 11);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+                       json_object_get(doc, "predictions"), 0), "format")),
+                   "csr-scalar");
+  ck_assert_double_eq(json_real_value(json_object_get(json_array_get(
+                          json_object_get(doc, "predictions"), 0), "time_us")),
+                      us[0]);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(
+                       json_object_get(doc, "predictions"), 0), "i0")), 8);
+  json_decref(doc);
   prof.ell_fill = 10;
   ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, ranked, us, SPMV_FMT_COUNT),
                    10);
@@ -342,6 +353,66 @@ START_TEST(test_calibrate_end_to_end)
 }
 END_TEST
 
+/* A fake backend for spmvd_calib_backend_time(). */
+static int be_loaded, be_unloaded;
+static struct spmvd_bmatrix *be_token = (struct spmvd_bmatrix *)&be_loaded;
+
+static int be_load(struct spmvd_backend *b, const struct spmv_csr *A,
+                   enum spmv_dtype dt, const struct spmv_config *cfg,
+                   struct spmvd_bmatrix **out, struct spmv_error *err)
+{
+  if (cfg->format == SPMV_FMT_DIA)
+    return spmv_error_set(err, SPMV_ETOOBIG, "DIA needs 9999 diagonals");
+  be_loaded++;
+  *out = be_token;
+  return 0;
+}
+
+static int be_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                   int warmup, int reps, double *median_us,
+                   struct spmv_error *err)
+{
+  ck_assert_ptr_eq(m, be_token);
+  *median_us = warmup * 100 + reps;
+  return 0;
+}
+
+static void be_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
+{
+  ck_assert_ptr_eq(m, be_token);
+  be_unloaded++;
+}
+
+START_TEST(test_calib_backend_time)
+{
+  struct spmvd_backend_ops ops;
+  struct spmvd_calib_backend cb;
+  struct spmv_config ell = { SPMV_FMT_ELL, 256, 0, 0, 0 };
+  struct spmv_config dia = { SPMV_FMT_DIA, 256, 0, 0, 0 };
+  struct spmv_csr *A = spmv_gen_random(100, 100, 3, 1, NULL);
+  struct spmv_error e;
+  double us = 0;
+
+  memset(&ops, 0, sizeof ops);
+  ops.load = be_load;
+  ops.time = be_time;
+  ops.unload = be_unload;
+  cb.ops = &ops;
+  cb.be = NULL;
+  cb.warmup = 2;
+  cb.reps = 7;
+  ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &ell, &us, &e),
+                   0);
+  ck_assert_double_eq(us, 207);
+  ck_assert_int_eq(be_loaded, 1);
+  ck_assert_int_eq(be_unloaded, 1);
+  ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &dia, &us, &e),
+                   SPMV_ETOOBIG);
+  ck_assert_int_eq(be_unloaded, 1);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* The predictor suite. */
 static Suite *predict_suite(void)
 {
@@ -353,6 +424,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_strips);
   tcase_add_test(tc, test_plan_bounds);
   tcase_add_test(tc, test_calibrate_end_to_end);
+  tcase_add_test(tc, test_calib_backend_time);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;
