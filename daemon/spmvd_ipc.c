@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "spmvd_cache.h"
 #include "spmvd_ipc.h"
 
 /* Creates the front end's and the worker's ends of a socketpair. */
@@ -155,26 +156,10 @@ out:
   return rc;
 }
 
-/* Returns a new reference to p as JSON (also the info reply's "profile"). */
+/* Returns a new reference to p as JSON: the cache's own form of a profile. */
 json_t *spmvd_ipc_profile_pack(const struct spmv_profile *p)
 {
-  json_t *hist = json_array();
-  int last = 0;
-
-  for (int i = 0; i < SPMV_PROFILE_BINS; i++)
-    if (p->hist[i])
-      last = i + 1;
-  for (int i = 0; i < last; i++)
-    json_array_append_new(hist, json_integer(p->hist[i]));
-  return json_pack("{sI sI sI sI sI sf sf sf sI sf sI sI sf sf so}",
-                   "rows", (json_int_t)p->rows, "cols", (json_int_t)p->cols,
-                   "nnz", (json_int_t)p->nnz, "rl_min", (json_int_t)p->rl_min,
-                   "rl_max", (json_int_t)p->rl_max, "rl_mean", p->rl_mean,
-                   "rl_sigma", p->rl_sigma, "rl_cv", p->rl_cv,
-                   "empty_rows", (json_int_t)p->empty_rows,
-                   "ell_fill", p->ell_fill, "hyb_k", (json_int_t)p->hyb_k,
-                   "ndiags", (json_int_t)p->ndiags, "dia_fill", p->dia_fill,
-                   "col_locality", p->col_locality, "hist", hist);
+  return spmvd_cache_profile_json(p);
 }
 
 /* Reads what spmvd_ipc_profile_pack() wrote; 0 or SPMV_EPROTO. */

@@ -103,26 +103,37 @@ static int parse_dtype(const char *s, enum spmv_dtype *dt)
   return 0;
 }
 
+/* Reads a number field: an integer when integer is set. */
+static int get_field(json_t *req, const char *key, int integer, json_t **out,
+                     struct spmv_error *err)
+{
+  json_t *v = json_object_get(req, key);
+  if (integer ? !json_is_integer(v) : !json_is_number(v))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"%s\" is missing or not %s", key,
+                          integer ? "an integer" : "a number");
+  *out = v;
+  return 0;
+}
+
 static int get_int(json_t *req, const char *key, int64_t *out,
                    struct spmv_error *err)
 {
-  json_t *v = json_object_get(req, key);
-  if (!json_is_integer(v))
-    return spmv_error_set(err, SPMV_EPROTO,
-                          "field \"%s\" is missing or not an integer", key);
-  *out = json_integer_value(v);
-  return 0;
+  json_t *v = NULL;
+  int rc = get_field(req, key, 1, &v, err);
+  if (rc == 0)
+    *out = json_integer_value(v);
+  return rc;
 }
 
 static int get_number(json_t *req, const char *key, double *out,
                       struct spmv_error *err)
 {
-  json_t *v = json_object_get(req, key);
-  if (!json_is_number(v))
-    return spmv_error_set(err, SPMV_EPROTO,
-                          "field \"%s\" is missing or not a number", key);
-  *out = json_number_value(v);
-  return 0;
+  json_t *v = NULL;
+  int rc = get_field(req, key, 0, &v, err);
+  if (rc == 0)
+    *out = json_number_value(v);
+  return rc;
 }
 
 static int get_matrix(struct spmvd_conn *c, json_t *req,

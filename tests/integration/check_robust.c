@@ -14,22 +14,10 @@
 
 #include "itest.h"
 
-static struct itest_daemon d;
-
-static void setup(void)
-{
-  itest_daemon_init(&d);
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
-}
-
-static void teardown(void)
-{
-  itest_daemon_fini(&d);
-}
 
 static void hello_answers(void)
 {
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   close(fd);
 }
 
@@ -65,12 +53,21 @@ static void expect(int fd, const char *code, int64_t id, int fatal)
   hello_answers();
 }
 
-START_TEST(bad_magic)
+/* Connects and sends a bare header with the given fields. */
+static int send_header(uint32_t magic, uint32_t jlen, uint32_t reserved,
+                       uint64_t plen)
 {
   uint8_t h[24];
-  int fd = itest_connect(d.sock);
-  header(h, 0x12345678u, 2, 0, 0);
+  int fd = itest_connect(itest_d.sock);
+  ck_assert_int_ge(fd, 0);
+  header(h, magic, jlen, reserved, plen);
   itest_write_raw(fd, h, 24);
+  return fd;
+}
+
+START_TEST(bad_magic)
+{
+  int fd = send_header(0x12345678u, 2, 0, 0);
   itest_write_raw(fd, "{}", 2);
   expect(fd, "EPROTO", -1, 1);
 }
@@ -78,40 +75,25 @@ END_TEST
 
 START_TEST(bad_reserved)
 {
-  uint8_t h[24];
-  int fd = itest_connect(d.sock);
-  header(h, SPMV_WIRE_MAGIC, 2, 7, 0);
-  itest_write_raw(fd, h, 24);
-  expect(fd, "EPROTO", -1, 1);
+  expect(send_header(SPMV_WIRE_MAGIC, 2, 7, 0), "EPROTO", -1, 1);
 }
 END_TEST
 
 START_TEST(oversized_json)
 {
-  uint8_t h[24];
-  int fd = itest_connect(d.sock);
-  header(h, SPMV_WIRE_MAGIC, 64u << 20, 0, 0);
-  itest_write_raw(fd, h, 24);
-  expect(fd, "ELIMIT", -1, 1);
+  expect(send_header(SPMV_WIRE_MAGIC, 64u << 20, 0, 0), "ELIMIT", -1, 1);
 }
 END_TEST
 
 START_TEST(oversized_payload)
 {
-  uint8_t h[24];
-  int fd = itest_connect(d.sock);
-  header(h, SPMV_WIRE_MAGIC, 2, 0, (uint64_t)1 << 50);
-  itest_write_raw(fd, h, 24);
-  expect(fd, "ELIMIT", -1, 1);
+  expect(send_header(SPMV_WIRE_MAGIC, 2, 0, (uint64_t)1 << 50), "ELIMIT", -1, 1);
 }
 END_TEST
 
 START_TEST(invalid_json)
 {
-  uint8_t h[24];
-  int fd = itest_connect(d.sock);
-  header(h, SPMV_WIRE_MAGIC, 9, 0, 0);
-  itest_write_raw(fd, h, 24);
+  int fd = send_header(SPMV_WIRE_MAGIC, 9, 0, 0);
   itest_write_raw(fd, "{\"op\":hel", 9);
   expect(fd, "EPROTO", -1, 1);
 }
@@ -119,13 +101,12 @@ END_TEST
 
 START_TEST(truncated_frame)
 {
+  int fd = send_header(SPMV_WIRE_MAGIC, 100, 0, 0);
   uint8_t h[24];
-  int fd = itest_connect(d.sock);
-  header(h, SPMV_WIRE_MAGIC, 100, 0, 0);
-  itest_write_raw(fd, h, 24);
   itest_write_raw(fd, "{\"op\":", 6);
   close(fd);
-  fd = itest_connect(d.sock);
+  fd = itest_connect(itest_d.sock);
+  header(h, SPMV_WIRE_MAGIC, 100, 0, 0);
   itest_write_raw(fd, h, 10);
   close(fd);
   hello_answers();
@@ -134,7 +115,7 @@ END_TEST
 
 START_TEST(unknown_op)
 {
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 5), NULL, 0);
   json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"),
@@ -148,7 +129,7 @@ END_TEST
 
 START_TEST(hello_first)
 {
-  int fd = itest_connect(d.sock);
+  int fd = itest_connect(itest_d.sock);
   itest_send(fd, json_pack("{ss si}", "op", "status", "id", 3), NULL, 0);
   expect(fd, "EPROTO", 3, 0);
 }
@@ -156,7 +137,7 @@ END_TEST
 
 START_TEST(missing_id)
 {
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   itest_send(fd, json_pack("{ss}", "op", "status"), NULL, 0);
   expect(fd, "EPROTO", -1, 0);
 }
@@ -165,13 +146,13 @@ END_TEST
 /* A payload whose length disagrees with the JSON is skipped: in sync. */
 START_TEST(wrong_payload_length)
 {
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   char junk[100] = {0};
   itest_send(fd, json_pack("{ss si ss si si si ss}", "op", "load", "id", 4,
                            "dtype", "f64", "rows", 10, "cols", 10, "nnz", 10,
                            "index", "i32"), junk, sizeof junk);
   expect(fd, "EPROTO", 4, 0);
-  fd = itest_open(&d);
+  fd = itest_open(&itest_d);
   itest_send(fd, json_pack("{ss si}", "op", "status", "id", 5), junk, 7);
   expect(fd, "EPROTO", 5, 0);
 }
@@ -180,7 +161,7 @@ END_TEST
 START_TEST(invalid_csr)
 {
   struct spmv_csr *A = itest_random_csr(50, 3, 9, 9);
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r;
 
   A->col_idx[40] = 70;
@@ -222,7 +203,7 @@ START_TEST(disconnect_mid_upload)
   struct spmv_csr *B = itest_random_csr(400, 5, 4, 4);
   uint64_t len;
   void *p = itest_csr_payload(A, 0, 0, &len);
-  int fb = itest_open(&d), fa = itest_open(&d);
+  int fb = itest_open(&itest_d), fa = itest_open(&itest_d);
   json_t *r = itest_load(fb, 1, B, 0, "trial");
   int64_t hb = json_integer_value(json_object_get(r, "handle"));
 
@@ -266,7 +247,7 @@ START_TEST(sixteen_clients)
     if (kids[k] == 0) {
       struct spmv_csr *A = itest_random_csr(1000 + 37 * k, 3 + k % 5,
                                             (unsigned)k, (unsigned)k);
-      int fd = itest_open(&d), ok = 1;
+      int fd = itest_open(&itest_d), ok = 1;
       json_t *r = itest_load(fd, 1, A, k % 2, "trial");
       int64_t h = json_integer_value(json_object_get(r, "handle"));
       ok = r && json_is_true(json_object_get(r, "ok"));
@@ -290,10 +271,10 @@ END_TEST
 /* A second daemon on the same socket refuses to start, saying why. */
 START_TEST(second_daemon_refused)
 {
-  struct itest_daemon d2 = d;
+  struct itest_daemon d2 = itest_d;
   d2.pid = 0;
-  snprintf(d2.log, sizeof d2.log, "%s/second.log", d.dir);
-  snprintf(d2.db, sizeof d2.db, "%s/other.db", d.dir);
+  snprintf(d2.log, sizeof d2.log, "%s/second.log", itest_d.dir);
+  snprintf(d2.db, sizeof d2.db, "%s/other.db", itest_d.dir);
   ck_assert_int_eq(itest_daemon_run(&d2, NULL), 1);
   FILE *f = fopen(d2.log, "r");
   char line[512];
@@ -310,9 +291,9 @@ END_TEST
 /* A stale socket file (nobody listening) is reclaimed. */
 START_TEST(stale_socket_reclaimed)
 {
-  ck_assert_int_eq(itest_daemon_stop(&d, SIGKILL), 128 + SIGKILL);
-  ck_assert_int_eq(access(d.sock, F_OK), 0);
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGKILL), 128 + SIGKILL);
+  ck_assert_int_eq(access(itest_d.sock, F_OK), 0);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
   hello_answers();
 }
 END_TEST
@@ -327,7 +308,7 @@ static json_t *status(int fd)
 START_TEST(worker_killed)
 {
   struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r = itest_load(fd, 1, A, 0, "trial");
   int64_t h = json_integer_value(json_object_get(r, "handle"));
   json_decref(r);
@@ -366,14 +347,14 @@ END_TEST
 /* SIGHUP with a bad file keeps the old configuration; SIGTERM exits 0. */
 START_TEST(signals)
 {
-  itest_daemon_stop(&d, SIGTERM);
-  itest_daemon_config(&d, "max_matrices_per_user = 1\n");
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
-  itest_daemon_config(&d, "max_matrices_per_user = lots\n");
-  kill(d.pid, SIGHUP);
+  itest_daemon_stop(&itest_d, SIGTERM);
+  itest_daemon_config(&itest_d, "max_matrices_per_user = 1\n");
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  itest_daemon_config(&itest_d, "max_matrices_per_user = lots\n");
+  kill(itest_d.pid, SIGHUP);
   usleep(200000);
   struct spmv_csr *A = itest_random_csr(100, 2, 5, 5);
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r = itest_load(fd, 1, A, 0, "trial");
   json_decref(r);
   r = itest_load(fd, 2, A, 0, "trial");
@@ -382,14 +363,14 @@ START_TEST(signals)
                                    json_object_get(r, "error"), "message")),
                                "max_matrices_per_user (1)"));
   json_decref(r);
-  itest_daemon_config(&d, "max_matrices_per_user = 3\n");
-  kill(d.pid, SIGHUP);
+  itest_daemon_config(&itest_d, "max_matrices_per_user = 3\n");
+  kill(itest_d.pid, SIGHUP);
   usleep(200000);
   r = itest_load(fd, 3, A, 0, "trial");
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
   close(fd);
-  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
   spmv_csr_free(A);
 }
 END_TEST
@@ -402,7 +383,7 @@ START_TEST(sigterm_finishes_inflight)
   struct spmv_error err;
   uint64_t len, plen;
   void *p = itest_csr_payload(A, 0, 0, &len), *pl = NULL;
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *ev = NULL;
 
   itest_send(fd, json_pack("{ss si ss sI sI sI ss ss}", "op", "load", "id", 1,
@@ -413,12 +394,12 @@ START_TEST(sigterm_finishes_inflight)
   ck_assert_int_eq(spmv_wire_read_frame(fd, &lim, &ev, &pl, &plen, &err), 0);
   ck_assert_str_eq(json_string_value(json_object_get(ev, "event")), "progress");
   json_decref(ev);
-  kill(d.pid, SIGTERM);
+  kill(itest_d.pid, SIGTERM);
   json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
   ck_assert_ptr_nonnull(r);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
-  ck_assert_int_eq(itest_daemon_stop(&d, 0), 0);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, 0), 0);
   close(fd);
   free(p);
   spmv_csr_free(A);
@@ -428,18 +409,18 @@ END_TEST
 /* Limits from the configuration: payload bytes, memory per connection. */
 START_TEST(limits)
 {
-  itest_daemon_stop(&d, SIGTERM);
-  itest_daemon_config(&d, "max_payload_bytes = 64K\nmax_connection_bytes = 200K\n"
+  itest_daemon_stop(&itest_d, SIGTERM);
+  itest_daemon_config(&itest_d, "max_payload_bytes = 64K\nmax_connection_bytes = 200K\n"
                           "max_connections_per_user = 3\n");
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
   struct spmv_csr *big = itest_random_csr(5000, 3, 6, 6);
   struct spmv_csr *mid = itest_random_csr(2000, 2, 6, 6);
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r = itest_load(fd, 1, big, 0, "trial");
   ck_assert(r == NULL || strcmp(itest_error_code(r), "ELIMIT") == 0);
   json_decref(r);
   close(fd);
-  fd = itest_open(&d);
+  fd = itest_open(&itest_d);
   for (int i = 0; i < 3; i++) {
     r = itest_load(fd, 2 + i, mid, 0, "trial");
     if (i < 2)
@@ -448,7 +429,7 @@ START_TEST(limits)
       ck_assert_str_eq(itest_error_code(r), "ELIMIT");
     json_decref(r);
   }
-  int f2 = itest_open(&d), f3 = itest_open(&d), f4 = itest_connect(d.sock);
+  int f2 = itest_open(&itest_d), f3 = itest_open(&itest_d), f4 = itest_connect(itest_d.sock);
   r = itest_recv_reply(f4, NULL, NULL, NULL);
   ck_assert_str_eq(itest_error_code(r), "ELIMIT");
   json_decref(r);
@@ -466,9 +447,9 @@ START_TEST(ownership)
 {
   if (geteuid() != 0)
     return;
-  chmod(d.dir, 0755);
+  chmod(itest_d.dir, 0755);
   struct spmv_csr *A = itest_random_csr(100, 2, 7, 7);
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r = itest_load(fd, 1, A, 0, "trial");
   int64_t h = json_integer_value(json_object_get(r, "handle"));
   json_decref(r);
@@ -476,7 +457,7 @@ START_TEST(ownership)
   if (kid == 0) {
     if (setgid(65534) < 0 || setuid(65534) < 0)
       _exit(2);
-    int f = itest_open(&d);
+    int f = itest_open(&itest_d);
     json_t *q = itest_call(f, json_pack("{ss si sI}", "op", "info", "id", 1,
                                         "handle", (json_int_t)h),
                            NULL, 0, NULL, NULL);
@@ -510,8 +491,8 @@ static Suite *robust_suite(void)
   TCase *frames = tcase_create("frames");
   TCase *life = tcase_create("life");
 
-  tcase_add_checked_fixture(frames, setup, teardown);
-  tcase_add_checked_fixture(life, setup, teardown);
+  tcase_add_checked_fixture(frames, itest_setup, itest_teardown);
+  tcase_add_checked_fixture(life, itest_setup, itest_teardown);
   tcase_set_timeout(frames, 30);
   tcase_set_timeout(life, 60);
   tcase_add_test(frames, bad_magic);
@@ -541,9 +522,5 @@ static Suite *robust_suite(void)
 
 int main(void)
 {
-  SRunner *sr = srunner_create(robust_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return itest_run(robust_suite());
 }

@@ -12,18 +12,6 @@
 
 #include "itest.h"
 
-static struct itest_daemon d;
-
-static void setup(void)
-{
-  itest_daemon_init(&d);
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
-}
-
-static void teardown(void)
-{
-  itest_daemon_fini(&d);
-}
 
 static int64_t handle_of(json_t *r)
 {
@@ -38,7 +26,7 @@ static int64_t handle_of(json_t *r)
 START_TEST(every_shared_matrix)
 {
   char **names = itest_matrix_names();
-  int fd = itest_open(&d), n = 0;
+  int fd = itest_open(&itest_d), n = 0;
 
   ck_assert_ptr_nonnull(names[0]);
   for (char **p = names; *p; p++, n++) {
@@ -72,7 +60,7 @@ END_TEST
 START_TEST(restart_hits_cache)
 {
   struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r = itest_load(fd, 1, A, 0, "auto");
   char cfg[64];
 
@@ -83,11 +71,11 @@ START_TEST(restart_hits_cache)
            json_string_value(json_object_get(json_object_get(r, "config"), "text")));
   json_decref(r);
   close(fd);
-  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
-  ck_assert_int_eq(access(d.sock, F_OK), -1);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
+  ck_assert_int_eq(access(itest_d.sock, F_OK), -1);
 
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
-  fd = itest_open(&d);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  fd = itest_open(&itest_d);
   r = itest_load(fd, 2, A, 0, "auto");
   int64_t h = handle_of(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
@@ -112,23 +100,23 @@ END_TEST
 START_TEST(bad_cache_entry_retuned)
 {
   struct spmv_csr *A = itest_random_csr(3000, 8, 11, 11);
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   json_t *r = itest_load(fd, 1, A, 0, "trial");
   sqlite3 *db;
 
   handle_of(r);
   json_decref(r);
   close(fd);
-  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
-  ck_assert_int_eq(sqlite3_open(d.db, &db), SQLITE_OK);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
+  ck_assert_int_eq(sqlite3_open(itest_d.db, &db), SQLITE_OK);
   ck_assert_int_eq(sqlite3_exec(db,
                                 "UPDATE tunings SET format='ellr-t', tpr=64, "
                                 "config='ellr-t bs=0 t=64'",
                                 NULL, NULL, NULL), SQLITE_OK);
   ck_assert_int_eq(sqlite3_changes(db), 1);
   sqlite3_close(db);
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
-  fd = itest_open(&d);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  fd = itest_open(&itest_d);
   r = itest_load(fd, 2, A, 0, "trial");
   int64_t h = handle_of(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
@@ -144,7 +132,7 @@ END_TEST
 /* hello negotiates; info, list, free, tune, bench and status answer. */
 START_TEST(operations)
 {
-  int fd = itest_connect(d.sock), ev = 0;
+  int fd = itest_connect(itest_d.sock), ev = 0;
   struct spmv_csr *A = itest_random_csr(500, 6, 1, 1);
   json_t *r;
 
@@ -156,7 +144,7 @@ START_TEST(operations)
                                "client speaks 2, spmvd speaks 1"));
   json_decref(r);
   close(fd);
-  fd = itest_open(&d);
+  fd = itest_open(&itest_d);
   r = itest_load(fd, 2, A, 1, NULL);
   int64_t h = handle_of(r);
   json_decref(r);
@@ -202,7 +190,7 @@ START_TEST(operations)
                  NULL, NULL);
   ck_assert_str_eq(json_string_value(json_object_get(r, "backend")), "cpu");
   ck_assert_int_eq(json_integer_value(json_object_get(r, "matrices")), 1);
-  ck_assert_str_eq(json_string_value(json_object_get(r, "socket_path")), d.sock);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "socket_path")), itest_d.sock);
   json_decref(r);
 
   r = itest_call(fd, json_pack("{ss si sI}", "op", "free", "id", 8, "handle",
@@ -221,7 +209,7 @@ END_TEST
 /* multiply-batch: k vectors at once, each equal to its own product. */
 START_TEST(multiply_batch)
 {
-  int fd = itest_open(&d);
+  int fd = itest_open(&itest_d);
   struct spmv_csr *A = itest_random_csr(300, 4, 2, 2);
   int k = 3;
   double *x = malloc(sizeof *x * (size_t)(k * 300)), *yref = malloc(sizeof *yref * 300);
@@ -258,7 +246,7 @@ static Suite *service_suite(void)
   Suite *s = suite_create("service");
   TCase *tc = tcase_create("service");
 
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, every_shared_matrix);
   tcase_add_test(tc, restart_hits_cache);
@@ -271,9 +259,5 @@ static Suite *service_suite(void)
 
 int main(void)
 {
-  SRunner *sr = srunner_create(service_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return itest_run(service_suite());
 }

@@ -13,18 +13,6 @@
 #include "itest.h"
 #include "spmv.h"
 
-static struct itest_daemon d;
-
-static void setup(void)
-{
-  itest_daemon_init(&d);
-  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
-}
-
-static void teardown(void)
-{
-  itest_daemon_fini(&d);
-}
 
 static const char *matrices_dir(void)
 {
@@ -40,7 +28,7 @@ START_TEST(client_library)
   struct spmv_client *c = NULL;
   char path[1024];
 
-  ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
+  ck_assert_int_eq(spmv_connect(itest_d.sock, &c), 0);
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
     struct spmv_csr *A = itest_matrix(files[f]);
     struct spmv_matrix *m = NULL;
@@ -69,7 +57,7 @@ START_TEST(client_library)
     if (f == 0) {
       /* Kill the worker: EWORKER at most, then the same matrix again. */
       struct spmv_client *c2 = NULL;
-      ck_assert_int_eq(spmv_connect(d.sock, &c2), 0);
+      ck_assert_int_eq(spmv_connect(itest_d.sock, &c2), 0);
       ck_assert_int_eq(spmv_status_json(c2, &json), 0);
       json_t *st = json_loads(json, 0, NULL);
       free(json);
@@ -105,7 +93,7 @@ static json_t *spmvctl_json(const char *args, int expect_status)
   const char *b = getenv("SPMV_TOP_BUILDDIR");
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "%s/client/spmvctl --json --quiet --socket '%s' "
-           "--db '%s' %s", b ? b : ".", d.sock, d.db, args);
+           "--db '%s' %s", b ? b : ".", itest_d.sock, itest_d.db, args);
   FILE *p = popen(cmd, "r");
   ck_assert_ptr_nonnull(p);
   json_error_t jerr;
@@ -159,7 +147,7 @@ static Suite *tools_suite(void)
 {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("tools");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, client_library);
   tcase_add_test(tc, spmvctl_json_outputs);
@@ -169,9 +157,5 @@ static Suite *tools_suite(void)
 
 int main(void)
 {
-  SRunner *sr = srunner_create(tools_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return itest_run(tools_suite());
 }

@@ -21,6 +21,31 @@
 #include "itest.h"
 #include "spmv_mmio.h"
 
+struct itest_daemon itest_d;
+
+/* Checked fixture: a fresh daemon in itest_d for each test. */
+void itest_setup(void)
+{
+  itest_daemon_init(&itest_d);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+}
+
+/* Checked fixture: stops the daemon and removes its directory. */
+void itest_teardown(void)
+{
+  itest_daemon_fini(&itest_d);
+}
+
+/* Runs suite s and returns the exit status for main. */
+int itest_run(Suite *s)
+{
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 /* Makes the temporary directory and the paths. */
 void itest_daemon_init(struct itest_daemon *d)
 {

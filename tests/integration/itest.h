@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <check.h>
 #include <jansson.h>
 
 #include "spmv_csr.h"
@@ -20,6 +21,16 @@ struct itest_daemon {
   char log[300];      /* the daemon's stderr */
   char conf[300];     /* a spmvd.conf written by itest_daemon_config() */
 };
+
+/* The daemon of the shared fixture (itest_setup / itest_teardown). */
+extern struct itest_daemon itest_d;
+
+/* Checked fixture: a fresh daemon in itest_d for each test, and its end. */
+void itest_setup(void);
+void itest_teardown(void);
+
+/* Runs suite s (check's fork mode) and returns the exit status for main. */
+int itest_run(Suite *s);
 
 /* Makes the temporary directory and the paths (nothing is started). */
 void itest_daemon_init(struct itest_daemon *d);
