@@ -71,7 +71,7 @@ static int64_t last_line(const struct parser *ps)
 /* Skips blanks (space, tab, carriage return) within the current line. */
 static inline const char *skip_blanks(const char *p, const char *end)
 {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+  while (p < end && mmio_class[(unsigned char)*p] == MMIO_BLANK)
     p++;
   return p;
 }

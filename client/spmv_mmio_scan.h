@@ -30,10 +30,17 @@ enum {
 
 #define MMIO_SCAN_MAXTOK 511
 
+/* Character classes: blanks within a line, and the line end. */
+#define MMIO_BLANK 1
+#define MMIO_EOL 2
+static const unsigned char mmio_class[256] = {
+  [' '] = MMIO_BLANK, ['\t'] = MMIO_BLANK, ['\r'] = MMIO_BLANK, ['\n'] = MMIO_EOL
+};
+
 /* Whether c ends a token: blank, carriage return or newline. */
 static inline int mmio_is_delim(char c)
 {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  return mmio_class[(unsigned char)c] != 0;
 }
 
 /* Returns the end of the token starting at s (the first delimiter or end). */
@@ -43,6 +50,62 @@ static inline const char *mmio_token_end(const char *s, const char *end)
     s++;
   return s;
 }
+
+/*
+ * Eight digits at once (SWAR), on little-endian hosts: whether the eight
+ * bytes at s are all ASCII digits, and their value.  Adding 6 carries a
+ * byte past '9' into the high nibble; digits alone leave 0x3 in both.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MMIO_SWAR 1
+static inline uint64_t mmio_load8(const char *s)
+{
+  uint64_t v;
+
+  memcpy(&v, s, sizeof v);
+  return v;
+}
+
+static inline int mmio_all_digits8(uint64_t v)
+{
+  return ((v & 0xF0F0F0F0F0F0F0F0ULL) |
+          (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+         0x3333333333333333ULL;
+}
+
+/* The value of eight digit bytes, the first byte most significant. */
+static inline uint64_t mmio_value8(uint64_t v)
+{
+  v -= 0x3030303030303030ULL;
+  v = v * 10 + (v >> 8);  /* byte pairs: 2-digit numbers in bytes 0, 2, 4, 6 */
+  v = ((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)) +
+       ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
+  return v;
+}
+/*
+ * How many of the eight bytes of v, from the first, are digits: a byte
+ * that is not a digit leaves a nonzero high nibble in m.  A carry out of a
+ * byte above 0xF9 only disturbs the bytes after it.
+ */
+static inline int mmio_digit_count8(uint64_t v)
+{
+  uint64_t m = ((v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+               (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^
+                0x3030303030303030ULL);
+
+  m |= m >> 2;
+  m |= m >> 1;
+  m &= 0x1010101010101010ULL;
+  return m != 0 ? __builtin_ctzll(m) / 8 : 8;
+}
+
+/* Powers of ten as integers, for appending n digits to w. */
+static const uint64_t mmio_pow10u[9] = {
+  1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000
+};
+#else
+#define MMIO_SWAR 0
+#endif
 
 /*
  * Scans an integer token: digits, preceded by '+' or '-' when signed_ok.
@@ -84,41 +147,6 @@ static inline int mmio_scan_int(const char **pp, const char *end, int signed_ok,
   *pp = s;
   return MMIO_SCAN_OK;
 }
-
-/*
- * Eight digits at once (SWAR), on little-endian hosts: whether the eight
- * bytes at s are all ASCII digits, and their value.  Adding 6 carries a
- * byte past '9' into the high nibble; digits alone leave 0x3 in both.
- */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define MMIO_SWAR 1
-static inline uint64_t mmio_load8(const char *s)
-{
-  uint64_t v;
-
-  memcpy(&v, s, sizeof v);
-  return v;
-}
-
-static inline int mmio_all_digits8(uint64_t v)
-{
-  return ((v & 0xF0F0F0F0F0F0F0F0ULL) |
-          (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
-         0x3333333333333333ULL;
-}
-
-/* The value of eight digit bytes, the first byte most significant. */
-static inline uint64_t mmio_value8(uint64_t v)
-{
-  v -= 0x3030303030303030ULL;
-  v = v * 10 + (v >> 8);  /* byte pairs: 2-digit numbers in bytes 0, 2, 4, 6 */
-  v = ((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)) +
-       ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
-  return v;
-}
-#else
-#define MMIO_SWAR 0
-#endif
 
 /* Exact powers of ten representable in a double. */
 static const double mmio_pow10[23] = {
@@ -168,13 +196,22 @@ static inline int64_t mmio_digits(const char **sp, const char *end, uint64_t *wp
   int64_t kept = 0, extra = 0;
 
 #if MMIO_SWAR
-  /* w != 0 or the run starts with a nonzero digit: the caller skipped
-   * leading zeros, so all eight digits count. */
-  while (*nd <= 11 && end - s >= 8 && mmio_all_digits8(mmio_load8(s))) {
-    w = w * 100000000 + mmio_value8(mmio_load8(s));
-    *nd += 8;
-    kept += 8;
-    s += 8;
+  /* Up to eight digits per step while they fit in w.  The caller skipped
+   * leading zeros, so every digit here is significant. */
+  while (end - s >= 8) {
+    uint64_t x = mmio_load8(s);
+    int n = mmio_digit_count8(x);
+
+    if (n == 0 || *nd + n > 19)
+      break;
+    if (n < 8)  /* keep the n digits, as the last of eight, behind '0's */
+      x = (x << (64 - 8 * n)) | (0x3030303030303030ULL >> (8 * n));
+    w = w * mmio_pow10u[n] + mmio_value8(x);
+    *nd += n;
+    kept += n;
+    s += n;
+    if (n < 8)
+      break;
   }
 #endif
   while (s < end && (unsigned char)(*s - '0') < 10) {

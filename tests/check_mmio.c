@@ -559,6 +559,25 @@ static void check_token(const char *tok, locale_t loc)
     ck_abort_msg("'%s' refused (rc %d)", tok, rc);
   if (memcmp(&got, &want, sizeof got) != 0 && !(isnan(got) && isnan(want)))
     ck_abort_msg("'%s': got %a, strtod %a", tok, got, want);
+
+  /* Inside a line: the scan stops at the blank, whatever follows it. */
+  {
+    static const char tails[3][12] = { " 12345678\n", "\t9", "\r\n1 2 3.25" };
+    char line[160];
+    size_t n = strlen(tok);
+    int t;
+
+    for (t = 0; t < 3; t++) {
+      double inner = 0;
+      memcpy(line, tok, n);
+      memcpy(line + n, tails[t], strlen(tails[t]));
+      p = line;
+      rc = mmio_scan_double(&p, line + n + strlen(tails[t]), loc, &inner);
+      if (rc != MMIO_SCAN_OK || p != line + n ||
+          (memcmp(&inner, &want, sizeof inner) != 0 && !(isnan(inner) && isnan(want))))
+        ck_abort_msg("'%s' followed by a blank: rc %d, %a", tok, rc, inner);
+    }
+  }
 }
 
 START_TEST(test_scan_double)
@@ -579,7 +598,8 @@ START_TEST(test_scan_double)
   };
   static const char *const refused[] = {
     "", "-", "+", ".", "e5", "1e", "1e+", "1.2.3", "--1", "+-1", "1x", "0x10",
-    "-0X1p3", "1,5", "nanx", "1e5e5", "1..2",
+    "-0X1p3", "1,5", "nanx", "1e5e5", "1..2", "1.5\xff", "123456789\xfa",
+    "1234567\x80", "0.12345678901234567:", "12345678901234567890x",
   };
   locale_t loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
   uint64_t s = 0x9E3779B97F4A7C15ULL;
