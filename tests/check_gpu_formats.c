@@ -388,7 +388,7 @@ int main(void)
     fprintf(stderr, "no CUDA device: skipped\n");
     return 77;
   }
-  nconfigs = gpu_configs(configs, MAX_CONFIGS, getenv("SPMV_GPU_QUICK") != NULL);
+  nconfigs = gpu_configs(configs, MAX_CONFIGS, getenv("SPMV_GPU_QUICK") ? 4u : 0u);
   npaths = gpu_matrix_paths(&paths);
   if (npaths < 0)
     npaths = 0;

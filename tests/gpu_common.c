@@ -37,7 +37,7 @@ static void put(struct spmv_config *out, int cap, int *n,
 }
 
 /* The tuner's candidate configurations; see gpu_common.h. */
-int gpu_configs(struct spmv_config *out, int cap, int quick)
+int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
 {
   static const int all_bs[] = {64, 128, 256, 512};
   static const int tprs[] = {1, 2, 4, 8, 16, 32};
@@ -46,14 +46,15 @@ int gpu_configs(struct spmv_config *out, int cap, int quick)
 
   for (int b = 0; b < 4; b++) {
     int bs = all_bs[b];
-    if (quick && bs != 256)
+    if (bs_mask != 0 && !(bs_mask & (1u << b)))
       continue;
     put(out, cap, &n, SPMV_FMT_CSR_SCALAR, bs, 0, 0, 0);
     for (int t = 0; t < 6; t++)
       put(out, cap, &n, SPMV_FMT_CSR_VECTOR, bs, tprs[t], 0, 0);
-    put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, 4, 0, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, 4, 2, 0);
     put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, 32, 0, 0);
     put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, bs, 0, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_ADAPTIVE, bs, bs, 2, 0);
     put(out, cap, &n, SPMV_FMT_ELL, bs, 0, 0, 0);
     for (int t = 0; t < 6; t++)
       put(out, cap, &n, SPMV_FMT_ELLR_T, bs, tprs[t], 0, 0);

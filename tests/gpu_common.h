@@ -14,10 +14,12 @@ int gpu_present(void);
 /*
  * Fills out[0 .. cap) with the configurations the tuner would try: every
  * format, BS in {64, 128, 256, 512}, TPR / T in {1, 2, 4, 8, 16, 32} where
- * the format has one, sell's (C, sigma) and hyb's K choices, cusparse ALG1
- * and ALG2.  quick != 0 keeps one BS (256) per format.  Returns the count.
+ * the format has one, csr-adaptive's (max TPR, base) pairs, sell's
+ * (C, sigma) and hyb's K choices, cusparse ALG1 and ALG2.  bs_mask keeps
+ * the block sizes whose bit is set (1 = 64, 2 = 128, 4 = 256, 8 = 512;
+ * 0 = all).  Returns the count.
  */
-int gpu_configs(struct spmv_config *out, int cap, int quick);
+int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask);
 
 /*
  * Lists the .mtx and .mtx.gz files of $SPMV_MATRICES (default
