@@ -148,6 +148,18 @@ int spmvctl_print_json(const json_t *obj)
   return SPMVCTL_EXIT_OK;
 }
 
+/* Prints obj as JSON or as a table. */
+int spmvctl_output(const struct spmvctl *ctl, const json_t *obj,
+                   void (*table)(const json_t *obj))
+{
+  if (obj == NULL)
+    return SPMVCTL_EXIT_ERROR;
+  if (ctl->json)
+    return spmvctl_print_json(obj);
+  table(obj);
+  return SPMVCTL_EXIT_OK;
+}
+
 /* Parses JSON text from spmvd or the library. */
 json_t *spmvctl_parse_json(const struct spmvctl *ctl, const char *text)
 {

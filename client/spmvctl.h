@@ -71,6 +71,11 @@ int spmvctl_check_file(const struct spmvctl *ctl, const char *path);
 /* Prints obj (borrowed) on stdout as indented JSON; returns an exit status. */
 int spmvctl_print_json(const json_t *obj);
 
+/* Prints obj (borrowed) as JSON with --json, else as table() prints it;
+ * obj NULL (a failure already reported) gives SPMVCTL_EXIT_ERROR. */
+int spmvctl_output(const struct spmvctl *ctl, const json_t *obj,
+                   void (*table)(const json_t *obj));
+
 /* Parses JSON text that spmvd or the library produced; a new reference,
  * or NULL after printing an error. */
 json_t *spmvctl_parse_json(const struct spmvctl *ctl, const char *text);

@@ -100,8 +100,9 @@ static int open_cache(const struct spmvctl *ctl, struct spmvd_cache **out)
 }
 
 /* Prints the tunings of list as a table. */
-static void print_list(const json_t *tunings)
+static void print_list(const json_t *r)
 {
+  const json_t *tunings = json_object_get(r, "tunings");
   size_t i;
 
   if (json_array_size(tunings) == 0) {
@@ -129,7 +130,7 @@ int spmvctl_list(struct spmvctl *ctl, int argc, char **argv)
 {
   struct spmvd_cache *cache = NULL;
   struct spmv_error err;
-  json_t *list = NULL, *r;
+  json_t *list = NULL, *r = NULL;
   int rc, status;
 
   status = open_cache(ctl, &cache);
@@ -138,13 +139,11 @@ int spmvctl_list(struct spmvctl *ctl, int argc, char **argv)
   rc = spmvd_cache_list(cache, &list, &err);
   if (rc < 0) {
     status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s", err.msg);
-  } else if (ctl->json) {
-    r = json_pack("{s:O}", "tunings", list);
-    status = spmvctl_print_json(r);
-    json_decref(r);
   } else {
-    print_list(list);
+    r = json_pack("{s:O}", "tunings", list);
+    status = spmvctl_output(ctl, r, print_list);
   }
+  json_decref(r);
   json_decref(list);
   spmvd_cache_close(cache);
   return status;
@@ -217,10 +216,8 @@ int spmvctl_show(struct spmvctl *ctl, int argc, char **argv)
   rc = spmvd_cache_show(cache, argv[0], &m, &err);
   if (rc < 0)
     status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s", err.msg);
-  else if (ctl->json)
-    status = spmvctl_print_json(m);
   else
-    print_show(m);
+    status = spmvctl_output(ctl, m, print_show);
   json_decref(m);
   spmvd_cache_close(cache);
   return status;

@@ -79,14 +79,7 @@ int spmvctl_status(struct spmvctl *ctl, int argc, char **argv)
     goto out;
   }
   s = spmvctl_parse_json(ctl, text);
-  if (s == NULL) {
-    status = SPMVCTL_EXIT_ERROR;
-    goto out;
-  }
-  if (ctl->json)
-    status = spmvctl_print_json(s);
-  else
-    print_status(s);
+  status = spmvctl_output(ctl, s, print_status);
 out:
   json_decref(s);
   free(text);
@@ -196,14 +189,7 @@ int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv)
   }
   decision = spmvctl_parse_json(ctl, text);
   r = decision != NULL ? tune_result(argv[0], decision, &info) : NULL;
-  if (r == NULL) {
-    status = SPMVCTL_EXIT_ERROR;
-    goto out;
-  }
-  if (ctl->json)
-    status = spmvctl_print_json(r);
-  else
-    print_tune(r);
+  status = spmvctl_output(ctl, r, print_tune);
 out:
   json_decref(r);
   json_decref(decision);
@@ -214,13 +200,13 @@ out:
 }
 
 /* Prints bench's trials as a table, fastest first. */
-static void print_bench(const char *path, const json_t *b)
+static void print_bench(const json_t *b)
 {
   const json_t *trials = json_object_get(b, "trials");
   double best = 0;
   size_t i;
 
-  printf("%s: %zu candidates\n\n", path, json_array_size(trials));
+  printf("%s: %zu candidates\n\n", str(b, "file"), json_array_size(trials));
   printf("%4s  %-32s %12s %10s %8s\n", "RANK", "CONFIGURATION", "TIME_US",
          "GFLOP/S", "VS_BEST");
   for (i = 0; i < json_array_size(trials); i++) {
@@ -258,16 +244,11 @@ int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv)
     goto out;
   }
   b = spmvctl_parse_json(ctl, text);
-  if (b == NULL) {
-    status = SPMVCTL_EXIT_ERROR;
-    goto out;
+  if (b != NULL && json_object_set_new(b, "file", json_string(argv[0])) < 0) {
+    json_decref(b);
+    b = NULL;
   }
-  if (ctl->json) {
-    json_object_set_new(b, "file", json_string(argv[0]));
-    status = spmvctl_print_json(b);
-  } else {
-    print_bench(argv[0], b);
-  }
+  status = spmvctl_output(ctl, b, print_bench);
 out:
   json_decref(b);
   free(text);

@@ -715,6 +715,11 @@ START_TEST(test_load_mtx_batch_info)
 }
 END_TEST
 
+/* A 2 x 2 matrix [[0 2] [3 0]] for the small cases. */
+static const int64_t rp[3] = { 0, 1, 2 };
+static const int32_t ci[2] = { 1, 0 };
+static const double v[2] = { 2.0, 3.0 };
+
 /* Counts progress events. */
 static void on_progress(const struct spmv_progress *p, void *arg)
 {
@@ -729,9 +734,6 @@ static void on_progress(const struct spmv_progress *p, void *arg)
 
 START_TEST(test_progress)
 {
-  static const int64_t rp[3] = { 0, 1, 2 };
-  static const int32_t ci[2] = { 1, 0 };
-  static const double v[2] = { 2.0, 3.0 };
   struct spmv_load_options o;
   struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
@@ -772,9 +774,7 @@ END_TEST
 
 START_TEST(test_daemon_errors)
 {
-  static const int64_t rp[3] = { 0, 1, 2 };
   static const int32_t bad_ci[2] = { 1, 7 };
-  static const double v[2] = { 2.0, 3.0 };
   struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
   struct mock mk;
@@ -798,10 +798,7 @@ END_TEST
 
 START_TEST(test_local_argument_errors)
 {
-  static const int64_t rp[3] = { 0, 1, 2 };
   static const int64_t bad_rp[3] = { 0, 1, 3 };
-  static const int32_t ci[2] = { 1, 0 };
-  static const double v[2] = { 2.0, 3.0 };
   struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
   struct mock mk;
@@ -841,9 +838,6 @@ END_TEST
 
 START_TEST(test_connection_lost)
 {
-  static const int64_t rp[3] = { 0, 1, 2 };
-  static const int32_t ci[2] = { 1, 0 };
-  static const double v[2] = { 2.0, 3.0 };
   struct spmv_load_options o;
   struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
