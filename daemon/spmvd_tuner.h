@@ -74,10 +74,13 @@ struct spmvd_tune_input {
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
  *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32), csr-adaptive,
  *    the ELLR-T model's pick, the predictor's two best formats (when
- *    calibrated) and cusparse ALG2 (cuda only).
- *  - auto: the shortlist of the models: the ELLR-T pick and the runner-up
- *    of its grid, the predictor's two best (when calibrated), the AUTOCSR
- *    TPR closest to the mean row length, csr-adaptive and cusparse ALG2.
+ *    calibrated) and cusparse ALG1 and ALG2 (cuda only).
+ *  - auto: the shortlist of the models, in this order: the ELLR-T pick and
+ *    the best pick of another T, the predictor's two best (when
+ *    calibrated), AUTOCSR's middle TPR, csr-adaptive and cusparse ALG1.
+ *  The predictor's csr-vector takes AUTOCSR's middle TPR, its ellr-t the
+ *  model's pick.  The model needs a GPU: on the cpu, model fails with
+ *  SPMV_EUNSUPPORTED and the other strategies go without it.
  *  - model: the ELLR-T model's pick alone; predict: the predictor's best
  *    alone (SPMV_EINVAL "not calibrated" when in->pred is NULL).
  * On the cpu backend BS is 0 (ignored) and csr-vector is left out (its TPR
