@@ -30,6 +30,10 @@ struct write_req {
 
 static char discard_buf[65536];
 
+#define CHUNK ((size_t)1 << 30)
+#define MAX_CHUNKS 64          /* 64 GiB: more than max_payload allows */
+#define MAX_QUEUED ((size_t)64 << 20) /* replies waiting for a slow reader */
+
 static void on_closed(uv_handle_t *h)
 {
   struct spmvd_conn *c = h->data;
@@ -75,6 +79,11 @@ static void on_written(uv_write_t *req, int status)
   spmvd_shm_close(&w->shm);
   free(w);
   c->writes--;
+  if (c->write_blocked && !c->closing &&
+      uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) < MAX_QUEUED / 2) {
+    c->write_blocked = 0;
+    spmvd_conn_start(c);
+  }
   if (status < 0 && !c->closing)
     spmvd_log_debug("connection of pid %ld: write failed: %s", (long)c->pid,
                     uv_strerror(status));
@@ -90,7 +99,7 @@ void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
   struct write_req *w = calloc(1, sizeof *w);
   struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
   size_t jlen = 0;
-  uv_buf_t bufs[3];
+  uv_buf_t bufs[2 + MAX_CHUNKS];
   int n = 0;
 
   if (!w || c->closing || !(w->json = spmv_wire_json_dump(msg, &jlen))) {
@@ -114,8 +123,11 @@ void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
   w->conn = c;
   bufs[n++] = uv_buf_init((char *)w->hdr, SPMV_WIRE_HEADER_SIZE);
   bufs[n++] = uv_buf_init(w->json, (unsigned)jlen);
-  if (len)
-    bufs[n++] = uv_buf_init((char *)w->shm.addr + off, (unsigned)len);
+  /* uv_buf_t lengths are 32-bit: a large y goes out in chunks. */
+  for (size_t done = 0; done < len && n < 2 + MAX_CHUNKS; done += CHUNK) {
+    size_t part = len - done < CHUNK ? len - done : CHUNK;
+    bufs[n++] = uv_buf_init((char *)w->shm.addr + off + done, (unsigned)part);
+  }
   spmvd_conn_ref(c);
   c->writes++;
   int rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, bufs, (unsigned)n,
@@ -174,8 +186,15 @@ void spmvd_conn_done(struct spmvd_conn *c)
   c->payload_mem = 0;
   spmvd_shm_close(&c->payload);
   next_frame(c);
-  if (!c->close_after_write)
-    spmvd_conn_start(c);
+  if (c->close_after_write)
+    return;
+  /* A client that does not read its replies is not read either (Redis's
+   * output buffer limit, as back-pressure). */
+  if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) > MAX_QUEUED) {
+    c->write_blocked = 1;
+    return;
+  }
+  spmvd_conn_start(c);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

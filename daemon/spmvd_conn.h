@@ -40,6 +40,7 @@ struct spmvd_conn {
   int closing;
   int close_after_write;        /* a fatal frame error: close once flushed */
   int writes;                   /* writes in flight */
+  int write_blocked;            /* reading paused: replies not being read */
   enum spmvd_conn_read rstate;
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   uint64_t got;                 /* bytes of the current part read */

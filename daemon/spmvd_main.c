@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,6 +170,12 @@ int main(int argc, char **argv)
   }
   spmvd_log_open("spmvd", srv.cfg.log_sink, srv.cfg.log_level);
   signal(SIGPIPE, SIG_IGN);
+  /* Every connection and every queued worker request holds descriptors. */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
   uv_loop_init(&loop);
   rc = spmvd_server_open(&srv, &loop, &err);
   if (rc < 0) {
