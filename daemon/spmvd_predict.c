@@ -7,13 +7,19 @@
 #include "spmvd_cache.h"
 #include "spmvd_predict.h"
 
-/* The calibration grid (MODELS.md, 3), cut by the nnz bounds. */
-static const int grid_i[] = { 1, 2, 3, 4, 6, 8, 10 };
+/*
+ * The calibration grid (MODELS.md, 3), cut by the nnz bounds.  The
+ * thread-per-row formats take I in {1, 2, 4} over every P first (the span
+ * of P matters most to the saddle), then I in {3, 6, 8, 10} while the
+ * budget lasts.
+ */
+static const int grid_i1[] = { 1, 2, 4 };
+static const int grid_i2[] = { 3, 6, 8, 10 };
 static const int grid_p[] = { 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
 /* csr-vector: the P sweep at I = VEC_I_CAL, the I sweep at P = VEC_P_CAL. */
-static const int vec_i[] = { 1, 2, 3, 4, 6, 8, 10, 12, 16, 20 };
-#define VEC_I_CAL 2
-#define VEC_P_CAL 32
+static const int vec_i[] = { 1, 2, 3, 4, 6, 8, 12, 16, 20 };
+#define VEC_I_CAL 1
+#define VEC_P_CAL 16
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Fewest microseconds a prediction may give. */
@@ -56,7 +62,7 @@ int64_t spmvd_predict_strip(enum spmv_format f,
 void spmvd_calib_params_default(struct spmvd_calib_params *p)
 {
   p->max_nnz_matrix = (int64_t)32 << 20;
-  p->max_nnz_total = (int64_t)768 << 20;
+  p->max_nnz_total = (int64_t)320 << 20;
   p->cv = 0.25;
   p->seed = 1;
 }
@@ -77,15 +83,17 @@ static void add_point(struct spmvd_calib_plan *plan,
   pt->matrix = plan->nmatrices;
 }
 
-/* Whether a matrix of rows x p fits the bounds; counts it when it does. */
+/* Whether the two matrices (normal, uniform) of rows x p fit the bounds;
+ * counts them when they do. */
 static int admit(struct spmvd_calib_plan *plan,
                  const struct spmvd_calib_params *prm, int64_t rows, int p)
 {
   int64_t nnz = rows * p;
 
-  if (nnz > prm->max_nnz_matrix || plan->total_nnz + nnz > prm->max_nnz_total)
+  if (nnz > prm->max_nnz_matrix ||
+      plan->total_nnz + 2 * nnz > prm->max_nnz_total)
     return 0;
-  plan->total_nnz += nnz;
+  plan->total_nnz += 2 * nnz;
   return 1;
 }
 
@@ -102,7 +110,7 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
   struct spmvd_calib_plan *plan;
   int64_t sv, st;
   size_t cap, a, b, d, k;
-  int cuda = strcmp(dev->backend, "cuda") == 0;
+  int pass, cuda = strcmp(dev->backend, "cuda") == 0;
 
   *out = NULL;
   if (p == NULL) {
@@ -119,7 +127,8 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
     return spmv_error_set(err, SPMV_EINVAL, "calibration: bad value type");
   plan = calloc(1, sizeof *plan);
   cap = 2 * (NELEM(grid_p) + NELEM(vec_i)) +
-        2 * NELEM(grid_i) * NELEM(grid_p) * NELEM(thread_cfgs);
+        2 * (NELEM(grid_i1) + NELEM(grid_i2)) * NELEM(grid_p) *
+            NELEM(thread_cfgs);
   if (plan != NULL)
     plan->pt = calloc(cap, sizeof *plan->pt);
   if (plan == NULL || plan->pt == NULL) {
@@ -128,32 +137,41 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
   }
   plan->dtype = dt;
   /* csr-vector: P sweep at I = VEC_I_CAL, then I sweep at P = VEC_P_CAL. */
-  for (a = 0; a < NELEM(grid_p); a++)
-    for (d = 0; d < 2; d++)
-      if (admit(plan, p, sv * VEC_I_CAL, grid_p[a])) {
-        add_point(plan, &vector_cfg, sv * VEC_I_CAL, VEC_I_CAL, grid_p[a],
-                  dists[d]);
-        plan->nmatrices++;
-      }
-  for (b = 0; b < NELEM(vec_i); b++)
-    for (d = 0; d < 2 && vec_i[b] != VEC_I_CAL; d++)
-      if (admit(plan, p, sv * vec_i[b], VEC_P_CAL)) {
-        add_point(plan, &vector_cfg, sv * vec_i[b], vec_i[b], VEC_P_CAL,
-                  dists[d]);
-        plan->nmatrices++;
-      }
+  for (a = 0; a < NELEM(grid_p); a++) {
+    if (!admit(plan, p, sv * VEC_I_CAL, grid_p[a]))
+      continue;
+    for (d = 0; d < 2; d++) {
+      add_point(plan, &vector_cfg, sv * VEC_I_CAL, VEC_I_CAL, grid_p[a],
+                dists[d]);
+      plan->nmatrices++;
+    }
+  }
+  for (b = 0; b < NELEM(vec_i); b++) {
+    if (vec_i[b] == VEC_I_CAL || !admit(plan, p, sv * vec_i[b], VEC_P_CAL))
+      continue;
+    for (d = 0; d < 2; d++) {
+      add_point(plan, &vector_cfg, sv * vec_i[b], vec_i[b], VEC_P_CAL,
+                dists[d]);
+      plan->nmatrices++;
+    }
+  }
   /* Thread-per-row formats share each matrix; small P first. */
-  for (a = 0; a < NELEM(grid_p); a++)
-    for (b = 0; b < NELEM(grid_i); b++)
-      for (d = 0; d < 2; d++) {
-        if (!admit(plan, p, st * grid_i[b], grid_p[a]))
-          continue;
-        for (k = 0; k < NELEM(thread_cfgs); k++)
-          if (cuda || !thread_cfgs[k].cuda_only)
-            add_point(plan, &thread_cfgs[k].cfg, st * grid_i[b], grid_i[b],
-                      grid_p[a], dists[d]);
-        plan->nmatrices++;
-      }
+  for (pass = 0; pass < 2; pass++) {
+    const int *gi = pass == 0 ? grid_i1 : grid_i2;
+    size_t ni = pass == 0 ? NELEM(grid_i1) : NELEM(grid_i2);
+
+    for (a = 0; a < NELEM(grid_p); a++)
+      for (b = 0; b < ni; b++)
+        for (d = 0; d < 2; d++) {
+          if (d == 0 && !admit(plan, p, st * gi[b], grid_p[a]))
+            break;
+          for (k = 0; k < NELEM(thread_cfgs); k++)
+            if (cuda || !thread_cfgs[k].cuda_only)
+              add_point(plan, &thread_cfgs[k].cfg, st * gi[b], gi[b],
+                        grid_p[a], dists[d]);
+          plan->nmatrices++;
+        }
+  }
   *out = plan;
   return 0;
 }

@@ -161,8 +161,8 @@ START_TEST(test_plan_bounds)
     }
     if (pt->cfg.format == SPMV_FMT_CSR_VECTOR) {
       ck_assert_int_eq(pt->rows, 132 * 128 * pt->i);
-      vec_p += pt->i == 2;
-      vec_i += pt->p == 32;
+      vec_p += pt->i == 1;
+      vec_i += pt->p == 16;
     } else {
       ck_assert_int_eq(pt->rows, 132 * 2048 * pt->i);
     }
@@ -214,7 +214,7 @@ static int fake_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
   ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
   f->calls++;
   if (cfg->format == SPMV_FMT_CSR_VECTOR) {
-    *us = (0.5 * p + 4) / 20 * (6 * i + 8);
+    *us = (0.5 * p + 4) / 12 * (6 * i + 6);
     return 0;
   }
   if (cfg->format == SPMV_FMT_HYB && i == 3 && p == 8)
@@ -281,6 +281,8 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_int_eq(pr.fit[SPMV_FMT_CSR_VECTOR].kind, SPMVD_FIT_VECTOR);
   ck_assert_double_eq_tol(pr.fit[SPMV_FMT_CSR_VECTOR].m, 0.5, 1e-9);
   ck_assert_double_eq_tol(pr.fit[SPMV_FMT_CSR_VECTOR].p, 6, 1e-9);
+  ck_assert_double_eq_tol(pr.fit[SPMV_FMT_CSR_VECTOR].q, 6, 1e-9);
+  ck_assert_double_eq_tol(pr.fit[SPMV_FMT_CSR_VECTOR].t0, 12, 1e-9);
   ck_assert_int_eq(pr.fit[SPMV_FMT_CSR_VECTOR].strip, 8);
   /* A matrix of 1000 rows and 20000 nnz: I0 = ceil(1000 / 128) = 8,
    * P0 = 20 for the thread formats; csr-vector: I0 = 125. */
@@ -293,7 +295,7 @@ START_TEST(test_calibrate_end_to_end)
                           saddle(c[0], c[1], c[2], c[3], 8, 20), 1e-6);
   ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_CSR_VECTOR],
                                              &prof),
-                          (0.5 * 20 + 4) / 20 * (6 * 125 + 8), 1e-6);
+                          (0.5 * 20 + 4) / 12 * (6 * 125 + 6), 1e-6);
   /* The ranking is by predicted time: csr-scalar (format 0) is cheapest. */
   n = spmvd_predict_rank(&pr, &prof, ranked, us, SPMV_FMT_COUNT);
   ck_assert_int_eq(n, 11);
