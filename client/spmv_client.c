@@ -25,13 +25,17 @@ static __thread const struct spmv_client *tls_client;
 static __thread char tls_msg[sizeof ((struct spmv_error *)0)->msg];
 static __thread char tls_out[sizeof ((struct spmv_error *)0)->msg];
 
-/* Records err as the last failure on c (and of this thread). */
+/* Records err as the last failure on c (and of this thread); the caller
+ * does not hold c's lock. */
 int spmvc_fail(struct spmv_client *c, const struct spmv_error *err)
 {
   tls_client = c;
   snprintf(tls_msg, sizeof tls_msg, "%s", err->msg);
-  if (c != NULL)
+  if (c != NULL) {
+    spmvc_lock(c);
     c->last = *err;
+    spmvc_unlock(c);
+  }
   return err->code;
 }
 
@@ -476,9 +480,9 @@ static int simple_call(struct spmv_client *c, json_t *req, json_t **reply)
   }
   spmvc_lock(c);
   rc = spmvc_call(c, req, NULL, NULL, reply, NULL, NULL, &err);
+  spmvc_unlock(c);
   if (rc < 0)
     spmvc_fail(c, &err);
-  spmvc_unlock(c);
   json_decref(req);
   return rc;
 }

@@ -68,7 +68,8 @@ int spmvc_call(struct spmv_client *c, json_t *req,
                void **rpayload, uint64_t *rlen, struct spmv_error *err);
 
 /* Records err as the last failure on c (c may be NULL: this thread's
- * connect failure) for spmv_client_errmsg(); returns err->code. */
+ * connect failure) for spmv_client_errmsg(); returns err->code.  The
+ * caller must not hold c's lock (this takes it). */
 int spmvc_fail(struct spmv_client *c, const struct spmv_error *err);
 
 /* Locks and unlocks c. */

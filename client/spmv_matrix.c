@@ -204,9 +204,9 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
     if (*out == NULL)
       rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
   }
+  spmvc_unlock(c);
   if (rc < 0)
     spmvc_fail(c, &err);
-  spmvc_unlock(c);
 out:
   free(buf);
   json_decref(req);
@@ -362,9 +362,9 @@ static int multiply(struct spmv_matrix *m, int k, double alpha, const void *x,
     rc = spmv_error_set(&err, SPMV_EPROTO,
                         "spmvd answered a product with %llu bytes, expected %zu",
                         (unsigned long long)rlen, ylen);
+  spmvc_unlock(c);
   if (rc < 0)
     spmvc_fail(c, &err);
-  spmvc_unlock(c);
   if (rc == 0)
     spmvc_le_copy(y, rp, ylen / vsz, vsz);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -406,9 +406,9 @@ static int matrix_call(struct spmv_matrix *m, json_t *req,
   spmv_error_clear(&err);
   spmvc_lock(c);
   rc = spmvc_call(c, req, NULL, cb, reply, NULL, NULL, &err);
+  spmvc_unlock(c);
   if (rc < 0)
     spmvc_fail(c, &err);
-  spmvc_unlock(c);
   json_decref(req);
   return rc;
 }

@@ -370,13 +370,14 @@ static void *mock_main(void *arg)
   return NULL;
 }
 
-/* Starts a mock server on a fresh socket in a temporary directory. */
-static void mock_start(struct mock *m)
+/* Starts a mock server answering hello with version on a fresh socket in
+ * a temporary directory. */
+static void mock_start_version(struct mock *m, int version)
 {
   struct sockaddr_un addr;
 
   memset(m, 0, sizeof *m);
-  m->hello_version = SPMV_PROTO_VERSION;
+  m->hello_version = version;
   snprintf(m->dir, sizeof m->dir, "%s", "/tmp/check_client.XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(m->dir));
   snprintf(m->path, sizeof m->path, "%s/spmvd.sock", m->dir);
@@ -388,6 +389,12 @@ static void mock_start(struct mock *m)
   ck_assert_int_eq(listen(m->lfd, 64), 0);
   ck_assert_int_eq(pipe(m->stop), 0);
   ck_assert_int_eq(pthread_create(&m->thread, NULL, mock_main, m), 0);
+}
+
+/* Starts a mock server speaking our version. */
+static void mock_start(struct mock *m)
+{
+  mock_start_version(m, SPMV_PROTO_VERSION);
 }
 
 /* Stops the accept loop and removes the socket and directory. */
@@ -596,8 +603,7 @@ START_TEST(test_hello_version)
   struct spmv_client *c = NULL;
   struct mock m;
 
-  mock_start(&m);
-  m.hello_version = 2;
+  mock_start_version(&m, 2);
   ck_assert_int_eq(spmv_connect(m.path, &c), SPMV_EVERSION);
   ck_assert_ptr_null(c);
   ck_assert_ptr_nonnull(strstr(spmv_client_errmsg(NULL), "client speaks 1"));
