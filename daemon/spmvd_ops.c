@@ -796,6 +796,11 @@ static void run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   o->y_len = (size_t)k * (size_t)m->rows * es;
   o->vec = *payload;
   spmvd_shm_init(payload);
+  if (o->vec.fd < 0) {
+    /* No vectors at all (0 x 0, or rows = 0 with beta = 0): y is empty. */
+    on_multiplied(o, NULL, NULL);
+    return;
+  }
   int fd = o->vec.fd;
   if (spmvd_worker_call(c->srv->worker,
                         json_pack("{ss sI sf sf si}", "op", "multiply",

@@ -206,6 +206,25 @@ START_TEST(operations)
 }
 END_TEST
 
+/* Empty shapes: 0 x 0, empty rows, no rows, no columns. */
+START_TEST(empty_shapes)
+{
+  static const int64_t shapes[][2] = {{0, 0}, {5, 5}, {0, 3}, {3, 0}};
+  int fd = itest_open(&itest_d);
+
+  for (size_t i = 0; i < 4; i++) {
+    struct spmv_csr *A = spmv_csr_new(shapes[i][0], shapes[i][1], 0);
+    json_t *r = itest_load(fd, 1 + (int64_t)i, A, 0, NULL);
+    int64_t h = handle_of(r);
+    json_decref(r);
+    ck_assert_msg(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0,
+                  "%lld x %lld", (long long)shapes[i][0], (long long)shapes[i][1]);
+    spmv_csr_free(A);
+  }
+  close(fd);
+}
+END_TEST
+
 /* multiply-batch: k vectors at once, each equal to its own product. */
 START_TEST(multiply_batch)
 {
@@ -253,6 +272,7 @@ static Suite *service_suite(void)
   tcase_add_test(tc, operations);
   tcase_add_test(tc, bad_cache_entry_retuned);
   tcase_add_test(tc, multiply_batch);
+  tcase_add_test(tc, empty_shapes);
   suite_add_tcase(s, tc);
   return s;
 }
