@@ -1,1 +1,20 @@
 # tests/bench/eval.mk: the tuner evaluation (issue 5), a benchmark, never in make check.
+# Built with the tree (cpu backend; cuda too when configured with it), run by
+# hand: tests/bench/eval_tuner --help.
+noinst_PROGRAMS += tests/bench/eval_tuner
+tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
+	tests/bench/eval_store.c tests/bench/eval_store.h \
+	tests/bench/suite.c tests/bench/suite.h \
+	daemon/spmvd_backend_cpu.c
+tests_bench_eval_tuner_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
+	$(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
+EVAL_LDADD = daemon/libspmvdtune.la kernels/libspmvcore.la \
+	client/libspmvmmio.la $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
+if HAVE_CUDA
+tests_bench_eval_tuner_SOURCES += daemon/spmvd_backend_cuda.c
+tests_bench_eval_tuner_CPPFLAGS += $(CUDA_CPPFLAGS)
+tests_bench_eval_tuner_LDADD = kernels/libspmvkernels_cuda.a $(EVAL_LDADD) \
+	kernels/libspmvkernels_cuda.a $(CUDA_LIBS)
+else
+tests_bench_eval_tuner_LDADD = $(EVAL_LDADD)
+endif

@@ -1,0 +1,801 @@
+/* eval_tuner.c: how good and how cheap the tuner's choices are (issue 5):
+ * exhaustive ground truth, each strategy's pick, the predictor's error and
+ * the cache hit, on the benchmark suite, as a markdown report. */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eval_store.h"
+#include "spmv_profile.h"
+#include "spmvd_predict.h"
+#include "spmvd_tuner.h"
+#include "suite.h"
+
+/*
+ * For each value type: one calibration of the predictor on the device
+ * (spmvd_calib_plan_new / spmvd_calib_run / spmvd_predict_fit).  Then for
+ * each matrix of the suite, in one process:
+ *  - the ground truth: every exhaustive candidate raced with drop_ratio 0,
+ *    so each gets a real time (2 warm-up runs, rounds of 10 until two
+ *    round medians agree within 2 %, at most 4 rounds);
+ *  - model, predict, trial and auto as the worker runs them
+ *    (spmvd_tuner_run, default race parameters): the pick's time is looked
+ *    up in the ground-truth table (timed there first when missing), its
+ *    matching percentage is best / pick, its cost the decision's cost in
+ *    SpMV-equivalents of the chosen kernel;
+ *  - the predictor's |predicted - measured| / measured for each calibrated
+ *    format, measured = the ground-truth time of the configuration the fit
+ *    was calibrated with;
+ *  - a cache hit of the best configuration through the backend: load
+ *    (conversion and upload), the first product, as multiples of the
+ *    kernel's steady time.
+ * The report (stdout) starts with the device, date, versions and the
+ * targets of issue 5; --tsv writes every number, a line per matrix as it
+ * is done.
+ */
+
+#define NSTRAT 4
+static const enum spmvd_strategy strats[NSTRAT] = {
+  SPMVD_STRATEGY_MODEL, SPMVD_STRATEGY_PREDICT, SPMVD_STRATEGY_TRIAL,
+  SPMVD_STRATEGY_AUTO,
+};
+
+/* One strategy on one matrix. */
+struct strat_res {
+  int ok;           /* 0: not applicable or failed, see note */
+  char pick[64];
+  double pick_us;   /* the pick's ground-truth time */
+  double match;     /* best_us / pick_us */
+  double cost;      /* decision cost in SpMV-equivalents */
+  int ncand;        /* candidates it timed */
+  char note[120];
+};
+
+/* One matrix in one value type. */
+struct mrec {
+  char name[96];
+  int set;
+  enum spmv_dtype dt;
+  int64_t rows, nnz;
+  double cv;
+  char best[64];
+  double best_us;
+  int ncand;                       /* ground-truth candidates timed */
+  double gt_cost;                  /* ground truth's cost, SpMV-equivalents */
+  struct strat_res st[NSTRAT];
+  double perr[SPMV_FMT_COUNT];     /* predictor error, NAN when none */
+  double ppred[SPMV_FMT_COUNT], pmeas[SPMV_FMT_COUNT];
+  int hit_ok;
+  struct eval_cache_hit hit;
+  char hit_msg[120];
+};
+
+/* The calibration of one value type. */
+struct calib_res {
+  int done, nfit, npoints, nok;
+  double seconds;
+  int64_t total_nnz;
+  struct spmvd_predictor pred;
+  char msg[160];
+};
+
+struct opts {
+  const char *mode, *dir, *only, *tsv;
+  int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
+  double budget;             /* seconds; 0 = none */
+  int64_t calib_nnz;         /* 0: the daemon's default */
+  int64_t max_nnz;           /* 0: no bound */
+};
+
+static double now_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
+{
+  return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
+         a->param == b->param && a->param2 == b->param2;
+}
+
+/* The configuration as the tuner lists it on dev (cpu: no bs, csr-vector
+ * is csr-scalar). */
+static struct spmv_config normalise(struct spmv_config c,
+                                    const struct spmvd_device_info *dev)
+{
+  if (strcmp(dev->backend, "cuda") != 0 || dev->warp_size < 2) {
+    c.bs = 0;
+    if (c.format == SPMV_FMT_CSR_VECTOR) {
+      c.format = SPMV_FMT_CSR_SCALAR;
+      c.tpr = 0;
+    }
+  }
+  return c;
+}
+
+/* Ground-truth race parameters: every candidate timed to a stable median. */
+static void gt_params(struct spmvd_race_params *p)
+{
+  spmvd_race_params_default(p);
+  p->warmup = 2;
+  p->reps = 10;
+  p->min_rounds = 2;
+  p->max_rounds = 4;
+  p->stable_tol = 0.02;
+  p->drop_ratio = 0;
+}
+
+/* The ground-truth table: the exhaustive decision's trials, grown by the
+ * configurations timed later. */
+struct gt {
+  struct spmvd_trial *t;
+  size_t n, cap;
+};
+
+/* The ground-truth time of cfg, timing it now when the table lacks it;
+ * NAN when it cannot run. */
+static double gt_time(struct gt *g, struct spmv_config cfg,
+                      struct eval_store *s, const struct spmvd_tune_input *in)
+{
+  struct spmvd_candidates *c;
+  struct spmvd_race_params p;
+  struct spmvd_decision d;
+  struct spmv_error e;
+  double us = NAN;
+
+  cfg = normalise(cfg, in->dev);
+  for (size_t k = 0; k < g->n; k++)
+    if (same_cfg(&g->t[k].cfg, &cfg))
+      return g->t[k].status == SPMVD_TRIAL_OK ? g->t[k].time_us : NAN;
+  if (g->n == g->cap) {
+    size_t nc = g->cap ? 2 * g->cap : 16;
+    struct spmvd_trial *nt = realloc(g->t, nc * sizeof *nt);
+    if (nt == NULL)
+      return NAN;
+    g->t = nt;
+    g->cap = nc;
+  }
+  c = malloc(sizeof *c);
+  if (c == NULL)
+    return NAN;
+  c->n = 1;
+  c->cfg[0] = cfg;
+  gt_params(&p);
+  spmv_error_clear(&e);
+  int rc = spmvd_tuner_race(c, &eval_store_race_ops, s, &p, in, &d, &e);
+  free(c);
+  if (d.ntrials == 1) {
+    g->t[g->n++] = d.trials[0];
+    if (rc == 0)
+      us = d.trials[0].time_us;
+  }
+  spmvd_decision_fini(&d);
+  return us;
+}
+
+static void progress_calib(void *ctx, int done, int total,
+                           const struct spmvd_calib_point *pt)
+{
+  (void)ctx;
+  (void)pt;
+  if (done == total || done % (total / 10 > 0 ? total / 10 : 1) == 0)
+    fprintf(stderr, "  calibration: %d/%d points\n", done, total);
+}
+
+/* Calibrates the predictor for dt on the store's device. */
+static void calibrate(struct eval_store *s, enum spmv_dtype dt,
+                      const struct opts *o, struct calib_res *cr)
+{
+  struct spmvd_calib_params cp;
+  struct spmvd_calib_plan *plan = NULL;
+  struct spmvd_calib_ops ops = { eval_store_calib_time, progress_calib };
+  struct spmv_error e;
+  double t0 = now_s();
+  int rc;
+
+  memset(cr, 0, sizeof *cr);
+  spmv_error_clear(&e);
+  spmvd_calib_params_default(&cp);
+  if (o->calib_nnz > 0) {
+    cp.max_nnz_total = o->calib_nnz;
+    if (cp.max_nnz_matrix > o->calib_nnz / 4)
+      cp.max_nnz_matrix = o->calib_nnz / 4 > 1 ? o->calib_nnz / 4 : 1;
+  }
+  rc = spmvd_calib_plan_new(eval_store_info(s), dt, &cp, &plan, &e);
+  if (rc == 0) {
+    cr->npoints = (int)plan->n;
+    cr->total_nnz = plan->total_nnz;
+    eval_store_calib_plan(s, plan);
+    rc = spmvd_calib_run(plan, &cp, &ops, s, &e);
+    eval_store_calib_plan(s, NULL);
+  }
+  if (rc == 0) {
+    for (size_t k = 0; k < plan->n; k++)
+      cr->nok += plan->pt[k].ok;
+    rc = spmvd_predict_fit(plan, eval_store_info(s), &cr->pred, &e);
+  }
+  cr->seconds = now_s() - t0;
+  if (rc < 0) {
+    snprintf(cr->msg, sizeof cr->msg, "%.150s", e.msg);
+  } else {
+    cr->nfit = rc;
+    cr->done = 1;
+  }
+  spmvd_calib_plan_free(plan);
+}
+
+/* Runs one strategy on the matrix and measures its pick. */
+static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
+                         const struct spmvd_tune_input *in, struct gt *g,
+                         double best_us, struct strat_res *r)
+{
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_decision d;
+  struct spmv_error e;
+
+  memset(r, 0, sizeof *r);
+  spmvd_decision_init(&d);
+  spmv_error_clear(&e);
+  if (c == NULL) {
+    snprintf(r->note, sizeof r->note, "out of memory");
+    return;
+  }
+  if (spmvd_tuner_candidates(st, in, c, &e) < 0) {
+    snprintf(r->note, sizeof r->note, "n/a: %.100s", e.msg);
+    goto out;
+  }
+  eval_store_prefetch(s, c);
+  if (spmvd_tuner_run(st, in, &eval_store_race_ops, s, NULL, &d, &e) < 0) {
+    snprintf(r->note, sizeof r->note, "failed: %.100s", e.msg);
+    goto out;
+  }
+  spmv_config_format(&d.cfg, r->pick, sizeof r->pick);
+  r->cost = d.cost_spmv;
+  r->ncand = (int)d.ntrials;
+  r->pick_us = gt_time(g, d.cfg, s, in);
+  if (!(r->pick_us > 0)) {
+    snprintf(r->note, sizeof r->note, "its pick %s does not run", r->pick);
+    goto out;
+  }
+  r->match = best_us / r->pick_us;
+  r->ok = 1;
+out:
+  spmvd_decision_fini(&d);
+  free(c);
+}
+
+/* Evaluates one matrix in one value type into r; returns 0 or a code. */
+static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
+                       const struct spmv_csr *A, enum spmv_dtype dt,
+                       const struct calib_res *cr, struct mrec *r,
+                       struct spmv_error *err)
+{
+  const struct spmvd_device_info *dev = eval_store_info(s);
+  struct spmvd_candidates *c = NULL;
+  struct spmvd_race_params p;
+  struct spmvd_tune_input in;
+  struct spmvd_decision gtd;
+  struct spmv_profile prof;
+  struct gt g = { NULL, 0, 0 };
+  int rc, k;
+
+  memset(r, 0, sizeof *r);
+  spmvd_decision_init(&gtd);
+  snprintf(r->name, sizeof r->name, "%s", en->name);
+  r->set = en->set;
+  r->dt = dt;
+  r->rows = A->rows;
+  r->nnz = A->nnz;
+  for (k = 0; k < SPMV_FMT_COUNT; k++)
+    r->perr[k] = r->ppred[k] = r->pmeas[k] = NAN;
+  if ((rc = spmv_profile_compute(A, &prof, err)) < 0 ||
+      (rc = eval_store_matrix(s, A, dt, err)) < 0)
+    return rc;
+  r->cv = prof.rl_cv;
+  memset(&in, 0, sizeof in);
+  in.A = A;
+  in.prof = &prof;
+  in.dtype = dt;
+  in.dev = dev;
+  in.pred = cr->done && cr->nfit > 0 ? &cr->pred : NULL;
+  c = malloc(sizeof *c);
+  if (c == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  if ((rc = spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, err)) < 0)
+    goto out;
+  eval_store_group(c);
+  eval_store_prefetch(s, c);
+  gt_params(&p);
+  if ((rc = spmvd_tuner_race(c, &eval_store_race_ops, s, &p, &in, &gtd, err)) < 0)
+    goto out;
+  g.t = gtd.trials;
+  g.n = g.cap = gtd.ntrials;
+  gtd.trials = NULL;
+  gtd.ntrials = 0;
+  r->best_us = gtd.time_us;
+  r->gt_cost = gtd.cost_spmv;
+  r->ncand = (int)c->n;
+  snprintf(r->best, sizeof r->best, "%s", gtd.text);
+
+  for (k = 0; k < NSTRAT; k++)
+    run_strategy(strats[k], s, &in, &g, r->best_us, &r->st[k]);
+
+  for (k = 0; in.pred != NULL && k < SPMV_FMT_COUNT; k++) {
+    const struct spmvd_fit *f = &in.pred->fit[k];
+    if (f->kind == SPMVD_FIT_NONE || k == SPMV_FMT_DIA ||
+        (k == SPMV_FMT_ELL && prof.ell_fill > 3))
+      continue;
+    r->ppred[k] = spmvd_predict_time(f, &prof);
+    r->pmeas[k] = gt_time(&g, f->cfg, s, &in);
+    if (r->pmeas[k] > 0 && isfinite(r->ppred[k]))
+      r->perr[k] = fabs(r->ppred[k] - r->pmeas[k]) / r->pmeas[k];
+  }
+
+  spmv_error_clear(err);
+  if (eval_store_cache_hit(s, &gtd.cfg, &r->hit, err) == 0)
+    r->hit_ok = 1;
+  else
+    snprintf(r->hit_msg, sizeof r->hit_msg, "%.110s", err->msg);
+  spmv_error_clear(err);
+  rc = 0;
+out:
+  free(g.t);
+  spmvd_decision_fini(&gtd);
+  free(c);
+  return rc;
+}
+
+/* ---- the report ---- */
+
+static const char *set_name(int set)
+{
+  return set == BENCH_SUITE_LARGE ? "large" : set == BENCH_SUITE_PAPER ? "paper" : "real";
+}
+
+/* Aggregates of one strategy over a set of records (set 0: all). */
+struct agg {
+  int n, n95;
+  double logm, logc, worst, cmax;
+  const char *worst_name;
+};
+
+static void aggregate(const struct mrec *r, size_t n, enum spmv_dtype dt,
+                      int set, int k, struct agg *a)
+{
+  memset(a, 0, sizeof *a);
+  a->worst = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    const struct strat_res *x = &r[i].st[k];
+    if (r[i].dt != dt || (set && r[i].set != set) || !x->ok)
+      continue;
+    a->n++;
+    a->logm += log(x->match);
+    a->logc += log(fmax(x->cost, 1e-9));
+    a->n95 += x->match >= 0.95;
+    a->cmax = fmax(a->cmax, x->cost);
+    if (x->match < a->worst) {
+      a->worst = x->match;
+      a->worst_name = r[i].name;
+    }
+  }
+}
+
+static double gmean(double logsum, int n)
+{
+  return n > 0 ? exp(logsum / n) : NAN;
+}
+
+static const char *pass(int ok)
+{
+  return ok ? "**pass**" : "**FAIL**";
+}
+
+/* Prints the whole report for value type dt. */
+static void report_dtype(FILE *f, const struct mrec *r, size_t n,
+                         enum spmv_dtype dt, const struct calib_res *cr)
+{
+  const char *dn = spmv_dtype_name(dt);
+  struct agg a[NSTRAT];
+  int k, cnt = 0;
+
+  for (size_t i = 0; i < n; i++)
+    cnt += r[i].dt == dt;
+  if (cnt == 0)
+    return;
+  for (k = 0; k < NSTRAT; k++)
+    aggregate(r, n, dt, 0, k, &a[k]);
+
+  /* Predictor errors per format. */
+  double pe_sum[SPMV_FMT_COUNT] = {0}, pe_max[SPMV_FMT_COUNT] = {0};
+  int pe_n[SPMV_FMT_COUNT] = {0};
+  const char *pe_worst[SPMV_FMT_COUNT] = {0};
+  for (size_t i = 0; i < n; i++)
+    for (k = 0; k < SPMV_FMT_COUNT; k++)
+      if (r[i].dt == dt && isfinite(r[i].perr[k])) {
+        pe_sum[k] += r[i].perr[k];
+        pe_n[k]++;
+        if (r[i].perr[k] >= pe_max[k]) {
+          pe_max[k] = r[i].perr[k];
+          pe_worst[k] = r[i].name;
+        }
+      }
+  int pe_all = 1, pe_any = 0;
+  double pe_worst_mean = 0;
+  const char *pe_worst_fmt = "-";
+  for (k = 0; k < SPMV_FMT_COUNT; k++)
+    if (pe_n[k] > 0) {
+      double m = pe_sum[k] / pe_n[k];
+      pe_any = 1;
+      pe_all &= m <= 0.05;
+      if (m >= pe_worst_mean) {
+        pe_worst_mean = m;
+        pe_worst_fmt = spmv_format_name((enum spmv_format)k);
+      }
+    }
+
+  /* Cache hits. */
+  int h_n = 0, h_ver = 0;
+  double h_max = 0, h_log = 0, h_prod_log = 0, h_up_log = 0;
+  const char *h_worst = "-";
+  for (size_t i = 0; i < n; i++)
+    if (r[i].dt == dt && r[i].hit_ok && r[i].hit.kernel_us > 0) {
+      double x = r[i].hit.first_kernel_us / r[i].hit.kernel_us;
+      h_n++;
+      h_ver += r[i].hit.verified;
+      h_log += log(x);
+      h_prod_log += log(r[i].hit.first_product_us / r[i].hit.kernel_us);
+      h_up_log += log(r[i].hit.load_us / r[i].hit.kernel_us);
+      if (x >= h_max) {
+        h_max = x;
+        h_worst = r[i].name;
+      }
+    }
+
+  struct agg *am = &a[0], *aa = &a[3];
+  fprintf(f, "\n## %s: targets (issue 5)\n\n", dn);
+  fprintf(f, "| target | achieved | required | verdict |\n|---|---|---|---|\n");
+  fprintf(f, "| auto, geometric mean of best/pick | %.1f %% over %d matrices | >= 98 %% | %s |\n",
+          100 * gmean(aa->logm, aa->n), aa->n, pass(gmean(aa->logm, aa->n) >= 0.98));
+  fprintf(f, "| auto, every matrix | worst %.1f %% (%s); %d of %d at >= 95 %% | >= 95 %% | %s |\n",
+          100 * aa->worst, aa->worst_name ? aa->worst_name : "-", aa->n95, aa->n,
+          pass(aa->n > 0 && aa->worst >= 0.95));
+  fprintf(f, "| auto, tuning cost on first sight | max %.1f, geomean %.1f SpMV-equivalents | <= 20 | %s |\n",
+          aa->cmax, gmean(aa->logc, aa->n), pass(aa->n > 0 && aa->cmax <= 20));
+  if (am->n > 0)
+    fprintf(f, "| model alone, geometric mean | %.1f %% over %d matrices (worst %.1f %%, %s) | >= 95 %% | %s |\n",
+            100 * gmean(am->logm, am->n), am->n, 100 * am->worst, am->worst_name,
+            pass(gmean(am->logm, am->n) >= 0.95));
+  else
+    fprintf(f, "| model alone, geometric mean | not applicable on this device | >= 95 %% | - |\n");
+  if (pe_any)
+    fprintf(f, "| predictor, mean error per format | worst format %s %.1f %% (table below) | <= 5 %% each | %s |\n",
+            pe_worst_fmt, 100 * pe_worst_mean, pass(pe_all));
+  else
+    fprintf(f, "| predictor, mean error per format | not calibrated: %s | <= 5 %% each | **FAIL** |\n",
+            cr->msg[0] ? cr->msg : "no fit");
+  fprintf(f, "| cache hit: first product after the upload | max %.2fx (%s), geomean %.2fx kernel time; %d/%d verified | <= 3x | %s |\n",
+          h_max, h_worst, h_n ? exp(h_log / h_n) : NAN, h_ver, h_n,
+          pass(h_n > 0 && h_max <= 3 && h_ver == h_n));
+
+  fprintf(f, "\n### %s: strategies in aggregate\n\n", dn);
+  fprintf(f, "| strategy | matrices | geomean best/pick | worst (matrix) | >= 95 %% | geomean cost | max cost | by part (geomean: large / paper / real) |\n");
+  fprintf(f, "|---|---|---|---|---|---|---|---|\n");
+  for (k = 0; k < NSTRAT; k++) {
+    struct agg b[3];
+    aggregate(r, n, dt, BENCH_SUITE_LARGE, k, &b[0]);
+    aggregate(r, n, dt, BENCH_SUITE_PAPER, k, &b[1]);
+    aggregate(r, n, dt, BENCH_SUITE_REAL, k, &b[2]);
+    fprintf(f, "| %s | %d | %.1f %% | %.1f %% (%s) | %d | %.1f | %.1f | %.1f / %.1f / %.1f %% |\n",
+            spmvd_strategy_name(strats[k]), a[k].n, 100 * gmean(a[k].logm, a[k].n),
+            100 * a[k].worst, a[k].worst_name ? a[k].worst_name : "-", a[k].n95,
+            gmean(a[k].logc, a[k].n), a[k].cmax, 100 * gmean(b[0].logm, b[0].n),
+            100 * gmean(b[1].logm, b[1].n), 100 * gmean(b[2].logm, b[2].n));
+  }
+
+  fprintf(f, "\n### %s: predictor error |predicted - measured| / measured\n\n", dn);
+  if (cr->done)
+    fprintf(f, "Calibration: %d points (%d timed), %lld nonzeros in all, %.1f s, %d formats fitted.\n\n",
+            cr->npoints, cr->nok, (long long)cr->total_nnz, cr->seconds, cr->nfit);
+  fprintf(f, "| format | calibrated configuration | fit error on its calibration points | matrices | mean error | max error (matrix) |\n|---|---|---|---|---|---|\n");
+  for (k = 0; cr->done && k < SPMV_FMT_COUNT; k++) {
+    const struct spmvd_fit *ft = &cr->pred.fit[k];
+    char txt[64];
+    if (ft->kind == SPMVD_FIT_NONE)
+      continue;
+    spmv_config_format(&ft->cfg, txt, sizeof txt);
+    fprintf(f, "| %s | %s | %.1f %% | %d | %.1f %% | %.1f %% (%s) |\n",
+            spmv_format_name((enum spmv_format)k), txt, 100 * ft->err_mean, pe_n[k],
+            pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, 100 * pe_max[k],
+            pe_worst[k] ? pe_worst[k] : "-");
+  }
+
+  fprintf(f, "\n### %s: per matrix (best/pick in %%, cost in SpMV-equivalents of the pick)\n\n", dn);
+  fprintf(f, "| matrix | part | rows | nnz | cv | exhaustive best | us | model | predict | trial (cost) | auto (cost, candidates) |\n");
+  fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < n; i++) {
+    const struct mrec *x = &r[i];
+    char cell[NSTRAT][48];
+    if (x->dt != dt)
+      continue;
+    for (k = 0; k < NSTRAT; k++) {
+      const struct strat_res *sr = &x->st[k];
+      if (!sr->ok)
+        snprintf(cell[k], sizeof cell[k], "-");
+      else if (k == 3)
+        snprintf(cell[k], sizeof cell[k], "%.1f (%.1f, %d)", 100 * sr->match, sr->cost, sr->ncand);
+      else if (k == 2)
+        snprintf(cell[k], sizeof cell[k], "%.1f (%.1f)", 100 * sr->match, sr->cost);
+      else
+        snprintf(cell[k], sizeof cell[k], "%.1f", 100 * sr->match);
+    }
+    fprintf(f, "| %s | %s | %lld | %lld | %.2f | %s | %.1f | %s | %s | %s | %s |\n", x->name,
+            set_name(x->set), (long long)x->rows, (long long)x->nnz, x->cv, x->best,
+            x->best_us, cell[0], cell[1], cell[2], cell[3]);
+  }
+
+  fprintf(f, "\n### %s: picks\n\n| matrix | model | predict | trial | auto |\n|---|---|---|---|---|\n", dn);
+  for (size_t i = 0; i < n; i++) {
+    if (r[i].dt != dt)
+      continue;
+    fprintf(f, "| %s", r[i].name);
+    for (k = 0; k < NSTRAT; k++)
+      fprintf(f, " | %s", r[i].st[k].ok ? r[i].st[k].pick : r[i].st[k].note);
+    fprintf(f, " |\n");
+  }
+
+  fprintf(f, "\n### %s: cache hit of the best configuration (times as multiples of its steady kernel time)\n\n", dn);
+  fprintf(f, "Geomeans: upload %.0fx, first product with host vectors %.1fx.\n\n",
+          h_n ? exp(h_up_log / h_n) : NAN, h_n ? exp(h_prod_log / h_n) : NAN);
+  fprintf(f, "| matrix | kernel us | upload ms | upload x | first product on the device x | first product with host vectors x | next product with host vectors x | verified |\n");
+  fprintf(f, "|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < n; i++) {
+    const struct mrec *x = &r[i];
+    const struct eval_cache_hit *h = &x->hit;
+    if (x->dt != dt)
+      continue;
+    if (!x->hit_ok) {
+      fprintf(f, "| %s | failed: %s | | | | | | |\n", x->name, x->hit_msg);
+      continue;
+    }
+    fprintf(f, "| %s | %.1f | %.2f | %.0f | %.2f | %.1f | %.1f | %s |\n", x->name, h->kernel_us,
+            h->load_us / 1e3, h->load_us / h->kernel_us, h->first_kernel_us / h->kernel_us,
+            h->first_product_us / h->kernel_us, h->product_us / h->kernel_us,
+            h->verified ? "yes" : "NO");
+  }
+}
+
+/* Writes one matrix's line of the TSV. */
+static void tsv_line(FILE *f, const struct mrec *r)
+{
+  fprintf(f, "%s\t%s\t%s\t%lld\t%lld\t%.4f\t%s\t%.3f\t%d\t%.1f", r->name, set_name(r->set),
+          spmv_dtype_name(r->dt), (long long)r->rows, (long long)r->nnz, r->cv, r->best,
+          r->best_us, r->ncand, r->gt_cost);
+  for (int k = 0; k < NSTRAT; k++) {
+    const struct strat_res *s = &r->st[k];
+    if (s->ok)
+      fprintf(f, "\t%s\t%.3f\t%.4f\t%.2f\t%d", s->pick, s->pick_us, s->match, s->cost, s->ncand);
+    else
+      fprintf(f, "\t%s\t\t\t\t", s->note);
+  }
+  for (int k = 0; k < SPMV_FMT_COUNT; k++)
+    if (isfinite(r->perr[k]))
+      fprintf(f, "\t%s:%.3f/%.3f", spmv_format_name((enum spmv_format)k), r->ppred[k], r->pmeas[k]);
+  if (r->hit_ok)
+    fprintf(f, "\thit:%.1f/%.3f/%.3f/%.3f/%.3f/%d", r->hit.load_us, r->hit.first_kernel_us,
+            r->hit.first_product_us, r->hit.product_us, r->hit.kernel_us, r->hit.verified);
+  fputc('\n', f);
+  fflush(f);
+}
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: eval_tuner [--backend cpu|cuda|ref] [--quick] [--matrices DIR]\n"
+          "                  [--suite large,paper,real] [--only NAME] [--dtype f64|f32|both]\n"
+          "                  [--budget SECONDS] [--calib-nnz N] [--max-nnz N] [--tsv FILE]\n"
+          "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
+          "  --quick     the quick subset of the suite      --matrices  folder ($SPMV_MATRICES)\n"
+          "  --suite     parts of the suite (all)           --only      names containing NAME\n"
+          "  --dtype     value types (f64)                  --budget    start no matrix after SECONDS\n"
+          "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
+          "  --max-nnz   skip larger matrices               --tsv       every number, a line per matrix\n"
+          "The markdown report goes to stdout, progress to stderr.\n");
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+  static const struct option lo[] = {
+    {"backend", 1, 0, 'b'}, {"quick", 0, 0, 'q'}, {"matrices", 1, 0, 'm'},
+    {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"dtype", 1, 0, 't'},
+    {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
+    {"tsv", 1, 0, 'w'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+  };
+  int c;
+  char *end;
+
+  memset(o, 0, sizeof o[0]);
+#ifdef HAVE_CUDA
+  o->mode = "cuda";
+#else
+  o->mode = "cpu";
+#endif
+  o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
+  o->dts = 2;
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:c:n:w:h", lo, NULL)) != -1) {
+    switch (c) {
+    case 'b': o->mode = optarg; break;
+    case 'q': o->quick = 1; break;
+    case 'm': o->dir = optarg; break;
+    case 'o': o->only = optarg; break;
+    case 'w': o->tsv = optarg; break;
+    case 's':
+      o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
+                (strstr(optarg, "paper") ? BENCH_SUITE_PAPER : 0) |
+                (strstr(optarg, "real") ? BENCH_SUITE_REAL : 0);
+      if (o->sets == 0) {
+        fprintf(stderr, "eval_tuner: --suite %s names no part (large, paper, real)\n", optarg);
+        return -1;
+      }
+      break;
+    case 't':
+      if (strcmp(optarg, "f64") == 0) o->dts = 2;
+      else if (strcmp(optarg, "f32") == 0) o->dts = 1;
+      else if (strcmp(optarg, "both") == 0) o->dts = 3;
+      else {
+        fprintf(stderr, "eval_tuner: --dtype %s: expected f64, f32 or both\n", optarg);
+        return -1;
+      }
+      break;
+    case 'B':
+    case 'c':
+    case 'n': {
+      double v = strtod(optarg, &end);
+      if (*end != '\0' || !(v > 0)) {
+        fprintf(stderr, "eval_tuner: -%c %s: expected a positive number\n", c, optarg);
+        return -1;
+      }
+      if (c == 'B') o->budget = v;
+      else if (c == 'c') o->calib_nnz = (int64_t)v;
+      else o->max_nnz = (int64_t)v;
+      break;
+    }
+    case 'h': usage(stdout); exit(0);
+    default: usage(stderr); return -1;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "eval_tuner: unexpected argument '%s'\n", argv[optind]);
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  struct opts o;
+  struct bench_suite suite = { NULL, 0 };
+  struct eval_store *s = NULL;
+  struct calib_res cr[3];
+  struct mrec *recs = NULL;
+  struct spmv_error err;
+  FILE *tsv = NULL;
+  size_t nrec = 0, skipped = 0, cut = 0;
+  double t_start = now_s();
+  int rc = 1;
+
+  spmv_error_clear(&err);
+  if (parse_opts(argc, argv, &o) < 0)
+    return 1;
+  if (bench_suite_init(&suite, o.sets, o.quick, o.only, o.dir, &err) < 0) {
+    fprintf(stderr, "eval_tuner: %s\n", err.msg);
+    return 1;
+  }
+  if (eval_store_open(o.mode, &s, &err) < 0) {
+    fprintf(stderr, "eval_tuner: backend %s: %s\n", o.mode, err.msg);
+    rc = err.code == SPMV_ENODEV ? 77 : 1;
+    goto out;
+  }
+  recs = calloc(suite.n * 2 + 1, sizeof *recs);
+  if (recs == NULL) {
+    fprintf(stderr, "eval_tuner: out of memory\n");
+    goto out;
+  }
+  if (o.tsv != NULL) {
+    tsv = fopen(o.tsv, "w");
+    if (tsv == NULL) {
+      perror(o.tsv);
+      goto out;
+    }
+    fprintf(tsv, "# matrix\tpart\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
+                 "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates"
+                 "\tformat:predicted/measured ...\thit:load_us/first_kernel_us/first_product_us/"
+                 "product_us/kernel_us/verified\n");
+  }
+  memset(cr, 0, sizeof cr);
+  for (int dti = 2; dti >= 1; dti--) {
+    enum spmv_dtype dt = dti == 2 ? SPMV_F64 : SPMV_F32;
+    if (!(o.dts & dti))
+      continue;
+    fprintf(stderr, "%s: calibrating the predictor\n", spmv_dtype_name(dt));
+    calibrate(s, dt, &o, &cr[dti]);
+    fprintf(stderr, "%s: calibration %s in %.1f s (%d formats)\n", spmv_dtype_name(dt),
+            cr[dti].done ? "done" : cr[dti].msg, cr[dti].seconds, cr[dti].nfit);
+    for (size_t i = 0; i < suite.n; i++) {
+      const struct bench_suite_entry *en = &suite.e[i];
+      if (o.budget > 0 && now_s() - t_start > o.budget) {
+        cut = suite.n - i;
+        fprintf(stderr, "time budget spent: %zu matrices left out from %s on\n", cut, en->name);
+        break;
+      }
+      double t0 = now_s();
+      struct spmv_csr *A = bench_suite_make(en, o.dir, &err);
+      if (A == NULL) {
+        fprintf(stderr, "%s: %s\n", en->name, err.msg);
+        skipped++;
+        continue;
+      }
+      if (o.max_nnz > 0 && A->nnz > o.max_nnz) {
+        skipped++;
+        spmv_csr_free(A);
+        continue;
+      }
+      if (eval_matrix(s, en, A, dt, &cr[dti], &recs[nrec], &err) < 0) {
+        fprintf(stderr, "%s %s: %s\n", en->name, spmv_dtype_name(dt), err.msg);
+        skipped++;
+        if (err.code == SPMV_EGPU_STICKY) {
+          spmv_csr_free(A);
+          break;
+        }
+      } else {
+        const struct mrec *x = &recs[nrec];
+        fprintf(stderr, "%-24s %s %9lld nnz best %-28s %9.1f us | auto %5.1f%% cost %5.1f | model %5.1f%% | %.1f s\n",
+                x->name, spmv_dtype_name(dt), (long long)x->nnz, x->best, x->best_us,
+                100 * x->st[3].match, x->st[3].cost, 100 * x->st[0].match, now_s() - t0);
+        if (tsv)
+          tsv_line(tsv, x);
+        nrec++;
+      }
+      spmv_csr_free(A);
+    }
+    eval_store_matrix(s, NULL, dt, &err);
+  }
+
+  /* The report. */
+  const struct spmvd_device_info *dev = eval_store_info(s);
+  char date[64];
+  time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  printf("# Tuner evaluation (issue 5)\n\n");
+  printf("- device: %s (backend %s, %d SMs, warp %d, cc %d.%d, %.1f GB, L2 %.0f MB)\n", dev->name,
+         o.mode, dev->sms, dev->warp_size, dev->cc_major, dev->cc_minor,
+         (double)dev->mem_bytes / 1e9, (double)dev->l2_bytes / 1048576.0);
+  printf("- software: %s\n- date: %s; run took %.0f s\n", dev->software_key, date,
+         now_s() - t_start);
+  printf("- suite: %s%s%s%s%s%s; %zu matrix x type evaluations, %zu skipped, %zu left out by the time budget\n",
+         o.quick ? "quick subset of " : "", (o.sets & BENCH_SUITE_LARGE) ? "large " : "",
+         (o.sets & BENCH_SUITE_PAPER) ? "paper " : "", (o.sets & BENCH_SUITE_REAL) ? "real" : "",
+         o.only ? ", names containing " : "", o.only ? o.only : "", nrec, skipped, cut);
+  printf("- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
+         "  medians agree within 2 %% (at most 4), never dropped; strategies as the worker runs them\n"
+         "  (default race); a pick's time is its ground-truth time; best/pick = throughput ratio.\n");
+  printf("- cost: the decision's cost_spmv (every timed and warm-up run / the pick's time); layout\n"
+         "  conversions and uploads are not in it.\n");
+  for (int dti = 2; dti >= 1; dti--)
+    if (o.dts & dti)
+      report_dtype(stdout, recs, nrec, dti == 2 ? SPMV_F64 : SPMV_F32, &cr[dti]);
+  rc = nrec > 0 ? 0 : 1;
+out:
+  if (tsv)
+    fclose(tsv);
+  free(recs);
+  eval_store_close(s);
+  bench_suite_fini(&suite);
+  return rc;
+}

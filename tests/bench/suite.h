@@ -1,0 +1,71 @@
+/* suite.h: the benchmark suite of issue 4 (generated families, the ELLR-T
+ * paper's statistics, tiled and plain shared real matrices) as data. */
+#ifndef BENCH_SUITE_H
+#define BENCH_SUITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spmv_csr.h"
+#include "spmv_error.h"
+
+/* Parts of the suite (bits). */
+enum bench_suite_set {
+  BENCH_SUITE_LARGE = 1,  /* generated and tiled, sized >= 4x a GPU's L2 */
+  BENCH_SUITE_PAPER = 2,  /* the ELLR-T paper's matrices at their real size */
+  BENCH_SUITE_REAL = 4    /* every shared real matrix as it is */
+};
+
+/* What a matrix stresses, for the bandwidth targets of issue 4. */
+enum bench_suite_kind {
+  BENCH_SUITE_OTHER = 0,
+  BENCH_SUITE_REGULAR = 1, /* stencils, banded */
+  BENCH_SUITE_SKEWED = 2   /* power-law, dc1-like */
+};
+
+/* One matrix of the suite. */
+struct bench_suite_entry {
+  char name[96];
+  char gen[160];        /* spmv_gen_from_text() line, "" for a file */
+  char file[256];       /* a file of the matrix folder, "" when generated */
+  int64_t tile_k;       /* > 1: the file tiled k times (spmv_gen_tile) */
+  int64_t tile_block;   /* its block rows (0: whole copies) */
+  int set;              /* one enum bench_suite_set bit */
+  int kind;             /* enum bench_suite_kind */
+  int quick;            /* 1: in the --quick subset */
+};
+
+/* A list of entries.  Owns its array: release with bench_suite_fini(). */
+struct bench_suite {
+  struct bench_suite_entry *e;
+  size_t n;
+};
+
+/* The matrix folder: dir when not NULL or empty, else $SPMV_MATRICES, else
+ * "../shared/matrices".  Returns a borrowed string. */
+const char *bench_suite_dir(const char *dir);
+
+/*
+ * Fills s (caller's struct, initialised here) with the entries of the sets
+ * (a mask of enum bench_suite_set): the generated ones in a fixed order,
+ * then, for BENCH_SUITE_REAL, every .mtx / .mtx.gz file of dir sorted by
+ * name.  quick keeps the --quick subset only.  only, when not NULL, keeps
+ * the names that contain it.  Returns 0 or a negative SPMV_E* code (an
+ * unreadable folder is SPMV_EIO when the real set was asked for).
+ */
+int bench_suite_init(struct bench_suite *s, int sets, int quick,
+                     const char *only, const char *dir,
+                     struct spmv_error *err);
+
+/* Frees s's array and zeroes s. */
+void bench_suite_fini(struct bench_suite *s);
+
+/*
+ * Builds entry e's matrix (generated with a fixed seed, or read from the
+ * folder dir and tiled): a new CSR owned by the caller, or NULL with err
+ * set.
+ */
+struct spmv_csr *bench_suite_make(const struct bench_suite_entry *e,
+                                  const char *dir, struct spmv_error *err);
+
+#endif /* BENCH_SUITE_H */
