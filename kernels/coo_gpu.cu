@@ -4,9 +4,9 @@
  * It sums runs of equal rows sequentially; a row that starts and ends in
  * its range is added to y at once; the first row (when it began in an
  * earlier thread) and the last (when it goes on in a later one) are
- * combined across the warp by a segmented scan of the open sums
- * (spmv_segreduce.cuh); each warp leaves one carry (its open row and sum)
- * that a fix-up kernel adds in warp order.  Nothing depends on scheduling
+ * combined across the block by a segmented scan of the open sums
+ * (spmv_segreduce.cuh); each block leaves one carry (its open row and sum)
+ * that a fix-up kernel adds in block order.  Nothing depends on scheduling
  * or atomics, so the result is deterministic.  The product is y +=
  * alpha*A*x: a first kernel scales y by beta (coo), or the ELL part of hyb
  * has written y already.
@@ -64,7 +64,7 @@ __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
     }
   }
   T carry = spmv_seg_combine(head_row, tail_row, tail_row >= 0 ? s : T(0),
-                             t >> 5, carry_row, carry_val);
+                             carry_row, carry_val);
   if (head_row >= 0) y[head_row] += alpha * (carry + head_sum);
 }
 
@@ -96,8 +96,8 @@ int spmv_coo_accumulate(const struct spmv_coo_layout *C, int64_t n, int bs,
   spmv_coo_kernel<T><<<g, bs, 0, s>>>(n, C->row, C->col, (const T *)C->val,
                                       alpha, x, y, crow, cval);
   SPMV_CHECK_LAUNCH("coo kernel");
-  spmv_seg_fixup_kernel<T><<<spmv_grid(nwarps, 256), 256, 0, s>>>(
-      nwarps, crow, cval, alpha, y);
+  spmv_seg_fixup_kernel<T><<<spmv_seg_fixup_grid(g), 256, 0, s>>>(
+      (int64_t)g, crow, cval, alpha, y);
   SPMV_CHECK_LAUNCH("coo fix-up kernel");
   return 0;
 }

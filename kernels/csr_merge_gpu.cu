@@ -10,8 +10,8 @@
  * its 7 steps inside the tile by a search in shared memory and walks them.
  * A thread writes y = alpha*sum + beta*y for rows it finishes; the first
  * row it finishes (when begun earlier) and the row left open at its end
- * are combined across the warp by a segmented scan (spmv_segreduce.cuh),
- * and warp carries are added in warp order by a fix-up kernel:
+ * are combined across the block by a segmented scan (spmv_segreduce.cuh),
+ * and block carries are added in block order by a fix-up kernel:
  * deterministic, no atomics.
  * Access pattern: col, val and row_ptr read once, coalesced; x through the
  * read-only data cache; shared memory BS*7*(sizeof(T) + 4) bytes.
@@ -83,7 +83,6 @@ __global__ void spmv_csr_merge_kernel(int64_t rows, int64_t nnz,
   int32_t s0 = (int32_t)(start0 < -1 ? -1 : start0);
   __syncthreads();
 
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int dl = threadIdx.x * MERGE_ITEMS, dn = (int)(d1 - d0);
   int32_t head_row = -1, tail_row = -1;
   T head_sum = 0, s = 0;
@@ -118,7 +117,7 @@ __global__ void spmv_csr_merge_kernel(int64_t rows, int64_t nnz,
     if (i < rows) tail_row = (int32_t)i;
   }
   T carry = spmv_seg_combine(head_row, tail_row, tail_row >= 0 ? s : T(0),
-                             t >> 5, carry_row, carry_val);
+                             carry_row, carry_val);
   if (head_row >= 0)
     y[head_row] = spmv_axpby(alpha, carry + head_sum, beta, y + head_row);
 }
@@ -163,8 +162,8 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
       L->rows, L->nnz, rp, L->u.csr.col, (const T *)L->u.csr.val, alpha, x, beta,
       y, part, crow, cval);
   SPMV_CHECK_LAUNCH("csr-merge kernel");
-  spmv_seg_fixup_kernel<T><<<spmv_grid(nwarps, 256), 256, 0, s>>>(
-      nwarps, crow, cval, alpha, y);
+  spmv_seg_fixup_kernel<T><<<spmv_seg_fixup_grid(ntiles), 256, 0, s>>>(
+      ntiles, crow, cval, alpha, y);
   SPMV_CHECK_LAUNCH("csr-merge fix-up kernel");
   return 0;
 }
