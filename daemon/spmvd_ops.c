@@ -44,6 +44,7 @@ struct op {
   size_t y_off, y_len;
   int nvec;
   char reason[256];
+  char trying[64];             /* tune, bench: the candidate being built */
 };
 
 static struct op *op_new(struct spmvd_conn *c, int64_t id, const char *name)
@@ -392,12 +393,19 @@ static int call(struct op *o, json_t *msg, const int *fds, int nfds,
 
 static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err);
 static void start_tune(struct op *o, struct spmvd_matrix *m);
+static void quarantine_trying(struct op *o, const struct spmv_error *err);
 
 static void on_progress(void *ctx, json_t *ev)
 {
   struct op *o = ctx;
+  const char *kind = json_string_value(json_object_get(ev, "event"));
   json_t *e;
 
+  if (kind && strcmp(kind, "candidate") == 0) {
+    const char *cand = json_string_value(json_object_get(ev, "candidate"));
+    snprintf(o->trying, sizeof o->trying, "%s", cand ? cand : "");
+    return;
+  }
   if (o->c->closing)
     return;
   e = json_pack("{sI ss sO sO sO sO sO}", "id", (json_int_t)o->id, "event",
@@ -440,6 +448,7 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   if (err) {
+    quarantine_trying(o, err);
     load_fail(o, err);
     return;
   }
@@ -507,8 +516,8 @@ static void start_tune(struct op *o, struct spmvd_matrix *m)
        NULL, 0, on_tuned, on_progress);
 }
 
-static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
-                       const char *why)
+static void quarantine_cfg(struct spmvd_server *srv, struct spmvd_matrix *m,
+                           const struct spmv_config *cfg, const char *why)
 {
   const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
   struct spmv_error err;
@@ -516,9 +525,31 @@ static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
   if (!srv->cache || !dev)
     return;
   if (spmvd_cache_quarantine(srv->cache, m->fingerprint, dev->device_key,
-                             dev->software_key, m->dtype, &m->cfg, why,
-                             &err) < 0)
-    spmvd_log_warn("cannot quarantine '%s': %s", m->cfg_text, err.msg);
+                             dev->software_key, m->dtype, cfg, why, &err) < 0)
+    spmvd_log_warn("cannot quarantine a configuration of %s: %s",
+                   m->fingerprint, err.msg);
+}
+
+static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
+                       const char *why)
+{
+  quarantine_cfg(srv, m, &m->cfg, why);
+}
+
+/* The worker crashed while building or timing o->trying: quarantine it so
+ * that the retry tunes without it. */
+static void quarantine_trying(struct op *o, const struct spmv_error *err)
+{
+  struct spmvd_matrix *m = spmvd_registry_find(&o->srv->reg, o->handle);
+  struct spmv_config cfg;
+
+  if (!m || !*o->trying || err->code != SPMV_EWORKER ||
+      !strstr(err->msg, "crashed") ||
+      spmv_config_parse(o->trying, &cfg, NULL) < 0)
+    return;
+  spmvd_log_warn("matrix %lld: the device worker crashed running candidate "
+                 "'%s': quarantined", (long long)o->handle, o->trying);
+  quarantine_cfg(o->srv, m, &cfg, "the device worker crashed running it");
 }
 
 static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
@@ -821,6 +852,7 @@ static void on_bench(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   if (err) {
+    quarantine_trying(o, err);
     op_fail(o, err);
     return;
   }

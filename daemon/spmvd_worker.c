@@ -179,7 +179,7 @@ static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
   if (w->hooks.died)
     w->hooks.died(w->ctx, w, head);
   json_decref(head);
-  fail_all(w, "died");
+  fail_all(w, inc->faulted ? "crashed" : "died");
   uint64_t up = uv_now(w->loop) - w->last_start_ms;
   w->delay_ms = up > 30000 ? 100 : (w->delay_ms ? w->delay_ms * 2 : 100);
   if (w->delay_ms > 5000)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "spmv_profile.h"
@@ -35,8 +36,10 @@
  *            compares one product on a random vector with spmv_csr_ref and
  *            replies {verified, residual}.
  *   tune     {handle, strategy, exclude:[text]}: runs the tuner, sending
- *            {seq, event:"progress", done, total, candidate, time_us} after
- *            each candidate; makes the winner resident; replies {decision}.
+ *            {seq, event:"candidate", candidate} before building each
+ *            candidate and {seq, event:"progress", done, total, candidate,
+ *            time_us} after timing it; makes the winner resident; replies
+ *            {decision}.
  *   bench    {handle}: times every exhaustive candidate; replies {trials}.
  *   multiply {handle, alpha, beta, nvec} fds [vectors]: x_1..x_k then
  *            y_1..y_k in the memfd; y is overwritten in place.
@@ -240,6 +243,8 @@ fail:
   return rc;
 }
 
+static void maybe_crash(const struct spmv_config *cfg);
+
 /* Replaces m's resident configuration by cfg. */
 static int make_resident(struct worker *w, struct wmatrix *m,
                          const struct spmv_config *cfg,
@@ -253,6 +258,7 @@ static int make_resident(struct worker *w, struct wmatrix *m,
     w->ops->unload(w->be, m->bm);
     m->bm = NULL;
   }
+  maybe_crash(cfg);
   int rc = w->ops->load(w->be, &m->A, m->dtype, cfg, &bm, err);
   if (rc < 0)
     return rc;
@@ -414,10 +420,38 @@ struct race {
   const char *stage;
 };
 
+/*
+ * A testing aid: SPMVD_TEST_CRASH_CONFIG=TEXT makes the worker abort when
+ * it builds a configuration whose text starts with TEXT, as a faulting
+ * kernel would, so that the tests can prove the quarantine.
+ */
+static void maybe_crash(const struct spmv_config *cfg)
+{
+  const char *bad = getenv("SPMVD_TEST_CRASH_CONFIG");
+  char text[64];
+
+  if (!bad || !*bad)
+    return;
+  spmv_config_format(cfg, text, sizeof text);
+  if (strncmp(text, bad, strlen(bad)) == 0) {
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    abort();
+  }
+}
+
 static int race_load(void *ctx, const struct spmv_config *cfg,
                      struct spmv_error *err)
 {
   struct race *r = ctx;
+  char text[64];
+
+  /* Said before trying it: if it brings the worker down, the front end
+   * knows which configuration to quarantine. */
+  spmv_config_format(cfg, text, sizeof text);
+  send_msg(r->w, json_pack("{sI ss ss}", "seq", r->seq, "event", "candidate",
+                           "candidate", text));
+  maybe_crash(cfg);
   int rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
   die_if_sticky(rc);
   return rc;
