@@ -193,6 +193,26 @@ START_TEST(operations)
   ck_assert_str_eq(json_string_value(json_object_get(r, "socket_path")), itest_d.sock);
   json_decref(r);
 
+  /* The cache's admin operations: root may, anyone else gets EPERM. */
+  r = itest_call(fd, json_pack("{ss si s[]}", "op", "import", "id", 10,
+                               "tunings"), NULL, 0, NULL, NULL);
+  if (geteuid() == 0)
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "imported")), 0);
+  else
+    ck_assert_str_eq(itest_error_code(r), "EPERM");
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si ss}", "op", "forget", "id", 11,
+                               "fingerprint", "all"), NULL, 0, NULL, NULL);
+  if (geteuid() == 0)
+    ck_assert_int_ge(json_integer_value(json_object_get(r, "forgotten")), 1);
+  else
+    ck_assert_str_eq(itest_error_code(r), "EPERM");
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si ss}", "op", "forget", "id", 12,
+                               "fingerprint", "xyz"), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), geteuid() == 0 ? "EPROTO" : "EPERM");
+  json_decref(r);
+
   r = itest_call(fd, json_pack("{ss si sI}", "op", "free", "id", 8, "handle",
                                (json_int_t)h), NULL, 0, NULL, NULL);
   ck_assert(json_is_true(json_object_get(r, "ok")));
