@@ -151,6 +151,17 @@ static int get_matrix(struct spmvd_conn *c, json_t *req,
   return 0;
 }
 
+/* get_matrix() for the ops that need a matrix fully loaded. */
+static int get_ready_matrix(struct spmvd_conn *c, json_t *req,
+                            struct spmvd_matrix **out, struct spmv_error *err)
+{
+  int rc = get_matrix(c, req, out, err);
+  if (rc == 0 && (*out)->state != SPMVD_MATRIX_READY)
+    rc = spmv_error_set(err, SPMV_EBUSY, "matrix %lld is still being loaded",
+                        (long long)(*out)->handle);
+  return rc;
+}
+
 static int check_mem(struct spmvd_conn *c, uint64_t more,
                      struct spmv_error *err)
 {
@@ -250,7 +261,7 @@ static int begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
   int64_t k = 1;
   int rc;
 
-  if ((rc = get_matrix(c, req, &m, err)) < 0 ||
+  if ((rc = get_ready_matrix(c, req, &m, err)) < 0 ||
       (rc = get_number(req, "alpha", &alpha, err)) < 0 ||
       (rc = get_number(req, "beta", &beta, err)) < 0 ||
       (batch && (rc = get_int(req, "k", &k, err)) < 0))
@@ -258,9 +269,6 @@ static int begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
   if (k < 1 || k > MAX_BATCH)
     return spmv_error_set(err, SPMV_EINVAL, "k is %lld, must be in [1, %d]",
                           (long long)k, MAX_BATCH);
-  if (m->state != SPMVD_MATRIX_READY)
-    return spmv_error_set(err, SPMV_EBUSY, "matrix %lld is still being loaded",
-                          (long long)m->handle);
   uint64_t es = spmv_dtype_size(m->dtype);
   uint64_t xb = (uint64_t)k * (uint64_t)m->cols * es;
   uint64_t yb = (uint64_t)k * (uint64_t)m->rows * es;
@@ -752,10 +760,7 @@ static void run_tune(struct spmvd_conn *c, json_t *req, int64_t id)
   int rc;
 
 
-  if ((rc = get_matrix(c, req, &m, &err)) == 0 &&
-      m->state != SPMVD_MATRIX_READY)
-    rc = spmv_error_set(&err, SPMV_EBUSY, "matrix %lld is still being loaded",
-                        (long long)m->handle);
+  rc = get_ready_matrix(c, req, &m, &err);
   if (rc == 0)
     rc = strategy_of(c->srv, req, &s, &err);
   if (rc == 0 && !(o = op_new(c, id, "tune")))
@@ -805,10 +810,7 @@ static void run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   int64_t k = 1;
   int rc;
 
-  rc = get_matrix(c, req, &m, &err);
-  if (rc == 0 && m->state != SPMVD_MATRIX_READY)
-    rc = spmv_error_set(&err, SPMV_EBUSY, "matrix %lld is being loaded",
-                        (long long)m->handle);
+  rc = get_ready_matrix(c, req, &m, &err);
   if (rc == 0 && !(o = op_new(c, id, "multiply")))
     rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
   if (rc < 0) {
@@ -876,11 +878,8 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
   struct spmv_error err;
   struct spmvd_matrix *m;
   struct op *o = NULL;
-  int rc = get_matrix(c, req, &m, &err);
+  int rc = get_ready_matrix(c, req, &m, &err);
 
-  if (rc == 0 && m->state != SPMVD_MATRIX_READY)
-    rc = spmv_error_set(&err, SPMV_EBUSY, "matrix %lld is being loaded",
-                        (long long)m->handle);
   if (rc == 0 && !(o = op_new(c, id, "bench")))
     rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
   if (rc < 0) {
@@ -926,13 +925,8 @@ static json_t *op_info(struct spmvd_conn *c, json_t *req,
 {
   struct spmvd_matrix *m;
 
-  if (get_matrix(c, req, &m, err) < 0)
+  if (get_ready_matrix(c, req, &m, err) < 0)
     return NULL;
-  if (m->state != SPMVD_MATRIX_READY) {
-    spmv_error_set(err, SPMV_EBUSY, "matrix %lld is being loaded",
-                   (long long)m->handle);
-    return NULL;
-  }
   return json_pack("{sI ss ss sI sI sI ss so so ss ss sf sf sf sO sI}",
                    "handle", (json_int_t)m->handle, "name", m->name, "dtype",
                    spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
@@ -969,13 +963,8 @@ static json_t *op_free(struct spmvd_conn *c, json_t *req,
 {
   struct spmvd_matrix *m;
 
-  if (get_matrix(c, req, &m, err) < 0)
+  if (get_ready_matrix(c, req, &m, err) < 0)
     return NULL;
-  if (m->state != SPMVD_MATRIX_READY) {
-    spmv_error_set(err, SPMV_EBUSY, "matrix %lld is being loaded",
-                   (long long)m->handle);
-    return NULL;
-  }
   spmvd_server_matrix_free(c->srv, m);
   return json_object();
 }
