@@ -4,11 +4,13 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "eval_store.h"
 #include "spmv_profile.h"
@@ -53,6 +55,8 @@ struct strat_res {
   double match;     /* best_us / pick_us */
   double cost;      /* decision cost in SpMV-equivalents */
   int ncand;        /* candidates it timed */
+  double wall_ms;   /* host time of spmvd_tuner_run (models and race; the
+                       layouts were resident already) */
   char note[120];
 };
 
@@ -88,6 +92,7 @@ struct opts {
   const char *mode, *dir, *only, *tsv;
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
   double budget;             /* seconds; 0 = none */
+  double deadline;           /* seconds: report what is done and exit */
   int64_t calib_nnz;         /* 0: the daemon's default */
   int64_t max_nnz;           /* 0: no bound */
 };
@@ -236,24 +241,19 @@ static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
                          const struct spmvd_tune_input *in, struct gt *g,
                          double best_us, struct strat_res *r)
 {
-  struct spmvd_candidates *c = malloc(sizeof *c);
   struct spmvd_decision d;
   struct spmv_error e;
 
   memset(r, 0, sizeof *r);
   spmvd_decision_init(&d);
   spmv_error_clear(&e);
-  if (c == NULL) {
-    snprintf(r->note, sizeof r->note, "out of memory");
-    return;
-  }
-  if (spmvd_tuner_candidates(st, in, c, &e) < 0) {
-    snprintf(r->note, sizeof r->note, "n/a: %.100s", e.msg);
-    goto out;
-  }
-  eval_store_prefetch(s, c);
-  if (spmvd_tuner_run(st, in, &eval_store_race_ops, s, NULL, &d, &e) < 0) {
-    snprintf(r->note, sizeof r->note, "failed: %.100s", e.msg);
+  double t0 = now_s();
+  int rc = spmvd_tuner_run(st, in, &eval_store_race_ops, s, NULL, &d, &e);
+  r->wall_ms = 1e3 * (now_s() - t0);
+  if (rc < 0) {
+    snprintf(r->note, sizeof r->note, "%s: %.100s",
+             rc == SPMV_EUNSUPPORTED || (st == SPMVD_STRATEGY_PREDICT && in->pred == NULL)
+                 ? "n/a" : "failed", e.msg);
     goto out;
   }
   spmv_config_format(&d.cfg, r->pick, sizeof r->pick);
@@ -268,7 +268,6 @@ static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
   r->ok = 1;
 out:
   spmvd_decision_fini(&d);
-  free(c);
 }
 
 /* Evaluates one matrix in one value type into r; returns 0 or a code. */
@@ -392,6 +391,15 @@ static double gmean(double logsum, int n)
   return n > 0 ? exp(logsum / n) : NAN;
 }
 
+/* Writes v with fmt into buf (24 bytes), or "-" when v is not finite. */
+static void num(char *buf, double v, const char *fmt)
+{
+  if (isfinite(v))
+    snprintf(buf, 24, fmt, v);
+  else
+    snprintf(buf, 24, "-");
+}
+
 static const char *pass(int ok)
 {
   return ok ? "**pass**" : "**FAIL**";
@@ -492,11 +500,20 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
     aggregate(r, n, dt, BENCH_SUITE_LARGE, k, &b[0]);
     aggregate(r, n, dt, BENCH_SUITE_PAPER, k, &b[1]);
     aggregate(r, n, dt, BENCH_SUITE_REAL, k, &b[2]);
-    fprintf(f, "| %s | %d | %.1f %% | %.1f %% (%s) | %d | %.1f | %.1f | %.1f / %.1f / %.1f %% |\n",
-            spmvd_strategy_name(strats[k]), a[k].n, 100 * gmean(a[k].logm, a[k].n),
-            100 * a[k].worst, a[k].worst_name ? a[k].worst_name : "-", a[k].n95,
-            gmean(a[k].logc, a[k].n), a[k].cmax, 100 * gmean(b[0].logm, b[0].n),
-            100 * gmean(b[1].logm, b[1].n), 100 * gmean(b[2].logm, b[2].n));
+    char v[6][24];
+    if (a[k].n == 0) {
+      fprintf(f, "| %s | 0 | - | - | - | - | - | - |\n", spmvd_strategy_name(strats[k]));
+      continue;
+    }
+    num(v[0], 100 * gmean(a[k].logm, a[k].n), "%.1f %%");
+    num(v[1], 100 * a[k].worst, "%.1f %%");
+    num(v[2], gmean(a[k].logc, a[k].n), "%.1f");
+    num(v[3], 100 * gmean(b[0].logm, b[0].n), "%.1f %%");
+    num(v[4], 100 * gmean(b[1].logm, b[1].n), "%.1f %%");
+    num(v[5], 100 * gmean(b[2].logm, b[2].n), "%.1f %%");
+    fprintf(f, "| %s | %d | %s | %s (%s) | %d | %s | %.1f | %s / %s / %s |\n",
+            spmvd_strategy_name(strats[k]), a[k].n, v[0], v[1],
+            a[k].worst_name ? a[k].worst_name : "-", a[k].n95, v[2], a[k].cmax, v[3], v[4], v[5]);
   }
 
   fprintf(f, "\n### %s: predictor error |predicted - measured| / measured\n\n", dn);
@@ -510,9 +527,11 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
     if (ft->kind == SPMVD_FIT_NONE)
       continue;
     spmv_config_format(&ft->cfg, txt, sizeof txt);
-    fprintf(f, "| %s | %s | %.1f %% | %d | %.1f %% | %.1f %% (%s) |\n",
-            spmv_format_name((enum spmv_format)k), txt, 100 * ft->err_mean, pe_n[k],
-            pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, 100 * pe_max[k],
+    char v[2][24];
+    num(v[0], pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, "%.1f %%");
+    num(v[1], pe_n[k] ? 100 * pe_max[k] : NAN, "%.1f %%");
+    fprintf(f, "| %s | %s | %.1f %% | %d | %s | %s (%s) |\n",
+            spmv_format_name((enum spmv_format)k), txt, 100 * ft->err_mean, pe_n[k], v[0], v[1],
             pe_worst[k] ? pe_worst[k] : "-");
   }
 
@@ -540,13 +559,17 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
             x->best_us, cell[0], cell[1], cell[2], cell[3]);
   }
 
-  fprintf(f, "\n### %s: picks\n\n| matrix | model | predict | trial | auto |\n|---|---|---|---|---|\n", dn);
+  fprintf(f, "\n### %s: picks (host time of the whole decision in ms: models, race, bookkeeping)\n\n"
+             "| matrix | model | predict | trial | auto |\n|---|---|---|---|---|\n", dn);
   for (size_t i = 0; i < n; i++) {
     if (r[i].dt != dt)
       continue;
     fprintf(f, "| %s", r[i].name);
     for (k = 0; k < NSTRAT; k++)
-      fprintf(f, " | %s", r[i].st[k].ok ? r[i].st[k].pick : r[i].st[k].note);
+      if (r[i].st[k].ok)
+        fprintf(f, " | %s (%.1f ms)", r[i].st[k].pick, r[i].st[k].wall_ms);
+      else
+        fprintf(f, " | %s", r[i].st[k].note);
     fprintf(f, " |\n");
   }
 
@@ -580,9 +603,10 @@ static void tsv_line(FILE *f, const struct mrec *r)
   for (int k = 0; k < NSTRAT; k++) {
     const struct strat_res *s = &r->st[k];
     if (s->ok)
-      fprintf(f, "\t%s\t%.3f\t%.4f\t%.2f\t%d", s->pick, s->pick_us, s->match, s->cost, s->ncand);
+      fprintf(f, "\t%s\t%.3f\t%.4f\t%.2f\t%d\t%.1f", s->pick, s->pick_us, s->match, s->cost,
+              s->ncand, s->wall_ms);
     else
-      fprintf(f, "\t%s\t\t\t\t", s->note);
+      fprintf(f, "\t%s\t\t\t\t\t", s->note);
   }
   for (int k = 0; k < SPMV_FMT_COUNT; k++)
     if (isfinite(r->perr[k]))
@@ -599,11 +623,13 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: eval_tuner [--backend cpu|cuda|ref] [--quick] [--matrices DIR]\n"
           "                  [--suite large,paper,real] [--only NAME] [--dtype f64|f32|both]\n"
-          "                  [--budget SECONDS] [--calib-nnz N] [--max-nnz N] [--tsv FILE]\n"
+          "                  [--budget SECONDS] [--deadline SECONDS] [--calib-nnz N]\n"
+          "                  [--max-nnz N] [--tsv FILE]\n"
           "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
           "  --quick     the quick subset of the suite      --matrices  folder ($SPMV_MATRICES)\n"
           "  --suite     parts of the suite (all)           --only      names containing NAME\n"
           "  --dtype     value types (f64)                  --budget    start no matrix after SECONDS\n"
+          "  --deadline  at SECONDS, print the report of what is done and exit\n"
           "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
           "  --max-nnz   skip larger matrices               --tsv       every number, a line per matrix\n"
           "The markdown report goes to stdout, progress to stderr.\n");
@@ -615,7 +641,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"backend", 1, 0, 'b'}, {"quick", 0, 0, 'q'}, {"matrices", 1, 0, 'm'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"dtype", 1, 0, 't'},
     {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
-    {"tsv", 1, 0, 'w'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
+    {0, 0, 0, 0},
   };
   int c;
   char *end;
@@ -628,7 +655,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #endif
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:c:n:w:h", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:h", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -654,6 +681,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
       }
       break;
     case 'B':
+    case 'D':
     case 'c':
     case 'n': {
       double v = strtod(optarg, &end);
@@ -662,6 +690,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return -1;
       }
       if (c == 'B') o->budget = v;
+      else if (c == 'D') o->deadline = v;
       else if (c == 'c') o->calib_nnz = (int64_t)v;
       else o->max_nnz = (int64_t)v;
       break;
@@ -677,125 +706,199 @@ static int parse_opts(int argc, char **argv, struct opts *o)
   return 0;
 }
 
-int main(int argc, char **argv)
-{
+/* What the report needs; shared with the deadline watchdog under mu. */
+struct run {
   struct opts o;
-  struct bench_suite suite = { NULL, 0 };
-  struct eval_store *s = NULL;
+  struct eval_store *s;
   struct calib_res cr[3];
-  struct mrec *recs = NULL;
-  struct spmv_error err;
-  FILE *tsv = NULL;
-  size_t nrec = 0, skipped = 0, cut = 0;
-  double t_start = now_s();
-  int rc = 1;
+  struct mrec *recs;
+  size_t nrec, skipped, cut;
+  double t_start;
+  char current[96];           /* matrix under way, "" between them */
+  int printed;
+  pthread_mutex_t mu;
+};
 
-  spmv_error_clear(&err);
-  if (parse_opts(argc, argv, &o) < 0)
-    return 1;
-  if (bench_suite_init(&suite, o.sets, o.quick, o.only, o.dir, &err) < 0) {
-    fprintf(stderr, "eval_tuner: %s\n", err.msg);
-    return 1;
-  }
-  if (eval_store_open(o.mode, &s, &err) < 0) {
-    fprintf(stderr, "eval_tuner: backend %s: %s\n", o.mode, err.msg);
-    rc = err.code == SPMV_ENODEV ? 77 : 1;
-    goto out;
-  }
-  recs = calloc(suite.n * 2 + 1, sizeof *recs);
-  if (recs == NULL) {
-    fprintf(stderr, "eval_tuner: out of memory\n");
-    goto out;
-  }
-  if (o.tsv != NULL) {
-    tsv = fopen(o.tsv, "w");
-    if (tsv == NULL) {
-      perror(o.tsv);
-      goto out;
-    }
-    fprintf(tsv, "# matrix\tpart\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
-                 "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates"
-                 "\tformat:predicted/measured ...\thit:load_us/first_kernel_us/first_product_us/"
-                 "product_us/kernel_us/verified\n");
-  }
-  memset(cr, 0, sizeof cr);
-  for (int dti = 2; dti >= 1; dti--) {
-    enum spmv_dtype dt = dti == 2 ? SPMV_F64 : SPMV_F32;
-    if (!(o.dts & dti))
-      continue;
-    fprintf(stderr, "%s: calibrating the predictor\n", spmv_dtype_name(dt));
-    calibrate(s, dt, &o, &cr[dti]);
-    fprintf(stderr, "%s: calibration %s in %.1f s (%d formats)\n", spmv_dtype_name(dt),
-            cr[dti].done ? "done" : cr[dti].msg, cr[dti].seconds, cr[dti].nfit);
-    for (size_t i = 0; i < suite.n; i++) {
-      const struct bench_suite_entry *en = &suite.e[i];
-      if (o.budget > 0 && now_s() - t_start > o.budget) {
-        cut = suite.n - i;
-        fprintf(stderr, "time budget spent: %zu matrices left out from %s on\n", cut, en->name);
-        break;
-      }
-      double t0 = now_s();
-      struct spmv_csr *A = bench_suite_make(en, o.dir, &err);
-      if (A == NULL) {
-        fprintf(stderr, "%s: %s\n", en->name, err.msg);
-        skipped++;
-        continue;
-      }
-      if (o.max_nnz > 0 && A->nnz > o.max_nnz) {
-        skipped++;
-        spmv_csr_free(A);
-        continue;
-      }
-      if (eval_matrix(s, en, A, dt, &cr[dti], &recs[nrec], &err) < 0) {
-        fprintf(stderr, "%s %s: %s\n", en->name, spmv_dtype_name(dt), err.msg);
-        skipped++;
-        if (err.code == SPMV_EGPU_STICKY) {
-          spmv_csr_free(A);
-          break;
-        }
-      } else {
-        const struct mrec *x = &recs[nrec];
-        fprintf(stderr, "%-24s %s %9lld nnz best %-28s %9.1f us | auto %5.1f%% cost %5.1f | model %5.1f%% | %.1f s\n",
-                x->name, spmv_dtype_name(dt), (long long)x->nnz, x->best, x->best_us,
-                100 * x->st[3].match, x->st[3].cost, 100 * x->st[0].match, now_s() - t0);
-        if (tsv)
-          tsv_line(tsv, x);
-        nrec++;
-      }
-      spmv_csr_free(A);
-    }
-    eval_store_matrix(s, NULL, dt, &err);
-  }
-
-  /* The report. */
-  const struct spmvd_device_info *dev = eval_store_info(s);
+/* Prints the report of the matrices done so far (caller holds r->mu). */
+static void print_report(struct run *r, const char *stopped)
+{
+  const struct spmvd_device_info *dev = eval_store_info(r->s);
+  const struct opts *o = &r->o;
   char date[64];
   time_t now = time(NULL);
+
   strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   printf("# Tuner evaluation (issue 5)\n\n");
   printf("- device: %s (backend %s, %d SMs, warp %d, cc %d.%d, %.1f GB, L2 %.0f MB)\n", dev->name,
-         o.mode, dev->sms, dev->warp_size, dev->cc_major, dev->cc_minor,
+         o->mode, dev->sms, dev->warp_size, dev->cc_major, dev->cc_minor,
          (double)dev->mem_bytes / 1e9, (double)dev->l2_bytes / 1048576.0);
   printf("- software: %s\n- date: %s; run took %.0f s\n", dev->software_key, date,
-         now_s() - t_start);
+         now_s() - r->t_start);
   printf("- suite: %s%s%s%s%s%s; %zu matrix x type evaluations, %zu skipped, %zu left out by the time budget\n",
-         o.quick ? "quick subset of " : "", (o.sets & BENCH_SUITE_LARGE) ? "large " : "",
-         (o.sets & BENCH_SUITE_PAPER) ? "paper " : "", (o.sets & BENCH_SUITE_REAL) ? "real" : "",
-         o.only ? ", names containing " : "", o.only ? o.only : "", nrec, skipped, cut);
+         o->quick ? "quick subset of " : "", (o->sets & BENCH_SUITE_LARGE) ? "large " : "",
+         (o->sets & BENCH_SUITE_PAPER) ? "paper " : "", (o->sets & BENCH_SUITE_REAL) ? "real" : "",
+         o->only ? ", names containing " : "", o->only ? o->only : "", r->nrec, r->skipped, r->cut);
+  if (stopped != NULL)
+    printf("- **stopped by the deadline** during %s: the matrices after it were not run\n", stopped);
   printf("- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
          "  medians agree within 2 %% (at most 4), never dropped; strategies as the worker runs them\n"
          "  (default race); a pick's time is its ground-truth time; best/pick = throughput ratio.\n");
   printf("- cost: the decision's cost_spmv (every timed and warm-up run / the pick's time); layout\n"
          "  conversions and uploads are not in it.\n");
   for (int dti = 2; dti >= 1; dti--)
-    if (o.dts & dti)
-      report_dtype(stdout, recs, nrec, dti == 2 ? SPMV_F64 : SPMV_F32, &cr[dti]);
-  rc = nrec > 0 ? 0 : 1;
+    if (o->dts & dti)
+      report_dtype(stdout, r->recs, r->nrec, dti == 2 ? SPMV_F64 : SPMV_F32, &r->cr[dti]);
+  fflush(stdout);
+  r->printed = 1;
+}
+
+/* Deadline watchdog: prints what is done and ends the process. */
+static void *watchdog(void *arg)
+{
+  struct run *r = arg;
+  char cur[96];
+
+  while (now_s() - r->t_start < r->o.deadline) {
+    struct timespec ts = { 0, 200 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+  }
+  pthread_mutex_lock(&r->mu);
+  if (r->printed) {
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+  }
+  fprintf(stderr, "deadline of %.0f s reached during %s: reporting what is done\n",
+          r->o.deadline, r->current[0] ? r->current : "the calibration");
+  snprintf(cur, sizeof cur, "%s", r->current[0] ? r->current : "the calibration");
+  print_report(r, cur);
+  _exit(r->nrec > 0 ? 0 : 1);
+}
+
+/* Runs the calibration and every matrix of one value type. */
+static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
+                      FILE *tsv)
+{
+  static const int order[3] = { BENCH_SUITE_PAPER, BENCH_SUITE_LARGE, BENCH_SUITE_REAL };
+  enum spmv_dtype dt = dti == 2 ? SPMV_F64 : SPMV_F32;
+  const struct opts *o = &r->o;
+  struct calib_res *cr = malloc(sizeof *cr);
+  struct spmv_error err;
+  size_t done = 0;
+
+  if (cr == NULL)
+    return;
+  fprintf(stderr, "%s: calibrating the predictor\n", spmv_dtype_name(dt));
+  calibrate(r->s, dt, o, cr);
+  fprintf(stderr, "%s: calibration %s in %.1f s (%d formats)\n", spmv_dtype_name(dt),
+          cr->done ? "done" : cr->msg, cr->seconds, cr->nfit);
+  pthread_mutex_lock(&r->mu);
+  r->cr[dti] = *cr;
+  pthread_mutex_unlock(&r->mu);
+  free(cr);
+  /* The paper's matrices first, then the large ones, then the real ones
+   * (many, small: a time budget cuts only some of them). */
+  for (size_t q = 0; q < 3 * suite->n; q++) {
+    const struct bench_suite_entry *en = &suite->e[q % suite->n];
+    if (en->set != order[q / suite->n])
+      continue;
+    if (o->budget > 0 && now_s() - r->t_start > o->budget) {
+      fprintf(stderr, "time budget spent: %zu matrices left out from %s on\n",
+              suite->n - done, en->name);
+      pthread_mutex_lock(&r->mu);
+      r->cut += suite->n - done;
+      pthread_mutex_unlock(&r->mu);
+      break;
+    }
+    done++;
+    double t0 = now_s();
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->current, sizeof r->current, "%s", en->name);
+    pthread_mutex_unlock(&r->mu);
+    spmv_error_clear(&err);
+    struct spmv_csr *A = bench_suite_make(en, o->dir, &err);
+    if (A == NULL || (o->max_nnz > 0 && A->nnz > o->max_nnz)) {
+      if (A == NULL)
+        fprintf(stderr, "%s: %s\n", en->name, err.msg);
+      spmv_csr_free(A);
+      r->skipped++;
+      continue;
+    }
+    struct mrec *x = &r->recs[r->nrec];
+    int rc = eval_matrix(r->s, en, A, dt, &r->cr[dti], x, &err);
+    spmv_csr_free(A);
+    if (rc < 0) {
+      fprintf(stderr, "%s %s: %s\n", en->name, spmv_dtype_name(dt), err.msg);
+      r->skipped++;
+      if (err.code == SPMV_EGPU_STICKY)
+        break;
+      continue;
+    }
+    fprintf(stderr, "%-24s %s %9lld nnz best %-28s %9.1f us | auto %5.1f%% cost %5.1f | model %5.1f%% | %.1f s\n",
+            x->name, spmv_dtype_name(dt), (long long)x->nnz, x->best, x->best_us,
+            100 * x->st[3].match, x->st[3].cost, 100 * x->st[0].match, now_s() - t0);
+    if (tsv)
+      tsv_line(tsv, x);
+    pthread_mutex_lock(&r->mu);
+    r->nrec++;
+    r->current[0] = '\0';
+    pthread_mutex_unlock(&r->mu);
+  }
+  eval_store_matrix(r->s, NULL, dt, &err);
+}
+
+int main(int argc, char **argv)
+{
+  static struct run r;
+  struct bench_suite suite = { NULL, 0 };
+  struct spmv_error err;
+  pthread_t wd;
+  FILE *tsv = NULL;
+  int rc = 1;
+
+  spmv_error_clear(&err);
+  r.t_start = now_s();
+  pthread_mutex_init(&r.mu, NULL);
+  if (parse_opts(argc, argv, &r.o) < 0)
+    return 1;
+  if (bench_suite_init(&suite, r.o.sets, r.o.quick, r.o.only, r.o.dir, &err) < 0) {
+    fprintf(stderr, "eval_tuner: %s\n", err.msg);
+    return 1;
+  }
+  if (eval_store_open(r.o.mode, &r.s, &err) < 0) {
+    fprintf(stderr, "eval_tuner: backend %s: %s\n", r.o.mode, err.msg);
+    rc = err.code == SPMV_ENODEV ? 77 : 1;
+    goto out;
+  }
+  r.recs = calloc(suite.n * 2 + 1, sizeof *r.recs);
+  if (r.recs == NULL) {
+    fprintf(stderr, "eval_tuner: out of memory\n");
+    goto out;
+  }
+  if (r.o.tsv != NULL) {
+    tsv = fopen(r.o.tsv, "w");
+    if (tsv == NULL) {
+      perror(r.o.tsv);
+      goto out;
+    }
+    fprintf(tsv, "# matrix\tpart\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
+                 "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates, wall_ms"
+                 "\tformat:predicted/measured ...\thit:load_us/first_kernel_us/first_product_us/"
+                 "product_us/kernel_us/verified\n");
+  }
+  if (r.o.deadline > 0 && pthread_create(&wd, NULL, watchdog, &r) == 0)
+    pthread_detach(wd);
+  for (int dti = 2; dti >= 1; dti--)
+    if (r.o.dts & dti)
+      run_dtype(&r, &suite, dti, tsv);
+  pthread_mutex_lock(&r.mu);
+  print_report(&r, NULL);
+  pthread_mutex_unlock(&r.mu);
+  rc = r.nrec > 0 ? 0 : 1;
 out:
   if (tsv)
     fclose(tsv);
-  free(recs);
-  eval_store_close(s);
+  free(r.recs);
+  eval_store_close(r.s);
   bench_suite_fini(&suite);
   return rc;
 }

@@ -64,12 +64,6 @@ static const struct spec specs[] = {
 #undef SKW
 #define NSPECS (sizeof specs / sizeof specs[0])
 
-/* Shared matrices of the --quick subset: the largest and a spread of shapes. */
-static const char *const quick_real[] = {
-  "bcsstk16.mtx", "ca-HepPh_snap_rawids.mtx", "raefsky1.mtx.gz", "epb1.mtx",
-  "Groebner_id2003_aug.mtx", "add32.mtx", "cage8.mtx", "rajat19.mtx",
-};
-
 /* Returns the matrix folder. */
 const char *bench_suite_dir(const char *dir)
 {
@@ -90,14 +84,6 @@ static int cmp_entry(const void *a, const void *b)
 {
   return strcmp(((const struct bench_suite_entry *)a)->file,
                 ((const struct bench_suite_entry *)b)->file);
-}
-
-static int in_quick_real(const char *file)
-{
-  for (size_t k = 0; k < sizeof quick_real / sizeof quick_real[0]; k++)
-    if (strcmp(file, quick_real[k]) == 0)
-      return 1;
-  return 0;
 }
 
 /* Appends an entry, growing the array; returns 0 or SPMV_ENOMEM. */
@@ -160,14 +146,13 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
     const char *f = de->d_name;
     if (!has_suffix(f, ".mtx") && !has_suffix(f, ".mtx.gz"))
       continue;
-    if ((quick && !in_quick_real(f)) || strlen(f) >= sizeof e.file ||
-        (only != NULL && strstr(f, only) == NULL))
+    if (strlen(f) >= sizeof e.file || (only != NULL && strstr(f, only) == NULL))
       continue;
     memset(&e, 0, sizeof e);
     snprintf(e.name, sizeof e.name, "%.*s", (int)(sizeof e.name - 1), f);
     snprintf(e.file, sizeof e.file, "%s", f);
     e.set = BENCH_SUITE_REAL;
-    e.quick = in_quick_real(f);
+    e.quick = 1;  /* small: all of them stay in the quick subset */
     if ((rc = push(s, &cap, &e)) < 0)
       goto fail;
   }

@@ -32,7 +32,8 @@ struct bench_suite_entry {
   int64_t tile_block;   /* its block rows (0: whole copies) */
   int set;              /* one enum bench_suite_set bit */
   int kind;             /* enum bench_suite_kind */
-  int quick;            /* 1: in the --quick subset */
+  int quick;            /* 1: in the --quick subset (6 large matrices, the
+                           paper's and every real one) */
 };
 
 /* A list of entries.  Owns its array: release with bench_suite_fini(). */
