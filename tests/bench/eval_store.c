@@ -98,7 +98,8 @@ static double now_us(void)
   return 1e6 * (double)t.tv_sec + 1e-3 * (double)t.tv_nsec;
 }
 
-static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
+/* Whether two configurations are the same. */
+int eval_config_equal(const struct spmv_config *a, const struct spmv_config *b)
 {
   return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
          a->param == b->param && a->param2 == b->param2;
@@ -190,9 +191,9 @@ static void pool_start(struct eval_store *s, const struct spmv_config *cfgs,
     return;  /* no prefetch: loads convert on demand */
   for (size_t i = 0; i < n; i++) {
     struct spmv_config key = layout_key(cfgs[i]);
-    for (j = 0; j < s->nres && !same_cfg(&s->res[j].key, &key); j++)
+    for (j = 0; j < s->nres && !eval_config_equal(&s->res[j].key, &key); j++)
       ;
-    for (k = 0; k < p->n && !same_cfg(&p->slot[k].key, &key); k++)
+    for (k = 0; k < p->n && !eval_config_equal(&p->slot[k].key, &key); k++)
       ;
     if (j == s->nres && k == p->n)
       p->slot[p->n++].key = key;
@@ -226,7 +227,7 @@ static int pool_take(struct pool *p, const struct spmv_config *key,
   if (p->nthreads == 0)
     return 0;
   pthread_mutex_lock(&p->mu);
-  for (k = 0; k < p->n && !(same_cfg(&p->slot[k].key, key) && !p->slot[k].taken);
+  for (k = 0; k < p->n && !(eval_config_equal(&p->slot[k].key, key) && !p->slot[k].taken);
        k++)
     ;
   if (k == p->n) {
@@ -390,7 +391,7 @@ static int resident_load(struct eval_store *s, const struct spmv_config *cfg,
   if (s->A == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "eval store: no matrix");
   for (int i = 0; i < s->nres; i++)
-    if (same_cfg(&s->res[i].key, &key)) {
+    if (eval_config_equal(&s->res[i].key, &key)) {
       s->cur = i;
       s->cur_cfg = *cfg;
       return 0;
@@ -492,7 +493,7 @@ void eval_store_group(struct spmvd_candidates *c)
     struct spmv_config key = layout_key(c->cfg[i]);
     for (size_t j = i; j < c->n; j++) {
       struct spmv_config kj = layout_key(c->cfg[j]);
-      if (!used[j] && same_cfg(&kj, &key)) {
+      if (!used[j] && eval_config_equal(&kj, &key)) {
         o->cfg[o->n++] = c->cfg[j];
         used[j] = 1;
       }
@@ -682,7 +683,7 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
   /* The plan tells when the matrix changes (a new one may reuse the old
    * one's address) and which configurations follow on it. */
   if (s->plan != NULL && s->plan_next < s->plan->n &&
-      same_cfg(&s->plan->pt[s->plan_next].cfg, cfg))
+      eval_config_equal(&s->plan->pt[s->plan_next].cfg, cfg))
     pt = &s->plan->pt[s->plan_next++];
   if (pt == NULL || pt->matrix != s->plan_matrix || A != s->A || dt != s->dt) {
     if ((rc = eval_store_matrix(s, A, dt, err)) < 0)

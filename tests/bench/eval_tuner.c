@@ -104,12 +104,6 @@ static double now_s(void)
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
-{
-  return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
-         a->param == b->param && a->param2 == b->param2;
-}
-
 /* The configuration as the tuner lists it on dev (cpu: no bs, csr-vector
  * is csr-scalar). */
 static struct spmv_config normalise(struct spmv_config c,
@@ -157,7 +151,7 @@ static double gt_time(struct gt *g, struct spmv_config cfg,
 
   cfg = normalise(cfg, in->dev);
   for (size_t k = 0; k < g->n; k++)
-    if (same_cfg(&g->t[k].cfg, &cfg))
+    if (eval_config_equal(&g->t[k].cfg, &cfg))
       return g->t[k].status == SPMVD_TRIAL_OK ? g->t[k].time_us : NAN;
   if (g->n == g->cap) {
     size_t nc = g->cap ? 2 * g->cap : 16;
