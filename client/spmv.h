@@ -281,6 +281,24 @@ int spmv_forget(struct spmv_client *c, const char *fingerprint,
 int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
                      int *skipped);
 
+/*
+ * Calibrates the statistical predictor of spmvd's device for values of
+ * dtype: the daemon times synthetic matrices (normal and uniform row
+ * lengths over a grid of sizes) for at most max_seconds (<= 0: the daemon's
+ * default, 180 s on a GPU and 10 s on the cpu backend), reporting progress
+ * through progress (may be NULL) with arg, fits each format's time and
+ * stores the fits in its cache under the device's key, where the predict
+ * strategy and "spmvctl predict" find them.  The device's other requests
+ * wait meanwhile; one calibration runs at a time (else SPMV_EBUSY).  When
+ * json is not NULL, *json is a new string owned by the caller (release with
+ * free()): {device, backend, device_key, software_key, dtype, max_seconds,
+ * seconds, formats:["csr-scalar", ...], fits:{...}, planned_points, points,
+ * timed, late, trimmed, matrices, nnz, probe_seconds, estimate_seconds}.
+ */
+int spmv_calibrate(struct spmv_client *c, enum spmv_dtype dtype,
+                   double max_seconds, spmv_progress_fn progress, void *arg,
+                   char **json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -573,3 +573,44 @@ int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
   json_decref(reply);
   return rc;
 }
+
+/* Calibrates the daemon's predictor; *json (may be NULL) gets the reply. */
+int spmv_calibrate(struct spmv_client *c, enum spmv_dtype dtype,
+                   double max_seconds, spmv_progress_fn progress, void *arg,
+                   char **json)
+{
+  struct spmvc_progress_cb cb = { progress, arg };
+  const char *dt = spmv_dtype_name(dtype);
+  struct spmv_error err;
+  json_t *req, *reply = NULL;
+  int rc;
+
+  spmv_error_clear(&err);
+  if (json != NULL)
+    *json = NULL;
+  if (dt == NULL) {
+    spmv_error_set(&err, SPMV_EINVAL, "spmv_calibrate: unknown value type %d",
+                   (int)dtype);
+    return spmvc_fail(c, &err);
+  }
+  req = json_pack("{s:s, s:s}", "op", "calibrate", "dtype", dt);
+  if (req != NULL && max_seconds > 0 &&
+      json_object_set_new(req, "max_seconds", json_real(max_seconds)) < 0) {
+    json_decref(req);
+    req = NULL;
+  }
+  if (req == NULL) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    return spmvc_fail(c, &err);
+  }
+  spmvc_lock(c);
+  rc = spmvc_call(c, req, NULL, &cb, &reply, NULL, NULL, &err);
+  spmvc_unlock(c);
+  json_decref(req);
+  if (rc == 0 && json != NULL && (*json = spmvc_dump_reply(reply)) == NULL)
+    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  json_decref(reply);
+  if (rc < 0)
+    spmvc_fail(c, &err);
+  return rc;
+}

@@ -24,6 +24,12 @@ static const struct spmvctl_command commands[] = {
     "Stf", 1, 1, spmvctl_tune },
   { "bench", "FILE", "time every candidate configuration on FILE",
     "t", 1, 1, spmvctl_bench },
+  { "calibrate", "", "time synthetic matrices on spmvd's device, store fits",
+    "tM", 0, 0, spmvctl_calibrate },
+  { "predict", "FILE", "each format's predicted time on spmvd's device",
+    "t", 1, 1, spmvctl_predict },
+  { "model", "FILE", "the ELLR-T model's M(BS, T) grid and pick (no daemon)",
+    "NWXBP", 1, 1, spmvctl_model },
   { "forget", "FINGERPRINT|all", "remove cached tunings (root or admin group)",
     "", 1, 1, spmvctl_forget },
   { "export", "[FINGERPRINT|all]", "cached tunings as JSON (stdout or --output)",
@@ -44,13 +50,20 @@ static const struct option long_options[] = {
   { "dtype", required_argument, NULL, 't' },
   { "force", no_argument, NULL, 'f' },
   { "output", required_argument, NULL, 'o' },
+  { "max-seconds", required_argument, NULL, 'M' },
+  { "sms", required_argument, NULL, 'N' },
+  { "warp-size", required_argument, NULL, 'W' },
+  { "max-threads-per-sm", required_argument, NULL, 'X' },
+  { "max-blocks-per-sm", required_argument, NULL, 'B' },
+  { "max-threads-per-block", required_argument, NULL, 'P' },
   { "help", no_argument, NULL, 'h' },
   { "version", no_argument, NULL, 'V' },
   { NULL, 0, NULL, 0 }
 };
 
-/* The options that only some commands take. */
-#define COMMAND_OPTIONS "Stfo"
+/* The options that only some commands take (the long-only ones have
+ * letters here that the short option string does not accept). */
+#define COMMAND_OPTIONS "StfoMNWXBP"
 
 /* Prints the usage text on out. */
 static void usage(FILE *out, const char *prog)
@@ -78,14 +91,25 @@ static void usage(FILE *out, const char *prog)
           "  -j, --json            print JSON for scripts instead of tables\n"
           "  -q, --quiet           no progress on stderr\n"
           "  -S, --strategy NAME   tune: auto, model, predict, trial or exhaustive\n"
-          "  -t, --dtype TYPE      tune, bench: f64 (default) or f32\n"
+          "  -t, --dtype TYPE      tune, bench, calibrate, predict: f64 (default) or f32\n"
           "  -f, --force           tune: tune again even when the cache has a decision\n"
           "  -o, --output FILE     export: write to FILE instead of stdout\n"
+          "      --max-seconds N   calibrate: finish within N seconds (default: the\n"
+          "                        daemon's, 180 on a GPU, 10 on the cpu backend)\n"
+          "  model's GPU (default: an H100/H200, %d SMs, warp %d, %d threads and\n"
+          "  %d blocks per SM, %d threads per block):\n"
+          "      --sms N                    streaming multiprocessors\n"
+          "      --warp-size W              threads per warp\n"
+          "      --max-threads-per-sm X     resident threads per SM\n"
+          "      --max-blocks-per-sm B      resident blocks per SM\n"
+          "      --max-threads-per-block P  threads per block at most\n"
           "  -h, --help            print this help and exit\n"
           "  -V, --version         print the version and exit\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad usage, 3 spmvd not running,\n"
-          "4 not found, 5 permission denied.  See spmvctl(1).\n");
+          "4 not found, 5 permission denied.  See spmvctl(1).\n",
+          SPMVCTL_GPU_SMS, SPMVCTL_GPU_WARP_SIZE, SPMVCTL_GPU_THREADS_PER_SM,
+          SPMVCTL_GPU_BLOCKS_PER_SM, SPMVCTL_GPU_THREADS_PER_BLOCK);
 }
 
 /* Prints "prog: message" on stderr and returns status. */
@@ -201,6 +225,24 @@ const char *spmvctl_time(long long t, char *buf, size_t n)
   return buf;
 }
 
+/* Parses a positive integer option value into *out; returns an exit
+ * status after saying what is wrong. */
+static int positive_int(const struct spmvctl *ctl, const char *name,
+                        const char *arg, int *out)
+{
+  char *end;
+  long v;
+
+  errno = 0;
+  v = strtol(arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 1 << 24)
+    return spmvctl_fail(ctl, SPMVCTL_EXIT_USAGE,
+                        "--%s must be a whole number in [1, %d], not '%s'",
+                        name, 1 << 24, arg);
+  *out = (int)v;
+  return SPMVCTL_EXIT_OK;
+}
+
 /* Finds a command by name. */
 static const struct spmvctl_command *find_command(const char *name)
 {
@@ -238,6 +280,11 @@ int main(int argc, char **argv)
   if (strncmp(ctl.prog, "lt-", 3) == 0)
     ctl.prog += 3;
   ctl.dtype = SPMV_F64;
+  ctl.gpu.sms = SPMVCTL_GPU_SMS;
+  ctl.gpu.warp_size = SPMVCTL_GPU_WARP_SIZE;
+  ctl.gpu.max_threads_per_sm = SPMVCTL_GPU_THREADS_PER_SM;
+  ctl.gpu.max_blocks_per_sm = SPMVCTL_GPU_BLOCKS_PER_SM;
+  ctl.gpu.max_threads_per_block = SPMVCTL_GPU_THREADS_PER_BLOCK;
   while ((c = getopt_long(argc, argv, "s:d:jqS:t:fo:hV", long_options, NULL)) != -1) {
     const char *letter = strchr(COMMAND_OPTIONS, c);
 
@@ -251,6 +298,29 @@ int main(int argc, char **argv)
     case 'S': ctl.strategy = optarg; break;
     case 'f': ctl.force = 1; break;
     case 'o': ctl.output = optarg; break;
+    case 'M': {
+      char *end;
+
+      ctl.max_seconds = strtod(optarg, &end);
+      if (end == optarg || *end != '\0' || !(ctl.max_seconds > 0) ||
+          ctl.max_seconds > 3600)
+        return spmvctl_fail(&ctl, SPMVCTL_EXIT_USAGE,
+                            "--max-seconds must be a number in (0, 3600], "
+                            "not '%s'", optarg);
+      break;
+    }
+    case 'N': case 'W': case 'X': case 'B': case 'P': {
+      int *field = c == 'N' ? &ctl.gpu.sms
+                   : c == 'W' ? &ctl.gpu.warp_size
+                   : c == 'X' ? &ctl.gpu.max_threads_per_sm
+                   : c == 'B' ? &ctl.gpu.max_blocks_per_sm
+                              : &ctl.gpu.max_threads_per_block;
+      int st = positive_int(&ctl, long_name(c), optarg, field);
+
+      if (st != SPMVCTL_EXIT_OK)
+        return st;
+      break;
+    }
     case 't':
       if (strcmp(optarg, "f64") == 0)
         ctl.dtype = SPMV_F64;

@@ -28,7 +28,19 @@ struct spmvctl {
   enum spmv_dtype dtype; /* --dtype (tune, bench) */
   int force;             /* --force (tune): tune again even when cached */
   const char *output;    /* --output (export) */
+  double max_seconds;    /* --max-seconds (calibrate), 0: spmvd's default */
+  struct {               /* the GPU of model: --sms and the others */
+    int sms, warp_size, max_threads_per_sm, max_blocks_per_sm,
+        max_threads_per_block;
+  } gpu;
 };
+
+/* The GPU that model assumes by default: an H100 / H200 (SXM). */
+#define SPMVCTL_GPU_SMS 132
+#define SPMVCTL_GPU_WARP_SIZE 32
+#define SPMVCTL_GPU_THREADS_PER_SM 2048
+#define SPMVCTL_GPU_BLOCKS_PER_SM 32
+#define SPMVCTL_GPU_THREADS_PER_BLOCK 1024
 
 /* A command: its name, its arguments' synopsis, a line of help, which of
  * the command options it takes (their short letters), and its body, which
@@ -42,7 +54,8 @@ struct spmvctl_command {
   int (*run)(struct spmvctl *ctl, int argc, char **argv);
 };
 
-/* The commands, in spmvctl_daemon.c, spmvctl_cache.c, spmvctl_profile.c. */
+/* The commands, in spmvctl_daemon.c, spmvctl_cache.c, spmvctl_profile.c,
+ * spmvctl_model.c. */
 int spmvctl_status(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv);
@@ -52,6 +65,9 @@ int spmvctl_list(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_show(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_export(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_profile(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_calibrate(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_model(struct spmvctl *ctl, int argc, char **argv);
 
 /* Prints "spmvctl: message" on stderr; returns status. */
 int spmvctl_fail(const struct spmvctl *ctl, int status, const char *fmt, ...)
@@ -67,6 +83,12 @@ int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out);
 /* Checks that the file a command reads exists and is readable; returns
  * an exit status after printing why not (SPMVCTL_EXIT_NOTFOUND: missing). */
 int spmvctl_check_file(const struct spmvctl *ctl, const char *path);
+
+struct spmvd_cache;
+/* Opens spmvd's cache read-only (--db, else the daemon's, else the default
+ * path) into *out, closed with spmvd_cache_close(); on failure prints why
+ * and returns the exit status (SPMVCTL_EXIT_NOTFOUND: no such database). */
+int spmvctl_open_cache(const struct spmvctl *ctl, struct spmvd_cache **out);
 
 /* Prints obj (borrowed) on stdout as indented JSON; returns an exit status. */
 int spmvctl_print_json(const json_t *obj);

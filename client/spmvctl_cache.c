@@ -78,7 +78,7 @@ static void default_db(char *buf, size_t n)
 }
 
 /* Opens the cache read-only: --db, else the daemon's, else the default. */
-static int open_cache(const struct spmvctl *ctl, struct spmvd_cache **out)
+int spmvctl_open_cache(const struct spmvctl *ctl, struct spmvd_cache **out)
 {
   struct spmv_error err;
   char path[4096];
@@ -133,7 +133,7 @@ int spmvctl_list(struct spmvctl *ctl, int argc, char **argv)
   json_t *list = NULL, *r = NULL;
   int rc, status;
 
-  status = open_cache(ctl, &cache);
+  status = spmvctl_open_cache(ctl, &cache);
   if (status != SPMVCTL_EXIT_OK)
     return status;
   rc = spmvd_cache_list(cache, &list, &err);
@@ -210,7 +210,7 @@ int spmvctl_show(struct spmvctl *ctl, int argc, char **argv)
   json_t *m = NULL;
   int rc, status;
 
-  status = open_cache(ctl, &cache);
+  status = spmvctl_open_cache(ctl, &cache);
   if (status != SPMVCTL_EXIT_OK)
     return status;
   rc = spmvd_cache_show(cache, argv[0], &m, &err);
@@ -231,7 +231,7 @@ int spmvctl_export(struct spmvctl *ctl, int argc, char **argv)
   json_t *doc = NULL;
   int rc, status;
 
-  status = open_cache(ctl, &cache);
+  status = spmvctl_open_cache(ctl, &cache);
   if (status != SPMVCTL_EXIT_OK)
     return status;
   rc = spmvd_cache_export(cache, argc > 0 ? argv[0] : NULL, &doc, &err);

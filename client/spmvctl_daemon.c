@@ -173,21 +173,32 @@ int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv)
   status = load_file(ctl, c, argv[0], ctl->strategy, &m);
   if (status != SPMVCTL_EXIT_OK)
     goto out;
-  if (ctl->force) {
+  /* --force: a decision the load found in the cache is tuned again now (a
+   * fresh one was just tuned with this strategy). */
+  rc = spmv_matrix_decision_json(m, &text);
+  if (rc == 0 && (decision = spmvctl_parse_json(ctl, text)) == NULL) {
+    status = SPMVCTL_EXIT_ERROR;
+    goto out;
+  }
+  if (rc == 0 && ctl->force && strcmp(str(decision, "source"), "cache") == 0) {
+    json_decref(decision);
+    decision = NULL;
+    free(text);
+    text = NULL;
     rc = spmv_tune(m, ctl->strategy, spmvctl_progress, ctl);
-    if (rc < 0) {
-      status = call_failed(ctl, c, rc);
+    if (rc == 0)
+      rc = spmv_matrix_decision_json(m, &text);
+    if (rc == 0 && (decision = spmvctl_parse_json(ctl, text)) == NULL) {
+      status = SPMVCTL_EXIT_ERROR;
       goto out;
     }
   }
-  rc = spmv_info(m, &info);
   if (rc == 0)
-    rc = spmv_matrix_decision_json(m, &text);
+    rc = spmv_info(m, &info);
   if (rc < 0) {
     status = call_failed(ctl, c, rc);
     goto out;
   }
-  decision = spmvctl_parse_json(ctl, text);
   r = decision != NULL ? tune_result(argv[0], decision, &info) : NULL;
   status = spmvctl_output(ctl, r, print_tune);
 out:
@@ -355,5 +366,62 @@ int spmvctl_import(struct spmvctl *ctl, int argc, char **argv)
 out:
   spmv_disconnect(c);
   free(text);
+  return status;
+}
+
+/* Prints calibrate's reply as a table: the run, then each format's fit. */
+static void print_calibrate(const json_t *r)
+{
+  const json_t *fits = json_object_get(r, "fits");
+  const json_t *formats = json_object_get(r, "formats");
+  size_t i;
+
+  printf("device       %s (%s backend)\n", str(r, "device"), str(r, "backend"));
+  printf("device key   %s\n", str(r, "device_key"));
+  printf("value type   %s\n", str(r, "dtype"));
+  printf("time         %.1f s of at most %.0f s (probe %.2f s)\n",
+         num(r, "seconds"), num(r, "max_seconds"), num(r, "probe_seconds"));
+  printf("plan         %.0f of %.0f points timed%s; %.0f matrices, %.0f nonzeros\n",
+         num(r, "timed"), num(r, "planned_points"),
+         json_is_true(json_object_get(r, "trimmed")) ? " (trimmed to the time)" : "",
+         num(r, "matrices"), num(r, "nnz"));
+  printf("\n%-14s %-30s %-7s %7s %9s\n", "FORMAT", "CONFIGURATION", "FIT",
+         "POINTS", "FIT_ERR");
+  for (i = 0; i < json_array_size(formats); i++) {
+    const char *name = json_string_value(json_array_get(formats, i));
+    const json_t *f = json_object_get(fits, name != NULL ? name : "");
+
+    printf("%-14s %-30s %-7s %7.0f %8.1f%%\n", name != NULL ? name : "-",
+           str(f, "config"), str(f, "kind"), num(f, "npoints"),
+           100.0 * num(f, "err_mean"));
+  }
+  printf("\nstored in spmvd's cache: the predict strategy and `spmvctl predict` use them\n");
+}
+
+/* spmvctl calibrate: the predictor's calibration of spmvd's device. */
+int spmvctl_calibrate(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmv_client *c = NULL;
+  char *text = NULL;
+  json_t *r = NULL;
+  int rc, status;
+
+  (void)argc;
+  (void)argv;
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  rc = spmv_calibrate(c, ctl->dtype, ctl->max_seconds, spmvctl_progress, ctl,
+                      &text);
+  if (rc < 0) {
+    status = call_failed(ctl, c, rc);
+    goto out;
+  }
+  r = spmvctl_parse_json(ctl, text);
+  status = spmvctl_output(ctl, r, print_calibrate);
+out:
+  json_decref(r);
+  free(text);
+  spmv_disconnect(c);
   return status;
 }

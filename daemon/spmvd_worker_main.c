@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spmv_profile.h"
 #include "spmvd_backend.h"
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
+#include "spmvd_predict.h"
 #include "spmvd_shm.h"
 #include "spmvd_tuner.h"
 
@@ -35,12 +37,18 @@
  *   prepare  {handle, config, check}: makes config resident; with check,
  *            compares one product on a random vector with spmv_csr_ref and
  *            replies {verified, residual}.
- *   tune     {handle, strategy, exclude:[text]}: runs the tuner, sending
+ *   tune     {handle, strategy, exclude:[text], predictor:{fits}}: runs
+ *            the tuner (with the device's calibration fits when given, see
+ *            spmvd_predict_to_json), sending
  *            {seq, event:"candidate", candidate} before building each
  *            candidate and {seq, event:"progress", done, total, candidate,
  *            time_us} after timing it; makes the winner resident; replies
  *            {decision}.
  *   bench    {handle}: times every exhaustive candidate; replies {trials}.
+ *   calibrate {dtype, max_seconds}: the predictor's calibration, bounded
+ *            in time, sending {seq, event:"progress", stage:"calibration",
+ *            done, total, candidate, time_us}; replies {fits, ...} (see
+ *            op_calibrate()).
  *   multiply {handle, alpha, beta, nvec} fds [vectors]: x_1..x_k then
  *            y_1..y_k in the memfd; y is overwritten in place.
  *   unload   {handle}: frees the matrix.
@@ -524,8 +532,9 @@ static int op_tune(struct worker *w, json_t *req, json_int_t seq,
 {
   json_int_t h;
   const char *sname;
-  json_t *exclude = NULL;
+  json_t *exclude = NULL, *fits = NULL;
   struct spmv_config ex[64];
+  struct spmvd_predictor pred;
   struct spmvd_tune_input in;
   struct spmvd_decision d;
   enum spmvd_strategy s;
@@ -533,14 +542,19 @@ static int op_tune(struct worker *w, json_t *req, json_int_t seq,
   int rc;
 
   spmvd_decision_init(&d);
-  if (json_unpack(req, "{sI ss s?o}", "handle", &h, "strategy", &sname,
-                  "exclude", &exclude) < 0)
+  if (json_unpack(req, "{sI ss s?o s?o}", "handle", &h, "strategy", &sname,
+                  "exclude", &exclude, "predictor", &fits) < 0)
     return spmv_error_set(err, SPMV_EPROTO, "bad tune message");
   if (!(m = find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if ((rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
       (rc = tune_input(m, w, exclude, ex, 64, &in, err)) < 0)
     return rc;
+  /* The device's calibration fits, when the front end has them. */
+  if (fits && (rc = spmvd_predict_from_json(fits, &pred, err)) < 0)
+    return rc;
+  if (fits)
+    in.pred = &pred;
   struct race r = {w, m, NULL, seq, "tuning"};
   rc = spmvd_tuner_run(s, &in, &race_ops, &r, NULL, &d, err);
   race_unload(&r);
@@ -651,6 +665,300 @@ static int op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
   return 0;
 }
 
+/* --- calibrate --- */
+
+/* Warm-up and timed runs of each calibration point. */
+#define CALIB_WARMUP 2
+#define CALIB_REPS 10
+/* Share of the time left after the probe that the plan may fill: the
+ * estimate is rough, and the deadline below is the hard bound. */
+#define CALIB_SAFETY 0.7
+/* Configurations probed at most (the plan's distinct ones). */
+#define CALIB_MAX_CFGS 16
+
+/* One calibration: the backend adapter, the deadline, progress. */
+struct calib {
+  struct worker *w;
+  struct spmvd_calib_backend be;  /* spmvd_calib_backend_time()'s context */
+  json_int_t seq;
+  double deadline;                /* monotonic seconds */
+  double last_event;              /* when progress was last sent */
+  int late;                       /* points skipped past the deadline */
+};
+
+/* Seconds as a + b * nnz: generating one matrix, timing one point. */
+struct calib_rates {
+  double gen_a, gen_b;
+  double pt_a, pt_b;
+};
+
+static double now_s(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* spmvd_calib_ops.time: the backend adapter; nothing once past the
+ * deadline (the point stays untimed and the fit skips it). */
+static int calib_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
+                      const struct spmv_config *cfg, double *us,
+                      struct spmv_error *err)
+{
+  struct calib *k = ctx;
+
+  if (now_s() > k->deadline) {
+    k->late++;
+    return spmv_error_set(err, SPMV_ETIMEDOUT,
+                          "past the calibration's time bound");
+  }
+  return spmvd_calib_backend_time(&k->be, A, dt, cfg, us, err);
+}
+
+/* spmvd_calib_ops.progress: an event at most every quarter of a second,
+ * and always the last one. */
+static void calib_progress(void *ctx, int done, int total,
+                           const struct spmvd_calib_point *pt)
+{
+  struct calib *k = ctx;
+  char cfg[64], text[128];
+  double t = now_s();
+
+  if (done < total && t - k->last_event < 0.25)
+    return;
+  k->last_event = t;
+  spmv_config_format(&pt->cfg, cfg, sizeof cfg);
+  snprintf(text, sizeof text, "%s I=%d P=%d %s", cfg, pt->i, pt->p,
+           pt->dist == SPMV_GEN_NORMAL ? "normal" : "uniform");
+  send_msg(k->w, json_pack("{sI ss ss si si ss sf}", "seq", k->seq, "event",
+                           "progress", "stage", "calibration", "done", done,
+                           "total", total, "candidate", text, "time_us",
+                           pt->time_us));
+}
+
+/* Times generating a matrix of rows x mean p and running each of the n
+ * configurations on it: *gen and *per_point receive seconds. */
+static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
+                     enum spmv_dtype dt, int64_t rows, int p,
+                     const struct spmv_config *cfgs, int n, double *gen,
+                     double *per_point, struct spmv_error *err)
+{
+  struct spmv_gen_spec spec;
+  struct spmv_error e;
+  struct spmv_csr *A;
+  double t0, t1, us;
+  int rc;
+
+  memset(&spec, 0, sizeof spec);
+  spec.rows = rows;
+  spec.cols = rows >= 4 * (int64_t)p ? rows : 4 * (int64_t)p;
+  spec.mean = p;
+  spec.cv = prm->cv;
+  spec.dist = SPMV_GEN_NORMAL;
+  spec.place = SPMV_GEN_RANDOM;
+  t0 = now_s();
+  A = spmv_gen_matching(&spec, prm->seed + 7919, err);
+  if (!A)
+    return err && err->code ? err->code : SPMV_ENOMEM;
+  t1 = now_s();
+  for (int i = 0; i < n; i++) {
+    rc = spmvd_calib_backend_time(&k->be, A, dt, &cfgs[i], &us, &e);
+    if (rc == SPMV_EGPU_STICKY) {
+      spmv_csr_free(A);
+      return spmv_error_set(err, rc, "%s", e.msg);
+    }
+  }
+  *gen = t1 - t0;
+  *per_point = n > 0 ? (now_s() - t1) / n : 0;
+  spmv_csr_free(A);
+  return 0;
+}
+
+/*
+ * Measures what a plan costs on this device: a small and a larger matrix
+ * of the thread-per-row strip, each generated and timed under the plan's
+ * configurations; the rates are the lines through the two.
+ */
+static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
+                       const struct spmvd_calib_params *prm,
+                       struct calib_rates *r, struct spmv_error *err)
+{
+  struct spmv_config cfgs[CALIB_MAX_CFGS];
+  int64_t st = spmvd_predict_strip(SPMV_FMT_CSR_SCALAR, &k->w->dev);
+  int64_t cap = prm->max_nnz_matrix < ((int64_t)8 << 20)
+                    ? prm->max_nnz_matrix : ((int64_t)8 << 20);
+  double g[2], c[2], nnz[2];
+  int n = 0, p1 = 8, rc;
+
+  for (size_t i = 0; i < plan->n && n < CALIB_MAX_CFGS; i++) {
+    int seen = 0;
+    for (int j = 0; j < n && !seen; j++)
+      seen = memcmp(&cfgs[j], &plan->pt[i].cfg, sizeof cfgs[j]) == 0;
+    if (!seen)
+      cfgs[n++] = plan->pt[i].cfg;
+  }
+  while (p1 < 1024 && st * p1 * 2 <= cap)
+    p1 *= 2;
+  for (int s = 0; s < 2; s++) {
+    int p = s == 0 ? 4 : p1;
+    nnz[s] = (double)(st * p);
+    rc = probe_one(k, prm, plan->dtype, st, p, cfgs, n, &g[s], &c[s], err);
+    if (rc < 0)
+      return rc;
+  }
+  r->gen_b = fmax(0.0, (g[1] - g[0]) / (nnz[1] - nnz[0]));
+  r->gen_a = fmax(0.0, g[0] - r->gen_b * nnz[0]);
+  r->pt_b = fmax(0.0, (c[1] - c[0]) / (nnz[1] - nnz[0]));
+  r->pt_a = fmax(0.0, c[0] - r->pt_b * nnz[0]);
+  return 0;
+}
+
+/* The seconds plan is expected to take at rates r. */
+static double calib_estimate(const struct spmvd_calib_plan *plan,
+                             const struct calib_rates *r)
+{
+  double s = 0;
+  int m = -1;
+
+  for (size_t i = 0; i < plan->n; i++) {
+    double nnz = (double)plan->pt[i].rows * plan->pt[i].p;
+    if (plan->pt[i].matrix != m) {
+      m = plan->pt[i].matrix;
+      s += r->gen_a + r->gen_b * nnz;
+    }
+    s += r->pt_a + r->pt_b * nnz;
+  }
+  return s;
+}
+
+/*
+ * Trims the plan to budget seconds: the largest nnz budget of
+ * spmvd_calib_params whose plan's estimate fits (the plan admits small
+ * matrices first, so the large-P corner goes first).  *plan is replaced;
+ * prm->max_nnz_total records the bound used.
+ */
+static int calib_trim(struct worker *w, enum spmv_dtype dt,
+                      struct spmvd_calib_params *prm,
+                      const struct calib_rates *r, double budget,
+                      struct spmvd_calib_plan **plan, struct spmv_error *err)
+{
+  int64_t lo = 0, hi = prm->max_nnz_total;
+  struct spmvd_calib_plan *best = NULL, *p = NULL;
+  int rc = 0;
+
+  while (hi - lo > 1 && rc == 0) {
+    int64_t mid = lo + (hi - lo) / 2;
+    prm->max_nnz_total = mid;
+    rc = spmvd_calib_plan_new(&w->dev, dt, prm, &p, err);
+    if (rc < 0)
+      break;
+    if (calib_estimate(p, r) <= budget) {
+      spmvd_calib_plan_free(best);
+      best = p;
+      lo = mid;
+    } else {
+      spmvd_calib_plan_free(p);
+      hi = mid;
+    }
+    p = NULL;
+  }
+  prm->max_nnz_total = lo;
+  if (rc == 0 && !best)
+    rc = spmvd_calib_plan_new(&w->dev, dt, prm, &best, err);
+  if (rc < 0) {
+    spmvd_calib_plan_free(best);
+    return rc;
+  }
+  spmvd_calib_plan_free(*plan);
+  *plan = best;
+  return 0;
+}
+
+/*
+ * calibrate {dtype, max_seconds}: the statistical predictor's calibration
+ * (spmvd_predict.h) bounded in time: a probe measures what points cost, the
+ * plan is trimmed to fit what is left, and points still waiting at the
+ * deadline are skipped.  Replies {fits, planned_points, points,
+ * timed, late, matrices, nnz, trimmed, probe_seconds, estimate_seconds,
+ * seconds}; the front end stores the fits.
+ */
+static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
+                        json_t **rep, struct spmv_error *err)
+{
+  static const struct spmvd_calib_ops ops = {calib_time, calib_progress};
+  const char *dts;
+  double max_s = 0, start = now_s(), probe_s, est;
+  enum spmv_dtype dt = SPMV_F64;
+  struct spmvd_calib_params prm;
+  struct spmvd_calib_plan *plan = NULL;
+  struct spmvd_predictor pred;
+  struct calib_rates r;
+  struct calib k;
+  size_t planned, timed = 0;
+  int rc, nfit, trimmed = 0;
+
+  if (json_unpack(req, "{ss sF}", "dtype", &dts, "max_seconds", &max_s) < 0 ||
+      !(max_s > 0))
+    return spmv_error_set(err, SPMV_EPROTO, "bad calibrate message");
+  if ((rc = parse_dtype(dts, &dt, err)) < 0)
+    return rc;
+  memset(&k, 0, sizeof k);
+  k.w = w;
+  k.be.ops = w->ops;
+  k.be.be = w->be;
+  k.be.warmup = CALIB_WARMUP;
+  k.be.reps = CALIB_REPS;
+  k.seq = seq;
+  k.deadline = start + max_s;
+  spmvd_calib_params_default(&prm);
+  if ((rc = spmvd_calib_plan_new(&w->dev, dt, &prm, &plan, err)) < 0 ||
+      (rc = calib_probe(&k, plan, &prm, &r, err)) < 0)
+    goto out;
+  planned = plan->n;
+  probe_s = now_s() - start;
+  est = calib_estimate(plan, &r);
+  if (est > CALIB_SAFETY * (max_s - probe_s)) {
+    trimmed = 1;
+    rc = calib_trim(w, dt, &prm, &r, CALIB_SAFETY * (max_s - probe_s), &plan,
+                    err);
+    if (rc < 0)
+      goto out;
+    est = calib_estimate(plan, &r);
+  }
+  spmvd_log_info("calibration (%s, %.0f s at most): %zu of %zu points, %d "
+                 "matrices, %lld nnz, about %.1f s", dts, max_s, plan->n,
+                 planned, plan->nmatrices, (long long)plan->total_nnz,
+                 probe_s + est);
+  if ((rc = spmvd_calib_run(plan, &prm, &ops, &k, err)) < 0)
+    goto out;
+  for (size_t i = 0; i < plan->n; i++)
+    timed += plan->pt[i].ok != 0;
+  if ((nfit = spmvd_predict_fit(plan, &w->dev, &pred, err)) < 0) {
+    rc = nfit;
+    goto out;
+  }
+  if (nfit == 0) {
+    rc = spmv_error_set(err, SPMV_ETIMEDOUT,
+                        "max_seconds %g is too short to calibrate %s: %zu of "
+                        "%zu points timed, no format could be fitted",
+                        max_s, w->dev.name, timed, planned);
+    goto out;
+  }
+  *rep = json_pack("{so sI sI sI si si sI sb sf sf sf}", "fits",
+                   spmvd_predict_to_json(&pred), "planned_points", (json_int_t)planned, "points",
+                   (json_int_t)plan->n, "timed", (json_int_t)timed, "late",
+                   k.late, "matrices", plan->nmatrices, "nnz",
+                   (json_int_t)plan->total_nnz, "trimmed", trimmed,
+                   "probe_seconds", probe_s, "estimate_seconds", probe_s + est,
+                   "seconds", now_s() - start);
+  if (!*rep)
+    rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+out:
+  spmvd_calib_plan_free(plan);
+  return rc;
+}
+
 static void serve_one(struct worker *w, json_t *req, int *fds, int nfds)
 {
   struct spmv_error err;
@@ -674,6 +982,8 @@ static void serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     rc = op_tune(w, req, seq, &rep, &err);
   else if (strcmp(op, "bench") == 0)
     rc = op_bench(w, req, seq, &rep, &err);
+  else if (strcmp(op, "calibrate") == 0)
+    rc = op_calibrate(w, req, seq, &rep, &err);
   else if (strcmp(op, "multiply") == 0)
     rc = op_multiply(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "unload") == 0 &&

@@ -12,4 +12,5 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/bench.json \
 	schema/proto/status.json \
 	schema/proto/forget.json \
-	schema/proto/import.json
+	schema/proto/import.json \
+	schema/proto/calibrate.json

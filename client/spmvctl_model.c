@@ -1,0 +1,234 @@
+/* spmvctl_model.c: the tuner's two models from the command line: spmvctl
+ * model FILE (the ELLR-T model, no daemon) and spmvctl predict FILE (the
+ * statistical predictor, with the fits spmvd's calibration stored). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv_mmio.h"
+#include "spmv_profile.h"
+#include "spmvctl.h"
+#include "spmvd_cache.h"
+#include "spmvd_model.h"
+#include "spmvd_predict.h"
+
+/* Returns the string member key of obj, or "-". */
+static const char *str(const json_t *obj, const char *key)
+{
+  const char *s = json_string_value(json_object_get(obj, key));
+
+  return s != NULL && *s != '\0' ? s : "-";
+}
+
+/* Returns the number member key of obj, or 0. */
+static double num(const json_t *obj, const char *key)
+{
+  return json_number_value(json_object_get(obj, key));
+}
+
+/* Reads the Matrix Market file path into *A (new, owned by the caller);
+ * returns an exit status after saying what is wrong. */
+static int read_matrix(const struct spmvctl *ctl, const char *path,
+                       struct spmv_csr **A)
+{
+  struct spmv_error err;
+  int status = spmvctl_check_file(ctl, path);
+
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  spmv_error_clear(&err);
+  if (spmv_mmio_read(path, A, NULL, &err) < 0)
+    return spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "%s", err.msg);
+  return SPMVCTL_EXIT_OK;
+}
+
+/* spmvctl model FILE: the ELLR-T model's whole M(BS, T) grid and its pick
+ * for the GPU of the options, computed here. */
+int spmvctl_model(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmvd_model_grid *grid = NULL;
+  struct spmvd_model_gpu g;
+  struct spmv_error err;
+  struct spmv_csr *A = NULL;
+  json_t *r = NULL;
+  int status;
+
+  (void)argc;
+  g.sms = ctl->gpu.sms;
+  g.warp_size = ctl->gpu.warp_size;
+  g.max_threads_per_sm = ctl->gpu.max_threads_per_sm;
+  g.max_blocks_per_sm = ctl->gpu.max_blocks_per_sm;
+  g.max_threads_per_block = ctl->gpu.max_threads_per_block;
+  spmv_error_clear(&err);
+  if (spmvd_model_gpu_check(&g, &err) < 0)
+    return spmvctl_fail(ctl, SPMVCTL_EXIT_USAGE, "%s", err.msg);
+  status = read_matrix(ctl, argv[0], &A);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  grid = malloc(sizeof *grid);
+  if (grid == NULL) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "out of memory");
+    goto out;
+  }
+  if (spmvd_model_grid_compute(A, &g, grid, &err) < 0) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "%s: %s", argv[0], err.msg);
+    goto out;
+  }
+  if (!ctl->json) {
+    printf("file  %s\n", argv[0]);
+    spmvd_model_report_print(grid, stdout);
+    goto out;
+  }
+  r = spmvd_model_report_json(grid);
+  if (r != NULL && json_object_set_new(r, "file", json_string(argv[0])) < 0) {
+    json_decref(r);
+    r = NULL;
+  }
+  if (r == NULL)
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "out of memory");
+  else
+    status = spmvctl_print_json(r);
+out:
+  json_decref(r);
+  free(grid);
+  spmv_csr_free(A);
+  return status;
+}
+
+/* What predict needs of the running daemon: its device and cache. */
+struct daemon_device {
+  struct spmvd_device_info dev;  /* name, backend and the two keys */
+  char db[4096];                 /* the cache spmvd uses */
+};
+
+/* Asks spmvd (status) for its device and cache; returns an exit status. */
+static int daemon_device(const struct spmvctl *ctl, struct daemon_device *d)
+{
+  struct spmv_client *c = NULL;
+  char *text = NULL;
+  json_t *s = NULL;
+  int rc, status;
+
+  memset(d, 0, sizeof *d);
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  rc = spmv_status_json(c, &text);
+  if (rc < 0) {
+    status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
+                          spmv_client_errmsg(c));
+    goto out;
+  }
+  s = spmvctl_parse_json(ctl, text);
+  if (s == NULL) {
+    status = SPMVCTL_EXIT_ERROR;
+    goto out;
+  }
+  snprintf(d->dev.name, sizeof d->dev.name, "%s", str(s, "device"));
+  snprintf(d->dev.backend, sizeof d->dev.backend, "%s", str(s, "backend"));
+  snprintf(d->dev.device_key, sizeof d->dev.device_key, "%s",
+           str(s, "device_key"));
+  snprintf(d->dev.software_key, sizeof d->dev.software_key, "%s",
+           str(s, "software_key"));
+  snprintf(d->db, sizeof d->db, "%s", str(s, "cache_path"));
+out:
+  json_decref(s);
+  free(text);
+  spmv_disconnect(c);
+  return status;
+}
+
+/* Prints predict's report as a table, fastest first. */
+static void print_predict(const json_t *r)
+{
+  const json_t *preds = json_object_get(r, "predictions");
+  const json_t *best = json_object_get(r, "best");
+  size_t i;
+
+  printf("file         %s\n", str(r, "file"));
+  printf("matrix       %.0f rows, %.0f nonzeros, %.4g per row\n",
+         num(r, "rows"), num(r, "nnz"), num(r, "p0"));
+  printf("device       %s (calibrated for %s)\n", str(r, "device"),
+         str(r, "dtype"));
+  printf("\n%-14s %-30s %-7s %10s %6s %14s %8s\n", "FORMAT", "CONFIGURATION",
+         "FIT", "STRIP", "I0", "PREDICTED_US", "FIT_ERR");
+  for (i = 0; i < json_array_size(preds); i++) {
+    const json_t *p = json_array_get(preds, i);
+
+    printf("%-14s %-30s %-7s %10.0f %6.0f %14.3f %7.1f%%\n", str(p, "format"),
+           str(p, "config"), str(p, "kind"), num(p, "strip"), num(p, "i0"),
+           num(p, "time_us"), 100.0 * num(p, "err_mean"));
+  }
+  printf("\nbest         %s (%.3f us predicted)\n", str(best, "config"),
+         num(best, "time_us"));
+}
+
+/* spmvctl predict FILE: each calibrated format's predicted time for FILE
+ * on spmvd's device, read from spmvd's cache (read-only). */
+int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct daemon_device d;
+  struct spmvd_predictor pred;
+  struct spmvd_cache *cache = NULL;
+  struct spmv_profile prof;
+  struct spmv_error err;
+  struct spmv_csr *A = NULL;
+  struct spmvctl at = *ctl;
+  const char *dt = spmv_dtype_name(ctl->dtype);
+  json_t *r = NULL, *preds;
+  int rc, status;
+
+  (void)argc;
+  status = spmvctl_check_file(ctl, argv[0]);
+  if (status == SPMVCTL_EXIT_OK)
+    status = daemon_device(ctl, &d);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  if (at.db == NULL)
+    at.db = d.db;
+  status = spmvctl_open_cache(&at, &cache);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  spmv_error_clear(&err);
+  rc = spmvd_predict_load(cache, &d.dev, ctl->dtype, &pred, &err);
+  if (rc < 0) {
+    status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s", err.msg);
+    goto out;
+  }
+  if (rc == 0) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_NOTFOUND,
+                          "spmvd has no %s calibration for %s: run `spmvctl "
+                          "calibrate%s`", dt, d.dev.name,
+                          ctl->dtype == SPMV_F32 ? " --dtype f32" : "");
+    goto out;
+  }
+  status = read_matrix(ctl, argv[0], &A);
+  if (status != SPMVCTL_EXIT_OK)
+    goto out;
+  if (spmv_profile_compute(A, &prof, &err) < 0) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "%s: %s", argv[0], err.msg);
+    goto out;
+  }
+  r = spmvd_predict_report_json(&pred, &prof);
+  preds = json_object_get(r, "predictions");
+  if (r != NULL && json_array_size(preds) == 0) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR,
+                          "no calibrated format applies to %s", argv[0]);
+    goto out;
+  }
+  if (r == NULL || json_object_set_new(r, "file", json_string(argv[0])) < 0 ||
+      json_object_set_new(r, "device", json_string(d.dev.name)) < 0 ||
+      json_object_set_new(r, "device_key", json_string(d.dev.device_key)) < 0 ||
+      json_object_set_new(r, "dtype", json_string(dt)) < 0 ||
+      json_object_set(r, "best", json_array_get(preds, 0)) < 0) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "out of memory");
+    goto out;
+  }
+  status = spmvctl_output(ctl, r, print_predict);
+out:
+  json_decref(r);
+  spmv_csr_free(A);
+  spmvd_cache_close(cache);
+  return status;
+}
