@@ -76,9 +76,9 @@ check_PROGRAMS += tests/check_spmvctl
 TESTS += tests/check_spmvctl
 tests_check_spmvctl_SOURCES = tests/check_spmvctl.c
 tests_check_spmvctl_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
-	-I$(top_srcdir)/tests/integration
+	$(SQLITE_CFLAGS) -I$(top_srcdir)/tests/integration
 tests_check_spmvctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_spmvctl_LDADD = tests/integration/libitest.la \
-	client/libspmvmmio.la kernels/libspmvcore.la $(JANSSON_LIBS) \
-	$(CHECK_LIBS) -lm
+	daemon/libspmvdtune.la client/libspmvmmio.la kernels/libspmvcore.la \
+	$(JANSSON_LIBS) $(SQLITE_LIBS) $(CHECK_LIBS) -lm
 $(tests_check_spmvctl_OBJECTS): client/spmvctl daemon/spmvd daemon/spmvd-worker

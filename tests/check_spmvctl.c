@@ -17,6 +17,7 @@
 #include "itest.h"
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
+#include "spmvd_model.h"
 
 /* What one run printed. */
 struct run {
@@ -130,7 +131,11 @@ END_TEST
 START_TEST(test_help_version)
 {
   static const char *cmds[] = { "status", "list", "show", "profile", "tune",
-                                "bench", "forget", "export", "import" };
+                                "bench", "calibrate", "predict", "model",
+                                "forget", "export", "import", "--max-seconds",
+                                "--sms", "--warp-size", "--max-threads-per-sm",
+                                "--max-blocks-per-sm", "--max-threads-per-block",
+                                "H100/H200, 132 SMs" };
   struct run r;
   size_t i;
 
@@ -207,6 +212,124 @@ START_TEST(test_profile_errors)
   ck_assert_int_eq(r.status, 1);
   ck_assert_ptr_nonnull(strstr(r.err, path));
   unlink(path);
+}
+END_TEST
+
+/* The block sizes the ELLR-T model may use (MODELS.md, 1): multiples of
+ * the warp size up to the per-block limit that fill the SM. */
+static int expected_bs(const struct spmvd_model_gpu *g, int *bs)
+{
+  int n = 0;
+
+  for (int b = g->warp_size; b <= g->max_threads_per_block; b += g->warp_size) {
+    int blocks = g->max_threads_per_sm / b;
+
+    if (blocks > g->max_blocks_per_sm)
+      blocks = g->max_blocks_per_sm;
+    if (blocks * b == g->max_threads_per_sm)
+      bs[n++] = b;
+  }
+  return n;
+}
+
+/* model --json: every (BS, T) of the grid against spmvd_model_cost() and
+ * the pick against spmvd_model_pick() on the grid computed here. */
+START_TEST(test_model)
+{
+  static const struct {
+    const char *file;
+    struct spmvd_model_gpu g;
+  } cases[] = {
+    { "bcsstk13.mtx", { 40, 32, 1536, 16, 1024 } },
+    { "west0479.mtx", { 132, 32, 2048, 32, 1024 } },
+    { "karate.mtx", { 8, 16, 1024, 8, 512 } },
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const struct spmvd_model_gpu *g = &cases[c].g;
+    struct spmvd_model_grid grid;
+    struct spmv_config pick;
+    struct spmv_csr *A = NULL;
+    struct spmv_error err;
+    struct run r;
+    char a[5][16];
+    int bs[64], nbs = expected_bs(g, bs), nt = 0;
+    json_t *o, *m, *jp;
+
+    ck_assert_int_eq(spmv_mmio_read(matrix(cases[c].file), &A, NULL, &err), 0);
+    ck_assert_int_eq(spmvd_model_grid_compute(A, g, &grid, &err), 0);
+    spmvd_model_pick(&grid, &pick);
+    snprintf(a[0], sizeof a[0], "%d", g->sms);
+    snprintf(a[1], sizeof a[1], "%d", g->warp_size);
+    snprintf(a[2], sizeof a[2], "%d", g->max_threads_per_sm);
+    snprintf(a[3], sizeof a[3], "%d", g->max_blocks_per_sm);
+    snprintf(a[4], sizeof a[4], "%d", g->max_threads_per_block);
+    ctl(&r, "model", "--json", "--sms", a[0], "--warp-size", a[1],
+        "--max-threads-per-sm", a[2], "--max-blocks-per-sm", a[3],
+        "--max-threads-per-block", a[4], matrix(cases[c].file), NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    o = out_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "gpu"), "sms")),
+                     g->sms);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "rows")), A->rows);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "nnz")), A->nnz);
+    ck_assert_int_ge(nbs, 1);
+    ck_assert_int_eq((int)json_array_size(json_object_get(o, "bs")), nbs);
+    for (int i = 0; i < nbs; i++)
+      ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(o, "bs"), i)),
+                       bs[i]);
+    for (int t = 1; t <= 32 && t <= g->warp_size; t *= 2, nt++)
+      ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(o, "t"), nt)), t);
+    ck_assert_int_eq((int)json_array_size(json_object_get(o, "t")), nt);
+    m = json_object_get(o, "m");
+    ck_assert_int_eq((int)json_array_size(m), nbs);
+    for (int i = 0; i < nbs; i++)
+      for (int j = 0; j < nt; j++) {
+        int64_t want = spmvd_model_cost(A->row_ptr, A->rows, g, bs[i], 1 << j, &err);
+
+        ck_assert_int_ge(want, 0);
+        ck_assert_int_eq(json_integer_value(json_array_get(json_array_get(m, i), j)), want);
+      }
+    jp = json_object_get(o, "pick");
+    ck_assert_int_eq(json_integer_value(json_object_get(jp, "bs")), pick.bs);
+    ck_assert_int_eq(json_integer_value(json_object_get(jp, "t")), pick.tpr);
+    ck_assert_int_eq(json_integer_value(json_object_get(jp, "m")),
+                     grid.m[grid.best_i][grid.best_j]);
+    for (int i = 0; i < nbs; i++)
+      for (int j = 0; j < nt; j++)
+        ck_assert_int_le(json_integer_value(json_object_get(jp, "m")),
+                         json_integer_value(json_array_get(json_array_get(m, i), j)));
+    json_decref(o);
+    spmv_csr_free(A);
+  }
+}
+END_TEST
+
+/* model's table with the default GPU, and its bad GPU parameters. */
+START_TEST(test_model_table_errors)
+{
+  struct run r;
+
+  ctl(&r, "model", matrix("west0479.mtx"), NULL);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "132 SMs, warp 32, 2048 threads/SM"));
+  ck_assert_ptr_nonnull(strstr(r.out, "pick: ellr-t bs="));
+  ctl(&r, "model", "--warp-size", "3", matrix("west0479.mtx"), NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "warp size 3"));
+  ctl(&r, "model", "--sms", "0", matrix("west0479.mtx"), NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--sms"));
+  ctl(&r, "model", "--max-threads-per-block", "4096", matrix("west0479.mtx"), NULL);
+  ck_assert_int_eq(r.status, 2);
+  ctl(&r, "status", "--sms", "4", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--sms does not apply to 'status'"));
+  ctl(&r, "calibrate", "--max-seconds", "0", NULL);
+  ck_assert_int_eq(r.status, 2);
+  ctl(&r, "model", "/nonexistent/m.mtx", NULL);
+  ck_assert_int_eq(r.status, 4);
+  ctl(&r, "-s", "/nonexistent/spmvd.sock", "predict", matrix("karate.mtx"), NULL);
+  ck_assert_int_eq(r.status, 3);
 }
 END_TEST
 
@@ -370,6 +493,8 @@ static Suite *spmvctl_suite(void)
   tcase_add_test(tc, test_profile);
   tcase_add_test(tc, test_profile_errors);
   tcase_add_test(tc, test_no_daemon);
+  tcase_add_test(tc, test_model);
+  tcase_add_test(tc, test_model_table_errors);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("daemon");
