@@ -19,11 +19,13 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_server.c daemon/spmvd_server.h \
 	daemon/spmvd_conn.c daemon/spmvd_conn.h \
 	daemon/spmvd_ops.c daemon/spmvd_ops.h \
+	daemon/spmvd_bio.c daemon/spmvd_bio.h \
+	daemon/spmvd_cachejob.c daemon/spmvd_cachejob.h \
 	daemon/spmvd_worker.c daemon/spmvd_worker.h
 daemon_spmvd_CPPFLAGS = $(AM_CPPFLAGS) $(UV_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
 	client/libspmvwire.la kernels/libspmvcore.la \
-	$(UV_LIBS) $(JANSSON_LIBS) $(SQLITE_LIBS)
+	$(UV_LIBS) $(JANSSON_LIBS) $(SQLITE_LIBS) -lpthread
 
 # The device worker: cpu always, cuda when configured with it.
 libexec_PROGRAMS += daemon/spmvd-worker

@@ -1,18 +1,18 @@
 /* spmvd_ops.c: the protocol's operations (PROTOCOL.md), served for a connection. */
 #include "config.h"
 
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "spmvd_cache.h"
+#include "spmvd_cachejob.h"
 #include "spmvd_conn.h"
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
+#include "spmvd_predict.h"
 #include "spmvd_server.h"
 #include "spmvd_worker.h"
 
@@ -45,6 +45,9 @@ struct op {
   int nvec;
   char reason[256];
   char trying[64];             /* tune, bench: the candidate being built */
+  enum spmv_dtype dtype;       /* calibrate: the value type */
+  double max_s;                /* calibrate: the time bound in seconds */
+  json_t *result;              /* calibrate: the reply while fits are stored */
 };
 
 static struct op *op_new(struct spmvd_conn *c, int64_t id, const char *name)
@@ -310,7 +313,7 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return begin_multiply(c, req, 1, payload_len, shm_size, err);
   static const char *const known[] = {"hello", "info", "list", "free", "tune",
                                       "bench", "status", "forget", "import",
-                                      NULL};
+                                      "calibrate", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -427,21 +430,61 @@ static void on_progress(void *ctx, json_t *ev)
   json_decref(e);
 }
 
+/* After the store: check the new configuration, or answer. */
+static void after_store(struct op *o, struct spmvd_matrix *m)
+{
+  m->checked = 0;
+  if (o->verify) {
+    call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
+                      (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
+         NULL, 0, on_verified, NULL);
+    return;
+  }
+  load_finish(o, m);
+}
+
+static void on_stored(struct spmvd_cachejob *j)
+{
+  struct op *o = j->ctx;
+  struct spmvd_matrix *m = op_matrix(o);
+
+  if (j->rc < 0)
+    spmvd_log_warn("cannot store the tuning of %s: %s", j->t.fingerprint,
+                   j->err.msg);
+  if (!m) {
+    op_end(o);
+    return;
+  }
+  m->tuning_id = j->rc < 0 ? 0 : j->id;
+  after_store(o, m);
+}
+
+/* Stores the decision d (its trials taken) on the cache thread; the op
+ * goes on when it is written. */
 static void store_decision(struct op *o, struct spmvd_matrix *m,
-                           const struct spmvd_decision *d)
+                           struct spmvd_decision *d)
 {
   const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
-  struct spmvd_tuning t;
-  struct spmv_error err;
+  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_STORE);
 
   m->tuning_id = 0;
-  if (!o->srv->cache || !dev)
+  if (!j || !dev) {
+    if (j)
+      spmvd_log_warn("cannot store the tuning of %s: no device", m->fingerprint);
+    else
+      spmvd_log_warn("cannot store the tuning of %s: out of memory",
+                     m->fingerprint);
+    spmvd_cachejob_free(j);
+    after_store(o, m);
     return;
-  spmvd_tuning_from_decision(&t, d, m->fingerprint, dev, m->dtype);
-  if (spmvd_cache_store(o->srv->cache, &t, &m->prof, d->trials, d->ntrials,
-                        &m->tuning_id, &err) < 0)
-    spmvd_log_warn("cannot store the tuning of %s: %s", m->fingerprint,
-                   err.msg);
+  }
+  spmvd_tuning_from_decision(&j->t, d, m->fingerprint, dev, m->dtype);
+  j->prof = m->prof;
+  j->trials = d->trials;
+  j->ntrials = d->ntrials;
+  d->trials = NULL;
+  d->ntrials = 0;
+  spmvd_cachejob_post(o->srv->bio, j, on_stored, o);
 }
 
 static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
@@ -485,57 +528,77 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
   }
   store_decision(o, m, &d);
   spmvd_decision_fini(&d);
-  m->checked = 0;
-  if (o->verify) {
-    call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
-                      (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
-         NULL, 0, on_verified, NULL);
-    return;
-  }
-  load_finish(o, m);
 }
 
-static void start_tune(struct op *o, struct spmvd_matrix *m)
+/* The cache said what to leave out (and the device's calibration fits,
+ * for the predictor): the worker tunes. */
+static void on_excluded(struct spmvd_cachejob *j)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
-  struct spmv_config ex[64];
-  struct spmv_error err;
+  struct op *o = j->ctx;
+  struct spmvd_matrix *m = op_matrix(o);
   json_t *exclude = json_array();
-  int n = 0;
 
-  if (o->srv->cache && dev) {
-    n = spmvd_cache_quarantined(o->srv->cache, m->fingerprint, dev->device_key,
-                                dev->software_key, m->dtype, ex, 64, &err);
-    if (n < 0) {
-      spmvd_log_warn("cache: %s", err.msg);
-      n = 0;
-    }
+  if (!m) {
+    json_decref(exclude);
+    op_end(o);
+    return;
   }
-  for (int i = 0; i < n; i++) {
+  if (j->rc < 0 && j->rc != SPMV_ECACHE)
+    spmvd_log_warn("cache: %s", j->err.msg);
+  for (int i = 0; i < j->nex; i++) {
     char text[64];
-    spmv_config_format(&ex[i], text, sizeof text);
+    spmv_config_format(&j->ex[i], text, sizeof text);
     json_array_append_new(exclude, json_string(text));
   }
   spmvd_log_debug("matrix %lld: tuning (%s): %s", (long long)m->handle,
                   spmvd_strategy_name(o->strategy), o->reason);
-  call(o, json_pack("{ss sI ss so}", "op", "tune", "handle",
-                    (json_int_t)m->handle, "strategy",
-                    spmvd_strategy_name(o->strategy), "exclude", exclude),
-       NULL, 0, on_tuned, on_progress);
+  json_t *msg = json_pack("{ss sI ss so}", "op", "tune", "handle",
+                          (json_int_t)m->handle, "strategy",
+                          spmvd_strategy_name(o->strategy), "exclude", exclude);
+  if (msg && j->json)
+    json_object_set(msg, "predictor", j->json);
+  call(o, msg, NULL, 0, on_tuned, on_progress);
 }
 
+/* Tunes m: first the quarantined configurations from the cache. */
+static void start_tune(struct op *o, struct spmvd_matrix *m)
+{
+  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_EXCLUDE);
+  struct spmv_error err;
+
+  if (!j) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    load_fail(o, &err);
+    return;
+  }
+  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
+  if (dev)
+    j->dev = *dev;
+  j->dtype = m->dtype;
+  spmvd_cachejob_post(dev ? o->srv->bio : NULL, j, on_excluded, o);
+}
+
+/* Quarantines cfg of m on the cache thread; nobody waits for it, but what
+ * is posted later (e.g. the retune's exclusions) sees it. */
 static void quarantine_cfg(struct spmvd_server *srv, struct spmvd_matrix *m,
                            const struct spmv_config *cfg, const char *why)
 {
   const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
-  struct spmv_error err;
+  struct spmvd_cachejob *j;
 
-  if (!srv->cache || !dev)
+  if (!srv->bio || !dev || !(j = spmvd_cachejob_new(SPMVD_CJ_QUARANTINE))) {
+    if (srv->bio && dev)
+      spmvd_log_warn("cannot quarantine a configuration of %s: out of memory",
+                     m->fingerprint);
     return;
-  if (spmvd_cache_quarantine(srv->cache, m->fingerprint, dev->device_key,
-                             dev->software_key, m->dtype, cfg, why, &err) < 0)
-    spmvd_log_warn("cannot quarantine a configuration of %s: %s",
-                   m->fingerprint, err.msg);
+  }
+  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
+  j->dev = *dev;
+  j->dtype = m->dtype;
+  j->cfg = *cfg;
+  snprintf(j->why, sizeof j->why, "%s", why ? why : "");
+  spmvd_cachejob_post(srv->bio, j, NULL, NULL);
 }
 
 static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
@@ -591,9 +654,12 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
   json_unpack(rep, "{s?F}", "residual", &resid);
   if (json_is_true(json_object_get(rep, "verified"))) {
     m->checked = 1;
-    if (strcmp(m->source, "cache") == 0 && o->srv->cache &&
-        spmvd_cache_hit(o->srv->cache, m->tuning_id, &e) < 0)
-      spmvd_log_warn("cache: %s", e.msg);
+    struct spmvd_cachejob *j;
+    if (strcmp(m->source, "cache") == 0 && o->srv->bio &&
+        (j = spmvd_cachejob_new(SPMVD_CJ_HIT))) {
+      j->id = m->tuning_id;
+      spmvd_cachejob_post(o->srv->bio, j, NULL, NULL);
+    }
     load_finish(o, m);
     return;
   }
@@ -615,31 +681,42 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
   load_fail(o, &e);
 }
 
-/* The trials stored with cache row id (new reference; [] when unknown). */
-static json_t *cached_trials(struct spmvd_server *srv, const char *fp,
-                             int64_t id)
+/* The cache answered the lookup: a hit is checked on its first use, a
+ * miss is tuned. */
+static void on_looked_up(struct spmvd_cachejob *j)
 {
-  json_t *show = NULL, *out = json_array(), *tu, *t;
-  struct spmv_error e;
-  size_t i, k;
+  struct op *o = j->ctx;
+  struct spmvd_matrix *m = op_matrix(o);
+  const struct spmvd_tuning *t = &j->t;
 
-  if (spmvd_cache_show(srv->cache, fp, &show, &e) < 0) {
-    spmvd_log_debug("cache show %s: %s", fp, e.msg);
-    return out;
+  if (!m) {
+    op_end(o);
+    return;
   }
-  json_array_foreach(json_object_get(show, "tunings"), i, tu) {
-    if (json_integer_value(json_object_get(tu, "id")) != id)
-      continue;
-    json_array_foreach(json_object_get(tu, "trials"), k, t)
-      json_array_append_new(out, json_pack("{sO sO sO}", "config",
-                                           json_object_get(t, "config"),
-                                           "time_us",
-                                           json_object_get(t, "time_us"),
-                                           "status",
-                                           json_object_get(t, "status")));
+  if (j->rc < 0) {
+    spmvd_log_warn("cache lookup of %s: %s", m->fingerprint, j->err.msg);
+    snprintf(o->reason, sizeof o->reason, "the cache failed: %.200s",
+             j->err.msg);
+  } else if (!j->hit) {
+    snprintf(o->reason, sizeof o->reason, "%s", j->reason);
   }
-  json_decref(show);
-  return out;
+  if (j->rc < 0 || !j->hit) {
+    start_tune(o, m);
+    return;
+  }
+  set_config(m, &t->cfg);
+  snprintf(m->source, sizeof m->source, "cache");
+  m->strategy = t->strategy;
+  m->time_us = t->time_us;
+  m->gflops = t->gflops;
+  m->gbps = t->gbps;
+  m->cost_spmv = t->cost_spmv;
+  m->tuning_id = t->id;
+  json_decref(m->trials);
+  m->trials = j->json ? json_incref(j->json) : json_array();
+  call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
+                    (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
+       NULL, 0, on_verified, NULL);
 }
 
 static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
@@ -648,9 +725,8 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
   struct spmvd_matrix *m = op_matrix(o);
   const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
   const char *fp = json_string_value(json_object_get(rep, "fingerprint"));
-  struct spmvd_tuning t;
+  struct spmvd_cachejob *j;
   struct spmv_error e;
-  int hit = 0;
 
   if (!m) {
     op_end(o);
@@ -667,36 +743,16 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   snprintf(m->fingerprint, sizeof m->fingerprint, "%s", fp);
-  snprintf(o->reason, sizeof o->reason, "no cached tuning");
-  if (o->srv->cache && dev) {
-    hit = spmvd_cache_lookup(o->srv->cache, fp, dev->device_key,
-                             dev->software_key, m->dtype, &t, o->reason,
-                             sizeof o->reason, &e);
-    if (hit < 0) {
-      spmvd_log_warn("cache lookup of %s: %s", fp, e.msg);
-      snprintf(o->reason, sizeof o->reason, "the cache failed: %.200s", e.msg);
-      hit = 0;
-    }
-  } else if (!o->srv->cache) {
-    snprintf(o->reason, sizeof o->reason, "no cache is open");
-  }
-  if (!hit) {
+  snprintf(o->reason, sizeof o->reason, "%s",
+           o->srv->bio ? "no cached tuning" : "no cache is open");
+  if (!o->srv->bio || !dev || !(j = spmvd_cachejob_new(SPMVD_CJ_LOOKUP))) {
     start_tune(o, m);
     return;
   }
-  set_config(m, &t.cfg);
-  snprintf(m->source, sizeof m->source, "cache");
-  m->strategy = t.strategy;
-  m->time_us = t.time_us;
-  m->gflops = t.gflops;
-  m->gbps = t.gbps;
-  m->cost_spmv = t.cost_spmv;
-  m->tuning_id = t.id;
-  json_decref(m->trials);
-  m->trials = cached_trials(o->srv, fp, t.id);
-  call(o, json_pack("{ss sI ss sb}", "op", "prepare", "handle",
-                    (json_int_t)m->handle, "config", m->cfg_text, "check", 1),
-       NULL, 0, on_verified, NULL);
+  snprintf(j->fp, sizeof j->fp, "%s", fp);
+  j->dev = *dev;
+  j->dtype = m->dtype;
+  spmvd_cachejob_post(o->srv->bio, j, on_looked_up, o);
 }
 
 static void run_load(struct spmvd_conn *c, json_t *req, int64_t id,
@@ -895,6 +951,151 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
     op_fail(o, &err);
 }
 
+/* --- calibrate --- */
+
+/* A calibration holds the device for minutes: one at a time.  The front
+ * end is one per process, so this flag is the server's. */
+static int calibrating;
+
+/* Bounds of a calibration in seconds: the defaults (the cpu backend's is
+ * small: its fits only serve tests and small hosts) and the largest. */
+#define CALIB_DEFAULT_S 180.0
+#define CALIB_DEFAULT_CPU_S 10.0
+#define CALIB_MAX_S 3600.0
+
+/* The fits are stored: the calibration's reply goes out. */
+static void on_calibration_stored(struct spmvd_cachejob *j)
+{
+  struct op *o = j->ctx;
+  json_t *r = o->result;
+
+  o->result = NULL;
+  calibrating = 0;
+  if (j->rc < 0) {
+    spmvd_log_error("calibration of %s not stored: %s", j->dev.name,
+                    j->err.msg);
+    json_decref(r);
+    op_fail(o, &j->err);
+    return;
+  }
+  spmvd_log_info("uid %ld calibrated %s (%s): %zu formats fitted in %.1f s",
+                 (long)o->c->uid, j->dev.name, spmv_dtype_name(o->dtype),
+                 json_object_size(j->json),
+                 json_number_value(json_object_get(r, "seconds")));
+  if (o->c->closing) {
+    json_decref(r);
+    op_end(o);
+    return;
+  }
+  reply(o->c, o->id, r);
+  op_end(o);
+}
+
+/* The worker calibrated: the reply is made, then the fits are stored (on
+ * the cache thread), even when the client has gone meanwhile. */
+static void on_calibrated(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct op *o = ctx;
+  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  json_t *fits = json_object_get(rep, "fits"), *names = json_array(), *v;
+  struct spmvd_cachejob *j = NULL;
+  struct spmv_error e;
+  const char *key;
+
+  if (!err && (!dev || !json_is_object(fits))) {
+    spmv_error_set(&e, SPMV_EIO, "bad calibrate reply from the device worker");
+    err = &e;
+  }
+  if (!err && !(j = spmvd_cachejob_new(SPMVD_CJ_CALIBRATION))) {
+    spmv_error_set(&e, SPMV_ENOMEM, "out of memory");
+    err = &e;
+  }
+  if (err) {
+    calibrating = 0;
+    json_decref(names);
+    op_fail(o, err);
+    return;
+  }
+  json_object_foreach(fits, key, v)
+    json_array_append_new(names, json_string(key));
+  o->result = json_copy(rep);
+  if (o->result) {
+    json_object_del(o->result, "seq");
+    json_object_del(o->result, "ok");
+    json_object_set_new(o->result, "device", json_string(dev->name));
+    json_object_set_new(o->result, "backend", json_string(dev->backend));
+    json_object_set_new(o->result, "device_key",
+                        json_string(dev->device_key));
+    json_object_set_new(o->result, "software_key",
+                        json_string(dev->software_key));
+    json_object_set_new(o->result, "dtype",
+                        json_string(spmv_dtype_name(o->dtype)));
+    json_object_set_new(o->result, "max_seconds", json_real(o->max_s));
+    json_object_set(o->result, "formats", names);
+  }
+  json_decref(names);
+  j->dev = *dev;
+  j->dtype = o->dtype;
+  j->json = json_incref(fits);
+  spmvd_cachejob_post(o->srv->bio, j, on_calibration_stored, o);
+}
+
+/* calibrate {dtype, max_seconds}: the predictor's calibration of the
+ * device, run by the worker, its fits stored in the cache. */
+static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
+{
+  struct spmvd_server *srv = c->srv;
+  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  json_t *dtv = json_object_get(req, "dtype");
+  json_t *msv = json_object_get(req, "max_seconds");
+  enum spmv_dtype dt = SPMV_F64;
+  struct spmv_error err;
+  struct op *o = NULL;
+  double max_s = 0;
+  int rc = 0;
+
+  if (dtv && parse_dtype(json_string_value(dtv), &dt) < 0)
+    rc = spmv_error_set(&err, SPMV_EPROTO,
+                        "field \"dtype\" must be \"f32\" or \"f64\"");
+  else if (msv && get_number(req, "max_seconds", &max_s, &err) < 0)
+    rc = err.code;
+  else if (msv && !(max_s > 0 && max_s <= CALIB_MAX_S))
+    rc = spmv_error_set(&err, SPMV_EINVAL,
+                        "max_seconds is %g, must be in (0, %g]", max_s,
+                        CALIB_MAX_S);
+  else if (!dev)
+    rc = spmv_error_set(&err, SPMV_EBUSY, "the device worker is starting");
+  else if (calibrating)
+    rc = spmv_error_set(&err, SPMV_EBUSY,
+                        "a calibration of %s is already running: try again "
+                        "when it ends", dev->name);
+  else if (!srv->bio)
+    rc = spmv_error_set(&err, SPMV_ECACHE,
+                        "no cache is open: the fits could not be stored");
+  else if (!(o = op_new(c, id, "calibrate")))
+    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  if (rc < 0) {
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
+  }
+  if (!msv)
+    max_s = strcmp(dev->backend, "cpu") == 0 ? CALIB_DEFAULT_CPU_S
+                                             : CALIB_DEFAULT_S;
+  o->dtype = dt;
+  o->max_s = max_s;
+  calibrating = 1;
+  spmvd_log_info("uid %ld: calibrating %s (%s), %g s at most", (long)c->uid,
+                 dev->name, spmv_dtype_name(dt), max_s);
+  if (spmvd_worker_call(srv->worker,
+                        json_pack("{ss ss sf}", "op", "calibrate", "dtype",
+                                  spmv_dtype_name(dt), "max_seconds", max_s),
+                        NULL, 0, on_calibrated, on_progress, o, &err) < 0) {
+    calibrating = 0;
+    op_fail(o, &err);
+  }
+}
+
 /* --- the quick ops, answered on the loop --- */
 
 static json_t *op_hello(struct spmvd_conn *c, json_t *req,
@@ -996,66 +1197,74 @@ static json_t *op_status(struct spmvd_conn *c)
                    srv->cfg.socket_path);
 }
 
-/* Root, or a member of admin_group, may change the cache. */
-static int is_admin(struct spmvd_conn *c)
+static void on_admin_done(struct spmvd_cachejob *j)
 {
-  const char *g = c->srv->cfg.admin_group;
-  struct group *gr;
+  struct op *o = j->ctx;
 
-  if (c->uid == 0)
-    return 1;
-  if (!*g || !(gr = getgrnam(g)))
-    return 0;
-  if (c->gid == gr->gr_gid)
-    return 1;
-  struct passwd *pw = getpwuid(c->uid);
-  for (char **mem = gr->gr_mem; pw && mem && *mem; mem++)
-    if (strcmp(*mem, pw->pw_name) == 0)
-      return 1;
-  return 0;
+  if (j->rc < 0) {
+    op_fail(o, &j->err);
+    return;
+  }
+  if (j->kind == SPMVD_CJ_FORGET) {
+    spmvd_log_info("uid %ld forgot %d tuning(s) of %s", (long)o->c->uid, j->n,
+                   j->fp);
+    if (!o->c->closing)
+      reply(o->c, o->id, json_pack("{si}", "forgotten", j->n));
+  } else {
+    spmvd_log_info("uid %ld imported %d tuning(s), skipped %d",
+                   (long)o->c->uid, j->n, j->skipped);
+    if (!o->c->closing)
+      reply(o->c, o->id, json_pack("{si si}", "imported", j->n, "skipped",
+                                   j->skipped));
+  }
+  op_end(o);
 }
 
-static json_t *op_admin(struct spmvd_conn *c, const char *op, json_t *req,
-                        struct spmv_error *err)
+/* forget and import: root or the admin group (user databases may be slow:
+ * checked on the cache thread, before the request's own errors). */
+static void run_admin(struct spmvd_conn *c, const char *op, json_t *req,
+                      int64_t id)
 {
   struct spmvd_server *srv = c->srv;
   const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
-  int n = 0, skipped = 0;
+  int forget = strcmp(op, "forget") == 0;
+  struct spmvd_cachejob *j =
+      spmvd_cachejob_new(forget ? SPMVD_CJ_FORGET : SPMVD_CJ_IMPORT);
+  struct op *o = j ? op_new(c, id, op) : NULL;
+  struct spmv_error err;
 
-  if (!is_admin(c)) {
-    spmv_error_set(err, SPMV_EPERM, "%s needs root or the admin group%s%s", op,
-                   *srv->cfg.admin_group ? " " : "", srv->cfg.admin_group);
-    return NULL;
+  if (!o) {
+    spmvd_cachejob_free(j);
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
   }
-  if (!srv->cache) {
-    spmv_error_set(err, SPMV_ECACHE, "no cache is open");
-    return NULL;
-  }
-  if (strcmp(op, "forget") == 0) {
+  j->uid = c->uid;
+  j->gid = c->gid;
+  snprintf(j->admin_group, sizeof j->admin_group, "%s", srv->cfg.admin_group);
+  if (forget) {
     const char *fp = json_string_value(json_object_get(req, "fingerprint"));
     struct spmv_fingerprint f;
-    if (!fp || (strcmp(fp, "all") != 0 && spmv_fingerprint_parse(fp, &f) < 0)) {
-      spmv_error_set(err, SPMV_EPROTO,
+    if (!fp || (strcmp(fp, "all") != 0 && spmv_fingerprint_parse(fp, &f) < 0))
+      spmv_error_set(&j->invalid, SPMV_EPROTO,
                      "field \"fingerprint\" must be 32 hex digits or \"all\"");
-      return NULL;
+    else
+      snprintf(j->fp, sizeof j->fp, "%s", fp);
+  } else {
+    json_t *tunings = json_object_get(req, "tunings");
+    if (!json_is_array(tunings)) {
+      spmv_error_set(&j->invalid, SPMV_EPROTO,
+                     "field \"tunings\" is not an array");
+    } else {
+      /* Taken out of the request: the thread must be its only user. */
+      j->json = json_incref(tunings);
+      json_object_del(req, "tunings");
     }
-    if (spmvd_cache_forget(srv->cache, fp, &n, err) < 0)
-      return NULL;
-    spmvd_log_info("uid %ld forgot %d tuning(s) of %s", (long)c->uid, n, fp);
-    return json_pack("{si}", "forgotten", n);
+    if (dev)
+      j->dev = *dev;
   }
-  json_t *tunings = json_object_get(req, "tunings");
-  if (!json_is_array(tunings)) {
-    spmv_error_set(err, SPMV_EPROTO, "field \"tunings\" is not an array");
-    return NULL;
-  }
-  if (spmvd_cache_import(srv->cache, tunings, dev ? dev->device_key : NULL,
-                         dev ? dev->software_key : NULL, &n, &skipped,
-                         err) < 0)
-    return NULL;
-  spmvd_log_info("uid %ld imported %d tuning(s), skipped %d", (long)c->uid, n,
-                 skipped);
-  return json_pack("{si si}", "imported", n, "skipped", skipped);
+  spmvd_cachejob_post(srv->bio, j, on_admin_done, o);
 }
 
 /* Serves a complete request. */
@@ -1083,6 +1292,14 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     run_bench(c, req, id);
     return;
   }
+  if (strcmp(op, "calibrate") == 0) {
+    run_calibrate(c, req, id);
+    return;
+  }
+  if (strcmp(op, "forget") == 0 || strcmp(op, "import") == 0) {
+    run_admin(c, op, req, id);
+    return;
+  }
   if (strcmp(op, "hello") == 0)
     rep = op_hello(c, req, &err);
   else if (strcmp(op, "info") == 0)
@@ -1093,8 +1310,6 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     rep = op_free(c, req, &err);
   else if (strcmp(op, "status") == 0)
     rep = op_status(c);
-  else if (strcmp(op, "forget") == 0 || strcmp(op, "import") == 0)
-    rep = op_admin(c, op, req, &err);
   if (rep)
     reply(c, id, rep);
   else

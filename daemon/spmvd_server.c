@@ -14,7 +14,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "spmvd_bio.h"
 #include "spmvd_cache.h"
+#include "spmvd_cachejob.h"
 #include "spmvd_conn.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
@@ -248,11 +250,14 @@ static void find_worker(const struct spmvd_config *cfg, char *out, size_t n)
 static void on_ready(void *ctx, struct spmvd_worker *w, int respawned)
 {
   struct spmvd_server *srv = ctx;
-  struct spmv_error err;
+  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_DEVICE);
 
-  if (srv->cache && spmvd_cache_device_put(srv->cache, spmvd_worker_device(w),
-                                           &err) < 0)
-    spmvd_log_warn("cache: %s", err.msg);
+  if (j && srv->bio) {
+    j->dev = *spmvd_worker_device(w);
+    spmvd_cachejob_post(srv->bio, j, NULL, NULL);
+  } else {
+    spmvd_cachejob_free(j);
+  }
   if (respawned)
     spmvd_ops_readopt(srv);
 }
@@ -262,10 +267,25 @@ static void on_died(void *ctx, struct spmvd_worker *w, json_t *msg)
   spmvd_ops_worker_died(ctx, msg);
 }
 
+static void bio_stopped(void *ctx)
+{
+  struct spmvd_server *srv = ctx;
+  srv->bio = NULL;
+}
+
+/* The last step of a stop: the cache thread finishes what is queued. */
+static void stop_bio(struct spmvd_server *srv)
+{
+  if (srv->bio)
+    spmvd_bio_stop(srv->bio, bio_stopped, srv);
+}
+
 static void on_stopped(void *ctx, struct spmvd_worker *w)
 {
   struct spmvd_server *srv = ctx;
   srv->worker = NULL;
+  if (srv->stopping)
+    stop_bio(srv);
 }
 
 static const struct spmvd_worker_hooks worker_hooks = {on_ready, on_died,
@@ -334,6 +354,8 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   rc = spmvd_cache_open(srv->cfg.db_path, 0, &srv->cache, err);
   if (rc < 0)
     return rc;
+  if ((rc = spmvd_bio_open(loop, srv->cache, &srv->bio, err)) < 0)
+    return rc;
   if ((rc = listen_socket(srv, err)) < 0)
     return rc;
   if ((rc = start_worker(srv, err)) < 0)
@@ -367,7 +389,9 @@ void spmvd_server_maybe_finish(struct spmvd_server *srv)
   if (srv->conns)
     return;  /* the last write's callback closes its connection */
   if (srv->worker)
-    spmvd_worker_stop(srv->worker);
+    spmvd_worker_stop(srv->worker);  /* stops the cache thread when done */
+  else
+    stop_bio(srv);
   if (srv->signals) {
     srv->signals = 0;
     uv_close((uv_handle_t *)&srv->sig_term, NULL);

@@ -14,6 +14,7 @@
 struct spmvd_conn;
 struct spmvd_worker;
 struct spmvd_cache;
+struct spmvd_bio;
 
 /* The front end (embedded by main; one per process). */
 struct spmvd_server {
@@ -32,7 +33,9 @@ struct spmvd_server {
   int nconns;
   struct spmvd_registry reg;
   struct spmvd_worker *worker;     /* the device's worker (one device today) */
-  struct spmvd_cache *cache;       /* NULL when the cache could not open */
+  struct spmvd_cache *cache;       /* NULL when the cache could not open;
+                                      only the cache thread touches it */
+  struct spmvd_bio *bio;           /* the cache thread, NULL once stopped */
   uint64_t start_ms;
   int stopping;                    /* SIGTERM: finishing in-flight work */
   int lock_fd;

@@ -29,6 +29,16 @@ tests_integration_check_robust_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_robust_LDADD = $(ITEST_LDADD)
 $(tests_integration_check_robust_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+# Cache work on its own thread: a locked database stalls nobody else, and
+# a stop stores the writes still queued.
+check_PROGRAMS += tests/integration/check_slowcache
+TESTS += tests/integration/check_slowcache
+tests_integration_check_slowcache_SOURCES = tests/integration/check_slowcache.c
+tests_integration_check_slowcache_CPPFLAGS = $(ITEST_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_integration_check_slowcache_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_slowcache_LDADD = $(ITEST_LDADD) $(SQLITE_LIBS)
+$(tests_integration_check_slowcache_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 # Unit tests of the daemon's own modules.
 DAEMON_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 DAEMON_TEST_LDADD = daemon/libspmvdbase.la $(JANSSON_LIBS) $(CHECK_LIBS)

@@ -2,3 +2,4 @@
 include tests/bench/mmio.mk
 include tests/bench/gpu.mk
 include tests/bench/eval.mk
+include tests/bench/roundtrip.mk

@@ -1,0 +1,243 @@
+/* bench_roundtrip.c: client-observed multiply round trips against the kernel time. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spmv.h"
+#include "spmv_csr.h"
+#include "spmv_mmio.h"
+
+/*
+ * For each matrix: load it through libspmvclient (strategy trial), then
+ * time many spmv_multiply() calls as the client sees them (beta = 0 and
+ * beta != 0) and print their median beside the worker's kernel time (the
+ * tuned configuration's median, from info).  The difference is what a
+ * round trip costs: frames, shared memory, the worker's wake-up.
+ *
+ *   bench_roundtrip [-n REPS] [-s SOCKET] [MATRIX...]
+ *
+ * MATRIX is a file of $SPMV_MATRICES (or a path), or rand:N:K for an N x N
+ * random matrix with K entries per row.  Without -s a private spmvd
+ * (cpu backend, SPMVD_CPU_THREADS as set) is started from this build.
+ */
+
+static double now_us(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+static struct spmv_csr *random_csr(int64_t n, int k)
+{
+  struct spmv_csr *A = spmv_csr_new(n, n, n * k);
+  uint64_t s = 88172645463325252ull;
+
+  if (!A)
+    return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    A->row_ptr[i + 1] = A->row_ptr[i] + k;
+    for (int j = 0; j < k; j++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      A->col_idx[i * k + j] = (int32_t)(s % (uint64_t)n);
+      A->val[i * k + j] = (double)(s >> 40) / (double)(1 << 24) + 0.5;
+    }
+  }
+  return A;
+}
+
+static struct spmv_csr *read_matrix(const char *name)
+{
+  const char *dir = getenv("SPMV_MATRICES");
+  struct spmv_csr *A = NULL;
+  struct spmv_error err;
+  char path[PATH_MAX];
+  long long n;
+  int k;
+
+  if (sscanf(name, "rand:%lld:%d", &n, &k) == 2)
+    return random_csr(n, k);
+  if (strchr(name, '/'))
+    snprintf(path, sizeof path, "%s", name);
+  else
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : SPMV_BENCH_MATRICES, name);
+  if (spmv_mmio_read(path, &A, NULL, &err) < 0) {
+    fprintf(stderr, "bench_roundtrip: %s: %s\n", path, err.msg);
+    return NULL;
+  }
+  return A;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+  return remove(path);
+}
+
+/* Starts spmvd from this build in dir; returns its pid. */
+static pid_t start_daemon(const char *dir, char *sock, size_t n)
+{
+  const char *spmvd = SPMV_BENCH_SPMVD;
+  char db[PATH_MAX], log[PATH_MAX];
+  pid_t pid;
+
+  snprintf(sock, n, "%s/spmvd.sock", dir);
+  snprintf(db, sizeof db, "%s/cache.db", dir);
+  snprintf(log, sizeof log, "%s/spmvd.log", dir);
+  pid = fork();
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (fd >= 0)
+      dup2(fd, 2);
+    execl(spmvd, spmvd, "--foreground", "--socket", sock, "--db", db,
+          "--backend", "cpu", (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int bench_one(struct spmv_client *c, const char *name, int reps)
+{
+  struct spmv_csr *A = read_matrix(name);
+  struct spmv_load_options o;
+  struct spmv_matrix *m = NULL;
+  struct spmv_info info;
+  double *x = NULL, *y = NULL, *t = NULL, t0, med[2], best[2];
+  int rc = -1;
+
+  if (!A)
+    return -1;
+  spmv_load_options_init(&o);
+  o.strategy = "trial";
+  o.name = name;
+  if (spmv_load_csr(c, SPMV_F64, A->rows, A->cols, A->nnz, A->row_ptr,
+                    A->col_idx, A->val, &o, &m) < 0 ||
+      spmv_info(m, &info) < 0) {
+    fprintf(stderr, "bench_roundtrip: %s: %s\n", name, spmv_client_errmsg(c));
+    goto out;
+  }
+  x = malloc(sizeof *x * (size_t)(A->cols + 1));
+  y = calloc((size_t)A->rows + 1, sizeof *y);
+  t = malloc(sizeof *t * (size_t)reps);
+  if (!x || !y || !t)
+    goto out;
+  for (int64_t j = 0; j < A->cols; j++)
+    x[j] = 1.0 + (double)(j % 13) / 13.0;
+  for (int b = 0; b < 2; b++) {
+    double beta = b ? 0.5 : 0.0;
+    for (int i = 0; i < 5; i++)
+      spmv_multiply(m, 1.0, x, beta, y);
+    for (int i = 0; i < reps; i++) {
+      t0 = now_us();
+      if (spmv_multiply(m, 1.0, x, beta, y) < 0) {
+        fprintf(stderr, "bench_roundtrip: %s: %s\n", name,
+                spmv_client_errmsg(c));
+        goto out;
+      }
+      t[i] = now_us() - t0;
+    }
+    med[b] = median(t, reps);
+    best[b] = t[0];
+  }
+  printf("%-24s %9lld %9lld %-28s %9.1f %9.1f %9.1f %9.1f %9.1f\n", name,
+         (long long)A->rows, (long long)A->nnz, info.config, info.time_us,
+         med[0], best[0], med[1], med[0] - info.time_us);
+  rc = 0;
+out:
+  spmv_matrix_free(m);
+  spmv_csr_free(A);
+  free(x);
+  free(y);
+  free(t);
+  return rc;
+}
+
+/* bench_roundtrip: times multiply round trips through spmvd. */
+int main(int argc, char **argv)
+{
+  static const char *const defaults[] = {"karate.mtx", "bcsstk13.mtx",
+                                         "raefsky1.mtx.gz", "rand:200000:8",
+                                         NULL};
+  char dir[] = "/tmp/bench-roundtrip.XXXXXX", sock[PATH_MAX];
+  const char *path = NULL;
+  struct spmv_client *c = NULL;
+  pid_t pid = -1;
+  int reps = 200, opt, rc = 0;
+
+  while ((opt = getopt(argc, argv, "n:s:")) != -1) {
+    if (opt == 'n')
+      reps = atoi(optarg);
+    else if (opt == 's')
+      path = optarg;
+    else {
+      fprintf(stderr, "usage: bench_roundtrip [-n REPS] [-s SOCKET] "
+                      "[MATRIX|rand:N:K...]\n");
+      return 2;
+    }
+  }
+  if (reps < 1)
+    reps = 1;
+  if (!path) {
+    if (!mkdtemp(dir)) {
+      perror("mkdtemp");
+      return 1;
+    }
+    pid = start_daemon(dir, sock, sizeof sock);
+    path = sock;
+    for (int i = 0; i < 500 && spmv_connect(path, &c) < 0; i++)
+      usleep(10000);
+  } else if (spmv_connect(path, &c) < 0) {
+    c = NULL;
+  }
+  if (!c) {
+    fprintf(stderr, "bench_roundtrip: cannot connect to %s\n", path);
+    rc = 1;
+    goto out;
+  }
+  printf("# median of %d round trips per matrix, microseconds; kernel = the "
+         "worker's own timing of the tuned configuration\n", reps);
+  printf("%-24s %9s %9s %-28s %9s %9s %9s %9s %9s\n", "matrix", "rows", "nnz",
+         "config", "kernel", "rt_beta0", "rt_min", "rt_beta", "overhead");
+  if (optind < argc) {
+    for (int i = optind; i < argc; i++)
+      rc |= bench_one(c, argv[i], reps) < 0;
+  } else {
+    for (const char *const *n = defaults; *n; n++)
+      rc |= bench_one(c, *n, reps) < 0;
+  }
+out:
+  spmv_disconnect(c);
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  }
+  return rc;
+}
