@@ -212,6 +212,20 @@ void spmvctl_progress(const struct spmv_progress *p, void *arg)
   fputc('\n', stderr);
 }
 
+/* Returns the string member key of obj, or "-". */
+const char *spmvctl_str(const json_t *obj, const char *key)
+{
+  const char *s = json_string_value(json_object_get(obj, key));
+
+  return s != NULL && *s != '\0' ? s : "-";
+}
+
+/* Returns the number member key of obj, or 0. */
+double spmvctl_num(const json_t *obj, const char *key)
+{
+  return json_number_value(json_object_get(obj, key));
+}
+
 /* Formats unix seconds as local time. */
 const char *spmvctl_time(long long t, char *buf, size_t n)
 {

@@ -105,6 +105,12 @@ json_t *spmvctl_parse_json(const struct spmvctl *ctl, const char *text);
 /* Prints progress events on stderr (arg: the struct spmvctl). */
 void spmvctl_progress(const struct spmv_progress *p, void *arg);
 
+/* The string member key of obj (borrowed), or "-" when absent or empty. */
+const char *spmvctl_str(const json_t *obj, const char *key);
+
+/* The number member key of obj, or 0 when absent. */
+double spmvctl_num(const json_t *obj, const char *key);
+
 /* Formats unix seconds as local "YYYY-MM-DD HH:MM" ("never" for 0). */
 const char *spmvctl_time(long long t, char *buf, size_t n);
 

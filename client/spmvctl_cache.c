@@ -14,24 +14,10 @@
 #define SPMV_LOCALSTATEDIR "/var"
 #endif
 
-/* Returns the string member key of obj, or "-". */
-static const char *str(const json_t *obj, const char *key)
-{
-  const char *s = json_string_value(json_object_get(obj, key));
-
-  return s != NULL && *s != '\0' ? s : "-";
-}
-
 /* Returns the integer member key of obj, or 0. */
 static long long integer(const json_t *obj, const char *key)
 {
   return (long long)json_integer_value(json_object_get(obj, key));
-}
-
-/* Returns the number member key of obj, or 0. */
-static double num(const json_t *obj, const char *key)
-{
-  return json_number_value(json_object_get(obj, key));
 }
 
 /* Asks a running spmvd which database it uses; 0 when it answered. */
@@ -117,9 +103,9 @@ static void print_list(const json_t *r)
     char when[32];
 
     printf("%-32s %-4s %10lld %12lld  %-26s %11.3f %9.2f %-10s %6lld  %s%s\n",
-           str(t, "fingerprint"), str(t, "dtype"), integer(t, "rows"),
-           integer(t, "nnz"), str(t, "config"), num(t, "time_us"),
-           num(t, "gflops"), str(t, "strategy"), integer(t, "hits"),
+           spmvctl_str(t, "fingerprint"), spmvctl_str(t, "dtype"), integer(t, "rows"),
+           integer(t, "nnz"), spmvctl_str(t, "config"), spmvctl_num(t, "time_us"),
+           spmvctl_num(t, "gflops"), spmvctl_str(t, "strategy"), integer(t, "hits"),
            spmvctl_time(integer(t, "last_used"), when, sizeof when),
            integer(t, "quarantined") ? "  (quarantined)" : "");
   }
@@ -156,33 +142,33 @@ static void print_show(const json_t *m)
   const json_t *tunings = json_object_get(m, "tunings");
   size_t i, j;
 
-  printf("fingerprint   %s\n", str(m, "fingerprint"));
+  printf("fingerprint   %s\n", spmvctl_str(m, "fingerprint"));
   printf("matrix        %lld x %lld, %lld nonzeros\n", integer(m, "rows"),
          integer(m, "cols"), integer(m, "nnz"));
   if (json_is_object(p)) {
     printf("row length    min %lld, max %lld, mean %.4g, sigma %.4g (cv %.4g)\n",
-           integer(p, "rl_min"), integer(p, "rl_max"), num(p, "rl_mean"),
-           num(p, "rl_sigma"), num(p, "rl_cv"));
+           integer(p, "rl_min"), integer(p, "rl_max"), spmvctl_num(p, "rl_mean"),
+           spmvctl_num(p, "rl_sigma"), spmvctl_num(p, "rl_cv"));
     printf("empty rows    %lld; ELL fill %.4g; HYB K %lld; %lld diagonals, DIA fill %.4g\n",
-           integer(p, "empty_rows"), num(p, "ell_fill"), integer(p, "hyb_k"),
-           integer(p, "ndiags"), num(p, "dia_fill"));
+           integer(p, "empty_rows"), spmvctl_num(p, "ell_fill"), integer(p, "hyb_k"),
+           integer(p, "ndiags"), spmvctl_num(p, "dia_fill"));
   }
   for (i = 0; i < json_array_size(tunings); i++) {
     const json_t *t = json_array_get(tunings, i);
     const json_t *cfg = json_object_get(t, "config");
     const json_t *trials = json_object_get(t, "trials");
-    const char *text = json_is_object(cfg) ? str(cfg, "text") : str(t, "config");
+    const char *text = json_is_object(cfg) ? spmvctl_str(cfg, "text") : spmvctl_str(t, "config");
     char created[32], used[32];
 
-    printf("\ntuning %lld: %s on %s\n", integer(t, "id"), str(t, "dtype"),
-           str(t, "device_key"));
-    printf("  software    %s\n", str(t, "software_key"));
+    printf("\ntuning %lld: %s on %s\n", integer(t, "id"), spmvctl_str(t, "dtype"),
+           spmvctl_str(t, "device_key"));
+    printf("  software    %s\n", spmvctl_str(t, "software_key"));
     printf("  decision    %s%s\n", text,
            integer(t, "quarantined") ? " (quarantined)" : "");
     printf("  time        %.3f us per product, %.2f GFLOP/s, %.2f GB/s\n",
-           num(t, "time_us"), num(t, "gflops"), num(t, "gbps"));
-    printf("  strategy    %s, cost %.1f SpMV-equivalents\n", str(t, "strategy"),
-           num(t, "cost_spmv"));
+           spmvctl_num(t, "time_us"), spmvctl_num(t, "gflops"), spmvctl_num(t, "gbps"));
+    printf("  strategy    %s, cost %.1f SpMV-equivalents\n", spmvctl_str(t, "strategy"),
+           spmvctl_num(t, "cost_spmv"));
     printf("  created     %s; %lld hits, last used %s\n",
            spmvctl_time(integer(t, "created"), created, sizeof created),
            integer(t, "hits"), spmvctl_time(integer(t, "last_used"), used, sizeof used));
@@ -194,9 +180,9 @@ static void print_show(const json_t *m)
       const json_t *tr = json_array_get(trials, j);
       const char *msg = json_string_value(json_object_get(tr, "message"));
 
-      printf("  %-32s %11.3f %11.3f %6lld %6lld  %s%s%s\n", str(tr, "config"),
-             num(tr, "time_us"), num(tr, "best_us"), integer(tr, "rounds"),
-             integer(tr, "runs"), str(tr, "status"),
+      printf("  %-32s %11.3f %11.3f %6lld %6lld  %s%s%s\n", spmvctl_str(tr, "config"),
+             spmvctl_num(tr, "time_us"), spmvctl_num(tr, "best_us"), integer(tr, "rounds"),
+             integer(tr, "runs"), spmvctl_str(tr, "status"),
              msg != NULL && *msg ? ": " : "", msg != NULL ? msg : "");
     }
   }

@@ -8,20 +8,6 @@
 
 #include "spmvctl.h"
 
-/* Returns the string member key of obj, or "-". */
-static const char *str(const json_t *obj, const char *key)
-{
-  const char *s = json_string_value(json_object_get(obj, key));
-
-  return s != NULL && *s != '\0' ? s : "-";
-}
-
-/* Returns the number member key of obj, or 0. */
-static double num(const json_t *obj, const char *key)
-{
-  return json_number_value(json_object_get(obj, key));
-}
-
 /* Reports a failed library call on c and returns its exit status. */
 static int call_failed(const struct spmvctl *ctl, struct spmv_client *c,
                        int rc)
@@ -34,19 +20,20 @@ static int call_failed(const struct spmvctl *ctl, struct spmv_client *c,
 static void print_status(const json_t *s)
 {
   const json_t *workers = json_object_get(s, "workers");
-  double up = num(s, "uptime_s");
+  double up = spmvctl_num(s, "uptime_s");
   size_t i;
 
   printf("server        %s (protocol %lld), pid %lld, up %.0fh %02.0fm %02.0fs\n",
-         str(s, "server"), (long long)json_integer_value(json_object_get(s, "version")),
+         spmvctl_str(s, "server"), (long long)json_integer_value(json_object_get(s, "version")),
          (long long)json_integer_value(json_object_get(s, "pid")),
          (double)(long long)(up / 3600), (double)((long long)(up / 60) % 60),
          (double)((long long)up % 60));
-  printf("backend       %s, device %s\n", str(s, "backend"), str(s, "device"));
-  printf("device key    %s\n", str(s, "device_key"));
-  printf("software key  %s\n", str(s, "software_key"));
-  printf("socket        %s\n", str(s, "socket_path"));
-  printf("cache         %s\n", str(s, "cache_path"));
+  printf("backend       %s, device %s\n", spmvctl_str(s, "backend"),
+         spmvctl_str(s, "device"));
+  printf("device key    %s\n", spmvctl_str(s, "device_key"));
+  printf("software key  %s\n", spmvctl_str(s, "software_key"));
+  printf("socket        %s\n", spmvctl_str(s, "socket_path"));
+  printf("cache         %s\n", spmvctl_str(s, "cache_path"));
   printf("connections   %lld\n", (long long)json_integer_value(json_object_get(s, "connections")));
   printf("matrices      %lld\n", (long long)json_integer_value(json_object_get(s, "matrices")));
   if (json_array_size(workers) == 0)
@@ -55,36 +42,56 @@ static void print_status(const json_t *s)
   for (i = 0; i < json_array_size(workers); i++) {
     const json_t *w = json_array_get(workers, i);
 
-    printf("%-28s %8lld %8lld  %s\n", str(w, "device"),
+    printf("%-28s %8lld %8lld  %s\n", spmvctl_str(w, "device"),
            (long long)json_integer_value(json_object_get(w, "pid")),
            (long long)json_integer_value(json_object_get(w, "restarts")),
-           str(w, "state"));
+           spmvctl_str(w, "state"));
   }
 }
 
-/* spmvctl status: the daemon's state. */
-int spmvctl_status(struct spmvctl *ctl, int argc, char **argv)
+/*
+ * Connects, runs call (which makes one request and fills *text with its
+ * JSON reply, a new string) and prints the reply as JSON or with table.
+ */
+static int json_command(struct spmvctl *ctl,
+                        int (*call)(struct spmvctl *ctl, struct spmv_client *c,
+                                    char **text),
+                        void (*table)(const json_t *obj))
 {
   struct spmv_client *c = NULL;
   char *text = NULL;
-  json_t *s = NULL;
+  json_t *r = NULL;
   int rc, status;
 
   status = spmvctl_connect(ctl, &c);
   if (status != SPMVCTL_EXIT_OK)
     return status;
-  rc = spmv_status_json(c, &text);
+  rc = call(ctl, c, &text);
   if (rc < 0) {
     status = call_failed(ctl, c, rc);
     goto out;
   }
-  s = spmvctl_parse_json(ctl, text);
-  status = spmvctl_output(ctl, s, print_status);
+  r = spmvctl_parse_json(ctl, text);
+  status = spmvctl_output(ctl, r, table);
 out:
-  json_decref(s);
+  json_decref(r);
   free(text);
   spmv_disconnect(c);
   return status;
+}
+
+/* status's request. */
+static int status_call(struct spmvctl *ctl, struct spmv_client *c,
+                       char **text)
+{
+  (void)ctl;
+  return spmv_status_json(c, text);
+}
+
+/* spmvctl status: the daemon's state. */
+int spmvctl_status(struct spmvctl *ctl, int argc, char **argv)
+{
+  return json_command(ctl, status_call, print_status);
 }
 
 /* Loads FILE into spmvd with the run's options; *m is new on success. */
@@ -116,19 +123,19 @@ static json_t *tune_result(const char *path, const json_t *decision,
                         "cols", (json_int_t)info->cols,
                         "nnz", (json_int_t)info->nnz,
                         "dtype", spmv_dtype_name(info->dtype),
-                        "fingerprint", str(decision, "fingerprint"),
-                        "format", str(cfg, "format"), "config", str(cfg, "text"),
+                        "fingerprint", spmvctl_str(decision, "fingerprint"),
+                        "format", spmvctl_str(cfg, "format"), "config", spmvctl_str(cfg, "text"),
                         "parameters",
                         "bs", json_integer_value(json_object_get(cfg, "bs")),
                         "tpr", json_integer_value(json_object_get(cfg, "tpr")),
                         "param", json_integer_value(json_object_get(cfg, "param")),
                         "param2", json_integer_value(json_object_get(cfg, "param2")),
-                        "source", str(decision, "source"),
-                        "strategy", str(decision, "strategy"),
-                        "time_us", num(decision, "time_us"),
-                        "gflops", num(decision, "gflops"),
-                        "gbps", num(decision, "gbps"),
-                        "tuning_cost_spmv", num(decision, "tuning_cost_spmv"));
+                        "source", spmvctl_str(decision, "source"),
+                        "strategy", spmvctl_str(decision, "strategy"),
+                        "time_us", spmvctl_num(decision, "time_us"),
+                        "gflops", spmvctl_num(decision, "gflops"),
+                        "gbps", spmvctl_num(decision, "gbps"),
+                        "tuning_cost_spmv", spmvctl_num(decision, "tuning_cost_spmv"));
 
   if (r != NULL && json_is_string(json_object_get(decision, "reason")))
     json_object_set(r, "reason", json_object_get(decision, "reason"));
@@ -138,20 +145,20 @@ static json_t *tune_result(const char *path, const json_t *decision,
 /* Prints tune's output as a table. */
 static void print_tune(const json_t *r)
 {
-  printf("file         %s\n", str(r, "file"));
+  printf("file         %s\n", spmvctl_str(r, "file"));
   printf("matrix       %lld x %lld, %lld nonzeros, %s\n",
          (long long)json_integer_value(json_object_get(r, "rows")),
          (long long)json_integer_value(json_object_get(r, "cols")),
-         (long long)json_integer_value(json_object_get(r, "nnz")), str(r, "dtype"));
-  printf("fingerprint  %s\n", str(r, "fingerprint"));
-  printf("decision     %s\n", str(r, "config"));
-  printf("source       %s (strategy %s)%s%s\n", str(r, "source"),
-         str(r, "strategy"), json_object_get(r, "reason") ? ": " : "",
-         json_object_get(r, "reason") ? str(r, "reason") : "");
+         (long long)json_integer_value(json_object_get(r, "nnz")), spmvctl_str(r, "dtype"));
+  printf("fingerprint  %s\n", spmvctl_str(r, "fingerprint"));
+  printf("decision     %s\n", spmvctl_str(r, "config"));
+  printf("source       %s (strategy %s)%s%s\n", spmvctl_str(r, "source"),
+         spmvctl_str(r, "strategy"), json_object_get(r, "reason") ? ": " : "",
+         json_object_get(r, "reason") ? spmvctl_str(r, "reason") : "");
   printf("time         %.3f us per product, %.2f GFLOP/s, %.2f GB/s\n",
-         num(r, "time_us"), num(r, "gflops"), num(r, "gbps"));
-  if (strcmp(str(r, "source"), "tuned") == 0)
-    printf("tuning cost  %.1f SpMV-equivalents\n", num(r, "tuning_cost_spmv"));
+         spmvctl_num(r, "time_us"), spmvctl_num(r, "gflops"), spmvctl_num(r, "gbps"));
+  if (strcmp(spmvctl_str(r, "source"), "tuned") == 0)
+    printf("tuning cost  %.1f SpMV-equivalents\n", spmvctl_num(r, "tuning_cost_spmv"));
 }
 
 /* spmvctl tune FILE: load (tuning unless cached, or always with --force). */
@@ -180,7 +187,7 @@ int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv)
     status = SPMVCTL_EXIT_ERROR;
     goto out;
   }
-  if (rc == 0 && ctl->force && strcmp(str(decision, "source"), "cache") == 0) {
+  if (rc == 0 && ctl->force && strcmp(spmvctl_str(decision, "source"), "cache") == 0) {
     json_decref(decision);
     decision = NULL;
     free(text);
@@ -217,17 +224,17 @@ static void print_bench(const json_t *b)
   double best = 0;
   size_t i;
 
-  printf("%s: %zu candidates\n\n", str(b, "file"), json_array_size(trials));
+  printf("%s: %zu candidates\n\n", spmvctl_str(b, "file"), json_array_size(trials));
   printf("%4s  %-32s %12s %10s %8s\n", "RANK", "CONFIGURATION", "TIME_US",
          "GFLOP/S", "VS_BEST");
   for (i = 0; i < json_array_size(trials); i++) {
     const json_t *t = json_array_get(trials, i);
-    double us = num(t, "time_us");
+    double us = spmvctl_num(t, "time_us");
 
     if (i == 0)
       best = us;
-    printf("%4zu  %-32s %12.3f %10.2f %7.2fx\n", i + 1, str(t, "config"), us,
-           num(t, "gflops"), best > 0 ? us / best : 0.0);
+    printf("%4zu  %-32s %12.3f %10.2f %7.2fx\n", i + 1, spmvctl_str(t, "config"), us,
+           spmvctl_num(t, "gflops"), best > 0 ? us / best : 0.0);
   }
 }
 
@@ -376,15 +383,16 @@ static void print_calibrate(const json_t *r)
   const json_t *formats = json_object_get(r, "formats");
   size_t i;
 
-  printf("device       %s (%s backend)\n", str(r, "device"), str(r, "backend"));
-  printf("device key   %s\n", str(r, "device_key"));
-  printf("value type   %s\n", str(r, "dtype"));
+  printf("device       %s (%s backend)\n", spmvctl_str(r, "device"),
+         spmvctl_str(r, "backend"));
+  printf("device key   %s\n", spmvctl_str(r, "device_key"));
+  printf("value type   %s\n", spmvctl_str(r, "dtype"));
   printf("time         %.1f s of at most %.0f s (probe %.2f s)\n",
-         num(r, "seconds"), num(r, "max_seconds"), num(r, "probe_seconds"));
+         spmvctl_num(r, "seconds"), spmvctl_num(r, "max_seconds"), spmvctl_num(r, "probe_seconds"));
   printf("plan         %.0f of %.0f points timed%s; %.0f matrices, %.0f nonzeros\n",
-         num(r, "timed"), num(r, "planned_points"),
+         spmvctl_num(r, "timed"), spmvctl_num(r, "planned_points"),
          json_is_true(json_object_get(r, "trimmed")) ? " (trimmed to the time)" : "",
-         num(r, "matrices"), num(r, "nnz"));
+         spmvctl_num(r, "matrices"), spmvctl_num(r, "nnz"));
   printf("\n%-14s %-30s %-7s %7s %9s\n", "FORMAT", "CONFIGURATION", "FIT",
          "POINTS", "FIT_ERR");
   for (i = 0; i < json_array_size(formats); i++) {
@@ -392,36 +400,22 @@ static void print_calibrate(const json_t *r)
     const json_t *f = json_object_get(fits, name != NULL ? name : "");
 
     printf("%-14s %-30s %-7s %7.0f %8.1f%%\n", name != NULL ? name : "-",
-           str(f, "config"), str(f, "kind"), num(f, "npoints"),
-           100.0 * num(f, "err_mean"));
+           spmvctl_str(f, "config"), spmvctl_str(f, "kind"), spmvctl_num(f, "npoints"),
+           100.0 * spmvctl_num(f, "err_mean"));
   }
   printf("\nstored in spmvd's cache: the predict strategy and `spmvctl predict` use them\n");
+}
+
+/* calibrate's request, with progress on stderr. */
+static int calibrate_call(struct spmvctl *ctl, struct spmv_client *c,
+                          char **text)
+{
+  return spmv_calibrate(c, ctl->dtype, ctl->max_seconds, spmvctl_progress,
+                        ctl, text);
 }
 
 /* spmvctl calibrate: the predictor's calibration of spmvd's device. */
 int spmvctl_calibrate(struct spmvctl *ctl, int argc, char **argv)
 {
-  struct spmv_client *c = NULL;
-  char *text = NULL;
-  json_t *r = NULL;
-  int rc, status;
-
-  (void)argc;
-  (void)argv;
-  status = spmvctl_connect(ctl, &c);
-  if (status != SPMVCTL_EXIT_OK)
-    return status;
-  rc = spmv_calibrate(c, ctl->dtype, ctl->max_seconds, spmvctl_progress, ctl,
-                      &text);
-  if (rc < 0) {
-    status = call_failed(ctl, c, rc);
-    goto out;
-  }
-  r = spmvctl_parse_json(ctl, text);
-  status = spmvctl_output(ctl, r, print_calibrate);
-out:
-  json_decref(r);
-  free(text);
-  spmv_disconnect(c);
-  return status;
+  return json_command(ctl, calibrate_call, print_calibrate);
 }

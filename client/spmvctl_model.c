@@ -13,20 +13,6 @@
 #include "spmvd_model.h"
 #include "spmvd_predict.h"
 
-/* Returns the string member key of obj, or "-". */
-static const char *str(const json_t *obj, const char *key)
-{
-  const char *s = json_string_value(json_object_get(obj, key));
-
-  return s != NULL && *s != '\0' ? s : "-";
-}
-
-/* Returns the number member key of obj, or 0. */
-static double num(const json_t *obj, const char *key)
-{
-  return json_number_value(json_object_get(obj, key));
-}
-
 /* Reads the Matrix Market file path into *A (new, owned by the caller);
  * returns an exit status after saying what is wrong. */
 static int read_matrix(const struct spmvctl *ctl, const char *path,
@@ -125,13 +111,13 @@ static int daemon_device(const struct spmvctl *ctl, struct daemon_device *d)
     status = SPMVCTL_EXIT_ERROR;
     goto out;
   }
-  snprintf(d->dev.name, sizeof d->dev.name, "%s", str(s, "device"));
-  snprintf(d->dev.backend, sizeof d->dev.backend, "%s", str(s, "backend"));
+  snprintf(d->dev.name, sizeof d->dev.name, "%s", spmvctl_str(s, "device"));
+  snprintf(d->dev.backend, sizeof d->dev.backend, "%s", spmvctl_str(s, "backend"));
   snprintf(d->dev.device_key, sizeof d->dev.device_key, "%s",
-           str(s, "device_key"));
+           spmvctl_str(s, "device_key"));
   snprintf(d->dev.software_key, sizeof d->dev.software_key, "%s",
-           str(s, "software_key"));
-  snprintf(d->db, sizeof d->db, "%s", str(s, "cache_path"));
+           spmvctl_str(s, "software_key"));
+  snprintf(d->db, sizeof d->db, "%s", spmvctl_str(s, "cache_path"));
 out:
   json_decref(s);
   free(text);
@@ -146,22 +132,24 @@ static void print_predict(const json_t *r)
   const json_t *best = json_object_get(r, "best");
   size_t i;
 
-  printf("file         %s\n", str(r, "file"));
+  printf("file         %s\n", spmvctl_str(r, "file"));
   printf("matrix       %.0f rows, %.0f nonzeros, %.4g per row\n",
-         num(r, "rows"), num(r, "nnz"), num(r, "p0"));
-  printf("device       %s (calibrated for %s)\n", str(r, "device"),
-         str(r, "dtype"));
+         spmvctl_num(r, "rows"), spmvctl_num(r, "nnz"), spmvctl_num(r, "p0"));
+  printf("device       %s (calibrated for %s)\n", spmvctl_str(r, "device"),
+         spmvctl_str(r, "dtype"));
   printf("\n%-14s %-30s %-7s %10s %6s %14s %8s\n", "FORMAT", "CONFIGURATION",
          "FIT", "STRIP", "I0", "PREDICTED_US", "FIT_ERR");
   for (i = 0; i < json_array_size(preds); i++) {
     const json_t *p = json_array_get(preds, i);
 
-    printf("%-14s %-30s %-7s %10.0f %6.0f %14.3f %7.1f%%\n", str(p, "format"),
-           str(p, "config"), str(p, "kind"), num(p, "strip"), num(p, "i0"),
-           num(p, "time_us"), 100.0 * num(p, "err_mean"));
+    printf("%-14s %-30s %-7s %10.0f %6.0f %14.3f %7.1f%%\n",
+           spmvctl_str(p, "format"), spmvctl_str(p, "config"),
+           spmvctl_str(p, "kind"), spmvctl_num(p, "strip"),
+           spmvctl_num(p, "i0"), spmvctl_num(p, "time_us"),
+           100.0 * spmvctl_num(p, "err_mean"));
   }
-  printf("\nbest         %s (%.3f us predicted)\n", str(best, "config"),
-         num(best, "time_us"));
+  printf("\nbest         %s (%.3f us predicted)\n", spmvctl_str(best, "config"),
+         spmvctl_num(best, "time_us"));
 }
 
 /* spmvctl predict FILE: each calibrated format's predicted time for FILE

@@ -143,6 +143,240 @@ START_TEST(spmvctl_json_outputs)
 }
 END_TEST
 
+/* Runs spmvctl with args (stdout dropped); returns its exit status and
+ * puts its stderr in err. */
+static int spmvctl_fails(const char *args, char *err, size_t n)
+{
+  const char *b = getenv("SPMV_TOP_BUILDDIR");
+  char cmd[4096];
+  size_t len = 0;
+  snprintf(cmd, sizeof cmd, "%s/client/spmvctl --quiet --socket '%s' --db '%s' "
+           "%s 2>&1 >/dev/null", b ? b : ".", itest_d.sock, itest_d.db, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  while (len + 1 < n && fgets(err + len, (int)(n - len), p))
+    len = strlen(err);
+  err[len] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The message of an error reply (borrowed), "" when none. */
+static const char *error_message(const json_t *r)
+{
+  const char *m = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  return m ? m : "";
+}
+
+/* A calibrate request on fd (dtype, max_seconds <= 0: left out). */
+static json_t *calibrate_req(int64_t id, const char *dtype, double max_s)
+{
+  json_t *r = json_pack("{ss sI ss}", "op", "calibrate", "id", (json_int_t)id,
+                        "dtype", dtype);
+  if (max_s > 0)
+    json_object_set_new(r, "max_seconds", json_real(max_s));
+  return r;
+}
+
+/* Checks a calibrate reply: formats fitted, each with its fit, within the
+ * time bound (and a second of slack for a loaded machine). */
+static void check_calibration(const json_t *r, const char *dtype, double max_s)
+{
+  const json_t *formats = json_object_get(r, "formats");
+  const json_t *fits = json_object_get(r, "fits");
+  size_t i;
+
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")) ||
+                    !json_object_get(r, "ok"), "calibrate failed: %s",
+                json_string_value(json_object_get(json_object_get(r, "error"),
+                                                  "message")));
+  ck_assert_str_eq(json_string_value(json_object_get(r, "dtype")), dtype);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "backend")), "cpu");
+  ck_assert_uint_ge(json_array_size(formats), 1);
+  ck_assert_uint_eq(json_array_size(formats), json_object_size(fits));
+  for (i = 0; i < json_array_size(formats); i++) {
+    const json_t *f = json_object_get(fits, json_string_value(json_array_get(formats, i)));
+    ck_assert_ptr_nonnull(f);
+    ck_assert(json_integer_value(json_object_get(f, "npoints")) >= 2);
+    ck_assert(isfinite(json_number_value(json_object_get(f, "err_mean"))));
+  }
+  ck_assert(json_number_value(json_object_get(r, "seconds")) <= max_s + 1.0);
+  ck_assert_int_le(json_integer_value(json_object_get(r, "points")),
+                   json_integer_value(json_object_get(r, "planned_points")));
+  ck_assert_int_ge(json_integer_value(json_object_get(r, "timed")), 4);
+}
+
+static void count_progress(const struct spmv_progress *p, void *arg)
+{
+  int *n = arg;
+  ck_assert_str_eq(p->stage, "calibration");
+  ck_assert(p->total > 0 && p->done <= p->total);
+  (*n)++;
+}
+
+/* Uncalibrated, predict is refused; calibrate (raw, library, spmvctl with a
+ * bounded time) stores fits; then predict names the formats and the
+ * predict strategy tunes. */
+START_TEST(calibrate_and_predict)
+{
+  struct spmv_csr *A = itest_matrix("west0479.mtx");
+  char args[1200], err[2048];
+  int fd = itest_open(&itest_d), events = 0;
+  json_t *r, *j;
+
+  /* Not calibrated yet: predict and the predict strategy say so; the
+   * model strategy needs a GPU. */
+  snprintf(args, sizeof args, "predict '%s/west0479.mtx'", matrices_dir());
+  ck_assert_int_eq(spmvctl_fails(args, err, sizeof err), 4);
+  ck_assert_msg(strstr(err, "has no f64 calibration for") &&
+                    strstr(err, "run `spmvctl calibrate`"), "%s", err);
+  r = itest_load(fd, 1, A, 0, "predict");
+  ck_assert_str_eq(itest_error_code(r), "EINVAL");
+  ck_assert_ptr_nonnull(strstr(error_message(r), "not calibrated"));
+  json_decref(r);
+  r = itest_load(fd, 2, A, 0, "model");
+  ck_assert_str_eq(itest_error_code(r), "EUNSUPPORTED");
+  ck_assert_ptr_nonnull(strstr(error_message(r), "needs a GPU"));
+  json_decref(r);
+
+  /* Bad requests. */
+  j = calibrate_req(4, "f64", 0);
+  json_object_set_new(j, "max_seconds", json_real(-1));
+  r = itest_call(fd, j, NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EINVAL");
+  json_decref(r);
+  r = itest_call(fd, calibrate_req(5, "f16", 1), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  json_decref(r);
+
+  /* Raw frames, the cpu backend's default bound (10 s): progress events,
+   * then the reply (both schema-checked). */
+  ck_assert_int_eq(itest_send(fd, j = calibrate_req(6, "f64", 0), NULL, 0), 0);
+  json_decref(j);
+  r = itest_recv_reply(fd, NULL, NULL, &events);
+  ck_assert_ptr_nonnull(r);
+  check_calibration(r, "f64", 10);
+  ck_assert(json_number_value(json_object_get(r, "max_seconds")) == 10);
+  ck_assert_int_ge(events, 1);
+  json_decref(r);
+
+  /* One at a time: of two sent together, whichever arrives second is
+   * EBUSY (unless the first has already ended). */
+  int busy = 0, fd2 = itest_open(&itest_d);
+  for (int k = 0; k < 10 && !busy; k++) {
+    json_t *two[2];
+    ck_assert_int_eq(itest_send(fd, j = calibrate_req(10 + k, "f64", 3), NULL, 0), 0);
+    json_decref(j);
+    two[1] = itest_call(fd2, calibrate_req(100 + k, "f64", 3), NULL, 0, NULL, NULL);
+    two[0] = itest_recv_reply(fd, NULL, NULL, NULL);
+    for (int w = 0; w < 2; w++) {
+      ck_assert_ptr_nonnull(two[w]);
+      if (strcmp(itest_error_code(two[w]), "EBUSY") == 0) {
+        ck_assert_ptr_nonnull(strstr(error_message(two[w]), "already running"));
+        ck_assert_str_eq(itest_error_code(two[1 - w]), "");
+        busy = 1;
+      } else {
+        check_calibration(two[w], "f64", 3);
+      }
+    }
+    json_decref(two[0]);
+    json_decref(two[1]);
+  }
+  ck_assert_msg(busy, "a second calibration was never refused");
+  close(fd2);
+
+  /* The library, f32, with progress. */
+  struct spmv_client *c = NULL;
+  char *text = NULL;
+  int progress = 0;
+  ck_assert_int_eq(spmv_connect(itest_d.sock, &c), 0);
+  ck_assert_msg(spmv_calibrate(c, SPMV_F32, 2.0, count_progress, &progress,
+                               &text) == 0, "%s", spmv_client_errmsg(c));
+  ck_assert_int_ge(progress, 1);
+  j = json_loads(text, 0, NULL);
+  check_calibration(j, "f32", 2.0);
+  json_decref(j);
+  free(text);
+  spmv_disconnect(c);
+
+  /* spmvctl with a tiny bound: trimmed and on time, or too short to fit. */
+  int st = spmvctl_fails("calibrate --max-seconds 0.05", err, sizeof err);
+  ck_assert_msg(st == 0 || (st == 1 && strstr(err, "too short")), "%d %s", st, err);
+  j = spmvctl_json("calibrate --max-seconds 1.5", 0);
+  check_calibration(j, "f64", 1.5);
+  json_t *formats = json_incref(json_object_get(j, "formats"));
+  json_decref(j);
+
+  /* predict: the calibrated formats, fastest first, the best first. */
+  snprintf(args, sizeof args, "predict '%s/west0479.mtx'", matrices_dir());
+  j = spmvctl_json(args, 0);
+  json_t *preds = json_object_get(j, "predictions");
+  ck_assert_uint_ge(json_array_size(preds), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "nnz")), A->nnz);
+  for (size_t i = 0; i < json_array_size(preds); i++) {
+    const json_t *p = json_array_get(preds, i);
+    const char *fmt = json_string_value(json_object_get(p, "format"));
+    int known = 0;
+    for (size_t k = 0; k < json_array_size(formats); k++)
+      known |= strcmp(fmt, json_string_value(json_array_get(formats, k))) == 0;
+    ck_assert_msg(known, "predict names %s, not calibrated", fmt);
+    ck_assert(json_number_value(json_object_get(p, "time_us")) > 0);
+    if (i > 0)
+      ck_assert(json_number_value(json_object_get(json_array_get(preds, i - 1), "time_us")) <=
+                json_number_value(json_object_get(p, "time_us")));
+  }
+  ck_assert(json_equal(json_object_get(j, "best"), json_array_get(preds, 0)));
+  json_decref(j);
+  json_decref(formats);
+
+  /* The predict strategy now tunes, through the wire and spmvctl. */
+  r = itest_load(fd, 30, A, 0, "predict");
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", error_message(r));
+  ck_assert_str_eq(json_string_value(json_object_get(r, "strategy")), "predict");
+  json_decref(r);
+  snprintf(args, sizeof args, "tune --force --strategy predict '%s/west0479.mtx'",
+           matrices_dir());
+  j = spmvctl_json(args, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "strategy")), "predict");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "source")), "tuned");
+  json_decref(j);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* Every strategy through spmvctl on the cpu backend; --force re-tunes a
+ * cached decision, without --force the cache answers. */
+START_TEST(strategies_and_force)
+{
+  static const char *const ok[] = {"auto", "trial", "exhaustive"};
+  char args[1200], err[2048];
+  json_t *j;
+
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    snprintf(args, sizeof args, "tune --force --strategy %s '%s/karate.mtx'",
+             ok[i], matrices_dir());
+    j = spmvctl_json(args, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "strategy")), ok[i]);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "source")), "tuned");
+    json_decref(j);
+  }
+  snprintf(args, sizeof args, "tune '%s/karate.mtx'", matrices_dir());
+  j = spmvctl_json(args, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "source")), "cache");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "strategy")), "exhaustive");
+  json_decref(j);
+  snprintf(args, sizeof args, "tune --force --strategy model '%s/karate.mtx'",
+           matrices_dir());
+  ck_assert_int_eq(spmvctl_fails(args, err, sizeof err), 1);
+  ck_assert_msg(strstr(err, "needs a GPU") != NULL, "%s", err);
+  snprintf(args, sizeof args, "tune --force --strategy predict '%s/karate.mtx'",
+           matrices_dir());
+  ck_assert_int_eq(spmvctl_fails(args, err, sizeof err), 1);
+  ck_assert_msg(strstr(err, "not calibrated") != NULL, "%s", err);
+}
+END_TEST
+
 static Suite *tools_suite(void)
 {
   Suite *s = suite_create("tools");
@@ -151,6 +385,8 @@ static Suite *tools_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, client_library);
   tcase_add_test(tc, spmvctl_json_outputs);
+  tcase_add_test(tc, calibrate_and_predict);
+  tcase_add_test(tc, strategies_and_force);
   suite_add_tcase(s, tc);
   return s;
 }
