@@ -57,19 +57,8 @@ __global__ void spmv_csr_adaptive_kernel(
     bool live = idx < p.bin_start[k + 1];
     int lane = threadIdx.x & (tpr - 1);
     int32_t row = live ? bin_rows[idx] : 0;
-    T s0 = 0, s1 = 0;
-    if (live) {
-      I e = rp[row + 1];
-      I j = rp[row] + lane;
-      for (; j + tpr < e; j += 2 * tpr) {
-        int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + tpr);
-        T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + tpr);
-        s0 += v0 * spmv_ldg(x + c0);
-        s1 += v1 * spmv_ldg(x + c1);
-      }
-      if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
-    }
-    T sum = s0 + s1;
+    T sum = live ? spmv_csr_dot<T, I>(col, val, x, rp[row] + lane, rp[row + 1], (I)tpr)
+                 : T(0);
     if (tpr <= 32) {
       sum = spmv_group_sum_rt(sum, tpr);
       if (lane == 0 && live) y[row] = spmv_axpby(alpha, sum, beta, y + row);
@@ -97,16 +86,8 @@ __global__ void spmv_csr_adaptive_kernel(
   I rb = rp[row], re = rp[row + 1];
   I cb = rb + (I)((c - long_chunk[lo]) * chunk_len);
   I ce = cb + (I)chunk_len < re ? cb + (I)chunk_len : re;
-  T s0 = 0, s1 = 0;
-  I j = cb + threadIdx.x;
-  for (; j + (I)blockDim.x < ce; j += 2 * blockDim.x) {
-    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + blockDim.x);
-    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + blockDim.x);
-    s0 += v0 * spmv_ldg(x + c0);
-    s1 += v1 * spmv_ldg(x + c1);
-  }
-  if (j < ce) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
-  T t = block_sum(s0 + s1, sh);
+  T t = block_sum(spmv_csr_dot<T, I>(col, val, x, cb + (I)threadIdx.x, ce,
+                                     (I)blockDim.x), sh);
   if (threadIdx.x == 0) partial[c] = t;
 }
 
@@ -166,22 +147,5 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
   return 0;
 }
 
-template <typename T>
-static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
-               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
-  const struct spmv_csr_layout *C = &m->L.u.adaptive.csr;
-  int rc = spmv_check_bs(m->L.cfg.bs, "csr-adaptive", err);
-  if (rc) return rc;
-  if (m->L.rows == 0) return 0;
-  if (C->row_ptr32)
-    return run_i<T, int32_t>(m, C->row_ptr32, (T)alpha, (const T *)x, (T)beta,
-                             (T *)y, s, err);
-  return run_i<T, int64_t>(m, C->row_ptr64, (T)alpha, (const T *)x, (T)beta,
-                           (T *)y, s, err);
-}
-
 /* Launches csr-adaptive for m on stream s (see spmv_kernels.h). */
-extern "C" SPMV_LAUNCH_PROTO(csr_adaptive) {
-  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
-  return run<double>(m, alpha, x, beta, y, s, err);
-}
+SPMV_CSR_LAUNCHER(csr_adaptive, "csr-adaptive", u.adaptive.csr)

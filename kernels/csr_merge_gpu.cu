@@ -168,22 +168,5 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
   return 0;
 }
 
-template <typename T>
-static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
-               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
-  const struct spmv_csr_layout *C = &m->L.u.csr;
-  int rc = spmv_check_bs(m->L.cfg.bs, "csr-merge", err);
-  if (rc) return rc;
-  if (m->L.rows == 0) return 0;
-  if (C->row_ptr32)
-    return run_i<T, int32_t>(m, C->row_ptr32, (T)alpha, (const T *)x, (T)beta,
-                             (T *)y, s, err);
-  return run_i<T, int64_t>(m, C->row_ptr64, (T)alpha, (const T *)x, (T)beta,
-                           (T *)y, s, err);
-}
-
 /* Launches csr-merge for m on stream s (see spmv_kernels.h). */
-extern "C" SPMV_LAUNCH_PROTO(csr_merge) {
-  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
-  return run<double>(m, alpha, x, beta, y, s, err);
-}
+SPMV_CSR_LAUNCHER(csr_merge, "csr-merge", u.csr)

@@ -20,17 +20,8 @@ __global__ void spmv_csr_scalar_kernel(int64_t rows, const I *__restrict__ rp,
                                        T *__restrict__ y) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= rows) return;
-  I b = rp[i], e = rp[i + 1];
-  T s0 = 0, s1 = 0;
-  I j = b;
-  for (; j + 1 < e; j += 2) {
-    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + 1);
-    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + 1);
-    s0 += v0 * spmv_ldg(x + c0);
-    s1 += v1 * spmv_ldg(x + c1);
-  }
-  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
-  y[i] = spmv_axpby(alpha, s0 + s1, beta, y + i);
+  T sum = spmv_csr_dot<T, I>(col, val, x, rp[i], rp[i + 1], (I)1);
+  y[i] = spmv_axpby(alpha, sum, beta, y + i);
 }
 
 template <typename T>

@@ -21,19 +21,9 @@ __global__ void spmv_csr_vector_kernel(int64_t rows, const I *__restrict__ rp,
   int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t row = gid / TPR;
   int lane = threadIdx.x & (TPR - 1);
-  T s0 = 0, s1 = 0;
-  if (row < rows) {
-    I e = rp[row + 1];
-    I j = rp[row] + lane;
-    for (; j + TPR < e; j += 2 * TPR) {
-      int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + TPR);
-      T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + TPR);
-      s0 += v0 * spmv_ldg(x + c0);
-      s1 += v1 * spmv_ldg(x + c1);
-    }
-    if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
-  }
-  T sum = spmv_group_sum<T, TPR>(s0 + s1);
+  T sum = row < rows ? spmv_csr_dot<T, I>(col, val, x, rp[row] + lane, rp[row + 1], TPR)
+                     : T(0);
+  sum = spmv_group_sum<T, TPR>(sum);
   if (lane == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);
 }
 
@@ -46,9 +36,10 @@ static void launch(const struct spmv_layout *L, const I *rp, unsigned g,
 }
 
 template <typename T, typename I>
-static int run_i(const struct spmv_layout *L, const I *rp, T alpha,
+static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
                  const T *x, T beta, T *y, cudaStream_t s,
                  struct spmv_error *err) {
+  const struct spmv_layout *L = &m->L;
   int bs = L->cfg.bs, tpr = L->cfg.tpr;
   unsigned g = spmv_grid(L->rows * (int64_t)tpr, bs);
   switch (tpr) {
@@ -66,22 +57,5 @@ static int run_i(const struct spmv_layout *L, const I *rp, T alpha,
   return 0;
 }
 
-template <typename T>
-static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
-               double beta, void *y, cudaStream_t s, struct spmv_error *err) {
-  const struct spmv_layout *L = &m->L;
-  int rc = spmv_check_bs(L->cfg.bs, "csr-vector", err);
-  if (rc) return rc;
-  if (L->rows == 0) return 0;
-  if (L->u.csr.row_ptr32)
-    return run_i<T, int32_t>(L, L->u.csr.row_ptr32, (T)alpha, (const T *)x,
-                             (T)beta, (T *)y, s, err);
-  return run_i<T, int64_t>(L, L->u.csr.row_ptr64, (T)alpha, (const T *)x,
-                           (T)beta, (T *)y, s, err);
-}
-
 /* Launches csr-vector for m on stream s (see spmv_kernels.h). */
-extern "C" SPMV_LAUNCH_PROTO(csr_vector) {
-  if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
-  return run<double>(m, alpha, x, beta, y, s, err);
-}
+SPMV_CSR_LAUNCHER(csr_vector, "csr-vector", u.csr)

@@ -60,6 +60,52 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
   return v;
 }
 
+/*
+ * Sum of val[j] * x[col[j]] for j = b, b + stride, ... below e, with two
+ * loads in flight per thread: the inner loop of every CSR kernel.
+ */
+template <typename T, typename I>
+__device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
+                                          const T *__restrict__ val,
+                                          const T *__restrict__ x, I j, I e,
+                                          I stride) {
+  T s0 = 0, s1 = 0;
+  for (; j + stride < e; j += 2 * stride) {
+    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
+    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+    s0 += v0 * spmv_ldg(x + c0);
+    s1 += v1 * spmv_ldg(x + c1);
+  }
+  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+  return s0 + s1;
+}
+
+/*
+ * Defines the extern "C" launcher spmv_launch_<name> for a CSR-based
+ * format: checks BS, then calls the file's run_i<T, I>(m, row_ptr, alpha,
+ * x, beta, y, s, err) with the layout's 32- or 64-bit row offsets (the CSR
+ * at m->L.<csr>) and the matrix's value type.
+ */
+#define SPMV_CSR_LAUNCHER(name, label, csr)                                  \
+  template <typename T>                                                      \
+  static int run(const struct spmv_dev_matrix *m, double alpha,              \
+                 const void *x, double beta, void *y, cudaStream_t s,        \
+                 struct spmv_error *err) {                                   \
+    const struct spmv_csr_layout *C = &m->L.csr;                             \
+    int rc = spmv_check_bs(m->L.cfg.bs, label, err);                         \
+    if (rc) return rc;                                                       \
+    if (m->L.rows == 0) return 0;                                            \
+    if (C->row_ptr32)                                                        \
+      return run_i<T, int32_t>(m, C->row_ptr32, (T)alpha, (const T *)x,      \
+                               (T)beta, (T *)y, s, err);                     \
+    return run_i<T, int64_t>(m, C->row_ptr64, (T)alpha, (const T *)x,        \
+                             (T)beta, (T *)y, s, err);                       \
+  }                                                                          \
+  extern "C" SPMV_LAUNCH_PROTO(name) {                                       \
+    if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err); \
+    return run<double>(m, alpha, x, beta, y, s, err);                        \
+  }
+
 /* y = alpha*sum + beta*y, reading y only when beta != 0. */
 template <typename T>
 __device__ __forceinline__ T spmv_axpby(T alpha, T sum, T beta, const T *y) {
