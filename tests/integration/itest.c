@@ -102,7 +102,8 @@ static pid_t spawn_daemon(struct itest_daemon *d, const char *extra)
     argv[n++] = "--db";
     argv[n++] = d->db;
     argv[n++] = "--backend";
-    argv[n++] = "cpu";
+    /* The GPU suite runs the same daemon on the cuda backend. */
+    argv[n++] = getenv("SPMV_ITEST_BACKEND") ? getenv("SPMV_ITEST_BACKEND") : "cpu";
     argv[n++] = "--log-level";
     argv[n++] = "debug";
     if (*d->conf) {
