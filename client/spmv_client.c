@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -173,11 +174,102 @@ static int reply_error(const json_t *reply, const char *op,
   return spmv_error_set(err, code, "%s", msg != NULL && *msg ? msg : spmv_strerror(code));
 }
 
+/* Where a reply's payload goes: a new buffer (buf NULL), or buf when it
+ * is exactly len bytes (a product's y, read in place). */
+struct dest {
+  void *buf;
+  size_t len;
+  int filled;   /* the reply's payload went there */
+};
+
+/* Reads len bytes of a frame's part (what) from a blocking fd: 0, or
+ * SPMV_ECLOSED (the stream ended before its first byte and eof_ok),
+ * SPMV_EPROTO (it ended later) or SPMV_EIO. */
+static int read_part(int fd, void *buf, size_t len, const char *what,
+                     int eof_ok, struct spmv_error *err)
+{
+  size_t got = 0;
+
+  while (got < len) {
+    ssize_t n = read(fd, (char *)buf + got,
+                     len - got < ((size_t)1 << 30) ? len - got : (size_t)1 << 30);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return spmv_error_set(err, errno == ECONNRESET ? SPMV_ECLOSED : SPMV_EIO,
+                            "reading a frame: %s", strerror(errno));
+    if (n == 0 && got == 0 && eof_ok)
+      return spmv_error_set(err, SPMV_ECLOSED, "connection closed by the peer");
+    if (n == 0)
+      return spmv_error_set(err, SPMV_EPROTO,
+                            "truncated frame: the stream ended after %zu of "
+                            "%zu bytes of the %s", got, len, what);
+    got += (size_t)n;
+  }
+  return 0;
+}
+
+/*
+ * Reads one frame as spmv_wire_read_frame() does, except that the payload
+ * of an "ok" reply of exactly d->len bytes goes into d->buf (*in_dest 1)
+ * rather than into a new buffer: one copy of y less.
+ */
+static int read_frame(struct spmv_client *c, const struct dest *d,
+                      json_t **msg, void **payload, uint64_t *plen,
+                      int *in_dest, struct spmv_error *err)
+{
+  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
+  struct spmv_wire_header h;
+  char *text;
+  int rc;
+
+  *in_dest = 0;
+  if (d == NULL || d->buf == NULL)
+    return spmv_wire_read_frame(c->fd, &c->lim, msg, payload, plen, err);
+  *msg = NULL;
+  *payload = NULL;
+  *plen = 0;
+  if ((rc = read_part(c->fd, hdr, sizeof hdr, "header", 1, err)) < 0 ||
+      (rc = spmv_wire_header_decode(hdr, &c->lim, &h, err)) < 0)
+    return rc;
+  if ((text = malloc(h.json_len)) == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM,
+                          "cannot allocate %u bytes for a frame's JSON",
+                          (unsigned)h.json_len);
+  rc = read_part(c->fd, text, h.json_len, "JSON", 0, err);
+  if (rc == 0 && (*msg = spmv_wire_json_parse(text, h.json_len, &c->lim,
+                                               err)) == NULL)
+    rc = err != NULL ? err->code : SPMV_EPROTO;
+  free(text);
+  if (rc < 0 || h.payload_len == 0)
+    return rc;
+  *in_dest = h.payload_len == d->len &&
+             json_is_true(json_object_get(*msg, "ok"));
+  if (!*in_dest && (h.payload_len > SIZE_MAX ||
+                    (*payload = malloc((size_t)h.payload_len)) == NULL))
+    rc = spmv_error_set(err, SPMV_ENOMEM,
+                        "cannot allocate %llu bytes for a frame's payload",
+                        (unsigned long long)h.payload_len);
+  if (rc == 0)
+    rc = read_part(c->fd, *in_dest ? d->buf : *payload,
+                   (size_t)h.payload_len, "payload", 0, err);
+  if (rc < 0) {
+    json_decref(*msg);
+    free(*payload);
+    *msg = NULL;
+    *payload = NULL;
+    return rc;
+  }
+  *plen = h.payload_len;
+  return 0;
+}
+
 /* Reads frames until the reply to id, delivering progress events.  When
  * the daemon refused, *refused is 1 (an answer to id) or 2 (id -1: it could
  * not read our frame and closes); otherwise 0. */
 static int await_reply(struct spmv_client *c, int64_t id, const char *op,
-                       const struct spmvc_progress_cb *cb, json_t **reply,
+                       const struct spmvc_progress_cb *cb,
+                       struct dest *d, json_t **reply,
                        void **rpayload, uint64_t *rlen, int *refused,
                        struct spmv_error *err)
 {
@@ -188,9 +280,9 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
     uint64_t plen;
     int64_t rid;
     json_t *ok;
-    int rc;
+    int rc, in_dest;
 
-    rc = spmv_wire_read_frame(c->fd, &c->lim, &msg, &payload, &plen, err);
+    rc = read_frame(c, d, &msg, &payload, &plen, &in_dest, err);
     if (rc == SPMV_ECLOSED)
       return spmv_error_set(err, SPMV_ECLOSED,
                             "spmvd at %s closed the connection during '%s'",
@@ -228,7 +320,7 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
                             "spmvd answered '%s' with id %lld, expected %lld",
                             op, (long long)rid, (long long)id);
     }
-    if (plen > 0 && rpayload == NULL) {
+    if (plen > 0 && rpayload == NULL && !in_dest) {
       json_decref(msg);
       free(payload);
       return spmv_error_set(err, SPMV_EPROTO,
@@ -240,21 +332,69 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
       *rpayload = payload;
       *rlen = plen;
     }
+    if (d != NULL)
+      d->filled = in_dest;
     return 0;
   }
 }
 
-/* Sends a request and waits for its reply; the caller holds c->lock. */
-int spmvc_call(struct spmv_client *c, json_t *req,
-               const struct spmvc_payload *pl,
-               const struct spmvc_progress_cb *cb, json_t **reply,
-               void **rpayload, uint64_t *rlen, struct spmv_error *err)
+/* Writes a frame whose payload is pl's two pieces back to back, from
+ * where they lie (no joined copy).  Errors as spmv_wire_write_frame(). */
+static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
+                        struct spmv_error *err)
+{
+  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
+  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
+  struct iovec iov[4], *v = iov;
+  struct msghdr mh;
+  size_t jlen;
+  char *text = spmv_wire_json_dump(req, &jlen);
+  int n = 4, rc = 0;
+
+  if (text == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "cannot serialise the JSON");
+  h.json_len = (uint32_t)jlen;
+  h.payload_len = (uint64_t)pl->n1 + pl->n2;
+  spmv_wire_header_encode(&h, hdr);
+  iov[0] = (struct iovec){hdr, sizeof hdr};
+  iov[1] = (struct iovec){text, jlen};
+  iov[2] = (struct iovec){(void *)pl->p1, pl->n1};
+  iov[3] = (struct iovec){(void *)pl->p2, pl->n2};
+  while (n > 0) {
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = v;
+    mh.msg_iovlen = (size_t)n;
+    ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0) {
+      rc = errno == EPIPE || errno == ECONNRESET
+               ? spmv_error_set(err, SPMV_ECLOSED, "connection closed by the "
+                                "peer while writing a frame")
+               : spmv_error_set(err, SPMV_EIO, "writing a frame: %s",
+                                strerror(errno));
+      break;
+    }
+    for (; n > 0 && (size_t)k >= v->iov_len; v++, n--)
+      k -= (ssize_t)v->iov_len;
+    if (n > 0) {
+      v->iov_base = (char *)v->iov_base + k;
+      v->iov_len -= (size_t)k;
+    }
+  }
+  free(text);
+  return rc;
+}
+
+/* Sends a request and waits for its reply, a payload going to d. */
+static int call(struct spmv_client *c, json_t *req,
+                const struct spmvc_payload *pl,
+                const struct spmvc_progress_cb *cb, struct dest *d,
+                json_t **reply, void **rpayload, uint64_t *rlen,
+                struct spmv_error *err)
 {
   const char *op = json_string_value(json_object_get(req, "op"));
   char opname[32];
-  void *joined = NULL;
-  const void *data = NULL;
-  uint64_t len = 0;
   int64_t id;
   int rc, refused = 0;
 
@@ -271,22 +411,11 @@ int spmvc_call(struct spmv_client *c, json_t *req,
   id = c->next_id++;
   if (json_object_set_new(req, "id", json_integer(id)) < 0)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory building '%s'", opname);
-  if (pl != NULL && pl->n2 > 0) {
-    joined = malloc(pl->n1 + pl->n2);
-    if (joined == NULL)
-      return spmv_error_set(err, SPMV_ENOMEM,
-                            "cannot allocate %zu bytes for the payload of '%s'",
-                            pl->n1 + pl->n2, opname);
-    memcpy(joined, pl->p1, pl->n1);
-    memcpy((char *)joined + pl->n1, pl->p2, pl->n2);
-    data = joined;
-    len = pl->n1 + pl->n2;
-  } else if (pl != NULL) {
-    data = pl->p1;
-    len = pl->n1;
-  }
-  rc = spmv_wire_write_frame(c->fd, req, data, len, err);
-  free(joined);
+  if (pl != NULL && pl->n2 > 0)
+    rc = write_frame2(c->fd, req, pl, err);
+  else
+    rc = spmv_wire_write_frame(c->fd, req, pl != NULL ? pl->p1 : NULL,
+                               pl != NULL ? pl->n1 : 0, err);
   if (rc == SPMV_ECLOSED) {
     /* The daemon may have refused the frame (e.g. over a limit) and
      * closed: its error reply is then waiting to be read. */
@@ -294,7 +423,8 @@ int spmvc_call(struct spmv_client *c, json_t *req,
     json_t *r = NULL;
 
     if (err != NULL &&
-        await_reply(c, id, opname, NULL, &r, NULL, NULL, &refused, &why) < 0 &&
+        await_reply(c, id, opname, NULL, NULL, &r, NULL, NULL, &refused,
+                    &why) < 0 &&
         refused != 0)
       *err = why;
     json_decref(r);
@@ -307,11 +437,36 @@ int spmvc_call(struct spmv_client *c, json_t *req,
   }
   if (rc < 0)
     return rc;  /* refused before a byte was written */
-  rc = await_reply(c, id, opname, cb, reply, rpayload, rlen, &refused, err);
+  rc = await_reply(c, id, opname, cb, d, reply, rpayload, rlen, &refused,
+                   err);
   /* Anything but the daemon's answer to this request leaves the stream
    * in an unknown state. */
   if (rc < 0 && refused != 1)
     break_connection(c);
+  return rc;
+}
+
+/* Sends a request and waits for its reply; the caller holds c->lock. */
+int spmvc_call(struct spmv_client *c, json_t *req,
+               const struct spmvc_payload *pl,
+               const struct spmvc_progress_cb *cb, json_t **reply,
+               void **rpayload, uint64_t *rlen, struct spmv_error *err)
+{
+  return call(c, req, pl, cb, NULL, reply, rpayload, rlen, err);
+}
+
+/* As spmvc_call(), the reply's payload of ylen bytes read into y. */
+int spmvc_call_into(struct spmv_client *c, json_t *req,
+                    const struct spmvc_payload *pl, json_t **reply, void *y,
+                    size_t ylen, struct spmv_error *err)
+{
+  struct dest d = {y, ylen, 0};
+  int rc = call(c, req, pl, NULL, &d, reply, NULL, NULL, err);
+
+  if (rc == 0 && ylen > 0 && !d.filled)
+    rc = spmv_error_set(err, SPMV_EPROTO,
+                        "spmvd answered a product without its %zu bytes of y",
+                        ylen);
   return rc;
 }
 
@@ -371,6 +526,10 @@ static int open_socket(struct spmv_client *c, struct spmv_error *err)
                           "cannot connect to spmvd at %s: %s", c->path,
                           strerror(e));
   }
+  /* Vectors leave in one go rather than in steps of the default send
+   * buffer, each a wake-up of both sides (the kernel caps this). */
+  e = 4 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &e, sizeof e);
   c->fd = fd;
   return 0;
 }

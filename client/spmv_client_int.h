@@ -67,6 +67,16 @@ int spmvc_call(struct spmv_client *c, json_t *req,
                const struct spmvc_progress_cb *cb, json_t **reply,
                void **rpayload, uint64_t *rlen, struct spmv_error *err);
 
+/*
+ * As spmvc_call() without progress, for a product: the reply's payload,
+ * when it is exactly ylen bytes, is read straight into y (borrowed; may
+ * be left partly written when the connection breaks); any other payload
+ * fails with SPMV_EPROTO.
+ */
+int spmvc_call_into(struct spmv_client *c, json_t *req,
+                    const struct spmvc_payload *pl, json_t **reply, void *y,
+                    size_t ylen, struct spmv_error *err);
+
 /* Records err as the last failure on c (c may be NULL: this thread's
  * connect failure) for spmv_client_errmsg(); returns err->code.  The
  * caller must not hold c's lock (this takes it). */

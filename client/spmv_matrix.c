@@ -314,7 +314,9 @@ static int multiply(struct spmv_matrix *m, int k, double alpha, const void *x,
   size_t vsz = spmv_dtype_size(m->dtype);
   size_t xlen, ylen;
   void *rp = NULL, *xle = NULL, *yle = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   uint64_t rlen = 0;
+#endif
   int rc;
 
   if (x == NULL || y == NULL)
@@ -357,16 +359,21 @@ static int multiply(struct spmv_matrix *m, int k, double alpha, const void *x,
 #endif
   spmv_error_clear(&err);
   spmvc_lock(c);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   rc = spmvc_call(c, req, &pl, NULL, &reply, &rp, &rlen, &err);
   if (rc == 0 && rlen != ylen)
     rc = spmv_error_set(&err, SPMV_EPROTO,
                         "spmvd answered a product with %llu bytes, expected %zu",
                         (unsigned long long)rlen, ylen);
+  if (rc == 0)
+    spmvc_le_copy(y, rp, ylen / vsz, vsz);
+#else
+  /* y comes back straight into the caller's array. */
+  rc = spmvc_call_into(c, req, &pl, &reply, y, ylen, &err);
+#endif
   spmvc_unlock(c);
   if (rc < 0)
     spmvc_fail(c, &err);
-  if (rc == 0)
-    spmvc_le_copy(y, rp, ylen / vsz, vsz);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 out:
 #endif

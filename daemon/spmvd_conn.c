@@ -10,6 +10,7 @@
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
 #include "spmvd_server.h"
+#include "spmvd_worker.h"
 
 /*
  * Frames are read part by part straight into their final place: the
@@ -24,15 +25,20 @@ struct write_req {
   uv_write_t req;
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   char *json;
-  struct spmvd_shm shm;
+  struct spmvd_shm shm;         /* a payload owned by the write */
+  int vec;                      /* the payload is in conn->vec */
   struct spmvd_conn *conn;
 };
+
+/* Names of vector buffers for the worker, unique for the daemon's life. */
+static int64_t vec_ids;
 
 static char discard_buf[65536];
 
 #define CHUNK ((size_t)1 << 30)
 #define MAX_CHUNKS 64          /* 64 GiB: more than max_payload allows */
 #define MAX_QUEUED ((size_t)64 << 20) /* replies waiting for a slow reader */
+#define SNDBUF (4 << 20)              /* the socket's send buffer */
 
 static void on_closed(uv_handle_t *h)
 {
@@ -54,7 +60,53 @@ void spmvd_conn_unref(struct spmvd_conn *c)
   free(c->json);
   json_decref(c->req);
   spmvd_shm_close(&c->payload);
+  spmvd_shm_close(&c->vec);
   free(c);
+}
+
+/* Lets the kept vector buffer go (the worker unmaps its copy). */
+static void vec_drop(struct spmvd_conn *c)
+{
+  struct spmvd_worker *w = c->srv->worker;
+
+  if (c->vec.fd < 0)
+    return;
+  if (w && c->vec_gen >= 0)
+    spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
+                                   (json_int_t)c->vec_id));
+  c->mem -= c->vec.size;
+  spmvd_shm_close(&c->vec);
+  c->vec_id = 0;
+  c->vec_gen = -1;
+}
+
+/* Makes c->vec hold size bytes for the request being read: 0, 1 when it is
+ * in use (the request takes a buffer of its own), or a negative code. */
+static int vec_reserve(struct spmvd_conn *c, size_t size,
+                       struct spmv_error *err)
+{
+  if (c->vec_users > 0) {
+    spmvd_log_debug("pid %ld: its vectors are still being written back: "
+                    "this request gets a buffer of its own", (long)c->pid);
+    return 1;
+  }
+  if (c->vec.fd >= 0 && c->vec.size >= size)
+    return 0;
+  vec_drop(c);
+  int rc = spmvd_shm_open(&c->vec, "spmvd-vectors", size, err);
+  if (rc < 0)
+    return rc;
+  c->vec_id = ++vec_ids;
+  c->mem += size;
+  return 0;
+}
+
+/* The bytes a request with size bytes of vectors adds to c->mem. */
+uint64_t spmvd_conn_vec_growth(const struct spmvd_conn *c, size_t size)
+{
+  if (c->vec_users > 0)
+    return size;
+  return c->vec.fd >= 0 && c->vec.size >= size ? 0 : size;
 }
 
 /* Closes the connection. */
@@ -67,6 +119,7 @@ void spmvd_conn_close(struct spmvd_conn *c)
   c->mem -= c->payload_mem;
   c->payload_mem = 0;
   spmvd_shm_close(&c->payload);
+  vec_drop(c);
   uv_close((uv_handle_t *)&c->pipe, on_closed);
 }
 
@@ -77,6 +130,8 @@ static void on_written(uv_write_t *req, int status)
 
   free(w->json);
   spmvd_shm_close(&w->shm);
+  if (w->vec)
+    c->vec_users--;
   free(w);
   c->writes--;
   if (c->write_blocked && !c->closing &&
@@ -92,9 +147,10 @@ static void on_written(uv_write_t *req, int status)
   spmvd_conn_unref(c);
 }
 
-/* Sends a frame: msg borrowed, payload stolen. */
-void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
-                     struct spmvd_shm *payload, size_t off, size_t len)
+/* Sends a frame: msg borrowed, payload stolen, or (vec) c->vec borrowed. */
+static void send_frame(struct spmvd_conn *c, const json_t *msg,
+                       struct spmvd_shm *payload, int vec, size_t off,
+                       size_t len)
 {
   struct write_req *w = calloc(1, sizeof *w);
   struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
@@ -117,6 +173,10 @@ void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
     w->shm = *payload;
     spmvd_shm_init(payload);
   }
+  char *base = vec ? c->vec.addr : w->shm.addr;
+  w->vec = vec;
+  if (vec)
+    c->vec_users++;
   h.json_len = (uint32_t)jlen;
   h.payload_len = len;
   spmv_wire_header_encode(&h, w->hdr);
@@ -126,7 +186,7 @@ void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
   /* uv_buf_t lengths are 32-bit: a large y goes out in chunks. */
   for (size_t done = 0; done < len && n < 2 + MAX_CHUNKS; done += CHUNK) {
     size_t part = len - done < CHUNK ? len - done : CHUNK;
-    bufs[n++] = uv_buf_init((char *)w->shm.addr + off + done, (unsigned)part);
+    bufs[n++] = uv_buf_init(base + off + done, (unsigned)part);
   }
   spmvd_conn_ref(c);
   c->writes++;
@@ -134,12 +194,28 @@ void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
                     on_written);
   if (rc < 0) {
     c->writes--;
+    if (vec)
+      c->vec_users--;
     free(w->json);
     spmvd_shm_close(&w->shm);
     free(w);
     spmvd_conn_close(c);
     spmvd_conn_unref(c);
   }
+}
+
+/* Sends a frame: msg borrowed, payload stolen. */
+void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
+                     struct spmvd_shm *payload, size_t off, size_t len)
+{
+  send_frame(c, msg, payload, 0, off, len);
+}
+
+/* Sends a frame whose payload lies in c->vec. */
+void spmvd_conn_send_vec(struct spmvd_conn *c, const json_t *msg, size_t off,
+                         size_t len)
+{
+  send_frame(c, msg, NULL, 1, off, len);
 }
 
 /* Sends {id, ok:false, error:{code, message}}. */
@@ -185,6 +261,7 @@ void spmvd_conn_done(struct spmvd_conn *c)
   c->mem -= c->payload_mem;
   c->payload_mem = 0;
   spmvd_shm_close(&c->payload);
+  c->payload_vec = 0;
   next_frame(c);
   if (c->close_after_write)
     return;
@@ -212,7 +289,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     return;
   case SPMVD_READ_PAYLOAD:
     left = c->h.payload_len - c->got;
-    *buf = uv_buf_init((char *)c->payload.addr + c->got,
+    *buf = uv_buf_init((char *)(c->payload_vec ? c->vec.addr
+                                               : c->payload.addr) + c->got,
                        (unsigned)(left > (1u << 30) ? (1u << 30) : left));
     return;
   case SPMVD_READ_DISCARD:
@@ -259,6 +337,7 @@ static void json_done(struct spmvd_conn *c)
                                 "request has no \"id\" (an integer >= 0)")
                : spmvd_ops_begin(c, c->req, c->h.payload_len, &shm_size, &err);
   if (rc < 0) {
+    c->payload_vec = 0;
     spmvd_conn_send_error(c, c->req_id, &err);
     json_decref(c->req);
     c->req = NULL;
@@ -271,11 +350,22 @@ static void json_done(struct spmvd_conn *c)
     return;
   }
   if (c->h.payload_len == 0 && shm_size == 0) {
+    c->payload_vec = 0;
     dispatch(c);
     return;
   }
-  rc = spmvd_shm_open(&c->payload, "spmvd-payload", shm_size, &err);
+  /* Vectors go to the connection's kept buffer when it is free. */
+  rc = c->payload_vec ? vec_reserve(c, shm_size, &err) : 1;
+  if (rc > 0) {
+    c->payload_vec = 0;
+    rc = spmvd_shm_open(&c->payload, "spmvd-payload", shm_size, &err);
+    if (rc == 0) {
+      c->mem += shm_size;
+      c->payload_mem = shm_size;
+    }
+  }
   if (rc < 0) {
+    c->payload_vec = 0;
     spmvd_conn_send_error(c, c->req_id, &err);
     json_decref(c->req);
     c->req = NULL;
@@ -285,8 +375,6 @@ static void json_done(struct spmvd_conn *c)
       next_frame(c);
     return;
   }
-  c->mem += shm_size;
-  c->payload_mem = shm_size;
   c->got = 0;
   c->rstate = SPMVD_READ_PAYLOAD;
   if (c->h.payload_len == 0)
@@ -379,6 +467,8 @@ int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
   c->srv = srv;
   c->refs = 1;
   spmvd_shm_init(&c->payload);
+  spmvd_shm_init(&c->vec);
+  c->vec_gen = -1;
   rc = uv_accept(listener, (uv_stream_t *)&c->pipe);
   if (rc == 0 && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
@@ -391,6 +481,10 @@ int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
   c->uid = cred.uid;
   c->gid = cred.gid;
   c->pid = cred.pid;
+  /* A product's y leaves in one go instead of in 200 KiB steps, each a
+   * wake-up of both sides (the kernel caps this at wmem_max). */
+  int sndbuf = SNDBUF;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
   *out = c;
   return 0;
 }

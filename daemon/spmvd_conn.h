@@ -52,6 +52,13 @@ struct spmvd_conn {
   uint64_t discard_left;
   uint64_t mem;                 /* host copies of its matrices + payload */
   uint64_t payload_mem;         /* the current request's share of mem */
+  struct spmvd_shm vec;         /* multiply vectors, kept across requests
+                                   and grown only (counted in mem) */
+  int64_t vec_id;               /* vec's name for the worker, 0 = none */
+  int vec_gen;                  /* the worker incarnation (restarts) that
+                                   has vec's memfd, -1 = none */
+  int vec_users;                /* the request and the replies using vec */
+  int payload_vec;              /* the current payload is read into vec */
   int nmatrices;
   struct spmvd_conn *prev, *next; /* the server's list */
 };
@@ -70,6 +77,15 @@ void spmvd_conn_start(struct spmvd_conn *c);
  */
 void spmvd_conn_send(struct spmvd_conn *c, const json_t *msg,
                      struct spmvd_shm *payload, size_t off, size_t len);
+
+/* Sends a frame whose payload is the len bytes at off in c->vec (held
+ * until written); msg borrowed. */
+void spmvd_conn_send_vec(struct spmvd_conn *c, const json_t *msg, size_t off,
+                         size_t len);
+
+/* The bytes a request with size bytes of vectors adds to c->mem: 0 when
+ * c->vec is free and large enough (it is then reused). */
+uint64_t spmvd_conn_vec_growth(const struct spmvd_conn *c, size_t size);
 
 /* Sends {id, ok:false, error:{code, message}}. */
 void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,

@@ -41,6 +41,7 @@ struct op {
   enum spmvd_strategy strategy;
   int verify;
   struct spmvd_shm vec;        /* multiply: the vectors, taken from the conn */
+  int conn_vec;                /* multiply: the vectors are in c->vec */
   size_t y_off, y_len;
   int nvec;
   char reason[256];
@@ -69,6 +70,8 @@ static void op_end(struct op *o)
 {
   struct spmvd_server *srv = o->srv;
   spmvd_shm_close(&o->vec);
+  if (o->conn_vec)
+    o->c->vec_users--;
   spmvd_conn_done(o->c);
   spmvd_conn_unref(o->c);
   free(o);
@@ -283,9 +286,10 @@ static int begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
                           (unsigned long long)plen, (long long)k,
                           (long long)m->cols, beta != 0 ? " + rows" : "",
                           spmv_dtype_name(m->dtype), (unsigned long long)want);
-  if ((rc = check_mem(c, xb + yb, err)) < 0)
+  if ((rc = check_mem(c, spmvd_conn_vec_growth(c, (size_t)(xb + yb)), err)) < 0)
     return rc;
   *shm = (size_t)(xb + yb);
+  c->payload_vec = 1;  /* read into the connection's kept buffer */
   return 0;
 }
 
@@ -845,13 +849,18 @@ static void on_multiplied(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   if (err) {
+    if (o->conn_vec)
+      o->c->vec_gen = -1;  /* the worker may not hold the buffer: resend it */
     op_fail(o, err);
     return;
   }
   if (m)
     m->multiplies += o->nvec;
   json_t *msg = json_pack("{sI sb}", "id", (json_int_t)o->id, "ok", 1);
-  spmvd_conn_send(o->c, msg, &o->vec, o->y_off, o->y_len);
+  if (o->conn_vec)
+    spmvd_conn_send_vec(o->c, msg, o->y_off, o->y_len);
+  else
+    spmvd_conn_send(o->c, msg, &o->vec, o->y_off, o->y_len);
   json_decref(msg);
   op_end(o);
 }
@@ -883,20 +892,37 @@ static void run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   o->nvec = (int)k;
   o->y_off = (size_t)k * (size_t)m->cols * es;
   o->y_len = (size_t)k * (size_t)m->rows * es;
-  o->vec = *payload;
-  spmvd_shm_init(payload);
-  if (o->vec.fd < 0) {
-    /* No vectors at all (0 x 0, or rows = 0 with beta = 0): y is empty. */
-    on_multiplied(o, NULL, NULL);
+  json_t *msg = json_pack("{ss sI sf sf si}", "op", "multiply", "handle",
+                          (json_int_t)m->handle, "alpha", alpha, "beta", beta,
+                          "nvec", (int)k);
+  int fd, nfds = 1, gen = spmvd_worker_restarts(c->srv->worker);
+  if (c->payload_vec) {
+    /* The connection's kept buffer: its memfd goes to each incarnation of
+     * the worker once, which keeps it mapped under its id. */
+    o->conn_vec = 1;
+    c->vec_users++;
+    fd = c->vec.fd;
+    nfds = c->vec_gen != gen;
+    json_object_set_new(msg, "buf", json_integer(c->vec_id));
+    json_object_set_new(msg, "buf_size", json_integer((json_int_t)c->vec.size));
+  } else {
+    o->vec = *payload;
+    spmvd_shm_init(payload);
+    fd = o->vec.fd;
+    if (fd < 0) {
+      /* No vectors at all (0 x 0, or rows = 0 with beta = 0): y is empty. */
+      json_decref(msg);
+      on_multiplied(o, NULL, NULL);
+      return;
+    }
+  }
+  if (spmvd_worker_call(c->srv->worker, msg, &fd, nfds, on_multiplied, NULL, o,
+                        &err) < 0) {
+    op_fail(o, &err);
     return;
   }
-  int fd = o->vec.fd;
-  if (spmvd_worker_call(c->srv->worker,
-                        json_pack("{ss sI sf sf si}", "op", "multiply",
-                                  "handle", (json_int_t)m->handle, "alpha",
-                                  alpha, "beta", beta, "nvec", (int)k),
-                        &fd, 1, on_multiplied, NULL, o, &err) < 0)
-    op_fail(o, &err);
+  if (o->conn_vec)
+    c->vec_gen = gen;
 }
 
 /* --- bench --- */

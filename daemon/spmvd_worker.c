@@ -39,6 +39,7 @@ struct incarnation {
   uv_poll_t poll;
   int fd;                 /* our end of the socketpair */
   int open_handles;       /* handles not yet closed */
+  int events;             /* what poll watches now (0: stopped) */
   int exited;
   int faulted;            /* died of a fault (crash, sticky device error) */
   struct spmvd_worker *w;
@@ -357,6 +358,7 @@ static void on_poll(uv_poll_t *h, int status, int events)
       if (rc != SPMV_ECLOSED)
         spmvd_log_error("device worker: %s", err.msg);
       uv_poll_stop(&inc->poll);
+      inc->events = 0;
       if (!inc->exited)
         kill(inc->proc.pid, SIGKILL);
       break;
@@ -373,7 +375,10 @@ static void update_poll(struct spmvd_worker *w)
   int want = UV_READABLE | UV_DISCONNECT;
   if (w->queue && w->state == READY)
     want |= UV_WRITABLE;
-  uv_poll_start(&w->inc->poll, want, on_poll);
+  /* Restarting an unchanged poll costs two epoll_ctl calls per request. */
+  if (want != w->inc->events)
+    uv_poll_start(&w->inc->poll, want, on_poll);
+  w->inc->events = want;
 }
 
 static void spawn(struct spmvd_worker *w)

@@ -49,8 +49,12 @@
  *            in time, sending {seq, event:"progress", stage:"calibration",
  *            done, total, candidate, time_us}; replies {fits, ...} (see
  *            op_calibrate()).
- *   multiply {handle, alpha, beta, nvec} fds [vectors]: x_1..x_k then
- *            y_1..y_k in the memfd; y is overwritten in place.
+ *   multiply {handle, alpha, beta, nvec, buf?, buf_size?} fds [vectors]:
+ *            x_1..x_k then y_1..y_k in the memfd; y is overwritten in
+ *            place.  With buf (a connection's vector buffer, reused across
+ *            requests) the memfd comes once, is mapped whole (buf_size
+ *            bytes) and kept under that id; later requests name buf only.
+ *   release  {buf}: unmaps a vector buffer (its connection closed or it grew).
  *   unload   {handle}: frees the matrix.
  *
  * When the backend reports a sticky error the worker exits with status 3:
@@ -69,13 +73,83 @@ struct wmatrix {
   struct wmatrix *next;
 };
 
+/* A connection's vector buffer, mapped once for all its products. */
+struct wbuf {
+  int64_t id;
+  struct spmvd_shm shm;
+  struct wbuf *next;
+};
+
 struct worker {
   int fd;
   const struct spmvd_backend_ops *ops;
   struct spmvd_backend *be;
   struct spmvd_device_info dev;
   struct wmatrix *mats;
+  struct wbuf *bufs;
 };
+
+/* Unmaps vector buffer id (if known). */
+static void buf_release(struct worker *w, int64_t id)
+{
+  for (struct wbuf **p = &w->bufs; *p; p = &(*p)->next) {
+    struct wbuf *b = *p;
+    if (b->id != id)
+      continue;
+    *p = b->next;
+    spmvd_shm_close(&b->shm);
+    free(b);
+    return;
+  }
+}
+
+/*
+ * The vectors of a multiply: vector buffer id, mapped from fd (stolen, -1
+ * when not sent) when given, else the one mapped before.  Returns it
+ * (owned by w->bufs) holding at least need bytes, or NULL with err set.
+ */
+static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
+                                 size_t size, size_t need,
+                                 struct spmv_error *err)
+{
+  struct wbuf *b;
+
+  if (fd >= 0) {
+    buf_release(w, id);
+    if (size < need) {
+      close(fd);
+      spmv_error_set(err, SPMV_EPROTO, "vector buffer of %zu bytes, %zu needed",
+                     size, need);
+      return NULL;
+    }
+    if (!(b = calloc(1, sizeof *b))) {
+      close(fd);
+      spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+      return NULL;
+    }
+    if (spmvd_shm_map(&b->shm, fd, size, err) < 0) {
+      free(b);
+      return NULL;
+    }
+    b->id = id;
+    b->next = w->bufs;
+    w->bufs = b;
+    return &b->shm;
+  }
+  for (b = w->bufs; b && b->id != id; b = b->next)
+    ;
+  if (!b) {
+    spmv_error_set(err, SPMV_EPROTO, "unknown vector buffer %lld",
+                   (long long)id);
+    return NULL;
+  }
+  if (b->shm.size < need) {
+    spmv_error_set(err, SPMV_EPROTO, "vector buffer %lld holds %zu bytes, "
+                   "%zu needed", (long long)id, b->shm.size, need);
+    return NULL;
+  }
+  return &b->shm;
+}
 
 static struct wmatrix *find(struct worker *w, int64_t h)
 {
@@ -635,29 +709,44 @@ out:
 static int op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
                        json_t **rep, struct spmv_error *err)
 {
-  json_int_t h;
+  json_int_t h, buf = 0, bufsize = 0;
   double alpha, beta;
   int nvec, rc;
-  struct spmvd_shm vec;
+  struct spmvd_shm one, *vec = &one;
   struct wmatrix *m;
 
-  if (json_unpack(req, "{sI sF sF si}", "handle", &h, "alpha", &alpha, "beta",
-                  &beta, "nvec", &nvec) < 0 || nfds != 1 || nvec < 1)
+  spmvd_shm_init(&one);
+  if (json_unpack(req, "{sI sF sF si s?I s?I}", "handle", &h, "alpha", &alpha,
+                  "beta", &beta, "nvec", &nvec, "buf", &buf, "buf_size",
+                  &bufsize) < 0 || nfds > 1 || (nfds == 0 && buf <= 0) ||
+      nvec < 1 || bufsize < 0)
     return spmv_error_set(err, SPMV_EPROTO, "bad multiply message");
-  if (!(m = find(w, h)) || !m->bm)
+  /* A buffer sent is kept even when this product fails. */
+  int fd = nfds ? fds[0] : -1;
+  if (nfds)
+    fds[0] = -1;
+  if (!(m = find(w, h)) || !m->bm) {
+    if (buf > 0 && fd >= 0)
+      buf_get(w, buf, fd, (size_t)bufsize, 0, err);
+    else if (fd >= 0)
+      close(fd);
     return spmv_error_set(err, SPMV_ENOENT, "no resident matrix %lld",
                           (long long)h);
+  }
   size_t es = vsize(m->dtype);
   size_t xb = (size_t)nvec * (size_t)m->A.cols * es;
   size_t yb = (size_t)nvec * (size_t)m->A.rows * es;
-  rc = spmvd_shm_map(&vec, fds[0], xb + yb, err);
-  fds[0] = -1;
-  if (rc < 0)
-    return rc;
+  if (buf > 0)
+    vec = buf_get(w, buf, fd, (size_t)bufsize, xb + yb, err);
+  else if (spmvd_shm_map(&one, fd, xb + yb, err) < 0)
+    vec = NULL;
+  if (!vec)
+    return err->code;
+  rc = 0;
   if (xb + yb > 0)
-    rc = w->ops->multiply(w->be, m->bm, alpha, vec.addr, beta,
-                          (char *)vec.addr + xb, nvec, err);
-  spmvd_shm_close(&vec);
+    rc = w->ops->multiply(w->be, m->bm, alpha, vec->addr, beta,
+                          (char *)vec->addr + xb, nvec, err);
+  spmvd_shm_close(&one);
   die_if_sticky(rc);
   if (rc < 0)
     return rc;
@@ -991,6 +1080,11 @@ static void serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     drop(w, h);
     rep = json_object();
     rc = 0;
+  } else if (strcmp(op, "release") == 0 &&
+             json_unpack(req, "{sI}", "buf", &h) == 0) {
+    buf_release(w, h);
+    rep = json_object();
+    rc = 0;
   } else
     rc = spmv_error_set(&err, SPMV_EPROTO, "unknown worker operation '%s'", op);
   die_if_sticky(rc);
@@ -1120,6 +1214,8 @@ int main(int argc, char **argv)
   }
   while (w.mats)
     drop(&w, w.mats->handle);
+  while (w.bufs)
+    buf_release(&w, w.bufs->id);
   w.ops->close(w.be);
   return 0;
 }

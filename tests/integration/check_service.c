@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +281,72 @@ START_TEST(multiply_batch)
 }
 END_TEST
 
+/* Sends multiply-batch of k vectors x (k * cols) with alpha 1, beta 0. */
+static void send_batch(int fd, int64_t id, int64_t h, int k, const double *x,
+                       int64_t cols)
+{
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss sI sI sf sf si}", "op",
+                                            "multiply-batch", "id",
+                                            (json_int_t)id, "handle",
+                                            (json_int_t)h, "alpha", 1.0,
+                                            "beta", 0.0, "k", k),
+                              x, sizeof *x * (size_t)(k * cols)), 0);
+}
+
+/* Reads a batch's reply and compares each y with spmv_csr_ref. */
+static void check_batch(int fd, const struct spmv_csr *A, int k,
+                        const double *x)
+{
+  double *yr = malloc(sizeof *yr * (size_t)A->rows);
+  void *out = NULL;
+  uint64_t len = 0;
+  json_t *r = itest_recv_reply(fd, &out, &len, NULL);
+
+  ck_assert(r && json_is_true(json_object_get(r, "ok")));
+  ck_assert_uint_eq(len, sizeof(double) * (size_t)(k * A->rows));
+  for (int v = 0; v < k; v++) {
+    spmv_csr_ref(A, 1.0, x + v * A->cols, 0.0, yr);
+    for (int64_t i = 0; i < A->rows; i++)
+      ck_assert_double_eq_tol(((double *)out)[v * A->rows + i], yr[i],
+                              1e-12 * (1.0 + fabs(yr[i])));
+  }
+  json_decref(r);
+  free(out);
+  free(yr);
+}
+
+/* Products sent back to back before any reply is read, each y larger than
+ * the socket can hold: the second cannot reuse the vectors the first reply
+ * is still leaving from, and both come back right; then the next product
+ * on the connection reuses its buffer again. */
+START_TEST(pipelined_multiplies)
+{
+  struct spmv_csr *A = itest_random_csr(200000, 2, 8, 8);
+  int fd = itest_open(&itest_d), k = 8;
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  int64_t h = handle_of(r);
+  double *x1 = malloc(sizeof *x1 * (size_t)(k * A->cols));
+  double *x2 = malloc(sizeof *x2 * (size_t)(k * A->cols));
+
+  json_decref(r);
+  for (int64_t j = 0; j < k * A->cols; j++) {
+    x1[j] = (double)(j % 31) - 15;
+    x2[j] = (double)(j % 17) * 0.5;
+  }
+  send_batch(fd, 2, h, k, x1, A->cols);
+  send_batch(fd, 3, h, k, x2, A->cols);
+  check_batch(fd, A, k, x1);
+  check_batch(fd, A, k, x2);
+  send_batch(fd, 4, h, k, x2, A->cols);
+  check_batch(fd, A, k, x2);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 9, NULL) <= 1.0);
+  free(x1);
+  free(x2);
+  spmv_csr_free(A);
+  close(fd);
+}
+END_TEST
+
 static Suite *service_suite(void)
 {
   Suite *s = suite_create("service");
@@ -293,6 +360,7 @@ static Suite *service_suite(void)
   tcase_add_test(tc, bad_cache_entry_retuned);
   tcase_add_test(tc, multiply_batch);
   tcase_add_test(tc, empty_shapes);
+  tcase_add_test(tc, pipelined_multiplies);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -87,6 +87,86 @@ START_TEST(client_library)
 }
 END_TEST
 
+/* Compares n values of y with yr (f64, or f32 rounded). */
+static void expect_close(const void *y, const double *yr, int64_t n, int f32)
+{
+  for (int64_t i = 0; i < n; i++) {
+    double v = f32 ? ((const float *)y)[i] : ((const double *)y)[i];
+    ck_assert_msg(fabs(v - yr[i]) <= (f32 ? 1e-4 : 1e-12) * (8.0 + fabs(yr[i])),
+                  "y[%lld] = %.17g, expected %.17g", (long long)i, v, yr[i]);
+  }
+}
+
+/* libspmvclient's products on one connection with vectors of every size
+ * (the daemon's kept buffer grows, then serves smaller ones), beta != 0
+ * (x and y sent from where they lie), k > 1, f32, and y read in place. */
+START_TEST(client_products_in_place)
+{
+  static const int64_t sizes[] = {3000, 200, 40000, 10, 40000};
+  struct spmv_client *c = NULL;
+
+  ck_assert_int_eq(spmv_connect(itest_d.sock, &c), 0);
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    struct spmv_csr *A = itest_random_csr(sizes[s], 5, (unsigned)s + 1, 7);
+    int f32 = s == 3 || s == 4;
+    size_t es = f32 ? sizeof(float) : sizeof(double), n = (size_t)A->rows;
+    double *x = malloc(sizeof *x * 2 * n), *y0 = malloc(sizeof *y0 * 2 * n);
+    double *yr = malloc(sizeof *yr * 2 * n);
+    float *vals = malloc(sizeof *vals * (size_t)A->nnz);
+    void *xt = malloc(es * 2 * n), *yt = malloc(es * 2 * n);
+    struct spmv_matrix *m = NULL;
+
+    for (int64_t k = 0; k < A->nnz; k++) {
+      vals[k] = (float)A->val[k];
+      if (f32)
+        A->val[k] = vals[k];
+    }
+    for (size_t i = 0; i < 2 * n; i++) {
+      x[i] = (double)((i * 7919) % 101) / 50.0 - 1.0;
+      y0[i] = (double)(i % 13) - 6.0;
+      if (f32) {
+        ((float *)xt)[i] = (float)x[i];
+        x[i] = ((float *)xt)[i];
+      } else {
+        ((double *)xt)[i] = x[i];
+      }
+    }
+    ck_assert_msg(spmv_load_csr(c, f32 ? SPMV_F32 : SPMV_F64, A->rows, A->cols,
+                                A->nnz, A->row_ptr, A->col_idx,
+                                f32 ? (void *)vals : (void *)A->val, NULL,
+                                &m) == 0, "%s", spmv_client_errmsg(c));
+    for (int k = 1; k <= 2; k++) {
+      for (size_t i = 0; i < k * n; i++) {
+        yr[i] = y0[i];
+        if (f32)
+          ((float *)yt)[i] = (float)y0[i];
+        else
+          ((double *)yt)[i] = y0[i];
+      }
+      ck_assert_msg((k == 1 ? spmv_multiply(m, 1.5, xt, -0.5, yt)
+                            : spmv_multiply_batch(m, k, 1.5, xt, -0.5, yt)) == 0,
+                    "%s", spmv_client_errmsg(c));
+      for (int v = 0; v < k; v++)
+        spmv_csr_ref(A, 1.5, x + v * n, -0.5, yr + v * n);
+      expect_close(yt, yr, (int64_t)(k * n), f32);
+    }
+    memset(yt, 0xff, es * n);  /* NaN: beta = 0 must only write y */
+    ck_assert_int_eq(spmv_multiply(m, 1.0, xt, 0.0, yt), 0);
+    spmv_csr_ref(A, 1.0, x, 0.0, yr);
+    expect_close(yt, yr, (int64_t)n, f32);
+    spmv_matrix_free(m);
+    free(x);
+    free(y0);
+    free(yr);
+    free(vals);
+    free(xt);
+    free(yt);
+    spmv_csr_free(A);
+  }
+  spmv_disconnect(c);
+}
+END_TEST
+
 /* Runs spmvctl with args; returns its stdout parsed as JSON (asserts). */
 static json_t *spmvctl_json(const char *args, int expect_status)
 {
@@ -384,6 +464,7 @@ static Suite *tools_suite(void)
   tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, client_library);
+  tcase_add_test(tc, client_products_in_place);
   tcase_add_test(tc, spmvctl_json_outputs);
   tcase_add_test(tc, calibrate_and_predict);
   tcase_add_test(tc, strategies_and_force);
