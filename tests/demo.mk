@@ -6,4 +6,3 @@ demo: all
 noinst_PROGRAMS += tests/demo_client
 tests_demo_client_SOURCES = tests/demo_client.c
 tests_demo_client_LDADD = client/libspmvclient.la client/libspmvmmio.la kernels/libspmvcore.la -lm
-EXTRA_DIST += tests/bench/device-run.sh

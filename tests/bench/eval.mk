@@ -18,3 +18,4 @@ tests_bench_eval_tuner_LDADD = kernels/libspmvkernels_cuda.a $(EVAL_LDADD) \
 else
 tests_bench_eval_tuner_LDADD = $(EVAL_LDADD)
 endif
+EXTRA_DIST += tests/bench/device-run.sh
