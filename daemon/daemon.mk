@@ -45,6 +45,9 @@ systemduserunitdir = $(prefix)/lib/systemd/user
 systemdsystemunit_DATA = daemon/spmvd.service
 dist_systemdsystemunit_DATA = daemon/spmvd.socket
 systemduserunit_DATA = daemon/user/spmvd.service
+# The group spmv that may connect to the system socket.
+sysusersdir = $(prefix)/lib/sysusers.d
+dist_sysusers_DATA = daemon/sysusers/spmvd.conf
 EXTRA_DIST += daemon/spmvd.service.in daemon/spmvd-user.service.in
 CLEANFILES += daemon/spmvd.service daemon/user/spmvd.service
 SPMVD_UNIT_SUBST = sed -e 's|@sbindir[@]|$(sbindir)|g'
