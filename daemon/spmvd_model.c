@@ -44,27 +44,12 @@ int spmvd_model_gpu_check(const struct spmvd_model_gpu *g,
   return 0;
 }
 
-/* Iterations of a row of length len with t threads: ceil(len / t). */
-static int64_t iters(const int64_t *row_ptr, int64_t r, int t)
+/* Checks T and BS against g (already checked). */
+static int check_bs_t(const struct spmvd_model_gpu *g, int bs, int t,
+                      struct spmv_error *err)
 {
-  int64_t len = row_ptr[r + 1] - row_ptr[r];
+  int ws = g->warp_size;
 
-  return (len + t - 1) / t;
-}
-
-/* Computes M(rl, BS, T): the largest per-SM sum of warp costs. */
-int64_t spmvd_model_cost(const int64_t *row_ptr, int64_t rows,
-                         const struct spmvd_model_gpu *g, int bs, int t,
-                         struct spmv_error *err)
-{
-  int64_t *sm_cost, threads, nwarps, w, first, r, r0, r1, mx, cost, best;
-  int ws, half, wpb, h, ret;
-
-  ret = spmvd_model_gpu_check(g, err);
-  if (ret != 0)
-    return ret;
-  ws = g->warp_size;
-  half = ws / 2;
   if (t < 1 || (t & (t - 1)) != 0 || t > ws || ws % t != 0)
     return spmv_error_set(err, SPMV_EINVAL,
                           "model: T = %d is not a power of two dividing the "
@@ -73,44 +58,100 @@ int64_t spmvd_model_cost(const int64_t *row_ptr, int64_t rows,
     return spmv_error_set(err, SPMV_EINVAL,
                           "model: BS = %d is not a multiple of the warp size "
                           "%d up to %d", bs, ws, g->max_threads_per_block);
-  if (rows < 0 || (rows > 0 && row_ptr == NULL))
-    return spmv_error_set(err, SPMV_EINVAL, "model: no row lengths");
-  sm_cost = calloc((size_t)g->sms, sizeof *sm_cost);
+  return 0;
+}
+
+/* Longest row among rows [r0, r1) (r0 < r1). */
+static inline int64_t longest(const int64_t *row_ptr, int64_t r0, int64_t r1)
+{
+  int64_t mx = 0, len, r;
+
+  for (r = r0; r < r1; r++) {
+    len = row_ptr[r + 1] - row_ptr[r];
+    if (len > mx)
+      mx = len;
+  }
+  return mx;
+}
+
+/*
+ * One T column of the grid: m[i] = M(rl, bs[i], t) for the nbs block
+ * sizes, in one pass over the rows.  A warp's cost does not depend on BS,
+ * only its SM does: each warp is costed once, then added to the running
+ * block of every BS.  ceil() is monotone, so a half-warp's MAX is
+ * ceil(longest row / T): one division per half-warp.
+ */
+static int model_column(const int64_t *row_ptr, int64_t rows,
+                        const struct spmvd_model_gpu *g, const int *bs,
+                        int nbs, int t, int64_t *m, struct spmv_error *err)
+{
+  int64_t *sm_cost, nwarps, w, r0, rph, cost, len;
+  int ws = g->warp_size, half = ws / 2, n = g->sms, i, s;
+  int wpb[SPMVD_MODEL_MAX_BS], cnt[SPMVD_MODEL_MAX_BS];
+  int cur[SPMVD_MODEL_MAX_BS];
+
+  sm_cost = calloc((size_t)n * (size_t)nbs, sizeof *sm_cost);
   if (sm_cost == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "model: out of memory");
-  wpb = bs / ws;
-  threads = rows * t;
-  nwarps = (threads + ws - 1) / ws;
+  for (i = 0; i < nbs; i++) {
+    wpb[i] = bs[i] / ws;
+    cnt[i] = 0;
+    cur[i] = 0;
+  }
+  /* Rows per half-warp; 0 when a row spans both halves (T > ws/2, so
+   * T = ws: warp w is row w and each half pays its iterations). */
+  rph = t <= half ? half / t : 0;
+  nwarps = (rows * t + ws - 1) / ws;
   for (w = 0; w < nwarps; w++) {
-    cost = 0;
-    for (h = 0; h < 2; h++) {
-      /* The rows this half-warp's threads work on: when T > ws/2 a row
-       * spans both halves and each half pays its iterations. */
-      first = w * ws + (int64_t)h * half;
-      if (first >= threads)
-        break;
-      r0 = first / t;
-      r1 = (first + half - 1) / t;
-      if (r1 >= rows)
-        r1 = rows - 1;
-      mx = 0;
-      for (r = r0; r <= r1; r++) {
-        int64_t it = iters(row_ptr, r, t);
-
-        if (it > mx)
-          mx = it;
-      }
-      cost += mx;
+    if (rph == 0) {
+      len = row_ptr[w + 1] - row_ptr[w];
+      cost = 2 * ((len + t - 1) / t);
+    } else {
+      r0 = w * 2 * rph;
+      cost = (longest(row_ptr, r0, r0 + rph < rows ? r0 + rph : rows) + t -
+              1) / t;
+      if (r0 + rph < rows)
+        cost += (longest(row_ptr, r0 + rph,
+                         r0 + 2 * rph < rows ? r0 + 2 * rph : rows) + t -
+                 1) / t;
     }
     /* Block w / wpb runs on SM (w / wpb) mod n. */
-    sm_cost[(w / wpb) % g->sms] += cost;
+    for (i = 0; i < nbs; i++) {
+      sm_cost[(size_t)i * (size_t)n + (size_t)cur[i]] += cost;
+      if (++cnt[i] == wpb[i]) {
+        cnt[i] = 0;
+        if (++cur[i] == n)
+          cur[i] = 0;
+      }
+    }
   }
-  best = 0;
-  for (h = 0; h < g->sms; h++)
-    if (sm_cost[h] > best)
-      best = sm_cost[h];
+  for (i = 0; i < nbs; i++) {
+    m[i] = 0;
+    for (s = 0; s < n; s++)
+      if (sm_cost[(size_t)i * (size_t)n + (size_t)s] > m[i])
+        m[i] = sm_cost[(size_t)i * (size_t)n + (size_t)s];
+  }
   free(sm_cost);
-  return best;
+  return 0;
+}
+
+/* Computes M(rl, BS, T): the largest per-SM sum of warp costs. */
+int64_t spmvd_model_cost(const int64_t *row_ptr, int64_t rows,
+                         const struct spmvd_model_gpu *g, int bs, int t,
+                         struct spmv_error *err)
+{
+  int64_t m;
+  int ret;
+
+  ret = spmvd_model_gpu_check(g, err);
+  if (ret == 0)
+    ret = check_bs_t(g, bs, t, err);
+  if (ret != 0)
+    return ret;
+  if (rows < 0 || (rows > 0 && row_ptr == NULL))
+    return spmv_error_set(err, SPMV_EINVAL, "model: no row lengths");
+  ret = model_column(row_ptr, rows, g, &bs, 1, t, &m, err);
+  return ret != 0 ? ret : m;
 }
 
 /* Resident threads per SM with blocks of bs threads. */
@@ -154,8 +195,8 @@ int spmvd_model_grid_compute(const struct spmv_csr *A,
                              struct spmvd_model_grid *out,
                              struct spmv_error *err)
 {
+  int64_t col[SPMVD_MODEL_MAX_BS];
   int i, j, t, ret;
-  int64_t m;
 
   memset(out, 0, sizeof *out);
   ret = spmvd_model_gpu_check(g, err);
@@ -167,21 +208,26 @@ int spmvd_model_grid_compute(const struct spmv_csr *A,
   valid_bs(g, out);
   for (t = 1; t <= 32 && t <= g->warp_size && g->warp_size % t == 0; t *= 2)
     out->t[out->nt++] = t;
-  for (i = 0; i < out->nbs; i++) {
-    for (j = 0; j < out->nt; j++) {
-      m = spmvd_model_cost(A->row_ptr, A->rows, g, out->bs[i], out->t[j],
-                           err);
-      if (m < 0)
-        return (int)m;
-      out->m[i][j] = m;
+  if (A->rows < 0 || (A->rows > 0 && A->row_ptr == NULL))
+    return spmv_error_set(err, SPMV_EINVAL, "model: no row lengths");
+  /* One pass over the rows per T, every BS at once. */
+  for (j = 0; j < out->nt; j++) {
+    ret = model_column(A->row_ptr, A->rows, g, out->bs, out->nbs, out->t[j],
+                       col, err);
+    if (ret != 0)
+      return ret;
+    for (i = 0; i < out->nbs; i++)
+      out->m[i][j] = col[i];
+  }
+  for (i = 0; i < out->nbs; i++)
+    for (j = 0; j < out->nt; j++)
       if ((i == 0 && j == 0) ||
-          better(m, out->bs[i], out->t[j], out->m[out->best_i][out->best_j],
-                 out->bs[out->best_i], out->t[out->best_j])) {
+          better(out->m[i][j], out->bs[i], out->t[j],
+                 out->m[out->best_i][out->best_j], out->bs[out->best_i],
+                 out->t[out->best_j])) {
         out->best_i = i;
         out->best_j = j;
       }
-    }
-  }
   return 0;
 }
 

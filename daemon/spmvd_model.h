@@ -73,8 +73,9 @@ int64_t spmvd_model_cost(const int64_t *row_ptr, int64_t rows,
 
 /*
  * Fills the whole grid (out, caller's storage) for A's row lengths (A
- * borrowed; only row_ptr is read) on GPU g, and its pick.  O(rows) per
- * (BS, T) pair.  Returns 0 or a negative SPMV_E* code.
+ * borrowed; only row_ptr is read) on GPU g, and its pick.  One pass over
+ * the rows per T (a warp's cost does not depend on BS), every BS at once:
+ * O(rows * (1 + nbs * T / ws)) in all.  Returns 0 or a negative SPMV_E* code.
  */
 int spmvd_model_grid_compute(const struct spmv_csr *A,
                              const struct spmvd_model_gpu *g,

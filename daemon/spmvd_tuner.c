@@ -289,10 +289,12 @@ void spmvd_race_params_default(struct spmvd_race_params *p)
 {
   p->warmup = 1;
   p->reps = 3;
-  p->min_rounds = 2;
-  p->max_rounds = 5;
+  p->min_rounds = 1;
+  p->max_rounds = 3;
   p->stable_tol = 0.03;
   p->drop_ratio = 1.5;
+  p->probe_ratio = 2.0;
+  p->close_tol = 0.10;
 }
 
 /* Zeroes a decision. */
@@ -338,24 +340,56 @@ static void trial_fail(struct spmvd_trial *t, int code,
 }
 
 /*
- * Times one loaded candidate in rounds; leader_us is the leader's median
- * (0 before there is one).  Adds its runs' time to *spent_us.  Returns 0,
- * or the failing code (trial marked failed).
+ * Times one loaded candidate; lead_us and lead_warm_us are the leader's
+ * median and timed warm-up run (0 before there is a leader).  With
+ * drop_ratio > 0 (a race that may drop) and probe_ratio > 0, the first
+ * warm-up run is timed alone and the candidate is dropped on it when it
+ * exceeds probe_ratio x the leader's median plus the leader's own first-run
+ * excess (a first launch can pay a one-off setup, e.g. lazy module
+ * loading: comparing excess to excess keeps it from dropping a fast
+ * candidate).  Then rounds of reps runs: with close_tol > 0 one round
+ * decides unless the candidate is within close_tol of the leader, when
+ * rounds go on until two agree within stable_tol.  Every run, warm-ups
+ * included, is added to *spent_us at its measured (or its round's median)
+ * time.  Returns 0, or the failing code (trial marked failed).
  */
 static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
-                       const struct spmvd_race_params *p, double leader_us,
-                       struct spmvd_trial *t, double *spent_us)
+                       const struct spmvd_race_params *p, double lead_us,
+                       double lead_warm_us, struct spmvd_trial *t,
+                       double *spent_us, double *warm_us)
 {
   double med[16], m;
   struct spmv_error e;
-  int r, warm, ret, maxr = p->max_rounds;
+  int r, warm, ret, maxr = p->max_rounds, warm_left = p->warmup;
+  int racing = p->drop_ratio > 0;
 
   if (maxr > 16)
     maxr = 16;
   if (maxr < 1)
     maxr = 1;
+  *warm_us = 0;
+  if (racing && p->probe_ratio > 0 && warm_left > 0) {
+    spmv_error_clear(&e);
+    ret = ops->time(ctx, 0, 1, &m, &e);
+    if (ret == 0 && !(m > 0 && isfinite(m)))
+      ret = spmv_error_set(&e, SPMV_EINVAL, "timing gave %g us", m);
+    if (ret != 0) {
+      trial_fail(t, ret, &e);
+      return ret;
+    }
+    warm_left--;
+    t->runs++;
+    *spent_us += m;
+    *warm_us = m;
+    if (lead_us > 0 &&
+        m > p->probe_ratio * lead_us + fmax(0, lead_warm_us - lead_us)) {
+      t->status = SPMVD_TRIAL_DROPPED;
+      t->time_us = t->best_us = m;
+      return 0;
+    }
+  }
   for (r = 0; r < maxr; r++) {
-    warm = r == 0 ? p->warmup : 0;
+    warm = r == 0 ? warm_left : 0;
     spmv_error_clear(&e);
     ret = ops->time(ctx, warm, p->reps, &m, &e);
     if (ret == 0 && !(m > 0 && isfinite(m)))
@@ -368,13 +402,20 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
     t->rounds = r + 1;
     t->runs += warm + p->reps;
     *spent_us += (warm + p->reps) * m;
+    if (r == 0 && *warm_us == 0)
+      *warm_us = m;
     if (r == 0 || m < t->best_us)
       t->best_us = m;
-    if (p->drop_ratio > 0 && leader_us > 0 &&
-        t->best_us > p->drop_ratio * leader_us) {
+    if (racing && lead_us > 0 && t->best_us > p->drop_ratio * lead_us) {
       t->status = SPMVD_TRIAL_DROPPED;
       break;
     }
+    /* Clearly ahead or behind the leader (or the first candidate): one
+     * round is enough. */
+    if (racing && p->close_tol > 0 && r + 1 >= p->min_rounds &&
+        (lead_us <= 0 ||
+         fabs(m - lead_us) > p->close_tol * fmin(m, lead_us)))
+      break;
     if (r + 1 >= p->min_rounds && r > 0 &&
         fabs(m - med[r - 1]) <= p->stable_tol * fmin(m, med[r - 1]))
       break;
@@ -393,7 +434,7 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
   struct spmvd_race_params def;
   struct spmvd_trial *t;
   struct spmv_error e;
-  double spent = 0;
+  double spent = 0, warm = 0, lead_warm = 0;
   int leader = -1, first_fail = 0, ret;
   size_t k;
 
@@ -417,21 +458,24 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
   for (k = 0; k < c->n; k++) {
     t = &out->trials[out->ntrials++];
     t->cfg = c->cfg[k];
+    warm = 0;
     spmv_error_clear(&e);
     ret = ops->load(ctx, &t->cfg, &e);
     if (ret != 0) {
       trial_fail(t, ret, &e);
     } else {
       ret = time_rounds(ops, ctx, p,
-                        leader >= 0 ? out->trials[leader].time_us : 0, t,
-                        &spent);
+                        leader >= 0 ? out->trials[leader].time_us : 0,
+                        lead_warm, t, &spent, &warm);
       ops->unload(ctx);
     }
     if (ret != 0 && first_fail == 0)
       first_fail = ret;
     if (t->status == SPMVD_TRIAL_OK &&
-        (leader < 0 || t->time_us < out->trials[leader].time_us))
+        (leader < 0 || t->time_us < out->trials[leader].time_us)) {
       leader = (int)k;
+      lead_warm = warm;
+    }
     if (ops->progress != NULL)
       ops->progress(ctx, (int)k + 1, (int)c->n, t);
     if (ret == SPMV_EGPU_STICKY)

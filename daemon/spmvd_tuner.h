@@ -137,16 +137,31 @@ struct spmvd_race_ops {
                    const struct spmvd_trial *t);
 };
 
-/* Knobs of the race. */
+/*
+ * Knobs of the race.  A candidate costs its timed warm-up run (dropped
+ * there when > probe_ratio x the leader), then one round of reps runs when
+ * it is clearly (> close_tol) ahead of or behind the leader, more rounds
+ * only when it is close; so a short list of 4-5 candidates costs about
+ * 4 + 4 x (their time / the pick's) SpMV-equivalents.
+ */
 struct spmvd_race_params {
-  int warmup;          /* untimed runs before a candidate's first round (1) */
+  int warmup;          /* warm-up runs before a candidate's first round (1);
+                          the first is timed when probe_ratio > 0 */
   int reps;            /* timed runs per round (3) */
-  int min_rounds;      /* rounds before a median may be called stable (2) */
-  int max_rounds;      /* rounds at most (5) */
+  int min_rounds;      /* rounds before a median may be called stable or
+                          clear (1) */
+  int max_rounds;      /* rounds at most (3) */
   double stable_tol;   /* stable when two successive round medians differ
                           by at most this fraction (0.03) */
   double drop_ratio;   /* drop once best > drop_ratio x leader median (1.5);
-                          0 = never drop (bench) */
+                          0 = never drop and time every candidate to a
+                          stable median (bench: probe and close unused) */
+  double probe_ratio;  /* drop on the timed warm-up run when it exceeds
+                          probe_ratio x the leader's median, plus the
+                          leader's own first-run excess (2.0); 0 = no probe */
+  double close_tol;    /* one round decides when the median is more than
+                          this fraction away from the leader's (0.10);
+                          0 = rounds until stable */
 };
 
 /* Fills p with the defaults written above. */

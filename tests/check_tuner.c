@@ -348,6 +348,7 @@ struct fake {
   int is_loaded;
   int loads, unloads, times, progress;
   int ellr_calls;
+  int ellr_close;  /* ellr-t answers 5.2 always */
   int sticky;
 };
 
@@ -379,7 +380,7 @@ static int fake_time(void *ctx, int warmup, int reps, double *us,
   case SPMV_FMT_CSR_VECTOR: *us = 5; return 0;
   case SPMV_FMT_COO: *us = 20; return 0;
   case SPMV_FMT_ELLR_T:  /* never stable: 6.0, 6.6, 6.0, ... */
-    *us = f->ellr_calls++ % 2 ? 6.6 : 6.0;
+    *us = f->ellr_close ? 5.2 : f->ellr_calls++ % 2 ? 6.6 : 6.0;
     return 0;
   case SPMV_FMT_HYB:
     return spmv_error_set(err, f->sticky ? SPMV_EGPU_STICKY : SPMV_EGPU,
@@ -430,8 +431,9 @@ static void race_list(struct spmvd_candidates *c)
 }
 
 /*
- * Defaults: 1 warm-up, rounds of 3, stable after 2 equal rounds, at most
- * 5, dropped beyond 1.5 x the leader.
+ * Rounds until stable (probe_ratio 0, close_tol 0, min_rounds 2,
+ * max_rounds 5): 1 warm-up, rounds of 3, stable after 2 equal rounds,
+ * dropped beyond 1.5 x the leader.
  *  scalar: 2 rounds, 7 runs of 10 us = 70 us; leader 10.
  *  vector: 2 rounds, 7 runs of 5 us = 35 us; leader 5.
  *  coo: round 1 at 20 > 7.5: dropped, 4 runs = 80 us.
@@ -440,11 +442,12 @@ static void race_list(struct spmvd_candidates *c)
  *    3*6 = 99.6 us over 16 runs; median 6.0 > 5, not the leader.
  * Cost = (70 + 35 + 80 + 99.6) / 5 = 56.92 SpMV-equivalents.
  */
-START_TEST(test_race)
+START_TEST(test_race_rounds)
 {
   struct spmvd_candidates *c = malloc(sizeof *c);
   struct spmvd_device_info gpu = device(1);
   struct spmvd_tune_input in;
+  struct spmvd_race_params p;
   struct spmvd_decision d;
   struct fake f;
   struct spmv_error e;
@@ -454,7 +457,12 @@ START_TEST(test_race)
   in = input(&m, &gpu);
   memset(&f, 0, sizeof f);
   race_list(c);
-  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e) == 0,
+  spmvd_race_params_default(&p);
+  p.probe_ratio = 0;
+  p.close_tol = 0;
+  p.min_rounds = 2;
+  p.max_rounds = 5;
+  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, &p, &in, &d, &e) == 0,
                 "%s", e.msg);
   ck_assert_int_eq(d.cfg.format, SPMV_FMT_CSR_VECTOR);
   ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
@@ -486,6 +494,76 @@ START_TEST(test_race)
   ck_assert(!f.is_loaded);
   spmvd_decision_fini(&d);
   ck_assert_ptr_null(d.trials);
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+/*
+ * Defaults (the short race): the first warm-up run is timed and drops a
+ * candidate beyond 2 x the leader; one round of 3 decides unless within
+ * 10 % of the leader.
+ *  scalar: warm-up 10, round 10 (no leader: clear): 4 runs, 40 us.
+ *  vector: warm-up 5 (< 2 x 10), round 5 (50 % ahead): 4 runs, 20 us.
+ *  coo: warm-up 20 > 2 x 5 + 0: dropped on it, 1 run, 20 us.
+ *  jad: load fails; hyb: its warm-up fails (0 runs).
+ *  ellr-t: warm-up 6.0, round 6.6 (32 % behind 5: clear): 4 runs,
+ *    6 + 3 * 6.6 = 25.8 us; time 6.6.
+ * Cost = (40 + 20 + 20 + 25.8) / 5 = 21.16 SpMV-equivalents.
+ */
+START_TEST(test_race)
+{
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_device_info gpu = device(1);
+  struct spmvd_tune_input in;
+  struct spmvd_decision d;
+  struct fake f;
+  struct spmv_error e;
+  struct mat m;
+
+  mat_init(&m, 1000, 5);
+  in = input(&m, &gpu);
+  memset(&f, 0, sizeof f);
+  race_list(c);
+  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e) == 0,
+                "%s", e.msg);
+  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
+  ck_assert_double_eq(d.time_us, 5);
+  ck_assert_double_eq_tol(d.cost_spmv, 21.16, 1e-9);
+  ck_assert_int_eq(d.trials[0].status, SPMVD_TRIAL_OK);
+  ck_assert_int_eq(d.trials[0].rounds, 1);
+  ck_assert_int_eq(d.trials[0].runs, 4);
+  ck_assert_int_eq(d.trials[1].runs, 4);
+  ck_assert_int_eq(d.trials[2].status, SPMVD_TRIAL_DROPPED);
+  ck_assert_int_eq(d.trials[2].rounds, 0);
+  ck_assert_int_eq(d.trials[2].runs, 1);
+  ck_assert_double_eq(d.trials[2].time_us, 20);
+  ck_assert_int_eq(d.trials[3].status, SPMVD_TRIAL_FAILED);
+  ck_assert_int_eq(d.trials[4].status, SPMVD_TRIAL_FAILED);
+  ck_assert_int_eq(d.trials[4].runs, 0);
+  ck_assert_int_eq(d.trials[5].status, SPMVD_TRIAL_OK);
+  ck_assert_int_eq(d.trials[5].rounds, 1);
+  ck_assert_int_eq(d.trials[5].runs, 4);
+  ck_assert_double_eq(d.trials[5].time_us, 6.6);
+  ck_assert_double_eq(d.trials[5].best_us, 6.6);  /* rounds only */
+  ck_assert_int_eq(f.loads, 6);
+  ck_assert_int_eq(f.unloads, 5);
+  ck_assert(!f.is_loaded);
+  spmvd_decision_fini(&d);
+  /* Close to the leader (within 10 %): rounds go on until stable.  csr-
+   * vector 5 leads; ellr-t at 5.2 / 5.2: warm-up 5.2, rounds 5.2, 5.2 (stable):
+   * 7 runs. */
+  memset(&f, 0, sizeof f);
+  f.ellr_close = 1;
+  c->n = 2;
+  c->cfg[0] = c->cfg[1];
+  c->cfg[1].format = SPMV_FMT_ELLR_T;
+  c->cfg[1].tpr = 2;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
+  ck_assert_int_eq(d.trials[1].rounds, 2);
+  ck_assert_int_eq(d.trials[1].runs, 7);
+  ck_assert_double_eq_tol(d.cost_spmv, (4 * 5 + 7 * 5.2) / 5, 1e-9);
+  spmvd_decision_fini(&d);
   mat_fini(&m);
   free(c);
 }
@@ -632,6 +710,7 @@ static Suite *tuner_suite(void)
   tcase_add_test(tc, test_trial_candidates);
   tcase_add_test(tc, test_auto_candidates);
   tcase_add_test(tc, test_strategy_errors);
+  tcase_add_test(tc, test_race_rounds);
   tcase_add_test(tc, test_race);
   tcase_add_test(tc, test_race_no_drop_and_failures);
   tcase_add_test(tc, test_run_strategies);

@@ -93,7 +93,7 @@ struct calib_res {
 };
 
 struct opts {
-  const char *mode, *dir, *only, *tsv;
+  const char *mode, *dir, *only, *tsv, *replay;
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
   double budget;             /* seconds; 0 = none */
   double deadline;           /* seconds: report what is done and exit */
@@ -133,6 +133,8 @@ static void gt_params(struct spmvd_race_params *p)
   p->max_rounds = 4;
   p->stable_tol = 0.02;
   p->drop_ratio = 10;
+  p->probe_ratio = 0;  /* every candidate to a stable median */
+  p->close_tol = 0;
 }
 
 /* The ground-truth table: the exhaustive decision's trials, grown by the
@@ -648,13 +650,262 @@ static void tsv_line(FILE *f, const struct mrec *r)
   fflush(f);
 }
 
+/* ---- replay: the strategies against committed timing tables ---- */
+
+/*
+ * --replay FILE[,FILE]: no device.  The tables of bench_spmv (matrix,
+ * dtype, config, status, us, ...) are the ground truth: each matrix of the
+ * suite found in them is built and profiled as on the GPU, the device is
+ * the one the tables name (an H200 as seen by the tuner: 132 SMs, warp 32,
+ * 2048 threads and 32 blocks per SM, 1024 threads per block), and every
+ * strategy races with a time callback that answers the table's median.  A
+ * configuration missing from the table fails like a candidate that cannot
+ * run.  csr-adaptive with maxtpr=0 (512) is looked up as maxtpr=BS: the
+ * kernel caps a bin's threads at BS, so the two differ only in where very
+ * long rows start to be split.  The best is the fastest row of the table
+ * (every configuration it holds, not only the tuner's), so best/pick and
+ * the cost are what the tuner would get from the same medians.
+ */
+struct rp_row {
+  char name[96];
+  struct spmv_config cfg;
+  double us;              /* 0: not ok in the table */
+};
+
+struct rp_tab {
+  struct rp_row *r;
+  size_t n, cap;
+  const char *cur;        /* the matrix being replayed */
+  double cur_us;          /* the loaded configuration's median */
+};
+
+/* Reads the f64 rows of a bench_spmv TSV into t; returns 0 or -1. */
+static int rp_read(struct rp_tab *t, const char *path)
+{
+  char line[1024], *f[6], *save, *p;
+  FILE *fp = fopen(path, "r");
+  int k;
+
+  if (fp == NULL) {
+    perror(path);
+    return -1;
+  }
+  while (fgets(line, sizeof line, fp) != NULL) {
+    if (line[0] == '#' || strncmp(line, "matrix\t", 7) == 0)
+      continue;
+    for (k = 0, p = strtok_r(line, "\t\n", &save); p != NULL && k < 6;
+         p = strtok_r(NULL, "\t\n", &save))
+      f[k++] = p;
+    if (k < 4 || strcmp(f[1], "f64") != 0)
+      continue;
+    if (t->n == t->cap) {
+      size_t nc = t->cap ? 2 * t->cap : 1024;
+      struct rp_row *nr = realloc(t->r, nc * sizeof *nr);
+      if (nr == NULL) {
+        fclose(fp);
+        return -1;
+      }
+      t->r = nr;
+      t->cap = nc;
+    }
+    struct rp_row *r = &t->r[t->n];
+    if (spmv_config_parse(f[2], &r->cfg, NULL) != 0)
+      continue;
+    snprintf(r->name, sizeof r->name, "%s", f[0]);
+    r->us = strcmp(f[3], "ok") == 0 && k >= 5 ? strtod(f[4], NULL) : 0;
+    t->n++;
+  }
+  fclose(fp);
+  return 0;
+}
+
+/* The table's row of cfg for the current matrix, or NULL. */
+static const struct rp_row *rp_find(const struct rp_tab *t,
+                                    struct spmv_config cfg)
+{
+  if (cfg.format == SPMV_FMT_CSR_ADAPTIVE && cfg.tpr == 0)
+    cfg.tpr = cfg.bs;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t k = 0; k < t->n; k++)
+      if (strcmp(t->r[k].name, t->cur) == 0 && eval_config_equal(&t->r[k].cfg, &cfg))
+        return &t->r[k];
+    /* The tables hold BS 128 and 256 only (the best of the two is within
+     * 1.2 % of the best of 64..512): BS 64 reads as 128, larger as 256. */
+    if (cfg.format == SPMV_FMT_CUSPARSE || cfg.bs == 128 || cfg.bs == 256)
+      break;
+    if (cfg.format == SPMV_FMT_CSR_ADAPTIVE && cfg.tpr == cfg.bs)
+      cfg.tpr = cfg.bs < 128 ? 128 : 256;
+    cfg.bs = cfg.bs < 128 ? 128 : 256;
+  }
+  return NULL;
+}
+
+static int rp_load(void *ctx, const struct spmv_config *cfg, struct spmv_error *err)
+{
+  struct rp_tab *t = ctx;
+  const struct rp_row *r = rp_find(t, *cfg);
+  char text[64];
+
+  spmv_config_format(cfg, text, sizeof text);
+  if (r == NULL)
+    return spmv_error_set(err, SPMV_EUNSUPPORTED, "%s: not in the tables", text);
+  if (!(r->us > 0))
+    return spmv_error_set(err, SPMV_EUNSUPPORTED, "%s: did not run in the tables", text);
+  t->cur_us = r->us;
+  return 0;
+}
+
+static int rp_time(void *ctx, int warmup, int reps, double *us, struct spmv_error *err)
+{
+  struct rp_tab *t = ctx;
+
+  (void)warmup;
+  (void)reps;
+  (void)err;
+  *us = t->cur_us;
+  return 0;
+}
+
+static void rp_unload(void *ctx)
+{
+  ((struct rp_tab *)ctx)->cur_us = 0;
+}
+
+static const struct spmvd_race_ops rp_ops = { rp_load, rp_time, rp_unload, NULL };
+
+/* The H200 of the committed tables, as the tuner sees it. */
+static void rp_device(struct spmvd_device_info *d)
+{
+  memset(d, 0, sizeof *d);
+  snprintf(d->backend, sizeof d->backend, "cuda");
+  snprintf(d->name, sizeof d->name, "NVIDIA H200 (replayed tables)");
+  d->cc_major = 9;
+  d->sms = 132;
+  d->warp_size = 32;
+  d->max_threads_per_sm = 2048;
+  d->max_blocks_per_sm = 32;
+  d->max_threads_per_block = 1024;
+  d->mem_bytes = (uint64_t)150 << 30;
+  d->l2_bytes = (uint64_t)60 << 20;
+  snprintf(d->device_key, sizeof d->device_key, "replay-h200");
+  snprintf(d->software_key, sizeof d->software_key, "replay");
+}
+
+#define RP_NSTRAT 4
+static const enum spmvd_strategy rp_strats[RP_NSTRAT] = {
+  SPMVD_STRATEGY_MODEL, SPMVD_STRATEGY_TRIAL, SPMVD_STRATEGY_AUTO,
+  SPMVD_STRATEGY_EXHAUSTIVE,
+};
+
+/* Replays every matrix of the suite found in the tables; prints a
+ * markdown table and the aggregates.  Returns 0 or 1. */
+static int replay_main(const struct opts *o, const char *files)
+{
+  struct bench_suite suite = { NULL, 0 };
+  struct rp_tab t = { NULL, 0, 0, NULL, 0 };
+  struct spmvd_device_info dev;
+  struct spmv_error err;
+  char buf[1024], *save, *p;
+  double logm[RP_NSTRAT] = { 0 }, logc[RP_NSTRAT] = { 0 }, worst[RP_NSTRAT];
+  double cmax[RP_NSTRAT] = { 0 };
+  int n = 0, n95[RP_NSTRAT] = { 0 }, nok[RP_NSTRAT] = { 0 }, rc = 1, k;
+
+  snprintf(buf, sizeof buf, "%s", files);
+  for (p = strtok_r(buf, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save))
+    if (rp_read(&t, p) < 0)
+      goto out;
+  for (k = 0; k < RP_NSTRAT; k++)
+    worst[k] = INFINITY;
+  rp_device(&dev);
+  spmv_error_clear(&err);
+  if (bench_suite_init(&suite, o->sets, o->quick, o->only, o->dir, &err) < 0) {
+    fprintf(stderr, "eval_tuner: %s\n", err.msg);
+    goto out;
+  }
+  printf("# Tuner replay on %s (f64), %zu table rows\n\n", dev.name, t.n);
+  printf("| matrix | rows | nnz | cv | best (table) | us |");
+  for (k = 0; k < RP_NSTRAT; k++)
+    printf(" %s: pick, %% of best, cost (candidates) |", spmvd_strategy_name(rp_strats[k]));
+  printf("\n|---|---|---|---|---|---|");
+  for (k = 0; k < RP_NSTRAT; k++)
+    printf("---|");
+  printf("\n");
+  for (size_t e = 0; e < suite.n; e++) {
+    const struct rp_row *best = NULL;
+    struct spmv_profile prof;
+    struct spmvd_tune_input in;
+    char btext[64];
+
+    t.cur = suite.e[e].name;
+    for (size_t j = 0; j < t.n; j++)
+      if (strcmp(t.r[j].name, t.cur) == 0 && t.r[j].us > 0 &&
+          (best == NULL || t.r[j].us < best->us))
+        best = &t.r[j];
+    if (best == NULL)
+      continue;
+    struct spmv_csr *A = bench_suite_make(&suite.e[e], o->dir, &err);
+    if (A == NULL || spmv_profile_compute(A, &prof, &err) < 0) {
+      fprintf(stderr, "%s: %s\n", t.cur, err.msg);
+      spmv_csr_free(A);
+      continue;
+    }
+    memset(&in, 0, sizeof in);
+    in.A = A;
+    in.prof = &prof;
+    in.dtype = SPMV_F64;
+    in.dev = &dev;
+    spmv_config_format(&best->cfg, btext, sizeof btext);
+    fprintf(stderr, "%s: rows %lld mean %.2f cv %.2f max %lld ell_fill %.2f dia_fill %.2f ndiags %lld hyb_k %lld\n",
+            t.cur, (long long)prof.rows, prof.rl_mean, prof.rl_cv, (long long)prof.rl_max,
+            prof.ell_fill, prof.dia_fill, (long long)prof.ndiags, (long long)prof.hyb_k);
+    printf("| %s | %lld | %lld | %.2f | %s | %.1f |", t.cur, (long long)A->rows,
+           (long long)A->nnz, prof.rl_cv, btext, best->us);
+    for (k = 0; k < RP_NSTRAT; k++) {
+      struct spmvd_decision d;
+      double t0 = now_s();
+      spmv_error_clear(&err);
+      int r = spmvd_tuner_run(rp_strats[k], &in, &rp_ops, &t, NULL, &d, &err);
+      double ms = 1e3 * (now_s() - t0);
+      const struct rp_row *pk = r == 0 ? rp_find(&t, d.cfg) : NULL;
+      if (pk == NULL || !(pk->us > 0)) {
+        printf(" failed: %.60s |", r != 0 ? err.msg : "pick not in the tables");
+      } else {
+        double m = best->us / pk->us;
+        printf(" %s, %.1f, %.1f (%zu; %.0f ms) |", d.text, 100 * m, d.cost_spmv, d.ntrials, ms);
+        nok[k]++;
+        logm[k] += log(m);
+        logc[k] += log(fmax(d.cost_spmv, 1e-9));
+        n95[k] += m >= 0.95;
+        cmax[k] = fmax(cmax[k], d.cost_spmv);
+        worst[k] = fmin(worst[k], m);
+      }
+      spmvd_decision_fini(&d);
+    }
+    printf("\n");
+    fflush(stdout);
+    n++;
+    spmv_csr_free(A);
+  }
+  printf("\n| strategy | matrices | geomean %% of best | worst | >= 95 %% | geomean cost | max cost |\n"
+         "|---|---|---|---|---|---|---|\n");
+  for (k = 0; k < RP_NSTRAT; k++)
+    printf("| %s | %d | %.1f | %.1f | %d | %.1f | %.1f |\n", spmvd_strategy_name(rp_strats[k]),
+           nok[k], 100 * gmean(logm[k], nok[k]), 100 * worst[k], n95[k],
+           gmean(logc[k], nok[k]), cmax[k]);
+  rc = n > 0 ? 0 : 1;
+out:
+  free(t.r);
+  bench_suite_fini(&suite);
+  return rc;
+}
+
 static void usage(FILE *f)
 {
   fprintf(f,
           "usage: eval_tuner [--backend cpu|cuda|ref] [--quick] [--matrices DIR]\n"
           "                  [--suite large,paper,real] [--only NAME] [--dtype f64|f32|both]\n"
           "                  [--budget SECONDS] [--deadline SECONDS] [--calib-nnz N]\n"
-          "                  [--max-nnz N] [--tsv FILE]\n"
+          "                  [--max-nnz N] [--tsv FILE] [--replay TSV[,TSV]]\n"
           "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
           "  --quick     the quick subset of the suite      --matrices  folder ($SPMV_MATRICES)\n"
           "  --suite     parts of the suite (all)           --only      names containing NAME\n"
@@ -662,6 +913,7 @@ static void usage(FILE *f)
           "  --deadline  at SECONDS, print the report of what is done and exit\n"
           "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
           "  --max-nnz   skip larger matrices               --tsv       every number, a line per matrix\n"
+          "  --replay    no device: replay the strategies on bench_spmv's f64 tables\n"
           "The markdown report goes to stdout, progress to stderr.\n");
 }
 
@@ -672,6 +924,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"dtype", 1, 0, 't'},
     {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
     {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
+    {"replay", 1, 0, 'R'},
     {0, 0, 0, 0},
   };
   int c;
@@ -685,13 +938,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #endif
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:h", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
     case 'm': o->dir = optarg; break;
     case 'o': o->only = optarg; break;
     case 'w': o->tsv = optarg; break;
+    case 'R': o->replay = optarg; break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
                 (strstr(optarg, "paper") ? BENCH_SUITE_PAPER : 0) |
@@ -891,6 +1145,8 @@ int main(int argc, char **argv)
   pthread_mutex_init(&r.mu, NULL);
   if (parse_opts(argc, argv, &r.o) < 0)
     return 1;
+  if (r.o.replay != NULL)
+    return replay_main(&r.o, r.o.replay);
   if (bench_suite_init(&suite, r.o.sets, r.o.quick, r.o.only, r.o.dir, &err) < 0) {
     fprintf(stderr, "eval_tuner: %s\n", err.msg);
     return 1;
