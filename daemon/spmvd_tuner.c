@@ -213,6 +213,183 @@ static void exhaustive(const struct spmvd_tune_input *in,
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
 }
 
+/*
+ * The shape of a matrix as the shortlist sees it (thresholds from the H200
+ * tables of tests/bench/results, replayed by eval_tuner --replay).
+ */
+enum shape {
+  SHAPE_STENCIL,   /* few dense diagonals (dia_fill <= 1.2): dia wins ~1.6x */
+  SHAPE_SMALL,     /* a warp per row fits one wave: latency-bound */
+  SHAPE_SKEWED,    /* rl_max > 16 x rl_mean and rl_cv > 1.5: power law */
+  SHAPE_FLAT,      /* rl_cv <= 0.3 and ell_fill <= 1.2: ELL-like rows */
+  SHAPE_REGULAR,   /* rl_cv <= 0.3 */
+  SHAPE_IRREGULAR  /* mid-length rows of varied length */
+};
+
+#define STENCIL_DIA_FILL 1.2
+#define SKEW_MAX_OVER_MEAN 16.0
+#define SKEW_CV 1.5
+#define REGULAR_CV 0.3
+#define FLAT_ELL_FILL 1.2
+
+/* Classifies a matrix on a GPU. */
+static enum shape shape_of(const struct spmv_profile *p,
+                           const struct spmvd_device_info *dev)
+{
+  int small = (double)p->rows * dev->warp_size <=
+              (double)dev->sms * dev->max_threads_per_sm;
+
+  if (p->nnz > 0 && p->dia_fill <= STENCIL_DIA_FILL &&
+      p->ndiags <= MAX_DIAGS && !small)
+    return SHAPE_STENCIL;
+  if (small)
+    return SHAPE_SMALL;
+  if ((double)p->rl_max > SKEW_MAX_OVER_MEAN * p->rl_mean &&
+      p->rl_cv > SKEW_CV)
+    return SHAPE_SKEWED;
+  if (p->rl_cv <= REGULAR_CV && p->ell_fill <= FLAT_ELL_FILL)
+    return SHAPE_FLAT;
+  if (p->rl_cv <= REGULAR_CV)
+    return SHAPE_REGULAR;
+  return SHAPE_IRREGULAR;
+}
+
+/* csr-adaptive with its bins up to BS threads and base length base. */
+static struct spmv_config adaptive(int bs, int base)
+{
+  return mk(SPMV_FMT_CSR_ADAPTIVE, bs, bs, base, 0);
+}
+
+/*
+ * auto's shortlist on a GPU, most likely winner first, 3 to 5 candidates
+ * (cost on first sight about 3 + 3 x the others' time over the pick's,
+ * SpMV-equivalents, with the default race; dia first on stencils so that
+ * the slower ones drop on their warm-up run).
+ */
+static void auto_gpu(const struct spmvd_tune_input *in,
+                     struct spmvd_candidates *out)
+{
+  const struct spmv_profile *p = in->prof;
+  struct spmv_config sell = mk(SPMV_FMT_SELL, 128, 0, 32,
+                               p->rl_cv < 0.05 ? 1 : 256);
+  int tpr[3];
+
+  spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
+  switch (shape_of(p, in->dev)) {
+  case SHAPE_STENCIL:
+    add(out, in, mk(SPMV_FMT_DIA, 128, 0, 0, 0));
+    add(out, in, sell);
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+    break;
+  case SHAPE_SKEWED:
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    add(out, in, adaptive(256, p->rl_mean < 8 ? 2 : 0));
+    add(out, in, mk(SPMV_FMT_CSR_MERGE, 256, 0, 0, 0));
+    break;
+  case SHAPE_SMALL:
+    if (p->nnz > 0 && p->dia_fill <= 1.5 && p->ndiags <= MAX_DIAGS)
+      add(out, in, mk(SPMV_FMT_DIA, 128, 0, 0, 0));
+    if ((double)p->rl_max > SKEW_MAX_OVER_MEAN * p->rl_mean &&
+        p->rl_cv > SKEW_CV) {
+      add(out, in, adaptive(256, 2));
+      add(out, in, adaptive(256, 0));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
+      add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    } else {
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0));
+      add(out, in, adaptive(256, 2));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, tpr[1], 0, 0));
+    }
+    break;
+  case SHAPE_FLAT:
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+    add(out, in, sell);
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, p->rl_mean < 64 ? tpr[0] : tpr[2],
+                    0, 0));
+    add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
+    break;
+  case SHAPE_REGULAR:
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+    add(out, in, sell);
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
+    break;
+  case SHAPE_IRREGULAR:
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
+    add(out, in, adaptive(256, 0));
+    break;
+  }
+}
+
+/* auto's shortlist on the cpu (no warps: csr, the ELL-like layouts). */
+static void auto_cpu(const struct spmvd_tune_input *in,
+                     struct spmvd_candidates *out)
+{
+  const struct spmv_profile *p = in->prof;
+
+  if (p->nnz > 0 && p->dia_fill <= 1.5 && p->ndiags <= MAX_DIAGS)
+    add(out, in, mk(SPMV_FMT_DIA, 0, 0, 0, 0));
+  add(out, in, mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0));
+  if (p->rl_cv <= REGULAR_CV)
+    add(out, in, mk(SPMV_FMT_SELL, 0, 0, 32, p->rl_cv < 0.05 ? 1 : 256));
+  add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0));
+}
+
+/*
+ * The ELLR-T layout's bytes for a configuration: its arrays hold rows x
+ * rl_max entries (padded per row to the T threads), so a long row makes it
+ * huge (powerlaw_1M: 12 TB).
+ */
+static double ellr_bytes(const struct spmv_profile *p, enum spmv_dtype dt)
+{
+  return (double)p->rows * (double)p->rl_max *
+         ((double)spmv_dtype_size(dt) + 4);
+}
+
+/* The most an ELLR-T layout may store over the CSR bytes in model's pick. */
+#define MODEL_MAX_ELLR_OVER_CSR 3.0
+
+/*
+ * model's pick, no timing: the ELLR-T model (Eq. 1-4) where ELLR-T pays,
+ * i.e. on flat long rows (ell_fill <= 1.2, rl_mean >= 64: its padding is
+ * nil and T threads share a row), else the profile's choice (the first of
+ * auto's shortlist, whose order was fitted to the H200 tables: dia on
+ * stencils, cuSPARSE on power laws, csr-vector at AUTOCSR's TPR), refined
+ * by the bytes one product moves: on flat rows hyb (no row pointers) over
+ * csr-vector.  An ELLR-T pick whose layout would exceed 3x the CSR bytes
+ * is never taken (next best of M, else the profile's choice).
+ */
+static int model_choice(const struct spmvd_tune_input *in,
+                        const struct spmv_config *ranked, int nm,
+                        struct spmvd_candidates *out)
+{
+  const struct spmv_profile *p = in->prof;
+  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
+  enum shape sh = shape_of(p, in->dev);
+  double csr_bytes = spmvd_tuner_bytes(p, &csr, in->dtype);
+  int k, tpr[3];
+
+  if (sh == SHAPE_FLAT && p->rl_mean >= 64 &&
+      ellr_bytes(p, in->dtype) <= MODEL_MAX_ELLR_OVER_CSR * csr_bytes)
+    for (k = 0; k < nm && out->n == 0; k++)
+      add(out, in, ranked[k]);
+  if (out->n > 0)
+    return 0;
+  spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
+  if (sh == SHAPE_FLAT)
+    add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
+  else if (sh == SHAPE_REGULAR && p->rl_mean >= 100)
+    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
+  else
+    auto_gpu(in, out);
+  out->n = out->n > 0 ? 1 : 0;
+  return 0;
+}
+
 /* Fills the candidates of a strategy. */
 int spmvd_tuner_candidates(enum spmvd_strategy s,
                            const struct spmvd_tune_input *in,
@@ -226,7 +403,7 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
   if (in == NULL || in->A == NULL || in->prof == NULL || in->dev == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "tuner: incomplete input");
   nm = 0;
-  if (s != SPMVD_STRATEGY_EXHAUSTIVE && s != SPMVD_STRATEGY_PREDICT) {
+  if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_TRIAL) {
     nm = model_ranked(in, model, SPMVD_MODEL_MAX_T, err);
     if (nm < 0)
       return nm;
@@ -239,9 +416,11 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
     break;
   case SPMVD_STRATEGY_TRIAL:
     for (k = 0; k < 3; k++)
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, tpr[k], 0, 0));
-    add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, 512, 0, 0, 0));
-    if (nm > 0)
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[k], 0, 0));
+    add(out, in, adaptive(256, 0));
+    if (nm > 0 && ellr_bytes(in->prof, in->dtype) <=
+                      MODEL_MAX_ELLR_OVER_CSR *
+                          spmvd_tuner_bytes(in->prof, &model[0], in->dtype))
       add(out, in, model[0]);
     for (k = 0; k < np && k < 2; k++)
       add(out, in, pred[k]);
@@ -249,13 +428,10 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
     break;
   case SPMVD_STRATEGY_AUTO:
-    for (k = 0; k < nm && k < 2; k++)
-      add(out, in, model[k]);
-    for (k = 0; k < np && k < 2; k++)
-      add(out, in, pred[k]);
-    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, tpr[1], 0, 0));
-    add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, 512, 0, 0, 0));
-    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    if (is_cpu(in->dev))
+      auto_cpu(in, out);
+    else
+      auto_gpu(in, out);
     break;
   case SPMVD_STRATEGY_MODEL:
     if (nm == 0)
@@ -263,7 +439,7 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
                             "strategy model: the ELLR-T model needs a GPU "
                             "(backend %s, warp size %d)", in->dev->backend,
                             in->dev->warp_size);
-    add(out, in, model[0]);
+    model_choice(in, model, nm, out);
     break;
   case SPMVD_STRATEGY_PREDICT:
     if (in->pred == NULL)
@@ -288,13 +464,13 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
 void spmvd_race_params_default(struct spmvd_race_params *p)
 {
   p->warmup = 1;
-  p->reps = 3;
+  p->reps = 2;
   p->min_rounds = 1;
   p->max_rounds = 3;
   p->stable_tol = 0.03;
   p->drop_ratio = 1.5;
   p->probe_ratio = 2.0;
-  p->close_tol = 0.10;
+  p->close_tol = 0.05;
 }
 
 /* Zeroes a decision. */
@@ -358,7 +534,7 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
                        double lead_warm_us, struct spmvd_trial *t,
                        double *spent_us, double *warm_us)
 {
-  double med[16], m;
+  double med[16], m, cur;
   struct spmv_error e;
   int r, warm, ret, maxr = p->max_rounds, warm_left = p->warmup;
   int racing = p->drop_ratio > 0;
@@ -410,11 +586,12 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
       t->status = SPMVD_TRIAL_DROPPED;
       break;
     }
-    /* Clearly ahead or behind the leader (or the first candidate): one
-     * round is enough. */
+    /* Its median so far clearly ahead of or behind the leader's (or the
+     * first candidate): enough rounds. */
+    cur = median(med, r + 1);
     if (racing && p->close_tol > 0 && r + 1 >= p->min_rounds &&
         (lead_us <= 0 ||
-         fabs(m - lead_us) > p->close_tol * fmin(m, lead_us)))
+         fabs(cur - lead_us) > p->close_tol * fmin(cur, lead_us)))
       break;
     if (r + 1 >= p->min_rounds && r > 0 &&
         fabs(m - med[r - 1]) <= p->stable_tol * fmin(m, med[r - 1]))

@@ -142,12 +142,14 @@ struct spmvd_race_ops {
  * there when > probe_ratio x the leader), then one round of reps runs when
  * it is clearly (> close_tol) ahead of or behind the leader, more rounds
  * only when it is close; so a short list of 4-5 candidates costs about
- * 4 + 4 x (their time / the pick's) SpMV-equivalents.
+ * 3 + 3 x (their time / the pick's) SpMV-equivalents (1 x for those
+ * dropped on the warm-up run).  Within close_tol the pick may miss the
+ * better one by at most close_tol, which is what the race trades for cost.
  */
 struct spmvd_race_params {
   int warmup;          /* warm-up runs before a candidate's first round (1);
                           the first is timed when probe_ratio > 0 */
-  int reps;            /* timed runs per round (3) */
+  int reps;            /* timed runs per round (2) */
   int min_rounds;      /* rounds before a median may be called stable or
                           clear (1) */
   int max_rounds;      /* rounds at most (3) */
@@ -160,7 +162,7 @@ struct spmvd_race_params {
                           probe_ratio x the leader's median, plus the
                           leader's own first-run excess (2.0); 0 = no probe */
   double close_tol;    /* one round decides when the median is more than
-                          this fraction away from the leader's (0.10);
+                          this fraction away from the leader's (0.05);
                           0 = rounds until stable */
 };
 

@@ -217,10 +217,10 @@ START_TEST(test_trial_candidates)
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, NULL),
                    0);
   ck_assert_int_eq(c->n, 7);
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 2, 0, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_ADAPTIVE, 512, 0, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0));
   ck_assert(has(c, SPMV_FMT_ELLR_T, pick.bs, pick.tpr, 0, 0));
   ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
@@ -230,10 +230,19 @@ START_TEST(test_trial_candidates)
   in = input(&m, &gpu);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, NULL),
                    0);
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
-  ck_assert(!has(c, SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 16, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 32, 0, 0));
+  ck_assert(!has(c, SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0));
+  mat_fini(&m);
+  /* A row of 10^6 entries: the ELLR-T layout would be 3 x 10^5 times the
+   * CSR bytes, so trial leaves the model's pick out. */
+  mat_init(&m, 5000, 40);
+  in = input(&m, &gpu);
+  m.p.rl_max = 1000000;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(count(c, SPMV_FMT_ELLR_T), 0);
   mat_fini(&m);
   free(c);
 }
@@ -264,52 +273,119 @@ static void fake_predictor(struct spmvd_predictor *pr)
   }
 }
 
+/* Checks that c is exactly the n configurations want, in order. */
+static void expect_list(const struct spmvd_candidates *c,
+                        const struct spmv_config *want, size_t n)
+{
+  char a[64], b[64];
+  size_t k;
+
+  ck_assert_int_eq(c->n, n);
+  for (k = 0; k < n; k++) {
+    spmv_config_format(&c->cfg[k], a, sizeof a);
+    spmv_config_format(&want[k], b, sizeof b);
+    ck_assert_str_eq(a, b);
+  }
+}
+
+/*
+ * auto's shortlist per shape, on the test GPU (132 SMs x 2048 threads: a
+ * matrix of <= 8448 rows is small).  Rows of 5 (AUTOCSR TPR 2, 4, 8).
+ */
 START_TEST(test_auto_candidates)
 {
-  struct spmvd_device_info gpu = device(1);
+  static const struct spmv_config stencil[] = {
+    { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 } };
+  static const struct spmv_config flat[] = {
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
+    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 }, { SPMV_FMT_HYB, 256, 0, 0, 0 } };
+  static const struct spmv_config regular[] = {
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
+    { SPMV_FMT_SELL, 128, 0, 32, 256 },
+    { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 } };
+  static const struct spmv_config irregular[] = {
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
+  static const struct spmv_config skewed[] = {
+    { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
+    { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
+  static const struct spmv_config small[] = {
+    { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
+    { SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 } };
+  static const struct spmv_config small_skewed[] = {
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
+  static const struct spmv_config cpu_stencil[] = {
+    { SPMV_FMT_DIA, 0, 0, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
+    { SPMV_FMT_SELL, 0, 0, 32, 1 }, { SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0 } };
+  struct spmvd_device_info gpu = device(1), cpu = device(0);
   struct spmvd_candidates *c = malloc(sizeof *c);
   struct spmvd_tune_input in;
   struct spmvd_predictor pr;
-  struct spmv_config pick, excl;
+  struct spmv_config excl;
   struct mat m;
 
-  mat_init(&m, 5000, 10);
+#define AUTO_IS(list)                                                       \
+  do {                                                                      \
+    ck_assert_int_eq(                                                       \
+        spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);      \
+    expect_list(c, list, sizeof list / sizeof list[0]);                     \
+  } while (0)
+  /* 20000 rows of 5, 5 full diagonals (dia_fill 1): a stencil. */
+  mat_init(&m, 20000, 5);
   in = input(&m, &gpu);
-  pick = model_pick(&m, &gpu);
-  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
-                   0);
-  /* Model pick + runner-up, AUTOCSR's middle TPR, adaptive, cusparse. */
-  ck_assert_int_eq(c->n, 5);
-  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_ELLR_T);
-  ck_assert_int_eq(c->cfg[0].bs, pick.bs);
-  ck_assert_int_eq(c->cfg[0].tpr, pick.tpr);
-  ck_assert_int_eq(c->cfg[1].format, SPMV_FMT_ELLR_T);
-  ck_assert_int_ne(c->cfg[1].tpr, pick.tpr);
-  ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0));
-  /* With a predictor: its two best formats join, in its order. */
+  AUTO_IS(stencil);
+  /* The predictor does not change the shortlist. */
   fake_predictor(&pr);
   in.pred = &pr;
-  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
-                   0);
-  ck_assert_int_eq(c->n, 7);
-  ck_assert_int_eq(c->cfg[2].format, SPMV_FMT_CSR_SCALAR);
-  ck_assert_int_eq(c->cfg[3].format, SPMV_FMT_JAD);
-  ck_assert_int_eq(count(c, SPMV_FMT_COO), 0);
-  /* Predict: the predictor's best alone. */
-  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_PREDICT, &in, c,
-                                          NULL), 0);
-  ck_assert_int_eq(c->n, 1);
-  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_CSR_SCALAR);
+  AUTO_IS(stencil);
+  in.pred = NULL;
   /* A quarantined configuration is never proposed. */
-  excl = pick;
+  excl = stencil[0];
   in.exclude = &excl;
   in.nexclude = 1;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
                    0);
-  ck_assert_int_eq(c->n, 6);
-  ck_assert(!has(c, SPMV_FMT_ELLR_T, pick.bs, pick.tpr, 0, 0));
-  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL),
-                   SPMV_EINVAL);
+  expect_list(c, stencil + 1, 2);
+  in.nexclude = 0;
+  /* Scattered diagonals, equal rows (ell_fill 1): flat. */
+  m.p.dia_fill = 50;
+  AUTO_IS(flat);
+  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256). */
+  m.p.rl_cv = 0.2;
+  m.p.ell_fill = 2;
+  AUTO_IS(regular);
+  /* cv 0.6: irregular. */
+  m.p.rl_cv = 0.6;
+  m.p.ell_fill = 10;
+  AUTO_IS(irregular);
+  /* A row of 1000 (> 16 x 5) and cv 5: skewed; mean < 8: base 2. */
+  m.p.rl_max = 1000;
+  m.p.rl_cv = 5;
+  AUTO_IS(skewed);
+  /* On the cpu: dia, csr, sell, csr-adaptive; no cusparse, no BS. */
+  mat_fini(&m);
+  mat_init(&m, 20000, 5);
+  in = input(&m, &cpu);
+  AUTO_IS(cpu_stencil);
+  mat_fini(&m);
+  /* 5000 rows: small (a warp per row fills less than a wave). */
+  mat_init(&m, 5000, 5);
+  in = input(&m, &gpu);
+  m.p.dia_fill = 50;
+  m.p.rl_cv = 0.6;
+  AUTO_IS(small);
+  m.p.rl_max = 1000;
+  m.p.rl_cv = 5;
+  AUTO_IS(small_skewed);
+#undef AUTO_IS
   mat_fini(&m);
   free(c);
 }
@@ -458,6 +534,7 @@ START_TEST(test_race_rounds)
   memset(&f, 0, sizeof f);
   race_list(c);
   spmvd_race_params_default(&p);
+  p.reps = 3;
   p.probe_ratio = 0;
   p.close_tol = 0;
   p.min_rounds = 2;
@@ -501,15 +578,15 @@ END_TEST
 
 /*
  * Defaults (the short race): the first warm-up run is timed and drops a
- * candidate beyond 2 x the leader; one round of 3 decides unless within
- * 10 % of the leader.
- *  scalar: warm-up 10, round 10 (no leader: clear): 4 runs, 40 us.
- *  vector: warm-up 5 (< 2 x 10), round 5 (50 % ahead): 4 runs, 20 us.
+ * candidate beyond 2 x the leader; one round of 2 decides unless within
+ * 5 % of the leader.
+ *  scalar: warm-up 10, round 10 (no leader: clear): 3 runs, 30 us.
+ *  vector: warm-up 5 (< 2 x 10), round 5 (50 % ahead): 3 runs, 15 us.
  *  coo: warm-up 20 > 2 x 5 + 0: dropped on it, 1 run, 20 us.
  *  jad: load fails; hyb: its warm-up fails (0 runs).
- *  ellr-t: warm-up 6.0, round 6.6 (32 % behind 5: clear): 4 runs,
- *    6 + 3 * 6.6 = 25.8 us; time 6.6.
- * Cost = (40 + 20 + 20 + 25.8) / 5 = 21.16 SpMV-equivalents.
+ *  ellr-t: warm-up 6.0, round 6.6 (32 % behind 5: clear): 3 runs,
+ *    6 + 2 * 6.6 = 19.2 us; time 6.6.
+ * Cost = (30 + 15 + 20 + 19.2) / 5 = 16.84 SpMV-equivalents.
  */
 START_TEST(test_race)
 {
@@ -529,11 +606,11 @@ START_TEST(test_race)
                 "%s", e.msg);
   ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
   ck_assert_double_eq(d.time_us, 5);
-  ck_assert_double_eq_tol(d.cost_spmv, 21.16, 1e-9);
+  ck_assert_double_eq_tol(d.cost_spmv, 16.84, 1e-9);
   ck_assert_int_eq(d.trials[0].status, SPMVD_TRIAL_OK);
   ck_assert_int_eq(d.trials[0].rounds, 1);
-  ck_assert_int_eq(d.trials[0].runs, 4);
-  ck_assert_int_eq(d.trials[1].runs, 4);
+  ck_assert_int_eq(d.trials[0].runs, 3);
+  ck_assert_int_eq(d.trials[1].runs, 3);
   ck_assert_int_eq(d.trials[2].status, SPMVD_TRIAL_DROPPED);
   ck_assert_int_eq(d.trials[2].rounds, 0);
   ck_assert_int_eq(d.trials[2].runs, 1);
@@ -543,16 +620,16 @@ START_TEST(test_race)
   ck_assert_int_eq(d.trials[4].runs, 0);
   ck_assert_int_eq(d.trials[5].status, SPMVD_TRIAL_OK);
   ck_assert_int_eq(d.trials[5].rounds, 1);
-  ck_assert_int_eq(d.trials[5].runs, 4);
+  ck_assert_int_eq(d.trials[5].runs, 3);
   ck_assert_double_eq(d.trials[5].time_us, 6.6);
   ck_assert_double_eq(d.trials[5].best_us, 6.6);  /* rounds only */
   ck_assert_int_eq(f.loads, 6);
   ck_assert_int_eq(f.unloads, 5);
   ck_assert(!f.is_loaded);
   spmvd_decision_fini(&d);
-  /* Close to the leader (within 10 %): rounds go on until stable.  csr-
-   * vector 5 leads; ellr-t at 5.2 / 5.2: warm-up 5.2, rounds 5.2, 5.2 (stable):
-   * 7 runs. */
+  /* Close to the leader (within 5 %): rounds go on until stable.  csr-
+   * vector 5 leads; ellr-t at 5.2 (4 %): warm-up 5.2, rounds 5.2, 5.2
+   * (stable): 5 runs. */
   memset(&f, 0, sizeof f);
   f.ellr_close = 1;
   c->n = 2;
@@ -561,8 +638,8 @@ START_TEST(test_race)
   c->cfg[1].tpr = 2;
   ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
   ck_assert_int_eq(d.trials[1].rounds, 2);
-  ck_assert_int_eq(d.trials[1].runs, 7);
-  ck_assert_double_eq_tol(d.cost_spmv, (4 * 5 + 7 * 5.2) / 5, 1e-9);
+  ck_assert_int_eq(d.trials[1].runs, 5);
+  ck_assert_double_eq_tol(d.cost_spmv, (3 * 5 + 5 * 5.2) / 5, 1e-9);
   spmvd_decision_fini(&d);
   mat_fini(&m);
   free(c);
@@ -627,7 +704,10 @@ START_TEST(test_run_strategies)
   struct mat m;
   double want;
 
-  mat_init(&m, 5000, 10);
+  /* Flat rows of 80 (ell_fill 1, scattered diagonals, 20000 rows): the
+   * ELLR-T model's pick. */
+  mat_init(&m, 20000, 80);
+  m.p.dia_fill = 50;
   in = input(&m, &gpu);
   pick = model_pick(&m, &gpu);
   /* model without timing: the pick, no time, no cost. */
@@ -635,20 +715,46 @@ START_TEST(test_run_strategies)
                                    NULL, &d, &e), 0);
   ck_assert_int_eq(d.cfg.format, SPMV_FMT_ELLR_T);
   ck_assert_int_eq(d.cfg.bs, pick.bs);
+  ck_assert_int_eq(d.cfg.tpr, pick.tpr);
   ck_assert_int_eq(d.strategy, SPMVD_STRATEGY_MODEL);
   ck_assert_double_eq(d.time_us, 0);
   ck_assert_double_eq(d.cost_spmv, 0);
   ck_assert_int_eq(d.ntrials, 0);
   spmvd_decision_fini(&d);
-  /* model with timing: one round of the pick (1 + 3 runs: cost 4). */
+  /* model with timing: one round of the pick (1 + 2 runs: cost 3). */
   memset(&f, 0, sizeof f);
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, &fake_ops, &f,
                                    NULL, &d, &e), 0);
   ck_assert_int_eq(d.ntrials, 1);
   ck_assert_int_eq(d.trials[0].rounds, 1);
   ck_assert_double_eq(d.time_us, 6.0);
-  ck_assert_double_eq(d.cost_spmv, 4);
+  ck_assert_double_eq(d.cost_spmv, 3);
   spmvd_decision_fini(&d);
+  /* A row of 10^6 would make the ELLR-T layout huge: never picked; flat
+   * rows take hyb instead. */
+  m.p.rl_max = 1000000;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "hyb bs=256 k=0");
+  spmvd_decision_fini(&d);
+  /* Irregular rows: csr-vector at AUTOCSR's middle TPR (80: 8, 16, 32). */
+  m.p.rl_max = 300;
+  m.p.rl_cv = 0.6;
+  m.p.ell_fill = 3.75;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=16");
+  spmvd_decision_fini(&d);
+  /* A power law: cuSPARSE ALG2. */
+  m.p.rl_max = 100000;
+  m.p.rl_cv = 20;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "cusparse alg=2");
+  spmvd_decision_fini(&d);
+  mat_fini(&m);
+  mat_init(&m, 5000, 10);
+  in = input(&m, &gpu);
   /* predict without timing: the predicted time of csr-scalar: I0 = 5,
    * P0 = 10: (0.01*5 + 0.1)*10 + (1*5 + 2) = 8.5 us. */
   fake_predictor(&pr);
