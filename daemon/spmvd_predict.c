@@ -8,16 +8,23 @@
 #include "spmvd_predict.h"
 
 /*
- * The calibration grid (MODELS.md, 3), cut by the nnz bounds.  The
- * thread-per-row formats take I in {1, 2, 4} over every P first (the span
- * of P matters most to the saddle), then I in {3, 6, 8, 10} while the
- * budget lasts.
+ * The calibration grid (MODELS.md, 3), cut by the nnz bounds.  Where we
+ * deviate from the paper: I is a real number of strips, I = R / S, and the
+ * grid starts below one strip.  On a large GPU a strip is big (an H200:
+ * 132 x 2048 = 270336 rows), most matrices are a fraction of one and the
+ * largest are tens of strips; the paper's I = ceil(rows / S) in 1..10
+ * predicted a 46835-row matrix as a whole strip (6x its work) and
+ * extrapolated a 63-strip one 6x past its data.  So the thread-per-row
+ * formats take I in {0.1, 0.25, 0.5, 1} over every P first (small
+ * matrices: cheap in nonzeros, and the span of P matters most to the
+ * saddle), then I in {2, 4, 8, 16} while the budget lasts; csr-vector's I
+ * sweep runs from 0.1 to 32 strips.
  */
-static const int grid_i1[] = { 1, 2, 4 };
-static const int grid_i2[] = { 3, 6, 8, 10 };
+static const double grid_i1[] = { 0.1, 0.25, 0.5, 1 };
+static const double grid_i2[] = { 2, 4, 8, 16 };
 static const int grid_p[] = { 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
 /* csr-vector: the P sweep at I = VEC_I_CAL, the I sweep at P = VEC_P_CAL. */
-static const int vec_i[] = { 1, 2, 3, 4, 6, 8, 12, 16, 20 };
+static const double vec_i[] = { 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32 };
 #define VEC_I_CAL 1
 #define VEC_P_CAL 16
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -62,22 +69,23 @@ int64_t spmvd_predict_strip(enum spmv_format f,
 void spmvd_calib_params_default(struct spmvd_calib_params *p)
 {
   p->max_nnz_matrix = (int64_t)32 << 20;
-  p->max_nnz_total = (int64_t)320 << 20;
+  p->max_nnz_total = (int64_t)480 << 20;
   p->cv = 0.25;
   p->seed = 1;
 }
 
 /* Appends a point to the plan (capacity checked by the caller). */
 static void add_point(struct spmvd_calib_plan *plan,
-                      const struct spmv_config *cfg, int64_t rows, int i,
-                      int p, enum spmv_gen_dist dist)
+                      const struct spmv_config *cfg, int64_t rows,
+                      double strips, int p, enum spmv_gen_dist dist)
 {
   struct spmvd_calib_point *pt = &plan->pt[plan->n++];
 
   memset(pt, 0, sizeof *pt);
   pt->cfg = *cfg;
   pt->rows = rows;
-  pt->i = i;
+  pt->strips = strips;
+  pt->i = (int)ceil(strips);
   pt->p = p;
   pt->dist = dist;
   pt->matrix = plan->nmatrices;
@@ -97,6 +105,14 @@ static int admit(struct spmvd_calib_plan *plan,
   return 1;
 }
 
+/* The rows of I strips of s rows (at least one row). */
+static int64_t strip_rows(int64_t s, double i)
+{
+  int64_t r = (int64_t)llround((double)s * i);
+
+  return r > 0 ? r : 1;
+}
+
 /* Makes the calibration plan for a device. */
 int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
                          enum spmv_dtype dt,
@@ -108,7 +124,7 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
                                                SPMV_GEN_UNIFORM };
   struct spmvd_calib_params def;
   struct spmvd_calib_plan *plan;
-  int64_t sv, st;
+  int64_t sv, st, rows;
   size_t cap, a, b, d, k;
   int pass, cuda = strcmp(dev->backend, "cuda") == 0;
 
@@ -147,28 +163,29 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
     }
   }
   for (b = 0; b < NELEM(vec_i); b++) {
-    if (vec_i[b] == VEC_I_CAL || !admit(plan, p, sv * vec_i[b], VEC_P_CAL))
+    rows = strip_rows(sv, vec_i[b]);
+    if (vec_i[b] == VEC_I_CAL || !admit(plan, p, rows, VEC_P_CAL))
       continue;
     for (d = 0; d < 2; d++) {
-      add_point(plan, &vector_cfg, sv * vec_i[b], vec_i[b], VEC_P_CAL,
-                dists[d]);
+      add_point(plan, &vector_cfg, rows, vec_i[b], VEC_P_CAL, dists[d]);
       plan->nmatrices++;
     }
   }
   /* Thread-per-row formats share each matrix; small P first. */
   for (pass = 0; pass < 2; pass++) {
-    const int *gi = pass == 0 ? grid_i1 : grid_i2;
+    const double *gi = pass == 0 ? grid_i1 : grid_i2;
     size_t ni = pass == 0 ? NELEM(grid_i1) : NELEM(grid_i2);
 
     for (a = 0; a < NELEM(grid_p); a++)
       for (b = 0; b < ni; b++)
         for (d = 0; d < 2; d++) {
-          if (d == 0 && !admit(plan, p, st * gi[b], grid_p[a]))
+          rows = strip_rows(st, gi[b]);
+          if (d == 0 && !admit(plan, p, rows, grid_p[a]))
             break;
           for (k = 0; k < NELEM(thread_cfgs); k++)
             if (cuda || !thread_cfgs[k].cuda_only)
-              add_point(plan, &thread_cfgs[k].cfg, st * gi[b], gi[b],
-                        grid_p[a], dists[d]);
+              add_point(plan, &thread_cfgs[k].cfg, rows, gi[b], grid_p[a],
+                        dists[d]);
           plan->nmatrices++;
         }
   }
@@ -479,7 +496,9 @@ double spmvd_predict_time(const struct spmvd_fit *f,
     return NAN;
   if (prof->rows <= 0)
     return PREDICT_FLOOR_US;
-  i0 = (double)((prof->rows + f->strip - 1) / f->strip);
+  /* I0 = rows / S, a real number of strips (the paper rounds it up: see
+   * the grid above for why we do not). */
+  i0 = (double)prof->rows / (double)f->strip;
   p0 = (double)prof->nnz / (double)prof->rows;
   t = spmvd_fit_eval(f, i0, p0);
   return t > PREDICT_FLOOR_US ? t : PREDICT_FLOOR_US;
@@ -493,6 +512,7 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
   double *i = NULL, *p = NULL, *t = NULL;
   struct spmvd_fit *f;
   size_t k, n;
+  int64_t strip;
   int fmt, nfit = 0, ret = 0;
 
   memset(out, 0, sizeof *out);
@@ -505,19 +525,21 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
   }
   for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++) {
     f = &out->fit[fmt];
+    strip = spmvd_predict_strip((enum spmv_format)fmt, dev);
     n = 0;
     for (k = 0; k < plan->n; k++) {
       if ((int)plan->pt[k].cfg.format != fmt || !plan->pt[k].ok)
         continue;
       if (n == 0)
         f->cfg = plan->pt[k].cfg;
-      i[n] = plan->pt[k].i;
+      /* The strips it really has (rows were rounded). */
+      i[n] = (double)plan->pt[k].rows / (double)strip;
       p[n] = plan->pt[k].p;
       t[n++] = plan->pt[k].time_us;
     }
     if (n == 0)
       continue;
-    f->strip = spmvd_predict_strip((enum spmv_format)fmt, dev);
+    f->strip = strip;
     if (fmt == SPMV_FMT_CSR_VECTOR)
       ret = spmvd_predict_fit_vector(i, p, t, n, VEC_I_CAL, VEC_P_CAL, f,
                                      NULL);
@@ -588,13 +610,12 @@ json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
   for (k = 0; k < n; k++) {
     f = &pred->fit[cfgs[k].format];
     spmv_config_format(&cfgs[k], text, sizeof text);
-    o = json_pack("{sssssssIsIsfsf}", "format",
+    o = json_pack("{sssssssIsfsfsf}", "format",
                   spmv_format_name(cfgs[k].format), "config", text, "kind",
                   f->kind == SPMVD_FIT_VECTOR ? "vector" : "saddle", "strip",
                   (json_int_t)f->strip, "i0",
-                  (json_int_t)(prof->rows > 0
-                                   ? (prof->rows + f->strip - 1) / f->strip
-                                   : 0),
+                  prof->rows > 0 ? (double)prof->rows / (double)f->strip
+                                 : 0.0,
                   "time_us", us[k], "err_mean", f->err_mean);
     if (o == NULL || json_array_append_new(arr, o) != 0) {
       json_decref(arr);

@@ -30,7 +30,9 @@ extern "C" {
  *    time is T(P0) / t0 * E(I0);
  *  - saddle (every other calibrated format): T = f(I)*P + g(I) with
  *    f(I) = a*I + b and g(I) = c*I + d, by least squares;
- * where I0 = ceil(rows / S) and P0 = nnz / rows.
+ * where I0 = rows / S, a real number (the paper's ceil(rows / S) in 1..10
+ * mispredicts matrices below one strip and far above ten on a large GPU:
+ * spmvd_predict.c says more), and P0 = nnz / rows.
  */
 
 /* The two forms of fit. */
@@ -65,7 +67,7 @@ int64_t spmvd_predict_strip(enum spmv_format f,
 /* Bounds of a calibration, so it ends in a few minutes on a GPU. */
 struct spmvd_calib_params {
   int64_t max_nnz_matrix;  /* nnz of one calibration matrix (32M) */
-  int64_t max_nnz_total;   /* sum of the matrices' nnz (320M) */
+  int64_t max_nnz_total;   /* sum of the matrices' nnz (480M) */
   double cv;               /* sigma / mean of the row lengths (0.25) */
   uint64_t seed;           /* generator seed (1) */
 };
@@ -76,8 +78,9 @@ void spmvd_calib_params_default(struct spmvd_calib_params *p);
 /* One timing of the plan: a configuration on a synthetic matrix. */
 struct spmvd_calib_point {
   struct spmv_config cfg;
-  int64_t rows;            /* R = S * I */
-  int i;                   /* I */
+  int64_t rows;            /* R = S * I, rounded */
+  double strips;           /* I, a real number of strips (0.1 .. 32) */
+  int i;                   /* I rounded up: the paper's whole strips */
   int p;                   /* P, the mean row length */
   enum spmv_gen_dist dist; /* SPMV_GEN_NORMAL or SPMV_GEN_UNIFORM */
   int matrix;              /* points of one matrix share this index */
@@ -87,17 +90,17 @@ struct spmvd_calib_point {
 
 /*
  * The plan.  csr-vector (tpr 16) first: the P sweep (4..1024) at I = 1 and
- * the I sweep (2..20) at P = 16.  Then the thread-per-row formats
+ * the I sweep (0.1..32) at P = 16.  Then the thread-per-row formats
  * (csr-scalar, ell, ellr-t t=1, jad, coo, hyb, sell, csr-adaptive,
  * csr-merge, and cusparse ALG2 on cuda), which share each matrix: I in
- * {1, 2, 4} over P in {4, 8, ..., 1024}, then I in {3, 6, 8, 10}.  Both
+ * {0.1, 0.25, 0.5, 1} over P in {4, 8, ..., 1024}, then I in {2, 4, 8,
+ * 16}.  I is a real number of strips (R = S * I rounded).  Both
  * distributions everywhere.  A matrix over max_nnz_matrix is left out, and
- * so is every matrix once max_nnz_total would be passed: on large GPUs the
- * large-P corner of the paper's grid is cut and the linear fits extrapolate
- * there.  On an H100 (132 SMs, 2048 threads per SM) the defaults give 64
- * matrices, 334 timings, 332M nnz: csr-vector P 4..1024 at I = 1 and
- * I 1..20 at P = 16; the others I in {1, 2, 4} up to P = 64 (I = 4 up to
- * 16), then (3, 4), (6, 4), (3, 8).
+ * so is every matrix once max_nnz_total would be passed.  On an H100/H200
+ * (132 SMs, 2048 threads per SM) the defaults give 98 matrices, 674
+ * timings, 491M nnz: csr-vector P 4..1024 at I = 1 and I 0.1..32 at
+ * P = 16; the others P 4..1024 at I = 0.1, up to 256 at 0.25, 128 at 0.5,
+ * 64 at 1, then I = 2, 4, 8, 16 at P = 4 and (2, 8).
  */
 struct spmvd_calib_plan {
   size_t n;
@@ -181,7 +184,7 @@ double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p);
 
 /*
  * Predicts the time (us) of fit f for a matrix of profile prof: I0 =
- * ceil(rows / S), P0 = nnz / rows.  NAN when f is not calibrated; never
+ * rows / S (real), P0 = nnz / rows.  NAN when f is not calibrated; never
  * below a small positive floor.
  */
 double spmvd_predict_time(const struct spmvd_fit *f,
