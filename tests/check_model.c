@@ -175,6 +175,38 @@ START_TEST(test_brute_force)
 }
 END_TEST
 
+/* The grid computes every BS of a T in one pass over the rows: each cell
+ * must equal the brute-force M of Eq. 1-4 for its (BS, T). */
+START_TEST(test_grid_brute_force)
+{
+  int rows = 5003, *rl = malloc((size_t)rows * sizeof *rl), i, j;
+  unsigned s = 777u;
+  struct spmvd_model_gpu g = gpu(7);
+  struct spmvd_model_grid *grid = malloc(sizeof *grid);
+  struct spmv_csr A;
+
+  for (i = 0; i < rows; i++) {
+    s = s * 1103515245u + 12345u;
+    rl[i] = (int)((s >> 16) % 40);
+    if (i % 211 == 0)
+      rl[i] += 900;
+  }
+  memset(&A, 0, sizeof A);
+  A.rows = A.cols = rows;
+  A.row_ptr = offsets(rl, rows);
+  A.nnz = A.row_ptr[rows];
+  ck_assert_int_eq(spmvd_model_grid_compute(&A, &g, grid, NULL), 0);
+  ck_assert_int_ge(grid->nbs, 2);
+  for (i = 0; i < grid->nbs; i++)
+    for (j = 0; j < grid->nt; j++)
+      ck_assert_int_eq(grid->m[i][j],
+                       brute(rl, rows, 7, 32, grid->bs[i], grid->t[j]));
+  free(A.row_ptr);
+  free(grid);
+  free(rl);
+}
+END_TEST
+
 /* Full-occupancy BS values and the tie rule. */
 START_TEST(test_grid_bs_and_pick)
 {
@@ -339,6 +371,7 @@ static Suite *model_suite(void)
   tcase_add_test(tc, test_hand_cyclic);
   tcase_add_test(tc, test_hand_t16);
   tcase_add_loop_test(tc, test_brute_force, 0, 4);
+  tcase_add_test(tc, test_grid_brute_force);
   tcase_add_test(tc, test_grid_bs_and_pick);
   tcase_add_test(tc, test_pick_long_rows);
   tcase_add_test(tc, test_bad_inputs);
