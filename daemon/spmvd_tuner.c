@@ -426,6 +426,9 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
       add(out, in, pred[k]);
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
+    if (in->prof->nnz > 0 && in->prof->dia_fill <= 1.5 &&
+        in->prof->ndiags <= MAX_DIAGS)
+      add(out, in, mk(SPMV_FMT_DIA, 128, 0, 0, 0));
     break;
   case SPMVD_STRATEGY_AUTO:
     if (is_cpu(in->dev))

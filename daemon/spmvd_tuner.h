@@ -72,17 +72,26 @@ struct spmvd_tune_input {
  *    1 and 256; ell only when ell_fill <= 3; dia only when dia_fill <= 3
  *    and ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
- *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32), csr-adaptive,
- *    the ELLR-T model's pick, the predictor's two best formats (when
- *    calibrated) and cusparse ALG1 and ALG2 (cuda only).
- *  - auto: the shortlist of the models, in this order: the ELLR-T pick and
- *    the best pick of another T, the predictor's two best (when
- *    calibrated), AUTOCSR's middle TPR, csr-adaptive and cusparse ALG1.
+ *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32) at BS 128,
+ *    csr-adaptive, the ELLR-T model's pick (unless its layout would exceed
+ *    3x the CSR bytes), the predictor's two best formats (when
+ *    calibrated), cusparse ALG1 and ALG2 (cuda only), and dia when
+ *    dia_fill <= 1.5.
+ *  - auto: a short list (3 to 5) from the profile (spmvd_tuner.c, shape_of:
+ *    stencil, small, skewed, flat, regular, irregular), most likely winner
+ *    first: dia on stencils; cusparse ALG2/ALG1, csr-adaptive, csr-merge on
+ *    power laws; csr-vector at AUTOCSR's TPRs and BS 128 with sell C=32
+ *    (and hyb on ELL-like rows) on regular rows; csr-vector, cusparse ALG1
+ *    and csr-adaptive on irregular ones; a warp per row on small matrices.
+ *    Fitted to the H200 tables (eval_tuner --replay).
  *  The predictor's csr-vector takes AUTOCSR's middle TPR, its ellr-t the
  *  model's pick.  The model needs a GPU: on the cpu, model fails with
  *  SPMV_EUNSUPPORTED and the other strategies go without it.
- *  - model: the ELLR-T model's pick alone; predict: the predictor's best
- *    alone (SPMV_EINVAL "not calibrated" when in->pred is NULL).
+ *  - model: one configuration, no timing: the ELLR-T model's pick on flat
+ *    long rows (where ELLR-T wins), never one whose layout would exceed 3x
+ *    the CSR bytes; elsewhere the profile's choice (see model_choice).
+ *  - predict: the predictor's best alone (SPMV_EINVAL "not calibrated"
+ *    when in->pred is NULL).
  * On the cpu backend BS is 0 (ignored) and csr-vector is left out (its TPR
  * does not shape the CPU layout).  Returns 0 or a negative SPMV_E* code.
  */

@@ -216,7 +216,8 @@ START_TEST(test_trial_candidates)
   pick = model_pick(&m, &gpu);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, NULL),
                    0);
-  ck_assert_int_eq(c->n, 7);
+  ck_assert_int_eq(c->n, 8);  /* + dia: 10 full diagonals, dia_fill 1 */
+  ck_assert(has(c, SPMV_FMT_DIA, 128, 0, 0, 0));
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0));
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0));
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0));
@@ -408,11 +409,12 @@ START_TEST(test_strategy_errors)
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_PREDICT, &in, c, &e),
                    SPMV_EINVAL);
   ck_assert_ptr_nonnull(strstr(e.msg, "not calibrated"));
-  /* trial on the cpu still has candidates: csr-scalar and csr-adaptive. */
+  /* trial on the cpu still has candidates: csr-scalar, csr-adaptive and
+   * dia (3 full diagonals). */
   in.dev = &cpu;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_TRIAL, &in, c, &e),
                    0);
-  ck_assert_int_eq(c->n, 2);
+  ck_assert_int_eq(c->n, 3);
   mat_fini(&m);
   free(c);
 }
