@@ -9,13 +9,14 @@
 struct spmvd_cache;
 
 /*
- * One thread owns the cache (Redis bio.c).  The loop posts jobs; the thread
- * runs them one at a time in the order posted (so every request about one
- * matrix sees the writes posted before it), and each job's done callback
- * then runs on the loop, in the same order, woken by a uv_async_t.  A job
- * owns nothing of the loop's: it carries copies of what it needs, and its
- * done callback looks its matrix up again.  The cache may be touched only
- * by jobs while the thread runs.
+ * One thread owns the cache (Redis bio.c) and takes other slow chores off
+ * the loop too (e.g. freeing large shared memory).  The loop posts jobs;
+ * the thread runs them one at a time in the order posted (so every request
+ * about one matrix sees the writes posted before it), and each job's done
+ * callback then runs on the loop, in the same order, woken by a
+ * uv_async_t.  A job owns nothing of the loop's: it carries copies of what
+ * it needs, and its done callback looks its matrix up again.  The cache
+ * may be touched only by jobs while the thread runs.
  */
 struct spmvd_bio;
 

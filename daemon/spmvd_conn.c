@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "spmvd_bio.h"
 #include "spmvd_conn.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
@@ -39,11 +40,41 @@ static char discard_buf[65536];
 #define MAX_CHUNKS 64          /* 64 GiB: more than max_payload allows */
 #define MAX_QUEUED ((size_t)64 << 20) /* replies waiting for a slow reader */
 #define SNDBUF (4 << 20)              /* the socket's send buffer */
+/* Regions this large are unmapped and closed on the background thread:
+ * the kernel takes a while to free gigabytes of pages (Redis's lazy free). */
+#define LAZY_CLOSE_MIN ((size_t)16 << 20)
 
 static void on_closed(uv_handle_t *h)
 {
   struct spmvd_conn *c = h->data;
   spmvd_conn_unref(c);
+}
+
+static void close_work(struct spmvd_cache *cache, void *arg)
+{
+  struct spmvd_shm *s = arg;
+
+  (void)cache;
+  spmvd_shm_close(s);
+  free(s);
+}
+
+/* Closes s now, or on the background thread when it is large. */
+void spmvd_conn_shm_close(struct spmvd_conn *c, struct spmvd_shm *s)
+{
+  struct spmvd_shm *copy;
+  struct spmv_error err;
+
+  if (s->fd >= 0 && s->size >= LAZY_CLOSE_MIN && c->srv->bio &&
+      (copy = malloc(sizeof *copy))) {
+    *copy = *s;
+    if (spmvd_bio_post(c->srv->bio, close_work, NULL, copy, &err) == 0) {
+      spmvd_shm_init(s);
+      return;
+    }
+    free(copy);
+  }
+  spmvd_shm_close(s);
 }
 
 /* Takes a reference. */
@@ -75,7 +106,7 @@ static void vec_drop(struct spmvd_conn *c)
     spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
                                    (json_int_t)c->vec_id));
   c->mem -= c->vec.size;
-  spmvd_shm_close(&c->vec);
+  spmvd_conn_shm_close(c, &c->vec);
   c->vec_id = 0;
   c->vec_gen = -1;
 }
@@ -118,7 +149,7 @@ void spmvd_conn_close(struct spmvd_conn *c)
   spmvd_server_conn_closed(c->srv, c);
   c->mem -= c->payload_mem;
   c->payload_mem = 0;
-  spmvd_shm_close(&c->payload);
+  spmvd_conn_shm_close(c, &c->payload);
   vec_drop(c);
   uv_close((uv_handle_t *)&c->pipe, on_closed);
 }
@@ -129,7 +160,7 @@ static void on_written(uv_write_t *req, int status)
   struct spmvd_conn *c = w->conn;
 
   free(w->json);
-  spmvd_shm_close(&w->shm);
+  spmvd_conn_shm_close(c, &w->shm);
   if (w->vec)
     c->vec_users--;
   free(w);
@@ -260,7 +291,7 @@ void spmvd_conn_done(struct spmvd_conn *c)
     return;
   c->mem -= c->payload_mem;
   c->payload_mem = 0;
-  spmvd_shm_close(&c->payload);
+  spmvd_conn_shm_close(c, &c->payload);
   c->payload_vec = 0;
   next_frame(c);
   if (c->close_after_write)

@@ -95,6 +95,10 @@ void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,
  * request's payload (in c->payload unless an op took it) is released. */
 void spmvd_conn_done(struct spmvd_conn *c);
 
+/* Closes s (a region of c's requests): at once, or when it is large on
+ * the server's background thread, where freeing its pages stalls nobody. */
+void spmvd_conn_shm_close(struct spmvd_conn *c, struct spmvd_shm *s);
+
 /* Takes a reference (a request in flight keeps the struct alive). */
 void spmvd_conn_ref(struct spmvd_conn *c);
 /* Drops a reference; the last one after close frees the connection. */

@@ -69,7 +69,7 @@ static struct op *op_new(struct spmvd_conn *c, int64_t id, const char *name)
 static void op_end(struct op *o)
 {
   struct spmvd_server *srv = o->srv;
-  spmvd_shm_close(&o->vec);
+  spmvd_conn_shm_close(o->c, &o->vec);
   if (o->conn_vec)
     o->c->vec_users--;
   spmvd_conn_done(o->c);
