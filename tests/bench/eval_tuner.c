@@ -531,11 +531,12 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   }
 
   /* The model's pick against the best ellr-t: its BS and T, apart from
-   * the format. */
+   * the format (when the model picked ellr-t). */
   double le = 0;
   int ln = 0;
   for (size_t i = 0; i < n; i++)
-    if (r[i].dt == dt && r[i].st[0].ok && r[i].best_ellrt_us > 0) {
+    if (r[i].dt == dt && r[i].st[0].ok && r[i].best_ellrt_us > 0 &&
+        strncmp(r[i].st[0].pick, "ellr-t ", 7) == 0) {
       le += log(r[i].best_ellrt_us / r[i].st[0].pick_us);
       ln++;
     }
@@ -543,7 +544,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
           a[0].nfail, a[1].nfail, a[2].nfail, a[3].nfail);
   if (ln > 0)
     fprintf(f, "The model's ellr-t pick reaches %.1f %% of the best ellr-t configuration in geometric mean"
-               " (%d matrices): the rest of its gap is the format.\n", 100 * exp(le / ln), ln);
+               " (%d matrices where model picked ellr-t).\n", 100 * exp(le / ln), ln);
 
   fprintf(f, "\n### %s: predictor error |predicted - measured| / measured\n\n", dn);
   if (cr->done)
@@ -580,7 +581,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
         snprintf(cell[k], sizeof cell[k], "%.1f (%.1f, %d)", 100 * sr->match, sr->cost, sr->ncand);
       else if (k == 2)
         snprintf(cell[k], sizeof cell[k], "%.1f (%.1f)", 100 * sr->match, sr->cost);
-      else if (k == 0 && x->best_ellrt_us > 0)
+      else if (k == 0 && x->best_ellrt_us > 0 && strncmp(sr->pick, "ellr-t ", 7) == 0)
         snprintf(cell[k], sizeof cell[k], "%.1f (%.1f)", 100 * sr->match,
                  100 * x->best_ellrt_us / sr->pick_us);
       else
