@@ -13,16 +13,6 @@
 
 #include "itest.h"
 
-
-static int64_t handle_of(json_t *r)
-{
-  ck_assert_ptr_nonnull(r);
-  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "load failed: %s",
-                json_string_value(json_object_get(json_object_get(r, "error"),
-                                                  "message")));
-  return json_integer_value(json_object_get(r, "handle"));
-}
-
 /* Every shared matrix, f64 (and f32 for every third), equals spmv_csr_ref. */
 START_TEST(every_shared_matrix)
 {
@@ -34,7 +24,7 @@ START_TEST(every_shared_matrix)
     struct spmv_csr *A = itest_matrix(*p);
     for (int f32 = 0; f32 <= (n % 3 == 0); f32++) {
       json_t *r = itest_load(fd, 100 + n, A, f32, "trial");
-      int64_t h = handle_of(r);
+      int64_t h = itest_handle(r);
       ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
       ck_assert_int_eq(strlen(json_string_value(json_object_get(r, "fingerprint"))), 32);
       double q = itest_multiply_check(fd, h, A, f32, (unsigned)n, NULL);
@@ -65,7 +55,7 @@ START_TEST(restart_hits_cache)
   json_t *r = itest_load(fd, 1, A, 0, "auto");
   char cfg[64];
 
-  handle_of(r);
+  itest_handle(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
   ck_assert_ptr_nonnull(json_object_get(r, "reason"));
   snprintf(cfg, sizeof cfg, "%s",
@@ -78,7 +68,7 @@ START_TEST(restart_hits_cache)
   ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
   fd = itest_open(&itest_d);
   r = itest_load(fd, 2, A, 0, "auto");
-  int64_t h = handle_of(r);
+  int64_t h = itest_handle(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "config"), "text")), cfg);
   json_decref(r);
@@ -87,7 +77,7 @@ START_TEST(restart_hits_cache)
   for (int64_t k = 0; k < A->nnz; k++)
     A->val[k] = A->val[k] * 0.25 + (double)(k % 7);
   r = itest_load(fd, 3, A, 0, "auto");
-  h = handle_of(r);
+  h = itest_handle(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
   json_decref(r);
   ck_assert(itest_multiply_check(fd, h, A, 0, 4, NULL) <= 1.0);
@@ -105,7 +95,7 @@ START_TEST(bad_cache_entry_retuned)
   json_t *r = itest_load(fd, 1, A, 0, "trial");
   sqlite3 *db;
 
-  handle_of(r);
+  itest_handle(r);
   json_decref(r);
   close(fd);
   ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
@@ -119,7 +109,7 @@ START_TEST(bad_cache_entry_retuned)
   ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
   fd = itest_open(&itest_d);
   r = itest_load(fd, 2, A, 0, "trial");
-  int64_t h = handle_of(r);
+  int64_t h = itest_handle(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
   ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "reason")),
                                "cached configuration 'ellr-t"));
@@ -147,7 +137,7 @@ START_TEST(operations)
   close(fd);
   fd = itest_open(&itest_d);
   r = itest_load(fd, 2, A, 1, NULL);
-  int64_t h = handle_of(r);
+  int64_t h = itest_handle(r);
   json_decref(r);
   r = itest_call(fd, json_pack("{ss si sI}", "op", "info", "id", 3, "handle",
                                (json_int_t)h), NULL, 0, NULL, NULL);
@@ -236,7 +226,7 @@ START_TEST(empty_shapes)
   for (size_t i = 0; i < 4; i++) {
     struct spmv_csr *A = spmv_csr_new(shapes[i][0], shapes[i][1], 0);
     json_t *r = itest_load(fd, 1 + (int64_t)i, A, 0, NULL);
-    int64_t h = handle_of(r);
+    int64_t h = itest_handle(r);
     json_decref(r);
     ck_assert_msg(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0,
                   "%lld x %lld", (long long)shapes[i][0], (long long)shapes[i][1]);
@@ -256,7 +246,7 @@ START_TEST(multiply_batch)
   void *out = NULL;
   uint64_t outlen = 0;
   json_t *r = itest_load(fd, 1, A, 0, "trial");
-  int64_t h = handle_of(r);
+  int64_t h = itest_handle(r);
 
   json_decref(r);
   for (int i = 0; i < k * 300; i++)
@@ -324,7 +314,7 @@ START_TEST(pipelined_multiplies)
   struct spmv_csr *A = itest_random_csr(200000, 2, 8, 8);
   int fd = itest_open(&itest_d), k = 8;
   json_t *r = itest_load(fd, 1, A, 0, "trial");
-  int64_t h = handle_of(r);
+  int64_t h = itest_handle(r);
   double *x1 = malloc(sizeof *x1 * (size_t)(k * A->cols));
   double *x2 = malloc(sizeof *x2 * (size_t)(k * A->cols));
 

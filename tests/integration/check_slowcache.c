@@ -24,15 +24,6 @@
  * wait for the writes still queued, then store them.
  */
 
-static int64_t handle_of(json_t *r)
-{
-  ck_assert_ptr_nonnull(r);
-  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "load failed: %s",
-                json_string_value(json_object_get(json_object_get(r, "error"),
-                                                  "message")));
-  return json_integer_value(json_object_get(r, "handle"));
-}
-
 /* Takes the database's write lock; returns the connection holding it. */
 static sqlite3 *lock_db(void)
 {
@@ -102,7 +93,7 @@ START_TEST(locked_cache_does_not_stall_others)
   struct spmv_csr *B = itest_random_csr(300, 3, 2, 2);
   int fa = itest_open(&itest_d), fb = itest_open(&itest_d);
   json_t *r = itest_load(fa, 1, A, 0, "trial");
-  int64_t ha = handle_of(r);
+  int64_t ha = itest_handle(r);
   struct pollfd pfd = {fb, POLLIN, 0};
   char fp[40];
 
@@ -149,7 +140,7 @@ START_TEST(locked_cache_does_not_stall_others)
 
   unlock_db(db);
   r = itest_recv_reply(fb, NULL, NULL, NULL);
-  handle_of(r);
+  itest_handle(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
   snprintf(fp, sizeof fp, "%s",
            json_string_value(json_object_get(r, "fingerprint")));
@@ -175,13 +166,13 @@ START_TEST(sigterm_stores_pending_write)
   json_t *r = itest_load(fd, 1, A, 0, "trial");
   int status;
 
-  handle_of(r);
+  itest_handle(r);
   json_decref(r);
   ck_assert_int_eq(db_int("SELECT hits FROM tunings"), 0);
   sqlite3 *db = lock_db();
   recv_timeout(fd, 3);
   r = itest_load(fd, 2, A, 0, "trial");
-  handle_of(r);
+  itest_handle(r);
   ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
   json_decref(r);
   close(fd);

@@ -336,6 +336,16 @@ void *itest_csr_payload(const struct spmv_csr *A, int index64, int f32,
   return buf;
 }
 
+/* The handle of a load's reply, asserting that it succeeded. */
+int64_t itest_handle(json_t *r)
+{
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "load failed: %s",
+                json_string_value(json_object_get(json_object_get(r, "error"),
+                                                  "message")));
+  return json_integer_value(json_object_get(r, "handle"));
+}
+
 /* Loads A; returns the reply. */
 json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
                    const char *strategy)

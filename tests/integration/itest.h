@@ -91,6 +91,9 @@ const char *itest_error_code(const json_t *reply);
 void *itest_csr_payload(const struct spmv_csr *A, int index64, int f32,
                         uint64_t *len);
 
+/* The handle of a load's reply r (borrowed), asserting that it succeeded. */
+int64_t itest_handle(json_t *r);
+
 /* Loads A; returns the reply (new reference). */
 json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
                    const char *strategy);
