@@ -42,13 +42,6 @@ static const char *str(const json_t *r, const char *key)
   return s ? s : "";
 }
 
-static int64_t handle_of(json_t *r)
-{
-  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "load failed: %s",
-                str(json_object_get(r, "error"), "message"));
-  return json_integer_value(json_object_get(r, "handle"));
-}
-
 /* Loads, tunes on the GPU and multiplies; restarts; the same matrices come
  * from the cache with the same decisions, and still multiply right. */
 START_TEST(tune_multiply_restart_cache)
@@ -66,7 +59,7 @@ START_TEST(tune_multiply_restart_cache)
       for (int f32 = 0; f32 <= 1; f32++) {
         char code[32] = "";
         r = itest_load(fd, 10 + (int64_t)i, A, f32, "auto");
-        int64_t h = handle_of(r);
+        int64_t h = itest_handle(r);
         const char *text = str(json_object_get(r, "config"), "text");
         if (pass == 0) {
           ck_assert_str_eq(str(r, "source"), "tuned");
