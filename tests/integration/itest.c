@@ -40,6 +40,7 @@ void itest_teardown(void)
 int itest_run(Suite *s)
 {
   SRunner *sr = srunner_create(s);
+  itest_ops_begin();
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
@@ -234,6 +235,7 @@ int itest_send(int fd, json_t *json, const void *payload, uint64_t len)
   const char *op = json_string_value(json_object_get(json, "op"));
   if (fd >= 0 && fd < 1024)
     snprintf(last_op[fd], sizeof last_op[fd], "%s", op ? op : "");
+  itest_ops_note("sent", op);
   return spmv_wire_write_frame(fd, json, payload, len, &err) < 0 ? -1 : 0;
 }
 

@@ -128,4 +128,18 @@ struct spmv_csr *itest_random_csr(int64_t n, int per_row, unsigned sseed,
  */
 void itest_schema_check(const char *op, const json_t *msg);
 
+/*
+ * Schema coverage: itest_run() calls itest_ops_begin(), which empties
+ * $SPMV_TOP_BUILDDIR/tests/integration/ops/<program>.ops; itest_send()
+ * notes "sent <op>" and itest_schema_check() notes "reply", "error" or
+ * "event" <op> for each frame it validated.  check_schema_coverage.sh fails
+ * when a schema/proto/<op>.json never had a reply validated.
+ */
+
+/* Empties this program's record of ops (nothing without SPMV_TOP_BUILDDIR). */
+void itest_ops_begin(void);
+
+/* Records "<kind> <op>" once per process (both borrowed; odd names dropped). */
+void itest_ops_note(const char *kind, const char *op);
+
 #endif /* ITEST_H */

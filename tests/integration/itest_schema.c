@@ -199,18 +199,24 @@ void itest_schema_check(const char *op, const json_t *msg)
   if (!common_schema)
     common_schema = load_schema("common.json");
   const json_t *base = common_schema;
-  if (json_object_get(msg, "event"))
+  const char *kind;
+  if (json_object_get(msg, "event")) {
     s = resolve(doc, "common.json#/$defs/progress_event");
-  else if (!json_is_true(json_object_get(msg, "ok")))
+    kind = "event";
+  } else if (!json_is_true(json_object_get(msg, "ok"))) {
     s = resolve(doc, "common.json#/$defs/error_reply");
-  else {
+    kind = "error";
+  } else {
     s = json_object_get(doc, "reply");
     base = doc;
+    kind = "reply";
   }
   if (s && !check(base, s, msg, op, why, sizeof why)) {
     char *text = json_dumps(msg, JSON_COMPACT);
     ck_abort_msg("reply to '%s' breaks schema/proto/%s: %s\n%.400s", op, file,
                  why, text ? text : "");
   }
+  if (s)
+    itest_ops_note(kind, op);
   json_decref(doc);
 }
