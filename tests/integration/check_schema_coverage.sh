@@ -46,6 +46,7 @@ fi
 
 echo "records: $*"
 missing=
+tolerated=0
 for op in $ops; do
   kinds=$(cat "$@" | awk -v op="$op" '$2 == op { print $1 }' | sort -u | tr '\n' ' ')
   who=$(grep -l -E "^(reply|error) $op\$" "$@" 2>/dev/null | sed 's,.*/,,; s,\.ops$,,' | tr '\n' ' ')
@@ -61,6 +62,7 @@ for op in $ops; do
   case " $(echo $allowed) " in
   *" $op "*)
     printf '%-16s never exercised (allowed by ops-unexercised.txt)\n' "$op"
+    tolerated=$((tolerated + 1))
     continue
     ;;
   esac
@@ -81,5 +83,10 @@ if [ -n "$missing" ]; then
   echo "  (add a test that sends these ops through itest_call/itest_recv_reply)" >&2
   exit 1
 fi
-echo "check_schema_coverage: all $(echo $ops | wc -w) ops of schema/proto exercised"
+n=$(echo $ops | wc -w)
+if [ "$tolerated" -gt 0 ]; then
+  echo "check_schema_coverage: $((n - tolerated)) of $n ops of schema/proto exercised, $tolerated tolerated by ops-unexercised.txt"
+else
+  echo "check_schema_coverage: all $n ops of schema/proto exercised"
+fi
 exit 0
