@@ -209,6 +209,29 @@ int spmv_multiply(struct spmv_matrix *m, double alpha, const void *x,
 int spmv_multiply_batch(struct spmv_matrix *m, int k, double alpha,
                         const void *x, double beta, void *y);
 
+/*
+ * In-place products: creates a sealed shared-memory file (memfd) holding
+ * k vectors x (cols values each) and k vectors y (rows values each) of the
+ * matrix's dtype in host byte order, maps it here, passes it to spmvd once,
+ * and sets *x to x_1..x_k and *y to y_1..y_k in that mapping.  The mapping
+ * is owned by m: valid until spmv_matrix_free(m), spmv_disconnect() or the
+ * next spmv_matrix_vectors(m, ...) (which replaces it); never free or unmap
+ * it.  k in [1, 4096].  Errors: SPMV_EINVAL, SPMV_ENOMEM, SPMV_EIO,
+ * SPMV_ELIMIT (too large, or vectors attached to too many matrices of the
+ * connection), connection errors.
+ */
+int spmv_matrix_vectors(struct spmv_matrix *m, int k, void **x, void **y);
+
+/*
+ * y_i = alpha*A*x_i + beta*y_i for the k vectors of spmv_matrix_vectors(),
+ * computed by spmvd straight in the shared mapping: no vector travels on
+ * the socket.  When beta == 0, y is only written.  The caller must not
+ * touch the mapping while the call runs; threads sharing m take turns like
+ * other requests.  Errors: SPMV_EINVAL (no vectors attached), as
+ * spmv_multiply() otherwise.
+ */
+int spmv_multiply_inplace(struct spmv_matrix *m, double alpha, double beta);
+
 /* What spmvd decided for a matrix and what it knows of it. */
 struct spmv_info {
   int64_t handle;

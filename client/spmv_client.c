@@ -339,10 +339,15 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
 }
 
 /* Writes a frame whose payload is pl's two pieces back to back, from
- * where they lie (no joined copy).  Errors as spmv_wire_write_frame(). */
+ * where they lie (no joined copy), with descriptor sendfd (-1: none) on
+ * its first byte.  Errors as spmv_wire_write_frame(). */
 static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
-                        struct spmv_error *err)
+                        int sendfd, struct spmv_error *err)
 {
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl;
   struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   struct iovec iov[4], *v = iov;
@@ -364,6 +369,16 @@ static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
     memset(&mh, 0, sizeof mh);
     mh.msg_iov = v;
     mh.msg_iovlen = (size_t)n;
+    if (sendfd >= 0) {
+      memset(&ctl, 0, sizeof ctl);
+      mh.msg_control = ctl.buf;
+      mh.msg_controllen = sizeof ctl.buf;
+      struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN(sizeof(int));
+      memcpy(CMSG_DATA(cm), &sendfd, sizeof(int));
+    }
     ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
     if (k < 0 && errno == EINTR)
       continue;
@@ -375,6 +390,7 @@ static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
                                 strerror(errno));
       break;
     }
+    sendfd = -1;  /* sent with the first byte */
     for (; n > 0 && (size_t)k >= v->iov_len; v++, n--)
       k -= (ssize_t)v->iov_len;
     if (n > 0) {
@@ -388,7 +404,7 @@ static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
 
 /* Sends a request and waits for its reply, a payload going to d. */
 static int call(struct spmv_client *c, json_t *req,
-                const struct spmvc_payload *pl,
+                const struct spmvc_payload *pl, int sendfd,
                 const struct spmvc_progress_cb *cb, struct dest *d,
                 json_t **reply, void **rpayload, uint64_t *rlen,
                 struct spmv_error *err)
@@ -411,8 +427,10 @@ static int call(struct spmv_client *c, json_t *req,
   id = c->next_id++;
   if (json_object_set_new(req, "id", json_integer(id)) < 0)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory building '%s'", opname);
-  if (pl != NULL && pl->n2 > 0)
-    rc = write_frame2(c->fd, req, pl, err);
+  if ((pl != NULL && pl->n2 > 0) || sendfd >= 0) {
+    struct spmvc_payload none = {NULL, 0, NULL, 0};
+    rc = write_frame2(c->fd, req, pl != NULL ? pl : &none, sendfd, err);
+  }
   else
     rc = spmv_wire_write_frame(c->fd, req, pl != NULL ? pl->p1 : NULL,
                                pl != NULL ? pl->n1 : 0, err);
@@ -452,7 +470,14 @@ int spmvc_call(struct spmv_client *c, json_t *req,
                const struct spmvc_progress_cb *cb, json_t **reply,
                void **rpayload, uint64_t *rlen, struct spmv_error *err)
 {
-  return call(c, req, pl, cb, NULL, reply, rpayload, rlen, err);
+  return call(c, req, pl, -1, cb, NULL, reply, rpayload, rlen, err);
+}
+
+/* As spmvc_call(), passing descriptor fd with the frame. */
+int spmvc_call_fd(struct spmv_client *c, json_t *req, int fd, json_t **reply,
+                  struct spmv_error *err)
+{
+  return call(c, req, NULL, fd, NULL, NULL, reply, NULL, NULL, err);
 }
 
 /* As spmvc_call(), the reply's payload of ylen bytes read into y. */
@@ -461,7 +486,7 @@ int spmvc_call_into(struct spmv_client *c, json_t *req,
                     size_t ylen, struct spmv_error *err)
 {
   struct dest d = {y, ylen, 0};
-  int rc = call(c, req, pl, NULL, &d, reply, NULL, NULL, err);
+  int rc = call(c, req, pl, -1, NULL, &d, reply, NULL, NULL, err);
 
   if (rc == 0 && ylen > 0 && !d.filled)
     rc = spmv_error_set(err, SPMV_EPROTO,
@@ -615,6 +640,7 @@ void spmv_disconnect(struct spmv_client *c)
     return;
   for (m = c->matrices; m != NULL; m = next) {
     next = m->next;
+    spmvc_vectors_release(m);
     json_decref(m->decision);
     free(m);
   }

@@ -36,6 +36,10 @@ struct spmv_matrix {
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;
   json_t *decision;             /* the load or last tune reply, under lock */
+  int vfd;                      /* in-place vectors' memfd, -1 = none */
+  void *vmap;                   /* its mapping: x_1..x_k then y_1..y_k */
+  size_t vsize;                 /* bytes mapped */
+  int vk;                       /* vectors of each kind */
   struct spmv_matrix *prev, *next; /* in client->matrices, under lock */
 };
 
@@ -76,6 +80,16 @@ int spmvc_call(struct spmv_client *c, json_t *req,
 int spmvc_call_into(struct spmv_client *c, json_t *req,
                     const struct spmvc_payload *pl, json_t **reply, void *y,
                     size_t ylen, struct spmv_error *err);
+
+/*
+ * As spmvc_call() without payload nor progress, passing descriptor fd
+ * (borrowed) with the frame's first byte (SCM_RIGHTS).
+ */
+int spmvc_call_fd(struct spmv_client *c, json_t *req, int fd, json_t **reply,
+                  struct spmv_error *err);
+
+/* Unmaps and closes m's in-place vectors, if any (no request is made). */
+void spmvc_vectors_release(struct spmv_matrix *m);
 
 /* Records err as the last failure on c (c may be NULL: this thread's
  * connect failure) for spmv_client_errmsg(); returns err->code.  The

@@ -120,6 +120,7 @@ static struct spmv_matrix *adopt(struct spmv_client *c, const json_t *reply,
   if (m == NULL)
     return NULL;
   m->client = c;
+  m->vfd = -1;
   m->handle = spmvc_get_int(reply, "handle", -1);
   m->dtype = dtype;
   m->rows = rows;
@@ -294,6 +295,7 @@ struct spmv_matrix *spmv_matrix_free(struct spmv_matrix *m)
   spmvc_unlock(c);
   json_decref(req);
   json_decref(reply);
+  spmvc_vectors_release(m);  /* after the daemon let its mapping go */
   json_decref(m->decision);
   free(m);
   return NULL;

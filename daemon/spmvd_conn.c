@@ -2,9 +2,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "spmvd_bio.h"
 #include "spmvd_conn.h"
@@ -20,6 +22,11 @@
  * more than what is left of the current part, so no byte of the next frame
  * is ever read early and lengths are exact.  Every length is checked
  * against the limits before its buffer exists.
+ *
+ * The pipe is opened in libuv's IPC mode so that descriptors a client
+ * passes (SCM_RIGHTS) are received; on_read takes them as they come and
+ * they belong to the frame being read (the ops refuse them on any op but
+ * attach-vectors).  Those no op took are closed when the frame ends.
  */
 
 struct write_req {
@@ -92,6 +99,9 @@ void spmvd_conn_unref(struct spmvd_conn *c)
   json_decref(c->req);
   spmvd_shm_close(&c->payload);
   spmvd_shm_close(&c->vec);
+  for (int i = 0; i < c->nkept; i++)
+    if (c->fds[i] >= 0)
+      close(c->fds[i]);
   free(c);
 }
 
@@ -140,6 +150,95 @@ uint64_t spmvd_conn_vec_growth(const struct spmvd_conn *c, size_t size)
   return c->vec.fd >= 0 && c->vec.size >= size ? 0 : size;
 }
 
+/* Closes the descriptors received with the current frame. */
+static void drop_fds(struct spmvd_conn *c)
+{
+  for (int i = 0; i < c->nkept; i++)
+    if (c->fds[i] >= 0)
+      close(c->fds[i]);
+  c->nkept = 0;
+  c->nfds = 0;
+}
+
+static void free_handle(uv_handle_t *h)
+{
+  free(h);
+}
+
+/* Takes the descriptors libuv received with the last read into c->fds. */
+static void take_fds(struct spmvd_conn *c)
+{
+  for (int i = 0; i < 256 && uv_pipe_pending_count(&c->pipe) > 0; i++) {
+    uv_pipe_t *tmp = malloc(sizeof *tmp);
+    uv_os_fd_t ufd;
+    int fd = -1;
+
+    if (!tmp)
+      break;
+    uv_pipe_init(c->pipe.loop, tmp, 0);
+    if (uv_accept((uv_stream_t *)&c->pipe, (uv_stream_t *)tmp) == 0 &&
+        uv_fileno((uv_handle_t *)tmp, &ufd) == 0)
+      fd = fcntl(ufd, F_DUPFD_CLOEXEC, 3);
+    uv_close((uv_handle_t *)tmp, free_handle);
+    c->nfds++;
+    if (fd >= 0 && c->nkept < SPMVD_CONN_MAX_FDS)
+      c->fds[c->nkept++] = fd;
+    else if (fd >= 0)
+      close(fd);
+  }
+}
+
+/* The vectors attached to matrix handle on c, or NULL. */
+struct spmvd_attach *spmvd_conn_attached(struct spmvd_conn *c, int64_t handle)
+{
+  for (int i = 0; i < SPMVD_CONN_MAX_ATTACH; i++)
+    if (c->att[i].handle != 0 && c->att[i].handle == handle)
+      return &c->att[i];
+  return NULL;
+}
+
+/* Releases the vectors attached to matrix handle on c, if any. */
+void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle)
+{
+  struct spmvd_attach *a = spmvd_conn_attached(c, handle);
+  struct spmvd_worker *w = c->srv->worker;
+
+  if (!a)
+    return;
+  if (w && a->gen >= 0)
+    spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
+                                   (json_int_t)a->buf_id));
+  close(a->fd);
+  memset(a, 0, sizeof *a);
+  a->fd = -1;
+}
+
+/* Attaches the frame's first descriptor to matrix handle. */
+int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
+                      struct spmv_error *err)
+{
+  struct spmvd_attach *a = NULL;
+
+  spmvd_conn_detach(c, handle);
+  for (int i = 0; !a && i < SPMVD_CONN_MAX_ATTACH; i++)
+    if (c->att[i].handle == 0)
+      a = &c->att[i];
+  if (!a)
+    return spmv_error_set(err, SPMV_ELIMIT,
+                          "a connection may attach vectors to at most %d "
+                          "matrices", SPMVD_CONN_MAX_ATTACH);
+  if (c->nkept < 1)
+    return spmv_error_set(err, SPMV_EPROTO, "no file descriptor was received");
+  a->handle = handle;
+  a->fd = c->fds[0];
+  c->fds[0] = -1;
+  a->size = size;
+  a->k = k;
+  a->buf_id = ++vec_ids;
+  a->gen = -1;
+  return 0;
+}
+
 /* Closes the connection. */
 void spmvd_conn_close(struct spmvd_conn *c)
 {
@@ -151,6 +250,10 @@ void spmvd_conn_close(struct spmvd_conn *c)
   c->payload_mem = 0;
   spmvd_conn_shm_close(c, &c->payload);
   vec_drop(c);
+  for (int i = 0; i < SPMVD_CONN_MAX_ATTACH; i++)
+    if (c->att[i].handle != 0)
+      spmvd_conn_detach(c, c->att[i].handle);
+  drop_fds(c);
   uv_close((uv_handle_t *)&c->pipe, on_closed);
 }
 
@@ -276,6 +379,7 @@ static void fatal(struct spmvd_conn *c, const struct spmv_error *err)
 
 static void next_frame(struct spmvd_conn *c)
 {
+  drop_fds(c);
   c->rstate = SPMVD_READ_HEADER;
   c->got = 0;
   free(c->json);
@@ -437,7 +541,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
   struct spmvd_conn *c = s->data;
 
-  if (nread == 0 || c->closing)
+  if (c->closing)
+    return;
+  take_fds(c);
+  if (nread == 0)
     return;
   if (nread < 0) {
     if (c->rstate != SPMVD_READ_HEADER || c->got)
@@ -493,7 +600,7 @@ int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
 
   if (!c)
     return UV_ENOMEM;
-  uv_pipe_init(listener->loop, &c->pipe, 0);
+  uv_pipe_init(listener->loop, &c->pipe, 1);  /* IPC: receives fds */
   c->pipe.data = c;
   c->srv = srv;
   c->refs = 1;

@@ -14,6 +14,21 @@
 
 struct spmvd_server;
 
+/* File descriptors kept of one frame, and in-place vector memfds kept. */
+#define SPMVD_CONN_MAX_FDS 4
+#define SPMVD_CONN_MAX_ATTACH 16
+
+/* A client's vector memfd attached to one of its matrices (attach-vectors):
+ * x_1..x_k at 0, then y_1..y_k; the worker maps it once under buf_id. */
+struct spmvd_attach {
+  int64_t handle;               /* the matrix; 0 = a free slot */
+  int fd;                       /* the client's memfd (sealed, validated) */
+  size_t size;                  /* the bytes the worker maps */
+  int k;                        /* vectors of each kind */
+  int64_t buf_id;               /* its name for the worker */
+  int gen;                      /* the worker incarnation holding it, -1 none */
+};
+
 /* Where the reader is in the current frame. */
 enum spmvd_conn_read {
   SPMVD_READ_HEADER,
@@ -60,6 +75,10 @@ struct spmvd_conn {
   int vec_users;                /* the request and the replies using vec */
   int payload_vec;              /* the current payload is read into vec */
   int nmatrices;
+  int fds[SPMVD_CONN_MAX_FDS];   /* descriptors received with this frame */
+  int nkept;                    /* of which in fds */
+  int nfds;                     /* received with this frame, all counted */
+  struct spmvd_attach att[SPMVD_CONN_MAX_ATTACH];
   struct spmvd_conn *prev, *next; /* the server's list */
 };
 
@@ -103,6 +122,19 @@ void spmvd_conn_shm_close(struct spmvd_conn *c, struct spmvd_shm *s);
 void spmvd_conn_ref(struct spmvd_conn *c);
 /* Drops a reference; the last one after close frees the connection. */
 void spmvd_conn_unref(struct spmvd_conn *c);
+
+/* Attaches the frame's first descriptor (taken from c->fds) to matrix
+ * handle as its in-place vectors of size bytes, k of each kind, replacing
+ * an earlier one; 0, or SPMV_ELIMIT when SPMVD_CONN_MAX_ATTACH are held. */
+int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
+                      struct spmv_error *err);
+
+/* The vectors attached to matrix handle on c (borrowed), or NULL. */
+struct spmvd_attach *spmvd_conn_attached(struct spmvd_conn *c, int64_t handle);
+
+/* Releases the vectors attached to matrix handle on c, if any (the worker
+ * unmaps its copy). */
+void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle);
 
 /* Closes the connection (its matrices are freed by the server). */
 void spmvd_conn_close(struct spmvd_conn *c);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "spmvd_cache.h"
@@ -42,6 +44,7 @@ struct op {
   int verify;
   struct spmvd_shm vec;        /* multiply: the vectors, taken from the conn */
   int conn_vec;                /* multiply: the vectors are in c->vec */
+  int inplace;                 /* multiply: in the attached memfd, no payload */
   size_t y_off, y_len;
   int nvec;
   char reason[256];
@@ -259,6 +262,32 @@ static int begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
   return 0;
 }
 
+/* An in-place product: the vectors lie in the memfd attached to m. */
+static int begin_inplace(struct spmvd_conn *c, struct spmvd_matrix *m,
+                         int64_t k, uint64_t plen, size_t *shm,
+                         struct spmv_error *err)
+{
+  struct spmvd_attach *a = spmvd_conn_attached(c, m->handle);
+
+  if (plen)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "an in-place multiply takes no payload, got %llu "
+                          "bytes", (unsigned long long)plen);
+  if (!a)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "matrix %lld has no vectors attached on this "
+                          "connection (send attach-vectors first)",
+                          (long long)m->handle);
+  if (a->k != k)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "in-place product of k = %lld vectors, but the "
+                          "memfd attached to matrix %lld holds k = %d",
+                          (long long)k, (long long)m->handle, a->k);
+  *shm = 0;
+  c->payload_vec = 0;
+  return 0;
+}
+
 static int begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
                           uint64_t plen, size_t *shm, struct spmv_error *err)
 {
@@ -275,6 +304,12 @@ static int begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
   if (k < 1 || k > MAX_BATCH)
     return spmv_error_set(err, SPMV_EINVAL, "k is %lld, must be in [1, %d]",
                           (long long)k, MAX_BATCH);
+  json_t *ip = json_object_get(req, "inplace");
+  if (ip && !json_is_boolean(ip))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"inplace\" is not a boolean");
+  if (json_is_true(ip))
+    return begin_inplace(c, m, k, plen, shm, err);
   uint64_t es = spmv_dtype_size(m->dtype);
   uint64_t xb = (uint64_t)k * (uint64_t)m->cols * es;
   uint64_t yb = (uint64_t)k * (uint64_t)m->rows * es;
@@ -307,6 +342,11 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return spmv_error_set(err, SPMV_EPROTO,
                           "'%s' before 'hello': hello must be the first "
                           "request", op);
+  if (c->nfds > 0 && strcmp(op, "attach-vectors") != 0)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "'%s' came with %d file descriptor%s: only "
+                          "'attach-vectors' takes one", op, c->nfds,
+                          c->nfds == 1 ? "" : "s");
   if (c->srv->stopping)
     return spmv_error_set(err, SPMV_EBUSY, "spmvd is shutting down");
   if (strcmp(op, "load") == 0)
@@ -317,7 +357,7 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return begin_multiply(c, req, 1, payload_len, shm_size, err);
   static const char *const known[] = {"hello", "info", "list", "free", "tune",
                                       "bench", "status", "forget", "import",
-                                      "calibrate", NULL};
+                                      "calibrate", "attach-vectors", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -849,15 +889,20 @@ static void on_multiplied(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   if (err) {
+    struct spmvd_attach *a = spmvd_conn_attached(o->c, o->handle);
     if (o->conn_vec)
       o->c->vec_gen = -1;  /* the worker may not hold the buffer: resend it */
+    if (o->inplace && a)
+      a->gen = -1;
     op_fail(o, err);
     return;
   }
   if (m)
     m->multiplies += o->nvec;
   json_t *msg = json_pack("{sI sb}", "id", (json_int_t)o->id, "ok", 1);
-  if (o->conn_vec)
+  if (o->inplace)
+    spmvd_conn_send(o->c, msg, NULL, 0, 0);  /* y is in the client's memfd */
+  else if (o->conn_vec)
     spmvd_conn_send_vec(o->c, msg, o->y_off, o->y_len);
   else
     spmvd_conn_send(o->c, msg, &o->vec, o->y_off, o->y_len);
@@ -896,7 +941,16 @@ static void run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
                           (json_int_t)m->handle, "alpha", alpha, "beta", beta,
                           "nvec", (int)k);
   int fd, nfds = 1, gen = spmvd_worker_restarts(c->srv->worker);
-  if (c->payload_vec) {
+  struct spmvd_attach *a = json_is_true(json_object_get(req, "inplace"))
+                               ? spmvd_conn_attached(c, m->handle) : NULL;
+  if (a) {
+    /* The client's memfd: sent to each incarnation of the worker once. */
+    o->inplace = 1;
+    fd = a->fd;
+    nfds = a->gen != gen;
+    json_object_set_new(msg, "buf", json_integer(a->buf_id));
+    json_object_set_new(msg, "buf_size", json_integer((json_int_t)a->size));
+  } else if (c->payload_vec) {
     /* The connection's kept buffer: its memfd goes to each incarnation of
      * the worker once, which keeps it mapped under its id. */
     o->conn_vec = 1;
@@ -923,6 +977,8 @@ static void run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   }
   if (o->conn_vec)
     c->vec_gen = gen;
+  if (a)
+    a->gen = gen;
 }
 
 /* --- bench --- */
@@ -1192,8 +1248,76 @@ static json_t *op_free(struct spmvd_conn *c, json_t *req,
 
   if (get_ready_matrix(c, req, &m, err) < 0)
     return NULL;
+  spmvd_conn_detach(c, m->handle);
+  if (m->owner && m->owner != c)
+    spmvd_conn_detach(m->owner, m->handle);
   spmvd_server_matrix_free(c->srv, m);
   return json_object();
+}
+
+/* attach-vectors: validates the client's memfd and keeps it for in-place
+ * products of the matrix. */
+static json_t *op_attach(struct spmvd_conn *c, json_t *req,
+                         struct spmv_error *err)
+{
+  struct spmvd_matrix *m;
+  struct spmv_wire_limits lim;
+  struct stat st;
+  int64_t k = 1;
+  int seals;
+
+  if (c->nfds != 1) {
+    spmv_error_set(err, SPMV_EPROTO,
+                   "'attach-vectors' takes exactly one file descriptor "
+                   "(SCM_RIGHTS on the frame's first byte), got %d", c->nfds);
+    return NULL;
+  }
+  if (get_ready_matrix(c, req, &m, err) < 0 ||
+      (json_object_get(req, "k") && get_int(req, "k", &k, err) < 0))
+    return NULL;
+  if (k < 1 || k > MAX_BATCH) {
+    spmv_error_set(err, SPMV_EINVAL, "k is %lld, must be in [1, %d]",
+                   (long long)k, MAX_BATCH);
+    return NULL;
+  }
+  uint64_t es = spmv_dtype_size(m->dtype);
+  uint64_t xb = (uint64_t)k * (uint64_t)m->cols * es;
+  uint64_t need = xb + (uint64_t)k * (uint64_t)m->rows * es;
+  int fd = c->fds[0];
+  spmvd_server_wire_limits(c->srv, &lim);
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      (seals = fcntl(fd, F_GET_SEALS)) < 0) {
+    spmv_error_set(err, SPMV_EINVAL,
+                   "the file descriptor passed is not a memfd");
+    return NULL;
+  }
+  if (!(seals & F_SEAL_SHRINK)) {
+    spmv_error_set(err, SPMV_EINVAL,
+                   "the vector memfd is not sealed against shrinking "
+                   "(F_SEAL_SHRINK): its size could change after validation");
+    return NULL;
+  }
+  if ((uint64_t)st.st_size < need) {
+    spmv_error_set(err, SPMV_EINVAL,
+                   "the vector memfd holds %lld bytes, but k = %lld x (%lld "
+                   "cols + %lld rows) of %s need %llu",
+                   (long long)st.st_size, (long long)k, (long long)m->cols,
+                   (long long)m->rows, spmv_dtype_name(m->dtype),
+                   (unsigned long long)need);
+    return NULL;
+  }
+  if (need > lim.max_payload) {
+    spmv_error_set(err, SPMV_ELIMIT,
+                   "in-place vectors of %llu bytes exceed max_payload_bytes "
+                   "(%llu)", (unsigned long long)need,
+                   (unsigned long long)lim.max_payload);
+    return NULL;
+  }
+  if (spmvd_conn_attach(c, m->handle, (size_t)need, (int)k, err) < 0)
+    return NULL;
+  return json_pack("{sI sI sI sI sI}", "handle", (json_int_t)m->handle, "k",
+                   (json_int_t)k, "x_offset", (json_int_t)0, "y_offset",
+                   (json_int_t)xb, "size", (json_int_t)need);
 }
 
 static json_t *op_status(struct spmvd_conn *c)
@@ -1334,6 +1458,8 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     rep = op_list(c);
   else if (strcmp(op, "free") == 0)
     rep = op_free(c, req, &err);
+  else if (strcmp(op, "attach-vectors") == 0)
+    rep = op_attach(c, req, &err);
   else if (strcmp(op, "status") == 0)
     rep = op_status(c);
   if (rep)

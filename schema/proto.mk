@@ -5,6 +5,7 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/load.json \
 	schema/proto/multiply.json \
 	schema/proto/multiply-batch.json \
+	schema/proto/attach-vectors.json \
 	schema/proto/info.json \
 	schema/proto/list.json \
 	schema/proto/free.json \

@@ -70,6 +70,15 @@ tests_integration_check_tools_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_tools_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_tools_OBJECTS): daemon/spmvd daemon/spmvd-worker client/spmvctl
 
+# In-place products over a client's memfd (attach-vectors).
+check_PROGRAMS += tests/integration/check_inplace
+TESTS += tests/integration/check_inplace
+tests_integration_check_inplace_SOURCES = tests/integration/check_inplace.c
+tests_integration_check_inplace_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_inplace_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_inplace_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
+$(tests_integration_check_inplace_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 # Schema coverage (STYLE 14): every integration test records the ops whose
 # replies it validated (itest_ops.c, under tests/integration/ops/); this
 # test, last, fails naming any schema/proto/<op>.json never exercised.  Its
@@ -80,7 +89,8 @@ EXTRA_DIST += tests/integration/check_schema_coverage.sh \
 	tests/integration/ops-unexercised.txt
 CLEANFILES += tests/integration/ops/*.ops
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
-	tests/integration/check_slowcache.log tests/integration/check_tools.log
+	tests/integration/check_slowcache.log tests/integration/check_tools.log \
+	tests/integration/check_inplace.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log
 endif
