@@ -22,8 +22,9 @@
 /*
  * For each matrix: load it through libspmvclient (strategy trial), then
  * time many spmv_multiply() calls as the client sees them (beta = 0 and
- * beta != 0) and print their median beside the worker's kernel time (the
- * tuned configuration's median, from info).  The difference is what a
+ * beta != 0), then spmv_multiply_inplace() over the matrix's memfd
+ * (spmv_matrix_vectors, beta = 0), and print their medians beside the
+ * worker's kernel time (the tuned configuration's median, from info).  The difference is what a
  * round trip costs: frames, shared memory, the worker's wake-up.
  *
  *   bench_roundtrip [-n REPS] [-s SOCKET] [MATRIX...]
@@ -129,7 +130,8 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
   struct spmv_load_options o;
   struct spmv_matrix *m = NULL;
   struct spmv_info info;
-  double *x = NULL, *y = NULL, *t = NULL, t0, med[2], best[2];
+  double *x = NULL, *y = NULL, *t = NULL, t0, med[3], best[3];
+  void *xv = NULL, *yv = NULL;
   int rc = -1;
 
   if (!A)
@@ -166,9 +168,35 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
     med[b] = median(t, reps);
     best[b] = t[0];
   }
-  printf("%-24s %9lld %9lld %-28s %9.1f %9.1f %9.1f %9.1f %9.1f\n", name,
-         (long long)A->rows, (long long)A->nnz, info.config, info.time_us,
-         med[0], best[0], med[1], med[0] - info.time_us);
+  /* In place: the same product, x and y in the shared mapping. */
+  if (spmv_matrix_vectors(m, 1, &xv, &yv) < 0 ||
+      spmv_multiply(m, 1.0, x, 0.0, y) < 0) {
+    fprintf(stderr, "bench_roundtrip: %s: %s\n", name, spmv_client_errmsg(c));
+    goto out;
+  }
+  memcpy(xv, x, sizeof *x * (size_t)A->cols);
+  for (int i = 0; i < reps + 5; i++) {
+    t0 = now_us();
+    if (spmv_multiply_inplace(m, 1.0, 0.0) < 0) {
+      fprintf(stderr, "bench_roundtrip: %s: %s\n", name,
+              spmv_client_errmsg(c));
+      goto out;
+    }
+    if (i >= 5)
+      t[i - 5] = now_us() - t0;
+  }
+  med[2] = median(t, reps);
+  best[2] = t[0];
+  for (int64_t i = 0; i < A->rows; i++)
+    if (((double *)yv)[i] != y[i]) {
+      fprintf(stderr, "bench_roundtrip: %s: in-place y[%lld] = %g, by "
+              "payload %g\n", name, (long long)i, ((double *)yv)[i], y[i]);
+      goto out;
+    }
+  printf("%-24s %9lld %9lld %-28s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+         name, (long long)A->rows, (long long)A->nnz, info.config,
+         info.time_us, med[0], best[0], med[1], med[2], best[2],
+         med[0] - info.time_us);
   rc = 0;
 out:
   spmv_matrix_free(m);
@@ -223,8 +251,9 @@ int main(int argc, char **argv)
   }
   printf("# median of %d round trips per matrix, microseconds; kernel = the "
          "worker's own timing of the tuned configuration\n", reps);
-  printf("%-24s %9s %9s %-28s %9s %9s %9s %9s %9s\n", "matrix", "rows", "nnz",
-         "config", "kernel", "rt_beta0", "rt_min", "rt_beta", "overhead");
+  printf("%-24s %9s %9s %-28s %9s %9s %9s %9s %9s %9s %9s\n", "matrix",
+         "rows", "nnz", "config", "kernel", "rt_beta0", "rt_min", "rt_beta",
+         "rt_inpl", "inpl_min", "overhead");
   if (optind < argc) {
     for (int i = optind; i < argc; i++)
       rc |= bench_one(c, argv[i], reps) < 0;
