@@ -209,6 +209,7 @@ void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle)
     spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
                                    (json_int_t)a->buf_id));
   close(a->fd);
+  c->mem -= a->size;
   memset(a, 0, sizeof *a);
   a->fd = -1;
 }
@@ -233,6 +234,7 @@ int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
   a->fd = c->fds[0];
   c->fds[0] = -1;
   a->size = size;
+  c->mem += size;
   a->k = k;
   a->buf_id = ++vec_ids;
   a->gen = -1;

@@ -23,7 +23,7 @@ struct spmvd_server;
 struct spmvd_attach {
   int64_t handle;               /* the matrix; 0 = a free slot */
   int fd;                       /* the client's memfd (sealed, validated) */
-  size_t size;                  /* the bytes the worker maps */
+  size_t size;                  /* the bytes the worker maps (in mem) */
   int k;                        /* vectors of each kind */
   int64_t buf_id;               /* its name for the worker */
   int gen;                      /* the worker incarnation holding it, -1 none */
@@ -124,8 +124,9 @@ void spmvd_conn_ref(struct spmvd_conn *c);
 void spmvd_conn_unref(struct spmvd_conn *c);
 
 /* Attaches the frame's first descriptor (taken from c->fds) to matrix
- * handle as its in-place vectors of size bytes, k of each kind, replacing
- * an earlier one; 0, or SPMV_ELIMIT when SPMVD_CONN_MAX_ATTACH are held. */
+ * handle as its in-place vectors of size bytes (counted in c->mem), k of
+ * each kind, replacing an earlier one; 0, or SPMV_ELIMIT when
+ * SPMVD_CONN_MAX_ATTACH are held. */
 int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
                       struct spmv_error *err);
 

@@ -1313,6 +1313,13 @@ static json_t *op_attach(struct spmvd_conn *c, json_t *req,
                    (unsigned long long)lim.max_payload);
     return NULL;
   }
+  /* The worker writes y into it: pages the client never touched become
+   * the daemon's, so the memfd counts towards the connection's memory
+   * (less the one it replaces). */
+  struct spmvd_attach *old = spmvd_conn_attached(c, m->handle);
+  uint64_t held = old ? old->size : 0;
+  if (need > held && check_mem(c, need - held, err) < 0)
+    return NULL;
   if (spmvd_conn_attach(c, m->handle, (size_t)need, (int)k, err) < 0)
     return NULL;
   return json_pack("{sI sI sI sI sI}", "handle", (json_int_t)m->handle, "k",

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,48 @@ START_TEST(raw_attach)
 }
 END_TEST
 
+/* Attached vectors count towards the connection's memory; a refused
+ * attachment keeps the earlier one. */
+START_TEST(attach_limits)
+{
+  itest_daemon_stop(&itest_d, SIGTERM);
+  itest_daemon_config(&itest_d, "max_connection_bytes = 1M\n");
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  struct spmv_csr *A = itest_random_csr(500, 4, 5, 6);
+  int s = itest_open(&itest_d);
+  int64_t h = itest_handle(itest_load(s, 1, A, 0, NULL));
+  size_t need = (size_t)(A->cols + A->rows) * 8;
+  int fd = make_memfd(need, 1), big = make_memfd(need * 4096, 1);
+
+  json_t *r = call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
+                                   2, "handle", (json_int_t)h), fd, NULL, 0);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  refused(s, call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
+                                  "id", 3, "handle", (json_int_t)h, "k", 4096),
+                     big, NULL, 0),
+          "ELIMIT", "max_connection_bytes", h, A);
+  double *map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ck_assert(map != MAP_FAILED);
+  double *xd = malloc(sizeof *xd * (size_t)A->cols);
+  double *y0 = calloc((size_t)A->rows, sizeof *y0);
+  fill(map, xd, A->cols, 0, 77);
+  r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 4,
+                           "handle", (json_int_t)h, "alpha", 1.0, "beta", 0.0,
+                           "inplace", 1), -1, NULL, 0);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  check_y(A, 1.0, xd, 0.0, y0, map + A->cols, 0);
+  munmap(map, need);
+  close(fd);
+  close(big);
+  close(s);
+  free(xd);
+  free(y0);
+  spmv_csr_free(A);
+}
+END_TEST
+
 static Suite *inplace_suite(void)
 {
   Suite *s = suite_create("inplace");
@@ -289,6 +332,7 @@ static Suite *inplace_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, library_inplace);
   tcase_add_test(tc, raw_attach);
+  tcase_add_test(tc, attach_limits);
   suite_add_tcase(s, tc);
   return s;
 }
