@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -189,6 +190,53 @@ static void refused(int s, json_t *r, const char *code, const char *want,
   ck_assert(itest_multiply_check(s, handle, A, 0, 3, NULL) <= 1.0);
 }
 
+/* How many descriptors of process pid are memfds named check-inplace. */
+static int count_fds(pid_t pid)
+{
+  char path[300], target[256];
+  int n = 0;
+
+  snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+  DIR *d = opendir(path);
+  ck_assert_ptr_nonnull(d);
+  for (struct dirent *e; (e = readdir(d));) {
+    snprintf(path, sizeof path, "/proc/%ld/fd/%s", (long)pid, e->d_name);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    if (len <= 0)
+      continue;
+    target[len] = 0;
+    n += strstr(target, "memfd:check-inplace") != NULL;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Whether process pid maps a memfd named check-inplace. */
+static int maps_memfd(pid_t pid)
+{
+  char path[64], line[512];
+  int found = 0;
+
+  snprintf(path, sizeof path, "/proc/%ld/maps", (long)pid);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  while (fgets(line, sizeof line, f))
+    found |= strstr(line, "memfd:check-inplace") != NULL;
+  fclose(f);
+  return found;
+}
+
+/* The device worker's pid, from status on a raw connection s. */
+static pid_t worker_pid(int s)
+{
+  json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 90),
+                         NULL, 0, NULL, NULL);
+  pid_t pid = (pid_t)json_integer_value(json_object_get(
+      json_array_get(json_object_get(r, "workers"), 0), "pid"));
+  json_decref(r);
+  return pid;
+}
+
 /* The protocol by raw frames: attach-vectors and its refusals. */
 START_TEST(raw_attach)
 {
@@ -198,7 +246,7 @@ START_TEST(raw_attach)
   size_t xb = (size_t)A->cols * 8, need = xb + (size_t)A->rows * 8;
   char want[128];
 
-  /* A descriptor on any other op. */
+  /* A descriptor on any other op (each refused one is closed). */
   int fd = make_memfd(need, 1);
   refused(s, call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
           "EPROTO", "only 'attach-vectors' takes one", h, A);
@@ -222,6 +270,7 @@ START_TEST(raw_attach)
                                   "handle", (json_int_t)h), small, NULL, 0),
           "EINVAL", want, h, A);
   close(small);
+  ck_assert_int_eq(count_fds(itest_d.pid), 0);
   refused(s, call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 7, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, NULL, 0),
@@ -264,7 +313,11 @@ START_TEST(raw_attach)
                                   (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                                   "k", 2, "inplace", 1), -1, NULL, 0),
           "EINVAL", "holds k = 1", h, A);
-  /* Freeing the matrix lets the vectors go. */
+  /* The daemon holds the memfd once; the worker maps it. */
+  ck_assert_int_eq(count_fds(itest_d.pid), 1);
+  pid_t wpid = worker_pid(s);
+  ck_assert(maps_memfd(wpid));
+  /* Freeing the matrix lets the vectors go, here and in the worker. */
   r = call_fd(s, json_pack("{ss si sI}", "op", "free", "id", 14, "handle",
                            (json_int_t)h), -1, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
@@ -274,6 +327,10 @@ START_TEST(raw_attach)
                            "inplace", 1), -1, NULL, 0);
   ck_assert_str_eq(itest_error_code(r), "ENOENT");
   json_decref(r);
+  ck_assert_int_eq(count_fds(itest_d.pid), 0);
+  for (int i = 0; i < 200 && maps_memfd(wpid); i++)
+    usleep(10000);
+  ck_assert_msg(!maps_memfd(wpid), "the worker still maps the vectors");
   munmap(map, need);
   free(xd);
   free(y0);
@@ -317,7 +374,15 @@ START_TEST(attach_limits)
   munmap(map, need);
   close(fd);
   close(big);
+  /* Closing the connection lets the vectors go, here and in the worker. */
+  pid_t wpid = worker_pid(s);
+  ck_assert_int_eq(count_fds(itest_d.pid), 1);
+  ck_assert(maps_memfd(wpid));
   close(s);
+  for (int i = 0; i < 200 && (count_fds(itest_d.pid) || maps_memfd(wpid)); i++)
+    usleep(10000);
+  ck_assert_int_eq(count_fds(itest_d.pid), 0);
+  ck_assert(!maps_memfd(wpid));
   free(xd);
   free(y0);
   spmv_csr_free(A);
