@@ -371,6 +371,22 @@ START_TEST(attach_limits)
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
   check_y(A, 1.0, xd, 0.0, y0, map + A->cols, 0);
+  /* A new worker gets the memfd again. */
+  ck_assert_int_eq(kill(worker_pid(s), SIGKILL), 0);
+  char code[32] = "EWORKER";
+  for (int i = 0; i < 300 && code[0]; i++) {
+    fill(map, xd, A->cols, 0, 78 + (unsigned)i);
+    r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
+                             5, "handle", (json_int_t)h, "alpha", 1.0, "beta",
+                             0.0, "inplace", 1), -1, NULL, 0);
+    snprintf(code, sizeof code, "%s", itest_error_code(r));
+    ck_assert_msg(!code[0] || !strcmp(code, "EWORKER"), "%s", code);
+    json_decref(r);
+    if (code[0])
+      usleep(20000);
+  }
+  ck_assert_str_eq(code, "");
+  check_y(A, 1.0, xd, 0.0, y0, map + A->cols, 0);
   munmap(map, need);
   close(fd);
   close(big);
