@@ -18,13 +18,16 @@
  * reads after all integration tests ran.  check's fork mode runs every test
  * in its own child: each child appends whole lines with O_APPEND, and
  * writes each distinct line once.  Without SPMV_TOP_BUILDDIR (a test run by
- * hand) nothing is recorded.
+ * hand), or in a run that check narrows to some tests, nothing is recorded.
  */
 
 #define SEEN_MAX 256
 #define OP_CHARS "abcdefghijklmnopqrstuvwxyz0123456789-_"
 
 static char ops_path[1024];
+static const char *const partial[] = {"CK_RUN_SUITE", "CK_RUN_CASE",
+                                      "CK_INCLUDE_TAGS", "CK_EXCLUDE_TAGS",
+                                      "CK_EXCLUDE_CASE", "CK_EXCLUDE_SUITE"};
 static char seen[SEEN_MAX][48];
 static int nseen;
 
@@ -59,6 +62,10 @@ void itest_ops_begin(void)
   nseen = 0;
   if (!top || !*top || program_name(name, sizeof name) < 0)
     return;
+  /* A partial run (check's selection variables) keeps the last full record. */
+  for (size_t i = 0; i < sizeof partial / sizeof partial[0]; i++)
+    if (getenv(partial[i]))
+      return;
   snprintf(dir, sizeof dir, "%s/tests/integration", top);
   mkdir(dir, 0777);
   snprintf(dir, sizeof dir, "%s/tests/integration/ops", top);
