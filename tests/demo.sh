@@ -21,10 +21,10 @@ while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 [ -S "$sock" ] || { echo "spmvd did not start; its log:" >&2; cat "$log" >&2; exit 1; }
 
 matrix=$matrices/bcsstk16.mtx
-echo "== spmvctl status"
-"$build/client/spmvctl" --socket "$sock" status
 echo "== first sight: tune and multiply $matrix"
 "$build/tests/demo_client" "$sock" "$matrix"
+echo "== spmvctl status"
+"$build/client/spmvctl" --socket "$sock" status
 echo "== same matrix again (answered from the cache)"
 "$build/tests/demo_client" "$sock" "$matrix"
 kill $pid; wait $pid 2>/dev/null || true
