@@ -242,7 +242,9 @@ START_TEST(raw_attach)
 {
   struct spmv_csr *A = itest_random_csr(500, 6, 3, 4);
   int s = itest_open(&itest_d);
-  int64_t h = itest_handle(itest_load(s, 1, A, 0, NULL));
+  json_t *loaded = itest_load(s, 1, A, 0, NULL);
+  int64_t h = itest_handle(loaded);
+  json_decref(loaded);
   size_t xb = (size_t)A->cols * 8, need = xb + (size_t)A->rows * 8;
   char want[128];
 
@@ -348,7 +350,9 @@ START_TEST(attach_limits)
   ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
   struct spmv_csr *A = itest_random_csr(500, 4, 5, 6);
   int s = itest_open(&itest_d);
-  int64_t h = itest_handle(itest_load(s, 1, A, 0, NULL));
+  json_t *loaded = itest_load(s, 1, A, 0, NULL);
+  int64_t h = itest_handle(loaded);
+  json_decref(loaded);
   size_t need = (size_t)(A->cols + A->rows) * 8;
   int fd = make_memfd(need, 1), big = make_memfd(need * 4096, 1);
 

@@ -331,8 +331,7 @@ START_TEST(calibrate_and_predict)
 
   /* Raw frames, the cpu backend's default bound (10 s): progress events,
    * then the reply (both schema-checked). */
-  ck_assert_int_eq(itest_send(fd, j = calibrate_req(6, "f64", 0), NULL, 0), 0);
-  json_decref(j);
+  ck_assert_int_eq(itest_send(fd, calibrate_req(6, "f64", 0), NULL, 0), 0);
   r = itest_recv_reply(fd, NULL, NULL, &events);
   ck_assert_ptr_nonnull(r);
   check_calibration(r, "f64", 10);
@@ -345,8 +344,7 @@ START_TEST(calibrate_and_predict)
   int busy = 0, fd2 = itest_open(&itest_d);
   for (int k = 0; k < 10 && !busy; k++) {
     json_t *two[2];
-    ck_assert_int_eq(itest_send(fd, j = calibrate_req(10 + k, "f64", 3), NULL, 0), 0);
-    json_decref(j);
+    ck_assert_int_eq(itest_send(fd, calibrate_req(10 + k, "f64", 3), NULL, 0), 0);
     two[1] = itest_call(fd2, calibrate_req(100 + k, "f64", 3), NULL, 0, NULL, NULL);
     two[0] = itest_recv_reply(fd, NULL, NULL, NULL);
     for (int w = 0; w < 2; w++) {

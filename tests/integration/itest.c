@@ -236,7 +236,9 @@ int itest_send(int fd, json_t *json, const void *payload, uint64_t len)
   if (fd >= 0 && fd < 1024)
     snprintf(last_op[fd], sizeof last_op[fd], "%s", op ? op : "");
   itest_ops_note("sent", op);
-  return spmv_wire_write_frame(fd, json, payload, len, &err) < 0 ? -1 : 0;
+  int rc = spmv_wire_write_frame(fd, json, payload, len, &err) < 0 ? -1 : 0;
+  json_decref(json);
+  return rc;
 }
 
 /* Reads frames until the reply. */
@@ -277,7 +279,6 @@ json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
                    void **reply_payload, uint64_t *reply_len)
 {
   int rc = itest_send(fd, req, payload, len);
-  json_decref(req);
   if (rc < 0)
     return NULL;
   return itest_recv_reply(fd, reply_payload, reply_len, NULL);

@@ -63,7 +63,8 @@ int itest_connect(const char *path);
 /* Writes a frame with an explicit header (for malformed frames). */
 int itest_write_raw(int fd, const void *buf, size_t len);
 
-/* Sends a frame (json borrowed); returns 0 or -1. */
+/* Sends a frame; steals json (so that itest_send(fd, json_pack(...), ...)
+ * leaks nothing).  Returns 0 or -1. */
 int itest_send(int fd, json_t *json, const void *payload, uint64_t len);
 
 /*
