@@ -41,7 +41,7 @@ void itest_daemon_config(struct itest_daemon *d, const char *text);
 /*
  * Starts spmvd --foreground on d's socket and database with the cpu
  * backend, the daemon dying with the test (PR_SET_PDEATHSIG).  extra (may
- * be NULL) is one more argument.  Waits until the socket answers; returns
+ * be NULL) is one more argument.  Waits until it answers hello; returns
  * 0, or the daemon's exit status (>0) when it exited during start-up.
  */
 int itest_daemon_start(struct itest_daemon *d, const char *extra);
