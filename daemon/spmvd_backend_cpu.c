@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spmv_stats.h"
 #include "spmvd_backend.h"
 
 /*
@@ -348,12 +349,6 @@ static double now_us(void)
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static int cpu_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                     int warmup, int reps, double *median_us,
                     struct spmv_error *err)
@@ -396,8 +391,7 @@ static int cpu_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
       goto out;
     t[i] = now_us() - t0;
   }
-  qsort(t, (size_t)reps, sizeof *t, cmp_double);
-  *median_us = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+  *median_us = spmv_median(t, (size_t)reps);
 out:
   free(t);
   return rc;

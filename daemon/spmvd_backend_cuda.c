@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "spmv_kernels.h"
+#include "spmv_stats.h"
 #include "spmvd_backend.h"
 
 /*
@@ -27,8 +28,8 @@
 struct spmvd_backend {
   int dev;
   cudaStream_t stream;
-  cudaEvent_t ev0, ev1;
   struct spmv_cusparse_handle *cs;
+  struct spmv_dev_timer *timer;
   struct spmvd_device_info info;
 };
 
@@ -48,10 +49,7 @@ static void cuda_close(struct spmvd_backend *b)
   if (!b)
     return;
   spmv_cusparse_handle_free(b->cs);
-  if (b->ev0)
-    cudaEventDestroy(b->ev0);
-  if (b->ev1)
-    cudaEventDestroy(b->ev1);
+  spmv_dev_timer_free(b->timer);
   if (b->stream)
     cudaStreamDestroy(b->stream);
   free(b);
@@ -117,10 +115,8 @@ static int cuda_open(int dev, struct spmvd_backend **out,
                                                       cudaStreamNonBlocking),
                             "cudaStreamCreate", err)) < 0)
     goto fail;
-  if ((rc = spmv_cuda_error(cudaEventCreate(&b->ev0), "cudaEventCreate", err)) < 0 ||
-      (rc = spmv_cuda_error(cudaEventCreate(&b->ev1), "cudaEventCreate", err)) < 0)
-    goto fail;
-  if ((rc = spmv_cusparse_handle_new(b->stream, &b->cs, err)) < 0)
+  if ((rc = spmv_cusparse_handle_new(b->stream, &b->cs, err)) < 0 ||
+      (rc = spmv_dev_timer_new(&b->timer, err)) < 0)
     goto fail;
   fill_info(b, &p);
   *out = b;
@@ -245,12 +241,6 @@ static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
   return 0;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 /* Puts a random x in m->dx: values in +-[0.5, 1.5), never zero. */
 static int random_x(struct spmvd_bmatrix *m, struct spmv_error *err)
 {
@@ -285,38 +275,27 @@ static int random_x(struct spmvd_bmatrix *m, struct spmv_error *err)
   return rc;
 }
 
+/* The median of reps back-to-back products (spmv_dev_time). */
 static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                      int warmup, int reps, double *median_us,
                      struct spmv_error *err)
 {
-  cudaStream_t s = b->stream;
-  float *t = NULL;
+  double *t;
   int rc;
 
   if (reps < 1)
     return spmv_error_set(err, SPMV_EINVAL, "reps must be >= 1, not %d", reps);
+  if (reps > SPMV_DEV_TIME_MAX_REPS)
+    reps = SPMV_DEV_TIME_MAX_REPS;
   if ((rc = random_x(m, err)) < 0)
     return rc;
-  for (int i = 0; i < warmup; i++)
-    if ((rc = spmv_dev_spmv(m->d, 1.0, m->dx, 0.0, m->dy, s, err)) < 0)
-      return rc;
   t = malloc(sizeof *t * (size_t)reps);
   if (!t)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  for (int i = 0; i < reps; i++) {
-    if ((rc = spmv_cuda_error(cudaEventRecord(b->ev0, s), "cudaEventRecord", err)) < 0)
-      goto out;
-    if ((rc = spmv_dev_spmv(m->d, 1.0, m->dx, 0.0, m->dy, s, err)) < 0)
-      goto out;
-    if ((rc = spmv_cuda_error(cudaEventRecord(b->ev1, s), "cudaEventRecord", err)) < 0 ||
-        (rc = spmv_cuda_error(cudaEventSynchronize(b->ev1), "SpMV", err)) < 0 ||
-        (rc = spmv_cuda_error(cudaEventElapsedTime(&t[i], b->ev0, b->ev1),
-                              "cudaEventElapsedTime", err)) < 0)
-      goto out;
-  }
-  qsort(t, (size_t)reps, sizeof *t, cmp_float);
-  *median_us = 1e3 * (reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2);
-out:
+  rc = spmv_dev_time(b->timer, m->d, m->dx, m->dy, b->stream, warmup, reps, t,
+                     err);
+  if (rc == 0)
+    *median_us = spmv_median(t, (size_t)reps);
   free(t);
   return rc;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv_stats.h"
 #include "spmvd_model.h"
 #include "spmvd_predict.h"
 #include "spmvd_tuner.h"
@@ -260,8 +261,61 @@ static struct spmv_config adaptive(int bs, int base)
   return mk(SPMV_FMT_CSR_ADAPTIVE, bs, bs, base, 0);
 }
 
+/* The least power of two >= v, clamped to [lo, hi]. */
+static int pow2_at_least(double v, int lo, int hi)
+{
+  int p = lo;
+
+  while (p < hi && p < v)
+    p *= 2;
+  return p;
+}
+
+/* A small matrix with a few long rows: csr-adaptive splits them. */
+static int small_skewed(const struct spmv_profile *p)
+{
+  return p->rl_cv > 2 && p->rl_max >= 256;
+}
+
 /*
- * auto's shortlist on a GPU, most likely winner first, 3 to 5 candidates
+ * The single most likely winner of a shape (the model strategy's pick
+ * outside ELLR-T's ground, and the head of auto's shortlist where the race
+ * gains from a fast leader).  From the H200 ground truth of eval_tuner
+ * (tests/bench/results): on small matrices one warp-group per row sized
+ * to the mean row (32 when rows vary), csr-adaptive when a few rows are
+ * long; on power laws csr-adaptive, short rows at base 2; on regular rows
+ * of 32..100 a TPR of an eighth of the row; csr-vector at AUTOCSR's TPR
+ * elsewhere.
+ */
+static struct spmv_config likely_best(const struct spmv_profile *p,
+                                      enum shape sh, const int tpr[3])
+{
+  switch (sh) {
+  case SHAPE_SMALL:
+    if (small_skewed(p))
+      return adaptive(256, 0);
+    return mk(SPMV_FMT_CSR_VECTOR, 256,
+              p->rl_cv > 1 ? 32 : pow2_at_least(p->rl_mean, 4, 32), 0, 0);
+  case SHAPE_SKEWED:
+    return adaptive(256, p->rl_mean < 8 ? 2 : 0);
+  case SHAPE_STENCIL:
+    return mk(SPMV_FMT_DIA, 128, 0, 0, 0);
+  case SHAPE_FLAT:
+    return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0);
+  case SHAPE_REGULAR:
+    if (p->rl_mean >= 100)
+      return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0);
+    if (p->rl_mean >= 32)
+      return mk(SPMV_FMT_CSR_VECTOR, 128,
+                pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
+    return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
+  default:
+    return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
+  }
+}
+
+/*
+ * auto's shortlist on a GPU, most likely winner first, 3 or 4 candidates
  * (cost on first sight about 3 + 3 x the others' time over the pick's,
  * SpMV-equivalents, with the default race; dia first on stencils so that
  * the slower ones drop on their warm-up run).
@@ -272,10 +326,11 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   const struct spmv_profile *p = in->prof;
   struct spmv_config sell = mk(SPMV_FMT_SELL, 128, 0, 32,
                                p->rl_cv < 0.05 ? 1 : 256);
+  enum shape sh = shape_of(p, in->dev);
   int tpr[3];
 
   spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
-  switch (shape_of(p, in->dev)) {
+  switch (sh) {
   case SHAPE_STENCIL:
     add(out, in, mk(SPMV_FMT_DIA, 128, 0, 0, 0));
     add(out, in, sell);
@@ -288,22 +343,29 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_CSR_MERGE, 256, 0, 0, 0));
     break;
   case SHAPE_SMALL:
-    if (p->nnz > 0 && p->dia_fill <= 1.5 && p->ndiags <= MAX_DIAGS)
-      add(out, in, mk(SPMV_FMT_DIA, 128, 0, 0, 0));
-    if ((double)p->rl_max > SKEW_MAX_OVER_MEAN * p->rl_mean &&
-        p->rl_cv > SKEW_CV) {
+    /* Latency-bound: no dia (it never led here), at most 4. */
+    add(out, in, likely_best(p, sh, tpr));
+    if (small_skewed(p)) {
       add(out, in, adaptive(256, 2));
-      add(out, in, adaptive(256, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
       add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     } else {
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0));
       add(out, in, adaptive(256, 2));
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, tpr[1], 0, 0));
     }
+    out->n = out->n > 4 ? 4 : out->n;
     break;
   case SHAPE_FLAT:
+    if (p->rl_mean < 8) {
+      /* Short equal rows: a thread or two per row. */
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
+      add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
+      add(out, in, mk(SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0));
+      add(out, in, sell);
+      break;
+    }
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, sell);
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, p->rl_mean < 64 ? tpr[0] : tpr[2],
@@ -311,10 +373,12 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
     break;
   case SHAPE_REGULAR:
+    add(out, in, likely_best(p, sh, tpr));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, sell);
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
+    out->n = out->n > 4 ? 4 : out->n;
     break;
   case SHAPE_IRREGULAR:
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
@@ -356,12 +420,11 @@ static double ellr_bytes(const struct spmv_profile *p, enum spmv_dtype dt)
 /*
  * model's pick, no timing: the ELLR-T model (Eq. 1-4) where ELLR-T pays,
  * i.e. on flat long rows (ell_fill <= 1.2, rl_mean >= 64: its padding is
- * nil and T threads share a row), else the profile's choice (the first of
- * auto's shortlist, whose order was fitted to the H200 tables: dia on
- * stencils, cuSPARSE on power laws, csr-vector at AUTOCSR's TPR), refined
- * by the bytes one product moves: on flat rows hyb (no row pointers) over
- * csr-vector.  An ELLR-T pick whose layout would exceed 3x the CSR bytes
- * is never taken (next best of M, else the profile's choice).
+ * nil and T threads share a row), else the profile's likely best
+ * (likely_best), refined by the bytes one product moves: flat rows whose
+ * CSR bytes exceed the L2 take hyb (no row pointers).  An ELLR-T pick
+ * whose layout would exceed 3x the CSR bytes is never taken (next best of
+ * M, else the profile's choice).
  */
 static int model_choice(const struct spmvd_tune_input *in,
                         const struct spmv_config *ranked, int nm,
@@ -380,12 +443,10 @@ static int model_choice(const struct spmvd_tune_input *in,
   if (out->n > 0)
     return 0;
   spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
-  if (sh == SHAPE_FLAT)
+  if (sh == SHAPE_FLAT && csr_bytes > (double)in->dev->l2_bytes)
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
-  else if (sh == SHAPE_REGULAR && p->rl_mean >= 100)
-    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
   else
-    auto_gpu(in, out);
+    add(out, in, likely_best(p, sh, tpr));
   out->n = out->n > 0 ? 1 : 0;
   return 0;
 }
@@ -492,18 +553,10 @@ void spmvd_decision_fini(struct spmvd_decision *d)
 /* Median of n doubles (n <= 16), without changing v. */
 static double median(const double *v, int n)
 {
-  double s[16], tmp;
-  int a, b;
+  double s[16];
 
-  for (a = 0; a < n; a++)
-    s[a] = v[a];
-  for (a = 1; a < n; a++)
-    for (b = a; b > 0 && s[b] < s[b - 1]; b--) {
-      tmp = s[b];
-      s[b] = s[b - 1];
-      s[b - 1] = tmp;
-    }
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  memcpy(s, v, sizeof *s * (size_t)n);
+  return spmv_median(s, (size_t)n);
 }
 
 /* Records a candidate's failure. */

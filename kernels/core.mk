@@ -4,7 +4,7 @@ noinst_LTLIBRARIES += kernels/libspmvcore.la
 kernels_libspmvcore_la_SOURCES = \
 	kernels/spmv_error.c kernels/spmv_error.h \
 	kernels/spmv_csr.c kernels/spmv_csr.h \
-	kernels/spmv_config.c \
+	kernels/spmv_config.c kernels/spmv_stats.c kernels/spmv_stats.h \
 	kernels/spmv_profile.c kernels/spmv_fingerprint.c \
 	kernels/spmv_gen.h kernels/spmv_gen_impl.h kernels/spmv_gen_util.c \
 	kernels/spmv_gen.c kernels/spmv_gen_rmat.c kernels/spmv_gen_tile.c \

@@ -71,6 +71,30 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
                   const void *x, double beta, void *y, cudaStream_t s,
                   struct spmv_error *err);
 
+/*
+ * A timer of products on one device: events and a host-mapped flag, made
+ * once (spmv_dev_timer_new) and used by spmv_dev_time.  Owned by its
+ * creator; not shared between threads.
+ */
+struct spmv_dev_timer;
+#define SPMV_DEV_TIME_MAX_REPS 256
+int spmv_dev_timer_new(struct spmv_dev_timer **out, struct spmv_error *err);
+/* Frees t (NULL is a no-op); returns NULL. */
+struct spmv_dev_timer *spmv_dev_timer_free(struct spmv_dev_timer *t);
+
+/*
+ * Times m's product y = A*x (alpha 1, beta 0) on stream s: warmup runs,
+ * then reps runs (1..SPMV_DEV_TIME_MAX_REPS) with an event between each.
+ * The stream is held by a spinning kernel until every launch is queued,
+ * so the runs execute back to back: the times are the GPU's, not the
+ * host's launch rate (a 5 us product takes about as long to launch).
+ * us[k] receives run k's time in microseconds.  Returns 0 or the first
+ * error.
+ */
+int spmv_dev_time(struct spmv_dev_timer *t, const struct spmv_dev_matrix *m,
+                  const void *x, void *y, cudaStream_t s, int warmup,
+                  int reps, double *us, struct spmv_error *err);
+
 /* The per-format launchers behind spmv_dev_spmv(), same contract. */
 #define SPMV_LAUNCH_PROTO(name)                                              \
   int spmv_launch_##name(const struct spmv_dev_matrix *m, double alpha,     \

@@ -298,9 +298,10 @@ START_TEST(test_auto_candidates)
   static const struct spmv_config stencil[] = {
     { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 } };
+  /* Short flat rows (mean < 8): a thread or two per row. */
   static const struct spmv_config flat[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
-    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 }, { SPMV_FMT_HYB, 256, 0, 0, 0 } };
+    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 }, { SPMV_FMT_ELLR_T, 256, 1, 0, 0 },
+    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 } };
   static const struct spmv_config regular[] = {
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
     { SPMV_FMT_SELL, 128, 0, 32, 256 },
@@ -314,14 +315,15 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
     { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
+  /* Small: TPR the mean row's power of two (>= 4) first, at most 4. */
   static const struct spmv_config small[] = {
+    { SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
-    { SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 } };
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 } };
   static const struct spmv_config small_skewed[] = {
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
     { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
   static const struct spmv_config cpu_stencil[] = {
     { SPMV_FMT_DIA, 0, 0, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
@@ -739,6 +741,14 @@ START_TEST(test_run_strategies)
                                    NULL, &d, &e), 0);
   ck_assert_str_eq(d.text, "hyb bs=256 k=0");
   spmvd_decision_fini(&d);
+  /* ... when its CSR bytes (19 MB) exceed the L2; within it csr-vector at
+   * AUTOCSR's least TPR (80: 8). */
+  gpu.l2_bytes = (uint64_t)60 << 20;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=8");
+  spmvd_decision_fini(&d);
+  gpu.l2_bytes = 0;
   /* Irregular rows: csr-vector at AUTOCSR's middle TPR (80: 8, 16, 32). */
   m.p.rl_max = 300;
   m.p.rl_cv = 0.6;
@@ -747,12 +757,12 @@ START_TEST(test_run_strategies)
                                    NULL, &d, &e), 0);
   ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=16");
   spmvd_decision_fini(&d);
-  /* A power law: cuSPARSE ALG2. */
+  /* A power law: csr-adaptive (rows of 80: base 0). */
   m.p.rl_max = 100000;
   m.p.rl_cv = 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "cusparse alg=2");
+  ck_assert_str_eq(d.text, "csr-adaptive bs=256 maxtpr=256 base=0");
   spmvd_decision_fini(&d);
   mat_fini(&m);
   mat_init(&m, 5000, 10);

@@ -1,41 +1,70 @@
 #!/bin/bash
 # device-run.sh: one batch on a GPU machine, from the project root of a
 # checkout that carries .device/ (see ../shared/device/prepare) and a
-# `make dist` tarball in .device/: build, the whole test suite (GPU tests
-# included), compute-sanitizer memcheck on the quick GPU subset, and the
-# tuner evaluation.  Logs and tables go to $OUT.
+# `make dist` tarball in .device/: build, the test suite (GPU tests
+# included), compute-sanitizer memcheck on the quick GPU subset, the tuner
+# evaluation and bench_spmv.  The device tool brings back at most 8 files:
+# the reports and tables land in $OUT, every log in $OUT/logs.tgz.
 #   usage: bash tests/bench/device-run.sh [EVAL_BUDGET_S]
 # Environment: CHECK_TESTS limits make check to those tests (e.g. only the
 # GPU ones); MEMCHECK_S bounds compute-sanitizer (0 skips it); EVAL_ARGS
-# adds options to eval_tuner.
+# adds options to eval_tuner (budget 0 skips it); EVAL2_ARGS, when set,
+# runs a second evaluation (eval2.*, gt2.tsv) bounded by EVAL2_BUDGET;
+# BENCH_MATRICES names large-suite matrices for bench_spmv, whose tables
+# land in $OUT/bench.tsv.
 set -u
 OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+LOG=/tmp/devrun-logs
+rm -rf "$LOG" && mkdir -p "$OUT" "$LOG"
 budget=${1:-200}
+pack() { tar czf "$OUT/logs.tgz" -C "$LOG" . 2>/dev/null; }
+trap pack EXIT
 . .device/env.sh
 top=$PWD
 cd /tmp && rm -rf spmvd-[0-9]* && tar xf "$top"/.device/spmvd-*.tar.gz && cd spmvd-[0-9]* || exit 1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 t0=$(date +%s)
-( ./configure -q && make -j16 >"$OUT/build.log" 2>&1 && make -j16 tests/bench/eval_tuner >>"$OUT/build.log" 2>&1 ) ||
-  { tail -50 "$OUT/build.log"; exit 1; }
+( ./configure -q && make -j16 >"$LOG/build.log" 2>&1 &&
+  make -j16 tests/bench/eval_tuner tests/bench/bench_spmv >>"$LOG/build.log" 2>&1 ) ||
+  { tail -50 "$LOG/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 ))s"
 
-t0=$(date +%s)
-timeout 300 make -j8 check ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$OUT/check.log" 2>&1
-echo "make check rc=$? in $(( $(date +%s) - t0 ))s"
-grep -E "^(PASS|FAIL|SKIP|ERROR|XFAIL)|^# " "$OUT/check.log"
-cat tests/check_gpu_formats.log tests/integration/check_gpu_service.log >"$OUT/gpu-tests.log" 2>/dev/null
-grep -E "Checks|FAIL" "$OUT/gpu-tests.log" | head -20
+if [ "${CHECK_TESTS:-all}" != none ]; then
+  t0=$(date +%s)
+  timeout 300 make -j8 check ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$LOG/check.log" 2>&1
+  echo "make check rc=$? in $(( $(date +%s) - t0 ))s"
+  grep -E "^(PASS|FAIL|SKIP|ERROR|XFAIL)|^# " "$LOG/check.log"
+  cat tests/check_gpu_formats.log tests/integration/check_gpu_service.log >"$LOG/gpu-tests.log" 2>/dev/null
+  grep -E "Checks|FAIL" "$LOG/gpu-tests.log" | head -20
+fi
 
-t0=$(date +%s)
-[ "${MEMCHECK_S:-150}" -gt 0 ] && CK_FORK=no SPMV_GPU_QUICK=1 timeout "${MEMCHECK_S:-150}" compute-sanitizer --tool memcheck \
-  --target-processes all --error-exitcode 9 tests/check_gpu_formats >"$OUT/memcheck.log" 2>&1
-echo "memcheck rc=$? in $(( $(date +%s) - t0 ))s"
-grep -E "ERROR SUMMARY|Checks" "$OUT/memcheck.log" | head -5
+if [ "${MEMCHECK_S:-150}" -gt 0 ]; then
+  t0=$(date +%s)
+  CK_FORK=no SPMV_GPU_QUICK=1 timeout "${MEMCHECK_S:-150}" compute-sanitizer --tool memcheck \
+    --target-processes all --error-exitcode 9 tests/check_gpu_formats >"$LOG/memcheck.log" 2>&1
+  echo "memcheck rc=$? in $(( $(date +%s) - t0 ))s"
+  grep -E "ERROR SUMMARY|Checks" "$LOG/memcheck.log" | head -5
+fi
 
-t0=$(date +%s)
-timeout $((budget + 90)) tests/bench/eval_tuner --backend cuda --quick --budget "$budget" \
-  --deadline $((budget + 60)) ${EVAL_ARGS:-} --tsv "$OUT/eval.tsv" >"$OUT/eval.md" 2>"$OUT/eval.err"
-echo "eval rc=$? in $(( $(date +%s) - t0 ))s"
-head -60 "$OUT/eval.md"
+# eval NAME BUDGET ARGS...: one evaluation, its report and tables to $OUT.
+eval_run() {
+  local name=$1 b=$2
+  shift 2
+  t0=$(date +%s)
+  timeout $((b + 90)) tests/bench/eval_tuner --backend cuda --quick --budget "$b" \
+    --deadline $((b + 60)) "$@" --tsv "$OUT/$name.tsv" --gt-tsv "$OUT/gt-$name.tsv" \
+    >"$OUT/$name.md" 2>"$LOG/$name.err"
+  echo "$name rc=$? in $(( $(date +%s) - t0 ))s"
+  sed -n '/targets (issue 5)/,/^### .*strategies/p' "$OUT/$name.md"
+}
+[ "$budget" -gt 0 ] && eval_run eval "$budget" ${EVAL_ARGS:-}
+[ -n "${EVAL2_ARGS:-}" ] && eval_run eval2 "${EVAL2_BUDGET:-200}" $EVAL2_ARGS
+
+for m in ${BENCH_MATRICES:-}; do
+  t0=$(date +%s)
+  mkdir -p "$LOG/bench-$m"
+  tests/bench/bench_spmv -s large -m "$m" -b 128,256 -o "$LOG/bench-$m" >"$LOG/bench-$m.log" 2>&1
+  echo "bench_spmv $m rc=$? in $(( $(date +%s) - t0 ))s"
+  grep -E "^$m " "$LOG/bench-$m.log"
+  cat "$LOG/bench-$m/bench_full.tsv" >>"$OUT/bench.tsv"
+done

@@ -18,6 +18,7 @@
 #endif
 
 #include "eval_store.h"
+#include "spmv_stats.h"
 
 /*
  * Design.  The exhaustive ground truth times about a hundred
@@ -38,7 +39,7 @@
 #define RESERVE_BYTES ((size_t)1 << 30)
 #define CALIB_WARMUP 2
 #define CALIB_REPS 10
-#define MAX_REPS 1024
+#define MAX_REPS 256  /* SPMV_DEV_TIME_MAX_REPS */
 
 enum mode { M_CPU, M_CUDA, M_REF };
 
@@ -86,7 +87,7 @@ struct eval_store {
   int plan_matrix;
 #ifdef HAVE_CUDA
   cudaStream_t stream;
-  cudaEvent_t ev0, ev1;
+  struct spmv_dev_timer *timer;
   struct spmv_cusparse_handle *cs;
 #endif
 };
@@ -115,18 +116,6 @@ static struct spmv_config layout_key(struct spmv_config c)
   if (c.format == SPMV_FMT_CSR_SCALAR)
     c.tpr = 0;
   return c;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double *t, int n)
-{
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
 /* ---- the conversion pool ---- */
@@ -336,22 +325,10 @@ static int dev_time(struct eval_store *s, void *h, const struct spmv_config *cfg
 #ifdef HAVE_CUDA
   if (s->mode == M_CUDA) {
     struct spmv_dev_matrix *d = h;
-    float ms;
     d->L.cfg = *cfg;
-    for (int i = 0; i < warmup; i++)
-      if ((rc = spmv_dev_spmv(d, 1.0, s->x, 0.0, s->y, s->stream, err)) < 0)
-        return rc;
-    for (int i = 0; i < reps; i++) {
-      if ((rc = spmv_cuda_error(cudaEventRecord(s->ev0, s->stream), "cudaEventRecord", err)) < 0 ||
-          (rc = spmv_dev_spmv(d, 1.0, s->x, 0.0, s->y, s->stream, err)) < 0 ||
-          (rc = spmv_cuda_error(cudaEventRecord(s->ev1, s->stream), "cudaEventRecord", err)) < 0 ||
-          (rc = spmv_cuda_error(cudaEventSynchronize(s->ev1), "SpMV", err)) < 0 ||
-          (rc = spmv_cuda_error(cudaEventElapsedTime(&ms, s->ev0, s->ev1),
-                                "cudaEventElapsedTime", err)) < 0)
-        return rc;
-      t[i] = 1e3 * (double)ms;
-    }
-    *us = median_of(t, reps);
+    if ((rc = spmv_dev_time(s->timer, d, s->x, s->y, s->stream, warmup, reps, t, err)) < 0)
+      return rc;
+    *us = spmv_median(t, (size_t)reps);
     return 0;
   }
 #endif
@@ -365,7 +342,7 @@ static int dev_time(struct eval_store *s, void *h, const struct spmv_config *cfg
     if (i >= warmup)
       t[i - warmup] = fmax(now_us() - t0, 1e-3);
   }
-  *us = median_of(t, reps);
+  *us = spmv_median(t, (size_t)reps);
   return 0;
 }
 
@@ -564,9 +541,8 @@ int eval_store_open(const char *mode, struct eval_store **out,
   if (s->mode == M_CUDA) {
     if ((rc = spmv_cuda_error(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
                               "cudaStreamCreate", err)) < 0 ||
-        (rc = spmv_cuda_error(cudaEventCreate(&s->ev0), "cudaEventCreate", err)) < 0 ||
-        (rc = spmv_cuda_error(cudaEventCreate(&s->ev1), "cudaEventCreate", err)) < 0 ||
-        (rc = spmv_cusparse_handle_new(s->stream, &s->cs, err)) < 0)
+        (rc = spmv_cusparse_handle_new(s->stream, &s->cs, err)) < 0 ||
+        (rc = spmv_dev_timer_new(&s->timer, err)) < 0)
       goto fail;
   }
 #endif
@@ -590,10 +566,7 @@ void eval_store_close(struct eval_store *s)
 #ifdef HAVE_CUDA
   if (s->mode == M_CUDA) {
     spmv_cusparse_handle_free(s->cs);
-    if (s->ev0)
-      cudaEventDestroy(s->ev0);
-    if (s->ev1)
-      cudaEventDestroy(s->ev1);
+    spmv_dev_timer_free(s->timer);
     if (s->stream)
       cudaStreamDestroy(s->stream);
   }
@@ -783,7 +756,9 @@ int eval_store_cache_hit(struct eval_store *s, const struct spmv_config *cfg,
   if ((rc = s->bops->load(s->be, A, s->dt, cfg, &bm, err)) < 0)
     goto out;
   out->load_us = now_us() - t0;
-  if ((rc = s->bops->time(s->be, bm, 0, 1, &out->first_kernel_us, err)) < 0)
+  if ((rc = s->bops->time(s->be, bm, 0, 1, &out->first_kernel_us, err)) < 0 ||
+      (rc = s->bops->time(s->be, bm, 0, 1, &out->next_kernel_us[0], err)) < 0 ||
+      (rc = s->bops->time(s->be, bm, 0, 1, &out->next_kernel_us[1], err)) < 0)
     goto out;
   t0 = now_us();
   if ((rc = s->bops->multiply(s->be, bm, 1.0, x, 0.0, y, 1, err)) < 0)

@@ -78,6 +78,8 @@ struct eval_cache_hit {
   double load_us;          /* conversion and upload of the configuration */
   double first_kernel_us;  /* the first product after the upload, on the
                               device (backend time, no warm-up, one run) */
+  double next_kernel_us[2]; /* the second and third such single runs: how
+                               fast the first-run excess decays */
   double first_product_us; /* the first product with host vectors (x in,
                               y out), what the worker's check runs */
   double product_us;       /* the next product with host vectors */

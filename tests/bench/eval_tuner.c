@@ -16,6 +16,7 @@
 #include "spmv_profile.h"
 #include "spmvd_predict.h"
 #include "spmvd_tuner.h"
+#include "spmv_stats.h"
 #include "suite.h"
 
 /*
@@ -26,7 +27,8 @@
  *    a real time (2 warm-up runs, rounds of 10 until two round medians
  *    agree within 2 %, at most 4 rounds); one 10 times slower than the
  *    leader stops after its first round (its median of 10 stands: on
- *    skewed matrices such candidates take milliseconds a run);
+ *    skewed matrices such candidates take milliseconds a run); the best
+ *    few and the strategies' picks are then timed again (confirm());
  *  - model, predict, trial and auto as the worker runs them
  *    (spmvd_tuner_run, default race parameters): the pick's time is looked
  *    up in the ground-truth table (timed there first when missing), its
@@ -54,6 +56,7 @@ struct strat_res {
   int ok;           /* 0: not applicable or failed, see note */
   int failed;       /* 1: it ran and gave no usable pick */
   char pick[64];
+  struct spmv_config cfg;  /* the pick */
   double pick_us;   /* the pick's ground-truth time */
   double match;     /* best_us / pick_us */
   double cost;      /* decision cost in SpMV-equivalents */
@@ -71,7 +74,8 @@ struct mrec {
   int64_t rows, nnz;
   double cv;
   char best[64];
-  double best_us;
+  double best_us;                  /* confirmed (see confirm()) */
+  double raced_best_us;            /* as the exhaustive race timed it */
   double best_ellrt_us;            /* fastest ellr-t of the ground truth */
   int ncand;                       /* ground-truth candidates timed */
   double gt_cost;                  /* ground truth's cost, SpMV-equivalents */
@@ -93,7 +97,7 @@ struct calib_res {
 };
 
 struct opts {
-  const char *mode, *dir, *only, *tsv, *replay;
+  const char *mode, *dir, *only, *tsv, *replay, *gt_tsv;
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
   double budget;             /* seconds; 0 = none */
   double deadline;           /* seconds: report what is done and exit */
@@ -256,6 +260,7 @@ static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
     goto out;
   }
   spmv_config_format(&d.cfg, r->pick, sizeof r->pick);
+  r->cfg = normalise(d.cfg, in->dev);
   r->cost = d.cost_spmv;
   r->ncand = (int)d.ntrials;
   r->pick_us = gt_time(g, d.cfg, s, in);
@@ -270,10 +275,89 @@ out:
   spmvd_decision_fini(&d);
 }
 
+/*
+ * The exhaustive race names as best the least of ~80 medians, so its time
+ * is biased low by their noise (at 5 us a median of 10 moves by 10 %).
+ * The best few and every strategy's pick are therefore timed again on
+ * fresh runs, in interleaved passes, and those times decide best/pick;
+ * the table keeps them.
+ */
+#define CONFIRM_TOP 6
+#define CONFIRM_PASSES 3
+#define CONFIRM_REPS 30
+static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
+{
+  size_t idx[CONFIRM_TOP + NSTRAT], n = 0, i, k;
+  double med[CONFIRM_TOP + NSTRAT][CONFIRM_PASSES], us;
+  struct spmv_error e;
+
+  /* The fastest CONFIRM_TOP that ran, then the picks. */
+  for (k = 0; k < CONFIRM_TOP; k++) {
+    size_t best = g->n;
+    for (i = 0; i < g->n; i++) {
+      int taken = 0;
+      for (size_t j = 0; j < n; j++)
+        taken |= idx[j] == i;
+      if (!taken && g->t[i].status == SPMVD_TRIAL_OK && g->t[i].time_us > 0 &&
+          (best == g->n || g->t[i].time_us < g->t[best].time_us))
+        best = i;
+    }
+    if (best < g->n)
+      idx[n++] = best;
+  }
+  for (k = 0; k < NSTRAT; k++) {
+    if (!r->st[k].ok)
+      continue;
+    for (i = 0; i < g->n && !eval_config_equal(&g->t[i].cfg, &r->st[k].cfg); i++)
+      ;
+    int taken = 0;
+    for (size_t j = 0; j < n; j++)
+      taken |= idx[j] == i;
+    if (i < g->n && !taken)
+      idx[n++] = i;
+  }
+  for (int p = 0; p < CONFIRM_PASSES; p++)
+    for (i = 0; i < n; i++) {
+      spmv_error_clear(&e);
+      med[i][p] = NAN;
+      if (eval_store_race_ops.load(s, &g->t[idx[i]].cfg, &e) < 0)
+        continue;
+      if (eval_store_race_ops.time(s, 2, CONFIRM_REPS, &us, &e) == 0)
+        med[i][p] = us;
+      eval_store_race_ops.unload(s);
+    }
+  r->raced_best_us = r->best_us;
+  int have = 0;
+  for (i = 0; i < n; i++) {
+    double v[CONFIRM_PASSES];
+    int m = 0;
+    for (int p = 0; p < CONFIRM_PASSES; p++)
+      if (isfinite(med[i][p]))
+        v[m++] = med[i][p];
+    if (m == 0)
+      continue;
+    struct spmvd_trial *t = &g->t[idx[i]];
+    t->time_us = spmv_median(v, (size_t)m);
+    if (!have || t->time_us < r->best_us) {
+      have = 1;
+      r->best_us = t->time_us;
+      spmv_config_format(&t->cfg, r->best, sizeof r->best);
+    }
+  }
+  for (k = 0; k < NSTRAT; k++) {
+    if (!r->st[k].ok)
+      continue;
+    for (i = 0; i < g->n; i++)
+      if (eval_config_equal(&g->t[i].cfg, &r->st[k].cfg))
+        r->st[k].pick_us = g->t[i].time_us;
+    r->st[k].match = r->best_us / r->st[k].pick_us;
+  }
+}
+
 /* Evaluates one matrix in one value type into r; returns 0 or a code. */
 static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
                        const struct spmv_csr *A, enum spmv_dtype dt,
-                       const struct calib_res *cr, struct mrec *r,
+                       const struct calib_res *cr, struct mrec *r, FILE *gtf,
                        struct spmv_error *err)
 {
   const struct spmvd_device_info *dev = eval_store_info(s);
@@ -330,6 +414,7 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
 
   for (k = 0; k < NSTRAT; k++)
     run_strategy(strats[k], s, &in, &g, r->best_us, &r->st[k]);
+  confirm(s, &g, r);
 
   for (k = 0; in.pred != NULL && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *f = &in.pred->fit[k];
@@ -341,6 +426,20 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
     if (r->pmeas[k] > 0 && isfinite(r->ppred[k]))
       r->perr[k] = fabs(r->ppred[k] - r->pmeas[k]) / r->pmeas[k];
   }
+
+  /* The ground truth in bench_spmv's table form, for --replay. */
+  for (size_t t = 0; gtf != NULL && t < g.n; t++) {
+    char text[64];
+    spmv_config_format(&g.t[t].cfg, text, sizeof text);
+    if (g.t[t].status == SPMVD_TRIAL_FAILED)
+      fprintf(gtf, "%s\t%s\t%s\tfailed\t\t%.100s\n", en->name, spmv_dtype_name(dt), text,
+              g.t[t].msg);
+    else
+      fprintf(gtf, "%s\t%s\t%s\tok\t%.3f\t%d\n", en->name, spmv_dtype_name(dt), text,
+              g.t[t].time_us, g.t[t].runs);
+  }
+  if (gtf != NULL)
+    fflush(gtf);
 
   spmv_error_clear(err);
   if (eval_store_cache_hit(s, &gtd.cfg, &r->hit, err) == 0)
@@ -609,19 +708,21 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   fprintf(f, "\n### %s: cache hit of the best configuration (times as multiples of its steady kernel time)\n\n", dn);
   fprintf(f, "Geomeans: upload %.0fx, first product with host vectors %.1fx.\n\n",
           h_n ? exp(h_up_log / h_n) : NAN, h_n ? exp(h_prod_log / h_n) : NAN);
-  fprintf(f, "| matrix | kernel us | upload ms | upload x | first product on the device x | first product with host vectors x | next product with host vectors x | verified |\n");
-  fprintf(f, "|---|---|---|---|---|---|---|---|\n");
+  fprintf(f, "| matrix | kernel us | upload ms | upload x | first product on the device x | second, third x | first product with host vectors x | next product with host vectors x | verified |\n");
+  fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < n; i++) {
     const struct mrec *x = &r[i];
     const struct eval_cache_hit *h = &x->hit;
     if (x->dt != dt)
       continue;
     if (!x->hit_ok) {
-      fprintf(f, "| %s | failed: %s | | | | | | |\n", x->name, x->hit_msg);
+      fprintf(f, "| %s | failed: %s | | | | | | | |\n", x->name, x->hit_msg);
       continue;
     }
-    fprintf(f, "| %s | %.1f | %.2f | %.0f | %.2f | %.1f | %.1f | %s |\n", x->name, h->kernel_us,
-            h->load_us / 1e3, h->load_us / h->kernel_us, h->first_kernel_us / h->kernel_us,
+    fprintf(f, "| %s | %.1f | %.2f | %.0f | %.2f | %.2f, %.2f | %.1f | %.1f | %s |\n", x->name,
+            h->kernel_us, h->load_us / 1e3, h->load_us / h->kernel_us,
+            h->first_kernel_us / h->kernel_us, h->next_kernel_us[0] / h->kernel_us,
+            h->next_kernel_us[1] / h->kernel_us,
             h->first_product_us / h->kernel_us, h->product_us / h->kernel_us,
             h->verified ? "yes" : "NO");
   }
@@ -645,8 +746,11 @@ static void tsv_line(FILE *f, const struct mrec *r)
     if (isfinite(r->perr[k]))
       fprintf(f, "\t%s:%.3f/%.3f", spmv_format_name((enum spmv_format)k), r->ppred[k], r->pmeas[k]);
   if (r->hit_ok)
-    fprintf(f, "\thit:%.1f/%.3f/%.3f/%.3f/%.3f/%d", r->hit.load_us, r->hit.first_kernel_us,
-            r->hit.first_product_us, r->hit.product_us, r->hit.kernel_us, r->hit.verified);
+    fprintf(f, "\thit:%.1f/%.3f/%.3f/%.3f/%.3f/%d/%.3f/%.3f", r->hit.load_us,
+            r->hit.first_kernel_us, r->hit.first_product_us, r->hit.product_us,
+            r->hit.kernel_us, r->hit.verified, r->hit.next_kernel_us[0],
+            r->hit.next_kernel_us[1]);
+  fprintf(f, "\traced_best_us:%.3f", r->raced_best_us);
   fputc('\n', f);
   fflush(f);
 }
@@ -680,8 +784,9 @@ struct rp_tab {
   double cur_us;          /* the loaded configuration's median */
 };
 
-/* Reads the f64 rows of a bench_spmv TSV into t; returns 0 or -1. */
-static int rp_read(struct rp_tab *t, const char *path)
+/* Reads the rows of value type dt of a bench_spmv TSV into t; returns 0
+ * or -1. */
+static int rp_read(struct rp_tab *t, const char *path, const char *dt)
 {
   char line[1024], *f[6], *save, *p;
   FILE *fp = fopen(path, "r");
@@ -697,7 +802,7 @@ static int rp_read(struct rp_tab *t, const char *path)
     for (k = 0, p = strtok_r(line, "\t\n", &save); p != NULL && k < 6;
          p = strtok_r(NULL, "\t\n", &save))
       f[k++] = p;
-    if (k < 4 || strcmp(f[1], "f64") != 0)
+    if (k < 4 || strcmp(f[1], dt) != 0)
       continue;
     if (t->n == t->cap) {
       size_t nc = t->cap ? 2 * t->cap : 1024;
@@ -712,6 +817,8 @@ static int rp_read(struct rp_tab *t, const char *path)
     struct rp_row *r = &t->r[t->n];
     if (spmv_config_parse(f[2], &r->cfg, NULL) != 0)
       continue;
+    if (r->cfg.format == SPMV_FMT_CSR_ADAPTIVE && r->cfg.tpr == 0)
+      r->cfg.tpr = r->cfg.bs;  /* as rp_find looks it up */
     snprintf(r->name, sizeof r->name, "%s", f[0]);
     r->us = strcmp(f[3], "ok") == 0 && k >= 5 ? strtod(f[4], NULL) : 0;
     t->n++;
@@ -810,10 +917,11 @@ static int replay_main(const struct opts *o, const char *files)
   double logm[RP_NSTRAT] = { 0 }, logc[RP_NSTRAT] = { 0 }, worst[RP_NSTRAT];
   double cmax[RP_NSTRAT] = { 0 };
   int n = 0, n95[RP_NSTRAT] = { 0 }, nok[RP_NSTRAT] = { 0 }, rc = 1, k;
+  enum spmv_dtype dt = o->dts & 2 ? SPMV_F64 : SPMV_F32;
 
   snprintf(buf, sizeof buf, "%s", files);
   for (p = strtok_r(buf, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save))
-    if (rp_read(&t, p) < 0)
+    if (rp_read(&t, p, spmv_dtype_name(dt)) < 0)
       goto out;
   for (k = 0; k < RP_NSTRAT; k++)
     worst[k] = INFINITY;
@@ -823,7 +931,7 @@ static int replay_main(const struct opts *o, const char *files)
     fprintf(stderr, "eval_tuner: %s\n", err.msg);
     goto out;
   }
-  printf("# Tuner replay on %s (f64), %zu table rows\n\n", dev.name, t.n);
+  printf("# Tuner replay on %s (%s), %zu table rows\n\n", dev.name, spmv_dtype_name(dt), t.n);
   printf("| matrix | rows | nnz | cv | best (table) | us |");
   for (k = 0; k < RP_NSTRAT; k++)
     printf(" %s: pick, %% of best, cost (candidates) |", spmvd_strategy_name(rp_strats[k]));
@@ -853,7 +961,7 @@ static int replay_main(const struct opts *o, const char *files)
     memset(&in, 0, sizeof in);
     in.A = A;
     in.prof = &prof;
-    in.dtype = SPMV_F64;
+    in.dtype = dt;
     in.dev = &dev;
     spmv_config_format(&best->cfg, btext, sizeof btext);
     fprintf(stderr, "%s: rows %lld mean %.2f cv %.2f max %lld ell_fill %.2f dia_fill %.2f ndiags %lld hyb_k %lld\n",
@@ -906,7 +1014,7 @@ static void usage(FILE *f)
           "usage: eval_tuner [--backend cpu|cuda|ref] [--quick] [--matrices DIR]\n"
           "                  [--suite large,paper,real] [--only NAME] [--dtype f64|f32|both]\n"
           "                  [--budget SECONDS] [--deadline SECONDS] [--calib-nnz N]\n"
-          "                  [--max-nnz N] [--tsv FILE] [--replay TSV[,TSV]]\n"
+          "                  [--max-nnz N] [--tsv FILE] [--gt-tsv FILE] [--replay TSV[,TSV]]\n"
           "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
           "  --quick     the quick subset of the suite      --matrices  folder ($SPMV_MATRICES)\n"
           "  --suite     parts of the suite (all)           --only      names containing NAME\n"
@@ -914,7 +1022,9 @@ static void usage(FILE *f)
           "  --deadline  at SECONDS, print the report of what is done and exit\n"
           "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
           "  --max-nnz   skip larger matrices               --tsv       every number, a line per matrix\n"
-          "  --replay    no device: replay the strategies on bench_spmv's f64 tables\n"
+          "  --gt-tsv    the ground truth of every matrix, in bench_spmv's table form\n"
+          "  --replay    no device: replay the strategies on bench_spmv's (or --gt-tsv's)\n"
+          "              tables, of the first --dtype\n"
           "The markdown report goes to stdout, progress to stderr.\n");
 }
 
@@ -925,7 +1035,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"dtype", 1, 0, 't'},
     {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
     {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
-    {"replay", 1, 0, 'R'},
+    {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'},
     {0, 0, 0, 0},
   };
   int c;
@@ -939,7 +1049,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #endif
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -947,6 +1057,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     case 'o': o->only = optarg; break;
     case 'w': o->tsv = optarg; break;
     case 'R': o->replay = optarg; break;
+    case 'G': o->gt_tsv = optarg; break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
                 (strstr(optarg, "paper") ? BENCH_SUITE_PAPER : 0) |
@@ -1025,10 +1136,14 @@ static void print_report(struct run *r, const char *stopped)
          o->only ? ", names containing " : "", o->only ? o->only : "", r->nrec, r->skipped, r->cut);
   if (stopped != NULL)
     printf("- **stopped by the deadline** during %s: the matrices after it were not run\n", stopped);
-  printf("- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
+  printf("- timing: CUDA events between back-to-back runs, the stream held until all are queued\n"
+         "  (spmv_dev_time: GPU time, not the host's launch rate), x resident, median.\n"
+         "- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
          "  medians agree within 2 %% (at most 4; one 10x slower than the leader keeps its first round's\n"
-         "  median); strategies as the worker runs them (default race); a pick's time is its\n"
-         "  ground-truth time; best/pick = throughput ratio.\n");
+         "  median); strategies as the worker runs them (default race).  Then the 6 fastest and\n"
+         "  every pick are timed again, 3 interleaved passes of 30 runs, median of the passes:\n"
+         "  those fresh times give the best and each pick's time (the least of ~80 medians is\n"
+         "  biased low by their noise); best/pick = throughput ratio.\n");
   printf("- cost: the decision's cost_spmv (every timed and warm-up run / the pick's time); layout\n"
          "  conversions and uploads are not in it.\n");
   for (int dti = 2; dti >= 1; dti--)
@@ -1062,7 +1177,7 @@ static void *watchdog(void *arg)
 
 /* Runs the calibration and every matrix of one value type. */
 static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
-                      FILE *tsv)
+                      FILE *tsv, FILE *gtf)
 {
   static const int order[3] = { BENCH_SUITE_PAPER, BENCH_SUITE_LARGE, BENCH_SUITE_REAL };
   enum spmv_dtype dt = dti == 2 ? SPMV_F64 : SPMV_F32;
@@ -1110,7 +1225,7 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
       continue;
     }
     struct mrec *x = &r->recs[r->nrec];
-    int rc = eval_matrix(r->s, en, A, dt, &r->cr[dti], x, &err);
+    int rc = eval_matrix(r->s, en, A, dt, &r->cr[dti], x, gtf, &err);
     spmv_csr_free(A);
     if (rc < 0) {
       fprintf(stderr, "%s %s: %s\n", en->name, spmv_dtype_name(dt), err.msg);
@@ -1138,7 +1253,7 @@ int main(int argc, char **argv)
   struct bench_suite suite = { NULL, 0 };
   struct spmv_error err;
   pthread_t wd;
-  FILE *tsv = NULL;
+  FILE *tsv = NULL, *gtf = NULL;
   int rc = 1;
 
   spmv_error_clear(&err);
@@ -1171,13 +1286,24 @@ int main(int argc, char **argv)
     fprintf(tsv, "# matrix\tpart\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
                  "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates, wall_ms"
                  "\tformat:predicted/measured ...\thit:load_us/first_kernel_us/first_product_us/"
-                 "product_us/kernel_us/verified\n");
+                 "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
+                 "\traced_best_us:the exhaustive race's best before confirm()\n");
+  }
+  if (r.o.gt_tsv != NULL) {
+    gtf = fopen(r.o.gt_tsv, "w");
+    if (gtf == NULL) {
+      perror(r.o.gt_tsv);
+      goto out;
+    }
+    fprintf(gtf, "# ground truth of eval_tuner on %s (backend time: median of back-to-back "
+                 "runs, x resident)\nmatrix\tdtype\tconfig\tstatus\tus\truns\n",
+            eval_store_info(r.s)->name);
   }
   if (r.o.deadline > 0 && pthread_create(&wd, NULL, watchdog, &r) == 0)
     pthread_detach(wd);
   for (int dti = 2; dti >= 1; dti--)
     if (r.o.dts & dti)
-      run_dtype(&r, &suite, dti, tsv);
+      run_dtype(&r, &suite, dti, tsv, gtf);
   pthread_mutex_lock(&r.mu);
   print_report(&r, NULL);
   pthread_mutex_unlock(&r.mu);
@@ -1185,6 +1311,8 @@ int main(int argc, char **argv)
 out:
   if (tsv)
     fclose(tsv);
+  if (gtf)
+    fclose(gtf);
   free(r.recs);
   eval_store_close(r.s);
   bench_suite_fini(&suite);
