@@ -271,6 +271,19 @@ static int pow2_at_least(double v, int lo, int hi)
   return p;
 }
 
+/* The most threads per row (a power of two <= 32) with which every row
+ * runs in one wave of the device; 0 when not even one thread per row. */
+static int wave_tpr(const struct spmv_profile *p,
+                    const struct spmvd_device_info *dev)
+{
+  double cap = (double)dev->sms * dev->max_threads_per_sm;
+  int t = 0;
+
+  while (t < 32 && (double)p->rows * (t ? 2 * t : 1) <= cap)
+    t = t ? 2 * t : 1;
+  return t;
+}
+
 /* A small matrix with a few long rows: csr-adaptive splits them. */
 static int small_skewed(const struct spmv_profile *p)
 {
@@ -288,8 +301,11 @@ static int small_skewed(const struct spmv_profile *p)
  * elsewhere.
  */
 static struct spmv_config likely_best(const struct spmv_profile *p,
+                                      const struct spmvd_device_info *dev,
                                       enum shape sh, const int tpr[3])
 {
+  int wt = wave_tpr(p, dev), t;
+
   switch (sh) {
   case SHAPE_SMALL:
     if (small_skewed(p))
@@ -301,6 +317,11 @@ static struct spmv_config likely_best(const struct spmv_profile *p,
   case SHAPE_STENCIL:
     return mk(SPMV_FMT_DIA, 128, 0, 0, 0);
   case SHAPE_FLAT:
+    /* Short rows that fit one wave at >= 4 threads each: latency-bound,
+     * threads to the row's length. */
+    t = pow2_at_least(p->rl_mean, 2, 32);
+    if (p->rl_mean < 8 && wt >= 4)
+      return mk(SPMV_FMT_CSR_VECTOR, 256, t < wt ? t : wt, 0, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0);
   case SHAPE_REGULAR:
     if (p->rl_mean >= 100)
@@ -344,7 +365,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_SMALL:
     /* Latency-bound: no dia (it never led here), at most 4. */
-    add(out, in, likely_best(p, sh, tpr));
+    add(out, in, likely_best(p, in->dev, sh, tpr));
     if (small_skewed(p)) {
       add(out, in, adaptive(256, 2));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
@@ -359,11 +380,14 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_FLAT:
     if (p->rl_mean < 8) {
-      /* Short equal rows: a thread or two per row. */
+      /* Short equal rows: a thread or two per row, or as many as the row
+       * has when the rows fit one wave at 4 each. */
+      add(out, in, likely_best(p, in->dev, sh, tpr));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
       add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0));
       add(out, in, sell);
+      out->n = out->n > 4 ? 4 : out->n;
       break;
     }
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
@@ -373,7 +397,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
     break;
   case SHAPE_REGULAR:
-    add(out, in, likely_best(p, sh, tpr));
+    add(out, in, likely_best(p, in->dev, sh, tpr));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, sell);
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
@@ -446,7 +470,7 @@ static int model_choice(const struct spmvd_tune_input *in,
   if (sh == SHAPE_FLAT && csr_bytes > (double)in->dev->l2_bytes)
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
   else
-    add(out, in, likely_best(p, sh, tpr));
+    add(out, in, likely_best(p, in->dev, sh, tpr));
   out->n = out->n > 0 ? 1 : 0;
   return 0;
 }

@@ -298,8 +298,12 @@ START_TEST(test_auto_candidates)
   static const struct spmv_config stencil[] = {
     { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 } };
-  /* Short flat rows (mean < 8): a thread or two per row. */
+  /* Short flat rows (mean < 8): a thread or two per row; first as many
+   * as the row has (8) when the rows fit one wave at 8 each (20000). */
   static const struct spmv_config flat[] = {
+    { SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0 }, { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 },
+    { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 } };
+  static const struct spmv_config flat_big[] = {
     { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 }, { SPMV_FMT_ELLR_T, 256, 1, 0, 0 },
     { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 } };
   static const struct spmv_config regular[] = {
@@ -361,6 +365,9 @@ START_TEST(test_auto_candidates)
   /* Scattered diagonals, equal rows (ell_fill 1): flat. */
   m.p.dia_fill = 50;
   AUTO_IS(flat);
+  m.p.rows = 100000;
+  AUTO_IS(flat_big);
+  m.p.rows = 20000;
   /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256). */
   m.p.rl_cv = 0.2;
   m.p.ell_fill = 2;

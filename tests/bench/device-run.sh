@@ -9,7 +9,8 @@
 # Environment: CHECK_TESTS limits make check to those tests (e.g. only the
 # GPU ones); MEMCHECK_S bounds compute-sanitizer (0 skips it); EVAL_ARGS
 # adds options to eval_tuner (budget 0 skips it); EVAL2_ARGS, when set,
-# runs a second evaluation (eval2.*, gt2.tsv) bounded by EVAL2_BUDGET;
+# runs a second evaluation (eval2.*, gt-eval2.tsv) bounded by EVAL2_BUDGET,
+# on the whole suite rather than its quick subset when EVAL2_FULL=1;
 # BENCH_MATRICES names large-suite matrices for bench_spmv, whose tables
 # land in $OUT/bench.tsv.
 set -u
@@ -48,10 +49,11 @@ fi
 
 # eval NAME BUDGET ARGS...: one evaluation, its report and tables to $OUT.
 eval_run() {
-  local name=$1 b=$2
+  local name=$1 b=$2 q=--quick
   shift 2
+  [ "$name" = eval2 ] && [ "${EVAL2_FULL:-0}" = 1 ] && q=
   t0=$(date +%s)
-  timeout $((b + 90)) tests/bench/eval_tuner --backend cuda --quick --budget "$b" \
+  timeout $((b + 90)) tests/bench/eval_tuner --backend cuda $q --budget "$b" \
     --deadline $((b + 60)) "$@" --tsv "$OUT/$name.tsv" --gt-tsv "$OUT/gt-$name.tsv" \
     >"$OUT/$name.md" 2>"$LOG/$name.err"
   echo "$name rc=$? in $(( $(date +%s) - t0 ))s"

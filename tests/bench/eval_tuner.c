@@ -285,6 +285,10 @@ out:
 #define CONFIRM_TOP 6
 #define CONFIRM_PASSES 3
 #define CONFIRM_REPS 30
+/* The race before ran each layout for tens of runs; a matrix of about the
+ * L2's size needs that many to settle (cop20k_A: 14 us settled, 18 us
+ * after 2 runs), so each timing starts with as many. */
+#define CONFIRM_WARMUP 20
 static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
 {
   size_t idx[CONFIRM_TOP + NSTRAT], n = 0, i, k;
@@ -320,10 +324,14 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     for (i = 0; i < n; i++) {
       spmv_error_clear(&e);
       med[i][p] = NAN;
-      if (eval_store_race_ops.load(s, &g->t[idx[i]].cfg, &e) < 0)
+      if (eval_store_race_ops.load(s, &g->t[idx[i]].cfg, &e) < 0) {
+        fprintf(stderr, "%s: confirm: %s\n", r->name, e.msg);
         continue;
-      if (eval_store_race_ops.time(s, 2, CONFIRM_REPS, &us, &e) == 0)
+      }
+      if (eval_store_race_ops.time(s, CONFIRM_WARMUP, CONFIRM_REPS, &us, &e) == 0)
         med[i][p] = us;
+      else
+        fprintf(stderr, "%s: confirm: %s\n", r->name, e.msg);
       eval_store_race_ops.unload(s);
     }
   r->raced_best_us = r->best_us;
@@ -1017,7 +1025,7 @@ static void usage(FILE *f)
           "                  [--max-nnz N] [--tsv FILE] [--gt-tsv FILE] [--replay TSV[,TSV]]\n"
           "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
           "  --quick     the quick subset of the suite      --matrices  folder ($SPMV_MATRICES)\n"
-          "  --suite     parts of the suite (all)           --only      names containing NAME\n"
+          "  --suite     parts of the suite (all)           --only      names containing NAME[,NAME]\n"
           "  --dtype     value types (f64)                  --budget    start no matrix after SECONDS\n"
           "  --deadline  at SECONDS, print the report of what is done and exit\n"
           "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
@@ -1141,7 +1149,8 @@ static void print_report(struct run *r, const char *stopped)
          "- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
          "  medians agree within 2 %% (at most 4; one 10x slower than the leader keeps its first round's\n"
          "  median); strategies as the worker runs them (default race).  Then the 6 fastest and\n"
-         "  every pick are timed again, 3 interleaved passes of 30 runs, median of the passes:\n"
+         "  every pick are timed again, 3 interleaved passes of 30 runs after 20 warm-up runs,\n"
+         "  median of the passes:\n"
          "  those fresh times give the best and each pick's time (the least of ~80 medians is\n"
          "  biased low by their noise); best/pick = throughput ratio.\n");
   printf("- cost: the decision's cost_spmv (every timed and warm-up run / the pick's time); layout\n"

@@ -102,6 +102,30 @@ static int push(struct bench_suite *s, size_t *cap,
   return 0;
 }
 
+/* Whether name contains one of the comma-separated parts of only (NULL:
+ * every name). */
+static int name_matches(const char *name, const char *only)
+{
+  const char *p = only, *end;
+  char part[128];
+
+  if (only == NULL)
+    return 1;
+  while (*p != '\0') {
+    end = strchr(p, ',');
+    if (end == NULL)
+      end = p + strlen(p);
+    if (end > p && (size_t)(end - p) < sizeof part) {
+      memcpy(part, p, (size_t)(end - p));
+      part[end - p] = '\0';
+      if (strstr(name, part) != NULL)
+        return 1;
+    }
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
+
 /* Fills the suite's entries. */
 int bench_suite_init(struct bench_suite *s, int sets, int quick,
                      const char *only, const char *dir,
@@ -118,7 +142,7 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
   for (size_t k = 0; k < NSPECS; k++) {
     const struct spec *p = &specs[k];
     if (!(p->set & sets) || (quick && !p->quick) ||
-        (only != NULL && strstr(p->name, only) == NULL))
+        !name_matches(p->name, only))
       continue;
     memset(&e, 0, sizeof e);
     snprintf(e.name, sizeof e.name, "%s", p->name);
@@ -146,7 +170,7 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
     const char *f = de->d_name;
     if (!has_suffix(f, ".mtx") && !has_suffix(f, ".mtx.gz"))
       continue;
-    if (strlen(f) >= sizeof e.file || (only != NULL && strstr(f, only) == NULL))
+    if (strlen(f) >= sizeof e.file || !name_matches(f, only))
       continue;
     memset(&e, 0, sizeof e);
     snprintf(e.name, sizeof e.name, "%.*s", (int)(sizeof e.name - 1), f);

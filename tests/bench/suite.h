@@ -51,7 +51,7 @@ const char *bench_suite_dir(const char *dir);
  * (a mask of enum bench_suite_set): the generated ones in a fixed order,
  * then, for BENCH_SUITE_REAL, every .mtx / .mtx.gz file of dir sorted by
  * name.  quick keeps the --quick subset only.  only, when not NULL, keeps
- * the names that contain it.  Returns 0 or a negative SPMV_E* code (an
+ * the names that contain one of its comma-separated parts.  Returns 0 or a negative SPMV_E* code (an
  * unreadable folder is SPMV_EIO when the real set was asked for).
  */
 int bench_suite_init(struct bench_suite *s, int sets, int quick,
