@@ -261,6 +261,51 @@ static struct spmv_config adaptive(int bs, int base)
   return mk(SPMV_FMT_CSR_ADAPTIVE, bs, bs, base, 0);
 }
 
+/*
+ * The ELLR-T layout's bytes for a configuration: its arrays hold rows x
+ * rl_max entries (padded per row to the T threads), so a long row makes it
+ * huge (powerlaw_1M: 12 TB).
+ */
+static double ellr_bytes(const struct spmv_profile *p, enum spmv_dtype dt)
+{
+  return (double)p->rows * (double)p->rl_max *
+         ((double)spmv_dtype_size(dt) + 4);
+}
+
+/* The most an ELLR-T layout may store over the CSR bytes in model's pick. */
+#define MODEL_MAX_ELLR_OVER_CSR 3.0
+
+/* Whether the CSR bytes of one product exceed the device's L2 (an L2 of
+ * unknown size counts as exceeded): the bandwidth regime. */
+static int beyond_l2(const struct spmvd_tune_input *in)
+{
+  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
+
+  return spmvd_tuner_bytes(in->prof, &csr, in->dtype) >
+         (double)in->dev->l2_bytes;
+}
+
+/* The ELLR-T model's pick when ELLR-T pays: flat long rows (ell_fill <=
+ * 1.2, rl_mean >= 64: no padding, T threads share a row) and a layout
+ * within 3x the CSR bytes; returns 0 when there is none. */
+static int model_ellr_pick(const struct spmvd_tune_input *in,
+                           struct spmv_config *out)
+{
+  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
+  struct spmv_config ranked[SPMVD_MODEL_MAX_T];
+  struct spmv_error e;
+
+  if (shape_of(in->prof, in->dev) != SHAPE_FLAT || in->prof->rl_mean < 64 ||
+      ellr_bytes(in->prof, in->dtype) >
+          MODEL_MAX_ELLR_OVER_CSR * spmvd_tuner_bytes(in->prof, &csr, in->dtype))
+    return 0;
+  spmv_error_clear(&e);
+  if (model_ranked(in, ranked, SPMVD_MODEL_MAX_T, &e) <= 0)
+    return 0;
+  *out = ranked[0];
+  return 1;
+}
+
 /* The least power of two >= v, clamped to [lo, hi]. */
 static int pow2_at_least(double v, int lo, int hi)
 {
@@ -296,15 +341,16 @@ static int small_skewed(const struct spmv_profile *p)
  * gains from a fast leader).  From the H200 ground truth of eval_tuner
  * (tests/bench/results): on small matrices one warp-group per row sized
  * to the mean row (32 when rows vary), csr-adaptive when a few rows are
- * long; on power laws csr-adaptive, short rows at base 2; on regular rows
- * of 32..100 a TPR of an eighth of the row; csr-vector at AUTOCSR's TPR
- * elsewhere.
+ * long; on power laws and irregular rows beyond the L2 cuSPARSE ALG1
+ * (within 5 % of the best there), within it csr-adaptive (power laws,
+ * short rows at base 2) or csr-vector at AUTOCSR's middle TPR; on regular
+ * rows of 32..100 a TPR of an eighth of the row.
  */
-static struct spmv_config likely_best(const struct spmv_profile *p,
-                                      const struct spmvd_device_info *dev,
+static struct spmv_config likely_best(const struct spmvd_tune_input *in,
                                       enum shape sh, const int tpr[3])
 {
-  int wt = wave_tpr(p, dev), t;
+  const struct spmv_profile *p = in->prof;
+  int wt = wave_tpr(p, in->dev), t;
 
   switch (sh) {
   case SHAPE_SMALL:
@@ -313,6 +359,8 @@ static struct spmv_config likely_best(const struct spmv_profile *p,
     return mk(SPMV_FMT_CSR_VECTOR, 256,
               p->rl_cv > 1 ? 32 : pow2_at_least(p->rl_mean, 4, 32), 0, 0);
   case SHAPE_SKEWED:
+    if (beyond_l2(in))
+      return mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0);
     return adaptive(256, p->rl_mean < 8 ? 2 : 0);
   case SHAPE_STENCIL:
     return mk(SPMV_FMT_DIA, 128, 0, 0, 0);
@@ -331,6 +379,8 @@ static struct spmv_config likely_best(const struct spmv_profile *p,
                 pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   default:
+    if (beyond_l2(in))
+      return mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   }
 }
@@ -348,6 +398,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   struct spmv_config sell = mk(SPMV_FMT_SELL, 128, 0, 32,
                                p->rl_cv < 0.05 ? 1 : 256);
   enum shape sh = shape_of(p, in->dev);
+  struct spmv_config mp;
   int tpr[3];
 
   spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
@@ -365,7 +416,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_SMALL:
     /* Latency-bound: no dia (it never led here), at most 4. */
-    add(out, in, likely_best(p, in->dev, sh, tpr));
+    add(out, in, likely_best(in, sh, tpr));
     if (small_skewed(p)) {
       add(out, in, adaptive(256, 2));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
@@ -382,7 +433,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     if (p->rl_mean < 8) {
       /* Short equal rows: a thread or two per row, or as many as the row
        * has when the rows fit one wave at 4 each. */
-      add(out, in, likely_best(p, in->dev, sh, tpr));
+      add(out, in, likely_best(in, sh, tpr));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
       add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0));
@@ -390,14 +441,18 @@ static void auto_gpu(const struct spmvd_tune_input *in,
       out->n = out->n > 4 ? 4 : out->n;
       break;
     }
+    /* Flat long rows: the ELLR-T model's pick leads. */
+    if (model_ellr_pick(in, &mp))
+      add(out, in, mp);
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, sell);
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, p->rl_mean < 64 ? tpr[0] : tpr[2],
                     0, 0));
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
+    out->n = out->n > 4 ? 4 : out->n;
     break;
   case SHAPE_REGULAR:
-    add(out, in, likely_best(p, in->dev, sh, tpr));
+    add(out, in, likely_best(in, sh, tpr));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, sell);
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
@@ -427,19 +482,6 @@ static void auto_cpu(const struct spmvd_tune_input *in,
   add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0));
 }
 
-/*
- * The ELLR-T layout's bytes for a configuration: its arrays hold rows x
- * rl_max entries (padded per row to the T threads), so a long row makes it
- * huge (powerlaw_1M: 12 TB).
- */
-static double ellr_bytes(const struct spmv_profile *p, enum spmv_dtype dt)
-{
-  return (double)p->rows * (double)p->rl_max *
-         ((double)spmv_dtype_size(dt) + 4);
-}
-
-/* The most an ELLR-T layout may store over the CSR bytes in model's pick. */
-#define MODEL_MAX_ELLR_OVER_CSR 3.0
 
 /*
  * model's pick, no timing: the ELLR-T model (Eq. 1-4) where ELLR-T pays,
@@ -470,7 +512,7 @@ static int model_choice(const struct spmvd_tune_input *in,
   if (sh == SHAPE_FLAT && csr_bytes > (double)in->dev->l2_bytes)
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
   else
-    add(out, in, likely_best(p, in->dev, sh, tpr));
+    add(out, in, likely_best(in, sh, tpr));
   out->n = out->n > 0 ? 1 : 0;
   return 0;
 }

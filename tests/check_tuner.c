@@ -368,6 +368,21 @@ START_TEST(test_auto_candidates)
   m.p.rows = 100000;
   AUTO_IS(flat_big);
   m.p.rows = 20000;
+  mat_fini(&m);
+  /* Flat rows of 80: the ELLR-T model's pick leads, 4 in all. */
+  mat_init(&m, 20000, 80);
+  m.p.dia_fill = 50;
+  in = input(&m, &gpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->n, 4);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_ELLR_T);
+  ck_assert_int_eq(c->cfg[0].bs, model_pick(&m, &gpu).bs);
+  ck_assert_int_eq(c->cfg[0].tpr, model_pick(&m, &gpu).tpr);
+  mat_fini(&m);
+  mat_init(&m, 20000, 5);
+  m.p.dia_fill = 50;
+  in = input(&m, &gpu);
   /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256). */
   m.p.rl_cv = 0.2;
   m.p.ell_fill = 2;
@@ -756,21 +771,36 @@ START_TEST(test_run_strategies)
   ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=8");
   spmvd_decision_fini(&d);
   gpu.l2_bytes = 0;
-  /* Irregular rows: csr-vector at AUTOCSR's middle TPR (80: 8, 16, 32). */
+  /* Irregular rows within the L2: csr-vector at AUTOCSR's middle TPR (80:
+   * 8, 16, 32); beyond it cuSPARSE ALG1. */
   m.p.rl_max = 300;
   m.p.rl_cv = 0.6;
   m.p.ell_fill = 3.75;
+  gpu.l2_bytes = (uint64_t)60 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
   ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=16");
   spmvd_decision_fini(&d);
-  /* A power law: csr-adaptive (rows of 80: base 0). */
+  gpu.l2_bytes = (uint64_t)8 << 20;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "cusparse alg=1");
+  spmvd_decision_fini(&d);
+  /* A power law: within the L2 csr-adaptive (rows of 80: base 0), beyond
+   * it cuSPARSE ALG1. */
   m.p.rl_max = 100000;
   m.p.rl_cv = 20;
+  gpu.l2_bytes = (uint64_t)60 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
   ck_assert_str_eq(d.text, "csr-adaptive bs=256 maxtpr=256 base=0");
   spmvd_decision_fini(&d);
+  gpu.l2_bytes = (uint64_t)8 << 20;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "cusparse alg=1");
+  spmvd_decision_fini(&d);
+  gpu.l2_bytes = 0;
   mat_fini(&m);
   mat_init(&m, 5000, 10);
   in = input(&m, &gpu);
