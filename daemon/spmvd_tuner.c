@@ -601,6 +601,7 @@ void spmvd_race_params_default(struct spmvd_race_params *p)
   p->drop_ratio = 1.5;
   p->probe_ratio = 2.0;
   p->close_tol = 0.05;
+  p->max_cost = 0;
 }
 
 /* Zeroes a decision. */
@@ -653,8 +654,9 @@ static void trial_fail(struct spmvd_trial *t, int code,
  */
 static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
                        const struct spmvd_race_params *p, double lead_us,
-                       double lead_warm_us, struct spmvd_trial *t,
-                       double *spent_us, double *warm_us)
+                       double lead_warm_us, int runs_after,
+                       struct spmvd_trial *t, double *spent_us,
+                       double *warm_us)
 {
   double med[16], m, cur;
   struct spmv_error e;
@@ -718,6 +720,12 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
     if (r + 1 >= p->min_rounds && r > 0 &&
         fabs(m - med[r - 1]) <= p->stable_tol * fmin(m, med[r - 1]))
       break;
+    /* Another round must leave room for the candidates still to come. */
+    if (p->max_cost > 0) {
+      double unit = lead_us > 0 ? fmin(cur, lead_us) : cur;
+      if (*spent_us + (p->reps + runs_after) * unit > p->max_cost * unit)
+        break;
+    }
   }
   t->time_us = median(med, t->rounds);
   return 0;
@@ -765,7 +773,8 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
     } else {
       ret = time_rounds(ops, ctx, p,
                         leader >= 0 ? out->trials[leader].time_us : 0,
-                        lead_warm, t, &spent, &warm);
+                        lead_warm, (int)(c->n - k - 1) * (p->warmup + p->reps),
+                        t, &spent, &warm);
       ops->unload(ctx);
     }
     if (ret != 0 && first_fail == 0)
@@ -837,6 +846,16 @@ int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in,
                          "strategy %s needs timing callbacks",
                          spmvd_strategy_name(s));
   } else {
+    if (s == SPMVD_STRATEGY_AUTO) {
+      /* auto's race is bounded in cost. */
+      if (p != NULL)
+        one = *p;
+      else
+        spmvd_race_params_default(&one);
+      if (one.max_cost <= 0)
+        one.max_cost = SPMVD_AUTO_MAX_COST;
+      p = &one;
+    }
     ret = spmvd_tuner_race(c, ops, ctx, p, in, out, err);
   }
   out->strategy = s;

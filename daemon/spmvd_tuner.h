@@ -173,7 +173,16 @@ struct spmvd_race_params {
   double close_tol;    /* one round decides when the median is more than
                           this fraction away from the leader's (0.05);
                           0 = rounds until stable */
+  double max_cost;     /* extra rounds only while the race's spent time,
+                          the round and a first round for each candidate
+                          still to come fit in this many SpMV-equivalents
+                          of the leader; 0 = no bound (default; auto runs
+                          with SPMVD_AUTO_MAX_COST) */
 };
+
+/* auto's bound on its race (issue 5: <= 20 SpMV-equivalents on first
+ * sight, kept with a margin). */
+#define SPMVD_AUTO_MAX_COST 18.0
 
 /* Fills p with the defaults written above. */
 void spmvd_race_params_default(struct spmvd_race_params *p);

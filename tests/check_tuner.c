@@ -544,6 +544,45 @@ static void race_list(struct spmvd_candidates *c)
  *    3*6 = 99.6 us over 16 runs; median 6.0 > 5, not the leader.
  * Cost = (70 + 35 + 80 + 99.6) / 5 = 56.92 SpMV-equivalents.
  */
+/*
+ * The cost bound: csr-vector leads at 5 us, three ellr-t at 5.2 us stay
+ * within close_tol of it and take a second round each: 93 us, 18.6
+ * SpMV-equivalents.  With max_cost 18 the last gets no second round
+ * (82.6 us, 16.5).
+ */
+START_TEST(test_race_cost_bound)
+{
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_race_params p;
+  struct spmvd_decision d;
+  struct fake f;
+  struct spmv_error e;
+
+  c->n = 0;
+  c->cfg[c->n++] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 };
+  c->cfg[c->n++] = (struct spmv_config){ SPMV_FMT_ELLR_T, 64, 2, 0, 0 };
+  c->cfg[c->n++] = (struct spmv_config){ SPMV_FMT_ELLR_T, 128, 2, 0, 0 };
+  c->cfg[c->n++] = (struct spmv_config){ SPMV_FMT_ELLR_T, 256, 2, 0, 0 };
+  spmvd_race_params_default(&p);
+  memset(&f, 0, sizeof f);
+  f.ellr_close = 1;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
+  ck_assert_double_eq_tol(d.cost_spmv, 18.6, 1e-9);
+  ck_assert_int_eq(d.trials[3].rounds, 2);
+  spmvd_decision_fini(&d);
+  p.max_cost = 18;
+  memset(&f, 0, sizeof f);
+  f.ellr_close = 1;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
+  ck_assert_double_eq_tol(d.cost_spmv, 16.52, 1e-9);
+  ck_assert_int_eq(d.trials[2].rounds, 2);
+  ck_assert_int_eq(d.trials[3].rounds, 1);
+  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=4");
+  spmvd_decision_fini(&d);
+  free(c);
+}
+END_TEST
+
 START_TEST(test_race_rounds)
 {
   struct spmvd_candidates *c = malloc(sizeof *c);
@@ -861,6 +900,7 @@ static Suite *tuner_suite(void)
 
   tcase_add_test(tc, test_strategy_names);
   tcase_add_test(tc, test_autocsr_tpr);
+  tcase_add_test(tc, test_race_cost_bound);
   tcase_add_test(tc, test_exhaustive_counts);
   tcase_add_test(tc, test_trial_candidates);
   tcase_add_test(tc, test_auto_candidates);
