@@ -344,7 +344,8 @@ static int small_skewed(const struct spmv_profile *p)
  * long; on power laws and irregular rows beyond the L2 cuSPARSE ALG1
  * (within 5 % of the best there), within it csr-adaptive (power laws,
  * short rows at base 2) or csr-vector at AUTOCSR's middle TPR; on regular
- * rows of 32..100 a TPR of an eighth of the row.
+ * rows below 100 beyond the L2 sell (C 32), within it, for rows of
+ * 32..100, a TPR of an eighth of the row.
  */
 static struct spmv_config likely_best(const struct spmvd_tune_input *in,
                                       enum shape sh, const int tpr[3])
@@ -374,6 +375,8 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
   case SHAPE_REGULAR:
     if (p->rl_mean >= 100)
       return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0);
+    if (beyond_l2(in))
+      return mk(SPMV_FMT_SELL, 128, 0, 32, p->rl_cv < 0.05 ? 1 : 256);
     if (p->rl_mean >= 32)
       return mk(SPMV_FMT_CSR_VECTOR, 128,
                 pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
@@ -432,7 +435,10 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   case SHAPE_FLAT:
     if (p->rl_mean < 8) {
       /* Short equal rows: a thread or two per row, or as many as the row
-       * has when the rows fit one wave at 4 each. */
+       * has when the rows fit one wave at 4 each; beyond the L2 hyb (no
+       * row pointers) first. */
+      if (beyond_l2(in))
+        add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
       add(out, in, likely_best(in, sh, tpr));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
       add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));

@@ -345,6 +345,9 @@ START_TEST(test_auto_candidates)
         spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);      \
     expect_list(c, list, sizeof list / sizeof list[0]);                     \
   } while (0)
+  /* An H200's L2: the test matrices fit in it (the bandwidth regime
+   * beyond it is checked below). */
+  gpu.l2_bytes = (uint64_t)60 << 20;
   /* 20000 rows of 5, 5 full diagonals (dia_fill 1): a stencil. */
   mat_init(&m, 20000, 5);
   in = input(&m, &gpu);
@@ -367,6 +370,13 @@ START_TEST(test_auto_candidates)
   AUTO_IS(flat);
   m.p.rows = 100000;
   AUTO_IS(flat_big);
+  /* ... beyond the L2, hyb first. */
+  gpu.l2_bytes = 1 << 20;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->n, 4);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_HYB);
+  gpu.l2_bytes = (uint64_t)60 << 20;
   m.p.rows = 20000;
   mat_fini(&m);
   /* Flat rows of 80: the ELLR-T model's pick leads, 4 in all. */
@@ -383,10 +393,17 @@ START_TEST(test_auto_candidates)
   mat_init(&m, 20000, 5);
   m.p.dia_fill = 50;
   in = input(&m, &gpu);
-  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256). */
+  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256); beyond the
+   * L2 sell leads. */
   m.p.rl_cv = 0.2;
   m.p.ell_fill = 2;
   AUTO_IS(regular);
+  gpu.l2_bytes = 1 << 20;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_SELL);
+  ck_assert_int_eq(c->cfg[0].param2, 256);
+  gpu.l2_bytes = (uint64_t)60 << 20;
   /* cv 0.6: irregular. */
   m.p.rl_cv = 0.6;
   m.p.ell_fill = 10;
