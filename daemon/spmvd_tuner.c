@@ -275,15 +275,24 @@ static double ellr_bytes(const struct spmv_profile *p, enum spmv_dtype dt)
 /* The most an ELLR-T layout may store over the CSR bytes in model's pick. */
 #define MODEL_MAX_ELLR_OVER_CSR 3.0
 
-/* Whether the CSR bytes of one product exceed the device's L2 (an L2 of
- * unknown size counts as exceeded): the bandwidth regime. */
-static int beyond_l2(const struct spmvd_tune_input *in)
+/* Whether the CSR bytes of one product exceed times x the device's L2
+ * (an L2 of unknown size counts as exceeded): the bandwidth regime. */
+static int beyond_l2_by(const struct spmvd_tune_input *in, double times)
 {
   struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
 
   return spmvd_tuner_bytes(in->prof, &csr, in->dtype) >
-         (double)in->dev->l2_bytes;
+         times * (double)in->dev->l2_bytes;
 }
+
+static int beyond_l2(const struct spmvd_tune_input *in)
+{
+  return beyond_l2_by(in, 1);
+}
+
+/* Regular rows switch to sell later than the others: on the H200 csr-vector
+ * still wins at 2.3x the L2 (pwtk, 140 MB), sell from 12x (shipsec1_x8). */
+#define REGULAR_SELL_L2_TIMES 4.0
 
 /* The ELLR-T model's pick when ELLR-T pays: flat long rows (ell_fill <=
  * 1.2, rl_mean >= 64: no padding, T threads share a row) and a layout
@@ -344,7 +353,7 @@ static int small_skewed(const struct spmv_profile *p)
  * long; on power laws and irregular rows beyond the L2 cuSPARSE ALG1
  * (within 5 % of the best there), within it csr-adaptive (power laws,
  * short rows at base 2) or csr-vector at AUTOCSR's middle TPR; on regular
- * rows below 100 beyond the L2 sell (C 32), within it, for rows of
+ * rows below 100 beyond 4x the L2 sell (C 32), below that, for rows of
  * 32..100, a TPR of an eighth of the row.
  */
 static struct spmv_config likely_best(const struct spmvd_tune_input *in,
@@ -375,7 +384,7 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
   case SHAPE_REGULAR:
     if (p->rl_mean >= 100)
       return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0);
-    if (beyond_l2(in))
+    if (beyond_l2_by(in, REGULAR_SELL_L2_TIMES))
       return mk(SPMV_FMT_SELL, 128, 0, 32, p->rl_cv < 0.05 ? 1 : 256);
     if (p->rl_mean >= 32)
       return mk(SPMV_FMT_CSR_VECTOR, 128,

@@ -393,12 +393,14 @@ START_TEST(test_auto_candidates)
   mat_init(&m, 20000, 5);
   m.p.dia_fill = 50;
   in = input(&m, &gpu);
-  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256); beyond the
-   * L2 sell leads. */
+  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256); beyond 4x
+   * the L2 (1.3 MB of CSR here) sell leads. */
   m.p.rl_cv = 0.2;
   m.p.ell_fill = 2;
   AUTO_IS(regular);
   gpu.l2_bytes = 1 << 20;
+  AUTO_IS(regular);
+  gpu.l2_bytes = 256 << 10;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
                    0);
   ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_SELL);
