@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,9 @@
  *   calibrate {dtype, max_seconds}: the predictor's calibration, bounded
  *            in time, sending {seq, event:"progress", stage:"calibration",
  *            done, total, candidate, time_us}; replies {fits, ...} (see
- *            op_calibrate()).
+ *            op_calibrate()).  Between its points the worker serves the
+ *            multiply, unload and release requests that came meanwhile
+ *            (replies out of order); the other requests wait for its end.
  *   multiply {handle, alpha, beta, nvec, buf?, buf_size?} fds [vectors]:
  *            x_1..x_k then y_1..y_k in the memfd; y is overwritten in
  *            place.  With buf (a connection's vector buffer, reused across
@@ -80,6 +83,14 @@ struct wbuf {
   struct wbuf *next;
 };
 
+/* A request that arrived during a calibration and waits for its end. */
+struct deferred {
+  json_t *req;                    /* owned */
+  int fds[SPMVD_IPC_MAX_FDS];     /* owned */
+  int nfds;
+  struct deferred *next;
+};
+
 struct worker {
   int fd;
   const struct spmvd_backend_ops *ops;
@@ -87,6 +98,7 @@ struct worker {
   struct spmvd_device_info dev;
   struct wmatrix *mats;
   struct wbuf *bufs;
+  struct deferred *later, **later_tail;  /* FIFO, see serve_between() */
 };
 
 /* Unmaps vector buffer id (if known). */
@@ -789,19 +801,70 @@ static double now_s(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void serve_one(struct worker *w, json_t *req, int *fds, int nfds);
+
+/*
+ * Serves what the front end sent while a calibration runs, which takes up
+ * to minutes: products, unloads and releases at once, so that the other
+ * clients of the device keep multiplying (the front end matches replies by
+ * seq, not order); loads, tunes and the like wait in w->later until the
+ * calibration ends, in their order.
+ */
+static void serve_between(struct worker *w)
+{
+  struct pollfd pfd = { w->fd, POLLIN, 0 };
+  struct spmv_error err;
+  const char *op;
+
+  while (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP))) {
+    struct deferred *d = calloc(1, sizeof *d);
+    int rc;
+
+    if (d == NULL) {
+      spmvd_log_error("out of memory");
+      exit(2);
+    }
+    rc = spmvd_ipc_recv(w->fd, &d->req, d->fds, &d->nfds, SPMVD_IPC_MAX_FDS,
+                        &err);
+    if (rc < 0) {
+      /* The front end is gone (or broke the protocol): as in main(). */
+      if (rc != SPMV_ECLOSED)
+        spmvd_log_error("%s", err.msg);
+      exit(rc == SPMV_ECLOSED ? 0 : 2);
+    }
+    op = json_string_value(json_object_get(d->req, "op"));
+    if (op != NULL && (strcmp(op, "multiply") == 0 ||
+                       strcmp(op, "unload") == 0 || strcmp(op, "release") == 0)) {
+      serve_one(w, d->req, d->fds, d->nfds);
+      json_decref(d->req);
+      free(d);
+      continue;
+    }
+    *w->later_tail = d;
+    w->later_tail = &d->next;
+  }
+}
+
 /* spmvd_calib_ops.time: the backend adapter; nothing once past the
- * deadline (the point stays untimed and the fit skips it). */
+ * deadline (the point stays untimed and the fit skips it).  Requests that
+ * came meanwhile are served first (serve_between). */
 static int calib_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
                       const struct spmv_config *cfg, double *us,
                       struct spmv_error *err)
 {
   struct calib *k = ctx;
+  const char *slow = getenv("SPMVD_TEST_CALIB_POINT_MS");
 
+  serve_between(k->w);
   if (now_s() > k->deadline) {
     k->late++;
     return spmv_error_set(err, SPMV_ETIMEDOUT,
                           "past the calibration's time bound");
   }
+  /* Tests: points as slow as a large device's, so that a calibration on
+   * the cpu backend lasts long enough to overlap other requests. */
+  if (slow && atoi(slow) > 0)
+    usleep((useconds_t)atoi(slow) * 1000);
   return spmvd_calib_backend_time(&k->be, A, dt, cfg, us, err);
 }
 
@@ -839,6 +902,7 @@ static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
   double t0, t1, us;
   int rc;
 
+  serve_between(k->w);
   memset(&spec, 0, sizeof spec);
   spec.rows = rows;
   spec.cols = rows >= 4 * (int64_t)p ? rows : 4 * (int64_t)p;
@@ -1199,9 +1263,21 @@ int main(int argc, char **argv)
   send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
                          device_json(&w.dev)));
   spmvd_log_debug("ready: %s backend, %s", w.dev.backend, w.dev.name);
+  w.later_tail = &w.later;
   for (;;) {
     json_t *req;
     int fds[SPMVD_IPC_MAX_FDS], nfds, rc;
+    /* What waited for a calibration goes first. */
+    if (w.later) {
+      struct deferred *d = w.later;
+      w.later = d->next;
+      if (!w.later)
+        w.later_tail = &w.later;
+      serve_one(&w, d->req, d->fds, d->nfds);
+      json_decref(d->req);
+      free(d);
+      continue;
+    }
     rc = spmvd_ipc_recv(w.fd, &req, fds, &nfds, SPMVD_IPC_MAX_FDS, &err);
     if (rc == SPMV_ECLOSED)
       break;

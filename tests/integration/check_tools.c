@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -294,6 +295,56 @@ static void count_progress(const struct spmv_progress *p, void *arg)
   (*n)++;
 }
 
+/* A calibration holds the device worker for seconds: another client's
+ * products are served between its points, answered (and right) before it
+ * ends. */
+START_TEST(products_during_calibration)
+{
+  struct spmv_csr *A = itest_matrix("west0479.mtx");
+  int fd, fd2, events = 0;
+  struct timespec t0, t1;
+  double products_s, calib_s;
+  int64_t h;
+  json_t *r;
+
+  /* The cpu backend calibrates in a tenth of a second: points of 20 ms
+   * make it last about as long as its bound. */
+  itest_daemon_stop(&itest_d, SIGTERM);
+  setenv("SPMVD_TEST_CALIB_POINT_MS", "20", 1);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  unsetenv("SPMVD_TEST_CALIB_POINT_MS");
+  fd = itest_open(&itest_d);
+  fd2 = itest_open(&itest_d);
+  r = itest_load(fd2, 1, A, 0, "trial");
+  h = json_integer_value(json_object_get(r, "handle"));
+  json_decref(r);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ck_assert_int_eq(itest_send(fd, calibrate_req(2, "f64", 4), NULL, 0), 0);
+  usleep(300 * 1000);
+  for (int k = 0; k < 3; k++)
+    ck_assert(itest_multiply_check(fd2, h, A, 0, 20 + k, NULL) <= 1.0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  products_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  /* A load waits for the calibration's end, then tunes as usual. */
+  r = itest_load(fd2, 3, A, 1, "trial");
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", error_message(r));
+  ck_assert(itest_multiply_check(fd2, json_integer_value(json_object_get(r, "handle")),
+                                 A, 1, 30, NULL) <= 1.0);
+  json_decref(r);
+  r = itest_recv_reply(fd, NULL, NULL, &events);
+  ck_assert_ptr_nonnull(r);
+  check_calibration(r, "f64", 4);
+  calib_s = json_number_value(json_object_get(r, "seconds"));
+  ck_assert_msg(products_s < calib_s - 0.2,
+                "the products ended %.2f s after the calibration began, the "
+                "calibration took %.2f s: they waited for it", products_s, calib_s);
+  json_decref(r);
+  close(fd);
+  close(fd2);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Uncalibrated, predict is refused; calibrate (raw, library, spmvctl with a
  * bounded time) stores fits; then predict names the formats and the
  * predict strategy tunes. */
@@ -465,6 +516,7 @@ static Suite *tools_suite(void)
   tcase_add_test(tc, client_products_in_place);
   tcase_add_test(tc, spmvctl_json_outputs);
   tcase_add_test(tc, calibrate_and_predict);
+  tcase_add_test(tc, products_during_calibration);
   tcase_add_test(tc, strategies_and_force);
   suite_add_tcase(s, tc);
   return s;
