@@ -19,3 +19,7 @@ else
 tests_bench_eval_tuner_LDADD = $(EVAL_LDADD)
 endif
 EXTRA_DIST += tests/bench/device-run.sh
+
+# The tuner's rules replayed on the H200's measured tables (no GPU).
+TESTS += tests/check_replay.sh
+EXTRA_DIST += tests/check_replay.sh tests/bench/results/gt-h200.tsv
