@@ -49,9 +49,12 @@
  *   calibrate {dtype, max_seconds}: the predictor's calibration, bounded
  *            in time, sending {seq, event:"progress", stage:"calibration",
  *            done, total, candidate, time_us}; replies {fits, ...} (see
- *            op_calibrate()).  Between its points the worker serves the
- *            multiply, unload and release requests that came meanwhile
- *            (replies out of order); the other requests wait for its end.
+ *            op_calibrate()).
+ *
+ * Between a calibration's points and a tune's (or bench's) candidates the
+ * worker serves the multiply and unload requests for other matrices, and
+ * buffer releases, that came meanwhile (replies out of order); the other
+ * requests wait for the operation's end (serve_between()).
  *   multiply {handle, alpha, beta, nvec, buf?, buf_size?} fds [vectors]:
  *            x_1..x_k then y_1..y_k in the memfd; y is overwritten in
  *            place.  With buf (a connection's vector buffer, reused across
@@ -534,12 +537,100 @@ static void maybe_crash(const struct spmv_config *cfg)
   }
 }
 
+static void serve_one(struct worker *w, json_t *req, int *fds, int nfds);
+
+/* The handle a request names (-1 when none). */
+static json_int_t req_handle(const json_t *req)
+{
+  const json_t *h = json_object_get(req, "handle");
+
+  return json_is_integer(h) ? json_integer_value(h) : -1;
+}
+
+/* Whether a deferred request names handle h (or, h < 0, any multiply). */
+static int deferred_names(const struct worker *w, json_int_t h)
+{
+  for (const struct deferred *d = w->later; d; d = d->next) {
+    const char *op = json_string_value(json_object_get(d->req, "op"));
+    if (h >= 0 ? req_handle(d->req) == h
+               : op != NULL && strcmp(op, "multiply") == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/*
+ * Serves what the front end sent while a long operation runs (a
+ * calibration, up to minutes; a tune or bench of matrix busy, seconds):
+ * products and unloads of other matrices, and buffer releases, at once, so
+ * that the device's other clients keep multiplying (the front end matches
+ * replies by seq, not order).  The rest waits in w->later, in its order,
+ * until the operation ends: requests on the busy matrix, loads, tunes, and
+ * whatever touches a matrix (or, for a release, a buffer) that an earlier
+ * waiting request names.  busy < 0: none.
+ */
+static void serve_between(struct worker *w, json_int_t busy)
+{
+  struct pollfd pfd = { w->fd, POLLIN, 0 };
+  struct spmv_error err;
+
+  while (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP))) {
+    struct deferred *d = calloc(1, sizeof *d);
+    const char *op;
+    json_int_t h;
+    int rc, now;
+
+    if (d == NULL) {
+      spmvd_log_error("out of memory");
+      exit(2);
+    }
+    rc = spmvd_ipc_recv(w->fd, &d->req, d->fds, &d->nfds, SPMVD_IPC_MAX_FDS,
+                        &err);
+    if (rc < 0) {
+      /* The front end is gone (or broke the protocol): as in main(). */
+      if (rc != SPMV_ECLOSED)
+        spmvd_log_error("%s", err.msg);
+      exit(rc == SPMV_ECLOSED ? 0 : 2);
+    }
+    op = json_string_value(json_object_get(d->req, "op"));
+    h = req_handle(d->req);
+    if (op == NULL)
+      now = 0;
+    else if (strcmp(op, "multiply") == 0 || strcmp(op, "unload") == 0)
+      now = h != busy && !deferred_names(w, h);
+    else
+      now = strcmp(op, "release") == 0 && !deferred_names(w, -1);
+    if (now) {
+      serve_one(w, d->req, d->fds, d->nfds);
+      json_decref(d->req);
+      free(d);
+      continue;
+    }
+    *w->later_tail = d;
+    w->later_tail = &d->next;
+  }
+}
+
+/* Tests: calibration points and tuning candidates as slow as a large
+ * device's (SPMVD_TEST_SLOW_MS), so that they last long enough on the cpu
+ * backend to overlap other requests. */
+static void test_slow(void)
+{
+  const char *slow = getenv("SPMVD_TEST_SLOW_MS");
+
+  if (slow && atoi(slow) > 0)
+    usleep((useconds_t)atoi(slow) * 1000);
+}
+
 static int race_load(void *ctx, const struct spmv_config *cfg,
                      struct spmv_error *err)
 {
   struct race *r = ctx;
   char text[64];
 
+  /* Other matrices' products go on between candidates. */
+  serve_between(r->w, r->m->handle);
+  test_slow();
   /* Said before trying it: if it brings the worker down, the front end
    * knows which configuration to quarantine. */
   spmv_config_format(cfg, text, sizeof text);
@@ -801,50 +892,6 @@ static double now_s(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void serve_one(struct worker *w, json_t *req, int *fds, int nfds);
-
-/*
- * Serves what the front end sent while a calibration runs, which takes up
- * to minutes: products, unloads and releases at once, so that the other
- * clients of the device keep multiplying (the front end matches replies by
- * seq, not order); loads, tunes and the like wait in w->later until the
- * calibration ends, in their order.
- */
-static void serve_between(struct worker *w)
-{
-  struct pollfd pfd = { w->fd, POLLIN, 0 };
-  struct spmv_error err;
-  const char *op;
-
-  while (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP))) {
-    struct deferred *d = calloc(1, sizeof *d);
-    int rc;
-
-    if (d == NULL) {
-      spmvd_log_error("out of memory");
-      exit(2);
-    }
-    rc = spmvd_ipc_recv(w->fd, &d->req, d->fds, &d->nfds, SPMVD_IPC_MAX_FDS,
-                        &err);
-    if (rc < 0) {
-      /* The front end is gone (or broke the protocol): as in main(). */
-      if (rc != SPMV_ECLOSED)
-        spmvd_log_error("%s", err.msg);
-      exit(rc == SPMV_ECLOSED ? 0 : 2);
-    }
-    op = json_string_value(json_object_get(d->req, "op"));
-    if (op != NULL && (strcmp(op, "multiply") == 0 ||
-                       strcmp(op, "unload") == 0 || strcmp(op, "release") == 0)) {
-      serve_one(w, d->req, d->fds, d->nfds);
-      json_decref(d->req);
-      free(d);
-      continue;
-    }
-    *w->later_tail = d;
-    w->later_tail = &d->next;
-  }
-}
-
 /* spmvd_calib_ops.time: the backend adapter; nothing once past the
  * deadline (the point stays untimed and the fit skips it).  Requests that
  * came meanwhile are served first (serve_between). */
@@ -853,18 +900,14 @@ static int calib_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
                       struct spmv_error *err)
 {
   struct calib *k = ctx;
-  const char *slow = getenv("SPMVD_TEST_CALIB_POINT_MS");
 
-  serve_between(k->w);
   if (now_s() > k->deadline) {
     k->late++;
     return spmv_error_set(err, SPMV_ETIMEDOUT,
                           "past the calibration's time bound");
   }
-  /* Tests: points as slow as a large device's, so that a calibration on
-   * the cpu backend lasts long enough to overlap other requests. */
-  if (slow && atoi(slow) > 0)
-    usleep((useconds_t)atoi(slow) * 1000);
+  serve_between(k->w, -1);
+  test_slow();
   return spmvd_calib_backend_time(&k->be, A, dt, cfg, us, err);
 }
 
@@ -902,7 +945,7 @@ static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
   double t0, t1, us;
   int rc;
 
-  serve_between(k->w);
+  serve_between(k->w, -1);
   memset(&spec, 0, sizeof spec);
   spec.rows = rows;
   spec.cols = rows >= 4 * (int64_t)p ? rows : 4 * (int64_t)p;

@@ -310,9 +310,9 @@ START_TEST(products_during_calibration)
   /* The cpu backend calibrates in a tenth of a second: points of 20 ms
    * make it last about as long as its bound. */
   itest_daemon_stop(&itest_d, SIGTERM);
-  setenv("SPMVD_TEST_CALIB_POINT_MS", "20", 1);
+  setenv("SPMVD_TEST_SLOW_MS", "20", 1);
   ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_CALIB_POINT_MS");
+  unsetenv("SPMVD_TEST_SLOW_MS");
   fd = itest_open(&itest_d);
   fd2 = itest_open(&itest_d);
   r = itest_load(fd2, 1, A, 0, "trial");
@@ -342,6 +342,64 @@ START_TEST(products_during_calibration)
   close(fd);
   close(fd2);
   spmv_csr_free(A);
+}
+END_TEST
+
+/* A tune holds the worker for seconds: another matrix's products are
+ * served between its candidates, answered before the load that tunes ends;
+ * the tuned matrix then multiplies right. */
+START_TEST(products_during_tuning)
+{
+  struct spmv_csr *A = itest_matrix("west0479.mtx");
+  struct spmv_csr *B = itest_matrix("bcsstk13.mtx");
+  struct timespec t0, t1, t2;
+  double products_s, load_s;
+  uint64_t len;
+  void *payload;
+  int fd, fd2;
+  int64_t h;
+  json_t *r, *req;
+
+  /* Candidates of 100 ms: exhaustive on the cpu backend lasts seconds. */
+  itest_daemon_stop(&itest_d, SIGTERM);
+  setenv("SPMVD_TEST_SLOW_MS", "100", 1);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  unsetenv("SPMVD_TEST_SLOW_MS");
+  fd = itest_open(&itest_d);
+  fd2 = itest_open(&itest_d);
+  r = itest_load(fd2, 1, A, 0, "trial");
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", error_message(r));
+  h = json_integer_value(json_object_get(r, "handle"));
+  json_decref(r);
+
+  payload = itest_csr_payload(B, 0, 0, &len);
+  req = json_pack("{ss sI ss sI sI sI ss ss}", "op", "load", "id", (json_int_t)3,
+                  "dtype", "f64", "rows", (json_int_t)B->rows, "cols",
+                  (json_int_t)B->cols, "nnz", (json_int_t)B->nnz, "index", "i32",
+                  "strategy", "exhaustive");
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ck_assert_int_eq(itest_send(fd, req, payload, len), 0);
+  free(payload);
+  usleep(300 * 1000);
+  for (int k = 0; k < 3; k++)
+    ck_assert(itest_multiply_check(fd2, h, A, 0, 40 + k, NULL) <= 1.0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  r = itest_recv_reply(fd, NULL, NULL, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t2);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", error_message(r));
+  products_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  load_s = (double)(t2.tv_sec - t0.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t0.tv_nsec);
+  ck_assert_msg(products_s < load_s - 0.3,
+                "the products ended %.2f s after the load began, the load (an "
+                "exhaustive tune) %.2f s: they waited for it", products_s, load_s);
+  ck_assert(itest_multiply_check(fd, json_integer_value(json_object_get(r, "handle")),
+                                 B, 0, 50, NULL) <= 1.0);
+  json_decref(r);
+  close(fd);
+  close(fd2);
+  spmv_csr_free(A);
+  spmv_csr_free(B);
 }
 END_TEST
 
@@ -517,6 +575,7 @@ static Suite *tools_suite(void)
   tcase_add_test(tc, spmvctl_json_outputs);
   tcase_add_test(tc, calibrate_and_predict);
   tcase_add_test(tc, products_during_calibration);
+  tcase_add_test(tc, products_during_tuning);
   tcase_add_test(tc, strategies_and_force);
   suite_add_tcase(s, tc);
   return s;
