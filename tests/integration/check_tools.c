@@ -295,6 +295,16 @@ static void count_progress(const struct spmv_progress *p, void *arg)
   (*n)++;
 }
 
+/* Restarts the daemon with its worker's calibration points and tuning
+ * candidates slowed to ms each (SPMVD_TEST_SLOW_MS). */
+static void restart_slow(const char *ms)
+{
+  itest_daemon_stop(&itest_d, SIGTERM);
+  setenv("SPMVD_TEST_SLOW_MS", ms, 1);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  unsetenv("SPMVD_TEST_SLOW_MS");
+}
+
 /* A calibration holds the device worker for seconds: another client's
  * products are served between its points, answered (and right) before it
  * ends. */
@@ -309,10 +319,7 @@ START_TEST(products_during_calibration)
 
   /* The cpu backend calibrates in a tenth of a second: points of 20 ms
    * make it last about as long as its bound. */
-  itest_daemon_stop(&itest_d, SIGTERM);
-  setenv("SPMVD_TEST_SLOW_MS", "20", 1);
-  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_SLOW_MS");
+  restart_slow("20");
   fd = itest_open(&itest_d);
   fd2 = itest_open(&itest_d);
   r = itest_load(fd2, 1, A, 0, "trial");
@@ -361,10 +368,7 @@ START_TEST(products_during_tuning)
   json_t *r, *req;
 
   /* Candidates of 100 ms: exhaustive on the cpu backend lasts seconds. */
-  itest_daemon_stop(&itest_d, SIGTERM);
-  setenv("SPMVD_TEST_SLOW_MS", "100", 1);
-  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_SLOW_MS");
+  restart_slow("100");
   fd = itest_open(&itest_d);
   fd2 = itest_open(&itest_d);
   r = itest_load(fd2, 1, A, 0, "trial");
