@@ -294,19 +294,27 @@ static int beyond_l2(const struct spmvd_tune_input *in)
  * still wins at 2.3x the L2 (pwtk, 140 MB), sell from 12x (shipsec1_x8). */
 #define REGULAR_SELL_L2_TIMES 4.0
 
-/* The ELLR-T model's pick when ELLR-T pays: flat long rows (ell_fill <=
- * 1.2, rl_mean >= 64: no padding, T threads share a row) and a layout
- * within 3x the CSR bytes; returns 0 when there is none. */
+/* Whether ELLR-T pays: flat long rows (ell_fill <= 1.2, rl_mean >= 64: no
+ * padding, T threads share a row) and a layout within 3x the CSR bytes. */
+static int ellr_pays(const struct spmvd_tune_input *in)
+{
+  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
+
+  return shape_of(in->prof, in->dev) == SHAPE_FLAT &&
+         in->prof->rl_mean >= 64 &&
+         ellr_bytes(in->prof, in->dtype) <=
+             MODEL_MAX_ELLR_OVER_CSR *
+                 spmvd_tuner_bytes(in->prof, &csr, in->dtype);
+}
+
+/* The ELLR-T model's pick when ELLR-T pays; returns 0 when there is none. */
 static int model_ellr_pick(const struct spmvd_tune_input *in,
                            struct spmv_config *out)
 {
-  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
   struct spmv_config ranked[SPMVD_MODEL_MAX_T];
   struct spmv_error e;
 
-  if (shape_of(in->prof, in->dev) != SHAPE_FLAT || in->prof->rl_mean < 64 ||
-      ellr_bytes(in->prof, in->dtype) >
-          MODEL_MAX_ELLR_OVER_CSR * spmvd_tuner_bytes(in->prof, &csr, in->dtype))
+  if (!ellr_pays(in))
     return 0;
   spmv_error_clear(&e);
   if (model_ranked(in, ranked, SPMVD_MODEL_MAX_T, &e) <= 0)
@@ -512,19 +520,16 @@ static int model_choice(const struct spmvd_tune_input *in,
                         struct spmvd_candidates *out)
 {
   const struct spmv_profile *p = in->prof;
-  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
   enum shape sh = shape_of(p, in->dev);
-  double csr_bytes = spmvd_tuner_bytes(p, &csr, in->dtype);
   int k, tpr[3];
 
-  if (sh == SHAPE_FLAT && p->rl_mean >= 64 &&
-      ellr_bytes(p, in->dtype) <= MODEL_MAX_ELLR_OVER_CSR * csr_bytes)
+  if (ellr_pays(in))
     for (k = 0; k < nm && out->n == 0; k++)
       add(out, in, ranked[k]);
   if (out->n > 0)
     return 0;
   spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
-  if (sh == SHAPE_FLAT && csr_bytes > (double)in->dev->l2_bytes)
+  if (sh == SHAPE_FLAT && beyond_l2(in))
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
   else
     add(out, in, likely_best(in, sh, tpr));
