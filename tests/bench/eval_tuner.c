@@ -148,6 +148,16 @@ struct gt {
   size_t n, cap;
 };
 
+/* The index of cfg (normalised) in the table, g->n when absent. */
+static size_t gt_find(const struct gt *g, const struct spmv_config *cfg)
+{
+  size_t k;
+
+  for (k = 0; k < g->n && !eval_config_equal(&g->t[k].cfg, cfg); k++)
+    ;
+  return k;
+}
+
 /* The ground-truth time of cfg, timing it now when the table lacks it;
  * NAN when it cannot run. */
 static double gt_time(struct gt *g, struct spmv_config cfg,
@@ -160,9 +170,9 @@ static double gt_time(struct gt *g, struct spmv_config cfg,
   double us = NAN;
 
   cfg = normalise(cfg, in->dev);
-  for (size_t k = 0; k < g->n; k++)
-    if (eval_config_equal(&g->t[k].cfg, &cfg))
-      return g->t[k].status == SPMVD_TRIAL_OK ? g->t[k].time_us : NAN;
+  size_t k = gt_find(g, &cfg);
+  if (k < g->n)
+    return g->t[k].status == SPMVD_TRIAL_OK ? g->t[k].time_us : NAN;
   if (g->n == g->cap) {
     size_t nc = g->cap ? 2 * g->cap : 16;
     struct spmvd_trial *nt = realloc(g->t, nc * sizeof *nt);
@@ -285,10 +295,20 @@ out:
 #define CONFIRM_TOP 6
 #define CONFIRM_PASSES 3
 #define CONFIRM_REPS 30
-/* The race before ran each layout for tens of runs; a matrix of about the
- * L2's size needs that many to settle (cop20k_A: 14 us settled, 18 us
- * after 2 runs), so each timing starts with as many. */
+/* Warm-up runs before each timing (the race before ran each layout for
+ * tens of runs in a row; matrices of about the L2's size still time 20-26 %
+ * slower here than there, for a reason not established). */
 #define CONFIRM_WARMUP 20
+
+/* Whether index i is among the first n of idx. */
+static int in_set(const size_t *idx, size_t n, size_t i)
+{
+  for (size_t j = 0; j < n; j++)
+    if (idx[j] == i)
+      return 1;
+  return 0;
+}
+
 static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
 {
   size_t idx[CONFIRM_TOP + NSTRAT], n = 0, i, k;
@@ -299,10 +319,7 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   for (k = 0; k < CONFIRM_TOP; k++) {
     size_t best = g->n;
     for (i = 0; i < g->n; i++) {
-      int taken = 0;
-      for (size_t j = 0; j < n; j++)
-        taken |= idx[j] == i;
-      if (!taken && g->t[i].status == SPMVD_TRIAL_OK && g->t[i].time_us > 0 &&
+      if (!in_set(idx, n, i) && g->t[i].status == SPMVD_TRIAL_OK && g->t[i].time_us > 0 &&
           (best == g->n || g->t[i].time_us < g->t[best].time_us))
         best = i;
     }
@@ -312,12 +329,8 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   for (k = 0; k < NSTRAT; k++) {
     if (!r->st[k].ok)
       continue;
-    for (i = 0; i < g->n && !eval_config_equal(&g->t[i].cfg, &r->st[k].cfg); i++)
-      ;
-    int taken = 0;
-    for (size_t j = 0; j < n; j++)
-      taken |= idx[j] == i;
-    if (i < g->n && !taken)
+    i = gt_find(g, &r->st[k].cfg);
+    if (i < g->n && !in_set(idx, n, i))
       idx[n++] = i;
   }
   for (int p = 0; p < CONFIRM_PASSES; p++)
@@ -355,9 +368,9 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   for (k = 0; k < NSTRAT; k++) {
     if (!r->st[k].ok)
       continue;
-    for (i = 0; i < g->n; i++)
-      if (eval_config_equal(&g->t[i].cfg, &r->st[k].cfg))
-        r->st[k].pick_us = g->t[i].time_us;
+    i = gt_find(g, &r->st[k].cfg);
+    if (i < g->n)
+      r->st[k].pick_us = g->t[i].time_us;
     r->st[k].match = r->best_us / r->st[k].pick_us;
   }
 }
