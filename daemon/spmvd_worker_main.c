@@ -50,11 +50,6 @@
  *            in time, sending {seq, event:"progress", stage:"calibration",
  *            done, total, candidate, time_us}; replies {fits, ...} (see
  *            op_calibrate()).
- *
- * Between a calibration's points and a tune's (or bench's) candidates the
- * worker serves the multiply and unload requests for other matrices, and
- * buffer releases, that came meanwhile (replies out of order); the other
- * requests wait for the operation's end (serve_between()).
  *   multiply {handle, alpha, beta, nvec, buf?, buf_size?} fds [vectors]:
  *            x_1..x_k then y_1..y_k in the memfd; y is overwritten in
  *            place.  With buf (a connection's vector buffer, reused across
@@ -62,6 +57,11 @@
  *            bytes) and kept under that id; later requests name buf only.
  *   release  {buf}: unmaps a vector buffer (its connection closed or it grew).
  *   unload   {handle}: frees the matrix.
+ *
+ * Between a calibration's points and a tune's (or bench's) candidates the
+ * worker serves the multiply and unload requests for other matrices, and
+ * buffer releases, that came meanwhile (replies out of order); the other
+ * requests wait for the operation's end (serve_between()).
  *
  * When the backend reports a sticky error the worker exits with status 3:
  * the front end respawns it.
@@ -86,7 +86,7 @@ struct wbuf {
   struct wbuf *next;
 };
 
-/* A request that arrived during a calibration and waits for its end. */
+/* A request that arrived during a long operation and waits for its end. */
 struct deferred {
   json_t *req;                    /* owned */
   int fds[SPMVD_IPC_MAX_FDS];     /* owned */
@@ -539,6 +539,14 @@ static void maybe_crash(const struct spmv_config *cfg)
 
 static void serve_one(struct worker *w, json_t *req, int *fds, int nfds);
 
+/* Serves a request taken off the socket and frees it. */
+static void serve_deferred(struct worker *w, struct deferred *d)
+{
+  serve_one(w, d->req, d->fds, d->nfds);
+  json_decref(d->req);
+  free(d);
+}
+
 /* The handle a request names (-1 when none). */
 static json_int_t req_handle(const json_t *req)
 {
@@ -565,9 +573,10 @@ static int deferred_names(const struct worker *w, json_int_t h)
  * products and unloads of other matrices, and buffer releases, at once, so
  * that the device's other clients keep multiplying (the front end matches
  * replies by seq, not order).  The rest waits in w->later, in its order,
- * until the operation ends: requests on the busy matrix, loads, tunes, and
- * whatever touches a matrix (or, for a release, a buffer) that an earlier
- * waiting request names.  busy < 0: none.
+ * until the operation ends: requests on the busy matrix, loads, tunes, a
+ * product or unload of a matrix that an earlier waiting request names, and
+ * a release while any product waits (it may use that buffer).  busy < 0:
+ * none.
  */
 static void serve_between(struct worker *w, json_int_t busy)
 {
@@ -601,9 +610,7 @@ static void serve_between(struct worker *w, json_int_t busy)
     else
       now = strcmp(op, "release") == 0 && !deferred_names(w, -1);
     if (now) {
-      serve_one(w, d->req, d->fds, d->nfds);
-      json_decref(d->req);
-      free(d);
+      serve_deferred(w, d);
       continue;
     }
     *w->later_tail = d;
@@ -1310,15 +1317,13 @@ int main(int argc, char **argv)
   for (;;) {
     json_t *req;
     int fds[SPMVD_IPC_MAX_FDS], nfds, rc;
-    /* What waited for a calibration goes first. */
+    /* What waited for a long operation goes first. */
     if (w.later) {
       struct deferred *d = w.later;
       w.later = d->next;
       if (!w.later)
         w.later_tail = &w.later;
-      serve_one(&w, d->req, d->fds, d->nfds);
-      json_decref(d->req);
-      free(d);
+      serve_deferred(&w, d);
       continue;
     }
     rc = spmvd_ipc_recv(w.fd, &req, fds, &nfds, SPMVD_IPC_MAX_FDS, &err);
