@@ -184,12 +184,29 @@ static int predicted(const struct spmvd_tune_input *in,
   return n;
 }
 
+/* Whether every row spans few enough columns for sell16's 16-bit offsets
+ * (one pass over the column indices). */
+static int sell16_fits(const struct spmvd_tune_input *in)
+{
+  return in->A != NULL &&
+         spmv_csr_max_row_span(in->A) <= SPMV_SELL16_MAX_SPAN;
+}
+
+/* SELL-C-sigma at C 32: sell16 where it fits (2 bytes less per entry,
+ * else the same layout), sell otherwise. */
+static struct spmv_config sell_for(const struct spmvd_tune_input *in,
+                                   int bs, int sigma)
+{
+  return mk(sell16_fits(in) ? SPMV_FMT_SELL16 : SPMV_FMT_SELL, bs, 0, 32,
+            sigma);
+}
+
 /* Every format x parameter grid. */
 static void exhaustive(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
   const struct spmv_profile *p = in->prof;
-  int b, t, bs;
+  int b, t, bs, narrow = sell16_fits(in);
 
   for (b = 0; b < NBS; b++) {
     bs = bs_grid[b];
@@ -209,6 +226,10 @@ static void exhaustive(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_JAD, bs, 0, 0, 0));
     add(out, in, mk(SPMV_FMT_SELL, bs, 0, 32, 1));
     add(out, in, mk(SPMV_FMT_SELL, bs, 0, 32, 256));
+    if (narrow) {
+      add(out, in, mk(SPMV_FMT_SELL16, bs, 0, 32, 1));
+      add(out, in, mk(SPMV_FMT_SELL16, bs, 0, 32, 256));
+    }
   }
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
@@ -393,7 +414,7 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
     if (p->rl_mean >= 100)
       return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0);
     if (beyond_l2_by(in, REGULAR_SELL_L2_TIMES))
-      return mk(SPMV_FMT_SELL, 128, 0, 32, p->rl_cv < 0.05 ? 1 : 256);
+      return sell_for(in, 128, p->rl_cv < 0.05 ? 1 : 256);
     if (p->rl_mean >= 32)
       return mk(SPMV_FMT_CSR_VECTOR, 128,
                 pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
@@ -415,8 +436,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
                      struct spmvd_candidates *out)
 {
   const struct spmv_profile *p = in->prof;
-  struct spmv_config sell = mk(SPMV_FMT_SELL, 128, 0, 32,
-                               p->rl_cv < 0.05 ? 1 : 256);
+  struct spmv_config sell = sell_for(in, 128, p->rl_cv < 0.05 ? 1 : 256);
   enum shape sh = shape_of(p, in->dev);
   struct spmv_config mp;
   int tpr[3];
@@ -900,6 +920,8 @@ double spmvd_tuner_bytes(const struct spmv_profile *prof,
   case SPMV_FMT_JAD:
   case SPMV_FMT_SELL:
     return nnz * ent + rows * 4 + xy;
+  case SPMV_FMT_SELL16:
+    return nnz * (vs + 2) + rows * 8 + xy;
   case SPMV_FMT_COO:
     return nnz * (ent + 4) + xy;
   case SPMV_FMT_HYB:

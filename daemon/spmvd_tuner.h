@@ -54,7 +54,7 @@ struct spmvd_predictor; /* spmvd_predict.h */
 
 /* What the tuner knows of a matrix and its device.  All pointers borrowed. */
 struct spmvd_tune_input {
-  const struct spmv_csr *A;              /* row_ptr is read (row lengths); val never */
+  const struct spmv_csr *A;              /* row_ptr and col_idx are read; val never */
   const struct spmv_profile *prof;       /* A's profile */
   enum spmv_dtype dtype;
   const struct spmvd_device_info *dev;   /* sms, warp size, limits, backend */
@@ -69,7 +69,9 @@ struct spmvd_tune_input {
  *  - exhaustive: every format x parameter grid: BS in {64,128,256,512};
  *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive; csr-merge;
  *    csr-scalar; coo; jad; hyb (K from the histogram); sell C=32 with sigma
- *    1 and 256; ell only when ell_fill <= 3; dia only when dia_fill <= 3
+ *    1 and 256, and sell16 the same where every row spans at most
+ *    SPMV_SELL16_MAX_SPAN columns; ell only when ell_fill <= 3; dia only
+ *    when dia_fill <= 3
  *    and ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
  *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32) at BS 128,

@@ -1,4 +1,6 @@
-/* sell.c: sliced ELLPACK, SELL-C-sigma (Kreutzer et al.). */
+/* sell.c: sliced ELLPACK, SELL-C-sigma (Kreutzer et al.), with 32-bit
+ * columns (sell) or 16-bit offsets from each row's smallest column (sell16). */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "spmv_layout.h"
@@ -31,11 +33,13 @@ static int sell_params(struct spmv_sell_layout *S,
   S->c = cfg->param != 0 ? cfg->param : SELL_C;
   S->sigma = cfg->param2 != 0 ? cfg->param2 : SELL_SIGMA;
   if (S->c < 1 || S->c > SELL_MAX_C || (S->c & (S->c - 1)) != 0)
-    return spmv_error_set(err, SPMV_EINVAL, "sell C=%d is not a power of two "
-                          "in [1, %d]", S->c, SELL_MAX_C);
+    return spmv_error_set(err, SPMV_EINVAL, "%s C=%d is not a power of two "
+                          "in [1, %d]", spmv_format_name(cfg->format), S->c,
+                          SELL_MAX_C);
   if (S->sigma < 1 || (S->sigma != 1 && S->sigma % S->c != 0))
-    return spmv_error_set(err, SPMV_EINVAL, "sell sigma=%d is neither 1 nor "
-                          "a positive multiple of C=%d", S->sigma, S->c);
+    return spmv_error_set(err, SPMV_EINVAL, "%s sigma=%d is neither 1 nor "
+                          "a positive multiple of C=%d",
+                          spmv_format_name(cfg->format), S->sigma, S->c);
   return 0;
 }
 
@@ -82,41 +86,113 @@ static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
 }
 
 /* Copies the rows into their slices: entry k of lane l of slice s at
- * slice_ptr[s] + k * C + l, padding (column -1, value 0) elsewhere. */
+ * slice_ptr[s] + k * C + l, padding (column -1, value 0) elsewhere.  For
+ * sell16 the column is stored as its offset from the lane's base (the
+ * row's smallest column) and padding as SPMV_SELL16_PAD. */
 static void sell_fill(struct spmv_sell_layout *S, const struct spmv_csr *A,
                       enum spmv_dtype dt)
 {
   int64_t s, l, k;
 
-  for (k = 0; k < S->slice_ptr[S->nslices]; k++)
-    S->col[k] = -1;
+  for (k = 0; k < S->slice_ptr[S->nslices]; k++) {
+    if (S->col16 != NULL)
+      S->col16[k] = SPMV_SELL16_PAD;
+    else
+      S->col[k] = -1;
+  }
   for (s = 0; s < S->nslices; s++) {
     for (l = 0; l < S->c; l++) {
-      int32_t r = S->perm[s * S->c + l];
-      int64_t lo;
+      int32_t r = S->perm[s * S->c + l], base = 0;
+      int64_t lo, at;
 
-      if (r < 0)
+      if (r < 0) {
+        if (S->base != NULL)
+          S->base[s * S->c + l] = 0;
         continue;
+      }
       lo = A->row_ptr[r];
+      if (S->base != NULL) {
+        for (k = lo; k < A->row_ptr[r + 1]; k++)
+          if (k == lo || A->col_idx[k] < base)
+            base = A->col_idx[k];
+        S->base[s * S->c + l] = base;
+      }
       for (k = 0; k < A->row_ptr[r + 1] - lo; k++) {
-        S->col[S->slice_ptr[s] + k * S->c + l] = A->col_idx[lo + k];
-        spmv_val_set(S->val, dt, S->slice_ptr[s] + k * S->c + l,
-                     A->val[lo + k]);
+        at = S->slice_ptr[s] + k * S->c + l;
+        if (S->col16 != NULL)
+          S->col16[at] = (uint16_t)(A->col_idx[lo + k] - base);
+        else
+          S->col[at] = A->col_idx[lo + k];
+        spmv_val_set(S->val, dt, at, A->val[lo + k]);
       }
     }
   }
 }
 
-/* Builds a SELL-C-sigma layout. */
+/* The widest column span of A's rows (columns need not be sorted): the
+ * span, with its row and smallest and largest column in *row, *lo, *hi. */
+static int64_t widest_row(const struct spmv_csr *A, int64_t *row,
+                          int64_t *lo, int64_t *hi)
+{
+  int64_t i, k, a, b, span = 0;
+
+  *row = *lo = *hi = 0;
+  for (i = 0; i < A->rows; i++) {
+    if (A->row_ptr[i + 1] == A->row_ptr[i])
+      continue;
+    a = b = A->col_idx[A->row_ptr[i]];
+    for (k = A->row_ptr[i] + 1; k < A->row_ptr[i + 1]; k++) {
+      if (A->col_idx[k] < a)
+        a = A->col_idx[k];
+      if (A->col_idx[k] > b)
+        b = A->col_idx[k];
+    }
+    if (b - a > span) {
+      span = b - a;
+      *row = i;
+      *lo = a;
+      *hi = b;
+    }
+  }
+  return span;
+}
+
+int64_t spmv_csr_max_row_span(const struct spmv_csr *A)
+{
+  int64_t row, lo, hi;
+
+  return widest_row(A, &row, &lo, &hi);
+}
+
+/* sell16: refuses a matrix with a row whose columns span more than a 16-bit
+ * offset holds, naming the widest. */
+static int sell16_check(const struct spmv_csr *A, struct spmv_error *err)
+{
+  int64_t row, lo, hi;
+
+  if (widest_row(A, &row, &lo, &hi) <= SPMV_SELL16_MAX_SPAN)
+    return 0;
+  return spmv_error_set(err, SPMV_ETOOBIG,
+                        "sell16: row %" PRId64 " spans %" PRId64 " columns (%"
+                        PRId64 " to %" PRId64 "), over the %d a 16-bit "
+                        "offset holds", row, hi - lo + 1, lo, hi,
+                        SPMV_SELL16_MAX_SPAN + 1);
+}
+
+/* Builds a SELL-C-sigma layout (sell16 when the format says so). */
 int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
                    const struct spmv_limits *lim, struct spmv_error *err)
 {
   struct spmv_sell_layout *S = &L->u.sell;
+  int narrow = L->cfg.format == SPMV_FMT_SELL16;
+  size_t idx = narrow ? sizeof(uint16_t) : sizeof(int32_t);
   int64_t lanes;
   size_t bytes = 0;
   int overflow, rc;
 
   if ((rc = sell_params(S, &L->cfg, err)) != 0)
+    return rc;
+  if (narrow && (rc = sell16_check(A, err)) != 0)
     return rc;
   S->nslices = (A->rows + S->c - 1) / S->c;
   lanes = S->nslices * S->c;
@@ -130,16 +206,22 @@ int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
              spmv_bytes_add(&bytes, lanes, sizeof(int32_t)) != 0 ||
              spmv_bytes_add(&bytes, S->nslices + 1, sizeof(int64_t)) != 0 ||
              spmv_bytes_add(&bytes, S->nslices, sizeof(int32_t)) != 0 ||
-             spmv_bytes_add(&bytes, S->slice_ptr[S->nslices],
-                            sizeof(int32_t)) != 0 ||
+             (narrow && spmv_bytes_add(&bytes, lanes, sizeof(int32_t)) != 0) ||
+             spmv_bytes_add(&bytes, S->slice_ptr[S->nslices], idx) != 0 ||
              spmv_bytes_add(&bytes, S->slice_ptr[S->nslices],
                             spmv_dtype_size(L->dtype)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
-  S->col = spmv_array_new(S->slice_ptr[S->nslices], sizeof(int32_t));
+  if (narrow) {
+    S->base = spmv_array_new(lanes, sizeof(int32_t));
+    S->col16 = spmv_array_new(S->slice_ptr[S->nslices], sizeof(uint16_t));
+  } else {
+    S->col = spmv_array_new(S->slice_ptr[S->nslices], sizeof(int32_t));
+  }
   S->val = spmv_array_zero(S->slice_ptr[S->nslices],
                            spmv_dtype_size(L->dtype));
-  if (S->col == NULL || S->val == NULL)
+  if ((narrow ? S->base == NULL || S->col16 == NULL : S->col == NULL) ||
+      S->val == NULL)
     return spmv_layout_nomem(L, err);
   sell_fill(S, A, L->dtype);
   return 0;
@@ -155,6 +237,8 @@ void spmv_sell_fini(struct spmv_layout *L)
   free(S->slice_width);
   free(S->col);
   free(S->val);
+  free(S->base);
+  free(S->col16);
 }
 
 /* One thread per lane: walks its slice's columns up to the slice width,
@@ -176,8 +260,12 @@ void spmv_sell_fini(struct spmv_layout *L)
         for (k = 0; k < S->slice_width[s]; k++) {                            \
           int64_t at = S->slice_ptr[s] + k * S->c + l;                       \
                                                                              \
-          if (S->col[at] >= 0)                                               \
+          if (S->col16 != NULL) {                                            \
+            if (S->col16[at] != SPMV_SELL16_PAD)                             \
+              sum += val[at] * x[S->base[s * S->c + l] + S->col16[at]];      \
+          } else if (S->col[at] >= 0) {                                      \
             sum += val[at] * x[S->col[at]];                                  \
+          }                                                                  \
         }                                                                    \
         SPMV_FINISH(y, r, alpha, sum, beta);                                 \
       }                                                                      \

@@ -1,4 +1,4 @@
-/* sell_gpu.cu: SELL-C-sigma SpMV, sliced ELLPACK with rows sorted by length inside windows of sigma rows. */
+/* sell_gpu.cu: SELL-C-sigma SpMV, sliced ELLPACK with rows sorted by length inside windows of sigma rows; sell16 stores columns as 16-bit offsets. */
 /*
  * Work decomposition: one thread per row slot: thread g works on lane
  * g % C of slice g / C (ceil(nslices*C/BS) blocks) and writes
@@ -11,20 +11,43 @@
  * lengths and little padding is stored.  Four steps are loaded before
  * their products.  col and val are streamed; x through the read-only
  * data cache.
+ * sell16 reads a 16-bit offset per entry and the lane's 32-bit base once:
+ * 2 bytes less per entry than sell, where every row spans < 2^16 columns.
  * Valid parameters: C >= 1 (32 and multiples of it coalesce best); any
  * sigma; BS in 32..1024, a multiple of 32; f32, f64.
  */
 #include "spmv_cuda.cuh"
 
-template <typename V>
+/* Column indices of sell (32-bit columns, padding -1) and of sell16
+ * (16-bit offsets from the lane's base, padding SPMV_SELL16_PAD). */
+struct sell_wide {
+  const int32_t *col;
+  typedef int32_t idx;
+  __device__ __forceinline__ static bool pad(int32_t c) { return c < 0; }
+  __device__ __forceinline__ static int32_t at(int32_t c, int32_t) { return c; }
+};
+struct sell_narrow {
+  const uint16_t *col;
+  typedef uint16_t idx;
+  __device__ __forceinline__ static bool pad(uint16_t c) {
+    return c == SPMV_SELL16_PAD;
+  }
+  __device__ __forceinline__ static int32_t at(uint16_t c, int32_t base) {
+    return base + (int32_t)c;
+  }
+};
+
+template <typename V, typename C>
 __global__ void spmv_sell_kernel(int64_t slots, int c,
                                  const int32_t *__restrict__ perm,
                                  const int64_t *__restrict__ slice_ptr,
                                  const int32_t *__restrict__ slice_width,
-                                 const int32_t *__restrict__ col,
+                                 const typename C::idx *__restrict__ col,
+                                 const int32_t *__restrict__ base,
                                  const V *__restrict__ val, V alpha,
                                  const V *__restrict__ x, V beta,
                                  V *__restrict__ y) {
+  typedef typename C::idx I;
   int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= slots) return;
   int32_t row = perm[g];
@@ -32,26 +55,27 @@ __global__ void spmv_sell_kernel(int64_t slots, int c,
   int64_t sl = g / c;
   int lane = (int)(g - sl * c);
   int w = __ldg(slice_width + sl);
-  const int32_t *cp = col + __ldg(slice_ptr + sl) + lane;
+  int32_t b = base != NULL ? __ldg(base + g) : 0;
+  const I *cp = col + __ldg(slice_ptr + sl) + lane;
   const V *vp = val + __ldg(slice_ptr + sl) + lane;
   const int64_t st = c;
   V s0 = 0, s1 = 0;
   int k = 0;
   for (; k + 3 < w; k += 4, cp += 4 * st, vp += 4 * st) {
-    int32_t c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
-    int32_t c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
-    if (c3 < 0) break;  /* padding ahead: finish one entry at a time */
+    I c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
+    I c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
+    if (C::pad(c3)) break;  /* padding ahead: finish one entry at a time */
     V v0 = spmv_lds(vp), v1 = spmv_lds(vp + st);
     V v2 = spmv_lds(vp + 2 * st), v3 = spmv_lds(vp + 3 * st);
-    s0 += v0 * spmv_ldg(x + c0);
-    s1 += v1 * spmv_ldg(x + c1);
-    s0 += v2 * spmv_ldg(x + c2);
-    s1 += v3 * spmv_ldg(x + c3);
+    s0 += v0 * spmv_ldg(x + C::at(c0, b));
+    s1 += v1 * spmv_ldg(x + C::at(c1, b));
+    s0 += v2 * spmv_ldg(x + C::at(c2, b));
+    s1 += v3 * spmv_ldg(x + C::at(c3, b));
   }
   for (; k < w; k++, cp += st, vp += st) {
-    int32_t cc = spmv_lds(cp);
-    if (cc < 0) break;
-    s0 += spmv_lds(vp) * spmv_ldg(x + cc);
+    I cc = spmv_lds(cp);
+    if (C::pad(cc)) break;
+    s0 += spmv_lds(vp) * spmv_ldg(x + C::at(cc, b));
   }
   y[row] = spmv_axpby(alpha, s0 + s1, beta, y + row);
 }
@@ -61,21 +85,29 @@ static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
                double beta, void *y, cudaStream_t s, struct spmv_error *err) {
   const struct spmv_layout *L = &m->L;
   const struct spmv_sell_layout *S = &L->u.sell;
+  const char *name = spmv_format_name(L->cfg.format);
   int bs = L->cfg.bs;
-  int rc = spmv_check_bs(bs, "sell", err);
+  int rc = spmv_check_bs(bs, name, err);
   if (rc) return rc;
   if (S->c < 1)
-    return spmv_error_set(err, SPMV_EINVAL, "sell: slice height C %d below 1", S->c);
+    return spmv_error_set(err, SPMV_EINVAL, "%s: slice height C %d below 1",
+                          name, S->c);
   int64_t slots = S->nslices * S->c;
   if (slots == 0) return 0;
-  spmv_sell_kernel<V><<<spmv_grid(slots, bs), bs, 0, s>>>(
-      slots, S->c, S->perm, S->slice_ptr, S->slice_width, S->col,
-      (const V *)S->val, (V)alpha, (const V *)x, (V)beta, (V *)y);
+  unsigned g = spmv_grid(slots, bs);
+  if (L->cfg.format == SPMV_FMT_SELL16)
+    spmv_sell_kernel<V, sell_narrow><<<g, bs, 0, s>>>(
+        slots, S->c, S->perm, S->slice_ptr, S->slice_width, S->col16, S->base,
+        (const V *)S->val, (V)alpha, (const V *)x, (V)beta, (V *)y);
+  else
+    spmv_sell_kernel<V, sell_wide><<<g, bs, 0, s>>>(
+        slots, S->c, S->perm, S->slice_ptr, S->slice_width, S->col, NULL,
+        (const V *)S->val, (V)alpha, (const V *)x, (V)beta, (V *)y);
   SPMV_CHECK_LAUNCH("sell kernel");
   return 0;
 }
 
-/* Launches sell for m on stream s (see spmv_kernels.h). */
+/* Launches sell or sell16 for m on stream s (see spmv_kernels.h). */
 extern "C" SPMV_LAUNCH_PROTO(sell) {
   if (m->L.dtype == SPMV_F32) return run<float>(m, alpha, x, beta, y, s, err);
   return run<double>(m, alpha, x, beta, y, s, err);

@@ -135,6 +135,17 @@ static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
     add(a, &n, &S->val, cells * vs);
     break;
   }
+  case SPMV_FMT_SELL16: {
+    struct spmv_sell_layout *S = &L->u.sell;
+    size_t cells = host && S->slice_ptr ? (size_t)S->slice_ptr[S->nslices] : 0;
+    add(a, &n, &S->perm, (size_t)(S->nslices * S->c) * 4);
+    add(a, &n, &S->slice_ptr, (size_t)(S->nslices + 1) * 8);
+    add(a, &n, &S->slice_width, (size_t)S->nslices * 4);
+    add(a, &n, &S->base, (size_t)(S->nslices * S->c) * 4);
+    add(a, &n, &S->col16, cells * 2);
+    add(a, &n, &S->val, cells * vs);
+    break;
+  }
   default:
     return -1;
   }
@@ -262,7 +273,8 @@ extern "C" int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
   case SPMV_FMT_HYB: return spmv_launch_hyb(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_DIA: return spmv_launch_dia(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_JAD: return spmv_launch_jad(m, alpha, x, beta, y, s, err);
-  case SPMV_FMT_SELL: return spmv_launch_sell(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_SELL:
+  case SPMV_FMT_SELL16: return spmv_launch_sell(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CSR_MERGE: return spmv_launch_csr_merge(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CUSPARSE: return spmv_launch_cusparse(m, alpha, x, beta, y, s, err);
   default:

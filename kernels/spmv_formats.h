@@ -28,6 +28,7 @@ enum spmv_format {
   SPMV_FMT_SELL = 9,         /* sliced ELL, SELL-C-sigma */
   SPMV_FMT_CSR_MERGE = 10,   /* merge-path CSR */
   SPMV_FMT_CUSPARSE = 11,    /* the vendor's cusparseSpMV on CSR */
+  SPMV_FMT_SELL16 = 12,      /* sell with 16-bit column offsets from a row base */
   SPMV_FMT_COUNT
 };
 
@@ -45,9 +46,9 @@ struct spmv_config {
   enum spmv_format format;
   int bs;     /* threads per block (GPU) */
   int tpr;    /* threads per row: csr-vector TPR, ellr-t T, csr-adaptive max TPR */
-  int param;  /* hyb: K (0 = from the histogram); sell: C; csr-adaptive: base
+  int param;  /* hyb: K (0 = from the histogram); sell, sell16: C; csr-adaptive: base
                  length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2) */
-  int param2; /* sell: sigma, the sorting window in rows (1 = no sorting) */
+  int param2; /* sell, sell16: sigma, the sorting window in rows (1 = no sorting) */
 };
 
 /* Writes "ellr-t bs=256 t=4" style text; returns what snprintf returns. */
@@ -174,9 +175,23 @@ struct spmv_sell_layout {
   int32_t *perm;        /* nslices * C */
   int64_t *slice_ptr;   /* nslices + 1 */
   int32_t *slice_width; /* nslices */
-  int32_t *col;
+  int32_t *col;         /* sell only (NULL in sell16) */
   void *val;
+  /* sell16 only (NULL in sell): the column of entry k of lane l is
+   * base[s * C + l] + col16[...]; padding holds SPMV_SELL16_PAD.  Two bytes
+   * per entry instead of four, for rows that span few columns. */
+  int32_t *base;        /* nslices * C: the lane's smallest column */
+  uint16_t *col16;
 };
+
+/* sell16's padding offset, and the widest column span (largest minus
+ * smallest column) of a row that sell16 can store. */
+#define SPMV_SELL16_PAD 0xFFFFu
+#define SPMV_SELL16_MAX_SPAN 65534
+
+/* The widest column span of A's rows (0 for empty rows); sell16 takes A
+ * when it is at most SPMV_SELL16_MAX_SPAN. */
+int64_t spmv_csr_max_row_span(const struct spmv_csr *A);
 
 /* A matrix converted to one configuration's layout. */
 struct spmv_layout {

@@ -27,6 +27,7 @@ static const struct format_ops ops[SPMV_FMT_COUNT] = {
   [SPMV_FMT_SELL] = OPS(sell),
   [SPMV_FMT_CSR_MERGE] = OPS(csr_layout),
   [SPMV_FMT_CUSPARSE] = OPS(csr_layout),
+  [SPMV_FMT_SELL16] = OPS(sell),
 };
 
 /* Returns the operations of a layout's format, or NULL when it is unknown. */

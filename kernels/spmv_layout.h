@@ -36,7 +36,7 @@ SPMV_DECLARE_FORMAT(coo);          /* coo.c */
 SPMV_DECLARE_FORMAT(hyb);          /* hyb.c */
 SPMV_DECLARE_FORMAT(dia);          /* dia.c */
 SPMV_DECLARE_FORMAT(jad);          /* jad.c */
-SPMV_DECLARE_FORMAT(sell);         /* sell.c */
+SPMV_DECLARE_FORMAT(sell);         /* sell.c: sell and sell16 */
 
 /* Pieces that one format builds for another (hyb uses ell and coo,
  * csr-adaptive uses the typed CSR). */

@@ -43,6 +43,9 @@ static const struct spmv_config configs[] = {
   { SPMV_FMT_SELL, 0, 0, 4, 8 },
   { SPMV_FMT_SELL, 0, 0, 1, 1 },
   { SPMV_FMT_SELL, 0, 0, 8, 1024 },
+  { SPMV_FMT_SELL16, 0, 0, 0, 0 },         /* C 32, no sorting */
+  { SPMV_FMT_SELL16, 0, 0, 32, 256 },
+  { SPMV_FMT_SELL16, 0, 0, 4, 8 },
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -130,6 +133,24 @@ static const char *label(const struct spmv_config *cfg, enum spmv_dtype dt)
   return buf;
 }
 
+/* The largest (greatest - least column) over A's rows: sell16's bound. */
+static int64_t widest_span(const struct spmv_csr *A)
+{
+  int64_t i, k, w = 0;
+
+  for (i = 0; i < A->rows; i++) {
+    int64_t lo = INT64_MAX, hi = -1;
+
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      lo = A->col_idx[k] < lo ? A->col_idx[k] : lo;
+      hi = A->col_idx[k] > hi ? A->col_idx[k] : hi;
+    }
+    if (hi >= 0 && hi - lo > w)
+      w = hi - lo;
+  }
+  return w;
+}
+
 /*
  * Converts A to cfg's layout and compares the reference over it with
  * spmv_csr_ref for every alpha and beta, by the scaled residual
@@ -158,6 +179,12 @@ static int check_layout(const char *name, const struct spmv_csr *A,
 
   ck_assert(x && y0 && y && xd && y0d && yr);
   rc = spmv_layout_new(A, dt, cfg, lim, &L, &err);
+  if (cfg->format == SPMV_FMT_SELL16 && widest_span(A) > 65534) {
+    ck_assert_msg(rc == SPMV_ETOOBIG && strstr(err.msg, "sell16: row") != NULL,
+                  "%s %s: a row spans over 65535 columns, got %d (%s)", name,
+                  label(cfg, dt), rc, err.msg);
+    goto out;
+  }
   if (rc == SPMV_ETOOBIG && may_refuse) {
     ck_assert_msg(err.msg[0] != '\0', "%s %s: refusal without a message",
                   name, label(cfg, dt));
@@ -541,6 +568,61 @@ START_TEST(test_layout_sell)
 }
 END_TEST
 
+START_TEST(test_layout_sell16)
+{
+  /* The sell layout above (C 2, sigma 4) with each lane's smallest column
+   * as base and offsets from it; padding 0xFFFF, the empty row's base 0. */
+  static const int32_t base[] = { 0, 1, 3, 0, 0, 0 };
+  static const uint16_t col16[] = { 0, 0, 2, 3, 5, 0xFFFF,
+                                    0, 0xFFFF, 0, 0xFFFF, 5, 0xFFFF };
+  struct spmv_layout *L = small_layout(SPMV_FMT_SELL16, 0, 2, 4);
+  const struct spmv_sell_layout *S = &L->u.sell;
+
+  ck_assert(S->col == NULL);
+  ck_assert_int_eq(S->nslices, 3);
+  ck_assert_mem_eq(S->base, base, sizeof base);
+  ck_assert_mem_eq(S->col16, col16, sizeof col16);
+  ck_assert(V(S->val, 3) == 2 && V(S->val, 5) == 0);
+  spmv_layout_free(L);
+}
+END_TEST
+
+/* sell16 holds a row spanning 65535 columns (offsets 0..65534, 0xFFFF is
+ * padding) and refuses one spanning 65536, naming the row. */
+START_TEST(test_sell16_span)
+{
+  struct spmv_config cfg = { SPMV_FMT_SELL16, 0, 0, 0, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_csr_new(3, 70000, 5);
+  struct spmv_layout *L = NULL;
+  ck_assert(A != NULL);
+  A->row_ptr[1] = 1;
+  A->row_ptr[2] = 3;
+  A->row_ptr[3] = 5;
+  A->col_idx[0] = 69999;                        /* one entry: span 0 */
+  A->col_idx[1] = 70000 - 65535;
+  A->col_idx[2] = 69999;                        /* span 65534 */
+  A->col_idx[3] = 100;
+  A->col_idx[4] = 100 + 65534;                  /* span 65534 */
+  for (int k = 0; k < 5; k++)
+    A->val[k] = k + 1;
+  ck_assert_int_eq(spmv_csr_max_row_span(A), 65534);
+  ck_assert_msg(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_eq(L->u.sell.base[1], 70000 - 65535);
+  ck_assert_int_eq(L->u.sell.col16[32 + 1], 65534);
+  L = spmv_layout_free(L);
+  check_layout("span 65534", A, &cfg, SPMV_F64, NULL, 0);
+  A->col_idx[4] = 100 + 65535;                  /* row 2 spans 65536 */
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err),
+                   SPMV_ETOOBIG);
+  ck_assert_msg(strstr(err.msg, "row 2 spans 65536 columns") != NULL, "%s",
+                err.msg);
+  ck_assert(L == NULL);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Replaces a typed CSR's 32-bit offsets with 64-bit ones, as a matrix of
  * 2^31 or more entries would have them. */
 static void widen_offsets(struct spmv_csr_layout *C, int64_t rows)
@@ -760,6 +842,8 @@ Suite *formats_suite(void)
   tcase_add_test(tc, test_layout_dia);
   tcase_add_test(tc, test_layout_jad);
   tcase_add_test(tc, test_layout_sell);
+  tcase_add_test(tc, test_layout_sell16);
+  tcase_add_test(tc, test_sell16_span);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_row_ptr64);
   suite_add_tcase(s, tc);

@@ -39,8 +39,13 @@ static void mat_init(struct mat *m, int64_t rows, int len)
   m->A.rows = m->A.cols = rows;
   m->A.nnz = rows * len;
   m->A.row_ptr = malloc((size_t)(rows + 1) * sizeof *m->A.row_ptr);
+  m->A.col_idx = malloc((size_t)(rows * len + 1) * sizeof *m->A.col_idx);
   for (i = 0; i <= rows; i++)
     m->A.row_ptr[i] = i * len;
+  /* Columns from the diagonal on (wrapping): every row spans < 2^16
+   * columns, so sell16 applies; tests that need wide rows widen one. */
+  for (i = 0; i < rows * len; i++)
+    m->A.col_idx[i] = (int32_t)((i / len + i % len) % rows);
   m->p.rows = m->p.cols = rows;
   m->p.nnz = rows * len;
   m->p.rl_min = m->p.rl_max = len;
@@ -54,6 +59,7 @@ static void mat_init(struct mat *m, int64_t rows, int len)
 static void mat_fini(struct mat *m)
 {
   free(m->A.row_ptr);
+  free(m->A.col_idx);
 }
 
 /* The input for matrix m on dev. */
@@ -135,8 +141,9 @@ END_TEST
 
 /*
  * Per BS (64, 128, 256, 512): csr-scalar 1, csr-vector 5, csr-adaptive 1,
- * csr-merge 1, ellr-t 6, ell 1, coo 1, hyb 1, dia 1, jad 1, sell 2 = 21;
- * plus cusparse ALG1 and ALG2: 4 * 21 + 2 = 86.
+ * csr-merge 1, ellr-t 6, ell 1, coo 1, hyb 1, dia 1, jad 1, sell 2,
+ * sell16 2 (every row spans < 2^16 columns) = 23; plus cusparse ALG1 and
+ * ALG2: 4 * 23 + 2 = 94.
  */
 START_TEST(test_exhaustive_counts)
 {
@@ -150,8 +157,9 @@ START_TEST(test_exhaustive_counts)
   in = input(&m, &gpu);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 86);
+  ck_assert_int_eq(c->n, 94);
   ck_assert_int_eq(count(c, SPMV_FMT_ELLR_T), 24);
+  ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 8);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_VECTOR), 20);
   ck_assert_int_eq(count(c, SPMV_FMT_CUSPARSE), 2);
   ck_assert(has(c, SPMV_FMT_SELL, 512, 0, 32, 256));
@@ -161,7 +169,7 @@ START_TEST(test_exhaustive_counts)
   m.p.dia_fill = 400;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 78);
+  ck_assert_int_eq(c->n, 86);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_DIA), 0);
   /* Low fill but too many diagonals: no dia. */
@@ -170,14 +178,22 @@ START_TEST(test_exhaustive_counts)
   m.p.ndiags = 2000;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 82);
+  ck_assert_int_eq(c->n, 90);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 4);
   /* The cpu: BS 0, no csr-vector (it is csr-scalar there), no cusparse:
-   * scalar, adaptive, merge, ellr-t x 6, ell, coo, hyb, jad, sell x 2. */
+   * scalar, adaptive, merge, ellr-t x 6, ell, coo, hyb, jad, sell x 2,
+   * sell16 x 2. */
   in.dev = &cpu;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
+  ck_assert_int_eq(c->n, 17);
+  /* A row spanning 70000 columns: no sell16. */
+  m.A.cols = 70000;
+  m.A.col_idx[1] = 69999;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
+                                          NULL), 0);
   ck_assert_int_eq(c->n, 15);
+  ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 0);
   for (k = 0; k < c->n; k++) {
     ck_assert_int_eq(c->cfg[k].bs, 0);
     ck_assert_int_ne(c->cfg[k].format, SPMV_FMT_CSR_VECTOR);
@@ -296,7 +312,7 @@ static void expect_list(const struct spmvd_candidates *c,
 START_TEST(test_auto_candidates)
 {
   static const struct spmv_config stencil[] = {
-    { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
+    { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 },
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 } };
   /* Short flat rows (mean < 8): a thread or two per row; first as many
    * as the row has (8) when the rows fit one wave at 8 each (20000). */
@@ -305,10 +321,11 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 } };
   static const struct spmv_config flat_big[] = {
     { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 }, { SPMV_FMT_ELLR_T, 256, 1, 0, 0 },
-    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 } };
+    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 } };
+  /* sell16 where rows span < 2^16 columns (all here but one case). */
   static const struct spmv_config regular[] = {
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
-    { SPMV_FMT_SELL, 128, 0, 32, 256 },
+    { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 } };
   static const struct spmv_config irregular[] = {
@@ -403,8 +420,18 @@ START_TEST(test_auto_candidates)
   gpu.l2_bytes = 256 << 10;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
                    0);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_SELL16);
+  ck_assert_int_eq(c->cfg[0].param2, 256);
+  /* A row spanning 70000 columns: sell with 32-bit columns instead. */
+  m.A.cols = m.p.cols = 70000;
+  m.A.col_idx[1] = 69999;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
   ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_SELL);
   ck_assert_int_eq(c->cfg[0].param2, 256);
+  ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 0);
+  m.A.cols = m.p.cols = 20000;
+  m.A.col_idx[1] = 1;
   gpu.l2_bytes = (uint64_t)60 << 20;
   /* cv 0.6: irregular. */
   m.p.rl_cv = 0.6;
@@ -883,7 +910,7 @@ START_TEST(test_run_strategies)
   memset(&f, 0, sizeof f);
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_EXHAUSTIVE, &in, &fake_ops,
                                    &f, NULL, &d, &e), 0);
-  ck_assert_int_eq(d.ntrials, 16);  /* 15 + dia (10 diagonals, fill 1) */
+  ck_assert_int_eq(d.ntrials, 18);  /* 17 + dia (10 diagonals, fill 1) */
   ck_assert_int_eq(d.cfg.format, SPMV_FMT_ELLR_T);
   ck_assert_int_eq(d.cfg.tpr, 1);
   ck_assert_int_eq(d.strategy, SPMVD_STRATEGY_EXHAUSTIVE);
