@@ -114,6 +114,8 @@ static void add(struct spmvd_candidates *out,
       cfg.format = SPMV_FMT_CSR_SCALAR;
       cfg.tpr = 0;
     }
+    if (cfg.format == SPMV_FMT_CSR16)
+      cfg.tpr = 0;
   }
   for (k = 0; k < in->nexclude; k++)
     if (same_cfg(&cfg, &in->exclude[k]))
@@ -229,6 +231,8 @@ static void exhaustive(const struct spmvd_tune_input *in,
     if (narrow) {
       add(out, in, mk(SPMV_FMT_SELL16, bs, 0, 32, 1));
       add(out, in, mk(SPMV_FMT_SELL16, bs, 0, 32, 256));
+      for (t = 1; t <= 32; t *= 2)
+        add(out, in, mk(SPMV_FMT_CSR16, bs, t, 0, 0));
     }
   }
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
@@ -922,6 +926,8 @@ double spmvd_tuner_bytes(const struct spmv_profile *prof,
     return nnz * ent + rows * 4 + xy;
   case SPMV_FMT_SELL16:
     return nnz * (vs + 2) + rows * 8 + xy;
+  case SPMV_FMT_CSR16:
+    return nnz * (vs + 2) + rows * 4 + (rows + 1) * ptr + xy;
   case SPMV_FMT_COO:
     return nnz * (ent + 4) + xy;
   case SPMV_FMT_HYB:

@@ -69,8 +69,8 @@ struct spmvd_tune_input {
  *  - exhaustive: every format x parameter grid: BS in {64,128,256,512};
  *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive; csr-merge;
  *    csr-scalar; coo; jad; hyb (K from the histogram); sell C=32 with sigma
- *    1 and 256, and sell16 the same where every row spans at most
- *    SPMV_SELL16_MAX_SPAN columns; ell only when ell_fill <= 3; dia only
+ *    1 and 256, and where every row spans at most SPMV_SELL16_MAX_SPAN
+ *    columns sell16 the same and csr16 TPR 1..32; ell only when ell_fill <= 3; dia only
  *    when dia_fill <= 3
  *    and ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length

@@ -1,4 +1,5 @@
-/* csr.c: the typed CSR layout (csr-scalar, csr-vector, csr-merge, cusparse). */
+/* csr.c: the typed CSR layout (csr-scalar, csr-vector, csr-merge, cusparse,
+ * and csr16 with 16-bit column offsets). */
 #include <stdlib.h>
 
 #include "spmv_layout.h"
@@ -54,19 +55,74 @@ void spmv_csr_typed_fini(struct spmv_csr_layout *C)
   free(C->row_ptr64);
   free(C->col);
   free(C->val);
+  free(C->base);
+  free(C->col16);
   C->row_ptr32 = NULL;
   C->row_ptr64 = NULL;
   C->col = NULL;
   C->val = NULL;
+  C->base = NULL;
+  C->col16 = NULL;
 }
 
-/* Builds the typed CSR of a csr-* or cusparse configuration. */
+/* csr16: the typed CSR with each row's columns as 16-bit offsets from its
+ * smallest column (checked to fit first). */
+static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
+                      const struct spmv_limits *lim, struct spmv_error *err)
+{
+  struct spmv_csr_layout *C = &L->u.csr;
+  size_t ptr = A->nnz < CSR_PTR32_LIMIT ? sizeof(int32_t) : sizeof(int64_t);
+  size_t bytes = 0;
+  int64_t i, k;
+  int overflow, rc;
+
+  if ((rc = spmv_span16_check(A, "csr16", err)) != 0)
+    return rc;
+  overflow = spmv_bytes_add(&bytes, A->rows + 1, ptr) != 0 ||
+             spmv_bytes_add(&bytes, A->rows, sizeof(int32_t)) != 0 ||
+             spmv_bytes_add(&bytes, A->nnz, sizeof(uint16_t)) != 0 ||
+             spmv_bytes_add(&bytes, A->nnz, spmv_dtype_size(L->dtype)) != 0;
+  if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
+    return rc;
+  if (A->nnz < CSR_PTR32_LIMIT)
+    C->row_ptr32 = spmv_array_new(A->rows + 1, sizeof(int32_t));
+  else
+    C->row_ptr64 = spmv_array_new(A->rows + 1, sizeof(int64_t));
+  C->base = spmv_array_new(A->rows, sizeof(int32_t));
+  C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));
+  C->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
+  if ((C->row_ptr32 == NULL && C->row_ptr64 == NULL) || C->base == NULL ||
+      C->col16 == NULL || C->val == NULL)
+    return spmv_layout_nomem(L, err);
+  for (i = 0; i <= A->rows; i++) {
+    if (C->row_ptr32 != NULL)
+      C->row_ptr32[i] = (int32_t)A->row_ptr[i];
+    else
+      C->row_ptr64[i] = A->row_ptr[i];
+  }
+  for (i = 0; i < A->rows; i++) {
+    int32_t b = A->row_ptr[i + 1] > A->row_ptr[i] ? A->col_idx[A->row_ptr[i]] : 0;
+
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      b = A->col_idx[k] < b ? A->col_idx[k] : b;
+    C->base[i] = b;
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      C->col16[k] = (uint16_t)(A->col_idx[k] - b);
+      spmv_val_set(C->val, L->dtype, k, A->val[k]);
+    }
+  }
+  return 0;
+}
+
+/* Builds the typed CSR of a csr-*, csr16 or cusparse configuration. */
 int spmv_csr_layout_init(struct spmv_layout *L, const struct spmv_csr *A,
                          const struct spmv_limits *lim, struct spmv_error *err)
 {
   size_t bytes = 0;
   int overflow, rc;
 
+  if (L->cfg.format == SPMV_FMT_CSR16)
+    return csr16_init(L, A, lim, err);
   overflow = spmv_csr_typed_bytes(A, L->dtype, &bytes) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
@@ -94,8 +150,12 @@ void spmv_csr_layout_fini(struct spmv_layout *L)
       int64_t hi = C->row_ptr32 ? C->row_ptr32[i + 1] : C->row_ptr64[i + 1]; \
       T sum = 0;                                                             \
                                                                              \
-      for (k = lo; k < hi; k++)                                              \
-        sum += val[k] * x[C->col[k]];                                        \
+      if (C->col16 != NULL)                                                  \
+        for (k = lo; k < hi; k++)                                            \
+          sum += val[k] * x[C->base[i] + C->col16[k]];                       \
+      else                                                                   \
+        for (k = lo; k < hi; k++)                                            \
+          sum += val[k] * x[C->col[k]];                                      \
       SPMV_FINISH(y, i, alpha, sum, beta);                                   \
     }                                                                        \
   }

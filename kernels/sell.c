@@ -164,18 +164,19 @@ int64_t spmv_csr_max_row_span(const struct spmv_csr *A)
   return widest_row(A, &row, &lo, &hi);
 }
 
-/* sell16: refuses a matrix with a row whose columns span more than a 16-bit
- * offset holds, naming the widest. */
-static int sell16_check(const struct spmv_csr *A, struct spmv_error *err)
+/* sell16, csr16: refuses a matrix with a row whose columns span more than a
+ * 16-bit offset holds, naming the widest. */
+int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
+                      struct spmv_error *err)
 {
   int64_t row, lo, hi;
 
   if (widest_row(A, &row, &lo, &hi) <= SPMV_SELL16_MAX_SPAN)
     return 0;
   return spmv_error_set(err, SPMV_ETOOBIG,
-                        "sell16: row %" PRId64 " spans %" PRId64 " columns (%"
+                        "%s: row %" PRId64 " spans %" PRId64 " columns (%"
                         PRId64 " to %" PRId64 "), over the %d a 16-bit "
-                        "offset holds", row, hi - lo + 1, lo, hi,
+                        "offset holds", fmt, row, hi - lo + 1, lo, hi,
                         SPMV_SELL16_MAX_SPAN + 1);
 }
 
@@ -192,7 +193,7 @@ int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
 
   if ((rc = sell_params(S, &L->cfg, err)) != 0)
     return rc;
-  if (narrow && (rc = sell16_check(A, err)) != 0)
+  if (narrow && (rc = spmv_span16_check(A, "sell16", err)) != 0)
     return rc;
   S->nslices = (A->rows + S->c - 1) / S->c;
   lanes = S->nslices * S->c;

@@ -80,6 +80,25 @@ __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
   return s0 + s1;
 }
 
+/* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
+template <typename T, typename I>
+__device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
+                                            int32_t base,
+                                            const T *__restrict__ val,
+                                            const T *__restrict__ x, I j, I e,
+                                            I stride) {
+  const T *xb = x + base;
+  T s0 = 0, s1 = 0;
+  for (; j + stride < e; j += 2 * stride) {
+    uint16_t c0 = spmv_lds(col16 + j), c1 = spmv_lds(col16 + j + stride);
+    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+    s0 += v0 * spmv_ldg(xb + c0);
+    s1 += v1 * spmv_ldg(xb + c1);
+  }
+  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(xb + spmv_lds(col16 + j));
+  return s0 + s1;
+}
+
 /*
  * Defines the extern "C" launcher spmv_launch_<name> for a CSR-based
  * format: checks BS, then calls the file's run_i<T, I>(m, row_ptr, alpha,

@@ -73,6 +73,15 @@ static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
   case SPMV_FMT_CUSPARSE:
     csr_arrays(L, &L->u.csr, vs, a, &n);
     break;
+  case SPMV_FMT_CSR16: {
+    struct spmv_csr_layout *C = &L->u.csr;
+    if (C->row_ptr32) add(a, &n, &C->row_ptr32, (size_t)(L->rows + 1) * 4);
+    else add(a, &n, &C->row_ptr64, (size_t)(L->rows + 1) * 8);
+    add(a, &n, &C->base, (size_t)L->rows * 4);
+    add(a, &n, &C->col16, (size_t)L->nnz * 2);
+    add(a, &n, &C->val, (size_t)L->nnz * vs);
+    break;
+  }
   case SPMV_FMT_CSR_ADAPTIVE: {
     struct spmv_adaptive_layout *A = &L->u.adaptive;
     csr_arrays(L, &A->csr, vs, a, &n);
@@ -277,6 +286,7 @@ extern "C" int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
   case SPMV_FMT_SELL16: return spmv_launch_sell(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CSR_MERGE: return spmv_launch_csr_merge(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CUSPARSE: return spmv_launch_cusparse(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR16: return spmv_launch_csr16(m, alpha, x, beta, y, s, err);
   default:
     return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
                           (int)m->L.cfg.format);

@@ -29,6 +29,7 @@ enum spmv_format {
   SPMV_FMT_CSR_MERGE = 10,   /* merge-path CSR */
   SPMV_FMT_CUSPARSE = 11,    /* the vendor's cusparseSpMV on CSR */
   SPMV_FMT_SELL16 = 12,      /* sell with 16-bit column offsets from a row base */
+  SPMV_FMT_CSR16 = 13,       /* csr-vector with 16-bit column offsets from a row base */
   SPMV_FMT_COUNT
 };
 
@@ -45,7 +46,8 @@ int spmv_format_parse(const char *name, enum spmv_format *out);
 struct spmv_config {
   enum spmv_format format;
   int bs;     /* threads per block (GPU) */
-  int tpr;    /* threads per row: csr-vector TPR, ellr-t T, csr-adaptive max TPR */
+  int tpr;    /* threads per row: csr-vector and csr16 TPR, ellr-t T,
+                 csr-adaptive max TPR */
   int param;  /* hyb: K (0 = from the histogram); sell, sell16: C; csr-adaptive: base
                  length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2) */
   int param2; /* sell, sell16: sigma, the sorting window in rows (1 = no sorting) */
@@ -72,12 +74,17 @@ struct spmv_limits {
  */
 
 /* csr-scalar, csr-vector, csr-merge, cusparse: CSR with typed values.
- * Exactly one of row_ptr32 / row_ptr64 is set: 32-bit when nnz < 2^31. */
+ * Exactly one of row_ptr32 / row_ptr64 is set: 32-bit when nnz < 2^31.
+ * csr16 stores no col: the column of entry k of row i is base[i] +
+ * col16[k], 2 bytes per entry instead of 4, where every row spans at most
+ * SPMV_SELL16_MAX_SPAN columns. */
 struct spmv_csr_layout {
   int32_t *row_ptr32;
   int64_t *row_ptr64;
   int32_t *col;
   void *val;
+  int32_t *base;     /* csr16: rows: the row's smallest column (0 when empty) */
+  uint16_t *col16;   /* csr16: nnz */
 };
 
 /*
@@ -189,8 +196,8 @@ struct spmv_sell_layout {
 #define SPMV_SELL16_PAD 0xFFFFu
 #define SPMV_SELL16_MAX_SPAN 65534
 
-/* The widest column span of A's rows (0 for empty rows); sell16 takes A
- * when it is at most SPMV_SELL16_MAX_SPAN. */
+/* The widest column span of A's rows (0 for empty rows); sell16 and csr16
+ * take A when it is at most SPMV_SELL16_MAX_SPAN. */
 int64_t spmv_csr_max_row_span(const struct spmv_csr *A);
 
 /* A matrix converted to one configuration's layout. */

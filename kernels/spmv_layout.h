@@ -28,7 +28,7 @@ typedef void spmv_layout_spmv_fn(const struct spmv_layout *L, double alpha,
   spmv_layout_fini_fn spmv_##name##_fini;                                \
   spmv_layout_spmv_fn spmv_##name##_spmv
 
-SPMV_DECLARE_FORMAT(csr_layout);   /* csr.c: csr-scalar/-vector/-merge, cusparse */
+SPMV_DECLARE_FORMAT(csr_layout);   /* csr.c: csr-scalar/-vector/-merge, cusparse, csr16 */
 SPMV_DECLARE_FORMAT(csr_adaptive); /* csr_adaptive.c */
 SPMV_DECLARE_FORMAT(ell);          /* ell.c */
 SPMV_DECLARE_FORMAT(ellr_t);       /* ellr_t.c */
@@ -76,6 +76,12 @@ void spmv_coo_arrays_fini(struct spmv_coo_layout *K);
 void spmv_coo_arrays_apply(const struct spmv_coo_layout *K, int64_t n,
                            int64_t rows, enum spmv_dtype dt, double alpha,
                            const void *x, double beta, void *y);
+
+/* sell16, csr16: refuses (SPMV_ETOOBIG, naming the widest row and the
+ * format fmt) a matrix with a row spanning over SPMV_SELL16_MAX_SPAN
+ * columns; returns 0 otherwise (sell.c). */
+int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
+                      struct spmv_error *err);
 
 /* Helpers of spmv_layout.c. */
 

@@ -46,6 +46,7 @@ static const struct spmv_config configs[] = {
   { SPMV_FMT_SELL16, 0, 0, 0, 0 },         /* C 32, no sorting */
   { SPMV_FMT_SELL16, 0, 0, 32, 256 },
   { SPMV_FMT_SELL16, 0, 0, 4, 8 },
+  { SPMV_FMT_CSR16, 0, 4, 0, 0 },
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -179,8 +180,10 @@ static int check_layout(const char *name, const struct spmv_csr *A,
 
   ck_assert(x && y0 && y && xd && y0d && yr);
   rc = spmv_layout_new(A, dt, cfg, lim, &L, &err);
-  if (cfg->format == SPMV_FMT_SELL16 && widest_span(A) > 65534) {
-    ck_assert_msg(rc == SPMV_ETOOBIG && strstr(err.msg, "sell16: row") != NULL,
+  if ((cfg->format == SPMV_FMT_SELL16 || cfg->format == SPMV_FMT_CSR16) &&
+      widest_span(A) > 65534) {
+    ck_assert_msg(rc == SPMV_ETOOBIG && strstr(err.msg, ": row ") != NULL &&
+                  strstr(err.msg, spmv_format_name(cfg->format)) == err.msg,
                   "%s %s: a row spans over 65535 columns, got %d (%s)", name,
                   label(cfg, dt), rc, err.msg);
     goto out;
@@ -587,11 +590,32 @@ START_TEST(test_layout_sell16)
 }
 END_TEST
 
-/* sell16 holds a row spanning 65535 columns (offsets 0..65534, 0xFFFF is
- * padding) and refuses one spanning 65536, naming the row. */
+START_TEST(test_layout_csr16)
+{
+  /* Rows 0, 2, 3, 4 start at columns 1, 0, 3, 0; the empty row's base 0. */
+  static const int32_t base[] = { 1, 0, 0, 3, 0 };
+  static const uint16_t col16[] = { 0, 3, 0, 2, 5, 0, 0, 5 };
+  static const int32_t ptr[] = { 0, 2, 2, 5, 6, 8 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_CSR16, 4, 0, 0);
+  const struct spmv_csr_layout *C = &L->u.csr;
+
+  ck_assert(C->col == NULL && C->row_ptr64 == NULL);
+  ck_assert_mem_eq(C->row_ptr32, ptr, sizeof ptr);
+  ck_assert_mem_eq(C->base, base, sizeof base);
+  ck_assert_mem_eq(C->col16, col16, sizeof col16);
+  ck_assert(V(C->val, 4) == 5);
+  /* 6 offsets, 5 bases, 8 offsets of 2 bytes, 8 doubles. */
+  ck_assert_uint_eq(L->bytes, 6 * 4 + 5 * 4 + 8 * 2 + 8 * 8);
+  spmv_layout_free(L);
+}
+END_TEST
+
+/* sell16 and csr16 hold a row spanning 65535 columns (offsets 0..65534;
+ * 0xFFFF is sell16's padding) and refuse one spanning 65536, naming the
+ * row. */
 START_TEST(test_sell16_span)
 {
-  struct spmv_config cfg = { SPMV_FMT_SELL16, 0, 0, 0, 0 };
+  struct spmv_config cfg = { _i ? SPMV_FMT_CSR16 : SPMV_FMT_SELL16, 0, 1, 0, 0 };
   struct spmv_error err = { 0, "" };
   struct spmv_csr *A = spmv_csr_new(3, 70000, 5);
   struct spmv_layout *L = NULL;
@@ -609,14 +633,20 @@ START_TEST(test_sell16_span)
   ck_assert_int_eq(spmv_csr_max_row_span(A), 65534);
   ck_assert_msg(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err) == 0,
                 "%s", err.msg);
-  ck_assert_int_eq(L->u.sell.base[1], 70000 - 65535);
-  ck_assert_int_eq(L->u.sell.col16[32 + 1], 65534);
+  if (_i) {
+    ck_assert_int_eq(L->u.csr.base[1], 70000 - 65535);
+    ck_assert_int_eq(L->u.csr.col16[2], 65534);
+  } else {
+    ck_assert_int_eq(L->u.sell.base[1], 70000 - 65535);
+    ck_assert_int_eq(L->u.sell.col16[32 + 1], 65534);
+  }
   L = spmv_layout_free(L);
   check_layout("span 65534", A, &cfg, SPMV_F64, NULL, 0);
   A->col_idx[4] = 100 + 65535;                  /* row 2 spans 65536 */
   ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err),
                    SPMV_ETOOBIG);
-  ck_assert_msg(strstr(err.msg, "row 2 spans 65536 columns") != NULL, "%s",
+  ck_assert_msg(strstr(err.msg, "row 2 spans 65536 columns") != NULL &&
+                strstr(err.msg, _i ? "csr16" : "sell16") == err.msg, "%s",
                 err.msg);
   ck_assert(L == NULL);
   spmv_csr_free(A);
@@ -843,7 +873,8 @@ Suite *formats_suite(void)
   tcase_add_test(tc, test_layout_jad);
   tcase_add_test(tc, test_layout_sell);
   tcase_add_test(tc, test_layout_sell16);
-  tcase_add_test(tc, test_sell16_span);
+  tcase_add_test(tc, test_layout_csr16);
+  tcase_add_loop_test(tc, test_sell16_span, 0, 2);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_row_ptr64);
   suite_add_tcase(s, tc);

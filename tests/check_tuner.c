@@ -141,9 +141,9 @@ END_TEST
 
 /*
  * Per BS (64, 128, 256, 512): csr-scalar 1, csr-vector 5, csr-adaptive 1,
- * csr-merge 1, ellr-t 6, ell 1, coo 1, hyb 1, dia 1, jad 1, sell 2,
- * sell16 2 (every row spans < 2^16 columns) = 23; plus cusparse ALG1 and
- * ALG2: 4 * 23 + 2 = 94.
+ * csr-merge 1, ellr-t 6, ell 1, coo 1, hyb 1, dia 1, jad 1, sell 2, and
+ * where every row spans < 2^16 columns sell16 2 and csr16 6 = 29; plus
+ * cusparse ALG1 and ALG2: 4 * 29 + 2 = 118.
  */
 START_TEST(test_exhaustive_counts)
 {
@@ -157,9 +157,10 @@ START_TEST(test_exhaustive_counts)
   in = input(&m, &gpu);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 94);
+  ck_assert_int_eq(c->n, 118);
   ck_assert_int_eq(count(c, SPMV_FMT_ELLR_T), 24);
   ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 8);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR16), 24);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_VECTOR), 20);
   ck_assert_int_eq(count(c, SPMV_FMT_CUSPARSE), 2);
   ck_assert(has(c, SPMV_FMT_SELL, 512, 0, 32, 256));
@@ -169,7 +170,7 @@ START_TEST(test_exhaustive_counts)
   m.p.dia_fill = 400;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 86);
+  ck_assert_int_eq(c->n, 110);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_DIA), 0);
   /* Low fill but too many diagonals: no dia. */
@@ -178,22 +179,23 @@ START_TEST(test_exhaustive_counts)
   m.p.ndiags = 2000;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 90);
+  ck_assert_int_eq(c->n, 114);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 4);
   /* The cpu: BS 0, no csr-vector (it is csr-scalar there), no cusparse:
    * scalar, adaptive, merge, ellr-t x 6, ell, coo, hyb, jad, sell x 2,
-   * sell16 x 2. */
+   * sell16 x 2, csr16 (its TPR too is 0). */
   in.dev = &cpu;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 17);
-  /* A row spanning 70000 columns: no sell16. */
+  ck_assert_int_eq(c->n, 18);
+  /* A row spanning 70000 columns: no sell16, no csr16. */
   m.A.cols = 70000;
   m.A.col_idx[1] = 69999;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
   ck_assert_int_eq(c->n, 15);
   ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR16), 0);
   for (k = 0; k < c->n; k++) {
     ck_assert_int_eq(c->cfg[k].bs, 0);
     ck_assert_int_ne(c->cfg[k].format, SPMV_FMT_CSR_VECTOR);
@@ -910,7 +912,7 @@ START_TEST(test_run_strategies)
   memset(&f, 0, sizeof f);
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_EXHAUSTIVE, &in, &fake_ops,
                                    &f, NULL, &d, &e), 0);
-  ck_assert_int_eq(d.ntrials, 18);  /* 17 + dia (10 diagonals, fill 1) */
+  ck_assert_int_eq(d.ntrials, 19);  /* 18 + dia (10 diagonals, fill 1) */
   ck_assert_int_eq(d.cfg.format, SPMV_FMT_ELLR_T);
   ck_assert_int_eq(d.cfg.tpr, 1);
   ck_assert_int_eq(d.strategy, SPMVD_STRATEGY_EXHAUSTIVE);

@@ -67,6 +67,8 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
       put(out, cap, &n, SPMV_FMT_SELL, bs, 0, sell[s][0], sell[s][1]);
     for (int s = 0; s < 3; s++)
       put(out, cap, &n, SPMV_FMT_SELL16, bs, 0, sell[s][0], sell[s][1]);
+    for (int t = 0; t < 6; t++)
+      put(out, cap, &n, SPMV_FMT_CSR16, bs, tprs[t], 0, 0);
     put(out, cap, &n, SPMV_FMT_CSR_MERGE, bs, 0, 0, 0);
   }
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 1, 0);
