@@ -330,6 +330,12 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 } };
+  /* Beyond the L2 csr-vector becomes csr16 at the same TPR. */
+  static const struct spmv_config regular_big[] = {
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 },
+    { SPMV_FMT_SELL16, 128, 0, 32, 256 },
+    { SPMV_FMT_CSR16, 128, 8, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 2, 0, 0 } };
   static const struct spmv_config irregular[] = {
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
@@ -408,6 +414,11 @@ START_TEST(test_auto_candidates)
   ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_ELLR_T);
   ck_assert_int_eq(c->cfg[0].bs, model_pick(&m, &gpu).bs);
   ck_assert_int_eq(c->cfg[0].tpr, model_pick(&m, &gpu).tpr);
+  /* ... then the same at half its T. */
+  ck_assert_int_gt(c->cfg[0].tpr, 1);
+  ck_assert_int_eq(c->cfg[1].format, SPMV_FMT_ELLR_T);
+  ck_assert_int_eq(c->cfg[1].bs, c->cfg[0].bs);
+  ck_assert_int_eq(c->cfg[1].tpr, c->cfg[0].tpr / 2);
   mat_fini(&m);
   mat_init(&m, 20000, 5);
   m.p.dia_fill = 50;
@@ -418,7 +429,7 @@ START_TEST(test_auto_candidates)
   m.p.ell_fill = 2;
   AUTO_IS(regular);
   gpu.l2_bytes = 1 << 20;
-  AUTO_IS(regular);
+  AUTO_IS(regular_big);
   gpu.l2_bytes = 256 << 10;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
                    0);
@@ -432,6 +443,8 @@ START_TEST(test_auto_candidates)
   ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_SELL);
   ck_assert_int_eq(c->cfg[0].param2, 256);
   ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR16), 0);
+  ck_assert_int_gt(count(c, SPMV_FMT_CSR_VECTOR), 0);
   m.A.cols = m.p.cols = 20000;
   m.A.col_idx[1] = 1;
   gpu.l2_bytes = (uint64_t)60 << 20;
