@@ -315,12 +315,13 @@ static int beyond_l2(const struct spmvd_tune_input *in)
   return beyond_l2_by(in, 1);
 }
 
-/* Beyond the L2, where rows fit 16-bit offsets, csr-vector and csr-scalar
- * become csr16 at the same TPR (1 for scalar): the same kernel moving 2
- * bytes less per entry, 0-16 % faster on the H200's large suite
- * (tests/bench/results).  Within the L2 csr16 was not measured against
- * them, so the lists stay as fitted there.  Drops what the rewrite makes
- * excluded or duplicate. */
+/* On stencils, flat and regular rows whose rows fit 16-bit offsets,
+ * csr-vector and csr-scalar become csr16 at the same TPR (1 for scalar):
+ * the same kernel moving 2 bytes less per entry (H200, tests/bench/results:
+ * 0-34 % faster on the large suite, up to 20 % on the paper matrices).  On
+ * irregular rows csr16 ran 6-18 % slower in f64 (cop20k_A, mac_econ,
+ * rma10, and their x16), so they keep csr-vector.  Drops what the rewrite
+ * makes excluded or duplicate. */
 static void narrow_csr(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
@@ -328,7 +329,11 @@ static void narrow_csr(const struct spmvd_tune_input *in,
   size_t k, j, n = 0, x;
   int keep;
 
-  if (is_cpu(in->dev) || !beyond_l2(in) || !sell16_fits(in))
+  enum shape sh = shape_of(in->prof, in->dev);
+
+  if (is_cpu(in->dev) ||
+      (sh != SHAPE_REGULAR && sh != SHAPE_FLAT && sh != SHAPE_STENCIL) ||
+      !sell16_fits(in))
     return;
   for (k = 0; k < out->n; k++) {
     c = out->cfg[k];

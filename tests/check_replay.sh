@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_replay.sh: the tuner's rules against the H200's measured ground
 # truth, with no GPU.  eval_tuner --replay races the strategies on the
-# committed tables (tests/bench/results/gt-h200.tsv) for the 45 shared real
-# matrices, f64 and f32: auto and model must pick a configuration that ran
+# committed tables (tests/bench/results/gt-h200-v2.tsv, kernels v2) for
+# the 45 shared real matrices, f64 and f32: auto and model must pick a
+# configuration that ran
 # on every matrix, auto within 95 % of the table's best in geometric mean
 # and within 20 SpMV-equivalents of tuning cost.  A rule change that picks
 # worse on these matrices fails here first; re-measure on a GPU
@@ -10,7 +11,7 @@
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 eval_tuner=$top_builddir/tests/bench/eval_tuner
-table=$top_srcdir/tests/bench/results/gt-h200.tsv
+table=$top_srcdir/tests/bench/results/gt-h200-v2.tsv
 
 [ -x "$eval_tuner" ] || { echo "no $eval_tuner: skipped"; exit 77; }
 [ -d "${SPMV_MATRICES:-}" ] || { echo "no matrix folder (SPMV_MATRICES): skipped"; exit 77; }

@@ -315,23 +315,19 @@ START_TEST(test_auto_candidates)
 {
   static const struct spmv_config stencil[] = {
     { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 },
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 } };
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 } };
   /* Short flat rows (mean < 8): a thread or two per row; first as many
-   * as the row has (8) when the rows fit one wave at 8 each (20000). */
+   * as the row has (8) when the rows fit one wave at 8 each (20000).
+   * Where rows span < 2^16 columns (all here but one case), on stencils,
+   * flat and regular rows, csr-vector and csr-scalar become csr16 at the
+   * same TPR (1 for scalar) and sell sell16. */
   static const struct spmv_config flat[] = {
-    { SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0 }, { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 },
-    { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 } };
+    { SPMV_FMT_CSR16, 256, 8, 0, 0 }, { SPMV_FMT_CSR16, 128, 2, 0, 0 },
+    { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR16, 128, 1, 0, 0 } };
   static const struct spmv_config flat_big[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 }, { SPMV_FMT_ELLR_T, 256, 1, 0, 0 },
-    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 } };
-  /* sell16 where rows span < 2^16 columns (all here but one case). */
+    { SPMV_FMT_CSR16, 128, 2, 0, 0 }, { SPMV_FMT_ELLR_T, 256, 1, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 1, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 } };
   static const struct spmv_config regular[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
-    { SPMV_FMT_SELL16, 128, 0, 32, 256 },
-    { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
-    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 } };
-  /* Beyond the L2 csr-vector becomes csr16 at the same TPR. */
-  static const struct spmv_config regular_big[] = {
     { SPMV_FMT_CSR16, 128, 4, 0, 0 },
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
@@ -429,7 +425,7 @@ START_TEST(test_auto_candidates)
   m.p.ell_fill = 2;
   AUTO_IS(regular);
   gpu.l2_bytes = 1 << 20;
-  AUTO_IS(regular_big);
+  AUTO_IS(regular);
   gpu.l2_bytes = 256 << 10;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
                    0);
@@ -864,11 +860,11 @@ START_TEST(test_run_strategies)
   ck_assert_str_eq(d.text, "hyb bs=256 k=0");
   spmvd_decision_fini(&d);
   /* ... when its CSR bytes (19 MB) exceed the L2; within it csr-vector at
-   * AUTOCSR's least TPR (80: 8). */
+   * AUTOCSR's least TPR (80: 8), as csr16 (rows span < 2^16 columns). */
   gpu.l2_bytes = (uint64_t)60 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=8");
+  ck_assert_str_eq(d.text, "csr16 bs=128 tpr=8");
   spmvd_decision_fini(&d);
   gpu.l2_bytes = 0;
   /* Irregular rows within the L2: csr-vector at AUTOCSR's middle TPR (80:
