@@ -85,7 +85,9 @@ struct spmvd_tune_input {
  *    power laws; csr-vector at AUTOCSR's TPRs and BS 128 with sell C=32
  *    (and hyb on ELL-like rows) on regular rows; csr-vector, cusparse ALG1
  *    and csr-adaptive on irregular ones; a warp per row on small matrices.
- *    Fitted to the H200 tables (eval_tuner --replay).
+ *    On stencils, flat and regular rows that fit 16-bit offsets, csr16 and
+ *    sell16 stand in for csr-vector/csr-scalar and sell.  Fitted to the
+ *    H200 tables (eval_tuner --replay).
  *  The predictor's csr-vector takes AUTOCSR's middle TPR, its ellr-t the
  *  model's pick.  The model needs a GPU: on the cpu, model fails with
  *  SPMV_EUNSUPPORTED and the other strategies go without it.

@@ -20,20 +20,17 @@ int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
   return 0;
 }
 
-/* Allocates C's arrays and copies A into them, values narrowed to dt. */
-int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
-                        enum spmv_dtype dt)
+/* Allocates and fills C's row offsets from A's, 32-bit when they fit;
+ * returns 0 or SPMV_ENOMEM. */
+static int csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
 {
-  int64_t i, k;
+  int64_t i;
 
   if (A->nnz < CSR_PTR32_LIMIT)
     C->row_ptr32 = spmv_array_new(A->rows + 1, sizeof(int32_t));
   else
     C->row_ptr64 = spmv_array_new(A->rows + 1, sizeof(int64_t));
-  C->col = spmv_array_new(A->nnz, sizeof(int32_t));
-  C->val = spmv_array_new(A->nnz, spmv_dtype_size(dt));
-  if ((C->row_ptr32 == NULL && C->row_ptr64 == NULL) || C->col == NULL ||
-      C->val == NULL)
+  if (C->row_ptr32 == NULL && C->row_ptr64 == NULL)
     return SPMV_ENOMEM;
   for (i = 0; i <= A->rows; i++) {
     if (C->row_ptr32 != NULL)
@@ -41,6 +38,19 @@ int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
     else
       C->row_ptr64[i] = A->row_ptr[i];
   }
+  return 0;
+}
+
+/* Allocates C's arrays and copies A into them, values narrowed to dt. */
+int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
+                        enum spmv_dtype dt)
+{
+  int64_t k;
+
+  C->col = spmv_array_new(A->nnz, sizeof(int32_t));
+  C->val = spmv_array_new(A->nnz, spmv_dtype_size(dt));
+  if (csr_ptr_init(C, A) != 0 || C->col == NULL || C->val == NULL)
+    return SPMV_ENOMEM;
   for (k = 0; k < A->nnz; k++) {
     C->col[k] = A->col_idx[k];
     spmv_val_set(C->val, dt, k, A->val[k]);
@@ -84,22 +94,12 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
              spmv_bytes_add(&bytes, A->nnz, spmv_dtype_size(L->dtype)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
-  if (A->nnz < CSR_PTR32_LIMIT)
-    C->row_ptr32 = spmv_array_new(A->rows + 1, sizeof(int32_t));
-  else
-    C->row_ptr64 = spmv_array_new(A->rows + 1, sizeof(int64_t));
   C->base = spmv_array_new(A->rows, sizeof(int32_t));
   C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
-  if ((C->row_ptr32 == NULL && C->row_ptr64 == NULL) || C->base == NULL ||
-      C->col16 == NULL || C->val == NULL)
+  if (csr_ptr_init(C, A) != 0 || C->base == NULL || C->col16 == NULL ||
+      C->val == NULL)
     return spmv_layout_nomem(L, err);
-  for (i = 0; i <= A->rows; i++) {
-    if (C->row_ptr32 != NULL)
-      C->row_ptr32[i] = (int32_t)A->row_ptr[i];
-    else
-      C->row_ptr64[i] = A->row_ptr[i];
-  }
   for (i = 0; i < A->rows; i++) {
     int32_t b = A->row_ptr[i + 1] > A->row_ptr[i] ? A->col_idx[A->row_ptr[i]] : 0;
 
