@@ -1,4 +1,4 @@
-/* csr_vector_gpu.cu: CSR SpMV with TPR threads per row (TPR_C of Gropp & Guo), also over csr16's 16-bit column offsets. */
+/* csr_vector_gpu.cu: CSR SpMV with TPR threads per row (TPR_C of Gropp & Guo). */
 /*
  * Work decomposition: consecutive groups of TPR lanes of a warp each own
  * one row (BS/TPR rows per block, ceil(rows*TPR/BS) blocks).  Lane t of a
@@ -7,33 +7,22 @@
  * Access pattern: the lanes of a group read consecutive col/val entries,
  * so a warp reads 32/TPR runs of TPR consecutive elements per step (fully
  * coalesced at TPR = 32).  x goes through the read-only data cache.
- * csr16 reads the row's base column once (one broadcast load per group)
- * and a 16-bit offset per entry instead of a 32-bit column: 2 bytes less
- * per nonzero.
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
  * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
  */
 #include "spmv_cuda.cuh"
 
-template <typename T, typename I, int TPR, bool NARROW>
+template <typename T, typename I, int TPR>
 __global__ void spmv_csr_vector_kernel(int64_t rows, const I *__restrict__ rp,
                                        const int32_t *__restrict__ col,
-                                       const int32_t *__restrict__ base,
-                                       const uint16_t *__restrict__ col16,
                                        const T *__restrict__ val, T alpha,
                                        const T *__restrict__ x, T beta,
                                        T *__restrict__ y) {
   int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t row = gid / TPR;
   int lane = threadIdx.x & (TPR - 1);
-  T sum = 0;
-  if (row < rows) {
-    if (NARROW)
-      sum = spmv_csr_dot_cols<T, I>(spmv_col16{col16, __ldg(base + row)}, val,
-                                    x, rp[row] + lane, rp[row + 1], TPR);
-    else
-      sum = spmv_csr_dot<T, I>(col, val, x, rp[row] + lane, rp[row + 1], TPR);
-  }
+  T sum = row < rows ? spmv_csr_dot<T, I>(col, val, x, rp[row] + lane, rp[row + 1], TPR)
+                     : T(0);
   sum = spmv_group_sum<T, TPR>(sum);
   if (lane == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);
 }
@@ -42,13 +31,8 @@ template <typename T, typename I, int TPR>
 static void launch(const struct spmv_layout *L, const I *rp, unsigned g,
                    int bs, T alpha, const T *x, T beta, T *y, cudaStream_t s) {
   const struct spmv_csr_layout *C = &L->u.csr;
-  if (L->cfg.format == SPMV_FMT_CSR16)
-    spmv_csr_vector_kernel<T, I, TPR, true><<<g, bs, 0, s>>>(
-        L->rows, rp, NULL, C->base, C->col16, (const T *)C->val, alpha, x,
-        beta, y);
-  else
-    spmv_csr_vector_kernel<T, I, TPR, false><<<g, bs, 0, s>>>(
-        L->rows, rp, C->col, NULL, NULL, (const T *)C->val, alpha, x, beta, y);
+  spmv_csr_vector_kernel<T, I, TPR><<<g, bs, 0, s>>>(
+      L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
 }
 
 template <typename T, typename I>
@@ -56,7 +40,6 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
                  const T *x, T beta, T *y, cudaStream_t s,
                  struct spmv_error *err) {
   const struct spmv_layout *L = &m->L;
-  const char *name = spmv_format_name(L->cfg.format);
   int bs = L->cfg.bs, tpr = L->cfg.tpr;
   unsigned g = spmv_grid(L->rows * (int64_t)tpr, bs);
   switch (tpr) {
@@ -68,11 +51,11 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
   case 32: launch<T, I, 32>(L, rp, g, bs, alpha, x, beta, y, s); break;
   default:
     return spmv_error_set(err, SPMV_EINVAL,
-                          "%s: TPR %d not in {1, 2, 4, 8, 16, 32}", name, tpr);
+                          "csr-vector: TPR %d not in {1, 2, 4, 8, 16, 32}", tpr);
   }
-  SPMV_CHECK_LAUNCH(name);
+  SPMV_CHECK_LAUNCH("csr-vector kernel");
   return 0;
 }
 
-/* Launches csr-vector or csr16 for m on stream s (see spmv_kernels.h). */
-SPMV_CSR_LAUNCHER(csr_vector, spmv_format_name(m->L.cfg.format), u.csr)
+/* Launches csr-vector for m on stream s (see spmv_kernels.h). */
+SPMV_CSR_LAUNCHER(csr_vector, "csr-vector", u.csr)

@@ -60,49 +60,43 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
   return v;
 }
 
-/* The column of entry j: 32-bit indices (CSR), or a row's base column plus
- * 16-bit offsets (csr16). */
-struct spmv_col32 {
-  const int32_t *__restrict__ col;
-  __device__ __forceinline__ int32_t operator()(int64_t j) const {
-    return spmv_lds(col + j);
-  }
-};
-struct spmv_col16 {
-  const uint16_t *__restrict__ col16;
-  int32_t base;
-  __device__ __forceinline__ int32_t operator()(int64_t j) const {
-    return base + (int32_t)spmv_lds(col16 + j);
-  }
-};
-
 /*
- * Sum of val[j] * x[cols(j)] for j = b, b + stride, ... below e, with two
+ * Sum of val[j] * x[col[j]] for j = b, b + stride, ... below e, with two
  * loads in flight per thread: the inner loop of every CSR kernel.
  */
-template <typename T, typename I, typename C>
-__device__ __forceinline__ T spmv_csr_dot_cols(C cols,
-                                               const T *__restrict__ val,
-                                               const T *__restrict__ x, I j,
-                                               I e, I stride) {
-  T s0 = 0, s1 = 0;
-  for (; j + stride < e; j += 2 * stride) {
-    int32_t c0 = cols(j), c1 = cols(j + stride);
-    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
-    s0 += v0 * spmv_ldg(x + c0);
-    s1 += v1 * spmv_ldg(x + c1);
-  }
-  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + cols(j));
-  return s0 + s1;
-}
-
-/* The same over 32-bit column indices. */
 template <typename T, typename I>
 __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
                                           const T *__restrict__ val,
                                           const T *__restrict__ x, I j, I e,
                                           I stride) {
-  return spmv_csr_dot_cols<T, I>(spmv_col32{col}, val, x, j, e, stride);
+  T s0 = 0, s1 = 0;
+  for (; j + stride < e; j += 2 * stride) {
+    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
+    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+    s0 += v0 * spmv_ldg(x + c0);
+    s1 += v1 * spmv_ldg(x + c1);
+  }
+  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+  return s0 + s1;
+}
+
+/* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
+template <typename T, typename I>
+__device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
+                                            int32_t base,
+                                            const T *__restrict__ val,
+                                            const T *__restrict__ x, I j, I e,
+                                            I stride) {
+  const T *xb = x + base;
+  T s0 = 0, s1 = 0;
+  for (; j + stride < e; j += 2 * stride) {
+    uint16_t c0 = spmv_lds(col16 + j), c1 = spmv_lds(col16 + j + stride);
+    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+    s0 += v0 * spmv_ldg(xb + c0);
+    s1 += v1 * spmv_ldg(xb + c1);
+  }
+  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(xb + spmv_lds(col16 + j));
+  return s0 + s1;
 }
 
 /*

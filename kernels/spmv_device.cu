@@ -286,7 +286,7 @@ extern "C" int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
   case SPMV_FMT_SELL16: return spmv_launch_sell(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CSR_MERGE: return spmv_launch_csr_merge(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CUSPARSE: return spmv_launch_cusparse(m, alpha, x, beta, y, s, err);
-  case SPMV_FMT_CSR16: return spmv_launch_csr_vector(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR16: return spmv_launch_csr16(m, alpha, x, beta, y, s, err);
   default:
     return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
                           (int)m->L.cfg.format);
