@@ -101,8 +101,10 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
       C->val == NULL)
     return spmv_layout_nomem(L, err);
   for (i = 0; i < A->rows; i++) {
-    int32_t b = A->row_ptr[i + 1] > A->row_ptr[i] ? A->col_idx[A->row_ptr[i]] : 0;
+    int32_t b = 0;
 
+    if (A->row_ptr[i + 1] > A->row_ptr[i])
+      b = A->col_idx[A->row_ptr[i]];
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
       b = A->col_idx[k] < b ? A->col_idx[k] : b;
     C->base[i] = b;
