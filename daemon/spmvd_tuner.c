@@ -325,11 +325,10 @@ static int beyond_l2(const struct spmvd_tune_input *in)
 static void narrow_csr(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
+  enum shape sh = shape_of(in->prof, in->dev);
   struct spmv_config c;
   size_t k, j, n = 0, x;
   int keep;
-
-  enum shape sh = shape_of(in->prof, in->dev);
 
   if (is_cpu(in->dev) ||
       (sh != SHAPE_REGULAR && sh != SHAPE_FLAT && sh != SHAPE_STENCIL) ||
@@ -477,7 +476,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
                      struct spmvd_candidates *out)
 {
   const struct spmv_profile *p = in->prof;
-  struct spmv_config sell = sell_for(in, 128, p->rl_cv < 0.05 ? 1 : 256);
+  int sigma = p->rl_cv < 0.05 ? 1 : 256;  /* sell's, where a shape races it */
   enum shape sh = shape_of(p, in->dev);
   struct spmv_config mp;
   int tpr[3];
@@ -486,7 +485,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   switch (sh) {
   case SHAPE_STENCIL:
     add(out, in, mk(SPMV_FMT_DIA, 128, 0, 0, 0));
-    add(out, in, sell);
+    add(out, in, sell_for(in, 128, sigma));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     break;
   case SHAPE_SKEWED:
@@ -521,7 +520,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
       add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0));
-      add(out, in, sell);
+      add(out, in, sell_for(in, 128, sigma));
       out->n = out->n > 4 ? 4 : out->n;
       break;
     }
@@ -537,7 +536,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
       }
     }
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
-    add(out, in, sell);
+    add(out, in, sell_for(in, 128, sigma));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, p->rl_mean < 64 ? tpr[0] : tpr[2],
                     0, 0));
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
@@ -546,7 +545,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   case SHAPE_REGULAR:
     add(out, in, likely_best(in, sh, tpr));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
-    add(out, in, sell);
+    add(out, in, sell_for(in, 128, sigma));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
     out->n = out->n > 4 ? 4 : out->n;

@@ -104,9 +104,7 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
     int32_t b = 0;
 
     if (A->row_ptr[i + 1] > A->row_ptr[i])
-      b = A->col_idx[A->row_ptr[i]];
-    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-      b = A->col_idx[k] < b ? A->col_idx[k] : b;
+      b = (int32_t)spmv_row_col_range(A, i, NULL);
     C->base[i] = b;
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       C->col16[k] = (uint16_t)(A->col_idx[k] - b);

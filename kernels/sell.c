@@ -112,9 +112,8 @@ static void sell_fill(struct spmv_sell_layout *S, const struct spmv_csr *A,
       }
       lo = A->row_ptr[r];
       if (S->base != NULL) {
-        for (k = lo; k < A->row_ptr[r + 1]; k++)
-          if (k == lo || A->col_idx[k] < base)
-            base = A->col_idx[k];
+        if (A->row_ptr[r + 1] > lo)
+          base = (int32_t)spmv_row_col_range(A, r, NULL);
         S->base[s * S->c + l] = base;
       }
       for (k = 0; k < A->row_ptr[r + 1] - lo; k++) {
@@ -129,24 +128,36 @@ static void sell_fill(struct spmv_sell_layout *S, const struct spmv_csr *A,
   }
 }
 
-/* The widest column span of A's rows (columns need not be sorted): the
- * span, with its row and smallest and largest column in *row, *lo, *hi. */
+/* The smallest column of nonempty row r of A, and its largest in *hi when
+ * hi is not NULL (columns need not be sorted). */
+int64_t spmv_row_col_range(const struct spmv_csr *A, int64_t r, int64_t *hi)
+{
+  int64_t k, a, b;
+
+  a = b = A->col_idx[A->row_ptr[r]];
+  for (k = A->row_ptr[r] + 1; k < A->row_ptr[r + 1]; k++) {
+    if (A->col_idx[k] < a)
+      a = A->col_idx[k];
+    if (A->col_idx[k] > b)
+      b = A->col_idx[k];
+  }
+  if (hi != NULL)
+    *hi = b;
+  return a;
+}
+
+/* The widest column span of A's rows: the span, with its row and smallest
+ * and largest column in *row, *lo, *hi. */
 static int64_t widest_row(const struct spmv_csr *A, int64_t *row,
                           int64_t *lo, int64_t *hi)
 {
-  int64_t i, k, a, b, span = 0;
+  int64_t i, a, b, span = 0;
 
   *row = *lo = *hi = 0;
   for (i = 0; i < A->rows; i++) {
     if (A->row_ptr[i + 1] == A->row_ptr[i])
       continue;
-    a = b = A->col_idx[A->row_ptr[i]];
-    for (k = A->row_ptr[i] + 1; k < A->row_ptr[i + 1]; k++) {
-      if (A->col_idx[k] < a)
-        a = A->col_idx[k];
-      if (A->col_idx[k] > b)
-        b = A->col_idx[k];
-    }
+    a = spmv_row_col_range(A, i, &b);
     if (b - a > span) {
       span = b - a;
       *row = i;

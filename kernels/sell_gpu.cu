@@ -21,13 +21,11 @@
 /* Column indices of sell (32-bit columns, padding -1) and of sell16
  * (16-bit offsets from the lane's base, padding SPMV_SELL16_PAD). */
 struct sell_wide {
-  const int32_t *col;
   typedef int32_t idx;
   __device__ __forceinline__ static bool pad(int32_t c) { return c < 0; }
   __device__ __forceinline__ static int32_t at(int32_t c, int32_t) { return c; }
 };
 struct sell_narrow {
-  const uint16_t *col;
   typedef uint16_t idx;
   __device__ __forceinline__ static bool pad(uint16_t c) {
     return c == SPMV_SELL16_PAD;

@@ -77,6 +77,10 @@ void spmv_coo_arrays_apply(const struct spmv_coo_layout *K, int64_t n,
                            int64_t rows, enum spmv_dtype dt, double alpha,
                            const void *x, double beta, void *y);
 
+/* The smallest column of nonempty row r of A, and its largest in *hi when
+ * hi is not NULL (sell.c): the base of sell16's and csr16's offsets. */
+int64_t spmv_row_col_range(const struct spmv_csr *A, int64_t r, int64_t *hi);
+
 /* sell16, csr16: refuses (SPMV_ETOOBIG, naming the widest row and the
  * format fmt) a matrix with a row spanning over SPMV_SELL16_MAX_SPAN
  * columns; returns 0 otherwise (sell.c). */
