@@ -238,6 +238,8 @@ static const struct spmv_csr_layout *threadable(const struct spmv_layout *L)
     return &L->u.csr;
   case SPMV_FMT_CSR_ADAPTIVE:
     return &L->u.adaptive.csr;
+  case SPMV_FMT_CSR_STREAM:
+    return &L->u.stream.csr;
   default:
     return NULL;
   }

@@ -116,6 +116,9 @@ static void add(struct spmvd_candidates *out,
     }
     if (cfg.format == SPMV_FMT_CSR16)
       cfg.tpr = 0;
+    if (cfg.format == SPMV_FMT_CSR_STREAM ||
+        cfg.format == SPMV_FMT_CSR_STREAM16)
+      cfg.param = 0;  /* k shapes only the GPU's blocks */
   }
   for (k = 0; k < in->nexclude; k++)
     if (same_cfg(&cfg, &in->exclude[k]))
@@ -217,6 +220,8 @@ static void exhaustive(const struct spmvd_tune_input *in,
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, bs, t, 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, bs, 0, 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_MERGE, bs, 0, 0, 0));
+    for (t = 2; t <= 8; t *= 2)
+      add(out, in, mk(SPMV_FMT_CSR_STREAM, bs, 0, t, 0));
     for (t = 1; t <= 32; t *= 2)
       add(out, in, mk(SPMV_FMT_ELLR_T, bs, t, 0, 0));
     if (p->nnz > 0 && p->ell_fill <= MAX_ELL_FILL)
@@ -233,6 +238,10 @@ static void exhaustive(const struct spmvd_tune_input *in,
       add(out, in, mk(SPMV_FMT_SELL16, bs, 0, 32, 256));
       for (t = 1; t <= 32; t *= 2)
         add(out, in, mk(SPMV_FMT_CSR16, bs, t, 0, 0));
+      /* Its blocks may still span too many columns: then the trial fails
+       * on conversion. */
+      for (t = 2; t <= 8; t *= 2)
+        add(out, in, mk(SPMV_FMT_CSR_STREAM16, bs, 0, t, 0));
     }
   }
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));

@@ -22,7 +22,7 @@ int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
 
 /* Allocates and fills C's row offsets from A's, 32-bit when they fit;
  * returns 0 or SPMV_ENOMEM. */
-static int csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
+int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
 {
   int64_t i;
 
@@ -49,7 +49,7 @@ int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
 
   C->col = spmv_array_new(A->nnz, sizeof(int32_t));
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(dt));
-  if (csr_ptr_init(C, A) != 0 || C->col == NULL || C->val == NULL)
+  if (spmv_csr_ptr_init(C, A) != 0 || C->col == NULL || C->val == NULL)
     return SPMV_ENOMEM;
   for (k = 0; k < A->nnz; k++) {
     C->col[k] = A->col_idx[k];
@@ -97,7 +97,7 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
   C->base = spmv_array_new(A->rows, sizeof(int32_t));
   C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
-  if (csr_ptr_init(C, A) != 0 || C->base == NULL || C->col16 == NULL ||
+  if (spmv_csr_ptr_init(C, A) != 0 || C->base == NULL || C->col16 == NULL ||
       C->val == NULL)
     return spmv_layout_nomem(L, err);
   for (i = 0; i < A->rows; i++) {

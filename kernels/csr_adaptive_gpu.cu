@@ -18,26 +18,13 @@
  * SPMV_ADAPTIVE_MAX_BINS bins (TPR above BS is capped at BS); f32, f64;
  * 32- or 64-bit row offsets.
  */
-#include "spmv_cuda.cuh"
+#include "spmv_longrow.cuh"
 
 struct adaptive_plan {
   int64_t block_off[SPMV_ADAPTIVE_MAX_BINS + 2]; /* first block of bin k; [nbins] = first chunk block */
   int64_t bin_start[SPMV_ADAPTIVE_MAX_BINS + 1];
   int nbins;
 };
-
-/* Sums v over the block; thread 0 gets the result, summed in warp order. */
-template <typename T>
-__device__ T block_sum(T v, T *sh) {
-  v = spmv_group_sum<T, 32>(v);
-  int w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  if ((threadIdx.x & 31) == 0) sh[w] = v;
-  __syncthreads();
-  T s = 0;
-  if (threadIdx.x == 0)
-    for (int k = 0; k < nw; k++) s += sh[k];
-  return s;
-}
 
 template <typename T, typename I>
 __global__ void spmv_csr_adaptive_kernel(
@@ -75,34 +62,10 @@ __global__ void spmv_csr_adaptive_kernel(
     }
     return;
   }
-  /* A chunk of a long row: find its row by binary search over long_chunk. */
-  int64_t c = b - p.block_off[p.nbins];
-  int64_t lo = 0, hi = nlong - 1;
-  while (lo < hi) {
-    int64_t mid = (lo + hi + 1) / 2;
-    if (long_chunk[mid] <= c) lo = mid; else hi = mid - 1;
-  }
-  int32_t row = long_rows[lo];
-  I rb = rp[row], re = rp[row + 1];
-  I cb = rb + (I)((c - long_chunk[lo]) * chunk_len);
-  I ce = cb + (I)chunk_len < re ? cb + (I)chunk_len : re;
-  T t = block_sum(spmv_csr_dot<T, I>(col, val, x, cb + (I)threadIdx.x, ce,
-                                     (I)blockDim.x), sh);
-  if (threadIdx.x == 0) partial[c] = t;
-}
-
-/* Second step: y of each long row from its chunks' partial sums, in order. */
-template <typename T>
-__global__ void spmv_csr_adaptive_long_kernel(
-    int64_t nlong, const int32_t *__restrict__ long_rows,
-    const int64_t *__restrict__ long_chunk, const T *__restrict__ partial,
-    T alpha, T beta, T *__restrict__ y) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= nlong) return;
-  T s = 0;
-  for (int64_t c = long_chunk[i]; c < long_chunk[i + 1]; c++) s += partial[c];
-  int32_t row = long_rows[i];
-  y[row] = spmv_axpby(alpha, s, beta, y + row);
+  /* A chunk of a long row. */
+  spmv_long_chunk<T, I, int32_t>(b - p.block_off[p.nbins], rp, col, NULL, val,
+                                 x, long_rows, long_chunk, nlong, chunk_len,
+                                 partial, sh);
 }
 
 template <typename T, typename I>
@@ -140,7 +103,7 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     SPMV_CHECK_LAUNCH("csr-adaptive kernel");
   }
   if (A->nlong > 0) {
-    spmv_csr_adaptive_long_kernel<T><<<spmv_grid(A->nlong, 256), 256, 0, s>>>(
+    spmv_long_finish_kernel<T><<<spmv_grid(A->nlong, 256), 256, 0, s>>>(
         A->nlong, A->long_rows, A->long_chunk, (const T *)m->work, alpha, beta, y);
     SPMV_CHECK_LAUNCH("csr-adaptive long-row kernel");
   }

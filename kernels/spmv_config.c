@@ -59,6 +59,10 @@ static const struct format_desc formats[SPMV_FMT_COUNT] = {
                         { KEY_BS, { "c", F_PARAM, R_POW2, 1024 },
                           { "sigma", F_PARAM2, R_RANGE, INT_MAX } }, 3 },
   [SPMV_FMT_CSR16] = { "csr16", { KEY_BS, { "tpr", F_TPR, R_POW2, 32 } }, 2 },
+  [SPMV_FMT_CSR_STREAM] = { "csr-stream",
+                            { KEY_BS, { "k", F_PARAM, R_POW2, SPMV_STREAM_MAX_K } }, 2 },
+  [SPMV_FMT_CSR_STREAM16] = { "csr-stream16",
+                              { KEY_BS, { "k", F_PARAM, R_POW2, SPMV_STREAM_MAX_K } }, 2 },
 };
 
 /* Returns the name of format f ("ellr-t"), or NULL for an unknown format. */

@@ -90,6 +90,30 @@ static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
     add(a, &n, &A->long_chunk, A->long_chunk ? (size_t)(A->nlong + 1) * 8 : 0);
     break;
   }
+  case SPMV_FMT_CSR_STREAM: {
+    struct spmv_stream_layout *D = &L->u.stream;
+    csr_arrays(L, &D->csr, vs, a, &n);
+    add(a, &n, &D->blk_row, (size_t)D->nblocks * 8);
+    add(a, &n, &D->blk_ent, (size_t)D->nblocks * 16);
+    add(a, &n, &D->long_rows, (size_t)D->nlong * 4);
+    add(a, &n, &D->long_chunk, D->long_chunk ? (size_t)(D->nlong + 1) * 8 : 0);
+    break;
+  }
+  case SPMV_FMT_CSR_STREAM16: {
+    struct spmv_stream_layout *D = &L->u.stream;
+    struct spmv_csr_layout *C = &D->csr;
+    if (C->row_ptr32) add(a, &n, &C->row_ptr32, (size_t)(L->rows + 1) * 4);
+    else add(a, &n, &C->row_ptr64, (size_t)(L->rows + 1) * 8);
+    add(a, &n, &C->col16, (size_t)L->nnz * 2);
+    add(a, &n, &C->val, (size_t)L->nnz * vs);
+    add(a, &n, &D->blk_base, (size_t)D->nblocks * 4);
+    add(a, &n, &D->chunk_base, (size_t)D->nchunks * 4);
+    add(a, &n, &D->blk_row, (size_t)D->nblocks * 8);
+    add(a, &n, &D->blk_ent, (size_t)D->nblocks * 16);
+    add(a, &n, &D->long_rows, (size_t)D->nlong * 4);
+    add(a, &n, &D->long_chunk, D->long_chunk ? (size_t)(D->nlong + 1) * 8 : 0);
+    break;
+  }
   case SPMV_FMT_ELL: {
     struct spmv_ell_layout *E = &L->u.ell;
     add(a, &n, &E->col, (size_t)(E->width * E->pitch) * 4);
@@ -167,6 +191,9 @@ static size_t work_bytes(const struct spmv_layout *L) {
   switch (L->cfg.format) {
   case SPMV_FMT_CSR_ADAPTIVE:
     return L->u.adaptive.nlong > 0 ? (size_t)L->u.adaptive.nchunks * vs : 0;
+  case SPMV_FMT_CSR_STREAM:
+  case SPMV_FMT_CSR_STREAM16:
+    return L->u.stream.nlong > 0 ? (size_t)L->u.stream.nchunks * vs : 0;
   case SPMV_FMT_COO:
     return spmv_coo_work_bytes(L->nnz, vs);
   case SPMV_FMT_HYB:
@@ -287,6 +314,8 @@ extern "C" int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
   case SPMV_FMT_CSR_MERGE: return spmv_launch_csr_merge(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CUSPARSE: return spmv_launch_cusparse(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CSR16: return spmv_launch_csr16(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR_STREAM:
+  case SPMV_FMT_CSR_STREAM16: return spmv_launch_csr_stream(m, alpha, x, beta, y, s, err);
   default:
     return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
                           (int)m->L.cfg.format);

@@ -30,6 +30,8 @@ enum spmv_format {
   SPMV_FMT_CUSPARSE = 11,    /* the vendor's cusparseSpMV on CSR */
   SPMV_FMT_SELL16 = 12,      /* sell with 16-bit column offsets from a row base */
   SPMV_FMT_CSR16 = 13,       /* csr-vector with 16-bit column offsets from a row base */
+  SPMV_FMT_CSR_STREAM = 14,  /* CSR in row blocks of equal entry counts, staged in shared memory */
+  SPMV_FMT_CSR_STREAM16 = 15, /* csr-stream with 16-bit column offsets from a block base */
   SPMV_FMT_COUNT
 };
 
@@ -49,7 +51,8 @@ struct spmv_config {
   int tpr;    /* threads per row: csr-vector and csr16 TPR, ellr-t T,
                  csr-adaptive max TPR */
   int param;  /* hyb: K (0 = from the histogram); sell, sell16: C; csr-adaptive: base
-                 length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2) */
+                 length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2);
+                 csr-stream: entries per thread (0 = 4) */
   int param2; /* sell, sell16: sigma, the sorting window in rows (1 = no sorting) */
 };
 
@@ -108,6 +111,47 @@ struct spmv_adaptive_layout {
   int64_t chunk_len;               /* entries per chunk */
   int64_t nchunks;
 };
+
+/*
+ * csr-stream, on the CSR above: rows cut, in order, into blocks of at most
+ * cap = BS*k entries and cap rows, one thread block each, which stages the
+ * products of its entries in shared memory with coalesced loads and then
+ * sums each row there (nonzero-balanced like csr-merge, with the cut made
+ * once at conversion instead of searched at every product).  Rows longer
+ * than cap are long rows, in no block: split in chunks of chunk_len
+ * entries summed on their own and added in chunk order by a second step
+ * (as csr-adaptive's).  Block b covers rows blk_row[2b] .. blk_row[2b+1]-1
+ * and entries blk_ent[2b] .. blk_ent[2b+1]-1, stored so that a block
+ * starts its loads after one step instead of three.
+ * csr-stream16 stores no col: the column of an entry of block b is
+ * blk_base[b] + col16[entry], of chunk c chunk_base[c] + col16[entry],
+ * where every block and chunk spans at most SPMV_SELL16_MAX_SPAN columns.
+ */
+struct spmv_stream_layout {
+  struct spmv_csr_layout csr;
+  int k;                 /* entries per thread */
+  int bs;                /* threads per block the cut was made for */
+  int64_t cap;           /* bs * k */
+  int64_t nblocks;
+  int32_t *blk_row;      /* 2 * nblocks: first row, row past the last */
+  int64_t *blk_ent;      /* 2 * nblocks: first entry, entry past the last */
+  int64_t nlong;
+  int32_t *long_rows;    /* nlong */
+  int64_t *long_chunk;   /* nlong + 1, as in spmv_adaptive_layout */
+  int64_t chunk_len;
+  int64_t nchunks;
+  int32_t *blk_base;     /* csr-stream16: nblocks, the block's smallest column */
+  int32_t *chunk_base;   /* csr-stream16: nchunks, the chunk's smallest column */
+};
+
+/* csr-stream's defaults and bounds: k when the configuration leaves it 0,
+ * BS when it leaves that 0 (the CPU backend), and the shared memory a
+ * block's cap of values and row ends (4 bytes each) may take: the default
+ * per-block limit. */
+#define SPMV_STREAM_K 4
+#define SPMV_STREAM_BS 256
+#define SPMV_STREAM_MAX_K 16
+#define SPMV_STREAM_SHMEM (48 * 1024)
 
 /* ell: entry k of row i at col[k * pitch + i]; width = longest row. */
 struct spmv_ell_layout {
@@ -192,7 +236,8 @@ struct spmv_sell_layout {
 };
 
 /* sell16's padding offset, and the widest column span (largest minus
- * smallest column) of a row that sell16 can store. */
+ * smallest column) of a row that sell16 and csr16 can store (of a block or
+ * chunk in csr-stream16). */
 #define SPMV_SELL16_PAD 0xFFFFu
 #define SPMV_SELL16_MAX_SPAN 65534
 
@@ -216,6 +261,7 @@ struct spmv_layout {
     struct spmv_dia_layout dia;
     struct spmv_jad_layout jad;
     struct spmv_sell_layout sell;
+    struct spmv_stream_layout stream;
   } u;
 };
 

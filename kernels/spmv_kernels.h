@@ -113,6 +113,7 @@ SPMV_LAUNCH_PROTO(sell);
 SPMV_LAUNCH_PROTO(csr_merge);
 SPMV_LAUNCH_PROTO(cusparse);
 SPMV_LAUNCH_PROTO(csr16);
+SPMV_LAUNCH_PROTO(csr_stream);
 
 /*
  * cuSPARSE.  A handle bound to stream s (borrowed); *out is new, owned by

@@ -30,6 +30,7 @@ typedef void spmv_layout_spmv_fn(const struct spmv_layout *L, double alpha,
 
 SPMV_DECLARE_FORMAT(csr_layout);   /* csr.c: csr-scalar/-vector/-merge, cusparse, csr16 */
 SPMV_DECLARE_FORMAT(csr_adaptive); /* csr_adaptive.c */
+SPMV_DECLARE_FORMAT(csr_stream);   /* csr_stream.c: csr-stream, csr-stream16 */
 SPMV_DECLARE_FORMAT(ell);          /* ell.c */
 SPMV_DECLARE_FORMAT(ellr_t);       /* ellr_t.c */
 SPMV_DECLARE_FORMAT(coo);          /* coo.c */
@@ -47,6 +48,8 @@ int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
 /* Allocates and fills C from A; returns 0 or SPMV_ENOMEM (C then partly set). */
 int spmv_csr_typed_init(struct spmv_csr_layout *C,
                         const struct spmv_csr *A, enum spmv_dtype dt);
+/* Allocates and fills C's row offsets only; 0 or SPMV_ENOMEM. */
+int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A);
 /* Frees C's arrays (NULL pointers are skipped). */
 void spmv_csr_typed_fini(struct spmv_csr_layout *C);
 

@@ -10,7 +10,8 @@ Suite *config_suite(void);
 /* Every format's name, in enum order. */
 static const char *const names[SPMV_FMT_COUNT] = {
   "csr-scalar", "csr-vector", "csr-adaptive", "ell", "ellr-t", "coo", "hyb",
-  "dia", "jad", "sell", "csr-merge", "cusparse", "sell16", "csr16"
+  "dia", "jad", "sell", "csr-merge", "cusparse", "sell16", "csr16",
+  "csr-stream", "csr-stream16"
 };
 
 /* Canonical texts: each must parse and be written back byte for byte. */
@@ -28,6 +29,8 @@ static const char *const canonical[] = {
   "sell bs=128 c=32 sigma=256",
   "sell16 bs=128 c=32 sigma=1",
   "csr16 bs=128 tpr=8",
+  "csr-stream bs=256 k=4",
+  "csr-stream16 bs=128 k=8",
   "csr-merge bs=256",
   "cusparse alg=1",
   "cusparse alg=2",

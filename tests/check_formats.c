@@ -47,6 +47,11 @@ static const struct spmv_config configs[] = {
   { SPMV_FMT_SELL16, 0, 0, 32, 256 },
   { SPMV_FMT_SELL16, 0, 0, 4, 8 },
   { SPMV_FMT_CSR16, 0, 4, 0, 0 },
+  { SPMV_FMT_CSR_STREAM, 0, 0, 0, 0 },     /* BS 256, k 4 */
+  { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 },    /* cap 32: long rows, many blocks */
+  { SPMV_FMT_CSR_STREAM, 64, 0, 2, 0 },
+  { SPMV_FMT_CSR_STREAM16, 0, 0, 0, 0 },
+  { SPMV_FMT_CSR_STREAM16, 32, 0, 1, 0 },
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -180,6 +185,17 @@ static int check_layout(const char *name, const struct spmv_csr *A,
 
   ck_assert(x && y0 && y && xd && y0d && yr);
   rc = spmv_layout_new(A, dt, cfg, lim, &L, &err);
+  /* csr-stream16 refuses a block spanning over 65535 columns: surely when
+   * a row does, never when the matrix has at most 65535 columns. */
+  if (cfg->format == SPMV_FMT_CSR_STREAM16 && A->cols > 65535 &&
+      (widest_span(A) > 65534 || rc == SPMV_ETOOBIG)) {
+    ck_assert_msg(rc == SPMV_ETOOBIG &&
+                  strstr(err.msg, "csr-stream16: ") == err.msg &&
+                  strstr(err.msg, "over the 65535") != NULL,
+                  "%s %s: a block spans over 65535 columns, got %d (%s)",
+                  name, label(cfg, dt), rc, err.msg);
+    goto out;
+  }
   if ((cfg->format == SPMV_FMT_SELL16 || cfg->format == SPMV_FMT_CSR16) &&
       widest_span(A) > 65534) {
     ck_assert_msg(rc == SPMV_ETOOBIG && strstr(err.msg, ": row ") != NULL &&
@@ -610,6 +626,102 @@ START_TEST(test_layout_csr16)
 }
 END_TEST
 
+/* csr-stream's cut at BS 32, k 1 (cap 32 entries and rows, chunks of 128),
+ * worked by hand: rows of 10, 20 | 5 | 40L | 33L | 0, 32 | 1 | 200L, where a
+ * long row (L) closes the open block and is in none. */
+START_TEST(test_layout_stream)
+{
+  static const int64_t len[] = { 10, 20, 5, 40, 33, 0, 32, 1, 200 };
+  static const int32_t blk_row[] = { 0, 2, 2, 3, 5, 7, 7, 8 };
+  static const int64_t blk_ent[] = { 0, 30, 30, 35, 108, 140, 140, 141 };
+  static const int32_t long_rows[] = { 3, 4, 8 };
+  static const int64_t long_chunk[] = { 0, 1, 2, 4 };
+  int64_t empty[70] = { 0 };
+  struct spmv_config cfg = { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 };
+  struct spmv_csr *A = from_lengths(9, 300, len, 0);
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL;
+  const struct spmv_stream_layout *D;
+
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), 0);
+  D = &L->u.stream;
+  ck_assert_int_eq(D->cap, 32);
+  ck_assert_int_eq(D->chunk_len, 128);
+  ck_assert_int_eq(D->nblocks, 4);
+  ck_assert_int_eq(D->nlong, 3);
+  ck_assert_int_eq(D->nchunks, 4);
+  ck_assert_mem_eq(D->blk_row, blk_row, sizeof blk_row);
+  ck_assert_mem_eq(D->blk_ent, blk_ent, sizeof blk_ent);
+  ck_assert_mem_eq(D->long_rows, long_rows, sizeof long_rows);
+  ck_assert_mem_eq(D->long_chunk, long_chunk, sizeof long_chunk);
+  /* Typed CSR (10 offsets, 341 columns and doubles), the blocks' rows
+   * and entries, long rows, chunks. */
+  ck_assert_uint_eq(L->bytes,
+                    10 * 4 + 341 * 12 + 8 * 4 + 8 * 8 + 3 * 4 + 4 * 8);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+  /* 70 empty rows: blocks of at most cap = 32 rows. */
+  A = from_lengths(70, 5, empty, 0);
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F32, &cfg, NULL, &L, &err), 0);
+  ck_assert_int_eq(L->u.stream.nblocks, 3);
+  ck_assert_int_eq(L->u.stream.blk_row[1], 32);
+  ck_assert_int_eq(L->u.stream.blk_row[4], 64);
+  ck_assert_int_eq(L->u.stream.blk_row[5], 70);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* csr-stream16 at BS 32, k 1: block bases and 16-bit offsets, a long
+ * row's chunk bases; then a block whose two rows together span 70001
+ * columns (each alone spans 1) is refused, naming its rows. */
+START_TEST(test_layout_stream16)
+{
+  static const int64_t len[] = { 2, 3, 40 };
+  struct spmv_config cfg = { SPMV_FMT_CSR_STREAM16, 32, 0, 1, 0 };
+  struct spmv_csr *A = from_lengths(3, 200, len, 0);
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL;
+  const struct spmv_stream_layout *D;
+  int64_t k, lo = 200;
+
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), 0);
+  D = &L->u.stream;
+  ck_assert(D->csr.col == NULL && D->csr.col16 != NULL);
+  ck_assert_int_eq(D->nblocks, 1);
+  ck_assert_int_eq(D->nlong, 1);
+  ck_assert_int_eq(D->nchunks, 1);
+  for (k = 0; k < 5; k++)
+    lo = A->col_idx[k] < lo ? A->col_idx[k] : lo;
+  ck_assert_int_eq(D->blk_base[0], lo);
+  for (k = 0; k < 5; k++)
+    ck_assert_int_eq(D->blk_base[0] + D->csr.col16[k], A->col_idx[k]);
+  for (k = 5; k < 45; k++)
+    ck_assert_int_eq(D->chunk_base[0] + D->csr.col16[k], A->col_idx[k]);
+  /* 4 offsets, 45 offsets and doubles, a block base, a chunk base, the
+   * block's rows and entries, a long row and its chunk bounds. */
+  ck_assert_uint_eq(L->bytes, 4 * 4 + 45 * 10 + 4 + 4 + 2 * 4 + 2 * 8 + 4 + 2 * 8);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+
+  A = spmv_csr_new(2, 70001, 2);
+  ck_assert(A != NULL);
+  A->row_ptr[1] = 1;
+  A->row_ptr[2] = 2;
+  A->col_idx[0] = 0;
+  A->col_idx[1] = 70000;
+  A->val[0] = A->val[1] = 1;
+  L = NULL;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err),
+                   SPMV_ETOOBIG);
+  ck_assert_msg(strstr(err.msg, "csr-stream16: rows 0 to 1 span 70001 "
+                                "columns (0 to 70000)") == err.msg, "%s",
+                err.msg);
+  ck_assert(L == NULL);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* sell16 and csr16 hold a row spanning 65535 columns (offsets 0..65534;
  * 0xFFFF is sell16's padding) and refuse one spanning 65536, naming the
  * row. */
@@ -673,6 +785,7 @@ START_TEST(test_row_ptr64)
   static const struct spmv_config cfgs[] = {
     { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 0, 2, 1, 0 },
+    { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 },
   };
   const char *name;
   struct spmv_csr *A = gallery(12, &name);
@@ -684,14 +797,14 @@ START_TEST(test_row_ptr64)
 
   ck_assert(x && y32 && y64);
   random_vector(SPMV_F64, A->cols, x, x);
-  for (c = 0; c < 2; c++) {
+  for (c = 0; c < 3; c++) {
     struct spmv_layout *L = NULL;
     struct spmv_csr_layout *C;
 
     ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfgs[c], NULL, &L, &err),
                      0);
     ck_assert_int_eq(spmv_layout_spmv(L, 1.5, x, 0, y32), 0);
-    C = c == 0 ? &L->u.csr : &L->u.adaptive.csr;
+    C = c == 0 ? &L->u.csr : c == 1 ? &L->u.adaptive.csr : &L->u.stream.csr;
     widen_offsets(C, A->rows);
     ck_assert_int_eq(spmv_layout_spmv(L, 1.5, x, 0, y64), 0);
     ck_assert_mem_eq(y32, y64, (size_t)A->rows * sizeof *y32);
@@ -753,6 +866,10 @@ START_TEST(test_refusals)
   expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 0, -1, 0, NULL, SPMV_EINVAL,
                  "base length -1");
   expect_refusal(A, SPMV_FMT_HYB, 0, -2, 0, NULL, SPMV_EINVAL, "K=-2");
+  expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 3, 0, NULL, SPMV_EINVAL, "k 3");
+  expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 32, 0, NULL, SPMV_EINVAL, "k 32");
+  expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
   expect_refusal(A, (enum spmv_format)99, 0, 0, 0, NULL, SPMV_EFORMAT,
                  "format 99");
   A->col_idx[3] = 6;
@@ -874,6 +991,8 @@ Suite *formats_suite(void)
   tcase_add_test(tc, test_layout_sell);
   tcase_add_test(tc, test_layout_sell16);
   tcase_add_test(tc, test_layout_csr16);
+  tcase_add_test(tc, test_layout_stream);
+  tcase_add_test(tc, test_layout_stream16);
   tcase_add_loop_test(tc, test_sell16_span, 0, 2);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_row_ptr64);

@@ -112,7 +112,9 @@ static int nconfigs;
 /* The layout key of a configuration: what its layout depends on. */
 static struct spmv_config layout_key(struct spmv_config c)
 {
-  c.bs = 256;
+  /* csr-stream's cut depends on BS */
+  if (c.format != SPMV_FMT_CSR_STREAM && c.format != SPMV_FMT_CSR_STREAM16)
+    c.bs = 256;
   if (c.format == SPMV_FMT_CSR_VECTOR)
     c.format = SPMV_FMT_CSR_SCALAR;
   if (c.format == SPMV_FMT_CSR_SCALAR)
@@ -455,27 +457,53 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Keeps the configurations of the named formats and cusparse; returns 0,
+ * or 1 after a message naming an unknown format. */
+static int keep_formats(const char *list)
+{
+  int keep[SPMV_FMT_COUNT] = { 0 }, n = 0;
+  char *copy = strdup(list);
+  enum spmv_format f;
+
+  keep[SPMV_FMT_CUSPARSE] = 1;
+  for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+    if (spmv_format_parse(tok, &f) != 0) {
+      fprintf(stderr, "bench_spmv: unknown format \"%s\"\n", tok);
+      free(copy);
+      return 1;
+    }
+    keep[f] = 1;
+  }
+  free(copy);
+  for (int c = 0; c < nconfigs; c++)
+    if (keep[configs[c].format])
+      configs[n++] = configs[c];
+  nconfigs = n;
+  return 0;
+}
+
 static void usage(void)
 {
   fprintf(stderr,
           "usage: bench_spmv [-s large,paper,real] [-m NAME] [-t f32|f64] [-r REPS]\n"
-          "                  [-T SECONDS] [-o DIR] [-b 64,128,256,512]\n"
+          "                  [-T SECONDS] [-o DIR] [-b 64,128,256,512] [-f FORMATS]\n"
           "  -s  suites to run (default large,paper,real)   -m  only matrices whose name contains NAME\n"
           "  -t  one value type                            -r  timed runs per configuration (50)\n"
           "  -T  start no new matrix after SECONDS          -o  output folder (.)\n"
-          "  -b  block sizes to try (default all four)\n");
+          "  -b  block sizes to try (default all four)\n"
+          "  -f  only these formats (comma-separated names; cusparse, the baseline, always runs)\n");
 }
 
 int main(int argc, char **argv)
 {
-  const char *outdir = ".", *only = NULL;
+  const char *outdir = ".", *only = NULL, *formats = NULL;
   int suites = S_LARGE | S_PAPER | S_REAL, dts = 3, opt;
   unsigned bs_mask = 0;
   double budget = 0, t_start = now_s();
   char **paths = NULL;
   int npaths = 0;
 
-  while ((opt = getopt(argc, argv, "s:m:t:r:T:o:b:h")) != -1) {
+  while ((opt = getopt(argc, argv, "s:m:t:r:T:o:b:f:h")) != -1) {
     switch (opt) {
     case 's':
       suites = (strstr(optarg, "large") ? S_LARGE : 0) |
@@ -487,6 +515,7 @@ int main(int argc, char **argv)
     case 'r': reps = atoi(optarg); break;
     case 'T': budget = atof(optarg); break;
     case 'o': outdir = optarg; break;
+    case 'f': formats = optarg; break;
     case 'b':
       bs_mask = 0;
       for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
@@ -506,6 +535,8 @@ int main(int argc, char **argv)
     return 77;
   }
   nconfigs = gpu_configs(configs, MAX_CONFIGS, bs_mask);
+  if (formats != NULL && keep_formats(formats) != 0)
+    return 1;
 
   struct cudaDeviceProp prop;
   int drv = 0, rt = 0;

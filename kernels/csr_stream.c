@@ -1,0 +1,291 @@
+/* csr_stream.c: csr-stream(16), typed CSR cut into nonzero-balanced row blocks. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "spmv_layout.h"
+
+/* Chunks of a long row, in blocks' caps: a chunk's block sums this many
+ * entries per thread, enough to hide the one partial sum it writes. */
+#define STREAM_CHUNK_CAPS 4
+
+/* Reads and checks k and BS from cfg into D (BS 0 means the default). */
+static int stream_params(struct spmv_stream_layout *D,
+                         const struct spmv_layout *L, struct spmv_error *err)
+{
+  int k = L->cfg.param != 0 ? L->cfg.param : SPMV_STREAM_K;
+  int bs = L->cfg.bs != 0 ? L->cfg.bs : SPMV_STREAM_BS;
+  size_t shmem;
+
+  if (k < 1 || k > SPMV_STREAM_MAX_K || (k & (k - 1)) != 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: k %d is not a power of two in [1, %d]",
+                          spmv_layout_name(L), k, SPMV_STREAM_MAX_K);
+  if (bs < 32 || bs > 1024 || bs % 32 != 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: block size %d not a multiple of 32 "
+                          "in [32, 1024]", spmv_layout_name(L), bs);
+  shmem = (size_t)bs * (size_t)k * (spmv_dtype_size(L->dtype) + 4);
+  if (shmem > SPMV_STREAM_SHMEM)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: bs %d x k %d values and row ends take "
+                          "%zu bytes of shared memory, over %d",
+                          spmv_layout_name(L), bs, k, shmem, SPMV_STREAM_SHMEM);
+  D->k = k;
+  D->bs = bs;
+  D->cap = (int64_t)bs * k;
+  D->chunk_len = D->cap * STREAM_CHUNK_CAPS;
+  return 0;
+}
+
+/* Records rows r0 .. r1-1 of A as block b when fill is set. */
+static void stream_emit(struct spmv_stream_layout *D, const struct spmv_csr *A,
+                        int64_t b, int64_t r0, int64_t r1, int fill)
+{
+  if (!fill)
+    return;
+  D->blk_row[2 * b] = (int32_t)r0;
+  D->blk_row[2 * b + 1] = (int32_t)r1;
+  D->blk_ent[2 * b] = A->row_ptr[r0];
+  D->blk_ent[2 * b + 1] = A->row_ptr[r1];
+}
+
+/*
+ * Walks the cut: rows go into the open block while it holds at most cap
+ * entries and cap rows; a long row closes the open block (when it has
+ * rows) and belongs to none.  With fill == 0 only counts blocks, long rows
+ * and chunks.
+ */
+static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
+                       int fill)
+{
+  int64_t i, start = 0, entries = 0, b = 0, r = 0, chunks = 0;
+
+  if (fill)
+    D->long_chunk[0] = 0;
+  for (i = 0; i < A->rows; i++) {
+    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+
+    if (len > D->cap) {
+      if (i > start)
+        stream_emit(D, A, b++, start, i, fill);
+      chunks += (len + D->chunk_len - 1) / D->chunk_len;
+      if (fill) {
+        D->long_rows[r] = (int32_t)i;
+        D->long_chunk[r + 1] = chunks;
+      }
+      r++;
+      start = i + 1;
+      entries = 0;
+      continue;
+    }
+    if (entries + len > D->cap || i - start == D->cap) {
+      stream_emit(D, A, b++, start, i, fill);
+      start = i;
+      entries = 0;
+    }
+    entries += len;
+  }
+  if (start < A->rows)
+    stream_emit(D, A, b++, start, A->rows, fill);
+  D->nblocks = b;
+  D->nlong = r;
+  D->nchunks = chunks;
+}
+
+/* The smallest column of entries e0 .. e1-1 of A into *base; refuses
+ * (SPMV_ETOOBIG, naming what) a range spanning over SPMV_SELL16_MAX_SPAN
+ * columns.  what is "rows R0 to R1" or "the chunk of row R at entry E". */
+static int span16(const struct spmv_csr *A, int64_t e0, int64_t e1,
+                  int32_t *base, const char *what, int64_t a, int64_t b,
+                  struct spmv_error *err)
+{
+  int32_t lo = 0, hi = 0;
+  int64_t k;
+
+  for (k = e0; k < e1; k++) {
+    int32_t c = A->col_idx[k];
+
+    if (k == e0 || c < lo)
+      lo = c;
+    if (k == e0 || c > hi)
+      hi = c;
+  }
+  *base = lo;
+  if ((int64_t)hi - lo <= SPMV_SELL16_MAX_SPAN)
+    return 0;
+  return spmv_error_set(err, SPMV_ETOOBIG,
+                        "csr-stream16: %s %" PRId64 " %s %" PRId64 " span %"
+                        PRId64 " columns (%" PRId32 " to %" PRId32 "), over "
+                        "the %d a 16-bit offset holds", what, a,
+                        what[0] == 'r' ? "to" : "at entry", b,
+                        (int64_t)hi - lo + 1, lo, hi,
+                        SPMV_SELL16_MAX_SPAN + 1);
+}
+
+/* csr-stream16: the blocks' and chunks' bases (checked to fit 16-bit
+ * offsets), the row offsets, the offsets and the values. */
+static int stream16_fill(struct spmv_layout *L, const struct spmv_csr *A,
+                         struct spmv_error *err)
+{
+  struct spmv_stream_layout *D = &L->u.stream;
+  struct spmv_csr_layout *C = &D->csr;
+  int64_t b, r, c, k;
+  int rc;
+
+  for (b = 0; b < D->nblocks; b++)
+    if ((rc = span16(A, D->blk_ent[2 * b], D->blk_ent[2 * b + 1],
+                     &D->blk_base[b], "rows", D->blk_row[2 * b],
+                     (int64_t)D->blk_row[2 * b + 1] - 1, err)) != 0)
+      return rc;
+  for (r = 0; r < D->nlong; r++) {
+    int64_t lo = A->row_ptr[D->long_rows[r]], hi = A->row_ptr[D->long_rows[r] + 1];
+
+    for (c = D->long_chunk[r]; c < D->long_chunk[r + 1]; c++) {
+      int64_t a = lo + (c - D->long_chunk[r]) * D->chunk_len;
+      int64_t e = hi - a > D->chunk_len ? a + D->chunk_len : hi;
+
+      if ((rc = span16(A, a, e, &D->chunk_base[c], "the chunk of row",
+                       D->long_rows[r], a, err)) != 0)
+        return rc;
+    }
+  }
+  C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));
+  C->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
+  if (spmv_csr_ptr_init(C, A) != 0 || C->col16 == NULL || C->val == NULL)
+    return spmv_layout_nomem(L, err);
+  for (k = 0; k < A->nnz; k++)
+    spmv_val_set(C->val, L->dtype, k, A->val[k]);
+  for (b = 0; b < D->nblocks; b++)
+    for (k = D->blk_ent[2 * b]; k < D->blk_ent[2 * b + 1]; k++)
+      C->col16[k] = (uint16_t)(A->col_idx[k] - D->blk_base[b]);
+  for (r = 0; r < D->nlong; r++) {
+    int64_t lo = A->row_ptr[D->long_rows[r]], hi = A->row_ptr[D->long_rows[r] + 1];
+
+    for (k = lo; k < hi; k++)
+      C->col16[k] = (uint16_t)(A->col_idx[k] -
+                               D->chunk_base[D->long_chunk[r] + (k - lo) / D->chunk_len]);
+  }
+  return 0;
+}
+
+/* Builds the typed CSR (or its 16-bit offsets) and the row blocks of a
+ * csr-stream or csr-stream16 configuration. */
+int spmv_csr_stream_init(struct spmv_layout *L, const struct spmv_csr *A,
+                         const struct spmv_limits *lim,
+                         struct spmv_error *err)
+{
+  struct spmv_stream_layout *D = &L->u.stream;
+  int narrow = L->cfg.format == SPMV_FMT_CSR_STREAM16;
+  size_t bytes = 0, ptr = A->nnz < ((int64_t)1 << 31) ? 4 : 8;
+  int overflow, rc;
+
+  if ((rc = stream_params(D, L, err)) != 0)
+    return rc;
+  stream_cut(D, A, 0);
+  if (narrow)
+    overflow = spmv_bytes_add(&bytes, A->rows + 1, ptr) ||
+               spmv_bytes_add(&bytes, A->nnz, sizeof(uint16_t)) ||
+               spmv_bytes_add(&bytes, A->nnz, spmv_dtype_size(L->dtype)) ||
+               spmv_bytes_add(&bytes, D->nblocks, sizeof(int32_t)) ||
+               spmv_bytes_add(&bytes, D->nchunks, sizeof(int32_t));
+  else
+    overflow = spmv_csr_typed_bytes(A, L->dtype, &bytes) != 0;
+  overflow = overflow ||
+             spmv_bytes_add(&bytes, 2 * D->nblocks, sizeof(int32_t)) ||
+             spmv_bytes_add(&bytes, 2 * D->nblocks, sizeof(int64_t)) ||
+             spmv_bytes_add(&bytes, D->nlong, sizeof(int32_t)) ||
+             spmv_bytes_add(&bytes, D->nlong + 1, sizeof(int64_t));
+  if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
+    return rc;
+  D->blk_row = spmv_array_new(2 * D->nblocks, sizeof(int32_t));
+  D->blk_ent = spmv_array_new(2 * D->nblocks, sizeof(int64_t));
+  D->long_rows = spmv_array_new(D->nlong, sizeof(int32_t));
+  D->long_chunk = spmv_array_new(D->nlong + 1, sizeof(int64_t));
+  if (D->blk_row == NULL || D->blk_ent == NULL || D->long_rows == NULL ||
+      D->long_chunk == NULL)
+    return spmv_layout_nomem(L, err);
+  stream_cut(D, A, 1);
+  if (!narrow)
+    return spmv_csr_typed_init(&D->csr, A, L->dtype) != 0
+               ? spmv_layout_nomem(L, err) : 0;
+  D->blk_base = spmv_array_new(D->nblocks, sizeof(int32_t));
+  D->chunk_base = spmv_array_new(D->nchunks, sizeof(int32_t));
+  if (D->blk_base == NULL || D->chunk_base == NULL)
+    return spmv_layout_nomem(L, err);
+  return stream16_fill(L, A, err);
+}
+
+/* Frees the arrays of a csr-stream layout. */
+void spmv_csr_stream_fini(struct spmv_layout *L)
+{
+  struct spmv_stream_layout *D = &L->u.stream;
+
+  spmv_csr_typed_fini(&D->csr);
+  free(D->blk_row);
+  free(D->blk_ent);
+  free(D->long_rows);
+  free(D->long_chunk);
+  free(D->blk_base);
+  free(D->chunk_base);
+}
+
+/* Returns entry offset i of the typed CSR. */
+static int64_t row_ptr(const struct spmv_csr_layout *C, int64_t i)
+{
+  return C->row_ptr32 != NULL ? C->row_ptr32[i] : C->row_ptr64[i];
+}
+
+/*
+ * Walks the layout as the kernels do: block by block, each row summed on
+ * its own, then each long row chunk by chunk, the chunks' sums added in
+ * chunk order.  Columns come from col, or (csr-stream16) from the block's
+ * or chunk's base plus col16.
+ */
+#define STREAM_COL(k, base) (col != NULL ? col[k] : (base) + D->csr.col16[k])
+#define STREAM_SPMV(T)                                                       \
+  static void stream_##T(const struct spmv_stream_layout *D, T alpha,        \
+                         const T *x, T beta, T *y)                           \
+  {                                                                          \
+    const T *val = D->csr.val;                                               \
+    const int32_t *col = D->csr.col;                                         \
+    int64_t b, i, k, r, c;                                                   \
+                                                                             \
+    for (b = 0; b < D->nblocks; b++) {                                       \
+      int64_t r0 = D->blk_row[2 * b], r1 = D->blk_row[2 * b + 1];            \
+      int32_t base = D->blk_base != NULL ? D->blk_base[b] : 0;               \
+                                                                             \
+      for (i = r0; i < r1; i++) {                                            \
+        T sum = 0;                                                           \
+                                                                             \
+        for (k = row_ptr(&D->csr, i); k < row_ptr(&D->csr, i + 1); k++)      \
+          sum += val[k] * x[STREAM_COL(k, base)];                            \
+        SPMV_FINISH(y, i, alpha, sum, beta);                                 \
+      }                                                                      \
+    }                                                                        \
+    for (r = 0; r < D->nlong; r++) {                                         \
+      int64_t lo = row_ptr(&D->csr, D->long_rows[r]);                        \
+      int64_t hi = row_ptr(&D->csr, D->long_rows[r] + 1);                    \
+      T total = 0;                                                           \
+                                                                             \
+      for (c = D->long_chunk[r]; c < D->long_chunk[r + 1]; c++) {            \
+        int64_t a = lo + (c - D->long_chunk[r]) * D->chunk_len;              \
+        int64_t e = hi - a > D->chunk_len ? a + D->chunk_len : hi;           \
+        int32_t base = D->chunk_base != NULL ? D->chunk_base[c] : 0;         \
+        T partial = 0;                                                       \
+                                                                             \
+        for (k = a; k < e; k++)                                              \
+          partial += val[k] * x[STREAM_COL(k, base)];                        \
+        total += partial;                                                    \
+      }                                                                      \
+      SPMV_FINISH(y, D->long_rows[r], alpha, total, beta);                   \
+    }                                                                        \
+  }
+STREAM_SPMV(float)
+STREAM_SPMV(double)
+
+/* The CPU reference over the csr-stream(16) layout. */
+void spmv_csr_stream_spmv(const struct spmv_layout *L, double alpha,
+                          const void *x, double beta, void *y)
+{
+  SPMV_DISPATCH(L->dtype, stream, alpha, x, beta, y, &L->u.stream);
+}

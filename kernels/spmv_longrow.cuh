@@ -1,0 +1,83 @@
+/* spmv_longrow.cuh: long CSR rows split in chunks over several blocks (csr-adaptive, csr-stream). */
+#ifndef SPMV_LONGROW_CUH
+#define SPMV_LONGROW_CUH
+
+#include "spmv_cuda.cuh"
+
+/*
+ * A long row's entries are cut in chunks of chunk_len; chunk c of all the
+ * long rows is summed by one block into partial[c], and a second kernel
+ * adds each row's chunks in chunk order, so that the result does not
+ * depend on scheduling.  long_chunk[r] .. long_chunk[r+1] are the chunks of
+ * long row r (long_rows[r]).
+ */
+
+/* Sums v over the block; thread 0 gets the result, summed in warp order.
+ * sh holds a value per warp. */
+template <typename T>
+__device__ __forceinline__ T spmv_block_sum(T v, T *sh) {
+  v = spmv_group_sum<T, 32>(v);
+  int w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if ((threadIdx.x & 31) == 0) sh[w] = v;
+  __syncthreads();
+  T s = 0;
+  if (threadIdx.x == 0)
+    for (int k = 0; k < nw; k++) s += sh[k];
+  return s;
+}
+
+/* A strided dot over 32-bit columns, or 16-bit offsets from base. */
+template <typename T, typename I>
+__device__ __forceinline__ T spmv_chunk_dot(const int32_t *__restrict__ col, int32_t,
+                                            const T *__restrict__ val,
+                                            const T *__restrict__ x, I j, I e, I stride) {
+  return spmv_csr_dot<T, I>(col, val, x, j, e, stride);
+}
+template <typename T, typename I>
+__device__ __forceinline__ T spmv_chunk_dot(const uint16_t *__restrict__ col, int32_t base,
+                                            const T *__restrict__ val,
+                                            const T *__restrict__ x, I j, I e, I stride) {
+  return spmv_csr16_dot<T, I>(col, base, val, x, j, e, stride);
+}
+
+/* Chunk c: finds its row by binary search over long_chunk, sums its
+ * entries over the block and writes partial[c] (thread 0).  Columns are
+ * 32-bit (C = int32_t, chunk_base NULL) or 16-bit offsets from
+ * chunk_base[c]. */
+template <typename T, typename I, typename C>
+__device__ __forceinline__ void spmv_long_chunk(
+    int64_t c, const I *__restrict__ rp, const C *__restrict__ col,
+    const int32_t *__restrict__ chunk_base,
+    const T *__restrict__ val, const T *__restrict__ x,
+    const int32_t *__restrict__ long_rows, const int64_t *__restrict__ long_chunk,
+    int64_t nlong, int64_t chunk_len, T *__restrict__ partial, T *sh) {
+  int64_t lo = 0, hi = nlong - 1;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (long_chunk[mid] <= c) lo = mid; else hi = mid - 1;
+  }
+  int32_t row = long_rows[lo];
+  I rb = rp[row], re = rp[row + 1];
+  I cb = rb + (I)((c - long_chunk[lo]) * chunk_len);
+  I ce = cb + (I)chunk_len < re ? cb + (I)chunk_len : re;
+  int32_t base = chunk_base != NULL ? chunk_base[c] : 0;
+  T t = spmv_block_sum(spmv_chunk_dot<T, I>(col, base, val, x, cb + (I)threadIdx.x,
+                                            ce, (I)blockDim.x), sh);
+  if (threadIdx.x == 0) partial[c] = t;
+}
+
+/* Second step: y of each long row from its chunks' partial sums, in order. */
+template <typename T>
+__global__ void spmv_long_finish_kernel(
+    int64_t nlong, const int32_t *__restrict__ long_rows,
+    const int64_t *__restrict__ long_chunk, const T *__restrict__ partial,
+    T alpha, T beta, T *__restrict__ y) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nlong) return;
+  T s = 0;
+  for (int64_t c = long_chunk[i]; c < long_chunk[i + 1]; c++) s += partial[c];
+  int32_t row = long_rows[i];
+  y[row] = spmv_axpby(alpha, s, beta, y + row);
+}
+
+#endif /* SPMV_LONGROW_CUH */
