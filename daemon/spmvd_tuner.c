@@ -289,6 +289,18 @@ static enum shape shape_of(const struct spmv_profile *p,
   return SHAPE_IRREGULAR;
 }
 
+/*
+ * csr-stream at BS 128 with k 4 (f64) or 8 (f32), over 16-bit offsets
+ * when narrow: the best of its grid on the irregular and skewed matrices
+ * of the H200 large suite (tests/bench/results/bench_spmv_h200_v3.md).
+ */
+static struct spmv_config stream_for(const struct spmvd_tune_input *in,
+                                     int narrow)
+{
+  return mk(narrow ? SPMV_FMT_CSR_STREAM16 : SPMV_FMT_CSR_STREAM, 128, 0,
+            in->dtype == SPMV_F32 ? 8 : 4, 0);
+}
+
 /* csr-adaptive with its bins up to BS threads and base length base. */
 static struct spmv_config adaptive(int bs, int base)
 {
@@ -470,7 +482,7 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   default:
     if (beyond_l2(in))
-      return mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0);
+      return stream_for(in, sell16_fits(in));
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   }
 }
@@ -498,10 +510,15 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     break;
   case SHAPE_SKEWED:
+    /* Beyond the L2 csr-stream ran within 2 % of cuSPARSE (powerlaw_1M,
+     * dc1like_4M) where csr-merge was 8-30 % behind. */
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     add(out, in, adaptive(256, p->rl_mean < 8 ? 2 : 0));
-    add(out, in, mk(SPMV_FMT_CSR_MERGE, 256, 0, 0, 0));
+    if (beyond_l2(in))
+      add(out, in, mk(SPMV_FMT_CSR_STREAM, 256, 0, 4, 0));
+    else
+      add(out, in, mk(SPMV_FMT_CSR_MERGE, 256, 0, 0, 0));
     break;
   case SHAPE_SMALL:
     /* Latency-bound: no dia (it never led here), at most 4. */
@@ -560,6 +577,17 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     out->n = out->n > 4 ? 4 : out->n;
     break;
   case SHAPE_IRREGULAR:
+    if (beyond_l2(in)) {
+      /* csr-stream16 led by 20-43 % over cuSPARSE ALG1 in f64 (csr-stream
+       * where a block spans too many columns for 16-bit offsets; its
+       * trial then fails at conversion) and csr-stream by 2-5 % in f32. */
+      if (sell16_fits(in))
+        add(out, in, stream_for(in, 1));
+      add(out, in, stream_for(in, 0));
+      add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+      break;
+    }
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));

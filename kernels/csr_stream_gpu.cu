@@ -7,7 +7,12 @@
  * then issues together its K col/val loads per thread and the loads of its
  * row ends into shared memory, then the K gathers of x, and stages
  * val[j]*x[col[j]] in shared memory: every load coalesced whatever the
- * row lengths.  Then groups of TPR threads sum the rows, TPR the largest
+ * row lengths.  In f32 with K >= 4 a thread loads its entries 4 at a time
+ * (16 bytes of values, from the aligned vector at or before e0): on the
+ * H200 that ran 5-16 % faster on irregular rows (maceconlike_x16 at K 4,
+ * cop20k_A_x16 and rma10_x16 at K 8); in f64 (2 per 16 bytes) it ran
+ * 5-20 % slower at K 4, the best K there, so f64 loads one at a time.  Then
+ * groups of TPR threads sum the rows, TPR the largest
  * power of two up to 32 with TPR * rows <= BS, in rounds that every lane
  * of a warp takes together (the shuffles need them all).
  * Why: rows of a few to a few hundred entries of irregular length waste
@@ -25,12 +30,18 @@
  */
 #include "spmv_longrow.cuh"
 
+/* V consecutive elements, loaded as one aligned access. */
+template <typename E, int V>
+struct alignas(sizeof(E) * V) spmv_vec {
+  E v[V];
+};
+
 template <typename T, typename I, typename C, int K>
 __global__ void spmv_csr_stream_kernel(
     int64_t nblocks, const int32_t *__restrict__ blk_row,
     const int64_t *__restrict__ blk_ent, const int32_t *__restrict__ blk_base,
     const int32_t *__restrict__ chunk_base, const I *__restrict__ rp,
-    const C *__restrict__ col, const T *__restrict__ val, T alpha,
+    int64_t nnz, const C *__restrict__ col, const T *__restrict__ val, T alpha,
     const T *__restrict__ x, T beta, T *__restrict__ y,
     const int32_t *__restrict__ long_rows,
     const int64_t *__restrict__ long_chunk, int64_t nlong, int64_t chunk_len,
@@ -49,22 +60,64 @@ __global__ void spmv_csr_stream_kernel(
   const int64_t e0 = blk_ent[2 * b];
   const int n = (int)(blk_ent[2 * b + 1] - e0);
   const T *xb = blk_base != NULL ? x + blk_base[b] : x;
-  C c[K];
-  T v[K];
+  /* Rows' ends, loaded while the entries are in flight. */
+  auto load_ends = [&]() {
+    for (int t = threadIdx.x; t < nr; t += bs)
+      ends[t] = (int)(spmv_lds(rp + r0 + t + 1) - (I)e0);
+  };
+  constexpr int V = 4; /* f32 entries per 16-byte load of values */
+  if constexpr (sizeof(T) == 4 && K >= V) {
+    /* Whole aligned vectors of V entries from a0 <= e0: a thread's K
+     * entries in K/V loads of each array (one more for the skew). */
+    constexpr int NV = K / V + 1;
+    const int64_t a0 = e0 & ~(int64_t)(V - 1);
+    const int skew = (int)(e0 - a0), nv = (n + skew + V - 1) / V;
+    spmv_vec<C, V> cv[NV];
+    spmv_vec<T, V> vv[NV];
 #pragma unroll
-  for (int k = 0; k < K; k++) {
-    int i = threadIdx.x + k * bs;
-    if (i < n) {
-      c[k] = spmv_lds(col + e0 + i);
-      v[k] = spmv_lds(val + e0 + i);
+    for (int q = 0; q < NV; q++) {
+      int j = threadIdx.x + q * bs;
+      if (j < nv && a0 + (int64_t)(j + 1) * V <= nnz) {
+        cv[q] = reinterpret_cast<const spmv_vec<C, V> *>(col + a0)[j];
+        vv[q] = reinterpret_cast<const spmv_vec<T, V> *>(val + a0)[j];
+      } else if (j < nv) { /* the matrix's last entries: no reading past them */
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+          int64_t e = a0 + (int64_t)j * V + u;
+          cv[q].v[u] = e < nnz ? col[e] : C(0);
+          vv[q].v[u] = e < nnz ? val[e] : T(0);
+        }
+      }
     }
-  }
-  for (int t = threadIdx.x; t < nr; t += bs)
-    ends[t] = (int)(spmv_lds(rp + r0 + t + 1) - (I)e0);
+    load_ends();
 #pragma unroll
-  for (int k = 0; k < K; k++) {
-    int i = threadIdx.x + k * bs;
-    if (i < n) sh[i] = v[k] * spmv_ldg(xb + c[k]);
+    for (int q = 0; q < NV; q++) {
+      int j = threadIdx.x + q * bs;
+      if (j < nv) {
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+          int i = j * V + u - skew;
+          if (i >= 0 && i < n) sh[i] = vv[q].v[u] * spmv_ldg(xb + cv[q].v[u]);
+        }
+      }
+    }
+  } else {
+    C c[K];
+    T v[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      int i = threadIdx.x + k * bs;
+      if (i < n) {
+        c[k] = spmv_lds(col + e0 + i);
+        v[k] = spmv_lds(val + e0 + i);
+      }
+    }
+    load_ends();
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      int i = threadIdx.x + k * bs;
+      if (i < n) sh[i] = v[k] * spmv_ldg(xb + c[k]);
+    }
   }
   __syncthreads();
   int tpr = 1;
@@ -85,17 +138,17 @@ __global__ void spmv_csr_stream_kernel(
 
 template <typename T, typename I, int K>
 static void launch(const struct spmv_stream_layout *D, const I *rp,
-                   unsigned grid, int bs, T alpha, const T *x, T beta, T *y,
+                   int64_t nnz, unsigned grid, int bs, T alpha, const T *x, T beta, T *y,
                    T *partial, cudaStream_t s) {
   size_t shmem = (size_t)bs * K * (sizeof(T) + sizeof(int));
   if (D->csr.col16 != NULL)
     spmv_csr_stream_kernel<T, I, uint16_t, K><<<grid, bs, shmem, s>>>(
         D->nblocks, D->blk_row, D->blk_ent, D->blk_base, D->chunk_base, rp,
-        D->csr.col16, (const T *)D->csr.val, alpha, x, beta, y, D->long_rows,
+        nnz, D->csr.col16, (const T *)D->csr.val, alpha, x, beta, y, D->long_rows,
         D->long_chunk, D->nlong, D->chunk_len, partial);
   else
     spmv_csr_stream_kernel<T, I, int32_t, K><<<grid, bs, shmem, s>>>(
-        D->nblocks, D->blk_row, D->blk_ent, NULL, NULL, rp, D->csr.col,
+        D->nblocks, D->blk_row, D->blk_ent, NULL, NULL, rp, nnz, D->csr.col,
         (const T *)D->csr.val, alpha, x, beta, y, D->long_rows, D->long_chunk,
         D->nlong, D->chunk_len, partial);
 }
@@ -123,11 +176,11 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
   if (blocks > 0) {
     unsigned g = (unsigned)blocks;
     switch (D->k) {
-    case 1: launch<T, I, 1>(D, rp, g, bs, alpha, x, beta, y, partial, s); break;
-    case 2: launch<T, I, 2>(D, rp, g, bs, alpha, x, beta, y, partial, s); break;
-    case 4: launch<T, I, 4>(D, rp, g, bs, alpha, x, beta, y, partial, s); break;
-    case 8: launch<T, I, 8>(D, rp, g, bs, alpha, x, beta, y, partial, s); break;
-    case 16: launch<T, I, 16>(D, rp, g, bs, alpha, x, beta, y, partial, s); break;
+    case 1: launch<T, I, 1>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
+    case 2: launch<T, I, 2>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
+    case 4: launch<T, I, 4>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
+    case 8: launch<T, I, 8>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
+    case 16: launch<T, I, 16>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
     default:
       return spmv_error_set(err, SPMV_EINVAL,
                             "csr-stream: k %d not in {1, 2, 4, 8, 16}", D->k);

@@ -875,7 +875,8 @@ START_TEST(test_run_strategies)
   spmvd_decision_fini(&d);
   gpu.l2_bytes = 0;
   /* Irregular rows within the L2: csr-vector at AUTOCSR's middle TPR (80:
-   * 8, 16, 32); beyond it cuSPARSE ALG1. */
+   * 8, 16, 32); beyond it csr-stream16 (rows span < 2^16 columns) at BS
+   * 128, k 4 in f64; auto races it, csr-stream, ALG1 and csr-vector. */
   m.p.rl_max = 300;
   m.p.rl_cv = 0.6;
   m.p.ell_fill = 3.75;
@@ -887,8 +888,27 @@ START_TEST(test_run_strategies)
   gpu.l2_bytes = (uint64_t)8 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "cusparse alg=1");
+  ck_assert_str_eq(d.text, "csr-stream16 bs=128 k=4");
   spmvd_decision_fini(&d);
+  {
+    struct spmvd_candidates *c = malloc(sizeof *c);
+
+    ck_assert(c != NULL);
+    ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c,
+                                            NULL), 0);
+    ck_assert_int_eq(c->n, 4);
+    ck_assert(has(c, SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0));
+    ck_assert(has(c, SPMV_FMT_CSR_STREAM, 128, 0, 4, 0));
+    ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    /* f32: k 8. */
+    in.dtype = SPMV_F32;
+    ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c,
+                                            NULL), 0);
+    ck_assert(has(c, SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0));
+    ck_assert(has(c, SPMV_FMT_CSR_STREAM, 128, 0, 8, 0));
+    in.dtype = SPMV_F64;
+    free(c);
+  }
   /* A power law: within the L2 csr-adaptive (rows of 80: base 0), beyond
    * it cuSPARSE ALG1. */
   m.p.rl_max = 100000;

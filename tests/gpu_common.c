@@ -70,10 +70,11 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
     for (int t = 0; t < 6; t++)
       put(out, cap, &n, SPMV_FMT_CSR16, bs, tprs[t], 0, 0);
     put(out, cap, &n, SPMV_FMT_CSR_MERGE, bs, 0, 0, 0);
-    for (int k = 1; k <= 8; k *= 2)
+    /* k up to 16 where BS*k doubles and row ends fit 48 KB of shared memory */
+    for (int k = 1; k <= 16 && bs * k <= 4096; k *= 2) {
       put(out, cap, &n, SPMV_FMT_CSR_STREAM, bs, 0, k, 0);
-    for (int k = 1; k <= 8; k *= 2)
       put(out, cap, &n, SPMV_FMT_CSR_STREAM16, bs, 0, k, 0);
+    }
   }
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 1, 0);
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 2, 0);
