@@ -481,8 +481,9 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
                 pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   default:
+    /* csr-stream16 in f64; in f32 csr-stream's 16-byte loads led it. */
     if (beyond_l2(in))
-      return stream_for(in, sell16_fits(in));
+      return stream_for(in, in->dtype == SPMV_F64 && sell16_fits(in));
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   }
 }
@@ -539,9 +540,14 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     if (p->rl_mean < 8) {
       /* Short equal rows: a thread or two per row, or as many as the row
        * has when the rows fit one wave at 4 each; beyond the L2 hyb (no
-       * row pointers) first. */
-      if (beyond_l2(in))
+       * row pointers) and csr-stream first. */
+      if (beyond_l2(in)) {
         add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
+        /* mc2depi_x8 (rows of 4), f64: csr-stream16 8 % ahead of hyb; in
+         * f32 csr16 at TPR 1 leads and csr-stream would push it out. */
+        if (in->dtype == SPMV_F64)
+          add(out, in, stream_for(in, sell16_fits(in)));
+      }
       add(out, in, likely_best(in, sh, tpr));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
       add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
