@@ -65,6 +65,20 @@ static const struct format_desc formats[SPMV_FMT_COUNT] = {
                               { KEY_BS, { "k", F_PARAM, R_POW2, SPMV_STREAM_MAX_K } }, 2 },
 };
 
+/* The layout key of c; see spmv_formats.h. */
+struct spmv_config spmv_config_layout_key(const struct spmv_config *c)
+{
+  struct spmv_config k = *c;
+
+  if (k.format != SPMV_FMT_CSR_STREAM && k.format != SPMV_FMT_CSR_STREAM16)
+    k.bs = 256;
+  if (k.format == SPMV_FMT_CSR_VECTOR)
+    k.format = SPMV_FMT_CSR_SCALAR;
+  if (k.format == SPMV_FMT_CSR_SCALAR)
+    k.tpr = 0;
+  return k;
+}
+
 /* Returns the name of format f ("ellr-t"), or NULL for an unknown format. */
 const char *spmv_format_name(enum spmv_format f)
 {

@@ -62,6 +62,14 @@ int spmv_config_format(const struct spmv_config *c, char *buf, size_t n);
 int spmv_config_parse(const char *text, struct spmv_config *c,
                       struct spmv_error *err);
 
+/*
+ * What the layout of c depends on: c with its launch-only fields set to
+ * fixed values (BS 256 except for csr-stream(16), whose blocks are cut for
+ * its BS; csr-vector as csr-scalar), so that configurations with the same
+ * key can share one converted layout.
+ */
+struct spmv_config spmv_config_layout_key(const struct spmv_config *c);
+
 /* Bounds that a conversion must respect instead of allocating without limit. */
 struct spmv_limits {
   size_t max_bytes;      /* the layout's arrays together; 0 = no bound */

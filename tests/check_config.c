@@ -154,6 +154,28 @@ static void refused(const char *text, const char *want)
   ck_assert_int_eq(c.format, SPMV_FMT_DIA); /* untouched */
 }
 
+/* Configurations that differ only in launch shape share a layout key;
+ * csr-stream's BS shapes its blocks, so it stays in the key. */
+START_TEST(layout_keys)
+{
+  struct spmv_config a = { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 };
+  struct spmv_config b = { SPMV_FMT_CSR_SCALAR, 512, 0, 0, 0 };
+  struct spmv_config s1 = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 };
+  struct spmv_config s2 = { SPMV_FMT_CSR_STREAM16, 256, 0, 4, 0 };
+  struct spmv_config e = { SPMV_FMT_ELLR_T, 64, 4, 0, 0 };
+  struct spmv_config ka = spmv_config_layout_key(&a);
+  struct spmv_config kb = spmv_config_layout_key(&b);
+
+  ck_assert(memcmp(&ka, &kb, sizeof ka) == 0);
+  ck_assert_int_eq(ka.format, SPMV_FMT_CSR_SCALAR);
+  ck_assert_int_eq(ka.bs, 256);
+  ck_assert_int_eq(spmv_config_layout_key(&s1).bs, 128);
+  ck_assert_int_eq(spmv_config_layout_key(&s2).bs, 256);
+  ck_assert_int_eq(spmv_config_layout_key(&e).bs, 256);
+  ck_assert_int_eq(spmv_config_layout_key(&e).tpr, 4); /* ellr-t's T shapes it */
+}
+END_TEST
+
 START_TEST(parse_errors)
 {
   refused("", "empty configuration");
@@ -200,6 +222,7 @@ Suite *config_suite(void)
   tcase_add_test(tc, round_trip);
   tcase_add_test(tc, fields);
   tcase_add_test(tc, every_format_formats);
+  tcase_add_test(tc, layout_keys);
   tcase_add_test(tc, format_truncates);
   tcase_add_test(tc, parse_errors);
   suite_add_tcase(s, tc);

@@ -109,24 +109,11 @@ struct pool {
 static struct spmv_config configs[MAX_CONFIGS];
 static int nconfigs;
 
-/* The layout key of a configuration: what its layout depends on. */
-static struct spmv_config layout_key(struct spmv_config c)
-{
-  /* csr-stream's cut depends on BS */
-  if (c.format != SPMV_FMT_CSR_STREAM && c.format != SPMV_FMT_CSR_STREAM16)
-    c.bs = 256;
-  if (c.format == SPMV_FMT_CSR_VECTOR)
-    c.format = SPMV_FMT_CSR_SCALAR;
-  if (c.format == SPMV_FMT_CSR_SCALAR)
-    c.tpr = 0;
-  return c;
-}
-
 static int make_groups(struct group *g)
 {
   int n = 0;
   for (int c = 0; c < nconfigs; c++) {
-    struct spmv_config k = layout_key(configs[c]);
+    struct spmv_config k = spmv_config_layout_key(&configs[c]);
     int i;
     for (i = 0; i < n; i++)
       if (memcmp(&g[i].key, &k, sizeof k) == 0)

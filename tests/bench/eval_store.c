@@ -24,7 +24,8 @@
  * Design.  The exhaustive ground truth times about a hundred
  * configurations per matrix; converting each at its load (as the worker
  * does) costs far more than timing it.  In the resident modes a layout is
- * keyed by what it depends on (layout_key: not bs, not csr-vector's TPR),
+ * keyed by what it depends on (spmv_config_layout_key: not bs outside
+ * csr-stream, not csr-vector's TPR),
  * converted by a pool of host threads a few layouts ahead of the race
  * (eval_store_prefetch announces the order), uploaded once and kept until
  * device memory runs short or the matrix changes; a load whose key is
@@ -106,18 +107,6 @@ int eval_config_equal(const struct spmv_config *a, const struct spmv_config *b)
          a->param == b->param && a->param2 == b->param2;
 }
 
-/* What a layout depends on: launch shape aside (the kernels size their
- * scratch for the largest block). */
-static struct spmv_config layout_key(struct spmv_config c)
-{
-  c.bs = 256;
-  if (c.format == SPMV_FMT_CSR_VECTOR)
-    c.format = SPMV_FMT_CSR_SCALAR;
-  if (c.format == SPMV_FMT_CSR_SCALAR)
-    c.tpr = 0;
-  return c;
-}
-
 /* ---- the conversion pool ---- */
 
 static void *pool_main(void *arg)
@@ -179,7 +168,7 @@ static void pool_start(struct eval_store *s, const struct spmv_config *cfgs,
   if (p->slot == NULL)
     return;  /* no prefetch: loads convert on demand */
   for (size_t i = 0; i < n; i++) {
-    struct spmv_config key = layout_key(cfgs[i]);
+    struct spmv_config key = spmv_config_layout_key(&cfgs[i]);
     for (j = 0; j < s->nres && !eval_config_equal(&s->res[j].key, &key); j++)
       ;
     for (k = 0; k < p->n && !eval_config_equal(&p->slot[k].key, &key); k++)
@@ -359,7 +348,7 @@ static void evict_all(struct eval_store *s)
 static int resident_load(struct eval_store *s, const struct spmv_config *cfg,
                          struct spmv_error *err)
 {
-  struct spmv_config key = layout_key(*cfg);
+  struct spmv_config key = spmv_config_layout_key(cfg);
   struct spmv_layout *L = NULL;
   struct spmv_limits lim = {0};
   void *h = NULL;
@@ -467,9 +456,9 @@ void eval_store_group(struct spmvd_candidates *c)
   for (size_t i = 0; i < c->n; i++) {
     if (used[i])
       continue;
-    struct spmv_config key = layout_key(c->cfg[i]);
+    struct spmv_config key = spmv_config_layout_key(&c->cfg[i]);
     for (size_t j = i; j < c->n; j++) {
-      struct spmv_config kj = layout_key(c->cfg[j]);
+      struct spmv_config kj = spmv_config_layout_key(&c->cfg[j]);
       if (!used[j] && eval_config_equal(&kj, &key)) {
         o->cfg[o->n++] = c->cfg[j];
         used[j] = 1;
