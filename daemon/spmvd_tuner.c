@@ -596,7 +596,12 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     }
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
-    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
+    /* Within the L2, f64: csr-stream16 within 1 % of the best on mac_econ
+     * and cop20k_A (H200 eval, 08:20 UTC); in f32 it trailed by 4-10 %. */
+    if (in->dtype == SPMV_F64)
+      add(out, in, stream_for(in, sell16_fits(in)));
+    else
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     add(out, in, adaptive(256, 0));
     break;
   }
