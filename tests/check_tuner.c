@@ -339,7 +339,13 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR16, 128, 2, 0, 0 } };
+  /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
+   * f32 csr-vector at AUTOCSR's largest TPR instead). */
   static const struct spmv_config irregular[] = {
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
+  static const struct spmv_config irregular_f32[] = {
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
@@ -455,6 +461,9 @@ START_TEST(test_auto_candidates)
   m.p.rl_cv = 0.6;
   m.p.ell_fill = 10;
   AUTO_IS(irregular);
+  in.dtype = SPMV_F32;
+  AUTO_IS(irregular_f32);
+  in.dtype = SPMV_F64;
   /* A row of 1000 (> 16 x 5) and cv 5: skewed; mean < 8: base 2. */
   m.p.rl_max = 1000;
   m.p.rl_cv = 5;
