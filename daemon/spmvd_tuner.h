@@ -69,10 +69,11 @@ struct spmvd_tune_input {
  *  - exhaustive: every format x parameter grid: BS in {64,128,256,512};
  *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive; csr-merge;
  *    csr-scalar; coo; jad; hyb (K from the histogram); sell C=32 with sigma
- *    1 and 256, and where every row spans at most SPMV_SELL16_MAX_SPAN
- *    columns sell16 the same and csr16 TPR 1..32; ell only when ell_fill <= 3; dia only
- *    when dia_fill <= 3
- *    and ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
+ *    1 and 256; csr-stream k 2, 4, 8; and where every row spans at most
+ *    SPMV_SELL16_MAX_SPAN columns sell16 the same, csr16 TPR 1..32 and
+ *    csr-stream16 k 2, 4, 8 (whose conversion fails where a block spans
+ *    more); ell only when ell_fill <= 3; dia only when dia_fill <= 3 and
+ *    ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
  *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32) at BS 128,
  *    csr-adaptive, the ELLR-T model's pick (unless its layout would exceed
@@ -82,12 +83,14 @@ struct spmvd_tune_input {
  *  - auto: a short list (3 to 5) from the profile (spmvd_tuner.c, shape_of:
  *    stencil, small, skewed, flat, regular, irregular), most likely winner
  *    first: dia on stencils; cusparse ALG2/ALG1, csr-adaptive, csr-merge on
- *    power laws; csr-vector at AUTOCSR's TPRs and BS 128 with sell C=32
- *    (and hyb on ELL-like rows) on regular rows; csr-vector, cusparse ALG1
- *    and csr-adaptive on irregular ones; a warp per row on small matrices.
- *    On stencils, flat and regular rows that fit 16-bit offsets, csr16 and
- *    sell16 stand in for csr-vector/csr-scalar and sell.  Fitted to the
- *    H200 tables (eval_tuner --replay).
+ *    power laws (csr-stream for csr-merge beyond the L2); csr-vector at
+ *    AUTOCSR's TPRs and BS 128 with sell C=32 (and hyb on ELL-like rows;
+ *    beyond the L2, on short ones, csr-stream16 in f64) on regular rows; csr-vector,
+ *    cusparse ALG1 and csr-adaptive on irregular ones, with csr-stream16 in
+ *    f64, and beyond the L2 csr-stream16 and csr-stream first; a warp per
+ *    row on small matrices.  On stencils, flat and regular rows that fit
+ *    16-bit offsets, csr16 and sell16 stand in for csr-vector/csr-scalar
+ *    and sell.  Fitted to the H200 tables (eval_tuner --replay).
  *  The predictor's csr-vector takes AUTOCSR's middle TPR, its ellr-t the
  *  model's pick.  The model needs a GPU: on the cpu, model fails with
  *  SPMV_EUNSUPPORTED and the other strategies go without it.
