@@ -1,9 +1,9 @@
 #!/bin/sh
 # check_replay.sh: the tuner's rules against the H200's measured ground
 # truth, with no GPU.  eval_tuner --replay races the strategies on the
-# committed tables (tests/bench/results/gt-h200-v2.tsv, kernels v2) for
-# the 45 shared real matrices, f64 and f32: auto and model must pick a
-# configuration that ran
+# committed tables for the 45 shared real matrices (gt-h200-v2.tsv, kernels
+# v2, f64 and f32; gt-h200-v3.tsv, kernels v3 with csr-stream, f64: its
+# f32 half is partial): auto and model must pick a configuration that ran
 # on every matrix, auto within 95 % of the table's best in geometric mean
 # and within 20 SpMV-equivalents of tuning cost.  A rule change that picks
 # worse on these matrices fails here first; re-measure on a GPU
@@ -11,7 +11,7 @@
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 eval_tuner=$top_builddir/tests/bench/eval_tuner
-table=$top_srcdir/tests/bench/results/gt-h200-v2.tsv
+results=$top_srcdir/tests/bench/results
 
 [ -x "$eval_tuner" ] || { echo "no $eval_tuner: skipped"; exit 77; }
 [ -d "${SPMV_MATRICES:-}" ] || { echo "no matrix folder (SPMV_MATRICES): skipped"; exit 77; }
@@ -19,19 +19,21 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 status=0
-for dt in f64 f32; do
+for run in v2:f64 v2:f32 v3:f64; do
+  v=${run%%:*} dt=${run#*:}
+  table=$results/gt-h200-$v.tsv
   "$eval_tuner" --replay "$table" --suite real --dtype "$dt" \
     --matrices "$SPMV_MATRICES" >"$tmp/$dt.md" 2>"$tmp/$dt.err" ||
-    { echo "$dt: eval_tuner --replay failed"; cat "$tmp/$dt.err"; exit 1; }
+    { echo "$v $dt: eval_tuner --replay failed"; cat "$tmp/$dt.err"; exit 1; }
   # | strategy | matrices | geomean % of best | worst | >= 95 % | geomean cost | max cost |
   for s in auto model; do
     line=$(grep "^| $s |" "$tmp/$dt.md")
     n=$(echo "$line" | awk -F'|' '{gsub(/ /, "", $3); print $3}')
-    [ "$n" = 45 ] || { echo "$dt $s: a pick on $n of 45 matrices: $line"; status=1; }
+    [ "$n" = 45 ] || { echo "$v $dt $s: a pick on $n of 45 matrices: $line"; status=1; }
   done
   line=$(grep "^| auto |" "$tmp/$dt.md")
-  echo "$dt: $line"
+  echo "$v $dt: $line"
   echo "$line" | awk -F'|' '{ if ($4 + 0 < 95 || $8 + 0 > 20) exit 1 }' ||
-    { echo "$dt: auto below 95 % or above 20 SpMV-equivalents"; status=1; }
+    { echo "$v $dt: auto below 95 % or above 20 SpMV-equivalents"; status=1; }
 done
 exit $status
