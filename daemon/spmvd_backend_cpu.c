@@ -57,11 +57,6 @@ static size_t vsize(enum spmv_dtype dt)
   return dt == SPMV_F32 ? sizeof(float) : sizeof(double);
 }
 
-static int64_t row_start(const struct spmv_csr_layout *c, int64_t i)
-{
-  return c->row_ptr32 ? c->row_ptr32[i] : c->row_ptr64[i];
-}
-
 /* Rows r0..r1 of one vector: y = alpha*A*x + beta*y in the layout's type. */
 static void csr_rows(const struct spmvd_bmatrix *m, int64_t r0, int64_t r1,
                      double alpha, const void *xv, double beta, void *yv)
@@ -74,7 +69,9 @@ static void csr_rows(const struct spmvd_bmatrix *m, int64_t r0, int64_t r1,
     double *y = yv;
     for (int64_t i = r0; i < r1; i++) {
       double s = 0;
-      for (int64_t k = row_start(c, i), e = row_start(c, i + 1); k < e; k++)
+      for (int64_t k = spmv_csr_layout_offset(c, i),
+                   e = spmv_csr_layout_offset(c, i + 1);
+           k < e; k++)
         s += val[k] * x[col[k]];
       y[i] = beta == 0 ? alpha * s : alpha * s + beta * y[i];
     }
@@ -84,7 +81,9 @@ static void csr_rows(const struct spmvd_bmatrix *m, int64_t r0, int64_t r1,
     float a = (float)alpha, b = (float)beta;
     for (int64_t i = r0; i < r1; i++) {
       float s = 0;
-      for (int64_t k = row_start(c, i), e = row_start(c, i + 1); k < e; k++)
+      for (int64_t k = spmv_csr_layout_offset(c, i),
+                   e = spmv_csr_layout_offset(c, i + 1);
+           k < e; k++)
         s += val[k] * x[col[k]];
       y[i] = beta == 0 ? a * s : a * s + b * y[i];
     }
@@ -257,7 +256,7 @@ static void partition(struct spmvd_bmatrix *m, int nthreads)
     int64_t lo = r, hi = rows;
     while (lo < hi) {
       int64_t mid = lo + (hi - lo) / 2;
-      if (row_start(c, mid) < target)
+      if (spmv_csr_layout_offset(c, mid) < target)
         lo = mid + 1;
       else
         hi = mid;

@@ -139,48 +139,66 @@ void spmv_csr_adaptive_fini(struct spmv_layout *L)
   free(D->long_chunk);
 }
 
-/* Returns entry offset i of the typed CSR. */
-static int64_t row_ptr(const struct spmv_csr_layout *C, int64_t i)
+/*
+ * The long rows as the kernels sum them: chunk by chunk, every chunk on its
+ * own (the kernel's partial[c]), the partials added in chunk order (the
+ * second step).  Columns from C->col, or chunk_base[c] + C->col16.
+ */
+#define LONG_ROWS_SPMV(T)                                                    \
+  static void long_rows_##T(const struct spmv_csr_layout *C,                 \
+                            const struct spmv_long_rows *R, T alpha,         \
+                            const T *x, T beta, T *y)                        \
+  {                                                                          \
+    const T *val = C->val;                                                   \
+    int64_t r, c, k;                                                         \
+                                                                             \
+    for (r = 0; r < R->nlong; r++) {                                         \
+      int64_t lo = spmv_csr_layout_offset(C, R->rows[r]);                    \
+      int64_t hi = spmv_csr_layout_offset(C, R->rows[r] + 1);                \
+      T total = 0;                                                           \
+                                                                             \
+      for (c = R->chunk[r]; c < R->chunk[r + 1]; c++) {                      \
+        int64_t a = lo + (c - R->chunk[r]) * R->chunk_len;                   \
+        int64_t e = hi - a > R->chunk_len ? a + R->chunk_len : hi;           \
+        T partial = 0;                                                       \
+                                                                             \
+        for (k = a; k < e; k++)                                              \
+          partial += val[k] * x[C->col != NULL ? C->col[k]                   \
+                                               : R->chunk_base[c] +          \
+                                                 C->col16[k]];               \
+        total += partial;                                                    \
+      }                                                                      \
+      SPMV_FINISH(y, R->rows[r], alpha, total, beta);                        \
+    }                                                                        \
+  }
+LONG_ROWS_SPMV(float)
+LONG_ROWS_SPMV(double)
+
+/* The long rows' part of a reference; see spmv_layout.h. */
+void spmv_long_rows_spmv(const struct spmv_csr_layout *C, enum spmv_dtype dt,
+                         const struct spmv_long_rows *R, double alpha,
+                         const void *x, double beta, void *y)
 {
-  return C->row_ptr32 != NULL ? C->row_ptr32[i] : C->row_ptr64[i];
+  SPMV_DISPATCH(dt, long_rows, alpha, x, beta, y, C, R);
 }
 
-/*
- * Walks the layout as the kernels do: the short rows bin by bin, then each
- * long row chunk by chunk, every chunk summed on its own (the kernel's
- * partial[c]) and the partials added in chunk order (the second step).
- */
+/* The short rows bin by bin, as the kernels walk them (each row on its own). */
 #define ADAPTIVE_SPMV(T)                                                     \
   static void adaptive_##T(const struct spmv_adaptive_layout *D, T alpha,    \
                            const T *x, T beta, T *y)                         \
   {                                                                          \
     const T *val = D->csr.val;                                               \
     const int32_t *col = D->csr.col;                                         \
-    int64_t s, k, r, c;                                                      \
+    int64_t s, k;                                                            \
                                                                              \
     for (s = 0; s < D->bin_start[D->nbins]; s++) {                           \
       int64_t i = D->rows[s];                                                \
       T sum = 0;                                                             \
                                                                              \
-      for (k = row_ptr(&D->csr, i); k < row_ptr(&D->csr, i + 1); k++)        \
+      for (k = spmv_csr_layout_offset(&D->csr, i);                           \
+           k < spmv_csr_layout_offset(&D->csr, i + 1); k++)                  \
         sum += val[k] * x[col[k]];                                           \
       SPMV_FINISH(y, i, alpha, sum, beta);                                   \
-    }                                                                        \
-    for (r = 0; r < D->nlong; r++) {                                         \
-      int64_t lo = row_ptr(&D->csr, D->long_rows[r]);                        \
-      int64_t hi = row_ptr(&D->csr, D->long_rows[r] + 1);                    \
-      T total = 0;                                                           \
-                                                                             \
-      for (c = D->long_chunk[r]; c < D->long_chunk[r + 1]; c++) {            \
-        int64_t a = lo + (c - D->long_chunk[r]) * D->chunk_len;              \
-        int64_t b = hi - a > D->chunk_len ? a + D->chunk_len : hi;           \
-        T partial = 0;                                                       \
-                                                                             \
-        for (k = a; k < b; k++)                                              \
-          partial += val[k] * x[col[k]];                                     \
-        total += partial;                                                    \
-      }                                                                      \
-      SPMV_FINISH(y, D->long_rows[r], alpha, total, beta);                   \
     }                                                                        \
   }
 ADAPTIVE_SPMV(float)
@@ -190,5 +208,10 @@ ADAPTIVE_SPMV(double)
 void spmv_csr_adaptive_spmv(const struct spmv_layout *L, double alpha,
                             const void *x, double beta, void *y)
 {
-  SPMV_DISPATCH(L->dtype, adaptive, alpha, x, beta, y, &L->u.adaptive);
+  const struct spmv_adaptive_layout *D = &L->u.adaptive;
+  struct spmv_long_rows R = { D->nlong, D->long_rows, D->long_chunk,
+                              D->chunk_len, NULL };
+
+  SPMV_DISPATCH(L->dtype, adaptive, alpha, x, beta, y, D);
+  spmv_long_rows_spmv(&D->csr, L->dtype, &R, alpha, x, beta, y);
 }

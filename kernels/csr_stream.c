@@ -229,26 +229,18 @@ void spmv_csr_stream_fini(struct spmv_layout *L)
   free(D->chunk_base);
 }
 
-/* Returns entry offset i of the typed CSR. */
-static int64_t row_ptr(const struct spmv_csr_layout *C, int64_t i)
-{
-  return C->row_ptr32 != NULL ? C->row_ptr32[i] : C->row_ptr64[i];
-}
-
 /*
  * Walks the layout as the kernels do: block by block, each row summed on
- * its own, then each long row chunk by chunk, the chunks' sums added in
- * chunk order.  Columns come from col, or (csr-stream16) from the block's
- * or chunk's base plus col16.
+ * its own, then the long rows (spmv_long_rows_spmv).  Columns come from
+ * col, or (csr-stream16) from the block's base plus col16.
  */
-#define STREAM_COL(k, base) (col != NULL ? col[k] : (base) + D->csr.col16[k])
 #define STREAM_SPMV(T)                                                       \
   static void stream_##T(const struct spmv_stream_layout *D, T alpha,        \
                          const T *x, T beta, T *y)                           \
   {                                                                          \
     const T *val = D->csr.val;                                               \
     const int32_t *col = D->csr.col;                                         \
-    int64_t b, i, k, r, c;                                                   \
+    int64_t b, i, k;                                                         \
                                                                              \
     for (b = 0; b < D->nblocks; b++) {                                       \
       int64_t r0 = D->blk_row[2 * b], r1 = D->blk_row[2 * b + 1];            \
@@ -257,27 +249,12 @@ static int64_t row_ptr(const struct spmv_csr_layout *C, int64_t i)
       for (i = r0; i < r1; i++) {                                            \
         T sum = 0;                                                           \
                                                                              \
-        for (k = row_ptr(&D->csr, i); k < row_ptr(&D->csr, i + 1); k++)      \
-          sum += val[k] * x[STREAM_COL(k, base)];                            \
+        for (k = spmv_csr_layout_offset(&D->csr, i);                         \
+             k < spmv_csr_layout_offset(&D->csr, i + 1); k++)                \
+          sum += val[k] *                                                    \
+                 x[col != NULL ? col[k] : base + D->csr.col16[k]];           \
         SPMV_FINISH(y, i, alpha, sum, beta);                                 \
       }                                                                      \
-    }                                                                        \
-    for (r = 0; r < D->nlong; r++) {                                         \
-      int64_t lo = row_ptr(&D->csr, D->long_rows[r]);                        \
-      int64_t hi = row_ptr(&D->csr, D->long_rows[r] + 1);                    \
-      T total = 0;                                                           \
-                                                                             \
-      for (c = D->long_chunk[r]; c < D->long_chunk[r + 1]; c++) {            \
-        int64_t a = lo + (c - D->long_chunk[r]) * D->chunk_len;              \
-        int64_t e = hi - a > D->chunk_len ? a + D->chunk_len : hi;           \
-        int32_t base = D->chunk_base != NULL ? D->chunk_base[c] : 0;         \
-        T partial = 0;                                                       \
-                                                                             \
-        for (k = a; k < e; k++)                                              \
-          partial += val[k] * x[STREAM_COL(k, base)];                        \
-        total += partial;                                                    \
-      }                                                                      \
-      SPMV_FINISH(y, D->long_rows[r], alpha, total, beta);                   \
     }                                                                        \
   }
 STREAM_SPMV(float)
@@ -287,5 +264,10 @@ STREAM_SPMV(double)
 void spmv_csr_stream_spmv(const struct spmv_layout *L, double alpha,
                           const void *x, double beta, void *y)
 {
-  SPMV_DISPATCH(L->dtype, stream, alpha, x, beta, y, &L->u.stream);
+  const struct spmv_stream_layout *D = &L->u.stream;
+  struct spmv_long_rows R = { D->nlong, D->long_rows, D->long_chunk,
+                              D->chunk_len, D->chunk_base };
+
+  SPMV_DISPATCH(L->dtype, stream, alpha, x, beta, y, D);
+  spmv_long_rows_spmv(&D->csr, L->dtype, &R, alpha, x, beta, y);
 }

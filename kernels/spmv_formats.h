@@ -98,6 +98,15 @@ struct spmv_csr_layout {
   uint16_t *col16;   /* csr16: nnz */
 };
 
+/* Entry offset i of C (row i starts there), from whichever of row_ptr32
+ * and row_ptr64 is set; inline, for the references' and the cpu backend's
+ * row loops. */
+static inline int64_t spmv_csr_layout_offset(const struct spmv_csr_layout *C,
+                                             int64_t i)
+{
+  return C->row_ptr32 != NULL ? C->row_ptr32[i] : C->row_ptr64[i];
+}
+
 /*
  * csr-adaptive (Gropp & Guo TPR_A, I and II), on the CSR above.  Bin k
  * (k = 0 .. nbins-1) holds the rows with length in (base*2^(k-1), base*2^k]

@@ -80,6 +80,22 @@ void spmv_coo_arrays_apply(const struct spmv_coo_layout *K, int64_t n,
                            int64_t rows, enum spmv_dtype dt, double alpha,
                            const void *x, double beta, void *y);
 
+/* The long rows of csr-adaptive and csr-stream, as their layouts hold
+ * them: chunks chunk[r] .. chunk[r+1]-1 of rows[r], chunk_len entries each
+ * (the last shorter); chunk_base is csr-stream16's (NULL with 32-bit
+ * columns). */
+struct spmv_long_rows {
+  int64_t nlong;
+  const int32_t *rows;
+  const int64_t *chunk;
+  int64_t chunk_len;
+  const int32_t *chunk_base;
+};
+/* y of the long rows R of C, summed as the kernels do (csr_adaptive.c). */
+void spmv_long_rows_spmv(const struct spmv_csr_layout *C, enum spmv_dtype dt,
+                         const struct spmv_long_rows *R, double alpha,
+                         const void *x, double beta, void *y);
+
 /* The smallest column of nonempty row r of A, and its largest in *hi when
  * hi is not NULL (sell.c): the base of sell16's and csr16's offsets. */
 int64_t spmv_row_col_range(const struct spmv_csr *A, int64_t r, int64_t *hi);
