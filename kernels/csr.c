@@ -20,6 +20,20 @@ int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
   return 0;
 }
 
+/* Adds the bytes of A's typed CSR with 16-bit column offsets (csr16,
+ * csr-stream16): offsets, 2-byte columns, values; their bases aside. */
+int spmv_csr_typed16_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
+                           size_t *bytes)
+{
+  size_t ptr = A->nnz < CSR_PTR32_LIMIT ? sizeof(int32_t) : sizeof(int64_t);
+
+  if (spmv_bytes_add(bytes, A->rows + 1, ptr) != 0 ||
+      spmv_bytes_add(bytes, A->nnz, sizeof(uint16_t)) != 0 ||
+      spmv_bytes_add(bytes, A->nnz, spmv_dtype_size(dt)) != 0)
+    return -1;
+  return 0;
+}
+
 /* Allocates and fills C's row offsets from A's, 32-bit when they fit;
  * returns 0 or SPMV_ENOMEM. */
 int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
@@ -81,17 +95,14 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
                       const struct spmv_limits *lim, struct spmv_error *err)
 {
   struct spmv_csr_layout *C = &L->u.csr;
-  size_t ptr = A->nnz < CSR_PTR32_LIMIT ? sizeof(int32_t) : sizeof(int64_t);
   size_t bytes = 0;
   int64_t i, k;
   int overflow, rc;
 
   if ((rc = spmv_span16_check(A, "csr16", err)) != 0)
     return rc;
-  overflow = spmv_bytes_add(&bytes, A->rows + 1, ptr) != 0 ||
-             spmv_bytes_add(&bytes, A->rows, sizeof(int32_t)) != 0 ||
-             spmv_bytes_add(&bytes, A->nnz, sizeof(uint16_t)) != 0 ||
-             spmv_bytes_add(&bytes, A->nnz, spmv_dtype_size(L->dtype)) != 0;
+  overflow = spmv_csr_typed16_bytes(A, L->dtype, &bytes) != 0 ||
+             spmv_bytes_add(&bytes, A->rows, sizeof(int32_t)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
   C->base = spmv_array_new(A->rows, sizeof(int32_t));

@@ -176,16 +176,14 @@ int spmv_csr_stream_init(struct spmv_layout *L, const struct spmv_csr *A,
 {
   struct spmv_stream_layout *D = &L->u.stream;
   int narrow = L->cfg.format == SPMV_FMT_CSR_STREAM16;
-  size_t bytes = 0, ptr = A->nnz < ((int64_t)1 << 31) ? 4 : 8;
+  size_t bytes = 0;
   int overflow, rc;
 
   if ((rc = stream_params(D, L, err)) != 0)
     return rc;
   stream_cut(D, A, 0);
   if (narrow)
-    overflow = spmv_bytes_add(&bytes, A->rows + 1, ptr) ||
-               spmv_bytes_add(&bytes, A->nnz, sizeof(uint16_t)) ||
-               spmv_bytes_add(&bytes, A->nnz, spmv_dtype_size(L->dtype)) ||
+    overflow = spmv_csr_typed16_bytes(A, L->dtype, &bytes) != 0 ||
                spmv_bytes_add(&bytes, D->nblocks, sizeof(int32_t)) ||
                spmv_bytes_add(&bytes, D->nchunks, sizeof(int32_t));
   else

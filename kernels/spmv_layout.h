@@ -45,6 +45,10 @@ SPMV_DECLARE_FORMAT(sell);         /* sell.c: sell and sell16 */
 /* Adds the bytes of the typed CSR of A to *bytes; returns 0 or -1 on overflow. */
 int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
                          size_t *bytes);
+/* The same with 2-byte column offsets in place of the columns (csr16,
+ * csr-stream16), their bases aside. */
+int spmv_csr_typed16_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
+                           size_t *bytes);
 /* Allocates and fills C from A; returns 0 or SPMV_ENOMEM (C then partly set). */
 int spmv_csr_typed_init(struct spmv_csr_layout *C,
                         const struct spmv_csr *A, enum spmv_dtype dt);
