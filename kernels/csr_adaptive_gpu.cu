@@ -103,8 +103,9 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     SPMV_CHECK_LAUNCH("csr-adaptive kernel");
   }
   if (A->nlong > 0) {
-    spmv_long_finish_kernel<T><<<spmv_grid(A->nlong, 256), 256, 0, s>>>(
-        A->nlong, A->long_rows, A->long_chunk, (const T *)m->work, alpha, beta, y);
+    spmv_long_finish_kernel<T>
+        <<<spmv_long_finish_grid(A->nlong), SPMV_LONG_FINISH_BS, 0, s>>>(
+            A->nlong, A->long_rows, A->long_chunk, (const T *)m->work, alpha, beta, y);
     SPMV_CHECK_LAUNCH("csr-adaptive long-row kernel");
   }
   return 0;

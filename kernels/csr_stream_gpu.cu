@@ -27,6 +27,11 @@
  * Valid parameters: BS in 32..1024, a multiple of 32 and equal to the BS
  * the layout was cut for; K in {1, 2, 4, 8, 16} with the shared memory
  * within SPMV_STREAM_SHMEM bytes; f32, f64; 32- or 64-bit row offsets.
+ * Tried on the H200 and slower there: a persistent grid keeping the next
+ * block's loads in flight during a block's sums (0.5-0.8x: 72-127
+ * registers); a segmented sum by entry spans for rows of uneven length
+ * (0.7-0.8x); values and row ends by asynchronous copies to shared memory
+ * (f64 5-16 % slower at K 4).
  */
 #include "spmv_longrow.cuh"
 
@@ -36,121 +41,224 @@ struct alignas(sizeof(E) * V) spmv_vec {
   E v[V];
 };
 
-template <typename T, typename I, typename C, int K>
-__global__ void spmv_csr_stream_kernel(
-    int64_t nblocks, const int32_t *__restrict__ blk_row,
-    const int64_t *__restrict__ blk_ent, const int32_t *__restrict__ blk_base,
-    const int32_t *__restrict__ chunk_base, const I *__restrict__ rp,
-    int64_t nnz, const C *__restrict__ col, const T *__restrict__ val, T alpha,
-    const T *__restrict__ x, T beta, T *__restrict__ y,
-    const int32_t *__restrict__ long_rows,
-    const int64_t *__restrict__ long_chunk, int64_t nlong, int64_t chunk_len,
-    T *__restrict__ partial) {
-  extern __shared__ __align__(16) unsigned char spmv_stream_smem[];
-  T *sh = reinterpret_cast<T *>(spmv_stream_smem);
-  int64_t b = blockIdx.x;
-  if (b >= nblocks) {
-    spmv_long_chunk<T, I, C>(b - nblocks, rp, col, chunk_base, val, x,
-                             long_rows, long_chunk, nlong, chunk_len, partial, sh);
-    return;
+/* One row block's range: rows r0 .. r0+nr, entries e0 .. e0+n. */
+struct spmv_stream_range {
+  int32_t r0, nr;
+  int64_t e0;
+  int n;
+};
+
+__device__ __forceinline__ void spmv_stream_range_load(
+    struct spmv_stream_range *r, int64_t b, const int32_t *__restrict__ blk_row,
+    const int64_t *__restrict__ blk_ent) {
+  r->r0 = blk_row[2 * b];
+  r->nr = blk_row[2 * b + 1] - r->r0;
+  r->e0 = blk_ent[2 * b];
+  r->n = (int)(blk_ent[2 * b + 1] - r->e0);
+}
+
+/* A thread's K entries of one row block, held in registers from their
+ * load to their staging, so that the loads of the next block can be in
+ * flight while this one is reduced.  Entry i of the block is thread
+ * i % BS's.  In f32 with K >= 4 the entries come 4 at a time (16 bytes of
+ * values, from the aligned vector at or before e0). */
+template <typename T, typename C, int K, bool VEC = (sizeof(T) == 4 && K >= 4)>
+struct spmv_stream_ents {
+  C c[K];
+  T v[K];
+  __device__ __forceinline__ void load(const struct spmv_stream_range &r,
+                                       const C *__restrict__ col,
+                                       const T *__restrict__ val, int64_t) {
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      int i = threadIdx.x + k * blockDim.x;
+      if (i < r.n) {
+        c[k] = spmv_lds(col + r.e0 + i);
+        v[k] = spmv_lds(val + r.e0 + i);
+      }
+    }
   }
-  const int bs = blockDim.x;
-  int *ends = reinterpret_cast<int *>(sh + bs * K); /* row t ends at ends[t] */
-  const int32_t r0 = blk_row[2 * b], nr = blk_row[2 * b + 1] - r0;
-  const int64_t e0 = blk_ent[2 * b];
-  const int n = (int)(blk_ent[2 * b + 1] - e0);
-  const T *xb = blk_base != NULL ? x + blk_base[b] : x;
-  /* Rows' ends, loaded while the entries are in flight. */
-  auto load_ends = [&]() {
-    for (int t = threadIdx.x; t < nr; t += bs)
-      ends[t] = (int)(spmv_lds(rp + r0 + t + 1) - (I)e0);
-  };
-  constexpr int V = 4; /* f32 entries per 16-byte load of values */
-  if constexpr (sizeof(T) == 4 && K >= V) {
-    /* Whole aligned vectors of V entries from a0 <= e0: a thread's K
-     * entries in K/V loads of each array (one more for the skew). */
-    constexpr int NV = K / V + 1;
-    const int64_t a0 = e0 & ~(int64_t)(V - 1);
-    const int skew = (int)(e0 - a0), nv = (n + skew + V - 1) / V;
-    spmv_vec<C, V> cv[NV];
-    spmv_vec<T, V> vv[NV];
+  /* sh[i] = val[i] * x[col[i]] for the block's entries. */
+  __device__ __forceinline__ void stage(const struct spmv_stream_range &r,
+                                        const T *__restrict__ xb, T *sh) const {
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      int i = threadIdx.x + k * blockDim.x;
+      if (i < r.n) sh[i] = v[k] * spmv_ldg(xb + c[k]);
+    }
+  }
+};
+
+template <typename T, typename C, int K>
+struct spmv_stream_ents<T, C, K, true> {
+  static constexpr int V = 4, NV = K / V + 1; /* one more for the skew */
+  spmv_vec<C, V> c[NV];
+  spmv_vec<T, V> v[NV];
+  __device__ __forceinline__ void load(const struct spmv_stream_range &r,
+                                       const C *__restrict__ col,
+                                       const T *__restrict__ val, int64_t nnz) {
+    const int64_t a0 = r.e0 & ~(int64_t)(V - 1);
+    const int nv = (r.n + (int)(r.e0 - a0) + V - 1) / V;
 #pragma unroll
     for (int q = 0; q < NV; q++) {
-      int j = threadIdx.x + q * bs;
+      int j = threadIdx.x + q * blockDim.x;
       if (j < nv && a0 + (int64_t)(j + 1) * V <= nnz) {
-        cv[q] = reinterpret_cast<const spmv_vec<C, V> *>(col + a0)[j];
-        vv[q] = reinterpret_cast<const spmv_vec<T, V> *>(val + a0)[j];
+        c[q] = reinterpret_cast<const spmv_vec<C, V> *>(col + a0)[j];
+        v[q] = reinterpret_cast<const spmv_vec<T, V> *>(val + a0)[j];
       } else if (j < nv) { /* the matrix's last entries: no reading past them */
 #pragma unroll
         for (int u = 0; u < V; u++) {
           int64_t e = a0 + (int64_t)j * V + u;
-          cv[q].v[u] = e < nnz ? col[e] : C(0);
-          vv[q].v[u] = e < nnz ? val[e] : T(0);
+          c[q].v[u] = e < nnz ? col[e] : C(0);
+          v[q].v[u] = e < nnz ? val[e] : T(0);
         }
       }
     }
-    load_ends();
+  }
+  __device__ __forceinline__ void stage(const struct spmv_stream_range &r,
+                                        const T *__restrict__ xb, T *sh) const {
+    const int skew = (int)(r.e0 & (V - 1));
+    const int nv = (r.n + skew + V - 1) / V;
 #pragma unroll
     for (int q = 0; q < NV; q++) {
-      int j = threadIdx.x + q * bs;
+      int j = threadIdx.x + q * blockDim.x;
       if (j < nv) {
 #pragma unroll
         for (int u = 0; u < V; u++) {
           int i = j * V + u - skew;
-          if (i >= 0 && i < n) sh[i] = vv[q].v[u] * spmv_ldg(xb + cv[q].v[u]);
+          if (i >= 0 && i < r.n) sh[i] = v[q].v[u] * spmv_ldg(xb + c[q].v[u]);
         }
       }
     }
-  } else {
-    C c[K];
-    T v[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-      int i = threadIdx.x + k * bs;
-      if (i < n) {
-        c[k] = spmv_lds(col + e0 + i);
-        v[k] = spmv_lds(val + e0 + i);
-      }
-    }
-    load_ends();
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-      int i = threadIdx.x + k * bs;
-      if (i < n) sh[i] = v[k] * spmv_ldg(xb + c[k]);
-    }
   }
-  __syncthreads();
+};
+
+/* The matrix as the kernels see it. */
+template <typename T, typename I, typename C>
+struct spmv_stream_args {
+  int64_t nblocks, nnz;
+  const int32_t *blk_row;
+  const int64_t *blk_ent;
+  const int32_t *blk_base, *chunk_base;
+  const I *rp;
+  const C *col;
+  const T *val;
+  const int32_t *long_rows;
+  const int64_t *long_chunk;
+  int64_t nlong, nchunks, chunk_len;
+  T *partial;
+};
+
+/* Row ends of the block into shared memory, then its staged products.
+ * (Loading a thread's first row end with the gathers instead was 1-6 %
+ * faster in f64 at K <= 2 and up to 12 % slower elsewhere on the H200.) */
+template <typename T, typename I, typename C, int K>
+__device__ __forceinline__ void spmv_stream_stage(
+    const spmv_stream_args<T, I, C> &a, const struct spmv_stream_range &r,
+    const spmv_stream_ents<T, C, K> &en, const T *__restrict__ xb, T *sh,
+    int *ends) {
+  for (int t = threadIdx.x; t < r.nr; t += blockDim.x)
+    ends[t] = (int)(spmv_lds(a.rp + r.r0 + t + 1) - (I)r.e0);
+  en.stage(r, xb, sh);
+}
+
+/* Groups of TPR threads sum the staged rows, TPR the largest power of two
+ * up to 32 with TPR * rows <= BS, in rounds that every lane of a warp
+ * takes together (the shuffles need them all). */
+template <typename T>
+__device__ __forceinline__ void spmv_stream_reduce(
+    const struct spmv_stream_range &r, const T *sh, const int *ends, T alpha,
+    T beta, T *__restrict__ y) {
+  const int bs = blockDim.x;
   int tpr = 1;
-  while (tpr < 32 && 2 * tpr * nr <= bs) tpr *= 2;
+  while (tpr < 32 && 2 * tpr * r.nr <= bs) tpr *= 2;
   int g = threadIdx.x / tpr, lane = threadIdx.x & (tpr - 1), groups = bs / tpr;
-  for (int first = 0; first < nr; first += groups) {
+  for (int first = 0; first < r.nr; first += groups) {
     int t = first + g;
-    bool live = t < nr;
+    bool live = t < r.nr;
     T s = 0;
     if (live) {
       int je = ends[t];
       for (int j = (t ? ends[t - 1] : 0) + lane; j < je; j += tpr) s += sh[j];
     }
     s = spmv_group_sum_rt(s, tpr);
-    if (live && lane == 0) y[r0 + t] = spmv_axpby(alpha, s, beta, y + r0 + t);
+    if (live && lane == 0) y[r.r0 + t] = spmv_axpby(alpha, s, beta, y + r.r0 + t);
   }
 }
 
-template <typename T, typename I, int K>
-static void launch(const struct spmv_stream_layout *D, const I *rp,
-                   int64_t nnz, unsigned grid, int bs, T alpha, const T *x, T beta, T *y,
-                   T *partial, cudaStream_t s) {
+/* One CUDA block per row block, then one per chunk of the long rows. */
+template <typename T, typename I, typename C, int K>
+__device__ __forceinline__ void spmv_stream_block(const spmv_stream_args<T, I, C> &a,
+                                                  T alpha, const T *__restrict__ x,
+                                                  T beta, T *__restrict__ y) {
+  extern __shared__ __align__(16) unsigned char spmv_stream_smem[];
+  T *sh = reinterpret_cast<T *>(spmv_stream_smem);
+  int *ends = reinterpret_cast<int *>(sh + blockDim.x * K);
+  int64_t b = blockIdx.x;
+  if (b >= a.nblocks) {
+    spmv_long_chunk<T, I, C>(b - a.nblocks, a.rp, a.col, a.chunk_base, a.val, x,
+                             a.long_rows, a.long_chunk, a.nlong, a.chunk_len,
+                             a.partial, sh);
+    return;
+  }
+  struct spmv_stream_range r;
+  const T *xb = a.blk_base != NULL ? x + a.blk_base[b] : x;
+  spmv_stream_range_load(&r, b, a.blk_row, a.blk_ent);
+  spmv_stream_ents<T, C, K> en;
+  en.load(r, a.col, a.val, a.nnz);
+  spmv_stream_stage<T, I, C, K>(a, r, en, xb, sh, ends);
+  __syncthreads();
+  spmv_stream_reduce(r, sh, ends, alpha, beta, y);
+}
+
+template <typename T, typename I, typename C, int K>
+__global__ void spmv_csr_stream_kernel(spmv_stream_args<T, I, C> a, T alpha,
+                                       const T *__restrict__ x, T beta,
+                                       T *__restrict__ y) {
+  spmv_stream_block<T, I, C, K>(a, alpha, x, beta, y);
+}
+
+/* The same within 32 registers (two blocks of 1024 threads per SM), for
+ * f32 at K 8: 39 registers left it at 75 % occupancy; at 32 (4 bytes
+ * spilled) it ran 2-8 % faster on the H200 (cop20k_A_x16 123 -> 119 us,
+ * pwtk_x8 228 -> 219).  f64 at K 8 spills 92 bytes at 32 and ran 1.5x
+ * slower; K 16 spills more in both. */
+template <typename T, typename I, typename C, int K>
+__global__ void __launch_bounds__(1024, 2)
+    spmv_csr_stream_kernel32(spmv_stream_args<T, I, C> a, T alpha,
+                             const T *__restrict__ x, T beta, T *__restrict__ y) {
+  spmv_stream_block<T, I, C, K>(a, alpha, x, beta, y);
+}
+
+template <typename T, typename I, typename C, int K>
+static cudaError_t launch_c(const spmv_stream_args<T, I, C> &a, int bs, T alpha,
+                            const T *x, T beta, T *y, cudaStream_t s) {
   size_t shmem = (size_t)bs * K * (sizeof(T) + sizeof(int));
-  if (D->csr.col16 != NULL)
-    spmv_csr_stream_kernel<T, I, uint16_t, K><<<grid, bs, shmem, s>>>(
-        D->nblocks, D->blk_row, D->blk_ent, D->blk_base, D->chunk_base, rp,
-        nnz, D->csr.col16, (const T *)D->csr.val, alpha, x, beta, y, D->long_rows,
-        D->long_chunk, D->nlong, D->chunk_len, partial);
+  unsigned grid = (unsigned)(a.nblocks + a.nchunks);
+  if constexpr (sizeof(T) == 4 && K == 8)
+    spmv_csr_stream_kernel32<T, I, C, K><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
   else
-    spmv_csr_stream_kernel<T, I, int32_t, K><<<grid, bs, shmem, s>>>(
-        D->nblocks, D->blk_row, D->blk_ent, NULL, NULL, rp, nnz, D->csr.col,
-        (const T *)D->csr.val, alpha, x, beta, y, D->long_rows, D->long_chunk,
-        D->nlong, D->chunk_len, partial);
+    spmv_csr_stream_kernel<T, I, C, K><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
+  return cudaGetLastError();
+}
+
+template <typename T, typename I, int K>
+static cudaError_t launch(const struct spmv_stream_layout *D, const I *rp,
+                          int64_t nnz, int bs, T alpha, const T *x, T beta, T *y,
+                          T *partial, cudaStream_t s) {
+  int64_t nchunks = D->nlong > 0 ? D->nchunks : 0;
+  if (D->csr.col16 != NULL) {
+    spmv_stream_args<T, I, uint16_t> a = {
+        D->nblocks, nnz, D->blk_row, D->blk_ent, D->blk_base, D->chunk_base, rp,
+        D->csr.col16, (const T *)D->csr.val, D->long_rows, D->long_chunk,
+        D->nlong, nchunks, D->chunk_len, partial};
+    return launch_c<T, I, uint16_t, K>(a, bs, alpha, x, beta, y, s);
+  }
+  spmv_stream_args<T, I, int32_t> a = {
+      D->nblocks, nnz, D->blk_row, D->blk_ent, NULL, NULL, rp, D->csr.col,
+      (const T *)D->csr.val, D->long_rows, D->long_chunk, D->nlong, nchunks,
+      D->chunk_len, partial};
+  return launch_c<T, I, int32_t, K>(a, bs, alpha, x, beta, y, s);
 }
 
 template <typename T, typename I>
@@ -172,24 +280,25 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-stream: %lld long rows without chunks or scratch",
                           (long long)D->nlong);
-  int64_t blocks = D->nblocks + (D->nlong > 0 ? D->nchunks : 0);
-  if (blocks > 0) {
-    unsigned g = (unsigned)blocks;
+  if (D->nblocks + (D->nlong > 0 ? D->nchunks : 0) > 0) {
+    cudaError_t e;
     switch (D->k) {
-    case 1: launch<T, I, 1>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
-    case 2: launch<T, I, 2>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
-    case 4: launch<T, I, 4>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
-    case 8: launch<T, I, 8>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
-    case 16: launch<T, I, 16>(D, rp, m->L.nnz, g, bs, alpha, x, beta, y, partial, s); break;
+    case 1: e = launch<T, I, 1>(D, rp, m->L.nnz, bs, alpha, x, beta, y, partial, s); break;
+    case 2: e = launch<T, I, 2>(D, rp, m->L.nnz, bs, alpha, x, beta, y, partial, s); break;
+    case 4: e = launch<T, I, 4>(D, rp, m->L.nnz, bs, alpha, x, beta, y, partial, s); break;
+    case 8: e = launch<T, I, 8>(D, rp, m->L.nnz, bs, alpha, x, beta, y, partial, s); break;
+    case 16: e = launch<T, I, 16>(D, rp, m->L.nnz, bs, alpha, x, beta, y, partial, s); break;
     default:
       return spmv_error_set(err, SPMV_EINVAL,
                             "csr-stream: k %d not in {1, 2, 4, 8, 16}", D->k);
     }
-    SPMV_CHECK_LAUNCH("csr-stream kernel");
+    if (e != cudaSuccess)
+      return spmv_cuda_error(e, "csr-stream kernel", err);
   }
   if (D->nlong > 0) {
-    spmv_long_finish_kernel<T><<<spmv_grid(D->nlong, 256), 256, 0, s>>>(
-        D->nlong, D->long_rows, D->long_chunk, partial, alpha, beta, y);
+    spmv_long_finish_kernel<T>
+        <<<spmv_long_finish_grid(D->nlong), SPMV_LONG_FINISH_BS, 0, s>>>(
+            D->nlong, D->long_rows, D->long_chunk, partial, alpha, beta, y);
     SPMV_CHECK_LAUNCH("csr-stream long-row kernel");
   }
   return 0;

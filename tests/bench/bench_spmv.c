@@ -220,7 +220,8 @@ static int time_product(const struct spmv_dev_matrix *m, const void *dx,
     return 0;
   }
   n = first > 0 ? (int)(250.0f / first) : reps;
-  n = n < 3 ? 3 : n > reps ? reps : n;
+  n = n < 3 ? 3 : n; /* at least 3 timed runs, but never more than ev holds */
+  n = n > reps ? reps : n;
   for (int i = 0; first < 5.0f && i < 2; i++)
     if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
       return rc;

@@ -14,7 +14,10 @@
 # BENCH_MATRICES names large-suite matrices for bench_spmv, whose tables
 # land in $OUT/bench.tsv; BENCH_SUITES (e.g. paper,real) runs bench_spmv
 # on those suites in one process, tables in $OUT/bench-suites.tsv;
-# BENCH_FORMATS (e.g. csr-stream,csr-vector) limits both to those formats.
+# BENCH_FORMATS (e.g. csr-stream,csr-vector) limits both to those formats;
+# PROFILE="MATRIX:f64|f32:FORMATS ..." runs bench_spmv once per
+# configuration (BS 128) under Nsight Compute, every kernel's sections and
+# DRAM bytes in $OUT/profile.csv.
 set -u
 OUT=${OUT:-$PWD/out}
 LOG=/tmp/devrun-logs
@@ -71,6 +74,20 @@ for m in ${BENCH_MATRICES:-}; do
   echo "bench_spmv $m rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "^$m " "$LOG/bench-$m.log"
   cat "$LOG/bench-$m/bench_full.tsv" >>"$OUT/bench.tsv"
+done
+
+for p in ${PROFILE:-}; do
+  IFS=: read -r m dt f <<<"$p"
+  t0=$(date +%s)
+  mkdir -p "$LOG/prof-$m-$dt"
+  timeout "${PROFILE_S:-120}" ncu --clock-control none --cache-control all \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+    --section WarpStateStats --section LaunchStats \
+    --launch-count "${PROFILE_N:-100}" --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum \
+    -f -o "$LOG/prof-$m-$dt" tests/bench/bench_spmv -s large -m "$m" -t "$dt" -r 1 -b 128 \
+    -f "$f" -o "$LOG/prof-$m-$dt" >"$LOG/prof-$m-$dt.log" 2>&1
+  echo "profile $m $dt rc=$? in $(( $(date +%s) - t0 ))s"
+  ncu --import "$LOG/prof-$m-$dt.ncu-rep" --csv --page details >>"$OUT/profile.csv" 2>>"$LOG/prof-$m-$dt.log"
 done
 
 if [ -n "${BENCH_SUITES:-}" ]; then
