@@ -27,11 +27,12 @@
  * Valid parameters: BS in 32..1024, a multiple of 32 and equal to the BS
  * the layout was cut for; K in {1, 2, 4, 8, 16} with the shared memory
  * within SPMV_STREAM_SHMEM bytes; f32, f64; 32- or 64-bit row offsets.
- * Tried on the H200 and slower there: a persistent grid keeping the next
- * block's loads in flight during a block's sums (0.5-0.8x: 72-127
- * registers); a segmented sum by entry spans for rows of uneven length
- * (0.7-0.8x); values and row ends by asynchronous copies to shared memory
- * (f64 5-16 % slower at K 4).
+ * Tried on the H200 and slower there (bench_spmv_h200_v4.md): a
+ * persistent grid keeping the next block's loads in flight during a
+ * block's sums (0.52-0.66x on irregular rows: 72-127 registers); a
+ * segmented sum by entry spans for rows of uneven length (0.7-0.8x);
+ * values and row ends by asynchronous copies to shared memory (f64 4-12 %
+ * slower at K 4).
  */
 #include "spmv_longrow.cuh"
 

@@ -23,4 +23,5 @@ EXTRA_DIST += tests/bench/device-run.sh
 # The tuner's rules replayed on the H200's measured tables (no GPU).
 TESTS += tests/check_replay.sh
 EXTRA_DIST += tests/check_replay.sh tests/bench/results/gt-h200-v2.tsv \
-	tests/bench/results/gt-h200-v3.tsv
+	tests/bench/results/gt-h200-v3.tsv \
+	tests/bench/results/gt-h200-v4.tsv
