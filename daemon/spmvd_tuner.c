@@ -481,9 +481,11 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
                 pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   default:
-    /* csr-stream16 in f64; in f32 csr-stream's 16-byte loads led it. */
+    /* csr-stream16 where it fits: with kernels v4 (f32 at K 8 within 32
+     * registers) it led csr-stream by 1.5-4 % in f32 too, on the seven
+     * irregular matrices of bench_spmv_h200_v4.md. */
     if (beyond_l2(in))
-      return stream_for(in, in->dtype == SPMV_F64 && sell16_fits(in));
+      return stream_for(in, sell16_fits(in));
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   }
 }
@@ -576,6 +578,11 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_REGULAR:
     add(out, in, likely_best(in, sh, tpr));
+    /* Beyond the L2 csr-stream16 led on cant_x16, pdb1HYS_x8 and
+     * shipsec1_x8 (f64, within 1 % of sell16 on consph_x16) and on
+     * cant, consph and shipsec1 in f32 by 3-5 % (bench_spmv_h200_v4.md). */
+    if (beyond_l2(in))
+      add(out, in, stream_for(in, sell16_fits(in)));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     add(out, in, sell_for(in, 128, sigma));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));

@@ -84,11 +84,12 @@ struct spmvd_tune_input {
  *    stencil, small, skewed, flat, regular, irregular), most likely winner
  *    first: dia on stencils; cusparse ALG2/ALG1, csr-adaptive, csr-merge on
  *    power laws (csr-stream for csr-merge beyond the L2); csr-vector at
- *    AUTOCSR's TPRs and BS 128 with sell C=32 (and hyb on ELL-like rows;
- *    beyond the L2, on short ones, csr-stream16 in f64) on regular rows; csr-vector,
- *    cusparse ALG1 and csr-adaptive on irregular ones, with csr-stream16 in
- *    f64, and beyond the L2 csr-stream16 and csr-stream first; a warp per
- *    row on small matrices.  On stencils, flat and regular rows that fit
+ *    AUTOCSR's TPRs and BS 128 with sell C=32 on regular rows (and hyb on
+ *    ELL-like rows; beyond the L2, on short ones, csr-stream16 in f64, on
+ *    the others csr-stream16 second); csr-vector, cusparse ALG1 and
+ *    csr-adaptive on irregular ones, with csr-stream16 in f64, and beyond
+ *    the L2 csr-stream16 and csr-stream first; a warp per row on small
+ *    matrices.  On stencils, flat and regular rows that fit
  *    16-bit offsets, csr16 and sell16 stand in for csr-vector/csr-scalar
  *    and sell.  Fitted to the H200 tables (eval_tuner --replay).
  *  The predictor's csr-vector takes AUTOCSR's middle TPR, its ellr-t the

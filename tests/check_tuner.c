@@ -339,6 +339,12 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR16, 128, 2, 0, 0 } };
+  /* The same beyond the L2: csr-stream16 second. */
+  static const struct spmv_config regular_beyond[] = {
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
+    { SPMV_FMT_SELL16, 128, 0, 32, 256 },
+    { SPMV_FMT_CSR16, 128, 8, 0, 0 } };
   /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
    * f32 csr-vector at AUTOCSR's largest TPR instead). */
   static const struct spmv_config irregular[] = {
@@ -432,18 +438,19 @@ START_TEST(test_auto_candidates)
   mat_init(&m, 20000, 5);
   m.p.dia_fill = 50;
   in = input(&m, &gpu);
-  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256); beyond 4x
-   * the L2 (1.3 MB of CSR here) sell leads. */
+  /* cv 0.2 and ell_fill 2: regular (sell sorts, sigma 256); beyond the
+   * L2 (1.3 MB of CSR here) csr-stream16 joins, beyond 4x sell leads. */
   m.p.rl_cv = 0.2;
   m.p.ell_fill = 2;
   AUTO_IS(regular);
   gpu.l2_bytes = 1 << 20;
-  AUTO_IS(regular);
+  AUTO_IS(regular_beyond);
   gpu.l2_bytes = 256 << 10;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
                    0);
   ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_SELL16);
   ck_assert_int_eq(c->cfg[0].param2, 256);
+  ck_assert_int_eq(c->cfg[1].format, SPMV_FMT_CSR_STREAM16);
   /* A row spanning 70000 columns: sell with 32-bit columns instead. */
   m.A.cols = m.p.cols = 70000;
   m.A.col_idx[1] = 69999;
@@ -915,6 +922,11 @@ START_TEST(test_run_strategies)
                                             NULL), 0);
     ck_assert(has(c, SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0));
     ck_assert(has(c, SPMV_FMT_CSR_STREAM, 128, 0, 8, 0));
+    /* The model's pick in f32 too: csr-stream16, at k 8. */
+    ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                     NULL, &d, &e), 0);
+    ck_assert_str_eq(d.text, "csr-stream16 bs=128 k=8");
+    spmvd_decision_fini(&d);
     in.dtype = SPMV_F64;
     free(c);
   }
