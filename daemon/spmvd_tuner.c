@@ -193,8 +193,7 @@ static int predicted(const struct spmvd_tune_input *in,
  * (one pass over the column indices). */
 static int sell16_fits(const struct spmvd_tune_input *in)
 {
-  return in->A != NULL &&
-         spmv_csr_max_row_span(in->A) <= SPMV_SELL16_MAX_SPAN;
+  return in->fits16;
 }
 
 /* SELL-C-sigma at C 32: sell16 where it fits (2 bytes less per entry,
@@ -662,16 +661,25 @@ static int model_choice(const struct spmvd_tune_input *in,
 
 /* Fills the candidates of a strategy. */
 int spmvd_tuner_candidates(enum spmvd_strategy s,
-                           const struct spmvd_tune_input *in,
+                           const struct spmvd_tune_input *in0,
                            struct spmvd_candidates *out,
                            struct spmv_error *err)
 {
   struct spmv_config model[SPMVD_MODEL_MAX_T], pred[SPMV_FMT_COUNT];
+  struct spmvd_tune_input w;
+  const struct spmvd_tune_input *in = &w;
   int nm, np, k, tpr[3];
 
   out->n = 0;
-  if (in == NULL || in->A == NULL || in->prof == NULL || in->dev == NULL)
+  if (in0 == NULL || in0->A == NULL || in0->prof == NULL || in0->dev == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "tuner: incomplete input");
+  /* The row-span scan once, for the strategies that ask (it was up to
+   * three scans of the columns per call). */
+  w = *in0;
+  w.fits16 = (s == SPMVD_STRATEGY_EXHAUSTIVE ||
+              ((s == SPMVD_STRATEGY_AUTO || s == SPMVD_STRATEGY_MODEL) &&
+               !is_cpu(w.dev))) &&
+             spmv_csr_max_row_span(w.A) <= SPMV_SELL16_MAX_SPAN;
   nm = 0;
   if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_TRIAL) {
     nm = model_ranked(in, model, SPMVD_MODEL_MAX_T, err);

@@ -61,6 +61,9 @@ struct spmvd_tune_input {
   const struct spmvd_predictor *pred;    /* NULL: not calibrated on this device */
   const struct spmv_config *exclude;     /* quarantined configurations to skip */
   size_t nexclude;
+  int fits16;  /* ignored on input: spmvd_tuner_candidates finds once per
+                  call whether every row of A spans at most
+                  SPMV_SELL16_MAX_SPAN columns (an O(nnz) scan) */
 };
 
 /*
