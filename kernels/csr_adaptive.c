@@ -141,8 +141,9 @@ void spmv_csr_adaptive_fini(struct spmv_layout *L)
 
 /*
  * The long rows as the kernels sum them: chunk by chunk, every chunk on its
- * own (the kernel's partial[c]), the partials added in chunk order (the
- * second step).  Columns from C->col, or chunk_base[c] + C->col16.
+ * own (the kernel's partial[c]), then the partials added in chunk order
+ * (the GPU's second step adds them a warp per row: the same sum, rounded
+ * in another fixed order).  Columns from C->col, or chunk_base[c] + C->col16.
  */
 #define LONG_ROWS_SPMV(T)                                                    \
   static void long_rows_##T(const struct spmv_csr_layout *C,                 \

@@ -5,9 +5,10 @@
  * k handling BS/TPR_k rows of that bin with TPR_k = min(2^k, BS) lanes per
  * row; then one block per chunk of the long rows (rows longer than
  * base*2^(nbins-1), split by the layout in chunks of chunk_len entries).
- * A chunk's block writes its sum to partial[c]; a second kernel (one
- * thread per long row) adds the chunks of each long row in chunk order and
- * writes y, so the result does not depend on scheduling.
+ * A chunk's block writes its sum to partial[c]; a second kernel (a warp
+ * per long row, spmv_longrow.cuh) adds the chunks of each long row in an
+ * order fixed by the layout and writes y, so the result does not depend
+ * on scheduling.
  * Reductions: TPR <= 32 with __shfl_down_sync inside the group; TPR > 32
  * and chunks: per-warp shuffles, then the warps' sums in warp order from
  * shared memory.

@@ -113,7 +113,8 @@ static inline int64_t spmv_csr_layout_offset(const struct spmv_csr_layout *C,
  * (bin 0: [0, base]) and is processed with TPR = 2^k threads per row.  Rows
  * longer than base*2^(nbins-1) are split in chunks of at most chunk_len
  * entries; each chunk is summed on its own into partial[c] and a second step
- * adds the chunks of each long row, in chunk order.
+ * adds the chunks of each long row (the reference in chunk order, the GPU
+ * a warp per row: both in an order fixed by the layout).
  */
 #define SPMV_ADAPTIVE_MAX_BINS 16
 struct spmv_adaptive_layout {
@@ -136,8 +137,8 @@ struct spmv_adaptive_layout {
  * sums each row there (nonzero-balanced like csr-merge, with the cut made
  * once at conversion instead of searched at every product).  Rows longer
  * than cap are long rows, in no block: split in chunks of chunk_len
- * entries summed on their own and added in chunk order by a second step
- * (as csr-adaptive's).  Block b covers rows blk_row[2b] .. blk_row[2b+1]-1
+ * entries summed on their own and added by a second step (as
+ * csr-adaptive's).  Block b covers rows blk_row[2b] .. blk_row[2b+1]-1
  * and entries blk_ent[2b] .. blk_ent[2b+1]-1, stored so that a block
  * starts its loads after one step instead of three.
  * csr-stream16 stores no col: the column of an entry of block b is

@@ -7,8 +7,8 @@
 /*
  * A long row's entries are cut in chunks of chunk_len; chunk c of all the
  * long rows is summed by one block into partial[c], and a second kernel
- * adds each row's chunks in chunk order, so that the result does not
- * depend on scheduling.  long_chunk[r] .. long_chunk[r+1] are the chunks of
+ * adds each row's chunks in an order fixed by the layout (a warp per row),
+ * so that the result does not depend on scheduling.  long_chunk[r] .. long_chunk[r+1] are the chunks of
  * long row r (long_rows[r]).
  */
 
