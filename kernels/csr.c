@@ -7,17 +7,25 @@
 /* Row offsets narrow to 32 bits below this many entries. */
 #define CSR_PTR32_LIMIT ((int64_t)1 << 31)
 
-/* Adds the bytes of A's typed CSR: offsets, columns, values. */
-int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
-                         size_t *bytes)
+/* Adds the bytes of a typed CSR of A whose columns take col bytes each:
+ * offsets (32-bit when they fit), columns, values. */
+static int typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
+                       size_t col, size_t *bytes)
 {
   size_t ptr = A->nnz < CSR_PTR32_LIMIT ? sizeof(int32_t) : sizeof(int64_t);
 
   if (spmv_bytes_add(bytes, A->rows + 1, ptr) != 0 ||
-      spmv_bytes_add(bytes, A->nnz, sizeof(int32_t)) != 0 ||
+      spmv_bytes_add(bytes, A->nnz, col) != 0 ||
       spmv_bytes_add(bytes, A->nnz, spmv_dtype_size(dt)) != 0)
     return -1;
   return 0;
+}
+
+/* Adds the bytes of A's typed CSR: offsets, columns, values. */
+int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
+                         size_t *bytes)
+{
+  return typed_bytes(A, dt, sizeof(int32_t), bytes);
 }
 
 /* Adds the bytes of A's typed CSR with 16-bit column offsets (csr16,
@@ -25,13 +33,7 @@ int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
 int spmv_csr_typed16_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
                            size_t *bytes)
 {
-  size_t ptr = A->nnz < CSR_PTR32_LIMIT ? sizeof(int32_t) : sizeof(int64_t);
-
-  if (spmv_bytes_add(bytes, A->rows + 1, ptr) != 0 ||
-      spmv_bytes_add(bytes, A->nnz, sizeof(uint16_t)) != 0 ||
-      spmv_bytes_add(bytes, A->nnz, spmv_dtype_size(dt)) != 0)
-    return -1;
-  return 0;
+  return typed_bytes(A, dt, sizeof(uint16_t), bytes);
 }
 
 /* Allocates and fills C's row offsets from A's, 32-bit when they fit;
