@@ -190,7 +190,7 @@ static int predicted(const struct spmvd_tune_input *in,
 }
 
 /* Whether every row spans few enough columns for sell16's 16-bit offsets
- * (one pass over the column indices). */
+ * (found once per spmvd_tuner_candidates call). */
 static int sell16_fits(const struct spmvd_tune_input *in)
 {
   return in->fits16;
@@ -673,13 +673,9 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
   out->n = 0;
   if (in0 == NULL || in0->A == NULL || in0->prof == NULL || in0->dev == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "tuner: incomplete input");
-  /* The row-span scan once, for the strategies that ask (it was up to
-   * three scans of the columns per call). */
+  /* The row-span scan once per call, whatever asks for it below. */
   w = *in0;
-  w.fits16 = (s == SPMVD_STRATEGY_EXHAUSTIVE ||
-              ((s == SPMVD_STRATEGY_AUTO || s == SPMVD_STRATEGY_MODEL) &&
-               !is_cpu(w.dev))) &&
-             spmv_csr_max_row_span(w.A) <= SPMV_SELL16_MAX_SPAN;
+  w.fits16 = spmv_csr_max_row_span(w.A) <= SPMV_SELL16_MAX_SPAN;
   nm = 0;
   if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_TRIAL) {
     nm = model_ranked(in, model, SPMVD_MODEL_MAX_T, err);
