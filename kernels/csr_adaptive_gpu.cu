@@ -104,10 +104,10 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     SPMV_CHECK_LAUNCH("csr-adaptive kernel");
   }
   if (A->nlong > 0) {
-    spmv_long_finish_kernel<T>
-        <<<spmv_long_finish_grid(A->nlong), SPMV_LONG_FINISH_BS, 0, s>>>(
-            A->nlong, A->long_rows, A->long_chunk, (const T *)m->work, alpha, beta, y);
-    SPMV_CHECK_LAUNCH("csr-adaptive long-row kernel");
+    cudaError_t e = spmv_long_finish<T>(A->nlong, A->long_rows, A->long_chunk,
+                                        (const T *)m->work, alpha, beta, y, s);
+    if (e != cudaSuccess)
+      return spmv_cuda_error(e, "csr-adaptive long-row kernel", err);
   }
   return 0;
 }

@@ -297,10 +297,10 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
       return spmv_cuda_error(e, "csr-stream kernel", err);
   }
   if (D->nlong > 0) {
-    spmv_long_finish_kernel<T>
-        <<<spmv_long_finish_grid(D->nlong), SPMV_LONG_FINISH_BS, 0, s>>>(
-            D->nlong, D->long_rows, D->long_chunk, partial, alpha, beta, y);
-    SPMV_CHECK_LAUNCH("csr-stream long-row kernel");
+    cudaError_t e = spmv_long_finish<T>(D->nlong, D->long_rows, D->long_chunk,
+                                        partial, alpha, beta, y, s);
+    if (e != cudaSuccess)
+      return spmv_cuda_error(e, "csr-stream long-row kernel", err);
   }
   return 0;
 }

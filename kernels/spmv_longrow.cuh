@@ -91,9 +91,17 @@ __global__ void spmv_long_finish_kernel(
   }
 }
 
-/* Grid of the second step: a warp per long row. */
-static inline unsigned spmv_long_finish_grid(int64_t nlong) {
-  return (unsigned)((nlong * 32 + SPMV_LONG_FINISH_BS - 1) / SPMV_LONG_FINISH_BS);
+/* Launches the second step on s, a warp per long row; returns the launch's
+ * error. */
+template <typename T>
+static cudaError_t spmv_long_finish(int64_t nlong, const int32_t *long_rows,
+                                    const int64_t *long_chunk, const T *partial,
+                                    T alpha, T beta, T *y, cudaStream_t s) {
+  unsigned grid = (unsigned)((nlong * 32 + SPMV_LONG_FINISH_BS - 1) /
+                             SPMV_LONG_FINISH_BS);
+  spmv_long_finish_kernel<T><<<grid, SPMV_LONG_FINISH_BS, 0, s>>>(
+      nlong, long_rows, long_chunk, partial, alpha, beta, y);
+  return cudaGetLastError();
 }
 
 #endif /* SPMV_LONGROW_CUH */
