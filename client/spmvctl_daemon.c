@@ -393,15 +393,17 @@ static void print_calibrate(const json_t *r)
          spmvctl_num(r, "timed"), spmvctl_num(r, "planned_points"),
          json_is_true(json_object_get(r, "trimmed")) ? " (trimmed to the time)" : "",
          spmvctl_num(r, "matrices"), spmvctl_num(r, "nnz"));
-  printf("\n%-14s %-30s %-7s %7s %9s\n", "FORMAT", "CONFIGURATION", "FIT",
-         "POINTS", "FIT_ERR");
+  printf("\n%-14s %-30s %-7s %7s %9s %11s %9s\n", "FORMAT", "CONFIGURATION",
+         "FIT", "POINTS", "FIT_ERR", "WORK_POINTS", "WORK_ERR");
   for (i = 0; i < json_array_size(formats); i++) {
     const char *name = json_string_value(json_array_get(formats, i));
     const json_t *f = json_object_get(fits, name != NULL ? name : "");
 
-    printf("%-14s %-30s %-7s %7.0f %8.1f%%\n", name != NULL ? name : "-",
-           spmvctl_str(f, "config"), spmvctl_str(f, "kind"), spmvctl_num(f, "npoints"),
-           100.0 * spmvctl_num(f, "err_mean"));
+    printf("%-14s %-30s %-7s %7.0f %8.1f%% %11.0f %8.1f%%\n",
+           name != NULL ? name : "-", spmvctl_str(f, "config"),
+           spmvctl_str(f, "kind"), spmvctl_num(f, "npoints"),
+           100.0 * spmvctl_num(f, "err_mean"), spmvctl_num(f, "work_npoints"),
+           100.0 * spmvctl_num(f, "work_err"));
   }
   printf("\nstored in spmvd's cache: the predict strategy and `spmvctl predict` use them\n");
 }

@@ -137,16 +137,18 @@ static void print_predict(const json_t *r)
          spmvctl_num(r, "rows"), spmvctl_num(r, "nnz"), spmvctl_num(r, "p0"));
   printf("device       %s (calibrated for %s)\n", spmvctl_str(r, "device"),
          spmvctl_str(r, "dtype"));
-  printf("\n%-14s %-30s %-7s %10s %6s %14s %8s\n", "FORMAT", "CONFIGURATION",
-         "FIT", "STRIP", "I0", "PREDICTED_US", "FIT_ERR");
+  printf("\n%-14s %-30s %-6s %14s %10s %8s %6s\n", "FORMAT", "CONFIGURATION",
+         "MODEL", "PREDICTED_US", "PAPER_US", "FIT_ERR", "I0");
   for (i = 0; i < json_array_size(preds); i++) {
     const json_t *p = json_array_get(preds, i);
+    int work = strcmp(spmvctl_str(p, "model"), "work") == 0;
 
-    printf("%-14s %-30s %-7s %10.0f %6.0f %14.3f %7.1f%%\n",
+    printf("%-14s %-30s %-6s %14.3f %10.3f %7.1f%% %6.2g\n",
            spmvctl_str(p, "format"), spmvctl_str(p, "config"),
-           spmvctl_str(p, "kind"), spmvctl_num(p, "strip"),
-           spmvctl_num(p, "i0"), spmvctl_num(p, "time_us"),
-           100.0 * spmvctl_num(p, "err_mean"));
+           spmvctl_str(p, "model"), spmvctl_num(p, "time_us"),
+           spmvctl_num(p, "paper_us"),
+           100.0 * spmvctl_num(p, work ? "work_err" : "err_mean"),
+           spmvctl_num(p, "i0"));
   }
   printf("\nbest         %s (%.3f us predicted)\n", spmvctl_str(best, "config"),
          spmvctl_num(best, "time_us"));
@@ -160,6 +162,7 @@ int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv)
   struct spmvd_predictor pred;
   struct spmvd_cache *cache = NULL;
   struct spmv_profile prof;
+  struct spmvd_pfeat feat;
   struct spmv_error err;
   struct spmv_csr *A = NULL;
   struct spmvctl at = *ctl;
@@ -198,7 +201,8 @@ int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv)
     status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "%s: %s", argv[0], err.msg);
     goto out;
   }
-  r = spmvd_predict_report_json(&pred, &prof);
+  spmvd_predict_features(A, &prof, ctl->dtype, &feat);
+  r = spmvd_predict_report_json(&pred, &prof, &feat);
   preds = json_object_get(r, "predictions");
   if (r != NULL && json_array_size(preds) == 0) {
     status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR,

@@ -29,6 +29,31 @@ static const double vec_i[] = { 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32 };
 #define VEC_P_CAL 16
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The work model's matrices: shapes the paper's grid lacks (skewed rows
+ * with long ones, columns near the diagonal as most real matrices have
+ * them, and matrices of a few hundred rows), each timed with every
+ * calibrated configuration.  Rows are fractions of the thread strip; the
+ * matrices run from the fewest nonzeros up, so a budget cuts the largest.
+ */
+static const struct {
+  enum spmv_gen_dist dist;
+  double cv;
+  enum spmv_gen_place place;
+} work_shapes[] = {
+  { SPMV_GEN_NORMAL, 0.25, SPMV_GEN_RANDOM },
+  { SPMV_GEN_LOGNORMAL, 1, SPMV_GEN_RANDOM },
+  { SPMV_GEN_LOGNORMAL, 3, SPMV_GEN_RANDOM },
+  { SPMV_GEN_NORMAL, 0.25, SPMV_GEN_DIAGONAL },
+  { SPMV_GEN_LOGNORMAL, 1, SPMV_GEN_DIAGONAL },
+  { SPMV_GEN_NORMAL, 0, SPMV_GEN_DIAGONAL },  /* equal rows: HYB without COO */
+};
+static const double work_i[] = { 0.002, 0.01, 0.05, 0.25, 1, 4 };
+static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
+
+/* The largest least-squares system. */
+#define MAXB SPMVD_WORK_TERMS
+
 /* Fewest microseconds a prediction may give. */
 #define PREDICT_FLOOR_US 1e-3
 
@@ -46,6 +71,7 @@ static const struct {
   { { SPMV_FMT_SELL, 256, 0, 32, 256 }, 0 },
   { { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 }, 0 },
   { { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 }, 0 },
+  { { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 }, 0 },
   { { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, 1 },
 };
 static const struct spmv_config vector_cfg = { SPMV_FMT_CSR_VECTOR, 256, 16,
@@ -72,12 +98,14 @@ void spmvd_calib_params_default(struct spmvd_calib_params *p)
   p->max_nnz_total = (int64_t)480 << 20;
   p->cv = 0.25;
   p->seed = 1;
+  p->work_nnz = (int64_t)240 << 20;
 }
 
 /* Appends a point to the plan (capacity checked by the caller). */
 static void add_point(struct spmvd_calib_plan *plan,
                       const struct spmv_config *cfg, int64_t rows,
-                      double strips, int p, enum spmv_gen_dist dist)
+                      double strips, int p, enum spmv_gen_dist dist,
+                      double cv)
 {
   struct spmvd_calib_point *pt = &plan->pt[plan->n++];
 
@@ -88,6 +116,8 @@ static void add_point(struct spmvd_calib_plan *plan,
   pt->i = (int)ceil(strips);
   pt->p = p;
   pt->dist = dist;
+  pt->cv = cv;
+  pt->place = SPMV_GEN_RANDOM;
   pt->matrix = plan->nmatrices;
 }
 
@@ -111,6 +141,52 @@ static int64_t strip_rows(int64_t s, double i)
   int64_t r = (int64_t)llround((double)s * i);
 
   return r > 0 ? r : 1;
+}
+
+/* The work part of the plan: work_shapes x work_i x work_p by nonzeros,
+ * while p->work_nnz (at most half of max_nnz_total) lasts. */
+static void add_work(struct spmvd_calib_plan *plan,
+                     const struct spmvd_calib_params *p, int64_t st,
+                     int64_t sv, int cuda)
+{
+  enum { NW = NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) };
+  int64_t nnz[NW], budget, used = 0, rows;
+  size_t order[NW], a, b, t, k, pt0;
+  size_t ni = NELEM(work_i), np = NELEM(work_p);
+
+  budget = p->work_nnz < p->max_nnz_total / 2 ? p->work_nnz
+                                              : p->max_nnz_total / 2;
+  /* Index a = (shape * ni + i) * np + p; insertion sort by nnz, stable. */
+  for (a = 0; a < NW; a++) {
+    nnz[a] = strip_rows(st, work_i[(a / np) % ni]) * work_p[a % np];
+    for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
+      order[b] = order[b - 1];
+    order[b] = a;
+  }
+  for (t = 0; t < NW; t++) {
+    a = order[t];
+    if (nnz[a] > p->max_nnz_matrix)
+      continue;
+    if (used + nnz[a] > budget)
+      break;
+    used += nnz[a];
+    rows = strip_rows(st, work_i[(a / np) % ni]);
+    pt0 = plan->n;
+    add_point(plan, &vector_cfg, rows, (double)rows / (double)sv,
+              work_p[a % np], work_shapes[a / (ni * np)].dist,
+              work_shapes[a / (ni * np)].cv);
+    for (k = 0; k < NELEM(thread_cfgs); k++)
+      if (cuda || !thread_cfgs[k].cuda_only)
+        add_point(plan, &thread_cfgs[k].cfg, rows, work_i[(a / np) % ni],
+                  work_p[a % np], work_shapes[a / (ni * np)].dist,
+                  work_shapes[a / (ni * np)].cv);
+    for (k = pt0; k < plan->n; k++) {
+      plan->pt[k].place = work_shapes[a / (ni * np)].place;
+      plan->pt[k].work = 1;
+    }
+    plan->nmatrices++;
+  }
+  plan->total_nnz += used;
 }
 
 /* Makes the calibration plan for a device. */
@@ -144,7 +220,9 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
   plan = calloc(1, sizeof *plan);
   cap = 2 * (NELEM(grid_p) + NELEM(vec_i)) +
         2 * (NELEM(grid_i1) + NELEM(grid_i2)) * NELEM(grid_p) *
-            NELEM(thread_cfgs);
+            NELEM(thread_cfgs) +
+        NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) *
+            (NELEM(thread_cfgs) + 1);
   if (plan != NULL)
     plan->pt = calloc(cap, sizeof *plan->pt);
   if (plan == NULL || plan->pt == NULL) {
@@ -158,7 +236,7 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
       continue;
     for (d = 0; d < 2; d++) {
       add_point(plan, &vector_cfg, sv * VEC_I_CAL, VEC_I_CAL, grid_p[a],
-                dists[d]);
+                dists[d], p->cv);
       plan->nmatrices++;
     }
   }
@@ -167,7 +245,8 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
     if (vec_i[b] == VEC_I_CAL || !admit(plan, p, rows, VEC_P_CAL))
       continue;
     for (d = 0; d < 2; d++) {
-      add_point(plan, &vector_cfg, rows, vec_i[b], VEC_P_CAL, dists[d]);
+      add_point(plan, &vector_cfg, rows, vec_i[b], VEC_P_CAL, dists[d],
+                p->cv);
       plan->nmatrices++;
     }
   }
@@ -185,10 +264,11 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
           for (k = 0; k < NELEM(thread_cfgs); k++)
             if (cuda || !thread_cfgs[k].cuda_only)
               add_point(plan, &thread_cfgs[k].cfg, rows, gi[b], grid_p[a],
-                        dists[d]);
+                        dists[d], p->cv);
           plan->nmatrices++;
         }
   }
+  add_work(plan, p, st, sv, cuda);
   *out = plan;
   return 0;
 }
@@ -211,6 +291,8 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
 {
   struct spmvd_calib_params def;
   struct spmv_gen_spec spec;
+  struct spmv_profile prof;
+  struct spmvd_pfeat feat;
   struct spmv_error e;
   struct spmv_csr *A;
   size_t k = 0, j;
@@ -228,17 +310,23 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     ? plan->pt[k].rows
                     : 4 * (int64_t)plan->pt[k].p;
     spec.mean = plan->pt[k].p;
-    spec.cv = p->cv;
+    spec.cv = plan->pt[k].cv;
     spec.dist = plan->pt[k].dist;
-    spec.place = SPMV_GEN_RANDOM;
+    spec.place = plan->pt[k].place;
     A = spmv_gen_matching(&spec, p->seed + (uint64_t)plan->pt[k].matrix,
                           err);
     if (A == NULL)
       return err != NULL && err->code != 0 ? err->code : SPMV_ENOMEM;
+    if ((ret = spmv_profile_compute(A, &prof, err)) != 0) {
+      spmv_csr_free(A);
+      return ret;
+    }
+    spmvd_predict_features(A, &prof, plan->dtype, &feat);
     for (j = k; j < plan->n && plan->pt[j].matrix == plan->pt[k].matrix;
          j++) {
       struct spmvd_calib_point *pt = &plan->pt[j];
 
+      pt->feat = feat;
       spmv_error_clear(&e);
       ret = ops->time(ctx, A, plan->dtype, &pt->cfg, &pt->time_us, &e);
       pt->ok = ret == 0 && pt->time_us > 0 && isfinite(pt->time_us);
@@ -259,7 +347,7 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
 
 /* Solves the n x n system M x = r (M, r overwritten) by Gaussian
  * elimination with partial pivoting; returns -1 when singular. */
-static int solve(double M[4][4], double r[4], int n, double x[4])
+static int solve(double M[MAXB][MAXB], double r[MAXB], int n, double x[MAXB])
 {
   int i, j, k, piv;
   double f, tmp, scale = 0;
@@ -309,9 +397,9 @@ static int solve(double M[4][4], double r[4], int n, double x[4])
  * basis(i, p, phi) writes the nb basis values.  Returns 0 or -1.
  */
 static int lsq(const double *i, const double *p, const double *t, size_t n,
-               int nb, void (*basis)(double, double, double *), double x[4])
+               int nb, void (*basis)(double, double, double *), double x[MAXB])
 {
-  double M[4][4] = { { 0 } }, r[4] = { 0 }, phi[4], w;
+  double M[MAXB][MAXB] = { { 0 } }, r[MAXB] = { 0 }, phi[MAXB], w;
   size_t k;
   int a, b;
 
@@ -389,7 +477,7 @@ int spmvd_predict_fit_saddle(const double *i, const double *p,
                              const double *t, size_t n, struct spmvd_fit *f,
                              struct spmv_error *err)
 {
-  double x[4];
+  double x[MAXB];
 
   if (n < 4 || distinct(i, n) < 2 || distinct(p, n) < 2 ||
       lsq(i, p, t, n, 4, basis_saddle, x) != 0)
@@ -412,7 +500,7 @@ int spmvd_predict_fit_vector(const double *i, const double *p,
                              double p_cal, struct spmvd_fit *f,
                              struct spmv_error *err)
 {
-  double *si = NULL, *sp = NULL, *stt = NULL, xp[4], xi[4], t0 = 0;
+  double *si = NULL, *sp = NULL, *stt = NULL, xp[MAXB], xi[MAXB], t0 = 0;
   size_t k, np = 0, ni = 0, n0 = 0;
   int ret = 0;
 
@@ -472,6 +560,229 @@ out:
   return ret;
 }
 
+/* Descending order of row lengths (sell's sort within a window). */
+static int len_desc(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+#define FEAT_GROUP 32     /* a warp of rows */
+#define FEAT_WINDOW 256   /* sell's sigma in the calibrated configuration */
+#define FEAT_VEC_TPR 16   /* csr-vector's TPR in the calibrated configuration */
+
+/* Computes the work model's features of A. */
+void spmvd_predict_features(const struct spmv_csr *A,
+                            const struct spmv_profile *prof,
+                            enum spmv_dtype dt, struct spmvd_pfeat *out)
+{
+  int64_t win[FEAT_WINDOW], r, r0, k, len, mx, steps[2];
+  int shift = spmv_dtype_size(dt) == 4 ? 3 : 2; /* columns per sector: 8/4 */
+  size_t n, j;
+
+  memset(out, 0, sizeof *out);
+  out->rows = (double)A->rows;
+  out->nnz = (double)A->nnz;
+  for (r0 = 0; r0 < A->rows; r0 += FEAT_GROUP) {
+    mx = 0;
+    for (r = r0; r < A->rows && r < r0 + FEAT_GROUP; r++) {
+      len = A->row_ptr[r + 1] - A->row_ptr[r];
+      mx = len > mx ? len : mx;
+      if (len == 0)
+        out->empty += 1;
+      if (len > prof->hyb_k)
+        out->hyb_coo += (double)(len - prof->hyb_k);
+      /* Sectors: a new one wherever the sorted columns cross into one. */
+      for (k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++)
+        if (k == A->row_ptr[r] ||
+            (A->col_idx[k] >> shift) != (A->col_idx[k - 1] >> shift))
+          out->sectors += 1;
+    }
+    out->w_warp += (double)FEAT_GROUP * (double)mx;
+    out->rl_max = (double)mx > out->rl_max ? (double)mx : out->rl_max;
+    /* csr-vector: two rows per warp at TPR 16, the warp as slow as the
+     * longer of each pair. */
+    for (r = r0; r < A->rows && r < r0 + FEAT_GROUP; r += 2) {
+      for (j = 0; j < 2; j++) {
+        len = r + (int64_t)j < A->rows
+                  ? A->row_ptr[r + j + 1] - A->row_ptr[r + j]
+                  : 0;
+        steps[j] = (len + FEAT_VEC_TPR - 1) / FEAT_VEC_TPR;
+      }
+      out->w_vec += 32.0 * (double)(steps[0] > steps[1] ? steps[0] : steps[1]);
+    }
+  }
+  out->w_ell = (double)A->rows * out->rl_max;
+  out->w_hyb = (double)A->rows * (double)prof->hyb_k;
+  for (r0 = 0; r0 < A->rows; r0 += FEAT_WINDOW) {
+    n = 0;
+    for (r = r0; r < A->rows && r < r0 + FEAT_WINDOW; r++)
+      win[n++] = A->row_ptr[r + 1] - A->row_ptr[r];
+    qsort(win, n, sizeof win[0], len_desc);
+    for (j = 0; j < n; j += FEAT_GROUP)
+      out->w_sell += (double)FEAT_GROUP * (double)win[j];
+  }
+}
+
+/* The work model's terms of format f. */
+void spmvd_predict_work_basis(enum spmv_format f, const struct spmvd_pfeat *x,
+                              double phi[SPMVD_WORK_TERMS])
+{
+  double w = 0;
+
+  switch (f) {
+  case SPMV_FMT_CSR_SCALAR:
+  case SPMV_FMT_ELLR_T:
+    w = x->w_warp;
+    break;
+  case SPMV_FMT_CSR_VECTOR:
+    w = x->w_vec;
+    break;
+  case SPMV_FMT_ELL:
+    w = x->w_ell;
+    break;
+  case SPMV_FMT_SELL:
+    w = x->w_sell;
+    break;
+  case SPMV_FMT_HYB:
+    w = x->w_hyb;
+    break;
+  default:
+    break;
+  }
+  phi[0] = 1;
+  phi[1] = x->rows;
+  phi[2] = x->nnz;
+  phi[3] = w;
+  phi[4] = x->rl_max;
+  phi[5] = x->sectors;
+  /* HYB runs a second kernel for its COO part only when there is one. */
+  phi[6] = f == SPMV_FMT_HYB && x->hyb_coo > 0 ? 1 : 0;
+  phi[7] = f == SPMV_FMT_HYB ? x->hyb_coo : 0;
+}
+
+/* The work model at features x. */
+static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
+{
+  double phi[SPMVD_WORK_TERMS], t = 0;
+  int j;
+
+  spmvd_predict_work_basis(f->cfg.format, x, phi);
+  for (j = 0; j < SPMVD_WORK_TERMS; j++)
+    t += f->wc[j] * phi[j];
+  return t;
+}
+
+/*
+ * Weighted least squares (weights 1/t^2) of t over the terms on[] of the
+ * samples' bases phi (n x SPMVD_WORK_TERMS, row-major) into c (0 off the
+ * terms).  Columns are scaled to 1 (the counts span twelve orders of
+ * magnitude) and a trace-relative ridge of 1e-10 keeps collinear terms
+ * (equal-length rows make w_warp equal nnz) solvable.  Returns 0 or -1.
+ */
+static int work_lsq(const double *phi, const double *t, size_t n,
+                    const int on[SPMVD_WORK_TERMS], double c[SPMVD_WORK_TERMS])
+{
+  double M[MAXB][MAXB] = { { 0 } }, r[MAXB] = { 0 }, x[MAXB], sc[MAXB];
+  double v[MAXB], w, tr = 0;
+  int idx[MAXB], nb = 0, a, b;
+  size_t k;
+
+  for (a = 0; a < SPMVD_WORK_TERMS; a++) {
+    c[a] = 0;
+    if (!on[a])
+      continue;
+    sc[nb] = 0;
+    for (k = 0; k < n; k++)
+      if (fabs(phi[k * SPMVD_WORK_TERMS + a]) > sc[nb])
+        sc[nb] = fabs(phi[k * SPMVD_WORK_TERMS + a]);
+    if (sc[nb] > 0)
+      idx[nb++] = a;
+  }
+  if (nb == 0)
+    return -1;
+  for (k = 0; k < n; k++) {
+    if (!(t[k] > 0))
+      continue;
+    w = 1.0 / (t[k] * t[k]);
+    for (a = 0; a < nb; a++)
+      v[a] = phi[k * SPMVD_WORK_TERMS + idx[a]] / sc[a];
+    for (a = 0; a < nb; a++) {
+      for (b = 0; b < nb; b++)
+        M[a][b] += w * v[a] * v[b];
+      r[a] += w * v[a] * t[k];
+    }
+  }
+  for (a = 0; a < nb; a++)
+    tr += M[a][a];
+  for (a = 0; a < nb; a++)
+    M[a][a] += 1e-10 * tr / nb;
+  if (solve(M, r, nb, x) != 0)
+    return -1;
+  for (a = 0; a < nb; a++)
+    c[idx[a]] = x[a] / sc[a];
+  return 0;
+}
+
+/* Fits the work model: least squares over the terms, dropping the most
+ * negative coefficient until none is (a greedy non-negative fit: a time
+ * never falls as a count grows). */
+int spmvd_predict_fit_work(enum spmv_format fmt, const struct spmvd_pfeat *x,
+                           const double *t, size_t n, struct spmvd_fit *f,
+                           struct spmv_error *err)
+{
+  double *phi, c[SPMVD_WORK_TERMS], cmax[SPMVD_WORK_TERMS] = { 0 }, s = 0;
+  int on[SPMVD_WORK_TERMS], j, worst, left = SPMVD_WORK_TERMS;
+  size_t k, m = 0;
+
+  f->work_npoints = 0;
+  if (n < SPMVD_WORK_TERMS)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "work fit of %s: %zu samples, %d needed",
+                          spmv_format_name(fmt), n, SPMVD_WORK_TERMS);
+  phi = malloc(n * SPMVD_WORK_TERMS * sizeof *phi);
+  if (phi == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
+  for (k = 0; k < n; k++) {
+    spmvd_predict_work_basis(fmt, &x[k], &phi[k * SPMVD_WORK_TERMS]);
+    for (j = 0; j < SPMVD_WORK_TERMS; j++)
+      if (fabs(phi[k * SPMVD_WORK_TERMS + j]) > cmax[j])
+        cmax[j] = fabs(phi[k * SPMVD_WORK_TERMS + j]);
+  }
+  for (j = 0; j < SPMVD_WORK_TERMS; j++)
+    on[j] = 1;
+  while (left > 0) {
+    if (work_lsq(phi, t, n, on, c) != 0) {
+      left = 0;
+      break;
+    }
+    worst = -1;
+    for (j = 0; j < SPMVD_WORK_TERMS; j++)
+      if (c[j] < 0 && (worst < 0 || c[j] * cmax[j] < c[worst] * cmax[worst]))
+        worst = j;
+    if (worst < 0)
+      break;
+    on[worst] = 0;
+    left--;
+  }
+  free(phi);
+  if (left == 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "work fit of %s: no non-negative model",
+                          spmv_format_name(fmt));
+  memcpy(f->wc, c, sizeof c);
+  f->work_npoints = (int)n;
+  for (k = 0; k < n; k++) {
+    if (!(t[k] > 0))
+      continue;
+    s += fabs(work_eval(f, &x[k]) - t[k]) / t[k];
+    m++;
+  }
+  f->work_err = m ? s / (double)m : 0;
+  return 0;
+}
+
 /* Evaluates a fit at (I, P). */
 double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p)
 {
@@ -488,7 +799,8 @@ double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p)
 
 /* Predicts a matrix's time under fit f. */
 double spmvd_predict_time(const struct spmvd_fit *f,
-                          const struct spmv_profile *prof)
+                          const struct spmv_profile *prof,
+                          const struct spmvd_pfeat *feat)
 {
   double i0, p0, t;
 
@@ -496,6 +808,10 @@ double spmvd_predict_time(const struct spmvd_fit *f,
     return NAN;
   if (prof->rows <= 0)
     return PREDICT_FLOOR_US;
+  if (feat != NULL && f->work_npoints > 0) {
+    t = work_eval(f, feat);
+    return t > PREDICT_FLOOR_US ? t : PREDICT_FLOOR_US;
+  }
   /* I0 = rows / S, a real number of strips (the paper rounds it up: see
    * the grid above for why we do not). */
   i0 = (double)prof->rows / (double)f->strip;
@@ -510,6 +826,7 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
                       struct spmvd_predictor *out, struct spmv_error *err)
 {
   double *i = NULL, *p = NULL, *t = NULL;
+  struct spmvd_pfeat *x = NULL;
   struct spmvd_fit *f;
   size_t k, n;
   int64_t strip;
@@ -519,7 +836,8 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
   i = malloc((plan->n ? plan->n : 1) * sizeof *i);
   p = malloc((plan->n ? plan->n : 1) * sizeof *p);
   t = malloc((plan->n ? plan->n : 1) * sizeof *t);
-  if (i == NULL || p == NULL || t == NULL) {
+  x = malloc((plan->n ? plan->n : 1) * sizeof *x);
+  if (i == NULL || p == NULL || t == NULL || x == NULL) {
     ret = spmv_error_set(err, SPMV_ENOMEM, "fit: out of memory");
     goto out;
   }
@@ -528,7 +846,8 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
     strip = spmvd_predict_strip((enum spmv_format)fmt, dev);
     n = 0;
     for (k = 0; k < plan->n; k++) {
-      if ((int)plan->pt[k].cfg.format != fmt || !plan->pt[k].ok)
+      if ((int)plan->pt[k].cfg.format != fmt || !plan->pt[k].ok ||
+          plan->pt[k].work)
         continue;
       if (n == 0)
         f->cfg = plan->pt[k].cfg;
@@ -551,17 +870,27 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
       continue;
     }
     nfit++;
+    /* The work model over every point of the format, both parts. */
+    n = 0;
+    for (k = 0; k < plan->n; k++)
+      if ((int)plan->pt[k].cfg.format == fmt && plan->pt[k].ok) {
+        x[n] = plan->pt[k].feat;
+        t[n++] = plan->pt[k].time_us;
+      }
+    spmvd_predict_fit_work((enum spmv_format)fmt, x, t, n, f, NULL);
   }
 out:
   free(i);
   free(p);
   free(t);
+  free(x);
   return ret != 0 ? ret : nfit;
 }
 
 /* Ranks the calibrated formats for a matrix by predicted time. */
 int spmvd_predict_rank(const struct spmvd_predictor *pred,
                        const struct spmv_profile *prof,
+                       const struct spmvd_pfeat *feat,
                        struct spmv_config *cfgs, double *us, int max)
 {
   double tm[SPMV_FMT_COUNT];
@@ -572,7 +901,7 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
       continue;
     if (f == SPMV_FMT_ELL && prof->ell_fill > 3)
       continue;
-    tm[f] = spmvd_predict_time(&pred->fit[f], prof);
+    tm[f] = spmvd_predict_time(&pred->fit[f], prof, feat);
     if (!isfinite(tm[f]))
       continue;
     order[n++] = f;
@@ -595,7 +924,8 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
 
 /* Returns a new reference to the predictions for a matrix. */
 json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
-                                  const struct spmv_profile *prof)
+                                  const struct spmv_profile *prof,
+                                  const struct spmvd_pfeat *feat)
 {
   struct spmv_config cfgs[SPMV_FMT_COUNT];
   double us[SPMV_FMT_COUNT];
@@ -606,17 +936,20 @@ json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
 
   if (arr == NULL)
     return NULL;
-  n = spmvd_predict_rank(pred, prof, cfgs, us, SPMV_FMT_COUNT);
+  n = spmvd_predict_rank(pred, prof, feat, cfgs, us, SPMV_FMT_COUNT);
   for (k = 0; k < n; k++) {
     f = &pred->fit[cfgs[k].format];
     spmv_config_format(&cfgs[k], text, sizeof text);
-    o = json_pack("{sssssssIsfsfsf}", "format",
-                  spmv_format_name(cfgs[k].format), "config", text, "kind",
-                  f->kind == SPMVD_FIT_VECTOR ? "vector" : "saddle", "strip",
-                  (json_int_t)f->strip, "i0",
+    o = json_pack("{sssssssssIsfsfsfsfsf}", "format",
+                  spmv_format_name(cfgs[k].format), "config", text, "model",
+                  feat != NULL && f->work_npoints > 0 ? "work" : "paper",
+                  "kind", f->kind == SPMVD_FIT_VECTOR ? "vector" : "saddle",
+                  "strip", (json_int_t)f->strip, "i0",
                   prof->rows > 0 ? (double)prof->rows / (double)f->strip
                                  : 0.0,
-                  "time_us", us[k], "err_mean", f->err_mean);
+                  "time_us", us[k], "paper_us",
+                  spmvd_predict_time(f, prof, NULL), "err_mean", f->err_mean,
+                  "work_err", f->work_err);
     if (o == NULL || json_array_append_new(arr, o) != 0) {
       json_decref(arr);
       return NULL;
@@ -652,16 +985,36 @@ static json_t *fit_json(const struct spmvd_fit *f)
   char text[64];
 
   spmv_config_format(&f->cfg, text, sizeof text);
+  json_t *o, *w;
+  int j;
+
   if (f->kind == SPMVD_FIT_VECTOR)
-    return json_pack("{sssssIsfsfsfsfsfsfsfsisf}", "kind", "vector",
-                     "config", text, "strip", (json_int_t)f->strip, "m", f->m,
-                     "c", f->c, "p", f->p, "q", f->q, "t0", f->t0, "i_cal",
-                     f->i_cal, "p_cal", f->p_cal, "npoints", f->npoints,
-                     "err_mean", f->err_mean);
-  return json_pack("{sssssIsfsfsfsfsisf}", "kind", "saddle", "config", text,
-                   "strip", (json_int_t)f->strip, "a", f->a, "b", f->b, "c",
-                   f->gc, "d", f->gd, "npoints", f->npoints, "err_mean",
-                   f->err_mean);
+    o = json_pack("{sssssIsfsfsfsfsfsfsfsisf}", "kind", "vector", "config",
+                  text, "strip", (json_int_t)f->strip, "m", f->m, "c", f->c,
+                  "p", f->p, "q", f->q, "t0", f->t0, "i_cal", f->i_cal,
+                  "p_cal", f->p_cal, "npoints", f->npoints, "err_mean",
+                  f->err_mean);
+  else
+    o = json_pack("{sssssIsfsfsfsfsisf}", "kind", "saddle", "config", text,
+                  "strip", (json_int_t)f->strip, "a", f->a, "b", f->b, "c",
+                  f->gc, "d", f->gd, "npoints", f->npoints, "err_mean",
+                  f->err_mean);
+  if (o == NULL || f->work_npoints <= 0)
+    return o;
+  w = json_array();
+  for (j = 0; w != NULL && j < SPMVD_WORK_TERMS; j++)
+    if (json_array_append_new(w, json_real(f->wc[j])) != 0) {
+      json_decref(w);
+      w = NULL;
+    }
+  if (w == NULL || json_object_set_new(o, "work", w) != 0 ||
+      json_object_set_new(o, "work_npoints",
+                          json_integer(f->work_npoints)) != 0 ||
+      json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 /* Returns a new reference to the fits as JSON. */
@@ -694,6 +1047,38 @@ static int num(json_t *o, const char *fmt, const char *key, double *v,
                           "fit of %s: \"%s\" missing or not a number", fmt,
                           key);
   *v = json_number_value(j);
+  return 0;
+}
+
+/* Reads a fit's optional work model: all SPMVD_WORK_TERMS coefficients,
+ * finite and non-negative, or none. */
+static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
+                          struct spmv_error *err)
+{
+  json_t *w = json_object_get(o, "work"), *v;
+  double np = 0;
+  size_t j;
+
+  if (w == NULL)
+    return 0;
+  if (!json_is_array(w) || json_array_size(w) != SPMVD_WORK_TERMS)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"work\" must be an array of %d "
+                          "numbers", name, SPMVD_WORK_TERMS);
+  json_array_foreach(w, j, v) {
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+        json_number_value(v) < 0)
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: work[%zu] is not a non-negative "
+                            "number", name, j);
+    f->wc[j] = json_number_value(v);
+  }
+  if (num(o, name, "work_npoints", &np, err) != 0 || np < 1)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"work_npoints\" missing or < 1",
+                          name);
+  f->work_npoints = (int)np;
+  json_unpack(o, "{s?F}", "work_err", &f->work_err);
   return 0;
 }
 
@@ -743,7 +1128,7 @@ static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           "fit of %s: \"kind\" must be \"vector\" or "
                           "\"saddle\"", name);
   }
-  return 0;
+  return work_from_json(o, name, f, err);
 }
 
 /* Reads the fits of spmvd_predict_to_json(). */

@@ -42,6 +42,40 @@ enum spmvd_fit_kind {
   SPMVD_FIT_SADDLE = 2
 };
 
+/*
+ * What the work model sees of a matrix beyond the paper's two numbers
+ * (row lengths and columns only; O(nnz), no allocation).  Entries are counted as a kernel of each kind executes them:
+ */
+struct spmvd_pfeat {
+  double rows, nnz;
+  double rl_max;     /* the longest row: a thread-per-row kernel's path */
+  double w_warp;     /* sum over 32-row groups of 32 x their longest row:
+                        the entries a thread per row steps through */
+  double w_sell;     /* the same after sorting rows by length in windows
+                        of 256 (sell's sigma) */
+  double w_ell;      /* rows x rl_max: ELL's padded entries */
+  double w_vec;      /* sum over warps of 32 x the most 16-entry steps of
+                        its two rows: csr-vector at TPR 16 */
+  double w_hyb;      /* rows x HYB's ELL width: its ELL part, padded */
+  double hyb_coo;    /* entries beyond HYB's ELL width (its COO part) */
+  double sectors;    /* sum over rows of the 32-byte sectors of x a row's
+                        columns fall in (dt's width): x's gather traffic */
+  double empty;      /* empty rows */
+};
+
+/*
+ * Beyond the paper: the work model.  The paper's two numbers (rows, mean
+ * row length) cannot see what decides most real matrices' times: the
+ * longest row, which a thread per row waits for; the padding a format
+ * steps through; how many 32-byte sectors of x the columns touch; whether
+ * HYB's COO part runs at all.  The work model is linear in such counts
+ * (struct spmvd_pfeat), T = sum_j wc[j] * phi_j, with non-negative
+ * coefficients fitted by weighted least squares (relative errors) over
+ * every calibration point of the format: the paper's grid and the work
+ * part's shapes.
+ */
+#define SPMVD_WORK_TERMS 8
+
 /* One format's fit. */
 struct spmvd_fit {
   enum spmvd_fit_kind kind;
@@ -53,6 +87,11 @@ struct spmvd_fit {
   double a, b, gc, gd;     /* saddle: T = (a*I + b)*P + (gc*I + gd) */
   int npoints;             /* samples the fit used */
   double err_mean;         /* mean |fit - measured| / measured over them */
+  /* The work model (spmvd_predict_work_basis): fitted when work_npoints
+   * > 0 and then what predictions use. */
+  double wc[SPMVD_WORK_TERMS];
+  int work_npoints;
+  double work_err;         /* its mean relative error on its points */
 };
 
 /* A device's fits, indexed by format (kind NONE where not calibrated). */
@@ -70,6 +109,8 @@ struct spmvd_calib_params {
   int64_t max_nnz_total;   /* sum of the matrices' nnz (480M) */
   double cv;               /* sigma / mean of the row lengths (0.25) */
   uint64_t seed;           /* generator seed (1) */
+  int64_t work_nnz;        /* nnz of the work part in all (240M; at most
+                              half of max_nnz_total) */
 };
 
 /* Fills p with the defaults written above. */
@@ -82,7 +123,11 @@ struct spmvd_calib_point {
   double strips;           /* I, a real number of strips (0.1 .. 32) */
   int i;                   /* I rounded up: the paper's whole strips */
   int p;                   /* P, the mean row length */
-  enum spmv_gen_dist dist; /* SPMV_GEN_NORMAL or SPMV_GEN_UNIFORM */
+  enum spmv_gen_dist dist; /* SPMV_GEN_NORMAL, _UNIFORM or _LOGNORMAL */
+  double cv;               /* sigma / mean of the row lengths */
+  enum spmv_gen_place place; /* where a row's columns lie */
+  int work;                /* 1: of the work part (not the paper's grid) */
+  struct spmvd_pfeat feat; /* the matrix's features, filled by the run */
   int matrix;              /* points of one matrix share this index */
   double time_us;          /* filled by the calibration; 0 = not timed */
   int ok;                  /* 1 once timed successfully */
@@ -179,16 +224,44 @@ int spmvd_predict_fit_vector(const double *i, const double *p,
                              double p_cal, struct spmvd_fit *f,
                              struct spmv_error *err);
 
+
+/* Computes the features of A (borrowed; its profile prof) for values dt
+ * into out. */
+void spmvd_predict_features(const struct spmv_csr *A,
+                            const struct spmv_profile *prof,
+                            enum spmv_dtype dt, struct spmvd_pfeat *out);
+
+/*
+ * The work model's terms for format f: 1, rows, nnz, the format's padded
+ * entries (w_warp for csr-scalar and ellr-t, w_vec for csr-vector, w_ell,
+ * w_sell, w_hyb; 0 for the others), rl_max, sectors, and for hyb whether
+ * its COO part runs and that part's entries (0 for the others).
+ */
+void spmvd_predict_work_basis(enum spmv_format f, const struct spmvd_pfeat *x,
+                              double phi[SPMVD_WORK_TERMS]);
+
+/*
+ * The non-negative weighted least squares of the work model over n
+ * samples (features x[k], times t[k], borrowed) into f's wc, work_npoints
+ * and work_err.  Returns 0, or SPMV_EINVAL when the samples determine no
+ * model (fewer than SPMVD_WORK_TERMS).
+ */
+int spmvd_predict_fit_work(enum spmv_format fmt, const struct spmvd_pfeat *x,
+                           const double *t, size_t n, struct spmvd_fit *f,
+                           struct spmv_error *err);
+
 /* Evaluates fit f at (I, P); returns microseconds (NAN when kind NONE). */
 double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p);
 
 /*
- * Predicts the time (us) of fit f for a matrix of profile prof: I0 =
- * rows / S (real), P0 = nnz / rows.  NAN when f is not calibrated; never
- * below a small positive floor.
+ * Predicts the time (us) of fit f for a matrix of profile prof and
+ * features feat: the work model where it is fitted and feat is not NULL,
+ * else the paper's form at I0 = rows / S (real), P0 = nnz / rows.  NAN
+ * when f is not calibrated; never below a small positive floor.
  */
 double spmvd_predict_time(const struct spmvd_fit *f,
-                          const struct spmv_profile *prof);
+                          const struct spmv_profile *prof,
+                          const struct spmvd_pfeat *feat);
 
 /*
  * Ranks the calibrated formats for prof by predicted time, fastest first:
@@ -198,6 +271,7 @@ double spmvd_predict_time(const struct spmvd_fit *f,
  */
 int spmvd_predict_rank(const struct spmvd_predictor *pred,
                        const struct spmv_profile *prof,
+                       const struct spmvd_pfeat *feat,
                        struct spmv_config *cfgs, double *us, int max);
 
 /* The fits as JSON {"csr-vector": {...}, ...}: a new reference or NULL. */
@@ -215,7 +289,8 @@ int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
  * Formats that do not apply (see spmvd_predict_rank()) are left out.
  */
 json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
-                                  const struct spmv_profile *prof);
+                                  const struct spmv_profile *prof,
+                                  const struct spmvd_pfeat *feat);
 
 /*
  * A ready-made spmvd_calib_ops.time over a backend: ctx must point to a

@@ -178,7 +178,7 @@ static int predicted(const struct spmvd_tune_input *in,
 
   if (in->pred == NULL)
     return 0;
-  n = spmvd_predict_rank(in->pred, in->prof, cfgs, NULL, max);
+  n = spmvd_predict_rank(in->pred, in->prof, &in->feat, cfgs, NULL, max);
   spmvd_tuner_autocsr_tpr(in->prof->rl_mean, tpr);
   for (k = 0; k < n; k++) {
     if (cfgs[k].format == SPMV_FMT_CSR_VECTOR)
@@ -676,6 +676,8 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
   /* The row-span scan once per call, whatever asks for it below. */
   w = *in0;
   w.fits16 = spmv_csr_max_row_span(w.A) <= SPMV_SELL16_MAX_SPAN;
+  if (w.pred != NULL)
+    spmvd_predict_features(w.A, w.prof, w.dtype, &w.feat);
   nm = 0;
   if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_TRIAL) {
     nm = model_ranked(in, model, SPMVD_MODEL_MAX_T, err);
@@ -983,8 +985,11 @@ int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in,
       out->cfg = c->cfg[0];
       spmv_config_format(&out->cfg, out->text, sizeof out->text);
       if (s == SPMVD_STRATEGY_PREDICT) {
+        struct spmvd_pfeat feat;
+
         k = out->cfg.format;
-        out->time_us = spmvd_predict_time(&in->pred->fit[k], in->prof);
+        spmvd_predict_features(in->A, in->prof, in->dtype, &feat);
+        out->time_us = spmvd_predict_time(&in->pred->fit[k], in->prof, &feat);
         if (!isfinite(out->time_us))
           out->time_us = 0;
       }

@@ -10,6 +10,7 @@
 #include "spmv_formats.h"
 #include "spmv_profile.h"
 #include "spmvd_backend.h"
+#include "spmvd_predict.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,8 @@ struct spmvd_tune_input {
   int fits16;  /* ignored on input: spmvd_tuner_candidates finds once per
                   call whether every row of A spans at most
                   SPMV_SELL16_MAX_SPAN columns (an O(nnz) scan) */
+  struct spmvd_pfeat feat; /* ignored on input: the predictor's features of
+                              A, found once per call where pred is set */
 };
 
 /*

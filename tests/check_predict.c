@@ -146,7 +146,8 @@ START_TEST(test_plan_bounds)
   int64_t total = 0, nnz;
   size_t k;
   int m = -1, vec_p = 0, vec_i = 0, cus = 0, dists[2] = { 0, 0 };
-  int below = 0, pmax = 0;
+  int below = 0, pmax = 0, work = 0, wdiag = 0, wlog = 0, wmat = -1;
+  int64_t wtotal = 0;
   double imax = 0;
 
   spmvd_calib_params_default(&prm);
@@ -161,6 +162,22 @@ START_TEST(test_plan_bounds)
       m = pt->matrix;
       total += nnz;
     }
+    if (pt->work) {
+      /* The work part: after the paper's grid, every configuration on
+       * each of its matrices, shapes beyond the paper's. */
+      work++;
+      if (pt->matrix != wmat) {
+        wmat = pt->matrix;
+        wtotal += nnz;
+        ck_assert_int_eq(pt->cfg.format, SPMV_FMT_CSR_VECTOR);
+      }
+      wdiag += pt->place == SPMV_GEN_DIAGONAL;
+      wlog += pt->dist == SPMV_GEN_LOGNORMAL && pt->cv >= 3;
+      continue;
+    }
+    ck_assert_int_eq(work, 0);
+    ck_assert_int_eq(pt->place, SPMV_GEN_RANDOM);
+    ck_assert_double_eq(pt->cv, prm.cv);
     if (pt->cfg.format == SPMV_FMT_CSR_VECTOR) {
       ck_assert_int_eq(pt->rows, llround(132 * 128 * pt->strips));
       vec_p += pt->strips == 1;
@@ -177,7 +194,12 @@ START_TEST(test_plan_bounds)
     dists[pt->dist == SPMV_GEN_UNIFORM]++;
   }
   ck_assert_int_eq(total, plan->total_nnz);
-  ck_assert_int_le(total, prm.max_nnz_total);
+  ck_assert_int_le(total - wtotal, prm.max_nnz_total);
+  ck_assert_int_le(wtotal, prm.work_nnz);
+  ck_assert_int_le(wtotal, prm.max_nnz_total / 2);
+  ck_assert_int_gt(wdiag, 0);
+  ck_assert_int_gt(wlog, 0);
+  ck_assert_int_eq(work % 12, 0);  /* csr-vector + 11 thread configurations */
   ck_assert_int_eq(m + 1, plan->nmatrices);
   ck_assert_int_ge(vec_p, 10);
   ck_assert_int_ge(vec_i, 10);
@@ -186,8 +208,9 @@ START_TEST(test_plan_bounds)
   ck_assert_double_ge(imax, 8);
   ck_assert_int_gt(cus, 0);
   ck_assert_int_eq(dists[0], dists[1]);
-  fprintf(stderr, "H100 plan: %d matrices, %zu timings, %lld nnz\n",
-          plan->nmatrices, plan->n, (long long)plan->total_nnz);
+  fprintf(stderr, "H100 plan: %d matrices, %zu timings (%d of the work "
+          "part), %lld nnz\n", plan->nmatrices, plan->n, work,
+          (long long)plan->total_nnz);
   spmvd_calib_plan_free(plan);
   ck_assert_int_eq(spmvd_calib_plan_new(&cpu, SPMV_F64, NULL, &plan, NULL), 0);
   for (k = 0; k < plan->n; k++)
@@ -276,7 +299,7 @@ START_TEST(test_calibrate_end_to_end)
     bad += !plan->pt[k].ok;
   ck_assert_int_eq(bad, 2);  /* hyb at (2, 8), both distributions */
   n = spmvd_predict_fit(plan, &f.dev, &pr, &e);
-  ck_assert_int_eq(n, 11);  /* 10 thread formats (cusparse: cuda) + vector */
+  ck_assert_int_eq(n, 12);  /* 11 thread formats (cusparse: cuda) + vector */
   for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++) {
     if (fmt == SPMV_FMT_CSR_VECTOR || pr.fit[fmt].kind == SPMVD_FIT_NONE)
       continue;
@@ -302,19 +325,19 @@ START_TEST(test_calibrate_end_to_end)
   prof.nnz = 20000;
   prof.ell_fill = 1.5;
   truth(SPMV_FMT_JAD, c);
-  ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_JAD], &prof),
+  ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_JAD], &prof, NULL),
                           saddle(c[0], c[1], c[2], c[3], 7.8125, 20), 1e-6);
   ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_CSR_VECTOR],
-                                             &prof),
+                                             &prof, NULL),
                           (0.5 * 20 + 4) / 12 * (6 * 125 + 6), 1e-6);
   /* The ranking is by predicted time: csr-scalar (format 0) is cheapest. */
-  n = spmvd_predict_rank(&pr, &prof, ranked, us, SPMV_FMT_COUNT);
-  ck_assert_int_eq(n, 11);
+  n = spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT);
+  ck_assert_int_eq(n, 12);
   ck_assert_int_eq(ranked[0].format, SPMV_FMT_CSR_SCALAR);
   for (k = 1; k < (size_t)n; k++)
     ck_assert_double_le(us[k - 1], us[k]);
-  doc = spmvd_predict_report_json(&pr, &prof);
-  ck_assert_int_eq(json_array_size(json_object_get(doc, "predictions")), 11);
+  doc = spmvd_predict_report_json(&pr, &prof, NULL);
+  ck_assert_int_eq(json_array_size(json_object_get(doc, "predictions")), 12);
   ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
                        json_object_get(doc, "predictions"), 0), "format")),
                    "csr-scalar");
@@ -326,17 +349,34 @@ START_TEST(test_calibrate_end_to_end)
                       7.8125);
   json_decref(doc);
   prof.ell_fill = 10;
-  ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, ranked, us, SPMV_FMT_COUNT),
-                   10);
+  ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT),
+                   11);
+  /* Every fitted format has its work model too, kept through JSON. */
+  for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++)
+    if (pr.fit[fmt].kind != SPMVD_FIT_NONE)
+      ck_assert_int_gt(pr.fit[fmt].work_npoints, 0);
   /* JSON round trip, then through the cache. */
   doc = spmvd_predict_to_json(&pr);
   ck_assert_ptr_nonnull(doc);
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
   ck_assert_int_eq(memcmp(&pr.fit[SPMV_FMT_JAD].a, &pr2.fit[SPMV_FMT_JAD].a,
                           sizeof(double)), 0);
-  ck_assert_double_eq(spmvd_predict_time(&pr.fit[SPMV_FMT_CSR_VECTOR], &prof),
+  ck_assert_double_eq(spmvd_predict_time(&pr.fit[SPMV_FMT_CSR_VECTOR], &prof,
+                                         NULL),
                       spmvd_predict_time(&pr2.fit[SPMV_FMT_CSR_VECTOR],
-                                         &prof));
+                                         &prof, NULL));
+  for (k = 0; k < SPMVD_WORK_TERMS; k++)
+    ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].wc[k], pr.fit[SPMV_FMT_JAD].wc[k]);
+  ck_assert_int_eq(pr2.fit[SPMV_FMT_JAD].work_npoints,
+                   pr.fit[SPMV_FMT_JAD].work_npoints);
+  json_array_set_new(json_object_get(json_object_get(doc, "coo"), "work"), 2,
+                     json_real(-1));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
+  ck_assert_ptr_nonnull(strstr(e.msg, "work[2]"));
+  json_object_del(json_object_get(doc, "coo"), "work");
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  ck_assert_int_eq(pr2.fit[SPMV_FMT_COO].work_npoints, 0);
   json_object_set_new(json_object_get(doc, "jad"), "kind",
                       json_string("cubic"));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
@@ -353,8 +393,9 @@ START_TEST(test_calibrate_end_to_end)
   for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++) {
     ck_assert_int_eq(pr2.fit[fmt].kind, pr.fit[fmt].kind);
     if (pr.fit[fmt].kind != SPMVD_FIT_NONE)
-      ck_assert_double_eq_tol(spmvd_predict_time(&pr2.fit[fmt], &prof),
-                              spmvd_predict_time(&pr.fit[fmt], &prof), 1e-9);
+      ck_assert_double_eq_tol(spmvd_predict_time(&pr2.fit[fmt], &prof, NULL),
+                              spmvd_predict_time(&pr.fit[fmt], &prof, NULL),
+                              1e-9);
   }
   spmvd_cache_close(cache);
   unlink(db);
@@ -364,6 +405,141 @@ START_TEST(test_calibrate_end_to_end)
   unlink(db);
   rmdir(path);
   spmvd_calib_plan_free(plan);
+}
+END_TEST
+
+/* The features of a hand-made matrix, counted by hand: 34 rows of 64
+ * columns; row 0 has columns 0..9, rows 1..31 the column r, row 32 none,
+ * row 33 the columns 0, 31, 63. */
+START_TEST(test_features)
+{
+  struct spmv_csr *A = spmv_csr_new(34, 64, 44);
+  struct spmv_profile prof;
+  struct spmvd_pfeat f;
+  int64_t r, k = 0;
+
+  ck_assert_ptr_nonnull(A);
+  for (r = 0; r < 34; r++) {
+    A->row_ptr[r] = k;
+    if (r == 0)
+      for (int c = 0; c < 10; c++)
+        A->col_idx[k++] = c;
+    else if (r < 32)
+      A->col_idx[k++] = (int32_t)r;
+    else if (r == 33) {
+      A->col_idx[k++] = 0;
+      A->col_idx[k++] = 31;
+      A->col_idx[k++] = 63;
+    }
+  }
+  A->row_ptr[34] = k;
+  ck_assert_int_eq(k, 44);
+  for (k = 0; k < 44; k++)
+    A->val[k] = 1;
+  ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
+  ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+  ck_assert_int_eq(prof.hyb_k, 1);
+  spmvd_predict_features(A, &prof, SPMV_F64, &f);
+  ck_assert_double_eq(f.rows, 34);
+  ck_assert_double_eq(f.nnz, 44);
+  ck_assert_double_eq(f.rl_max, 10);
+  ck_assert_double_eq(f.w_warp, 32 * 10 + 32 * 3);
+  ck_assert_double_eq(f.w_ell, 34 * 10);
+  /* Pairs at TPR 16: 16 pairs of one step in the first warp, one pair
+   * (empty, 3 entries) of one step in the second. */
+  ck_assert_double_eq(f.w_vec, 32 * 16 + 32);
+  /* One window: sorted 10, 3, 1 x 31, 0; slices start at 10 and at 1. */
+  ck_assert_double_eq(f.w_sell, 32 * 10 + 32 * 1);
+  ck_assert_double_eq(f.w_hyb, 34);
+  ck_assert_double_eq(f.hyb_coo, 9 + 2);
+  ck_assert_double_eq(f.empty, 1);
+  /* Sectors of 4 doubles: row 0 spans 3, rows 1..31 one each, row 33 3. */
+  ck_assert_double_eq(f.sectors, 3 + 31 + 3);
+  /* Of 8 floats: row 0 spans 2. */
+  spmvd_predict_features(A, &prof, SPMV_F32, &f);
+  ck_assert_double_eq(f.sectors, 2 + 31 + 3);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* The work fit recovers a known model from times it generated: features
+ * of real generated matrices (skewed, banded, equal rows), times exact and
+ * then with 2 % noise; predictions on matrices the fit never saw. */
+START_TEST(test_fit_work)
+{
+  static const double truth_scalar[SPMVD_WORK_TERMS] = {
+    3.0, 1e-4, 2e-4, 5e-5, 0.05, 0, 0, 0 };
+  static const double truth_hyb[SPMVD_WORK_TERMS] = {
+    4.0, 0, 1e-4, 1e-4, 0, 2e-5, 6.0, 3e-4 };
+  struct spmvd_pfeat x[40];
+  struct spmv_profile prof;
+  struct spmv_gen_spec spec;
+  struct spmvd_fit f;
+  struct spmv_csr *A;
+  struct spmv_error e;
+  double t[40], phi[SPMVD_WORK_TERMS], want;
+  unsigned seed = 7;
+  int k, j, fmt, nohyb = 0;
+
+  for (k = 0; k < 40; k++) {
+    memset(&spec, 0, sizeof spec);
+    spec.rows = 200 + 300 * (k % 7);
+    spec.mean = 2 + (k % 5) * 6;
+    spec.cv = (k % 3) == 0 ? 0 : (k % 3) == 1 ? 0.5 : 2;
+    spec.dist = spec.cv > 1 ? SPMV_GEN_LOGNORMAL : SPMV_GEN_NORMAL;
+    spec.place = (k % 2) ? SPMV_GEN_DIAGONAL : SPMV_GEN_RANDOM;
+    A = spmv_gen_matching(&spec, 100 + (uint64_t)k, &e);
+    ck_assert_msg(A != NULL, "%s", e.msg);
+    ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+    spmvd_predict_features(A, &prof, SPMV_F64, &x[k]);
+    nohyb += x[k].hyb_coo == 0;
+    spmv_csr_free(A);
+  }
+  ck_assert_int_gt(nohyb, 3);
+  for (fmt = 0; fmt < 2; fmt++) {
+    enum spmv_format ff = fmt ? SPMV_FMT_HYB : SPMV_FMT_CSR_SCALAR;
+    const double *c = fmt ? truth_hyb : truth_scalar;
+
+    for (k = 0; k < 40; k++) {
+      spmvd_predict_work_basis(ff, &x[k], phi);
+      for (t[k] = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
+        t[k] += c[j] * phi[j];
+    }
+    memset(&f, 0, sizeof f);
+    f.kind = SPMVD_FIT_SADDLE;
+    f.cfg.format = ff;
+    f.strip = 1;
+    /* Fitted on 30 exact times, judged on the other 10. */
+    ck_assert_int_eq(spmvd_predict_fit_work(ff, x, t, 30, &f, &e), 0);
+    ck_assert_int_eq(f.work_npoints, 30);
+    ck_assert_double_lt(f.work_err, 1e-6);
+    for (j = 0; j < SPMVD_WORK_TERMS; j++)
+      ck_assert_double_ge(f.wc[j], 0);
+    memset(&prof, 0, sizeof prof);
+    prof.rows = 1;
+    for (k = 30; k < 40; k++) {
+      want = t[k];
+      ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x[k]), want,
+                              1e-6 * want);
+    }
+    /* With 2 % noise the held-out predictions stay within 4 %. */
+    for (k = 0; k < 40; k++)
+      t[k] *= noise(&seed, 0.02);
+    ck_assert_int_eq(spmvd_predict_fit_work(ff, x, t, 30, &f, &e), 0);
+    ck_assert_double_lt(f.work_err, 0.03);
+    for (k = 30; k < 40; k++)
+      ck_assert_double_le(fabs(spmvd_predict_time(&f, &prof, &x[k]) - t[k]),
+                          0.04 * t[k]);
+  }
+  /* Times that fall as rows grow get no negative coefficient. */
+  for (k = 0; k < 40; k++)
+    t[k] = 50 - 1e-3 * x[k].rows + 1e-3 * x[k].nnz;
+  ck_assert_int_eq(spmvd_predict_fit_work(SPMV_FMT_COO, x, t, 40, &f, &e), 0);
+  for (j = 0; j < SPMVD_WORK_TERMS; j++)
+    ck_assert_double_ge(f.wc[j], 0);
+  ck_assert_int_eq(spmvd_predict_fit_work(SPMV_FMT_COO, x, t, 5, &f, &e),
+                   SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
 }
 END_TEST
 
@@ -439,6 +615,8 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_plan_bounds);
   tcase_add_test(tc, test_calibrate_end_to_end);
   tcase_add_test(tc, test_calib_backend_time);
+  tcase_add_test(tc, test_features);
+  tcase_add_test(tc, test_fit_work);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;

@@ -17,7 +17,9 @@
 # BENCH_FORMATS (e.g. csr-stream,csr-vector) limits both to those formats;
 # PROFILE="MATRIX:f64|f32:FORMATS ..." runs bench_spmv once per
 # configuration (BS 128) under Nsight Compute, every kernel's sections and
-# DRAM bytes in $OUT/profile.csv.
+# DRAM bytes in $OUT/profile.csv; CALIB_POINTS_S=S times the predictor's
+# calibration plan with its whole work part, S seconds per value type at
+# most, every point in $OUT/calib-points.tsv.
 set -u
 OUT=${OUT:-$PWD/out}
 LOG=/tmp/devrun-logs
@@ -31,7 +33,7 @@ cd /tmp && rm -rf spmvd-[0-9]* && tar xf "$top"/.device/spmvd-*.tar.gz && cd spm
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 t0=$(date +%s)
 ( ./configure -q && make -j16 >"$LOG/build.log" 2>&1 &&
-  make -j16 tests/bench/eval_tuner tests/bench/bench_spmv >>"$LOG/build.log" 2>&1 ) ||
+  make -j16 tests/bench/eval_tuner tests/bench/bench_spmv tests/bench/calib_points >>"$LOG/build.log" 2>&1 ) ||
   { tail -50 "$LOG/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 ))s"
 
@@ -50,6 +52,14 @@ if [ "${MEMCHECK_S:-150}" -gt 0 ]; then
     --target-processes all --error-exitcode 9 tests/check_gpu_formats >"$LOG/memcheck.log" 2>&1
   echo "memcheck rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "ERROR SUMMARY|Checks" "$LOG/memcheck.log" | head -5
+fi
+
+if [ "${CALIB_POINTS_S:-0}" -gt 0 ]; then
+  t0=$(date +%s)
+  timeout $((2 * CALIB_POINTS_S + 120)) tests/bench/calib_points --points --dtype both \
+    --work-nnz 800000000 --budget "$CALIB_POINTS_S" >"$OUT/calib-points.tsv" 2>"$LOG/calib-points.err"
+  echo "calib_points rc=$? in $(( $(date +%s) - t0 ))s"
+  cat "$LOG/calib-points.err"
 fi
 
 # eval NAME BUDGET ARGS...: one evaluation, its report and tables to $OUT.

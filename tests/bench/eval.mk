@@ -20,6 +20,18 @@ tests_bench_eval_tuner_LDADD = $(EVAL_LDADD)
 endif
 EXTRA_DIST += tests/bench/device-run.sh
 
+# The predictor's calibration points and the suite's features as tables.
+noinst_PROGRAMS += tests/bench/calib_points
+tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
+	tests/bench/eval_store.c tests/bench/eval_store.h \
+	tests/bench/suite.c tests/bench/suite.h \
+	daemon/spmvd_backend_cpu.c
+tests_bench_calib_points_CPPFLAGS = $(tests_bench_eval_tuner_CPPFLAGS)
+tests_bench_calib_points_LDADD = $(tests_bench_eval_tuner_LDADD)
+if HAVE_CUDA
+tests_bench_calib_points_SOURCES += daemon/spmvd_backend_cuda.c
+endif
+
 # The tuner's rules replayed on the H200's measured tables (no GPU).
 TESTS += tests/check_replay.sh
 EXTRA_DIST += tests/check_replay.sh tests/bench/results/gt-h200-v2.tsv \

@@ -82,6 +82,7 @@ struct mrec {
   struct strat_res st[NSTRAT];
   double perr[SPMV_FMT_COUNT];     /* predictor error, NAN when none */
   double ppred[SPMV_FMT_COUNT], pmeas[SPMV_FMT_COUNT];
+  double ppaper[SPMV_FMT_COUNT];   /* the paper's form alone (MODELS.md 3) */
   int hit_ok;
   struct eval_cache_hit hit;
   char hit_msg[120];
@@ -398,7 +399,7 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
   r->rows = A->rows;
   r->nnz = A->nnz;
   for (k = 0; k < SPMV_FMT_COUNT; k++)
-    r->perr[k] = r->ppred[k] = r->pmeas[k] = NAN;
+    r->perr[k] = r->ppred[k] = r->pmeas[k] = r->ppaper[k] = NAN;
   if ((rc = spmv_profile_compute(A, &prof, err)) < 0 ||
       (rc = eval_store_matrix(s, A, dt, err)) < 0)
     return rc;
@@ -437,12 +438,15 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
     run_strategy(strats[k], s, &in, &g, r->best_us, &r->st[k]);
   confirm(s, &g, r);
 
+  struct spmvd_pfeat feat;
+  spmvd_predict_features(A, &prof, dt, &feat);
   for (k = 0; in.pred != NULL && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *f = &in.pred->fit[k];
     if (f->kind == SPMVD_FIT_NONE || k == SPMV_FMT_DIA ||
         (k == SPMV_FMT_ELL && prof.ell_fill > 3))
       continue;
-    r->ppred[k] = spmvd_predict_time(f, &prof);
+    r->ppred[k] = spmvd_predict_time(f, &prof, &feat);
+    r->ppaper[k] = spmvd_predict_time(f, &prof, NULL);
     r->pmeas[k] = gt_time(&g, f->cfg, s, &in);
     if (r->pmeas[k] > 0 && isfinite(r->ppred[k]))
       r->perr[k] = fabs(r->ppred[k] - r->pmeas[k]) / r->pmeas[k];
@@ -554,12 +558,14 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
 
   /* Predictor errors per format. */
   double pe_sum[SPMV_FMT_COUNT] = {0}, pe_max[SPMV_FMT_COUNT] = {0};
+  double pp_sum[SPMV_FMT_COUNT] = {0};
   int pe_n[SPMV_FMT_COUNT] = {0};
   const char *pe_worst[SPMV_FMT_COUNT] = {0};
   for (size_t i = 0; i < n; i++)
     for (k = 0; k < SPMV_FMT_COUNT; k++)
       if (r[i].dt == dt && isfinite(r[i].perr[k])) {
         pe_sum[k] += r[i].perr[k];
+        pp_sum[k] += fabs(r[i].ppaper[k] - r[i].pmeas[k]) / r[i].pmeas[k];
         pe_n[k]++;
         if (r[i].perr[k] >= pe_max[k]) {
           pe_max[k] = r[i].perr[k];
@@ -670,19 +676,22 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   if (cr->done)
     fprintf(f, "Calibration: %d points (%d timed), %lld nonzeros in all, %.1f s, %d formats fitted.\n\n",
             cr->npoints, cr->nok, (long long)cr->total_nnz, cr->seconds, cr->nfit);
-  fprintf(f, "| format | calibrated configuration | fit error on its calibration points | matrices | mean error | max error (matrix) |\n|---|---|---|---|---|---|\n");
+  fprintf(f, "Predictions by the work model (spmvd_predict.h); the paper's form alone (saddle, or\n"
+             "csr-vector's product of lines, on the paper's grid) in its own column.\n\n");
+  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error |\n|---|---|---|---|---|---|---|---|\n");
   for (k = 0; cr->done && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *ft = &cr->pred.fit[k];
     char txt[64];
     if (ft->kind == SPMVD_FIT_NONE)
       continue;
     spmv_config_format(&ft->cfg, txt, sizeof txt);
-    char v[2][24];
+    char v[3][24];
     num(v[0], pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[1], pe_n[k] ? 100 * pe_max[k] : NAN, "%.1f %%");
-    fprintf(f, "| %s | %s | %.1f %% | %d | %s | %s (%s) |\n",
-            spmv_format_name((enum spmv_format)k), txt, 100 * ft->err_mean, pe_n[k], v[0], v[1],
-            pe_worst[k] ? pe_worst[k] : "-");
+    num(v[2], pe_n[k] ? 100 * pp_sum[k] / pe_n[k] : NAN, "%.1f %%");
+    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s |\n",
+            spmv_format_name((enum spmv_format)k), txt, 100 * ft->work_err, ft->work_npoints,
+            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2]);
   }
 
   fprintf(f, "\n### %s: per matrix (best/pick in %%, cost in SpMV-equivalents of the pick)\n\n", dn);
@@ -765,7 +774,8 @@ static void tsv_line(FILE *f, const struct mrec *r)
   }
   for (int k = 0; k < SPMV_FMT_COUNT; k++)
     if (isfinite(r->perr[k]))
-      fprintf(f, "\t%s:%.3f/%.3f", spmv_format_name((enum spmv_format)k), r->ppred[k], r->pmeas[k]);
+      fprintf(f, "\t%s:%.3f/%.3f/%.3f", spmv_format_name((enum spmv_format)k), r->ppred[k],
+              r->pmeas[k], r->ppaper[k]);
   if (r->hit_ok)
     fprintf(f, "\thit:%.1f/%.3f/%.3f/%.3f/%.3f/%d/%.3f/%.3f", r->hit.load_us,
             r->hit.first_kernel_us, r->hit.first_product_us, r->hit.product_us,
@@ -1307,7 +1317,7 @@ int main(int argc, char **argv)
     }
     fprintf(tsv, "# matrix\tpart\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
                  "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates, wall_ms"
-                 "\tformat:predicted/measured ...\thit:load_us/first_kernel_us/first_product_us/"
+                 "\tformat:predicted/measured/paper_form ...\thit:load_us/first_kernel_us/first_product_us/"
                  "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
                  "\traced_best_us:the exhaustive race's best before confirm()\n");
   }

@@ -512,6 +512,15 @@ START_TEST(calibrate_and_predict)
       known |= strcmp(fmt, json_string_value(json_array_get(formats, k))) == 0;
     ck_assert_msg(known, "predict names %s, not calibrated", fmt);
     ck_assert(json_number_value(json_object_get(p, "time_us")) > 0);
+    /* The work model where the calibration reached its points, else the
+     * paper's form; the paper's own prediction always beside it. */
+    const char *model = json_string_value(json_object_get(p, "model"));
+    ck_assert_msg(model && (!strcmp(model, "work") || !strcmp(model, "paper")),
+                  "model %s", model ? model : "(none)");
+    ck_assert(json_number_value(json_object_get(p, "paper_us")) > 0);
+    if (!strcmp(model, "paper"))
+      ck_assert(json_number_value(json_object_get(p, "paper_us")) ==
+                json_number_value(json_object_get(p, "time_us")));
     if (i > 0)
       ck_assert(json_number_value(json_object_get(json_array_get(preds, i - 1), "time_us")) <=
                 json_number_value(json_object_get(p, "time_us")));

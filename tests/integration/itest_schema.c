@@ -13,7 +13,7 @@
  * The subset of JSON Schema that schema/proto uses: $ref (within
  * common.json or the same file), type, const, enum, minimum, maximum,
  * minLength, pattern, required, properties, additionalProperties, items,
- * oneOf and anyOf.  Anything else is ignored.
+ * minItems, maxItems, oneOf and anyOf.  Anything else is ignored.
  */
 
 static json_t *common_schema;
@@ -161,6 +161,16 @@ static int check(const json_t *doc, const json_t *s, const json_t *v,
   }
   if (json_is_object(v) && !check_props(doc, s, v, where, why, n))
     return 0;
+  if (json_is_array(v) && (t = json_object_get(s, "minItems")) &&
+      (json_int_t)json_array_size(v) < json_integer_value(t)) {
+    snprintf(why, n, "%s: too few items", where);
+    return 0;
+  }
+  if (json_is_array(v) && (t = json_object_get(s, "maxItems")) &&
+      (json_int_t)json_array_size(v) > json_integer_value(t)) {
+    snprintf(why, n, "%s: too many items", where);
+    return 0;
+  }
   if (json_is_array(v) && (t = json_object_get(s, "items"))) {
     json_array_foreach((json_t *)v, i, x) {
       snprintf(sub, sizeof sub, "%s[%zu]", where, i);
