@@ -614,6 +614,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
     }
   }
   out->w_ell = (double)A->rows * out->rl_max;
+  out->hyb_k = (double)prof->hyb_k;
   out->w_hyb = (double)A->rows * (double)prof->hyb_k;
   for (r0 = 0; r0 < A->rows; r0 += FEAT_WINDOW) {
     n = 0;
@@ -626,12 +627,13 @@ void spmvd_predict_features(const struct spmv_csr *A,
 }
 
 /* The work model's terms of format f. */
-void spmvd_predict_work_basis(enum spmv_format f, const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg,
+                              const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
-  double w = 0;
+  double w = 0, cap;
 
-  switch (f) {
+  switch (cfg->format) {
   case SPMV_FMT_CSR_SCALAR:
   case SPMV_FMT_ELLR_T:
     w = x->w_warp;
@@ -655,11 +657,21 @@ void spmvd_predict_work_basis(enum spmv_format f, const struct spmvd_pfeat *x,
   phi[1] = x->rows;
   phi[2] = x->nnz;
   phi[3] = w;
-  phi[4] = x->rl_max;
+  /* A thread of HYB's ELL kernel steps through hyb_k entries at most. */
+  phi[4] = cfg->format == SPMV_FMT_HYB ? x->hyb_k : x->rl_max;
   phi[5] = x->sectors;
-  /* HYB runs a second kernel for its COO part only when there is one. */
-  phi[6] = f == SPMV_FMT_HYB && x->hyb_coo > 0 ? 1 : 0;
-  phi[7] = f == SPMV_FMT_HYB ? x->hyb_coo : 0;
+  /* A second kernel: HYB's COO part when there is one; csr-stream's sum of
+   * the chunks of rows longer than a block holds. */
+  phi[6] = 0;
+  if (cfg->format == SPMV_FMT_HYB)
+    phi[6] = x->hyb_coo > 0 ? 1 : 0;
+  if (cfg->format == SPMV_FMT_CSR_STREAM ||
+      cfg->format == SPMV_FMT_CSR_STREAM16) {
+    cap = (double)(cfg->bs > 0 ? cfg->bs : SPMV_STREAM_BS) *
+          (double)(cfg->param > 0 ? cfg->param : SPMV_STREAM_K);
+    phi[6] = x->rl_max > cap ? 1 : 0;
+  }
+  phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
 }
 
 /* The work model at features x. */
@@ -668,7 +680,7 @@ static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
   double phi[SPMVD_WORK_TERMS], t = 0;
   int j;
 
-  spmvd_predict_work_basis(f->cfg.format, x, phi);
+  spmvd_predict_work_basis(&f->cfg, x, phi);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     t += f->wc[j] * phi[j];
   return t;
@@ -728,7 +740,8 @@ static int work_lsq(const double *phi, const double *t, size_t n,
 /* Fits the work model: least squares over the terms, dropping the most
  * negative coefficient until none is (a greedy non-negative fit: a time
  * never falls as a count grows). */
-int spmvd_predict_fit_work(enum spmv_format fmt, const struct spmvd_pfeat *x,
+int spmvd_predict_fit_work(const struct spmv_config *cfg,
+                           const struct spmvd_pfeat *x,
                            const double *t, size_t n, struct spmvd_fit *f,
                            struct spmv_error *err)
 {
@@ -740,12 +753,12 @@ int spmvd_predict_fit_work(enum spmv_format fmt, const struct spmvd_pfeat *x,
   if (n < SPMVD_WORK_TERMS)
     return spmv_error_set(err, SPMV_EINVAL,
                           "work fit of %s: %zu samples, %d needed",
-                          spmv_format_name(fmt), n, SPMVD_WORK_TERMS);
+                          spmv_format_name(cfg->format), n, SPMVD_WORK_TERMS);
   phi = malloc(n * SPMVD_WORK_TERMS * sizeof *phi);
   if (phi == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
   for (k = 0; k < n; k++) {
-    spmvd_predict_work_basis(fmt, &x[k], &phi[k * SPMVD_WORK_TERMS]);
+    spmvd_predict_work_basis(cfg, &x[k], &phi[k * SPMVD_WORK_TERMS]);
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
       if (fabs(phi[k * SPMVD_WORK_TERMS + j]) > cmax[j])
         cmax[j] = fabs(phi[k * SPMVD_WORK_TERMS + j]);
@@ -770,7 +783,7 @@ int spmvd_predict_fit_work(enum spmv_format fmt, const struct spmvd_pfeat *x,
   if (left == 0)
     return spmv_error_set(err, SPMV_EINVAL,
                           "work fit of %s: no non-negative model",
-                          spmv_format_name(fmt));
+                          spmv_format_name(cfg->format));
   memcpy(f->wc, c, sizeof c);
   f->work_npoints = (int)n;
   for (k = 0; k < n; k++) {
@@ -877,7 +890,7 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
         x[n] = plan->pt[k].feat;
         t[n++] = plan->pt[k].time_us;
       }
-    spmvd_predict_fit_work((enum spmv_format)fmt, x, t, n, f, NULL);
+    spmvd_predict_fit_work(&f->cfg, x, t, n, f, NULL);
   }
 out:
   free(i);

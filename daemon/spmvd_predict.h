@@ -56,7 +56,8 @@ struct spmvd_pfeat {
   double w_ell;      /* rows x rl_max: ELL's padded entries */
   double w_vec;      /* sum over warps of 32 x the most 16-entry steps of
                         its two rows: csr-vector at TPR 16 */
-  double w_hyb;      /* rows x HYB's ELL width: its ELL part, padded */
+  double hyb_k;      /* HYB's ELL width: its ELL kernel's path */
+  double w_hyb;      /* rows x hyb_k: HYB's ELL part, padded */
   double hyb_coo;    /* entries beyond HYB's ELL width (its COO part) */
   double sectors;    /* sum over rows of the 32-byte sectors of x a row's
                         columns fall in (dt's width): x's gather traffic */
@@ -232,12 +233,16 @@ void spmvd_predict_features(const struct spmv_csr *A,
                             enum spmv_dtype dt, struct spmvd_pfeat *out);
 
 /*
- * The work model's terms for format f: 1, rows, nnz, the format's padded
- * entries (w_warp for csr-scalar and ellr-t, w_vec for csr-vector, w_ell,
- * w_sell, w_hyb; 0 for the others), rl_max, sectors, and for hyb whether
- * its COO part runs and that part's entries (0 for the others).
+ * The work model's terms for configuration cfg: 1, rows, nnz, the
+ * format's padded entries (w_warp for csr-scalar and ellr-t, w_vec for
+ * csr-vector, w_ell, w_sell, w_hyb; 0 for the others), the longest path
+ * of one thread (hyb_k for hyb, rl_max otherwise), sectors, whether a
+ * second kernel runs (hyb: its COO part; csr-stream: rows longer than a
+ * block's BS x k entries, summed in a second step), and hyb's COO
+ * entries (0 for the others).
  */
-void spmvd_predict_work_basis(enum spmv_format f, const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg,
+                              const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*
@@ -246,7 +251,8 @@ void spmvd_predict_work_basis(enum spmv_format f, const struct spmvd_pfeat *x,
  * and work_err.  Returns 0, or SPMV_EINVAL when the samples determine no
  * model (fewer than SPMVD_WORK_TERMS).
  */
-int spmvd_predict_fit_work(enum spmv_format fmt, const struct spmvd_pfeat *x,
+int spmvd_predict_fit_work(const struct spmv_config *cfg,
+                           const struct spmvd_pfeat *x,
                            const double *t, size_t n, struct spmvd_fit *f,
                            struct spmv_error *err);
 

@@ -450,6 +450,7 @@ START_TEST(test_features)
   ck_assert_double_eq(f.w_vec, 32 * 16 + 32);
   /* One window: sorted 10, 3, 1 x 31, 0; slices start at 10 and at 1. */
   ck_assert_double_eq(f.w_sell, 32 * 10 + 32 * 1);
+  ck_assert_double_eq(f.hyb_k, 1);
   ck_assert_double_eq(f.w_hyb, 34);
   ck_assert_double_eq(f.hyb_coo, 9 + 2);
   ck_assert_double_eq(f.empty, 1);
@@ -458,6 +459,27 @@ START_TEST(test_features)
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
+  /* The terms: hyb's path is its ELL width, the others' the longest row;
+   * csr-stream's second kernel runs for rows longer than BS x k. */
+  struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };
+  struct spmv_config st128 = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 };
+  struct spmv_config st256 = { SPMV_FMT_CSR_STREAM, 256, 0, 4, 0 };
+  double phi[SPMVD_WORK_TERMS];
+  spmvd_predict_work_basis(&hyb, &f, phi);
+  ck_assert_double_eq(phi[3], 34);
+  ck_assert_double_eq(phi[4], 1);
+  ck_assert_double_eq(phi[6], 1);
+  ck_assert_double_eq(phi[7], 11);
+  spmvd_predict_work_basis(&st128, &f, phi);
+  ck_assert_double_eq(phi[3], 0);
+  ck_assert_double_eq(phi[4], 10);
+  ck_assert_double_eq(phi[6], 0);
+  ck_assert_double_eq(phi[7], 0);
+  f.rl_max = 600;
+  spmvd_predict_work_basis(&st128, &f, phi);
+  ck_assert_double_eq(phi[6], 1);
+  spmvd_predict_work_basis(&st256, &f, phi);
+  ck_assert_double_eq(phi[6], 0);
   spmv_csr_free(A);
 }
 END_TEST
@@ -477,6 +499,7 @@ START_TEST(test_fit_work)
   struct spmvd_fit f;
   struct spmv_csr *A;
   struct spmv_error e;
+  struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
   double t[40], phi[SPMVD_WORK_TERMS], want;
   unsigned seed = 7;
   int k, j, fmt, nohyb = 0;
@@ -498,19 +521,20 @@ START_TEST(test_fit_work)
   ck_assert_int_gt(nohyb, 3);
   for (fmt = 0; fmt < 2; fmt++) {
     enum spmv_format ff = fmt ? SPMV_FMT_HYB : SPMV_FMT_CSR_SCALAR;
+    struct spmv_config cfg = { ff, 256, 0, 0, 0 };
     const double *c = fmt ? truth_hyb : truth_scalar;
 
     for (k = 0; k < 40; k++) {
-      spmvd_predict_work_basis(ff, &x[k], phi);
+      spmvd_predict_work_basis(&cfg, &x[k], phi);
       for (t[k] = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
         t[k] += c[j] * phi[j];
     }
     memset(&f, 0, sizeof f);
     f.kind = SPMVD_FIT_SADDLE;
-    f.cfg.format = ff;
+    f.cfg = cfg;
     f.strip = 1;
     /* Fitted on 30 exact times, judged on the other 10. */
-    ck_assert_int_eq(spmvd_predict_fit_work(ff, x, t, 30, &f, &e), 0);
+    ck_assert_int_eq(spmvd_predict_fit_work(&cfg, x, t, 30, &f, &e), 0);
     ck_assert_int_eq(f.work_npoints, 30);
     ck_assert_double_lt(f.work_err, 1e-6);
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
@@ -525,7 +549,7 @@ START_TEST(test_fit_work)
     /* With 2 % noise the held-out predictions stay within 4 %. */
     for (k = 0; k < 40; k++)
       t[k] *= noise(&seed, 0.02);
-    ck_assert_int_eq(spmvd_predict_fit_work(ff, x, t, 30, &f, &e), 0);
+    ck_assert_int_eq(spmvd_predict_fit_work(&cfg, x, t, 30, &f, &e), 0);
     ck_assert_double_lt(f.work_err, 0.03);
     for (k = 30; k < 40; k++)
       ck_assert_double_le(fabs(spmvd_predict_time(&f, &prof, &x[k]) - t[k]),
@@ -534,10 +558,10 @@ START_TEST(test_fit_work)
   /* Times that fall as rows grow get no negative coefficient. */
   for (k = 0; k < 40; k++)
     t[k] = 50 - 1e-3 * x[k].rows + 1e-3 * x[k].nnz;
-  ck_assert_int_eq(spmvd_predict_fit_work(SPMV_FMT_COO, x, t, 40, &f, &e), 0);
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 40, &f, &e), 0);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     ck_assert_double_ge(f.wc[j], 0);
-  ck_assert_int_eq(spmvd_predict_fit_work(SPMV_FMT_COO, x, t, 5, &f, &e),
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 5, &f, &e),
                    SPMV_EINVAL);
   ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
 }
