@@ -9,11 +9,19 @@
  *     configuration and its time;
  *   calib_points --features [--suite S] [--only N] [--dtype ...]
  *     prints the same features for the benchmark suite's matrices (no
- *     device), to set beside eval_tuner's measured times.
+ *     device), to set beside eval_tuner's measured times;
+ *   calib_points --replay POINTS --measured EVAL_TSV [--bound B]
+ *     no device: fits the work model of every configuration in a
+ *     --points table (plain or gzip), predicts each matrix of an
+ *     eval_tuner --tsv table (the paper and real parts, built here) and
+ *     prints the mean error per format against the table's measured
+ *     times; exits 1 when a format's mean error exceeds B (0.2).
  */
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
+#include <zlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,26 +193,242 @@ static int run_features(int sets, const char *only, int dts)
   return 0;
 }
 
+/* One configuration's calibration points, read back. */
+struct cfg_points {
+  char dtype[8];
+  struct spmv_config cfg;
+  struct spmvd_pfeat *x;
+  double *t;
+  size_t n, cap;
+  struct spmvd_fit fit;
+};
+
+#define MAX_CFGS 64
+
+/* Splits line (modified) at tabs into at most max fields; returns how many. */
+static int split_tabs(char *line, char **f, int max)
+{
+  int n = 0;
+
+  line[strcspn(line, "\r\n")] = '\0';
+  while (n < max) {
+    f[n++] = line;
+    line = strchr(line, '\t');
+    if (line == NULL)
+      break;
+    *line++ = '\0';
+  }
+  return n;
+}
+
+/* Reads a --points table into cp[0 .. *ncp). */
+static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
+{
+  gzFile gz = gzopen(path, "rb");
+  char line[4096], *f[32];
+  size_t k;
+
+  if (gz == NULL) {
+    fprintf(stderr, "calib_points: cannot open %s\n", path);
+    return -1;
+  }
+  *ncp = 0;
+  while (gzgets(gz, line, sizeof line) != NULL) {
+    struct spmvd_pfeat x;
+    struct spmv_config cfg;
+    double us;
+
+    if (line[0] == '#' || split_tabs(line, f, 32) != 21)
+      continue;
+    us = strtod(f[20], NULL);
+    if (!(us > 0) || spmv_config_parse(f[19], &cfg, NULL) != 0)
+      continue;
+    memset(&x, 0, sizeof x);
+    x.rows = strtod(f[8], NULL);
+    x.nnz = strtod(f[9], NULL);
+    x.rl_max = strtod(f[10], NULL);
+    x.w_warp = strtod(f[11], NULL);
+    x.w_sell = strtod(f[12], NULL);
+    x.w_ell = strtod(f[13], NULL);
+    x.w_vec = strtod(f[14], NULL);
+    x.hyb_coo = strtod(f[15], NULL);
+    x.sectors = strtod(f[16], NULL);
+    x.empty = strtod(f[17], NULL);
+    x.w_hyb = strtod(f[18], NULL);
+    x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
+    for (k = 0; k < *ncp; k++)
+      if (strcmp(cp[k].dtype, f[0]) == 0 &&
+          eval_config_equal(&cp[k].cfg, &cfg))
+        break;
+    if (k == *ncp) {
+      if (*ncp == MAX_CFGS)
+        continue;
+      memset(&cp[k], 0, sizeof cp[k]);
+      snprintf(cp[k].dtype, sizeof cp[k].dtype, "%s", f[0]);
+      cp[k].cfg = cfg;
+      (*ncp)++;
+    }
+    if (cp[k].n == cp[k].cap) {
+      size_t cap = cp[k].cap ? 2 * cp[k].cap : 256;
+      void *nx = realloc(cp[k].x, cap * sizeof *cp[k].x);
+      void *nt = nx ? realloc(cp[k].t, cap * sizeof *cp[k].t) : NULL;
+
+      if (nx != NULL)
+        cp[k].x = nx;
+      if (nt == NULL) {
+        gzclose(gz);
+        fprintf(stderr, "calib_points: out of memory\n");
+        return -1;
+      }
+      cp[k].t = nt;
+      cp[k].cap = cap;
+    }
+    cp[k].x[cp[k].n] = x;
+    cp[k].t[cp[k].n++] = us;
+  }
+  gzclose(gz);
+  return 0;
+}
+
+/* The replay: fits from the points, errors against the measured table. */
+static int run_replay(const char *points, const char *measured, double bound)
+{
+  static struct cfg_points cp[MAX_CFGS];
+  double sum[MAX_CFGS] = { 0 }, mx[MAX_CFGS] = { 0 };
+  int cnt[MAX_CFGS] = { 0 }, status = 0;
+  struct bench_suite suite;
+  struct spmv_error e;
+  const char *dir = bench_suite_dir(NULL);
+  char line[8192], *f[128];
+  size_t ncp = 0, k, j;
+  FILE *in;
+
+  if (read_points(points, cp, &ncp) != 0)
+    return 1;
+  for (k = 0; k < ncp; k++) {
+    memset(&cp[k].fit, 0, sizeof cp[k].fit);
+    cp[k].fit.kind = SPMVD_FIT_SADDLE;  /* predict_time needs a kind */
+    cp[k].fit.strip = 1;
+    cp[k].fit.cfg = cp[k].cfg;
+    if (spmvd_predict_fit_work(&cp[k].cfg, cp[k].x, cp[k].t, cp[k].n,
+                               &cp[k].fit, &e) != 0)
+      fprintf(stderr, "calib_points: %s\n", e.msg);
+  }
+  in = fopen(measured, "r");
+  if (in == NULL) {
+    fprintf(stderr, "calib_points: cannot open %s\n", measured);
+    return 1;
+  }
+  spmv_error_clear(&e);
+  if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, NULL,
+                       dir, &e) != 0) {
+    fprintf(stderr, "calib_points: %s\n", e.msg);
+    fclose(in);
+    return 1;
+  }
+  while (fgets(line, sizeof line, in) != NULL) {
+    struct spmv_profile prof;
+    struct spmvd_pfeat x;
+    struct spmv_csr *A = NULL;
+    enum spmv_dtype dt;
+    int n;
+
+    if (line[0] == '#')
+      continue;
+    n = split_tabs(line, f, 128);
+    if (n < 4)
+      continue;
+    dt = strcmp(f[2], "f32") == 0 ? SPMV_F32 : SPMV_F64;
+    for (j = 0; j < suite.n && strcmp(suite.e[j].name, f[0]) != 0; j++)
+      ;
+    if (j == suite.n) {
+      fprintf(stderr, "calib_points: %s: not in the suite\n", f[0]);
+      status = 1;
+      continue;
+    }
+    A = bench_suite_make(&suite.e[j], dir, &e);
+    if (A == NULL || spmv_profile_compute(A, &prof, &e) != 0) {
+      fprintf(stderr, "calib_points: %s: %s\n", f[0], e.msg);
+      spmv_csr_free(A);
+      status = 1;
+      continue;
+    }
+    spmvd_predict_features(A, &prof, dt, &x);
+    spmv_csr_free(A);
+    /* Fields "format:predicted/measured/paper_form". */
+    for (int i = 4; i < n; i++) {
+      char *colon = strchr(f[i], ':'), *slash;
+      double meas, us;
+
+      if (colon == NULL || strncmp(f[i], "hit", 3) == 0 ||
+          strncmp(f[i], "raced", 5) == 0)
+        continue;
+      *colon = '\0';
+      slash = strchr(colon + 1, '/');
+      if (slash == NULL)
+        continue;
+      meas = strtod(slash + 1, NULL);
+      for (k = 0; k < ncp; k++)
+        if (strcmp(cp[k].dtype, f[2]) == 0 &&
+            strcmp(spmv_format_name(cp[k].cfg.format), f[i]) == 0)
+          break;
+      if (k == ncp || !(meas > 0) || cp[k].fit.work_npoints == 0)
+        continue;
+      us = spmvd_predict_time(&cp[k].fit, &prof, &x);
+      sum[k] += fabs(us - meas) / meas;
+      if (fabs(us - meas) / meas > mx[k])
+        mx[k] = fabs(us - meas) / meas;
+      cnt[k]++;
+    }
+  }
+  fclose(in);
+  bench_suite_fini(&suite);
+  printf("| type | configuration | calibration points | fit error | matrices | mean error | max error |\n"
+         "|---|---|---|---|---|---|---|\n");
+  for (k = 0; k < ncp; k++) {
+    char text[64];
+
+    if (cnt[k] == 0)
+      continue;
+    spmv_config_format(&cp[k].cfg, text, sizeof text);
+    printf("| %s | %s | %zu | %.1f %% | %d | %.1f %% | %.1f %% |\n",
+           cp[k].dtype, text, cp[k].n, 100 * cp[k].fit.work_err, cnt[k],
+           100 * sum[k] / cnt[k], 100 * mx[k]);
+    if (sum[k] / cnt[k] > bound)
+      status = 1;
+  }
+  for (k = 0; k < ncp; k++) {
+    free(cp[k].x);
+    free(cp[k].t);
+  }
+  return status;
+}
+
 int main(int argc, char **argv)
 {
   static const struct option lo[] = {
     {"points", 0, 0, 'p'}, {"features", 0, 0, 'f'}, {"backend", 1, 0, 'b'},
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
-    {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {0, 0, 0, 0},
+    {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'},
+    {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
   const char *mode = "cuda";
 #else
   const char *mode = "cpu";
 #endif
-  const char *only = NULL;
+  const char *only = NULL, *points = NULL, *measured = NULL;
+  double bound = 0.2;
   int c, what = 0, dts = 2;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:", lo, NULL)) != -1) {
     switch (c) {
+    case 'r': what = 'r'; points = optarg; break;
+    case 'm': measured = optarg; break;
+    case 'x': bound = strtod(optarg, NULL); break;
     case 'p': what = 'p'; break;
     case 'f': what = 'f'; break;
     case 'b': mode = optarg; break;
@@ -223,7 +447,9 @@ int main(int argc, char **argv)
       fprintf(stderr, "usage: calib_points --points [--backend cuda|cpu] "
                       "[--dtype f64|f32|both] [--work-nnz N] [--budget S]\n"
                       "       calib_points --features [--suite S] [--only N] "
-                      "[--dtype ...]\n");
+                      "[--dtype ...]\n"
+                      "       calib_points --replay POINTS --measured EVAL_TSV "
+                      "[--bound B]\n");
       return 2;
     }
   }
@@ -231,6 +457,9 @@ int main(int argc, char **argv)
     return run_points(mode, dts, work_nnz, budget);
   if (what == 'f')
     return run_features(sets, only, dts);
-  fprintf(stderr, "calib_points: --points or --features\n");
+  if (what == 'r' && measured != NULL)
+    return run_replay(points, measured, bound);
+  fprintf(stderr, "calib_points: --points, --features or --replay with "
+                  "--measured\n");
   return 2;
 }

@@ -33,7 +33,11 @@ tests_bench_calib_points_SOURCES += daemon/spmvd_backend_cuda.c
 endif
 
 # The tuner's rules replayed on the H200's measured tables (no GPU).
-TESTS += tests/check_replay.sh
+TESTS += tests/check_replay.sh tests/check_predict_replay.sh
+EXTRA_DIST += tests/check_predict_replay.sh \
+	tests/bench/results/calib-points-h200.tsv.gz \
+	tests/bench/results/eval-h200-v5-f64.tsv \
+	tests/bench/results/eval-h200-v5-f32.tsv
 EXTRA_DIST += tests/check_replay.sh tests/bench/results/gt-h200-v2.tsv \
 	tests/bench/results/gt-h200-v3.tsv \
 	tests/bench/results/gt-h200-v4.tsv
