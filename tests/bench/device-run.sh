@@ -13,7 +13,8 @@
 # on the whole suite rather than its quick subset when EVAL2_FULL=1;
 # BENCH_MATRICES names large-suite matrices for bench_spmv, whose tables
 # land in $OUT/bench.tsv; BENCH_SUITES (e.g. paper,real) runs bench_spmv
-# on those suites in one process, tables in $OUT/bench-suites.tsv;
+# on those suites in one process, tables in $OUT/bench-suites.tsv (cut at
+# BENCH_SUITES_S seconds, the rows done kept);
 # BENCH_FORMATS (e.g. csr-stream,csr-vector) limits both to those formats;
 # PROFILE="MATRIX:f64|f32:FORMATS ..." runs bench_spmv once per
 # configuration (BS 128) under Nsight Compute, every kernel's sections and
@@ -103,7 +104,8 @@ done
 if [ -n "${BENCH_SUITES:-}" ]; then
   t0=$(date +%s)
   mkdir -p "$LOG/bench-suites"
-  tests/bench/bench_spmv -s "$BENCH_SUITES" -b 128,256 ${BENCH_FORMATS:+-f "$BENCH_FORMATS"} -o "$LOG/bench-suites" >"$LOG/bench-suites.log" 2>&1
+  timeout "${BENCH_SUITES_S:-3600}" tests/bench/bench_spmv -s "$BENCH_SUITES" -b 128,256 \
+    ${BENCH_FORMATS:+-f "$BENCH_FORMATS"} -o "$LOG/bench-suites" >"$LOG/bench-suites.log" 2>&1
   echo "bench_spmv $BENCH_SUITES rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "geomean|worst" "$LOG/bench-suites.log" | head -12
   cp "$LOG/bench-suites/bench_full.tsv" "$OUT/bench-suites.tsv"
