@@ -614,6 +614,9 @@ void spmvd_predict_features(const struct spmv_csr *A,
     }
   }
   out->w_ell = (double)A->rows * out->rl_max;
+  out->bytes = (double)A->nnz * (double)(spmv_dtype_size(dt) + 4) +
+               (double)(A->rows + 1) * 8 +
+               (double)(A->rows + A->cols) * (double)spmv_dtype_size(dt);
   out->hyb_k = (double)prof->hyb_k;
   out->w_hyb = (double)A->rows * (double)prof->hyb_k;
   for (r0 = 0; r0 < A->rows; r0 += FEAT_WINDOW) {
@@ -627,7 +630,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
 }
 
 /* The work model's terms of format f. */
-void spmvd_predict_work_basis(const struct spmv_config *cfg,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                               const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
@@ -672,6 +675,10 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg,
     phi[6] = x->rl_max > cap ? 1 : 0;
   }
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
+  /* Beyond the L2, a growing share of x's sectors comes from DRAM. */
+  phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
+               ? (1 - l2_bytes / x->bytes) * x->sectors
+               : 0;
 }
 
 /* The work model at features x. */
@@ -680,7 +687,7 @@ static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
   double phi[SPMVD_WORK_TERMS], t = 0;
   int j;
 
-  spmvd_predict_work_basis(&f->cfg, x, phi);
+  spmvd_predict_work_basis(&f->cfg, f->l2_bytes, x, phi);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     t += f->wc[j] * phi[j];
   return t;
@@ -758,7 +765,8 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   if (phi == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
   for (k = 0; k < n; k++) {
-    spmvd_predict_work_basis(cfg, &x[k], &phi[k * SPMVD_WORK_TERMS]);
+    spmvd_predict_work_basis(cfg, f->l2_bytes, &x[k],
+                             &phi[k * SPMVD_WORK_TERMS]);
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
       if (fabs(phi[k * SPMVD_WORK_TERMS + j]) > cmax[j])
         cmax[j] = fabs(phi[k * SPMVD_WORK_TERMS + j]);
@@ -890,6 +898,7 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
         x[n] = plan->pt[k].feat;
         t[n++] = plan->pt[k].time_us;
       }
+    f->l2_bytes = (double)dev->l2_bytes;
     spmvd_predict_fit_work(&f->cfg, x, t, n, f, NULL);
   }
 out:
@@ -1023,6 +1032,7 @@ static json_t *fit_json(const struct spmvd_fit *f)
   if (w == NULL || json_object_set_new(o, "work", w) != 0 ||
       json_object_set_new(o, "work_npoints",
                           json_integer(f->work_npoints)) != 0 ||
+      json_object_set_new(o, "l2_bytes", json_real(f->l2_bytes)) != 0 ||
       json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
     json_decref(o);
     return NULL;
@@ -1092,6 +1102,10 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           name);
   f->work_npoints = (int)np;
   json_unpack(o, "{s?F}", "work_err", &f->work_err);
+  if (num(o, name, "l2_bytes", &f->l2_bytes, err) != 0 || f->l2_bytes < 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"l2_bytes\" missing or negative",
+                          name);
   return 0;
 }
 

@@ -62,6 +62,8 @@ struct spmvd_pfeat {
   double sectors;    /* sum over rows of the 32-byte sectors of x a row's
                         columns fall in (dt's width): x's gather traffic */
   double empty;      /* empty rows */
+  double bytes;      /* the CSR's footprint with dt's values: values and
+                        columns, row offsets, x and y */
 };
 
 /*
@@ -75,7 +77,7 @@ struct spmvd_pfeat {
  * every calibration point of the format: the paper's grid and the work
  * part's shapes.
  */
-#define SPMVD_WORK_TERMS 8
+#define SPMVD_WORK_TERMS 9
 
 /* One format's fit. */
 struct spmvd_fit {
@@ -91,6 +93,7 @@ struct spmvd_fit {
   /* The work model (spmvd_predict_work_basis): fitted when work_npoints
    * > 0 and then what predictions use. */
   double wc[SPMVD_WORK_TERMS];
+  double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -238,17 +241,19 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * csr-vector, w_ell, w_sell, w_hyb; 0 for the others), the longest path
  * of one thread (hyb_k for hyb, rl_max otherwise), sectors, whether a
  * second kernel runs (hyb: its COO part; csr-stream: rows longer than a
- * block's BS x k entries, summed in a second step), and hyb's COO
- * entries (0 for the others).
+ * block's BS x k entries, summed in a second step), hyb's COO entries (0
+ * for the others), and the sectors again times the share of the
+ * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
+ * it fits or l2_bytes is 0): x's gathers that go to DRAM.
  */
-void spmvd_predict_work_basis(const struct spmv_config *cfg,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                               const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*
  * The non-negative weighted least squares of the work model over n
  * samples (features x[k], times t[k], borrowed) into f's wc, work_npoints
- * and work_err.  Returns 0, or SPMV_EINVAL when the samples determine no
+ * and work_err, on f->l2_bytes's L2 (set by the caller).  Returns 0, or SPMV_EINVAL when the samples determine no
  * model (fewer than SPMVD_WORK_TERMS).
  */
 int spmvd_predict_fit_work(const struct spmv_config *cfg,

@@ -25,6 +25,7 @@ static struct spmvd_device_info device(int sms, int threads_per_sm, int cuda)
   d.max_threads_per_sm = threads_per_sm;
   d.max_blocks_per_sm = 32;
   d.max_threads_per_block = 1024;
+  d.l2_bytes = (uint64_t)1 << 20;
   return d;
 }
 
@@ -369,6 +370,7 @@ START_TEST(test_calibrate_end_to_end)
     ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].wc[k], pr.fit[SPMV_FMT_JAD].wc[k]);
   ck_assert_int_eq(pr2.fit[SPMV_FMT_JAD].work_npoints,
                    pr.fit[SPMV_FMT_JAD].work_npoints);
+  ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].l2_bytes, f.dev.l2_bytes);
   json_array_set_new(json_object_get(json_object_get(doc, "coo"), "work"), 2,
                      json_real(-1));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
@@ -465,21 +467,30 @@ START_TEST(test_features)
   struct spmv_config st128 = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 };
   struct spmv_config st256 = { SPMV_FMT_CSR_STREAM, 256, 0, 4, 0 };
   double phi[SPMVD_WORK_TERMS];
-  spmvd_predict_work_basis(&hyb, &f, phi);
+  spmvd_predict_work_basis(&hyb, 0, &f, phi);
   ck_assert_double_eq(phi[3], 34);
   ck_assert_double_eq(phi[4], 1);
   ck_assert_double_eq(phi[6], 1);
   ck_assert_double_eq(phi[7], 11);
-  spmvd_predict_work_basis(&st128, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, &f, phi);
   ck_assert_double_eq(phi[3], 0);
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
   ck_assert_double_eq(phi[7], 0);
   f.rl_max = 600;
-  spmvd_predict_work_basis(&st128, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);
-  spmvd_predict_work_basis(&st256, &f, phi);
+  spmvd_predict_work_basis(&st256, 0, &f, phi);
   ck_assert_double_eq(phi[6], 0);
+  /* x's sectors from DRAM: none while the footprint fits the L2, then
+   * the share beyond it.  f32 footprint: 44 x 8 + 35 x 8 + 98 x 4. */
+  ck_assert_double_eq(f.bytes, 44 * 8 + 35 * 8 + 98 * 4);
+  spmvd_predict_work_basis(&st256, 0, &f, phi);
+  ck_assert_double_eq(phi[8], 0);
+  spmvd_predict_work_basis(&st256, 2 * f.bytes, &f, phi);
+  ck_assert_double_eq(phi[8], 0);
+  spmvd_predict_work_basis(&st256, f.bytes / 4, &f, phi);
+  ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
   spmv_csr_free(A);
 }
 END_TEST
@@ -525,7 +536,7 @@ START_TEST(test_fit_work)
     const double *c = fmt ? truth_hyb : truth_scalar;
 
     for (k = 0; k < 40; k++) {
-      spmvd_predict_work_basis(&cfg, &x[k], phi);
+      spmvd_predict_work_basis(&cfg, 0, &x[k], phi);
       for (t[k] = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
         t[k] += c[j] * phi[j];
     }

@@ -10,12 +10,13 @@
  *   calib_points --features [--suite S] [--only N] [--dtype ...]
  *     prints the same features for the benchmark suite's matrices (no
  *     device), to set beside eval_tuner's measured times;
- *   calib_points --replay POINTS --measured EVAL_TSV [--bound B]
+ *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
  *     no device: fits the work model of every configuration in a
  *     --points table (plain or gzip), predicts each matrix of an
- *     eval_tuner --tsv table (the paper and real parts, built here) and
+ *     eval_tuner --tsv table (any part of the suite, built here) and
  *     prints the mean error per format against the table's measured
- *     times; exits 1 when a format's mean error exceeds B (0.2).
+ *     times; exits 1 when a format's mean error exceeds B (0.2).  M is
+ *     the L2 of the device the points were timed on (its DRAM term).
  */
 #include "config.h"
 
@@ -256,6 +257,15 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     x.empty = strtod(f[17], NULL);
     x.w_hyb = strtod(f[18], NULL);
     x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
+    {
+      /* The footprint as spmvd_predict_features counts it; the
+       * calibration's matrices are square unless too few rows hold
+       * their mean length (4 P columns then). */
+      double vs = strcmp(f[0], "f32") == 0 ? 4 : 8;
+      double cols = fmax(x.rows, 4 * strtod(f[7], NULL));
+
+      x.bytes = x.nnz * (vs + 4) + (x.rows + 1) * 8 + (x.rows + cols) * vs;
+    }
     for (k = 0; k < *ncp; k++)
       if (strcmp(cp[k].dtype, f[0]) == 0 &&
           eval_config_equal(&cp[k].cfg, &cfg))
@@ -291,7 +301,8 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
 }
 
 /* The replay: fits from the points, errors against the measured table. */
-static int run_replay(const char *points, const char *measured, double bound)
+static int run_replay(const char *points, const char *measured, double bound,
+                      double l2_bytes)
 {
   static struct cfg_points cp[MAX_CFGS];
   double sum[MAX_CFGS] = { 0 }, mx[MAX_CFGS] = { 0 };
@@ -310,6 +321,7 @@ static int run_replay(const char *points, const char *measured, double bound)
     cp[k].fit.kind = SPMVD_FIT_SADDLE;  /* predict_time needs a kind */
     cp[k].fit.strip = 1;
     cp[k].fit.cfg = cp[k].cfg;
+    cp[k].fit.l2_bytes = l2_bytes;
     if (spmvd_predict_fit_work(&cp[k].cfg, cp[k].x, cp[k].t, cp[k].n,
                                &cp[k].fit, &e) != 0)
       fprintf(stderr, "calib_points: %s\n", e.msg);
@@ -320,7 +332,7 @@ static int run_replay(const char *points, const char *measured, double bound)
     return 1;
   }
   spmv_error_clear(&e);
-  if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, NULL,
+  if (bench_suite_init(&suite, BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, NULL,
                        dir, &e) != 0) {
     fprintf(stderr, "calib_points: %s\n", e.msg);
     fclose(in);
@@ -410,7 +422,8 @@ int main(int argc, char **argv)
     {"points", 0, 0, 'p'}, {"features", 0, 0, 'f'}, {"backend", 1, 0, 'b'},
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'},
-    {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {0, 0, 0, 0},
+    {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
+    {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
   const char *mode = "cuda";
@@ -418,17 +431,18 @@ int main(int argc, char **argv)
   const char *mode = "cpu";
 #endif
   const char *only = NULL, *points = NULL, *measured = NULL;
-  double bound = 0.2;
+  double bound = 0.2, l2_bytes = 0;
   int c, what = 0, dts = 2;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:", lo, NULL)) != -1) {
     switch (c) {
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
     case 'x': bound = strtod(optarg, NULL); break;
+    case 'l': l2_bytes = strtod(optarg, NULL) * 1048576.0; break;
     case 'p': what = 'p'; break;
     case 'f': what = 'f'; break;
     case 'b': mode = optarg; break;
@@ -449,7 +463,7 @@ int main(int argc, char **argv)
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
-                      "[--bound B]\n");
+                      "[--bound B] [--l2-mib M]\n");
       return 2;
     }
   }
@@ -458,7 +472,7 @@ int main(int argc, char **argv)
   if (what == 'f')
     return run_features(sets, only, dts);
   if (what == 'r' && measured != NULL)
-    return run_replay(points, measured, bound);
+    return run_replay(points, measured, bound, l2_bytes);
   fprintf(stderr, "calib_points: --points, --features or --replay with "
                   "--measured\n");
   return 2;
