@@ -164,24 +164,24 @@ static void add_work(struct spmvd_calib_plan *plan,
     order[b] = a;
   }
   for (t = 0; t < NW; t++) {
-    a = order[t];
-    if (nnz[a] > p->max_nnz_matrix)
+    size_t sh = order[t] / (ni * np), ii = (order[t] / np) % ni;
+    int pp = work_p[order[t] % np];
+
+    if (nnz[order[t]] > p->max_nnz_matrix)
       continue;
-    if (used + nnz[a] > budget)
+    if (used + nnz[order[t]] > budget)
       break;
-    used += nnz[a];
-    rows = strip_rows(st, work_i[(a / np) % ni]);
+    used += nnz[order[t]];
+    rows = strip_rows(st, work_i[ii]);
     pt0 = plan->n;
-    add_point(plan, &vector_cfg, rows, (double)rows / (double)sv,
-              work_p[a % np], work_shapes[a / (ni * np)].dist,
-              work_shapes[a / (ni * np)].cv);
+    add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
+              work_shapes[sh].dist, work_shapes[sh].cv);
     for (k = 0; k < NELEM(thread_cfgs); k++)
       if (cuda || !thread_cfgs[k].cuda_only)
-        add_point(plan, &thread_cfgs[k].cfg, rows, work_i[(a / np) % ni],
-                  work_p[a % np], work_shapes[a / (ni * np)].dist,
-                  work_shapes[a / (ni * np)].cv);
+        add_point(plan, &thread_cfgs[k].cfg, rows, work_i[ii], pp,
+                  work_shapes[sh].dist, work_shapes[sh].cv);
     for (k = pt0; k < plan->n; k++) {
-      plan->pt[k].place = work_shapes[a / (ni * np)].place;
+      plan->pt[k].place = work_shapes[sh].place;
       plan->pt[k].work = 1;
     }
     plan->nmatrices++;

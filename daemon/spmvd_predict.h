@@ -43,8 +43,9 @@ enum spmvd_fit_kind {
 };
 
 /*
- * What the work model sees of a matrix beyond the paper's two numbers
- * (row lengths and columns only; O(nnz), no allocation).  Entries are counted as a kernel of each kind executes them:
+ * What the work model sees of a matrix beyond the paper's two numbers,
+ * from its row lengths and columns (O(nnz), no allocation); entries are
+ * counted as a kernel of each kind steps through them.
  */
 struct spmvd_pfeat {
   double rows, nnz;
@@ -141,15 +142,19 @@ struct spmvd_calib_point {
  * The plan.  csr-vector (tpr 16) first: the P sweep (4..1024) at I = 1 and
  * the I sweep (0.1..32) at P = 16.  Then the thread-per-row formats
  * (csr-scalar, ell, ellr-t t=1, jad, coo, hyb, sell, csr-adaptive,
- * csr-merge, and cusparse ALG2 on cuda), which share each matrix: I in
- * {0.1, 0.25, 0.5, 1} over P in {4, 8, ..., 1024}, then I in {2, 4, 8,
- * 16}.  I is a real number of strips (R = S * I rounded).  Both
- * distributions everywhere.  A matrix over max_nnz_matrix is left out, and
- * so is every matrix once max_nnz_total would be passed.  On an H100/H200
- * (132 SMs, 2048 threads per SM) the defaults give 98 matrices, 674
- * timings, 491M nnz: csr-vector P 4..1024 at I = 1 and I 0.1..32 at
+ * csr-merge, csr-stream bs=128 k=4, and cusparse ALG2 on cuda), which
+ * share each matrix: I in {0.1, 0.25, 0.5, 1} over P in {4, 8, ..., 1024},
+ * then I in {2, 4, 8, 16}.  I is a real number of strips (R = S * I
+ * rounded).  Both distributions everywhere.  A matrix over max_nnz_matrix
+ * is left out, and so is every matrix once max_nnz_total would be passed.
+ * On an H100/H200 (132 SMs, 2048 threads per SM) this paper part gives 98
+ * matrices, 491M nnz: csr-vector P 4..1024 at I = 1 and I 0.1..32 at
  * P = 16; the others P 4..1024 at I = 0.1, up to 256 at 0.25, 128 at 0.5,
- * 64 at 1, then I = 2, 4, 8, 16 at P = 4 and (2, 8).
+ * 64 at 1, then I = 2, 4, 8, 16 at P = 4 and (2, 8).  Then the work part
+ * (spmvd_predict.c: six shapes of row lengths and columns, 0.002 to 4
+ * strips, P 2 to 1024, smallest first) under every configuration, within
+ * work_nnz and half of max_nnz_total: 232 matrices and 2784 timings of
+ * the 3522 there.  Only the work model uses the work part.
  */
 struct spmvd_calib_plan {
   size_t n;
