@@ -572,6 +572,15 @@ static int len_desc(const void *a, const void *b)
 #define FEAT_WINDOW 256   /* sell's sigma in the calibrated configuration */
 #define FEAT_VEC_TPR 16   /* csr-vector's TPR in the calibrated configuration */
 
+/* The footprint of spmvd_pfeat.bytes. */
+double spmvd_predict_footprint(double rows, double cols, double nnz,
+                               enum spmv_dtype dt)
+{
+  double vs = (double)spmv_dtype_size(dt);
+
+  return nnz * (vs + 4) + (rows + 1) * 8 + (rows + cols) * vs;
+}
+
 /* Computes the work model's features of A. */
 void spmvd_predict_features(const struct spmv_csr *A,
                             const struct spmv_profile *prof,
@@ -614,9 +623,8 @@ void spmvd_predict_features(const struct spmv_csr *A,
     }
   }
   out->w_ell = (double)A->rows * out->rl_max;
-  out->bytes = (double)A->nnz * (double)(spmv_dtype_size(dt) + 4) +
-               (double)(A->rows + 1) * 8 +
-               (double)(A->rows + A->cols) * (double)spmv_dtype_size(dt);
+  out->bytes = spmvd_predict_footprint((double)A->rows, (double)A->cols,
+                                       (double)A->nnz, dt);
   out->hyb_k = (double)prof->hyb_k;
   out->w_hyb = (double)A->rows * (double)prof->hyb_k;
   for (r0 = 0; r0 < A->rows; r0 += FEAT_WINDOW) {

@@ -234,6 +234,12 @@ int spmvd_predict_fit_vector(const double *i, const double *p,
                              struct spmv_error *err);
 
 
+/* The footprint of a rows x cols CSR of nnz entries with dt's values, as
+ * spmvd_pfeat.bytes counts it: values and 32-bit columns, 64-bit row
+ * offsets, x and y. */
+double spmvd_predict_footprint(double rows, double cols, double nnz,
+                               enum spmv_dtype dt);
+
 /* Computes the features of A (borrowed; its profile prof) for values dt
  * into out. */
 void spmvd_predict_features(const struct spmv_csr *A,

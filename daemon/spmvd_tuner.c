@@ -659,25 +659,28 @@ static int model_choice(const struct spmvd_tune_input *in,
   return 0;
 }
 
-/* Fills the candidates of a strategy. */
-int spmvd_tuner_candidates(enum spmvd_strategy s,
-                           const struct spmvd_tune_input *in0,
-                           struct spmvd_candidates *out,
-                           struct spmv_error *err)
+/* Copies in0 into w with what is found once per tuning filled in: the
+ * row-span scan, and the predictor's features where it is calibrated. */
+static int prepare(const struct spmvd_tune_input *in0,
+                   struct spmvd_tune_input *w, struct spmv_error *err)
+{
+  if (in0 == NULL || in0->A == NULL || in0->prof == NULL || in0->dev == NULL)
+    return spmv_error_set(err, SPMV_EINVAL, "tuner: incomplete input");
+  *w = *in0;
+  w->fits16 = spmv_csr_max_row_span(w->A) <= SPMV_SELL16_MAX_SPAN;
+  if (w->pred != NULL)
+    spmvd_predict_features(w->A, w->prof, w->dtype, &w->feat);
+  return 0;
+}
+
+/* Fills the candidates of strategy s for a prepared input. */
+static int candidates(enum spmvd_strategy s, const struct spmvd_tune_input *in,
+                      struct spmvd_candidates *out, struct spmv_error *err)
 {
   struct spmv_config model[SPMVD_MODEL_MAX_T], pred[SPMV_FMT_COUNT];
-  struct spmvd_tune_input w;
-  const struct spmvd_tune_input *in = &w;
   int nm, np, k, tpr[3];
 
   out->n = 0;
-  if (in0 == NULL || in0->A == NULL || in0->prof == NULL || in0->dev == NULL)
-    return spmv_error_set(err, SPMV_EINVAL, "tuner: incomplete input");
-  /* The row-span scan once per call, whatever asks for it below. */
-  w = *in0;
-  w.fits16 = spmv_csr_max_row_span(w.A) <= SPMV_SELL16_MAX_SPAN;
-  if (w.pred != NULL)
-    spmvd_predict_features(w.A, w.prof, w.dtype, &w.feat);
   nm = 0;
   if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_TRIAL) {
     nm = model_ranked(in, model, SPMVD_MODEL_MAX_T, err);
@@ -739,6 +742,21 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
                           "strategy %s: no candidate left (all excluded or "
                           "not applicable)", spmvd_strategy_name(s));
   return 0;
+}
+
+/* Fills the candidates of a strategy. */
+int spmvd_tuner_candidates(enum spmvd_strategy s,
+                           const struct spmvd_tune_input *in,
+                           struct spmvd_candidates *out,
+                           struct spmv_error *err)
+{
+  struct spmvd_tune_input w;
+  int ret;
+
+  out->n = 0;
+  if ((ret = prepare(in, &w, err)) != 0)
+    return ret;
+  return candidates(s, &w, out, err);
 }
 
 /* Fills the race defaults. */
@@ -955,20 +973,26 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
 }
 
 /* Tunes with strategy s. */
-int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in,
+int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in0,
                     const struct spmvd_race_ops *ops, void *ctx,
                     const struct spmvd_race_params *p,
                     struct spmvd_decision *out, struct spmv_error *err)
 {
   struct spmvd_candidates *c;
   struct spmvd_race_params one;
+  struct spmvd_tune_input w;
+  const struct spmvd_tune_input *in = &w;
   int ret, k;
 
   spmvd_decision_init(out);
   c = malloc(sizeof *c);
   if (c == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "tuner: out of memory");
-  ret = spmvd_tuner_candidates(s, in, c, err);
+  /* Prepared once: the predict strategy's time below reuses the features
+   * its ranking was made with. */
+  ret = prepare(in0, &w, err);
+  if (ret == 0)
+    ret = candidates(s, in, c, err);
   if (ret != 0)
     goto out;
   if (s == SPMVD_STRATEGY_MODEL || s == SPMVD_STRATEGY_PREDICT) {
@@ -985,11 +1009,9 @@ int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in,
       out->cfg = c->cfg[0];
       spmv_config_format(&out->cfg, out->text, sizeof out->text);
       if (s == SPMVD_STRATEGY_PREDICT) {
-        struct spmvd_pfeat feat;
-
         k = out->cfg.format;
-        spmvd_predict_features(in->A, in->prof, in->dtype, &feat);
-        out->time_us = spmvd_predict_time(&in->pred->fit[k], in->prof, &feat);
+        out->time_us = spmvd_predict_time(&in->pred->fit[k], in->prof,
+                                          &in->feat);
         if (!isfinite(out->time_us))
           out->time_us = 0;
       }

@@ -257,15 +257,11 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     x.empty = strtod(f[17], NULL);
     x.w_hyb = strtod(f[18], NULL);
     x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
-    {
-      /* The footprint as spmvd_predict_features counts it; the
-       * calibration's matrices are square unless too few rows hold
-       * their mean length (4 P columns then). */
-      double vs = strcmp(f[0], "f32") == 0 ? 4 : 8;
-      double cols = fmax(x.rows, 4 * strtod(f[7], NULL));
-
-      x.bytes = x.nnz * (vs + 4) + (x.rows + 1) * 8 + (x.rows + cols) * vs;
-    }
+    /* The calibration's matrices are square unless too few rows hold
+     * their mean length P (4 P columns then). */
+    x.bytes = spmvd_predict_footprint(
+        x.rows, fmax(x.rows, 4 * strtod(f[7], NULL)), x.nnz,
+        strcmp(f[0], "f32") == 0 ? SPMV_F32 : SPMV_F64);
     for (k = 0; k < *ncp; k++)
       if (strcmp(cp[k].dtype, f[0]) == 0 &&
           eval_config_equal(&cp[k].cfg, &cfg))
