@@ -58,13 +58,14 @@ static void stream_emit(struct spmv_stream_layout *D, const struct spmv_csr *A,
 static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
                        int fill)
 {
-  int64_t i, start = 0, entries = 0, b = 0, r = 0, chunks = 0;
+  int64_t i, start = 0, entries = 0, b = 0, r = 0, chunks = 0, empty = 0;
 
   if (fill)
     D->long_chunk[0] = 0;
   for (i = 0; i < A->rows; i++) {
     int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
 
+    empty += len == 0;
     if (len > D->cap) {
       if (i > start)
         stream_emit(D, A, b++, start, i, fill);
@@ -90,6 +91,7 @@ static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
   D->nblocks = b;
   D->nlong = r;
   D->nchunks = chunks;
+  D->sparse = A->rows > 0 && (double)empty >= SPMV_STREAM_SPARSE * (double)A->rows;
 }
 
 /* The smallest column of entries e0 .. e1-1 of A into *base; refuses

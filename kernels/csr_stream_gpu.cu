@@ -165,11 +165,12 @@ __device__ __forceinline__ void spmv_stream_stage(
 
 /* Groups of TPR threads sum the staged rows, TPR the largest power of two
  * up to 32 with TPR * rows <= BS, in rounds that every lane of a warp
- * takes together (the shuffles need them all). */
+ * takes together (the shuffles need them all).  With skip_empty, empty
+ * rows are left alone (spmv_stream_reduce_sparse wrote them). */
 template <typename T>
 __device__ __forceinline__ void spmv_stream_reduce(
     const struct spmv_stream_range &r, const T *sh, const int *ends, T alpha,
-    T beta, T *__restrict__ y) {
+    T beta, T *__restrict__ y, bool skip_empty) {
   const int bs = blockDim.x;
   int tpr = 1;
   while (tpr < 32 && 2 * tpr * r.nr <= bs) tpr *= 2;
@@ -179,6 +180,58 @@ __device__ __forceinline__ void spmv_stream_reduce(
     bool live = t < r.nr;
     T s = 0;
     if (live) {
+      int jb = t ? ends[t - 1] : 0, je = ends[t];
+      live = !skip_empty || je > jb;
+      for (int j = jb + lane; j < je; j += tpr) s += sh[j];
+    }
+    s = spmv_group_sum_rt(s, tpr);
+    if (live && lane == 0) y[r.r0 + t] = spmv_axpby(alpha, s, beta, y + r.r0 + t);
+  }
+}
+
+/*
+ * A block with more rows than half its threads, in a matrix with many
+ * empty rows: the empty rows' y is written at once and the others are
+ * listed in the free tail of ends (the count in its last slot, zeroed
+ * before the barrier), then summed by groups of TPR sized to their number.
+ * Why: summing every row with one thread, a warp waits for its longest
+ * row while most of its lanes hold empty ones (ca-HepPh_tiled_x128, 86 %
+ * empty rows: 13 of 32 lanes active under Nsight Compute).  A row's sum
+ * does not depend on which group takes it, so results stay bit for bit.
+ * More rows than the tail holds: the plain sums, empty rows skipped.
+ */
+template <typename T>
+__device__ __forceinline__ void spmv_stream_reduce_sparse(
+    const struct spmv_stream_range &r, const T *sh, int *ends, int slots,
+    T alpha, T beta, T *__restrict__ y) {
+  const int bs = blockDim.x;
+  const unsigned wl = threadIdx.x & 31;
+  int *list = ends + r.nr, *cnt = ends + slots - 1, room = slots - 1 - r.nr;
+  for (int first = 0; first < r.nr; first += bs) {
+    int t = first + (int)threadIdx.x;
+    bool live = t < r.nr, full = live && ends[t] > (t ? ends[t - 1] : 0);
+    if (live && !full) y[r.r0 + t] = spmv_axpby(alpha, T(0), beta, y + r.r0 + t);
+    unsigned m = __ballot_sync(0xffffffffu, full);
+    int at = 0;
+    if (wl == 0 && m != 0) at = atomicAdd(cnt, __popc(m));
+    at = __shfl_sync(0xffffffffu, at, 0) + __popc(m & ((1u << wl) - 1u));
+    if (full && at < room) list[at] = t;
+  }
+  __syncthreads();
+  const int n = *cnt;
+  if (n > room) {
+    spmv_stream_reduce(r, sh, ends, alpha, beta, y, true);
+    return;
+  }
+  int tpr = 1;
+  while (tpr < 32 && 2 * tpr * n <= bs) tpr *= 2;
+  int g = threadIdx.x / tpr, lane = threadIdx.x & (tpr - 1), groups = bs / tpr;
+  for (int first = 0; first < n; first += groups) {
+    int i = first + g, t = 0;
+    bool live = i < n;
+    T s = 0;
+    if (live) {
+      t = list[i];
       int je = ends[t];
       for (int j = (t ? ends[t - 1] : 0) + lane; j < je; j += tpr) s += sh[j];
     }
@@ -187,8 +240,10 @@ __device__ __forceinline__ void spmv_stream_reduce(
   }
 }
 
-/* One CUDA block per row block, then one per chunk of the long rows. */
-template <typename T, typename I, typename C, int K>
+/* One CUDA block per row block, then one per chunk of the long rows.  S:
+ * the layout has many empty rows (an instance of its own, so that the
+ * other matrices' kernels keep their registers). */
+template <typename T, typename I, typename C, int K, bool S>
 __device__ __forceinline__ void spmv_stream_block(const spmv_stream_args<T, I, C> &a,
                                                   T alpha, const T *__restrict__ x,
                                                   T beta, T *__restrict__ y) {
@@ -208,15 +263,22 @@ __device__ __forceinline__ void spmv_stream_block(const spmv_stream_args<T, I, C
   spmv_stream_ents<T, C, K> en;
   en.load(r, a.col, a.val, a.nnz);
   spmv_stream_stage<T, I, C, K>(a, r, en, xb, sh, ends);
+  /* Uniform over the block: the list needs a tail of ends to live in. */
+  const int slots = (int)blockDim.x * K;
+  const bool sparse = S && 2 * r.nr > (int)blockDim.x && r.nr + 33 <= slots;
+  if (sparse && threadIdx.x == 0) ends[slots - 1] = 0;
   __syncthreads();
-  spmv_stream_reduce(r, sh, ends, alpha, beta, y);
+  if (sparse)
+    spmv_stream_reduce_sparse(r, sh, ends, slots, alpha, beta, y);
+  else
+    spmv_stream_reduce(r, sh, ends, alpha, beta, y, false);
 }
 
-template <typename T, typename I, typename C, int K>
+template <typename T, typename I, typename C, int K, bool S>
 __global__ void spmv_csr_stream_kernel(spmv_stream_args<T, I, C> a, T alpha,
                                        const T *__restrict__ x, T beta,
                                        T *__restrict__ y) {
-  spmv_stream_block<T, I, C, K>(a, alpha, x, beta, y);
+  spmv_stream_block<T, I, C, K, S>(a, alpha, x, beta, y);
 }
 
 /* The same within 32 registers (two blocks of 1024 threads per SM), for
@@ -224,23 +286,31 @@ __global__ void spmv_csr_stream_kernel(spmv_stream_args<T, I, C> a, T alpha,
  * spilled) it ran 2-8 % faster on the H200 (cop20k_A_x16 123 -> 119 us,
  * pwtk_x8 228 -> 219).  f64 at K 8 spills 92 bytes at 32 and ran 1.5x
  * slower; K 16 spills more in both. */
-template <typename T, typename I, typename C, int K>
+template <typename T, typename I, typename C, int K, bool S>
 __global__ void __launch_bounds__(1024, 2)
     spmv_csr_stream_kernel32(spmv_stream_args<T, I, C> a, T alpha,
                              const T *__restrict__ x, T beta, T *__restrict__ y) {
-  spmv_stream_block<T, I, C, K>(a, alpha, x, beta, y);
+  spmv_stream_block<T, I, C, K, S>(a, alpha, x, beta, y);
 }
 
-template <typename T, typename I, typename C, int K>
-static cudaError_t launch_c(const spmv_stream_args<T, I, C> &a, int bs, T alpha,
+template <typename T, typename I, typename C, int K, bool S>
+static cudaError_t launch_s(const spmv_stream_args<T, I, C> &a, int bs, T alpha,
                             const T *x, T beta, T *y, cudaStream_t s) {
   size_t shmem = (size_t)bs * K * (sizeof(T) + sizeof(int));
   unsigned grid = (unsigned)(a.nblocks + a.nchunks);
   if constexpr (sizeof(T) == 4 && K == 8)
-    spmv_csr_stream_kernel32<T, I, C, K><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
+    spmv_csr_stream_kernel32<T, I, C, K, S><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
   else
-    spmv_csr_stream_kernel<T, I, C, K><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
+    spmv_csr_stream_kernel<T, I, C, K, S><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
   return cudaGetLastError();
+}
+
+template <typename T, typename I, typename C, int K>
+static cudaError_t launch_c(const spmv_stream_args<T, I, C> &a, int sparse,
+                            int bs, T alpha, const T *x, T beta, T *y,
+                            cudaStream_t s) {
+  return sparse ? launch_s<T, I, C, K, true>(a, bs, alpha, x, beta, y, s)
+                : launch_s<T, I, C, K, false>(a, bs, alpha, x, beta, y, s);
 }
 
 template <typename T, typename I, int K>
@@ -253,13 +323,13 @@ static cudaError_t launch(const struct spmv_stream_layout *D, const I *rp,
         D->nblocks, nnz, D->blk_row, D->blk_ent, D->blk_base, D->chunk_base, rp,
         D->csr.col16, (const T *)D->csr.val, D->long_rows, D->long_chunk,
         D->nlong, nchunks, D->chunk_len, partial};
-    return launch_c<T, I, uint16_t, K>(a, bs, alpha, x, beta, y, s);
+    return launch_c<T, I, uint16_t, K>(a, D->sparse, bs, alpha, x, beta, y, s);
   }
   spmv_stream_args<T, I, int32_t> a = {
       D->nblocks, nnz, D->blk_row, D->blk_ent, NULL, NULL, rp, D->csr.col,
       (const T *)D->csr.val, D->long_rows, D->long_chunk, D->nlong, nchunks,
       D->chunk_len, partial};
-  return launch_c<T, I, int32_t, K>(a, bs, alpha, x, beta, y, s);
+  return launch_c<T, I, int32_t, K>(a, D->sparse, bs, alpha, x, beta, y, s);
 }
 
 template <typename T, typename I>

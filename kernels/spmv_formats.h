@@ -160,6 +160,7 @@ struct spmv_stream_layout {
   int64_t nchunks;
   int32_t *blk_base;     /* csr-stream16: nblocks, the block's smallest column */
   int32_t *chunk_base;   /* csr-stream16: nchunks, the chunk's smallest column */
+  int sparse;            /* at least SPMV_STREAM_SPARSE of the rows empty */
 };
 
 /* csr-stream's defaults and bounds: k when the configuration leaves it 0,
@@ -170,6 +171,9 @@ struct spmv_stream_layout {
 #define SPMV_STREAM_BS 256
 #define SPMV_STREAM_MAX_K 16
 #define SPMV_STREAM_SHMEM (48 * 1024)
+/* The share of empty rows from which the GPU kernel lists a block's
+ * nonempty rows before summing them (csr_stream_gpu.cu). */
+#define SPMV_STREAM_SPARSE 0.125
 
 /* ell: entry k of row i at col[k * pitch + i]; width = longest row. */
 struct spmv_ell_layout {

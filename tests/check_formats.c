@@ -650,6 +650,7 @@ START_TEST(test_layout_stream)
   ck_assert_int_eq(D->nblocks, 4);
   ck_assert_int_eq(D->nlong, 3);
   ck_assert_int_eq(D->nchunks, 4);
+  ck_assert_int_eq(D->sparse, 0); /* 1 of 9 rows empty, under an eighth */
   ck_assert_mem_eq(D->blk_row, blk_row, sizeof blk_row);
   ck_assert_mem_eq(D->blk_ent, blk_ent, sizeof blk_ent);
   ck_assert_mem_eq(D->long_rows, long_rows, sizeof long_rows);
@@ -667,6 +668,7 @@ START_TEST(test_layout_stream)
   ck_assert_int_eq(L->u.stream.blk_row[1], 32);
   ck_assert_int_eq(L->u.stream.blk_row[4], 64);
   ck_assert_int_eq(L->u.stream.blk_row[5], 70);
+  ck_assert_int_eq(L->u.stream.sparse, 1);
   spmv_layout_free(L);
   spmv_csr_free(A);
 }

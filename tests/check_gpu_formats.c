@@ -281,6 +281,28 @@ static struct spmv_csr *odd_rows(void)
   return A;
 }
 
+/* Mostly empty rows (6 of 7), the others of 1 to 40 entries: csr-stream's
+ * listed sums (ca-HepPh-like graphs with raw ids). */
+static struct spmv_csr *sparse_rows(void)
+{
+  int64_t rows = 20000, cols = 15000, nnz = 0;
+  for (int64_t i = 0; i < rows; i++)
+    nnz += i % 7 == 3 ? 1 + (i * 13) % 40 : 0;
+  struct spmv_csr *A = spmv_csr_new(rows, cols, nnz);
+  ck_assert(A);
+  int64_t k = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t len = i % 7 == 3 ? 1 + (i * 13) % 40 : 0;
+    for (int64_t j = 0; j < len; j++) {
+      A->col_idx[k] = (int32_t)((i * 31 + j * 367) % cols);
+      A->val[k] = -1.5 + (double)((i * 5 + j) % 23) / 7.0;
+      k++;
+    }
+    A->row_ptr[i + 1] = k;
+  }
+  return A;
+}
+
 START_TEST(test_gallery)
 {
   struct spmv_error err;
@@ -295,6 +317,9 @@ START_TEST(test_edges)
 {
   struct spmv_csr *A = odd_rows();
   check_matrix(A, "odd rows (empty, full)", 9, 0);
+  spmv_csr_free(A);
+  A = sparse_rows();
+  check_matrix(A, "6 of 7 rows empty", 9, 3);
   spmv_csr_free(A);
   /* No entries at all: y = beta*y everywhere. */
   A = spmv_csr_new(300, 200, 0);

@@ -98,7 +98,7 @@ struct calib_res {
 };
 
 struct opts {
-  const char *mode, *dir, *only, *tsv, *replay, *gt_tsv;
+  const char *mode, *dir, *only, *tsv, *replay, *gt_tsv, *probe;
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
   double budget;             /* seconds; 0 = none */
   double deadline;           /* seconds: report what is done and exit */
@@ -1056,6 +1056,8 @@ static void usage(FILE *f)
           "  --gt-tsv    the ground truth of every matrix, in bench_spmv's table form\n"
           "  --replay    no device: replay the strategies on bench_spmv's (or --gt-tsv's)\n"
           "              tables, of the first --dtype\n"
+          "  --probe     'CFG;CFG...': no evaluation; time each configuration as the race\n"
+          "              does and as confirm() does, in turns (why they disagree)\n"
           "The markdown report goes to stdout, progress to stderr.\n");
 }
 
@@ -1066,7 +1068,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"dtype", 1, 0, 't'},
     {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
     {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
-    {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'},
+    {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'}, {"probe", 1, 0, 'P'},
     {0, 0, 0, 0},
   };
   int c;
@@ -1080,7 +1082,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #endif
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -1089,6 +1091,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     case 'w': o->tsv = optarg; break;
     case 'R': o->replay = optarg; break;
     case 'G': o->gt_tsv = optarg; break;
+    case 'P': o->probe = optarg; break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
                 (strstr(optarg, "paper") ? BENCH_SUITE_PAPER : 0) |
@@ -1279,6 +1282,77 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
   eval_store_matrix(r->s, NULL, dt, &err);
 }
 
+/*
+ * --probe: for each matrix and value type, three turns over the listed
+ * configurations; each load is timed as the race times it (1 warm-up and
+ * 2 runs, three times; then rounds of 2 + 10) and as confirm() does
+ * (CONFIRM_WARMUP + CONFIRM_REPS), the medians printed in that order.
+ */
+#define PROBE_MAX 8
+static int probe_main(const struct opts *o, struct eval_store *s,
+                      const struct bench_suite *suite)
+{
+  static const int plan[][2] = { {1, 2}, {0, 2}, {0, 2}, {2, 10}, {2, 10},
+                                 {CONFIRM_WARMUP, CONFIRM_REPS} };
+  struct spmv_config cfg[PROBE_MAX];
+  struct spmv_error err;
+  char buf[512], *tok, *save = NULL;
+  int n = 0, bad = 0;
+
+  snprintf(buf, sizeof buf, "%s", o->probe);
+  for (tok = strtok_r(buf, ";", &save); tok != NULL && n < PROBE_MAX;
+       tok = strtok_r(NULL, ";", &save)) {
+    spmv_error_clear(&err);
+    if (spmv_config_parse(tok, &cfg[n], &err) < 0) {
+      fprintf(stderr, "eval_tuner: --probe '%s': %s\n", tok, err.msg);
+      return 1;
+    }
+    n++;
+  }
+  printf("matrix\tdtype\tturn\tconfig\trace 1+2\t0+2\t0+2\t2+10\t2+10\tconfirm %d+%d\n",
+         CONFIRM_WARMUP, CONFIRM_REPS);
+  for (size_t q = 0; q < suite->n; q++) {
+    struct spmv_csr *A = bench_suite_make(&suite->e[q], o->dir, &err);
+    if (A == NULL) {
+      fprintf(stderr, "%s: %s\n", suite->e[q].name, err.msg);
+      bad++;
+      continue;
+    }
+    for (int dti = 2; dti >= 1; dti--) {
+      enum spmv_dtype dt = dti == 2 ? SPMV_F64 : SPMV_F32;
+      if (!(o->dts & dti))
+        continue;
+      spmv_error_clear(&err);
+      if (eval_store_matrix(s, A, dt, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", suite->e[q].name, err.msg);
+        bad++;
+        continue;
+      }
+      for (int turn = 0; turn < 3; turn++)
+        for (int k = 0; k < n; k++) {
+          char name[96];
+          spmv_config_format(&cfg[k], name, sizeof name);
+          printf("%s\t%s\t%d\t%s", suite->e[q].name, spmv_dtype_name(dt), turn, name);
+          spmv_error_clear(&err);
+          if (eval_store_race_ops.load(s, &cfg[k], &err) < 0) {
+            printf("\t%s\n", err.msg);
+            continue;
+          }
+          for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+            double us = NAN;
+            if (eval_store_race_ops.time(s, plan[i][0], plan[i][1], &us, &err) < 0)
+              bad++;
+            printf("\t%.3f", us);
+          }
+          printf("\n");
+          eval_store_race_ops.unload(s);
+        }
+    }
+    spmv_csr_free(A);
+  }
+  return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
   static struct run r;
@@ -1330,6 +1404,10 @@ int main(int argc, char **argv)
     fprintf(gtf, "# ground truth of eval_tuner on %s (backend time: median of back-to-back "
                  "runs, x resident)\nmatrix\tdtype\tconfig\tstatus\tus\truns\n",
             eval_store_info(r.s)->name);
+  }
+  if (r.o.probe != NULL) {
+    rc = probe_main(&r.o, r.s, &suite);
+    goto out;
   }
   if (r.o.deadline > 0 && pthread_create(&wd, NULL, watchdog, &r) == 0)
     pthread_detach(wd);
