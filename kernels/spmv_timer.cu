@@ -69,6 +69,9 @@ extern "C" int spmv_dev_time(struct spmv_dev_timer *t,
     return spmv_error_set(err, SPMV_EINVAL,
                           "timing: reps %d not in [1, %d] or warmup %d < 0",
                           reps, SPMV_DEV_TIME_MAX_REPS, warmup);
+  /* Runs after warm-ups are the resident ones (spmv_dev_matrix_warm_l2). */
+  if (warmup > 0 && (rc = spmv_dev_matrix_warm_l2(m, s, err)) < 0)
+    return rc;
   __atomic_store_n((int *)t->flag, 0, __ATOMIC_SEQ_CST);
   spmv_hold_kernel<<<1, 1, 0, s>>>(t->dflag);
   if ((rc = spmv_cuda_error(cudaGetLastError(), "timer hold kernel", err)) < 0)
