@@ -335,24 +335,27 @@ static int beyond_l2(const struct spmvd_tune_input *in)
   return beyond_l2_by(in, 1);
 }
 
-/* On stencils, flat and regular rows whose rows fit 16-bit offsets,
- * csr-vector and csr-scalar become csr16 at the same TPR (1 for scalar):
- * the same kernel moving 2 bytes less per entry (H200, tests/bench/results:
- * 0-34 % faster on the large suite, up to 20 % on the paper matrices).  On
- * irregular rows csr16 ran 6-18 % slower in f64 (cop20k_A, mac_econ,
- * rma10, and their x16), so they keep csr-vector.  Drops what the rewrite
- * makes excluded or duplicate. */
+/* Where rows fit 16-bit offsets, csr-vector and csr-scalar become csr16
+ * at the same TPR (1 for scalar): the same kernel moving 2 bytes less per
+ * entry (H200, tests/bench/results: 0-34 % faster on the large suite's
+ * stencils, flat and regular rows).  Irregular rows beyond the L2 keep
+ * csr-vector in f64, where csr16 ran 3-6 % slower (cop20k_A_x16,
+ * maceconlike_x16; bench_spmv_h200_v4).  Within the L2, timed resident
+ * (spmv_dev_matrix_warm_l2), csr16 led or tied on the irregular and small
+ * matrices too: the rule raised auto's replayed matches on the H200's v5
+ * ground truth from 31 to 49 (f64) and 38 to 50 (f32) of 55 matrices
+ * within 95 %.  Drops what the rewrite makes excluded or duplicate. */
 static void narrow_csr(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
   enum shape sh = shape_of(in->prof, in->dev);
+  int flat = sh == SHAPE_REGULAR || sh == SHAPE_FLAT || sh == SHAPE_STENCIL;
   struct spmv_config c;
   size_t k, j, n = 0, x;
   int keep;
 
-  if (is_cpu(in->dev) ||
-      (sh != SHAPE_REGULAR && sh != SHAPE_FLAT && sh != SHAPE_STENCIL) ||
-      !sell16_fits(in))
+  if (is_cpu(in->dev) || !sell16_fits(in) ||
+      (!flat && in->dtype == SPMV_F64 && beyond_l2(in)))
     return;
   for (k = 0; k < out->n; k++) {
     c = out->cfg[k];

@@ -346,14 +346,14 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 } };
   /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
-   * f32 csr-vector at AUTOCSR's largest TPR instead). */
+   * f32 AUTOCSR's largest TPR instead); csr-vector as csr16 there. */
   static const struct spmv_config irregular[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
   static const struct spmv_config irregular_f32[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
-    { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
   static const struct spmv_config skewed[] = {
     { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
@@ -361,14 +361,14 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
   /* Small: TPR the mean row's power of two (>= 4) first, at most 4. */
   static const struct spmv_config small[] = {
-    { SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0 },
-    { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 },
-    { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 },
+    { SPMV_FMT_CSR16, 256, 8, 0, 0 },
+    { SPMV_FMT_CSR16, 256, 32, 0, 0 },
+    { SPMV_FMT_CSR16, 256, 16, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 } };
   static const struct spmv_config small_skewed[] = {
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
-    { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
+    { SPMV_FMT_CSR16, 256, 32, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
   static const struct spmv_config cpu_stencil[] = {
     { SPMV_FMT_DIA, 0, 0, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
     { SPMV_FMT_SELL, 0, 0, 32, 1 }, { SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0 } };
@@ -891,15 +891,16 @@ START_TEST(test_run_strategies)
   spmvd_decision_fini(&d);
   gpu.l2_bytes = 0;
   /* Irregular rows within the L2: csr-vector at AUTOCSR's middle TPR (80:
-   * 8, 16, 32); beyond it csr-stream16 (rows span < 2^16 columns) at BS
-   * 128, k 4 in f64; auto races it, csr-stream, ALG1 and csr-vector. */
+   * 8, 16, 32), as csr16; beyond it csr-stream16 (rows span < 2^16
+   * columns) at BS 128, k 4 in f64; auto races it, csr-stream, ALG1 and
+   * csr-vector (f64 beyond the L2 keeps csr-vector). */
   m.p.rl_max = 300;
   m.p.rl_cv = 0.6;
   m.p.ell_fill = 3.75;
   gpu.l2_bytes = (uint64_t)60 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=16");
+  ck_assert_str_eq(d.text, "csr16 bs=128 tpr=16");
   spmvd_decision_fini(&d);
   gpu.l2_bytes = (uint64_t)8 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
@@ -916,12 +917,14 @@ START_TEST(test_run_strategies)
     ck_assert(has(c, SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0));
     ck_assert(has(c, SPMV_FMT_CSR_STREAM, 128, 0, 4, 0));
     ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
-    /* f32: k 8. */
+    ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 16, 0, 0)); /* not csr16 */
+    /* f32: k 8, csr-vector as csr16. */
     in.dtype = SPMV_F32;
     ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c,
                                             NULL), 0);
     ck_assert(has(c, SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0));
     ck_assert(has(c, SPMV_FMT_CSR_STREAM, 128, 0, 8, 0));
+    ck_assert(has(c, SPMV_FMT_CSR16, 128, 16, 0, 0));
     /* The model's pick in f32 too: csr-stream16, at k 8. */
     ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                      NULL, &d, &e), 0);
