@@ -346,24 +346,31 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 } };
   /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
-   * f32 AUTOCSR's largest TPR instead); csr-vector as csr16 there. */
+   * f32 AUTOCSR's largest TPR instead); csr-vector as csr16 there; 20000
+   * rows fit one wave at 8 threads each: TPR 8 at BS 512 second. */
   static const struct spmv_config irregular[] = {
-    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
   static const struct spmv_config irregular_f32[] = {
-    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
+  /* 100000 rows (at most 2 threads each in one wave): ALG1 second. */
+  static const struct spmv_config irregular_many[] = {
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
   static const struct spmv_config skewed[] = {
     { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
     { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
-  /* Small: TPR the mean row's power of two (>= 4) first, at most 4. */
+  /* Small: TPR the mean row's power of two (>= 4) first, at most 4, in
+   * blocks of 512. */
   static const struct spmv_config small[] = {
-    { SPMV_FMT_CSR16, 256, 8, 0, 0 },
-    { SPMV_FMT_CSR16, 256, 32, 0, 0 },
-    { SPMV_FMT_CSR16, 256, 16, 0, 0 },
+    { SPMV_FMT_CSR16, 512, 8, 0, 0 },
+    { SPMV_FMT_CSR16, 512, 32, 0, 0 },
+    { SPMV_FMT_CSR16, 512, 16, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 } };
   static const struct spmv_config small_skewed[] = {
     { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 },
@@ -470,6 +477,11 @@ START_TEST(test_auto_candidates)
   AUTO_IS(irregular);
   in.dtype = SPMV_F32;
   AUTO_IS(irregular_f32);
+  in.dtype = SPMV_F64;
+  m.p.rows = 100000;
+  AUTO_IS(irregular_many);
+  m.p.rows = 20000;
+  in.dtype = SPMV_F32;
   in.dtype = SPMV_F64;
   /* A row of 1000 (> 16 x 5) and cv 5: skewed; mean < 8: base 2. */
   m.p.rl_max = 1000;

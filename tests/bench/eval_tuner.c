@@ -1284,15 +1284,16 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
 
 /*
  * --probe: for each matrix and value type, three turns over the listed
- * configurations; each load is timed as the race times it (1 warm-up and
- * 2 runs, three times; then rounds of 2 + 10) and as confirm() does
+ * configurations; each load is timed as auto's race times it (a run
+ * alone, then rounds of 2 without warm-up), as the exhaustive race does
+ * (2 + 10) and as confirm() does
  * (CONFIRM_WARMUP + CONFIRM_REPS), the medians printed in that order.
  */
 #define PROBE_MAX 8
 static int probe_main(const struct opts *o, struct eval_store *s,
                       const struct bench_suite *suite)
 {
-  static const int plan[][2] = { {1, 2}, {0, 2}, {0, 2}, {2, 10}, {2, 10},
+  static const int plan[][2] = { {0, 1}, {0, 2}, {0, 2}, {0, 2}, {2, 10},
                                  {CONFIRM_WARMUP, CONFIRM_REPS} };
   struct spmv_config cfg[PROBE_MAX];
   struct spmv_error err;
@@ -1309,7 +1310,7 @@ static int probe_main(const struct opts *o, struct eval_store *s,
     }
     n++;
   }
-  printf("matrix\tdtype\tturn\tconfig\trace 1+2\t0+2\t0+2\t2+10\t2+10\tconfirm %d+%d\n",
+  printf("matrix\tdtype\tturn\tconfig\trace 0+1\t0+2\t0+2\t0+2\t2+10\tconfirm %d+%d\n",
          CONFIRM_WARMUP, CONFIRM_REPS);
   for (size_t q = 0; q < suite->n; q++) {
     struct spmv_csr *A = bench_suite_make(&suite->e[q], o->dir, &err);
