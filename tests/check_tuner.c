@@ -246,7 +246,7 @@ START_TEST(test_trial_candidates)
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0));
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0));
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0));
   ck_assert(has(c, SPMV_FMT_ELLR_T, pick.bs, pick.tpr, 0, 0));
   ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
@@ -351,19 +351,19 @@ START_TEST(test_auto_candidates)
   static const struct spmv_config irregular[] = {
     { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config irregular_f32[] = {
     { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   /* 100000 rows (at most 2 threads each in one wave): ALG1 second. */
   static const struct spmv_config irregular_many[] = {
     { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 } };
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config skewed[] = {
     { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
     { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
   /* Small: TPR the mean row's power of two (>= 4) first, at most 4, in
    * blocks of 512. */
@@ -371,10 +371,10 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR16, 512, 32, 0, 0 },
     { SPMV_FMT_CSR16, 512, 16, 0, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 } };
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 } };
   static const struct spmv_config small_skewed[] = {
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 0, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 256, 2, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
     { SPMV_FMT_CSR16, 256, 32, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
   static const struct spmv_config cpu_stencil[] = {
     { SPMV_FMT_DIA, 0, 0, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
