@@ -952,7 +952,7 @@ START_TEST(test_run_strategies)
   gpu.l2_bytes = (uint64_t)60 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-adaptive bs=256 maxtpr=256 base=0");
+  ck_assert_str_eq(d.text, "csr-adaptive bs=256 maxtpr=0 base=0");
   spmvd_decision_fini(&d);
   gpu.l2_bytes = (uint64_t)8 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
