@@ -296,9 +296,10 @@ out:
 #define CONFIRM_TOP 6
 #define CONFIRM_PASSES 3
 #define CONFIRM_REPS 30
-/* Warm-up runs before each timing (the race before ran each layout for
- * tens of runs in a row; matrices of about the L2's size still time 20-26 %
- * slower here than there, for a reason not established). */
+/* Warm-up runs before each timing.  (Matrices of about the L2's size once
+ * timed 20-26 % slower here than in the race: the evict-first matrix
+ * loads could not bring a layout back into an L2 that other data held;
+ * spmv_dev_time now reads it in first.  results/probe-l2-h200.md.) */
 #define CONFIRM_WARMUP 20
 
 /* Whether index i is among the first n of idx. */
