@@ -18,6 +18,7 @@
 #include "spmv.h"
 #include "spmv_csr.h"
 #include "spmv_mmio.h"
+#include "bench_clock.h"
 
 /*
  * For each matrix: load it through libspmvclient (strategy trial), then
@@ -33,13 +34,6 @@
  * random matrix with K entries per row.  Without -s a private spmvd
  * (cpu backend, SPMVD_CPU_THREADS as set) is started from this build.
  */
-
-static double now_us(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -157,13 +151,13 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
     for (int i = 0; i < 5; i++)
       spmv_multiply(m, 1.0, x, beta, y);
     for (int i = 0; i < reps; i++) {
-      t0 = now_us();
+      t0 = (1e6 * bench_now_s());
       if (spmv_multiply(m, 1.0, x, beta, y) < 0) {
         fprintf(stderr, "bench_roundtrip: %s: %s\n", name,
                 spmv_client_errmsg(c));
         goto out;
       }
-      t[i] = now_us() - t0;
+      t[i] = (1e6 * bench_now_s()) - t0;
     }
     med[b] = median(t, reps);
     best[b] = t[0];
@@ -176,14 +170,14 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
   }
   memcpy(xv, x, sizeof *x * (size_t)A->cols);
   for (int i = 0; i < reps + 5; i++) {
-    t0 = now_us();
+    t0 = (1e6 * bench_now_s());
     if (spmv_multiply_inplace(m, 1.0, 0.0) < 0) {
       fprintf(stderr, "bench_roundtrip: %s: %s\n", name,
               spmv_client_errmsg(c));
       goto out;
     }
     if (i >= 5)
-      t[i - 5] = now_us() - t0;
+      t[i - 5] = (1e6 * bench_now_s()) - t0;
   }
   med[2] = median(t, reps);
   best[2] = t[0];

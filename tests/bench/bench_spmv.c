@@ -19,6 +19,7 @@
 #include "spmv_kernels.h"
 #include "spmv_mmio.h"
 #include "spmvd_backend.h"
+#include "bench_clock.h"
 
 /*
  * For each matrix of the suite and each value type, in one process: every
@@ -438,13 +439,6 @@ static struct spmv_csr *make_matrix(const struct mspec *s, struct spmv_error *er
   return T;
 }
 
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Keeps the configurations of the named formats and cusparse; returns 0,
  * or 1 after a message naming an unknown format. */
 static int keep_formats(const char *list)
@@ -487,7 +481,7 @@ int main(int argc, char **argv)
   const char *outdir = ".", *only = NULL, *formats = NULL;
   int suites = S_LARGE | S_PAPER | S_REAL, dts = 3, opt;
   unsigned bs_mask = 0;
-  double budget = 0, t_start = now_s();
+  double budget = 0, t_start = bench_now_s();
   char **paths = NULL;
   int npaths = 0;
 
@@ -599,11 +593,11 @@ int main(int argc, char **argv)
     const struct mspec *s = &list[mi];
     if (only && !strstr(s->name, only))
       continue;
-    if (budget > 0 && now_s() - t_start > budget) {
+    if (budget > 0 && bench_now_s() - t_start > budget) {
       fprintf(stderr, "time budget spent: stopping before %s\n", s->name);
       break;
     }
-    double t0 = now_s();
+    double t0 = bench_now_s();
     struct spmv_csr *A = make_matrix(s, &err);
     if (!A) {
       fprintf(stderr, "%s: %s\n", s->name, err.msg);
@@ -646,7 +640,7 @@ int main(int argc, char **argv)
       if (s->kind == K_REGULAR && pct < reg_pct[dti]) reg_pct[dti] = pct;
       if (s->kind == K_SKEWED && pct < skew_pct[dti]) skew_pct[dti] = pct;
     }
-    fprintf(stderr, "%s: %.1f s\n", s->name, now_s() - t0);
+    fprintf(stderr, "%s: %.1f s\n", s->name, bench_now_s() - t0);
     spmv_csr_free(A);
   }
 

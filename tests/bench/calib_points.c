@@ -32,6 +32,7 @@
 #include "spmv_profile.h"
 #include "spmvd_predict.h"
 #include "suite.h"
+#include "bench_clock.h"
 
 struct ctx {
   struct eval_store *s;
@@ -43,14 +44,6 @@ struct ctx {
   double t0, budget;
   int stopped;
 };
-
-static double now_s(void)
-{
-  struct timespec t;
-
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void print_feat(const struct spmvd_pfeat *f)
 {
@@ -73,7 +66,7 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
   char text[64];
   int rc;
 
-  if (c->budget > 0 && now_s() - c->t0 > c->budget) {
+  if (c->budget > 0 && bench_now_s() - c->t0 > c->budget) {
     /* Past the budget: the plan ends here (the run reads n as it goes, so
      * it generates no further matrix). */
     c->stopped = 1;
@@ -136,13 +129,13 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
     c.next = 0;
     c.A = NULL;
     c.matrix = -1;
-    c.t0 = now_s();
+    c.t0 = bench_now_s();
     c.budget = budget;
     c.stopped = 0;
     eval_store_calib_plan(c.s, plan);
     rc = spmvd_calib_run(plan, &prm, &ops, &c, &e);
     eval_store_calib_plan(c.s, NULL);
-    fprintf(stderr, "%s: %.1f s%s\n", spmv_dtype_name(dt), now_s() - c.t0,
+    fprintf(stderr, "%s: %.1f s%s\n", spmv_dtype_name(dt), bench_now_s() - c.t0,
             c.stopped ? " (budget reached)" : "");
     plan = spmvd_calib_plan_free(plan);
     eval_store_matrix(c.s, NULL, dt, NULL);

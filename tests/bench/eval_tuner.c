@@ -18,6 +18,7 @@
 #include "spmvd_tuner.h"
 #include "spmv_stats.h"
 #include "suite.h"
+#include "bench_clock.h"
 
 /*
  * For each value type: one calibration of the predictor on the device
@@ -105,13 +106,6 @@ struct opts {
   int64_t calib_nnz;         /* 0: the daemon's default */
   int64_t max_nnz;           /* 0: no bound */
 };
-
-static double now_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* The configuration as the tuner lists it on dev (cpu: no bs, csr-vector
  * is csr-scalar). */
@@ -217,7 +211,7 @@ static void calibrate(struct eval_store *s, enum spmv_dtype dt,
   struct spmvd_calib_plan *plan = NULL;
   struct spmvd_calib_ops ops = { eval_store_calib_time, progress_calib };
   struct spmv_error e;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   int rc;
 
   memset(cr, 0, sizeof *cr);
@@ -241,7 +235,7 @@ static void calibrate(struct eval_store *s, enum spmv_dtype dt,
       cr->nok += plan->pt[k].ok;
     rc = spmvd_predict_fit(plan, eval_store_info(s), &cr->pred, &e);
   }
-  cr->seconds = now_s() - t0;
+  cr->seconds = bench_now_s() - t0;
   if (rc < 0) {
     snprintf(cr->msg, sizeof cr->msg, "%.150s", e.msg);
   } else {
@@ -262,9 +256,9 @@ static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
   memset(r, 0, sizeof *r);
   spmvd_decision_init(&d);
   spmv_error_clear(&e);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   int rc = spmvd_tuner_run(st, in, &eval_store_race_ops, s, NULL, &d, &e);
-  r->wall_ms = 1e3 * (now_s() - t0);
+  r->wall_ms = 1e3 * (bench_now_s() - t0);
   if (rc < 0) {
     r->failed = !(rc == SPMV_EUNSUPPORTED || (st == SPMVD_STRATEGY_PREDICT && in->pred == NULL));
     snprintf(r->note, sizeof r->note, "%s: %.100s", r->failed ? "failed" : "n/a", e.msg);
@@ -1003,10 +997,10 @@ static int replay_main(const struct opts *o, const char *files)
            (long long)A->nnz, prof.rl_cv, btext, best->us);
     for (k = 0; k < RP_NSTRAT; k++) {
       struct spmvd_decision d;
-      double t0 = now_s();
+      double t0 = bench_now_s();
       spmv_error_clear(&err);
       int r = spmvd_tuner_run(rp_strats[k], &in, &rp_ops, &t, NULL, &d, &err);
-      double ms = 1e3 * (now_s() - t0);
+      double ms = 1e3 * (bench_now_s() - t0);
       const struct rp_row *pk = r == 0 ? rp_find(&t, d.cfg) : NULL;
       if (pk == NULL || !(pk->us > 0)) {
         printf(" failed: %.60s |", r != 0 ? err.msg : "pick not in the tables");
@@ -1164,7 +1158,7 @@ static void print_report(struct run *r, const char *stopped)
          o->mode, dev->sms, dev->warp_size, dev->cc_major, dev->cc_minor,
          (double)dev->mem_bytes / 1e9, (double)dev->l2_bytes / 1048576.0);
   printf("- software: %s\n- date: %s; run took %.0f s\n", dev->software_key, date,
-         now_s() - r->t_start);
+         bench_now_s() - r->t_start);
   printf("- suite: %s%s%s%s%s%s; %zu matrix x type evaluations, %zu skipped, %zu left out by the time budget\n",
          o->quick ? "quick subset of " : "", (o->sets & BENCH_SUITE_LARGE) ? "large " : "",
          (o->sets & BENCH_SUITE_PAPER) ? "paper " : "", (o->sets & BENCH_SUITE_REAL) ? "real" : "",
@@ -1195,7 +1189,7 @@ static void *watchdog(void *arg)
   struct run *r = arg;
   char cur[96];
 
-  while (now_s() - r->t_start < r->o.deadline) {
+  while (bench_now_s() - r->t_start < r->o.deadline) {
     struct timespec ts = { 0, 200 * 1000 * 1000 };
     nanosleep(&ts, NULL);
   }
@@ -1238,7 +1232,7 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
     const struct bench_suite_entry *en = &suite->e[q % suite->n];
     if (en->set != order[q / suite->n])
       continue;
-    if (o->budget > 0 && now_s() - r->t_start > o->budget) {
+    if (o->budget > 0 && bench_now_s() - r->t_start > o->budget) {
       fprintf(stderr, "time budget spent: %zu matrices left out from %s on\n",
               suite->n - done, en->name);
       pthread_mutex_lock(&r->mu);
@@ -1247,7 +1241,7 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
       break;
     }
     done++;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     pthread_mutex_lock(&r->mu);
     snprintf(r->current, sizeof r->current, "%s", en->name);
     pthread_mutex_unlock(&r->mu);
@@ -1272,7 +1266,7 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
     }
     fprintf(stderr, "%-24s %s %9lld nnz best %-28s %9.1f us | auto %5.1f%% cost %5.1f | model %5.1f%% | %.1f s\n",
             x->name, spmv_dtype_name(dt), (long long)x->nnz, x->best, x->best_us,
-            100 * x->st[3].match, x->st[3].cost, 100 * x->st[0].match, now_s() - t0);
+            100 * x->st[3].match, x->st[3].cost, 100 * x->st[0].match, bench_now_s() - t0);
     if (tsv)
       tsv_line(tsv, x);
     pthread_mutex_lock(&r->mu);
@@ -1365,7 +1359,7 @@ int main(int argc, char **argv)
   int rc = 1;
 
   spmv_error_clear(&err);
-  r.t_start = now_s();
+  r.t_start = bench_now_s();
   pthread_mutex_init(&r.mu, NULL);
   if (parse_opts(argc, argv, &r.o) < 0)
     return 1;
