@@ -326,15 +326,14 @@ __global__ void spmv_warm_l2_kernel(struct spmv_warm_list w, uint32_t *sink) {
 /* See spmv_kernels.h. */
 extern "C" int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m,
                                        cudaStream_t s, struct spmv_error *err) {
-  size_t vs = m->L.dtype == SPMV_F32 ? 4 : 8, total = 0;
+  size_t total = 0;
   struct spmv_warm_list w = {};
   for (int k = 0; k < m->narrays; k++) {
     total += m->array_bytes[k];
     w.p[w.n] = (const uint32_t *)m->array[k];
     w.sectors[w.n++] = m->array_bytes[k] / 32; /* a partial last sector is skipped */
   }
-  total += (size_t)(m->L.rows + m->L.cols) * vs;
-  if (m->l2_bytes == 0 || total > m->l2_bytes / 2 || total == 0)
+  if (!spmv_l2_resident(total, m->L.rows, m->L.cols, m->L.dtype, m->l2_bytes))
     return 0;
   spmv_warm_l2_kernel<<<256, 256, 0, s>>>(w, NULL);
   return spmv_cuda_error(cudaGetLastError(), "L2 warm-up kernel", err);

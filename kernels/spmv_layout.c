@@ -203,6 +203,16 @@ void *spmv_array_zero(int64_t n, size_t sz)
   return calloc(n > 0 ? (size_t)n : 1, sz);
 }
 
+/* See spmv_formats.h. */
+int spmv_l2_resident(size_t array_bytes, int64_t rows, int64_t cols,
+                     enum spmv_dtype dt, size_t l2_bytes)
+{
+  double total = (double)array_bytes +
+                 (double)(rows + cols) * (double)spmv_dtype_size(dt);
+
+  return l2_bytes > 0 && array_bytes > 0 && total <= 0.5 * (double)l2_bytes;
+}
+
 /* Rounds rows up to a multiple of 32. */
 int64_t spmv_pitch(int64_t rows)
 {

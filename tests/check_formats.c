@@ -626,6 +626,24 @@ START_TEST(test_layout_csr16)
 }
 END_TEST
 
+/* The L2 residency rule of the GPU worker: arrays, x and y within half
+ * the L2; an unknown L2 (0) or no arrays never. */
+START_TEST(test_l2_resident)
+{
+  const size_t l2 = (size_t)60 << 20; /* an H200's */
+
+  /* cop20k_A in f32: 21.3 MB of arrays, 121192 rows and columns. */
+  ck_assert(spmv_l2_resident(21300000, 121192, 121192, SPMV_F32, l2));
+  /* The same in f64 (32.5 MB of arrays): over 30 MB with x and y. */
+  ck_assert(!spmv_l2_resident(32500000, 121192, 121192, SPMV_F64, l2));
+  /* Exactly half, counting x and y: in; one byte more: out. */
+  ck_assert(spmv_l2_resident(l2 / 2 - 16 * 8, 8, 8, SPMV_F64, l2));
+  ck_assert(!spmv_l2_resident(l2 / 2 - 16 * 8 + 1, 8, 8, SPMV_F64, l2));
+  ck_assert(!spmv_l2_resident(1000, 10, 10, SPMV_F32, 0));
+  ck_assert(!spmv_l2_resident(0, 10, 10, SPMV_F32, l2));
+}
+END_TEST
+
 /* csr-stream's cut at BS 32, k 1 (cap 32 entries and rows, chunks of 128),
  * worked by hand: rows of 10, 20 | 5 | 40L | 33L | 0, 32 | 1 | 200L, where a
  * long row (L) closes the open block and is in none. */
@@ -984,6 +1002,7 @@ Suite *formats_suite(void)
   TCase *tc = tcase_create("layouts");
 
   tcase_add_test(tc, test_layout_csr);
+  tcase_add_test(tc, test_l2_resident);
   tcase_add_test(tc, test_layout_adaptive);
   tcase_add_test(tc, test_layout_ell);
   tcase_add_test(tc, test_layout_ellr_t);
