@@ -508,7 +508,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   int sigma = p->rl_cv < 0.05 ? 1 : 256;  /* sell's, where a shape races it */
   enum shape sh = shape_of(p, in->dev);
   struct spmv_config mp;
-  int tpr[3];
+  int tpr[3], wt;
 
   spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
   switch (sh) {
@@ -614,8 +614,8 @@ static void auto_gpu(const struct spmvd_tune_input *in,
      * warp-group per row as wide as the wave allows, in few blocks (crack,
      * 10240 rows: 4.2 us at BS 512, TPR 16 against 4.4 at AUTOCSR's
      * middle TPR, H200 f64), in place of ALG1. */
-    if (wave_tpr(p, in->dev) >= 8)
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, wave_tpr(p, in->dev), 0, 0));
+    if ((wt = wave_tpr(p, in->dev)) >= 8)
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, wt, 0, 0));
     else
       add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     /* Within the L2, f64: csr-stream16 within 1 % of the best on mac_econ
