@@ -341,13 +341,13 @@ static int beyond_l2(const struct spmvd_tune_input *in)
 /* Where rows fit 16-bit offsets, csr-vector and csr-scalar become csr16
  * at the same TPR (1 for scalar): the same kernel moving 2 bytes less per
  * entry (H200, tests/bench/results: 0-34 % faster on the large suite's
- * stencils, flat and regular rows).  Irregular rows beyond the L2 keep
- * csr-vector in f64, where csr16 ran 3-6 % slower (cop20k_A_x16,
- * maceconlike_x16; bench_spmv_h200_v4).  Within the L2, timed resident
- * (spmv_dev_matrix_warm_l2), csr16 led or tied on the irregular and small
- * matrices too: the rule raised auto's replayed matches on the H200's v5
- * ground truth from 31 to 49 (f64) and 38 to 50 (f32) of 55 matrices
- * within 95 %.  Drops what the rewrite makes excluded or duplicate. */
+ * stencils, flat and regular rows).  In f64 only those shapes: beyond the
+ * L2 csr16 ran 3-6 % slower on irregular rows (cop20k_A_x16,
+ * maceconlike_x16; bench_spmv_h200_v4), and within it every f64 miss of
+ * auto in eval-h200-v7 was a csr16 pick that confirm() timed 5-7 %
+ * behind csr-vector at the same BS and TPR (G51, bcsstk13, bcsstk16,
+ * crack, jagmesh7, karate).  In f32 csr16 led or tied there.  Drops what
+ * the rewrite makes excluded or duplicate. */
 static void narrow_csr(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
@@ -358,7 +358,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
   int keep;
 
   if (is_cpu(in->dev) || !sell16_fits(in) ||
-      (!flat && in->dtype == SPMV_F64 && beyond_l2(in)))
+      (!flat && in->dtype == SPMV_F64))
     return;
   for (k = 0; k < out->n; k++) {
     c = out->cfg[k];
@@ -619,11 +619,15 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     else
       add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     /* Within the L2, f64: csr-stream16 within 1 % of the best on mac_econ
-     * and cop20k_A (H200 eval, 08:20 UTC); in f32 it trailed by 4-10 %. */
+     * and cop20k_A (H200 eval, 08:20 UTC); in f32 it trailed by 4-10 %,
+     * and beyond one wave AUTOCSR's least TPR led its largest on
+     * mac_econ, cop20k_A and rma10 (8.6 against 12.0, 11.5 / 14.0, 10.4 /
+     * 12.2 us as csr16, gt-h200-v5.tsv); within a wave the largest led
+     * (crack, bayer10). */
     if (in->dtype == SPMV_F64)
       add(out, in, stream_for(in, sell16_fits(in)));
     else
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[wt >= 8 ? 2 : 0], 0, 0));
     add(out, in, adaptive(256, 0));
     break;
   }

@@ -346,28 +346,40 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 } };
   /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
-   * f32 AUTOCSR's largest TPR instead); csr-vector as csr16 there; 20000
-   * rows fit one wave at 8 threads each: TPR 8 at BS 512 second. */
+   * f32 AUTOCSR's largest TPR instead, csr-vector as csr16 there: f64
+   * keeps csr-vector off flat rows); 20000 rows fit one wave at 8 threads
+   * each: TPR 8 at BS 512 second. */
   static const struct spmv_config irregular[] = {
-    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config irregular_f32[] = {
     { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
-  /* 100000 rows (at most 2 threads each in one wave): ALG1 second. */
+  /* 100000 rows (at most 2 threads each in one wave): ALG1 second; in
+   * f32 AUTOCSR's least TPR third. */
   static const struct spmv_config irregular_many[] = {
-    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
+  static const struct spmv_config irregular_many_f32[] = {
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR16, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config skewed[] = {
     { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
     { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
   /* Small: TPR the mean row's power of two (>= 4) first, at most 4, in
-   * blocks of 512. */
+   * blocks of 512; csr-vector as csr16 in f32 only. */
   static const struct spmv_config small[] = {
+    { SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 512, 32, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 512, 16, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 } };
+  static const struct spmv_config small_f32[] = {
     { SPMV_FMT_CSR16, 512, 8, 0, 0 },
     { SPMV_FMT_CSR16, 512, 32, 0, 0 },
     { SPMV_FMT_CSR16, 512, 16, 0, 0 },
@@ -375,7 +387,8 @@ START_TEST(test_auto_candidates)
   static const struct spmv_config small_skewed[] = {
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
-    { SPMV_FMT_CSR16, 256, 32, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
+    { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 },
+    { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
   static const struct spmv_config cpu_stencil[] = {
     { SPMV_FMT_DIA, 0, 0, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
     { SPMV_FMT_SELL, 0, 0, 32, 1 }, { SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0 } };
@@ -480,9 +493,10 @@ START_TEST(test_auto_candidates)
   in.dtype = SPMV_F64;
   m.p.rows = 100000;
   AUTO_IS(irregular_many);
-  m.p.rows = 20000;
   in.dtype = SPMV_F32;
+  AUTO_IS(irregular_many_f32);
   in.dtype = SPMV_F64;
+  m.p.rows = 20000;
   /* A row of 1000 (> 16 x 5) and cv 5: skewed; mean < 8: base 2. */
   m.p.rl_max = 1000;
   m.p.rl_cv = 5;
@@ -499,6 +513,9 @@ START_TEST(test_auto_candidates)
   m.p.dia_fill = 50;
   m.p.rl_cv = 0.6;
   AUTO_IS(small);
+  in.dtype = SPMV_F32;
+  AUTO_IS(small_f32);
+  in.dtype = SPMV_F64;
   m.p.rl_max = 1000;
   m.p.rl_cv = 5;
   AUTO_IS(small_skewed);
@@ -903,7 +920,7 @@ START_TEST(test_run_strategies)
   spmvd_decision_fini(&d);
   gpu.l2_bytes = 0;
   /* Irregular rows within the L2: csr-vector at AUTOCSR's middle TPR (80:
-   * 8, 16, 32), as csr16; beyond it csr-stream16 (rows span < 2^16
+   * 8, 16, 32), as csr-vector in f64 (csr16 in f32); beyond it csr-stream16 (rows span < 2^16
    * columns) at BS 128, k 4 in f64; auto races it, csr-stream, ALG1 and
    * csr-vector (f64 beyond the L2 keeps csr-vector). */
   m.p.rl_max = 300;
@@ -912,8 +929,14 @@ START_TEST(test_run_strategies)
   gpu.l2_bytes = (uint64_t)60 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
+  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=16");
+  spmvd_decision_fini(&d);
+  in.dtype = SPMV_F32;
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
+                                   NULL, &d, &e), 0);
   ck_assert_str_eq(d.text, "csr16 bs=128 tpr=16");
   spmvd_decision_fini(&d);
+  in.dtype = SPMV_F64;
   gpu.l2_bytes = (uint64_t)8 << 20;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);

@@ -1283,14 +1283,17 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
  * configurations; each load is timed as auto's race times it (a run
  * alone, then rounds of 2 without warm-up), as the exhaustive race does
  * (2 + 10) and as confirm() does
- * (CONFIRM_WARMUP + CONFIRM_REPS), the medians printed in that order.
+ * (CONFIRM_WARMUP + CONFIRM_REPS), then confirm()'s warm-ups with the
+ * race's 10 runs and the race's warm-ups with confirm()'s runs (which of
+ * the two its offset follows), the medians printed in that order.
  */
 #define PROBE_MAX 8
 static int probe_main(const struct opts *o, struct eval_store *s,
                       const struct bench_suite *suite)
 {
   static const int plan[][2] = { {0, 1}, {0, 2}, {0, 2}, {0, 2}, {2, 10},
-                                 {CONFIRM_WARMUP, CONFIRM_REPS} };
+                                 {CONFIRM_WARMUP, CONFIRM_REPS},
+                                 {CONFIRM_WARMUP, 10}, {2, CONFIRM_REPS} };
   struct spmv_config cfg[PROBE_MAX];
   struct spmv_error err;
   char buf[512], *tok, *save = NULL;
@@ -1306,8 +1309,8 @@ static int probe_main(const struct opts *o, struct eval_store *s,
     }
     n++;
   }
-  printf("matrix\tdtype\tturn\tconfig\trace 0+1\t0+2\t0+2\t0+2\t2+10\tconfirm %d+%d\n",
-         CONFIRM_WARMUP, CONFIRM_REPS);
+  printf("matrix\tdtype\tturn\tconfig\trace 0+1\t0+2\t0+2\t0+2\t2+10\tconfirm %d+%d"
+         "\t%d+10\t2+%d\n", CONFIRM_WARMUP, CONFIRM_REPS, CONFIRM_WARMUP, CONFIRM_REPS);
   for (size_t q = 0; q < suite->n; q++) {
     struct spmv_csr *A = bench_suite_make(&suite->e[q], o->dir, &err);
     if (A == NULL) {
