@@ -65,6 +65,7 @@ struct strat_res {
   double wall_ms;   /* host time of spmvd_tuner_run (models and race; the
                        layouts were resident already) */
   char note[120];
+  char race[640];   /* its trials: "cfg=median us status runs;..." */
 };
 
 /* One matrix in one value type. */
@@ -268,6 +269,14 @@ static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
   r->cfg = normalise(d.cfg, in->dev);
   r->cost = d.cost_spmv;
   r->ncand = (int)d.ntrials;
+  for (size_t k = 0, n = 0; k < d.ntrials && n < sizeof r->race; k++) {
+    char c[64];
+    const struct spmvd_trial *t = &d.trials[k];
+    spmv_config_format(&t->cfg, c, sizeof c);
+    n += (size_t)snprintf(r->race + n, sizeof r->race - n, "%s%s=%.3f %s %d",
+                          k ? ";" : "", c, t->time_us,
+                          spmvd_trial_status_name(t->status), t->runs);
+  }
   r->pick_us = gt_time(g, d.cfg, s, in);
   if (!(r->pick_us > 0)) {
     r->failed = 1;
@@ -777,6 +786,7 @@ static void tsv_line(FILE *f, const struct mrec *r)
             r->hit.kernel_us, r->hit.verified, r->hit.next_kernel_us[0],
             r->hit.next_kernel_us[1]);
   fprintf(f, "\traced_best_us:%.3f", r->raced_best_us);
+  fprintf(f, "\tauto_race:%s", r->st[NSTRAT - 1].race);
   fputc('\n', f);
   fflush(f);
 }
@@ -1393,7 +1403,8 @@ int main(int argc, char **argv)
                  "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates, wall_ms"
                  "\tformat:predicted/measured/paper_form ...\thit:load_us/first_kernel_us/first_product_us/"
                  "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
-                 "\traced_best_us:the exhaustive race's best before confirm()\n");
+                 "\traced_best_us:the exhaustive race's best before confirm()"
+                 "\tauto_race:auto's trials, config=median us, status, runs\n");
   }
   if (r.o.gt_tsv != NULL) {
     gtf = fopen(r.o.gt_tsv, "w");
