@@ -609,15 +609,19 @@ static void auto_gpu(const struct spmvd_tune_input *in,
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
       break;
     }
-    add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     /* Rows that fit one wave at >= 8 threads each are latency-bound: a
      * warp-group per row as wide as the wave allows, in few blocks (crack,
      * 10240 rows: 4.2 us at BS 512, TPR 16 against 4.4 at AUTOCSR's
-     * middle TPR, H200 f64), in place of ALG1. */
-    if ((wt = wave_tpr(p, in->dev)) >= 8)
+     * middle TPR, H200 f64), in place of ALG1, and first: the race keeps
+     * the earlier of two equal times, and AUTOCSR's middle TPR tied it
+     * in a race on crack (f64) to confirm 5 % slower (eval-h200-v9-f64). */
+    if ((wt = wave_tpr(p, in->dev)) >= 8) {
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, wt, 0, 0));
-    else
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+    } else {
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
       add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
+    }
     /* Within the L2, f64: csr-stream16 within 1 % of the best on mac_econ
      * and cop20k_A (H200 eval, 08:20 UTC); in f32 it trailed by 4-10 %,
      * and beyond one wave AUTOCSR's least TPR led its largest on

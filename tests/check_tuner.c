@@ -348,14 +348,14 @@ START_TEST(test_auto_candidates)
   /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
    * f32 AUTOCSR's largest TPR instead, csr-vector as csr16 there: f64
    * keeps csr-vector off flat rows); 20000 rows fit one wave at 8 threads
-   * each: TPR 8 at BS 512 second. */
+   * each: TPR 8 at BS 512 first, so that it wins a tie. */
   static const struct spmv_config irregular[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config irregular_f32[] = {
-    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 512, 8, 0, 0 },
+    { SPMV_FMT_CSR16, 512, 8, 0, 0 }, { SPMV_FMT_CSR16, 128, 4, 0, 0 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   /* 100000 rows (at most 2 threads each in one wave): ALG1 second; in
@@ -814,6 +814,15 @@ START_TEST(test_race)
   ck_assert_int_eq(d.trials[1].rounds, 2);
   ck_assert_int_eq(d.trials[1].runs, 5);
   ck_assert_double_eq_tol(d.cost_spmv, (3 * 5 + 5 * 5.2) / 5, 1e-9);
+  spmvd_decision_fini(&d);
+  /* Two equal times: the earlier candidate keeps the lead (auto lists
+   * the one it trusts more first). */
+  memset(&f, 0, sizeof f);
+  c->n = 2;
+  c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 512, 16, 0, 0 };
+  c->cfg[1] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 };
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
+  ck_assert_str_eq(d.text, "csr-vector bs=512 tpr=16");
   spmvd_decision_fini(&d);
   mat_fini(&m);
   free(c);
