@@ -484,6 +484,31 @@ START_TEST(test_auto_candidates)
   m.A.cols = m.p.cols = 20000;
   m.A.col_idx[1] = 1;
   gpu.l2_bytes = (uint64_t)60 << 20;
+  {
+    /* Regular rows of 64 (AUTOCSR 8, 16, 32): TPR 8, an eighth of the
+     * row, rather than 32, within the L2 and beyond it, in both types
+     * (within the L2 the profile's pick is that TPR already: 3 in all). */
+    struct mat r;
+    struct spmvd_tune_input ri;
+    uint64_t l2[] = { (uint64_t)60 << 20, 1 << 20 };
+
+    mat_init(&r, 20000, 64);
+    r.p.dia_fill = 50;
+    r.p.rl_cv = 0.2;
+    r.p.ell_fill = 2;
+    ri = input(&r, &gpu);
+    for (int k = 0; k < 4; k++) {
+      gpu.l2_bytes = l2[k % 2];
+      ri.dtype = k < 2 ? SPMV_F64 : SPMV_F32;
+      ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &ri, c,
+                                              NULL), 0);
+      ck_assert_int_ge(c->n, 3);
+      ck_assert(has(c, SPMV_FMT_CSR16, 128, 8, 0, 0));
+      ck_assert(!has(c, SPMV_FMT_CSR16, 128, 32, 0, 0));
+    }
+    mat_fini(&r);
+    gpu.l2_bytes = (uint64_t)60 << 20;
+  }
   /* cv 0.6: irregular. */
   m.p.rl_cv = 0.6;
   m.p.ell_fill = 10;
