@@ -596,7 +596,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     /* Rows of 32-100: a TPR of an eighth of the row, not AUTOCSR's
      * largest (32), which led on none of cant, consph, shipsec1 and pwtk
      * at the ELLR-T paper's size or 8-16x it; TPR 8 led cant_x16 in f32
-     * by 5 % (eval-h200-v10-large-f32, bench_spmv_h200_v4). */
+     * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4). */
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128,
                     p->rl_mean >= 32 && p->rl_mean < 100
                         ? pow2_at_least(p->rl_mean, 2, 256) / 8
