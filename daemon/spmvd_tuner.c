@@ -420,6 +420,15 @@ static int pow2_at_least(double v, int lo, int hi)
   return p;
 }
 
+/* csr-vector's TPR for rows of 32-100 entries: an eighth of the row,
+ * rounded up to a power of two; 0 outside that range. */
+static int eighth_tpr(const struct spmv_profile *p)
+{
+  return p->rl_mean >= 32 && p->rl_mean < 100
+             ? pow2_at_least(p->rl_mean, 2, 256) / 8
+             : 0;
+}
+
 /* The most threads per row (a power of two <= 32) with which every row
  * runs in one wave of the device; 0 when not even one thread per row. */
 static int wave_tpr(const struct spmv_profile *p,
@@ -481,9 +490,8 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
       return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0);
     if (beyond_l2_by(in, REGULAR_SELL_L2_TIMES))
       return sell_for(in, 128, p->rl_cv < 0.05 ? 1 : 256);
-    if (p->rl_mean >= 32)
-      return mk(SPMV_FMT_CSR_VECTOR, 128,
-                pow2_at_least(p->rl_mean, 2, 256) / 8, 0, 0);
+    if ((t = eighth_tpr(p)) > 0)
+      return mk(SPMV_FMT_CSR_VECTOR, 128, t, 0, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   default:
     /* csr-stream16 where it fits: with kernels v4 (f32 at K 8 within 32
@@ -508,7 +516,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   int sigma = p->rl_cv < 0.05 ? 1 : 256;  /* sell's, where a shape races it */
   enum shape sh = shape_of(p, in->dev);
   struct spmv_config mp;
-  int tpr[3], wt;
+  int tpr[3], wt, t8 = eighth_tpr(p);
 
   spmvd_tuner_autocsr_tpr(p->rl_mean, tpr);
   switch (sh) {
@@ -598,9 +606,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
      * at the ELLR-T paper's size or 8-16x it; TPR 8 led cant_x16 in f32
      * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4). */
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128,
-                    p->rl_mean >= 32 && p->rl_mean < 100
-                        ? pow2_at_least(p->rl_mean, 2, 256) / 8
-                        : tpr[2], 0, 0));
+                    t8 > 0 ? t8 : tpr[2], 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
     out->n = out->n > 4 ? 4 : out->n;
     break;
