@@ -151,13 +151,13 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
     for (int i = 0; i < 5; i++)
       spmv_multiply(m, 1.0, x, beta, y);
     for (int i = 0; i < reps; i++) {
-      t0 = (1e6 * bench_now_s());
+      t0 = bench_now_us();
       if (spmv_multiply(m, 1.0, x, beta, y) < 0) {
         fprintf(stderr, "bench_roundtrip: %s: %s\n", name,
                 spmv_client_errmsg(c));
         goto out;
       }
-      t[i] = (1e6 * bench_now_s()) - t0;
+      t[i] = bench_now_us() - t0;
     }
     med[b] = median(t, reps);
     best[b] = t[0];
@@ -170,14 +170,14 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
   }
   memcpy(xv, x, sizeof *x * (size_t)A->cols);
   for (int i = 0; i < reps + 5; i++) {
-    t0 = (1e6 * bench_now_s());
+    t0 = bench_now_us();
     if (spmv_multiply_inplace(m, 1.0, 0.0) < 0) {
       fprintf(stderr, "bench_roundtrip: %s: %s\n", name,
               spmv_client_errmsg(c));
       goto out;
     }
     if (i >= 5)
-      t[i - 5] = (1e6 * bench_now_s()) - t0;
+      t[i - 5] = bench_now_us() - t0;
   }
   med[2] = median(t, reps);
   best[2] = t[0];

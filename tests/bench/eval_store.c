@@ -318,12 +318,12 @@ static int dev_time(struct eval_store *s, void *h, const struct spmv_config *cfg
   struct spmv_layout *L = h;
   L->cfg = *cfg;
   for (int i = 0; i < warmup + reps; i++) {
-    double t0 = (1e6 * bench_now_s());
+    double t0 = bench_now_us();
     if ((rc = spmv_layout_spmv(L, 1.0, s->x, 0.0, s->y)) < 0)
       return spmv_error_set(err, rc, "reference product of %s failed",
                             spmv_format_name(cfg->format));
     if (i >= warmup)
-      t[i - warmup] = fmax((1e6 * bench_now_s()) - t0, 1e-3);
+      t[i - warmup] = fmax(bench_now_us() - t0, 1e-3);
   }
   *us = spmv_median(t, (size_t)reps);
   return 0;
@@ -735,23 +735,23 @@ int eval_store_cache_hit(struct eval_store *s, const struct spmv_config *cfg,
   }
   random_typed(x, A->cols, s->dt, 77);
   memset(y, 0xff, es * (size_t)A->rows);  /* NaN: every element must be written */
-  t0 = (1e6 * bench_now_s());
+  t0 = bench_now_us();
   if ((rc = s->bops->load(s->be, A, s->dt, cfg, &bm, err)) < 0)
     goto out;
-  out->load_us = (1e6 * bench_now_s()) - t0;
+  out->load_us = bench_now_us() - t0;
   if ((rc = s->bops->time(s->be, bm, 0, 1, &out->first_kernel_us, err)) < 0 ||
       (rc = s->bops->time(s->be, bm, 0, 1, &out->next_kernel_us[0], err)) < 0 ||
       (rc = s->bops->time(s->be, bm, 0, 1, &out->next_kernel_us[1], err)) < 0)
     goto out;
-  t0 = (1e6 * bench_now_s());
+  t0 = bench_now_us();
   if ((rc = s->bops->multiply(s->be, bm, 1.0, x, 0.0, y, 1, err)) < 0)
     goto out;
-  out->first_product_us = (1e6 * bench_now_s()) - t0;
+  out->first_product_us = bench_now_us() - t0;
   out->resid = residual(A, x, y, s->dt, &out->verified);
-  t0 = (1e6 * bench_now_s());
+  t0 = bench_now_us();
   if ((rc = s->bops->multiply(s->be, bm, 1.0, x, 0.0, y, 1, err)) < 0)
     goto out;
-  out->product_us = (1e6 * bench_now_s()) - t0;
+  out->product_us = bench_now_us() - t0;
   rc = s->bops->time(s->be, bm, 2, 10, &out->kernel_us, err);
 out:
   if (bm != NULL)
