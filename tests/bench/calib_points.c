@@ -8,15 +8,18 @@
  *     the matrix's shape, every feature of spmvd_predict_features, the
  *     configuration and its time;
  *   calib_points --features [--suite S] [--only N] [--dtype ...]
- *     prints the same features for the benchmark suite's matrices (no
- *     device), to set beside eval_tuner's measured times;
+ *     prints the same features and the CSR footprint in bytes for the
+ *     benchmark suite's matrices (no device), to set beside eval_tuner's
+ *     measured times;
  *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
  *     no device: fits the work model of every configuration in a
  *     --points table (plain or gzip), predicts each matrix of an
  *     eval_tuner --tsv table (any part of the suite, built here) and
  *     prints the mean error per format against the table's measured
- *     times; exits 1 when a format's mean error exceeds B (0.2).  M is
- *     the L2 of the device the points were timed on (its DRAM term).
+ *     times, and the error of the same model fitted to those matrices
+ *     themselves (the best its terms allow); exits 1 when a format's mean
+ *     error exceeds B (0.2).  M is the L2 of the device the points were
+ *     timed on (its DRAM term).
  */
 #include "config.h"
 
@@ -162,7 +165,7 @@ static int run_features(int sets, const char *only, int dts)
     fprintf(stderr, "calib_points: %s\n", e.msg);
     return 1;
   }
-  printf("# matrix\tdtype\tcv\t" FEAT_HEADER "\n");
+  printf("# matrix\tdtype\tcv\t" FEAT_HEADER "\tbytes\n");
   for (k = 0; k < suite.n; k++) {
     A = bench_suite_make(&suite.e[k], dir, &e);
     if (A == NULL || spmv_profile_compute(A, &prof, &e) != 0) {
@@ -179,7 +182,7 @@ static int run_features(int sets, const char *only, int dts)
       printf("%s\t%s\t%.4f\t", suite.e[k].name, spmv_dtype_name(dt),
              prof.rl_cv);
       print_feat(&f);
-      printf("\n");
+      printf("\t%.0f\n", f.bytes);
     }
     spmv_csr_free(A);
   }
@@ -195,7 +198,33 @@ struct cfg_points {
   double *t;
   size_t n, cap;
   struct spmvd_fit fit;
+  /* The measured matrices' features and times, for the fit on them. */
+  struct spmvd_pfeat *mx;
+  double *mt;
+  size_t mn, mcap;
 };
+
+/* Appends (x, t) to the arrays *xs, *ts of *n entries (capacity *cap);
+ * returns 0 or -1 when out of memory. */
+static int push_point(struct spmvd_pfeat **xs, double **ts, size_t *n,
+                      size_t *cap, const struct spmvd_pfeat *x, double t)
+{
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 256;
+    void *nx = realloc(*xs, c * sizeof **xs);
+    void *nt = nx ? realloc(*ts, c * sizeof **ts) : NULL;
+
+    if (nx != NULL)
+      *xs = nx;
+    if (nt == NULL)
+      return -1;
+    *ts = nt;
+    *cap = c;
+  }
+  (*xs)[*n] = *x;
+  (*ts)[(*n)++] = t;
+  return 0;
+}
 
 #define MAX_CFGS 64
 
@@ -267,23 +296,11 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       cp[k].cfg = cfg;
       (*ncp)++;
     }
-    if (cp[k].n == cp[k].cap) {
-      size_t cap = cp[k].cap ? 2 * cp[k].cap : 256;
-      void *nx = realloc(cp[k].x, cap * sizeof *cp[k].x);
-      void *nt = nx ? realloc(cp[k].t, cap * sizeof *cp[k].t) : NULL;
-
-      if (nx != NULL)
-        cp[k].x = nx;
-      if (nt == NULL) {
-        gzclose(gz);
-        fprintf(stderr, "calib_points: out of memory\n");
-        return -1;
-      }
-      cp[k].t = nt;
-      cp[k].cap = cap;
+    if (push_point(&cp[k].x, &cp[k].t, &cp[k].n, &cp[k].cap, &x, us) != 0) {
+      gzclose(gz);
+      fprintf(stderr, "calib_points: out of memory\n");
+      return -1;
     }
-    cp[k].x[cp[k].n] = x;
-    cp[k].t[cp[k].n++] = us;
   }
   gzclose(gz);
   return 0;
@@ -375,6 +392,11 @@ static int run_replay(const char *points, const char *measured, double bound,
           break;
       if (k == ncp || !(meas > 0) || cp[k].fit.work_npoints == 0)
         continue;
+      if (push_point(&cp[k].mx, &cp[k].mt, &cp[k].mn, &cp[k].mcap, &x,
+                     meas) != 0) {
+        fprintf(stderr, "calib_points: out of memory\n");
+        status = 1;
+      }
       us = spmvd_predict_time(&cp[k].fit, &prof, &x);
       sum[k] += fabs(us - meas) / meas;
       if (fabs(us - meas) / meas > mx[k])
@@ -384,23 +406,37 @@ static int run_replay(const char *points, const char *measured, double bound,
   }
   fclose(in);
   bench_suite_fini(&suite);
-  printf("| type | configuration | calibration points | fit error | matrices | mean error | max error |\n"
-         "|---|---|---|---|---|---|---|\n");
+  /* The last column fits the same model to the measured matrices
+   * themselves: how close its terms can come at best, whatever the
+   * calibration. */
+  printf("| type | configuration | calibration points | fit error | matrices | mean error | max error | fitted on the matrices |\n"
+         "|---|---|---|---|---|---|---|---|\n");
   for (k = 0; k < ncp; k++) {
-    char text[64];
+    struct spmvd_fit self;
+    char text[64], own[32] = "-";
 
     if (cnt[k] == 0)
       continue;
     spmv_config_format(&cp[k].cfg, text, sizeof text);
-    printf("| %s | %s | %zu | %.1f %% | %d | %.1f %% | %.1f %% |\n",
+    memset(&self, 0, sizeof self);
+    self.kind = SPMVD_FIT_SADDLE;
+    self.strip = 1;
+    self.cfg = cp[k].cfg;
+    self.l2_bytes = l2_bytes;
+    if (spmvd_predict_fit_work(&cp[k].cfg, cp[k].mx, cp[k].mt, cp[k].mn,
+                               &self, &e) == 0)
+      snprintf(own, sizeof own, "%.1f %%", 100 * self.work_err);
+    printf("| %s | %s | %zu | %.1f %% | %d | %.1f %% | %.1f %% | %s |\n",
            cp[k].dtype, text, cp[k].n, 100 * cp[k].fit.work_err, cnt[k],
-           100 * sum[k] / cnt[k], 100 * mx[k]);
+           100 * sum[k] / cnt[k], 100 * mx[k], own);
     if (sum[k] / cnt[k] > bound)
       status = 1;
   }
   for (k = 0; k < ncp; k++) {
     free(cp[k].x);
     free(cp[k].t);
+    free(cp[k].mx);
+    free(cp[k].mt);
   }
   return status;
 }
