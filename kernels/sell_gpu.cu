@@ -8,9 +8,10 @@
  * step (coalesced when C is a multiple of 32 or the warp covers whole
  * slices).  A lane stops at its first padding entry (column -1); since
  * rows are sorted inside each window, a slice's lanes have similar
- * lengths and little padding is stored.  Four steps are loaded before
- * their products.  col and val are streamed; x through the read-only
- * data cache.
+ * lengths and little padding is stored.  Steps go four at a time, the
+ * next four's columns loaded while this four's x gathers are in flight,
+ * so that a step waits for one memory latency, not two.  col and val are
+ * streamed; x through the read-only data cache.
  * sell16 reads a 16-bit offset per entry and the lane's 32-bit base once:
  * 2 bytes less per entry than sell, where every row spans < 2^16 columns.
  * Valid parameters: C >= 1 (32 and multiples of it coalesce best); any
@@ -59,16 +60,31 @@ __global__ void spmv_sell_kernel(int64_t slots, int c,
   const int64_t st = c;
   V s0 = 0, s1 = 0;
   int k = 0;
-  for (; k + 3 < w; k += 4, cp += 4 * st, vp += 4 * st) {
+  if (w >= 4) {
+    /* The next four entries' columns are in flight while this four's
+     * values and x gathers wait (the gathers depend on the columns). */
     I c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
     I c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
-    if (C::pad(c3)) break;  /* padding ahead: finish one entry at a time */
-    V v0 = spmv_lds(vp), v1 = spmv_lds(vp + st);
-    V v2 = spmv_lds(vp + 2 * st), v3 = spmv_lds(vp + 3 * st);
-    s0 += v0 * spmv_ldg(x + C::at(c0, b));
-    s1 += v1 * spmv_ldg(x + C::at(c1, b));
-    s0 += v2 * spmv_ldg(x + C::at(c2, b));
-    s1 += v3 * spmv_ldg(x + C::at(c3, b));
+    for (;;) {
+      if (C::pad(c3)) break;  /* padding ahead: finish one entry at a time */
+      V x0 = spmv_ldg(x + C::at(c0, b)), x1 = spmv_ldg(x + C::at(c1, b));
+      V x2 = spmv_ldg(x + C::at(c2, b)), x3 = spmv_ldg(x + C::at(c3, b));
+      V v0 = spmv_lds(vp), v1 = spmv_lds(vp + st);
+      V v2 = spmv_lds(vp + 2 * st), v3 = spmv_lds(vp + 3 * st);
+      k += 4;
+      cp += 4 * st;
+      vp += 4 * st;
+      bool more = k + 3 < w;
+      if (more) {
+        c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
+        c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
+      }
+      s0 += v0 * x0;
+      s1 += v1 * x1;
+      s0 += v2 * x2;
+      s1 += v3 * x3;
+      if (!more) break;
+    }
   }
   for (; k < w; k++, cp += st, vp += st) {
     I cc = spmv_lds(cp);

@@ -15,7 +15,8 @@
 # land in $OUT/bench.tsv; BENCH_SUITES (e.g. paper,real) runs bench_spmv
 # on those suites in one process, tables in $OUT/bench-suites.tsv (cut at
 # BENCH_SUITES_S seconds, the rows done kept);
-# BENCH_FORMATS (e.g. csr-stream,csr-vector) limits both to those formats;
+# BENCH_FORMATS (e.g. csr-stream,csr-vector) limits both to those formats,
+# BENCH_BS (128,256 by default) to those block sizes;
 # PROFILE="MATRIX:f64|f32:FORMATS ..." runs bench_spmv once per
 # configuration (BS 128) under Nsight Compute, every kernel's sections and
 # DRAM bytes in $OUT/profile.csv; CALIB_POINTS_S=S times the predictor's
@@ -81,7 +82,7 @@ eval_run() {
 for m in ${BENCH_MATRICES:-}; do
   t0=$(date +%s)
   mkdir -p "$LOG/bench-$m"
-  tests/bench/bench_spmv -s large -m "$m" -b 128,256 ${BENCH_FORMATS:+-f "$BENCH_FORMATS"} -o "$LOG/bench-$m" >"$LOG/bench-$m.log" 2>&1
+  tests/bench/bench_spmv -s large -m "$m" -b "${BENCH_BS:-128,256}" ${BENCH_FORMATS:+-f "$BENCH_FORMATS"} -o "$LOG/bench-$m" >"$LOG/bench-$m.log" 2>&1
   echo "bench_spmv $m rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "^$m " "$LOG/bench-$m.log"
   cat "$LOG/bench-$m/bench_full.tsv" >>"$OUT/bench.tsv"
@@ -104,7 +105,7 @@ done
 if [ -n "${BENCH_SUITES:-}" ]; then
   t0=$(date +%s)
   mkdir -p "$LOG/bench-suites"
-  timeout "${BENCH_SUITES_S:-3600}" tests/bench/bench_spmv -s "$BENCH_SUITES" -b 128,256 \
+  timeout "${BENCH_SUITES_S:-3600}" tests/bench/bench_spmv -s "$BENCH_SUITES" -b "${BENCH_BS:-128,256}" \
     ${BENCH_FORMATS:+-f "$BENCH_FORMATS"} -o "$LOG/bench-suites" >"$LOG/bench-suites.log" 2>&1
   echo "bench_spmv $BENCH_SUITES rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "geomean|worst" "$LOG/bench-suites.log" | head -12
