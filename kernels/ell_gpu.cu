@@ -5,8 +5,8 @@
  * warp reads 32 consecutive col and val elements (coalesced, aligned since
  * pitch is a multiple of 32).  A thread stops at its row's first padding
  * entry (column -1): padding is not multiplied, and its values are not
- * read.  Two steps are loaded before use to keep more reads in flight.
- * x through the read-only data cache.
+ * read.  Two steps at a time, the next two columns loaded while this
+ * two's x gathers are in flight.  x through the read-only data cache.
  * Valid parameters: BS in 32..1024, a multiple of 32; width >= 0; f32, f64.
  */
 #include "spmv_cuda.cuh"
@@ -21,12 +21,27 @@ __global__ void spmv_ell_kernel(int64_t rows, int64_t width, int64_t pitch,
   if (i >= rows) return;
   T s0 = 0, s1 = 0;
   int64_t k = 0, p = i;
-  for (; k + 1 < width; k += 2, p += 2 * pitch) {
+  if (width >= 2) {
+    /* The next two columns load while this two's x gathers wait; a row
+     * ends at its first padding column. */
     int32_t c0 = spmv_lds(col + p), c1 = spmv_lds(col + p + pitch);
-    if (c0 < 0) break;
-    s0 += spmv_lds(val + p) * spmv_ldg(x + c0);
-    if (c1 < 0) { k = width; break; }
-    s1 += spmv_lds(val + p + pitch) * spmv_ldg(x + c1);
+#pragma unroll 1
+    for (;;) {
+      if (c0 < 0) { k = width; break; }
+      T x0 = spmv_ldg(x + c0), v0 = spmv_lds(val + p);
+      if (c1 < 0) { s0 += v0 * x0; k = width; break; }
+      T x1 = spmv_ldg(x + c1), v1 = spmv_lds(val + p + pitch);
+      k += 2;
+      p += 2 * pitch;
+      bool more = k + 1 < width;
+      if (more) {
+        c0 = spmv_lds(col + p);
+        c1 = spmv_lds(col + p + pitch);
+      }
+      s0 += v0 * x0;
+      s1 += v1 * x1;
+      if (!more) break;
+    }
   }
   if (k < width) {
     int32_t c = spmv_lds(col + p);

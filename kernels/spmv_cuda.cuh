@@ -61,23 +61,45 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
 }
 
 /*
- * Sum of val[j] * x[col[j]] for j = b, b + stride, ... below e, with two
- * loads in flight per thread: the inner loop of every CSR kernel.
+ * Sum of val[j] * xb[col[j]] for j = b, b + stride, ... below e, two
+ * entries a step: the inner loop of every CSR kernel.  The next step's
+ * columns load while this step's x gathers are in flight, so a step waits
+ * for one memory latency rather than two (column, then x).  C is the
+ * column type: 32-bit columns, or csr16's 16-bit offsets from the row's
+ * base column (xb = x + base).
  */
+template <typename T, typename I, typename C>
+__device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
+                                           const T *__restrict__ val,
+                                           const T *__restrict__ xb, I j,
+                                           I e, I stride) {
+  T s0 = 0, s1 = 0;
+  if (j + stride < e) {
+    C c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
+    for (;;) {
+      T x0 = spmv_ldg(xb + c0), x1 = spmv_ldg(xb + c1);
+      T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+      j += 2 * stride;
+      bool more = j + stride < e;
+      if (more) {
+        c0 = spmv_lds(col + j);
+        c1 = spmv_lds(col + j + stride);
+      }
+      s0 += v0 * x0;
+      s1 += v1 * x1;
+      if (!more) break;
+    }
+  }
+  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(xb + spmv_lds(col + j));
+  return s0 + s1;
+}
+
 template <typename T, typename I>
 __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
                                           const T *__restrict__ val,
                                           const T *__restrict__ x, I j, I e,
                                           I stride) {
-  T s0 = 0, s1 = 0;
-  for (; j + stride < e; j += 2 * stride) {
-    int32_t c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
-    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
-    s0 += v0 * spmv_ldg(x + c0);
-    s1 += v1 * spmv_ldg(x + c1);
-  }
-  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
-  return s0 + s1;
+  return spmv_dot_cols<T, I, int32_t>(col, val, x, j, e, stride);
 }
 
 /* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
@@ -87,16 +109,7 @@ __device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
                                             const T *__restrict__ val,
                                             const T *__restrict__ x, I j, I e,
                                             I stride) {
-  const T *xb = x + base;
-  T s0 = 0, s1 = 0;
-  for (; j + stride < e; j += 2 * stride) {
-    uint16_t c0 = spmv_lds(col16 + j), c1 = spmv_lds(col16 + j + stride);
-    T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
-    s0 += v0 * spmv_ldg(xb + c0);
-    s1 += v1 * spmv_ldg(xb + c1);
-  }
-  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(xb + spmv_lds(col16 + j));
-  return s0 + s1;
+  return spmv_dot_cols<T, I, uint16_t>(col16, val, x + base, j, e, stride);
 }
 
 /*
