@@ -346,8 +346,11 @@ static int beyond_l2(const struct spmvd_tune_input *in)
  * maceconlike_x16; bench_spmv_h200_v4), and within it every f64 miss of
  * auto in eval-h200-v7 was a csr16 pick that confirm() timed 5-7 %
  * behind csr-vector at the same BS and TPR (G51, bcsstk13, bcsstk16,
- * crack, jagmesh7, karate).  In f32 csr16 led or tied there.  Drops what
- * the rewrite makes excluded or duplicate. */
+ * crack, jagmesh7, karate).  In f32 csr16 led or tied there.  Kernels v6
+ * load the next columns ahead in csr-vector from TPR 16 and in csr16 only
+ * at TPR 32, so in f64 csr-vector at TPR 16 stays: within the L2 it then
+ * led csr16 by 5-11 % on cant, consph and shipsec1 (eval-h200-v12-f64).
+ * Drops what the rewrite makes excluded or duplicate. */
 static void narrow_csr(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
@@ -362,7 +365,9 @@ static void narrow_csr(const struct spmvd_tune_input *in,
     return;
   for (k = 0; k < out->n; k++) {
     c = out->cfg[k];
-    if (c.format == SPMV_FMT_CSR_VECTOR || c.format == SPMV_FMT_CSR_SCALAR) {
+    if ((c.format == SPMV_FMT_CSR_VECTOR &&
+         !(in->dtype == SPMV_F64 && c.tpr == 16)) ||
+        c.format == SPMV_FMT_CSR_SCALAR) {
       c.tpr = c.format == SPMV_FMT_CSR_SCALAR ? 1 : c.tpr;
       c.format = SPMV_FMT_CSR16;
     }

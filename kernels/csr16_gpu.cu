@@ -6,7 +6,8 @@
  * column of an entry is base[i] + col16[j]: every lane of the group reads
  * base[i] once (one broadcast load) and 2 bytes per entry instead of 4, so
  * a product moves 2 bytes less per nonzero (a sixth of f64 CSR's 12, a
- * quarter of f32's 8).
+ * quarter of f32's 8).  At TPR 32 a lane's next offsets load while its
+ * x gathers are in flight (spmv_dot_cols says where that was faster).
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
  * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
  * Why a copy of csr-vector's kernel: one inner loop shared through a
@@ -27,8 +28,9 @@ __global__ void spmv_csr16_kernel(int64_t rows, const I *__restrict__ rp,
   int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t row = gid / TPR;
   int lane = threadIdx.x & (TPR - 1);
-  T sum = row < rows ? spmv_csr16_dot<T, I>(col16, __ldg(base + row), val, x,
-                                            rp[row] + lane, rp[row + 1], TPR)
+  T sum = row < rows ? spmv_csr16_dot<T, I, (TPR == 32)>(
+                           col16, __ldg(base + row), val, x, rp[row] + lane,
+                           rp[row + 1], TPR)
                      : T(0);
   sum = spmv_group_sum<T, TPR>(sum);
   if (lane == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);

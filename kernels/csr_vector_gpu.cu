@@ -7,6 +7,8 @@
  * Access pattern: the lanes of a group read consecutive col/val entries,
  * so a warp reads 32/TPR runs of TPR consecutive elements per step (fully
  * coalesced at TPR = 32).  x goes through the read-only data cache.
+ * From TPR 16 a lane's next columns load while its x gathers are in
+ * flight (spmv_dot_cols says where that was measured faster).
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
  * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
  */
@@ -21,7 +23,7 @@ __global__ void spmv_csr_vector_kernel(int64_t rows, const I *__restrict__ rp,
   int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t row = gid / TPR;
   int lane = threadIdx.x & (TPR - 1);
-  T sum = row < rows ? spmv_csr_dot<T, I>(col, val, x, rp[row] + lane, rp[row + 1], TPR)
+  T sum = row < rows ? spmv_csr_dot<T, I, (TPR >= 16)>(col, val, x, rp[row] + lane, rp[row + 1], TPR)
                      : T(0);
   sum = spmv_group_sum<T, TPR>(sum);
   if (lane == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);

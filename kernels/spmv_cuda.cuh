@@ -62,19 +62,31 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
 
 /*
  * Sum of val[j] * xb[col[j]] for j = b, b + stride, ... below e, two
- * entries a step: the inner loop of every CSR kernel.  The next step's
- * columns load while this step's x gathers are in flight, so a step waits
- * for one memory latency rather than two (column, then x).  C is the
- * column type: 32-bit columns, or csr16's 16-bit offsets from the row's
- * base column (xb = x + base).
+ * entries a step: the inner loop of every CSR kernel.  C is the column
+ * type: 32-bit columns, or csr16's 16-bit offsets from the row's base
+ * column (xb = x + base).  With PIPE the next step's columns load while
+ * this step's x gathers are in flight, so a step waits for one memory
+ * latency rather than two (column, then x).  On the H200 that ran faster
+ * for csr-vector at TPR 16 and 32 (f64 cant_x16 257 -> 235 us, in the L2
+ * cant 19.3 -> 18.2) and for csr16 at TPR 32 (wbp256_x2 185 -> 177), but
+ * slower at TPR 8 (csr16 f64 in the L2: pdb1HYS 24.5 -> 30.3 us; f32
+ * csr-vector beyond it: cant_x16 193 -> 216) and for csr16 at TPR 16
+ * (bench_spmv_h200_v6_large.tsv, eval-h200-v12), so the kernels choose.
  */
-template <typename T, typename I, typename C>
+template <typename T, typename I, typename C, bool PIPE>
 __device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
                                            const T *__restrict__ val,
                                            const T *__restrict__ xb, I j,
                                            I e, I stride) {
   T s0 = 0, s1 = 0;
-  if (j + stride < e) {
+  if (!PIPE) {
+    for (; j + stride < e; j += 2 * stride) {
+      C c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
+      T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+      s0 += v0 * spmv_ldg(xb + c0);
+      s1 += v1 * spmv_ldg(xb + c1);
+    }
+  } else if (j + stride < e) {
     C c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
     for (;;) {
       T x0 = spmv_ldg(xb + c0), x1 = spmv_ldg(xb + c1);
@@ -94,22 +106,23 @@ __device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
   return s0 + s1;
 }
 
-template <typename T, typename I>
+template <typename T, typename I, bool PIPE = false>
 __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
                                           const T *__restrict__ val,
                                           const T *__restrict__ x, I j, I e,
                                           I stride) {
-  return spmv_dot_cols<T, I, int32_t>(col, val, x, j, e, stride);
+  return spmv_dot_cols<T, I, int32_t, PIPE>(col, val, x, j, e, stride);
 }
 
 /* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
-template <typename T, typename I>
+template <typename T, typename I, bool PIPE = false>
 __device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
                                             int32_t base,
                                             const T *__restrict__ val,
                                             const T *__restrict__ x, I j, I e,
                                             I stride) {
-  return spmv_dot_cols<T, I, uint16_t>(col16, val, x + base, j, e, stride);
+  return spmv_dot_cols<T, I, uint16_t, PIPE>(col16, val, x + base, j, e,
+                                             stride);
 }
 
 /*

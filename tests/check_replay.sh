@@ -5,7 +5,9 @@
 # v2, f64 and f32; gt-h200-v3.tsv, kernels v3 with csr-stream, f64: its
 # f32 half is partial; gt-h200-v4.tsv, kernels v4, f64 and f32;
 # gt-h200-v5.tsv, kernels v5 timed resident in the L2, f64 and f32;
-# gt-h200-v6.tsv, the same kernels, taken with the rules of eval-h200-v9): auto and
+# gt-h200-v6.tsv, the same kernels, taken with the rules of eval-h200-v9;
+# gt-h200-v7.tsv, kernels v6 with the next columns loaded ahead, the
+# rules of eval-h200-v13): auto and
 # model must pick a configuration that ran on every matrix, auto within
 # 95 % of the table's best in geometric mean and within 20
 # SpMV-equivalents of tuning cost.  A rule change that picks
@@ -22,7 +24,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 status=0
-for run in v2:f64 v2:f32 v3:f64 v4:f64 v4:f32 v5:f64 v5:f32 v6:f64 v6:f32; do
+for run in v2:f64 v2:f32 v3:f64 v4:f64 v4:f32 v5:f64 v5:f32 v6:f64 v6:f32 v7:f64 v7:f32; do
   v=${run%%:*} dt=${run#*:}
   table=$results/gt-h200-$v.tsv
   "$eval_tuner" --replay "$table" --suite real --dtype "$dt" \

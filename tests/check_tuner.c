@@ -505,6 +505,12 @@ START_TEST(test_auto_candidates)
       ck_assert_int_ge(c->n, 3);
       ck_assert(has(c, SPMV_FMT_CSR16, 128, 8, 0, 0));
       ck_assert(!has(c, SPMV_FMT_CSR16, 128, 32, 0, 0));
+      /* AUTOCSR's middle TPR, 16: in f64 csr-vector stays (kernels v6
+       * load its next columns ahead there, csr16's not), in f32 csr16. */
+      ck_assert(has(c, k < 2 ? SPMV_FMT_CSR_VECTOR : SPMV_FMT_CSR16, 128, 16,
+                    0, 0));
+      ck_assert(!has(c, k < 2 ? SPMV_FMT_CSR16 : SPMV_FMT_CSR_VECTOR, 128, 16,
+                     0, 0));
     }
     mat_fini(&r);
     gpu.l2_bytes = (uint64_t)60 << 20;
