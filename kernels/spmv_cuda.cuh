@@ -67,11 +67,13 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
  * column (xb = x + base).  With PIPE the next step's columns load while
  * this step's x gathers are in flight, so a step waits for one memory
  * latency rather than two (column, then x).  On the H200 that ran faster
- * for csr-vector at TPR 16 and 32 (f64 cant_x16 257 -> 235 us, in the L2
- * cant 19.3 -> 18.2) and for csr16 at TPR 32 (wbp256_x2 185 -> 177), but
- * slower at TPR 8 (csr16 f64 in the L2: pdb1HYS 24.5 -> 30.3 us; f32
- * csr-vector beyond it: cant_x16 193 -> 216) and for csr16 at TPR 16
- * (bench_spmv_h200_v6_large.tsv, eval-h200-v12), so the kernels choose.
+ * for csr-vector at TPR 16 and 32 (f64 at TPR 16: cant_x16 257 -> 235 us;
+ * in the L2 consph 26.8 -> 24.2, pwtk 47.5 -> 41.8) and for csr16 at TPR
+ * 32 (f64 wbp256_x2 185 -> 177), but slower at TPR 8 (csr16 f64 in the
+ * L2: pdb1HYS 24.5 -> 30.3 us; f32 csr-vector beyond it: cant_x16 193 ->
+ * 216) and for csr16 at TPR 16 (f64 cant_x16 252 -> 264)
+ * (bench_spmv_h200_v6_large.tsv, eval-h200-v12-f64), so the kernels
+ * choose.
  */
 template <typename T, typename I, typename C, bool PIPE>
 __device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
