@@ -12,9 +12,12 @@
  * H200 that ran 5-16 % faster on irregular rows (maceconlike_x16 at K 4,
  * cop20k_A_x16 and rma10_x16 at K 8); in f64 (2 per 16 bytes) it ran
  * 5-20 % slower at K 4, the best K there, so f64 loads one at a time.  Then
- * groups of TPR threads sum the rows, TPR the largest
- * power of two up to 32 with TPR * rows <= BS, in rounds that every lane
- * of a warp takes together (the shuffles need them all).
+ * groups of TPR threads sum the rows, TPR the largest power of two up to
+ * 32 with TPR * rows <= BS, in rounds that every lane of a warp takes
+ * together (the shuffles need them all); a lane adds its share of a row
+ * in four chains (spmv_stream_sum: in f32 3-4 % faster on
+ * maceconlike_x16, cop20k_A_x16 and ca-HepPh_tiled_x128 on the H200,
+ * bench_spmv_h200_v7.md).
  * Why: rows of a few to a few hundred entries of irregular length waste
  * lanes in csr-vector (a fixed TPR per row) and pay a merge-path search
  * per product in csr-merge; here the cut costs nothing per product, and
@@ -163,6 +166,24 @@ __device__ __forceinline__ void spmv_stream_stage(
   en.stage(r, xb, sh);
 }
 
+/* The sum of sh[j] for j = b, b + step, ... below e, in four chains so
+ * that a long row's shared-memory loads overlap instead of each waiting
+ * for the add before it (a warp waits for its longest row). */
+template <typename T>
+__device__ __forceinline__ T spmv_stream_sum(const T *sh, int b, int e,
+                                             int step) {
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int j = b;
+  for (; j + 3 * step < e; j += 4 * step) {
+    s0 += sh[j];
+    s1 += sh[j + step];
+    s2 += sh[j + 2 * step];
+    s3 += sh[j + 3 * step];
+  }
+  for (; j < e; j += step) s0 += sh[j];
+  return (s0 + s1) + (s2 + s3);
+}
+
 /* Groups of TPR threads sum the staged rows, TPR the largest power of two
  * up to 32 with TPR * rows <= BS, in rounds that every lane of a warp
  * takes together (the shuffles need them all).  With skip_empty, empty
@@ -182,7 +203,7 @@ __device__ __forceinline__ void spmv_stream_reduce(
     if (live) {
       int jb = t ? ends[t - 1] : 0, je = ends[t];
       live = !skip_empty || je > jb;
-      for (int j = jb + lane; j < je; j += tpr) s += sh[j];
+      s = spmv_stream_sum(sh, jb + lane, je, tpr);
     }
     s = spmv_group_sum_rt(s, tpr);
     if (live && lane == 0) y[r.r0 + t] = spmv_axpby(alpha, s, beta, y + r.r0 + t);
@@ -232,8 +253,7 @@ __device__ __forceinline__ void spmv_stream_reduce_sparse(
     T s = 0;
     if (live) {
       t = list[i];
-      int je = ends[t];
-      for (int j = (t ? ends[t - 1] : 0) + lane; j < je; j += tpr) s += sh[j];
+      s = spmv_stream_sum(sh, (t ? ends[t - 1] : 0) + lane, ends[t], tpr);
     }
     s = spmv_group_sum_rt(s, tpr);
     if (live && lane == 0) y[r.r0 + t] = spmv_axpby(alpha, s, beta, y + r.r0 + t);
