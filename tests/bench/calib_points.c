@@ -306,6 +306,20 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
   return 0;
 }
 
+/* The work model of cfg over n samples (x[k], t[k]) into f (cleared
+ * first), on an L2 of l2_bytes; returns spmvd_predict_fit_work's code. */
+static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
+                    const double *t, size_t n, double l2_bytes,
+                    struct spmvd_fit *f, struct spmv_error *e)
+{
+  memset(f, 0, sizeof *f);
+  f->kind = SPMVD_FIT_SADDLE;  /* predict_time needs a kind */
+  f->strip = 1;
+  f->cfg = *cfg;
+  f->l2_bytes = l2_bytes;
+  return spmvd_predict_fit_work(cfg, x, t, n, f, e);
+}
+
 /* The replay: fits from the points, errors against the measured table. */
 static int run_replay(const char *points, const char *measured, double bound,
                       double l2_bytes)
@@ -323,13 +337,8 @@ static int run_replay(const char *points, const char *measured, double bound,
   if (read_points(points, cp, &ncp) != 0)
     return 1;
   for (k = 0; k < ncp; k++) {
-    memset(&cp[k].fit, 0, sizeof cp[k].fit);
-    cp[k].fit.kind = SPMVD_FIT_SADDLE;  /* predict_time needs a kind */
-    cp[k].fit.strip = 1;
-    cp[k].fit.cfg = cp[k].cfg;
-    cp[k].fit.l2_bytes = l2_bytes;
-    if (spmvd_predict_fit_work(&cp[k].cfg, cp[k].x, cp[k].t, cp[k].n,
-                               &cp[k].fit, &e) != 0)
+    if (fit_work(&cp[k].cfg, cp[k].x, cp[k].t, cp[k].n, l2_bytes,
+                 &cp[k].fit, &e) != 0)
       fprintf(stderr, "calib_points: %s\n", e.msg);
   }
   in = fopen(measured, "r");
@@ -418,13 +427,8 @@ static int run_replay(const char *points, const char *measured, double bound,
     if (cnt[k] == 0)
       continue;
     spmv_config_format(&cp[k].cfg, text, sizeof text);
-    memset(&self, 0, sizeof self);
-    self.kind = SPMVD_FIT_SADDLE;
-    self.strip = 1;
-    self.cfg = cp[k].cfg;
-    self.l2_bytes = l2_bytes;
-    if (spmvd_predict_fit_work(&cp[k].cfg, cp[k].mx, cp[k].mt, cp[k].mn,
-                               &self, &e) == 0)
+    if (fit_work(&cp[k].cfg, cp[k].mx, cp[k].mt, cp[k].mn, l2_bytes, &self,
+                 &e) == 0)
       snprintf(own, sizeof own, "%.1f %%", 100 * self.work_err);
     printf("| %s | %s | %zu | %.1f %% | %d | %.1f %% | %.1f %% | %s |\n",
            cp[k].dtype, text, cp[k].n, 100 * cp[k].fit.work_err, cnt[k],
