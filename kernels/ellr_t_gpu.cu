@@ -8,7 +8,8 @@
  * Access pattern: entry j of row i is at (j/T)*(pitch*T) + i*T + j%T, so at
  * every step the warp's lanes read 32 consecutive col and val elements
  * (coalesced; pitch is a multiple of 32).  Four steps at a time, the
- * next four columns loaded while this four's x gathers are in flight.
+ * next four columns loaded while this four's x gathers are in flight
+ * (spmv_walk4, shared with sell).
  * col and val are streamed (evict-first) so that x, read through the
  * read-only data cache, keeps its place in L2.
  * Valid parameters: T in {1, 2, 4, 8, 16, 32}, equal to the layout's T;
@@ -29,37 +30,8 @@ __global__ void spmv_ellr_t_kernel(int64_t rows, int64_t pitch,
   V s0 = 0, s1 = 0;
   if (row < rows) {
     int n = (__ldg(rl + row) - t + T - 1) / T;
-    const int64_t stride = pitch * T;
-    const int32_t *cp = col + row * T + t;
-    const V *vp = val + row * T + t;
-    int it = 0;
-    if (n >= 4) {
-      /* The next four columns load while this four's x gathers wait. */
-      int32_t c0 = spmv_lds(cp), c1 = spmv_lds(cp + stride);
-      int32_t c2 = spmv_lds(cp + 2 * stride), c3 = spmv_lds(cp + 3 * stride);
-#pragma unroll 1
-      for (;;) {
-        V x0 = spmv_ldg(x + c0), x1 = spmv_ldg(x + c1);
-        V x2 = spmv_ldg(x + c2), x3 = spmv_ldg(x + c3);
-        V v0 = spmv_lds(vp), v1 = spmv_lds(vp + stride);
-        V v2 = spmv_lds(vp + 2 * stride), v3 = spmv_lds(vp + 3 * stride);
-        it += 4;
-        cp += 4 * stride;
-        vp += 4 * stride;
-        bool more = it + 3 < n;
-        if (more) {
-          c0 = spmv_lds(cp), c1 = spmv_lds(cp + stride);
-          c2 = spmv_lds(cp + 2 * stride), c3 = spmv_lds(cp + 3 * stride);
-        }
-        s0 += v0 * x0;
-        s1 += v1 * x1;
-        s0 += v2 * x2;
-        s1 += v3 * x3;
-        if (!more) break;
-      }
-    }
-    for (; it < n; it++, cp += stride, vp += stride)
-      s0 += spmv_lds(vp) * spmv_ldg(x + spmv_lds(cp));
+    spmv_walk4<V, spmv_cols_plain>(col + row * T + t, val + row * T + t,
+                                   pitch * T, n, 0, x, s0, s1);
   }
   V sum = spmv_group_sum<V, T>(s0 + s1);
   if (t == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);

@@ -9,9 +9,9 @@
  * slices).  A lane stops at its first padding entry (column -1); since
  * rows are sorted inside each window, a slice's lanes have similar
  * lengths and little padding is stored.  Steps go four at a time, the
- * next four's columns loaded while this four's x gathers are in flight,
- * so that a step waits for one memory latency, not two.  col and val are
- * streamed; x through the read-only data cache.
+ * next four's columns loaded while this four's x gathers are in flight
+ * (spmv_walk4).  col and val are streamed; x through the read-only data
+ * cache.
  * sell16 reads a 16-bit offset per entry and the lane's 32-bit base once:
  * 2 bytes less per entry than sell, where every row spans < 2^16 columns.
  * Valid parameters: C >= 1 (32 and multiples of it coalesce best); any
@@ -23,11 +23,13 @@
  * (16-bit offsets from the lane's base, padding SPMV_SELL16_PAD). */
 struct sell_wide {
   typedef int32_t idx;
+  static constexpr bool padded = true;
   __device__ __forceinline__ static bool pad(int32_t c) { return c < 0; }
   __device__ __forceinline__ static int32_t at(int32_t c, int32_t) { return c; }
 };
 struct sell_narrow {
   typedef uint16_t idx;
+  static constexpr bool padded = true;
   __device__ __forceinline__ static bool pad(uint16_t c) {
     return c == SPMV_SELL16_PAD;
   }
@@ -46,7 +48,6 @@ __global__ void spmv_sell_kernel(int64_t slots, int c,
                                  const V *__restrict__ val, V alpha,
                                  const V *__restrict__ x, V beta,
                                  V *__restrict__ y) {
-  typedef typename C::idx I;
   int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= slots) return;
   int32_t row = perm[g];
@@ -55,42 +56,10 @@ __global__ void spmv_sell_kernel(int64_t slots, int c,
   int lane = (int)(g - sl * c);
   int w = __ldg(slice_width + sl);
   int32_t b = base != NULL ? __ldg(base + g) : 0;
-  const I *cp = col + __ldg(slice_ptr + sl) + lane;
+  const typename C::idx *cp = col + __ldg(slice_ptr + sl) + lane;
   const V *vp = val + __ldg(slice_ptr + sl) + lane;
-  const int64_t st = c;
   V s0 = 0, s1 = 0;
-  int k = 0;
-  if (w >= 4) {
-    /* The next four entries' columns are in flight while this four's
-     * values and x gathers wait (the gathers depend on the columns). */
-    I c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
-    I c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
-    for (;;) {
-      if (C::pad(c3)) break;  /* padding ahead: finish one entry at a time */
-      V x0 = spmv_ldg(x + C::at(c0, b)), x1 = spmv_ldg(x + C::at(c1, b));
-      V x2 = spmv_ldg(x + C::at(c2, b)), x3 = spmv_ldg(x + C::at(c3, b));
-      V v0 = spmv_lds(vp), v1 = spmv_lds(vp + st);
-      V v2 = spmv_lds(vp + 2 * st), v3 = spmv_lds(vp + 3 * st);
-      k += 4;
-      cp += 4 * st;
-      vp += 4 * st;
-      bool more = k + 3 < w;
-      if (more) {
-        c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
-        c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
-      }
-      s0 += v0 * x0;
-      s1 += v1 * x1;
-      s0 += v2 * x2;
-      s1 += v3 * x3;
-      if (!more) break;
-    }
-  }
-  for (; k < w; k++, cp += st, vp += st) {
-    I cc = spmv_lds(cp);
-    if (C::pad(cc)) break;
-    s0 += spmv_lds(vp) * spmv_ldg(x + C::at(cc, b));
-  }
+  spmv_walk4<V, C>(cp, vp, c, w, b, x, s0, s1);
   y[row] = spmv_axpby(alpha, s0 + s1, beta, y + row);
 }
 

@@ -128,6 +128,74 @@ __device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
 }
 
 /*
+ * Columns as spmv_walk4 reads them: C::idx the stored type, C::pad(c)
+ * whether c is padding (the row ends there; C::padded false when none is
+ * ever read), C::at(c, base) the column.
+ * spmv_cols_plain: 32-bit columns and no padding read (ellr-t stops at
+ * its row lengths).
+ */
+struct spmv_cols_plain {
+  typedef int32_t idx;
+  static constexpr bool padded = false;
+  __device__ __forceinline__ static bool pad(int32_t) { return false; }
+  __device__ __forceinline__ static int32_t at(int32_t c, int32_t) { return c; }
+};
+
+/*
+ * Adds val * x[col] over n entries at cp, vp, cp + st, vp + st, ... (the
+ * ELLPACK-like layouts: sell, ellr-t) into s0 and s1, stopping at the
+ * first padding column; base is C::at's base.  Four steps at a time, the
+ * next four columns loaded while this four's x gathers are in flight, so
+ * that a step waits for one memory latency, not two (sell16 on the H200:
+ * cant_x16 f64 220.6 -> 207.7 us, f32 158.2 -> 137.6;
+ * bench_spmv_h200_v6.md); then one at a time.  The loop is not unrolled
+ * further (ellr-t rose to 64-72 registers when it was).
+ */
+template <typename V, typename C>
+__device__ __forceinline__ void spmv_walk4(const typename C::idx *__restrict__ cp,
+                                           const V *__restrict__ vp,
+                                           int64_t st, int n, int32_t base,
+                                           const V *__restrict__ x, V &s0,
+                                           V &s1) {
+  typedef typename C::idx I;
+  int k = 0;
+  if (n >= 4) {
+    I c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
+    I c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
+#pragma unroll 1
+    for (;;) {
+      if (C::pad(c3)) break;  /* padding ahead: finish one entry at a time */
+      V x0 = spmv_ldg(x + C::at(c0, base)), x1 = spmv_ldg(x + C::at(c1, base));
+      V x2 = spmv_ldg(x + C::at(c2, base)), x3 = spmv_ldg(x + C::at(c3, base));
+      V v0 = spmv_lds(vp), v1 = spmv_lds(vp + st);
+      V v2 = spmv_lds(vp + 2 * st), v3 = spmv_lds(vp + 3 * st);
+      k += 4;
+      cp += 4 * st;
+      vp += 4 * st;
+      bool more = k + 3 < n;
+      if (more) {
+        c0 = spmv_lds(cp), c1 = spmv_lds(cp + st);
+        c2 = spmv_lds(cp + 2 * st), c3 = spmv_lds(cp + 3 * st);
+      }
+      s0 += v0 * x0;
+      s1 += v1 * x1;
+      s0 += v2 * x2;
+      s1 += v3 * x3;
+      if (!more) break;
+    }
+  }
+  for (; k < n; k++, cp += st, vp += st) {
+    if (!C::padded) {
+      s0 += spmv_lds(vp) * spmv_ldg(x + C::at(spmv_lds(cp), base));
+      continue;
+    }
+    I c = spmv_lds(cp);
+    if (C::pad(c)) break;
+    s0 += spmv_lds(vp) * spmv_ldg(x + C::at(c, base));
+  }
+}
+
+/*
  * Defines the extern "C" launcher spmv_launch_<name> for a CSR-based
  * format: checks BS, then calls the file's run_i<T, I>(m, row_ptr, alpha,
  * x, beta, y, s, err) with the layout's 32- or 64-bit row offsets (the CSR
