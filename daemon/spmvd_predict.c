@@ -47,8 +47,14 @@ static const struct {
   { SPMV_GEN_NORMAL, 0.25, SPMV_GEN_DIAGONAL },
   { SPMV_GEN_LOGNORMAL, 1, SPMV_GEN_DIAGONAL },
   { SPMV_GEN_NORMAL, 0, SPMV_GEN_DIAGONAL },  /* equal rows: HYB without COO */
+  { SPMV_GEN_LOGNORMAL, 3, SPMV_GEN_DIAGONAL },
+  { SPMV_GEN_NORMAL, 0, SPMV_GEN_RANDOM },
 };
-static const double work_i[] = { 0.002, 0.01, 0.05, 0.25, 1, 4 };
+/* From 27 rows (on an H100 or H200) up: many real matrices have a few
+ * hundred rows or fewer, where a launch's fixed costs and a kernel's
+ * one-block paths rule. */
+static const double work_i[] = { 0.0001, 0.0005, 0.002, 0.01, 0.05, 0.25,
+                                 1, 4 };
 static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
 
 /* The largest least-squares system. */
@@ -283,6 +289,29 @@ struct spmvd_calib_plan *spmvd_calib_plan_free(struct spmvd_calib_plan *plan)
   return NULL;
 }
 
+/* Generates a point's matrix. */
+struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
+                                    const struct spmvd_calib_params *p,
+                                    struct spmv_error *err)
+{
+  struct spmvd_calib_params def;
+  struct spmv_gen_spec spec;
+
+  if (p == NULL) {
+    spmvd_calib_params_default(&def);
+    p = &def;
+  }
+  memset(&spec, 0, sizeof spec);
+  spec.rows = pt->rows;
+  /* Square, unless the rows are too few for their length. */
+  spec.cols = pt->rows >= 4 * (int64_t)pt->p ? pt->rows : 4 * (int64_t)pt->p;
+  spec.mean = pt->p;
+  spec.cv = pt->cv;
+  spec.dist = pt->dist;
+  spec.place = pt->place;
+  return spmv_gen_matching(&spec, p->seed + (uint64_t)pt->matrix, err);
+}
+
 /* Runs the plan's timings through ops. */
 int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     const struct spmvd_calib_params *p,
@@ -290,7 +319,6 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     struct spmv_error *err)
 {
   struct spmvd_calib_params def;
-  struct spmv_gen_spec spec;
   struct spmv_profile prof;
   struct spmvd_pfeat feat;
   struct spmv_error e;
@@ -303,18 +331,7 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
     p = &def;
   }
   while (k < plan->n) {
-    memset(&spec, 0, sizeof spec);
-    spec.rows = plan->pt[k].rows;
-    /* Square, unless the rows are too few for their length. */
-    spec.cols = plan->pt[k].rows >= 4 * (int64_t)plan->pt[k].p
-                    ? plan->pt[k].rows
-                    : 4 * (int64_t)plan->pt[k].p;
-    spec.mean = plan->pt[k].p;
-    spec.cv = plan->pt[k].cv;
-    spec.dist = plan->pt[k].dist;
-    spec.place = plan->pt[k].place;
-    A = spmv_gen_matching(&spec, p->seed + (uint64_t)plan->pt[k].matrix,
-                          err);
+    A = spmvd_calib_matrix(&plan->pt[k], p, err);
     if (A == NULL)
       return err != NULL && err->code != 0 ? err->code : SPMV_ENOMEM;
     if ((ret = spmv_profile_compute(A, &prof, err)) != 0) {
@@ -689,15 +706,66 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                : 0;
 }
 
+/* The value a split compares. */
+double spmvd_split_value(enum spmvd_split s, const struct spmvd_pfeat *x)
+{
+  switch (s) {
+  case SPMVD_SPLIT_ROWS:
+    return x->rows;
+  case SPMVD_SPLIT_WORK:
+    return x->rows + x->nnz;
+  case SPMVD_SPLIT_RLMAX:
+    return x->rl_max;
+  case SPMVD_SPLIT_MEAN:
+    return x->rows > 0 ? x->nnz / x->rows : 0;
+  default:
+    return 0;
+  }
+}
+
+static const char *const split_names[SPMVD_SPLIT_COUNT] = {
+  "leaf", "rows", "work", "rl_max", "mean"
+};
+
+const char *spmvd_split_name(enum spmvd_split s)
+{
+  return s >= 0 && s < SPMVD_SPLIT_COUNT ? split_names[s] : "?";
+}
+
+int spmvd_split_parse(const char *name, enum spmvd_split *out)
+{
+  int s;
+
+  for (s = 0; name != NULL && s < SPMVD_SPLIT_COUNT; s++)
+    if (strcmp(name, split_names[s]) == 0) {
+      *out = (enum spmvd_split)s;
+      return 0;
+    }
+  return -1;
+}
+
+/* The tree's leaf for features x. */
+static int work_leaf(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
+{
+  int i = 0;
+
+  while (i < SPMVD_TREE_NODES && f->split[i] != SPMVD_SPLIT_NONE &&
+         2 * i + 2 < SPMVD_TREE_NODES)
+    i = spmvd_split_value((enum spmvd_split)f->split[i], x) <= f->thr[i]
+            ? 2 * i + 1
+            : 2 * i + 2;
+  return i;
+}
+
 /* The work model at features x. */
 static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
 {
   double phi[SPMVD_WORK_TERMS], t = 0;
-  int j;
+  int j, i = work_leaf(f, x);
 
   spmvd_predict_work_basis(&f->cfg, f->l2_bytes, x, phi);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
-    t += f->wc[j] * phi[j];
+    t += f->wc[i][j] * phi[j];
   return t;
 }
 
@@ -752,40 +820,32 @@ static int work_lsq(const double *phi, const double *t, size_t n,
   return 0;
 }
 
-/* Fits the work model: least squares over the terms, dropping the most
- * negative coefficient until none is (a greedy non-negative fit: a time
- * never falls as a count grows). */
-int spmvd_predict_fit_work(const struct spmv_config *cfg,
-                           const struct spmvd_pfeat *x,
-                           const double *t, size_t n, struct spmvd_fit *f,
-                           struct spmv_error *err)
+/* A leaf's line over the samples idx[0 .. n) of the bases phi (times t):
+ * least squares over the terms, dropping the most negative coefficient
+ * until none is (a greedy non-negative fit: a time never falls as a count
+ * grows), into c; its summed relative error into *esum.  sub is scratch
+ * of n bases.  Returns 0 or -1 when no non-negative line fits. */
+static int leaf_fit(const double *phi, const double *t, const size_t *idx,
+                    size_t n, double *sub, double *tsub,
+                    double c[SPMVD_WORK_TERMS], double *esum)
 {
-  double *phi, c[SPMVD_WORK_TERMS], cmax[SPMVD_WORK_TERMS] = { 0 }, s = 0;
+  double cmax[SPMVD_WORK_TERMS] = { 0 }, p;
   int on[SPMVD_WORK_TERMS], j, worst, left = SPMVD_WORK_TERMS;
-  size_t k, m = 0;
+  size_t k;
 
-  f->work_npoints = 0;
-  if (n < SPMVD_WORK_TERMS)
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "work fit of %s: %zu samples, %d needed",
-                          spmv_format_name(cfg->format), n, SPMVD_WORK_TERMS);
-  phi = malloc(n * SPMVD_WORK_TERMS * sizeof *phi);
-  if (phi == NULL)
-    return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
   for (k = 0; k < n; k++) {
-    spmvd_predict_work_basis(cfg, f->l2_bytes, &x[k],
-                             &phi[k * SPMVD_WORK_TERMS]);
+    memcpy(&sub[k * SPMVD_WORK_TERMS], &phi[idx[k] * SPMVD_WORK_TERMS],
+           SPMVD_WORK_TERMS * sizeof *sub);
+    tsub[k] = t[idx[k]];
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
-      if (fabs(phi[k * SPMVD_WORK_TERMS + j]) > cmax[j])
-        cmax[j] = fabs(phi[k * SPMVD_WORK_TERMS + j]);
+      if (fabs(sub[k * SPMVD_WORK_TERMS + j]) > cmax[j])
+        cmax[j] = fabs(sub[k * SPMVD_WORK_TERMS + j]);
   }
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     on[j] = 1;
-  while (left > 0) {
-    if (work_lsq(phi, t, n, on, c) != 0) {
-      left = 0;
-      break;
-    }
+  for (;;) {
+    if (left == 0 || work_lsq(sub, tsub, n, on, c) != 0)
+      return -1;
     worst = -1;
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
       if (c[j] < 0 && (worst < 0 || c[j] * cmax[j] < c[worst] * cmax[worst]))
@@ -795,12 +855,137 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
     on[worst] = 0;
     left--;
   }
+  *esum = 0;
+  for (k = 0; k < n; k++) {
+    if (!(tsub[k] > 0))
+      continue;
+    for (p = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
+      p += c[j] * sub[k * SPMVD_WORK_TERMS + j];
+    *esum += fabs(p - tsub[k]) / tsub[k];
+  }
+  return 0;
+}
+
+#define TREE_MIN_LEAF 40   /* points a side of a split keeps at least */
+#define TREE_GAIN 0.97     /* a split must cut the error to this share */
+#define TREE_LOG2_MIN 2    /* thresholds 2^2 .. 2^23 */
+#define TREE_LOG2_MAX 23
+
+/* Scratch of a tree fit. */
+struct tree_fit {
+  const struct spmvd_pfeat *x;
+  const double *t, *phi;
+  double *sub, *tsub;
+  size_t *left, *right;
+};
+
+/* Grows node i of f over the samples idx[0 .. n) (reordered), depth d
+ * left: a leaf, or the split whose two leaves cut the error most.  Returns
+ * 0 or -1 when not even a leaf fits. */
+static int grow(struct tree_fit *w, size_t *idx, size_t n, int i, int d,
+                struct spmvd_fit *f)
+{
+  double c[SPMVD_WORK_TERMS], cl[SPMVD_WORK_TERMS], cr[SPMVD_WORK_TERMS];
+  double e, el, er, best, thr = 0;
+  size_t k, nl, nr;
+  int s, q, bs = SPMVD_SPLIT_NONE;
+
+  f->split[i] = SPMVD_SPLIT_NONE;
+  if (leaf_fit(w->phi, w->t, idx, n, w->sub, w->tsub, c, &e) != 0)
+    return -1;
+  memcpy(f->wc[i], c, sizeof c);
+  if (d == 0 || 2 * i + 2 >= SPMVD_TREE_NODES || n < 2 * TREE_MIN_LEAF)
+    return 0;
+  best = TREE_GAIN * e;
+  for (s = SPMVD_SPLIT_NONE + 1; s < SPMVD_SPLIT_COUNT; s++)
+    for (q = TREE_LOG2_MIN; q <= TREE_LOG2_MAX; q++) {
+      double at = ldexp(1.0, q);
+
+      for (nl = nr = 0, k = 0; k < n; k++) {
+        if (spmvd_split_value((enum spmvd_split)s, &w->x[idx[k]]) <= at)
+          w->left[nl++] = idx[k];
+        else
+          w->right[nr++] = idx[k];
+      }
+      if (nl < TREE_MIN_LEAF || nr < TREE_MIN_LEAF)
+        continue;
+      if (leaf_fit(w->phi, w->t, w->left, nl, w->sub, w->tsub, cl, &el) != 0 ||
+          leaf_fit(w->phi, w->t, w->right, nr, w->sub, w->tsub, cr, &er) != 0)
+        continue;
+      if (el + er < best) {
+        best = el + er;
+        bs = s;
+        thr = at;
+      }
+    }
+  if (bs == SPMVD_SPLIT_NONE)
+    return 0;
+  /* Partition idx in place: the left side first, in order. */
+  for (nl = nr = 0, k = 0; k < n; k++) {
+    if (spmvd_split_value((enum spmvd_split)bs, &w->x[idx[k]]) <= thr)
+      w->left[nl++] = idx[k];
+    else
+      w->right[nr++] = idx[k];
+  }
+  memcpy(idx, w->left, nl * sizeof *idx);
+  memcpy(idx + nl, w->right, nr * sizeof *idx);
+  if (grow(w, idx, nl, 2 * i + 1, d - 1, f) != 0 ||
+      grow(w, idx + nl, nr, 2 * i + 2, d - 1, f) != 0) {
+    /* Keep the leaf this node fitted. */
+    f->split[i] = SPMVD_SPLIT_NONE;
+    memcpy(f->wc[i], c, sizeof c);
+    return 0;
+  }
+  f->split[i] = bs;
+  f->thr[i] = thr;
+  return 0;
+}
+
+/* Fits the work model's tree. */
+int spmvd_predict_fit_work(const struct spmv_config *cfg,
+                           const struct spmvd_pfeat *x,
+                           const double *t, size_t n, struct spmvd_fit *f,
+                           struct spmv_error *err)
+{
+  struct tree_fit w;
+  double *phi, s = 0;
+  size_t *idx, k, m = 0;
+  int rc;
+
+  f->work_npoints = 0;
+  memset(f->split, 0, sizeof f->split);
+  memset(f->thr, 0, sizeof f->thr);
+  memset(f->wc, 0, sizeof f->wc);
+  if (n < SPMVD_WORK_TERMS)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "work fit of %s: %zu samples, %d needed",
+                          spmv_format_name(cfg->format), n, SPMVD_WORK_TERMS);
+  phi = malloc(2 * n * SPMVD_WORK_TERMS * sizeof *phi + n * sizeof *phi);
+  idx = malloc(3 * n * sizeof *idx);
+  if (phi == NULL || idx == NULL) {
+    free(phi);
+    free(idx);
+    return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
+  }
+  for (k = 0; k < n; k++) {
+    spmvd_predict_work_basis(cfg, f->l2_bytes, &x[k],
+                             &phi[k * SPMVD_WORK_TERMS]);
+    idx[k] = k;
+  }
+  w.x = x;
+  w.t = t;
+  w.phi = phi;
+  w.sub = phi + n * SPMVD_WORK_TERMS;
+  w.tsub = phi + 2 * n * SPMVD_WORK_TERMS;
+  w.left = idx + n;
+  w.right = idx + 2 * n;
+  rc = grow(&w, idx, n, 0, 2, f);
   free(phi);
-  if (left == 0)
+  free(idx);
+  if (rc != 0)
     return spmv_error_set(err, SPMV_EINVAL,
                           "work fit of %s: no non-negative model",
                           spmv_format_name(cfg->format));
-  memcpy(f->wc, c, sizeof c);
   f->work_npoints = (int)n;
   for (k = 0; k < n; k++) {
     if (!(t[k] > 0))
@@ -1010,6 +1195,35 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
 }
 
 /* Returns a new reference to one fit as JSON. */
+/* Whether tree node i is reached: the root, or a child of a split. */
+static int node_used(const struct spmvd_fit *f, int i)
+{
+  return i == 0 || (f->split[(i - 1) / 2] != SPMVD_SPLIT_NONE &&
+                    node_used(f, (i - 1) / 2));
+}
+
+/* A work tree node as JSON: null where unused, a leaf's coefficients, or
+ * {"split": NAME, "at": THRESHOLD}. */
+static json_t *work_node_json(const struct spmvd_fit *f, int i)
+{
+  json_t *a;
+  int j;
+
+  if (!node_used(f, i))
+    return json_null();
+  if (f->split[i] != SPMVD_SPLIT_NONE)
+    return json_pack("{sssf}", "split",
+                     spmvd_split_name((enum spmvd_split)f->split[i]), "at",
+                     f->thr[i]);
+  a = json_array();
+  for (j = 0; a != NULL && j < SPMVD_WORK_TERMS; j++)
+    if (json_array_append_new(a, json_real(f->wc[i][j])) != 0) {
+      json_decref(a);
+      a = NULL;
+    }
+  return a;
+}
+
 static json_t *fit_json(const struct spmvd_fit *f)
 {
   char text[64];
@@ -1032,8 +1246,8 @@ static json_t *fit_json(const struct spmvd_fit *f)
   if (o == NULL || f->work_npoints <= 0)
     return o;
   w = json_array();
-  for (j = 0; w != NULL && j < SPMVD_WORK_TERMS; j++)
-    if (json_array_append_new(w, json_real(f->wc[j])) != 0) {
+  for (j = 0; w != NULL && j < SPMVD_TREE_NODES; j++)
+    if (json_array_append_new(w, work_node_json(f, j)) != 0) {
       json_decref(w);
       w = NULL;
     }
@@ -1083,27 +1297,72 @@ static int num(json_t *o, const char *fmt, const char *key, double *v,
 
 /* Reads a fit's optional work model: all SPMVD_WORK_TERMS coefficients,
  * finite and non-negative, or none. */
+/* Reads work tree node i (nodes before it read already): null exactly
+ * where unused, else a leaf of SPMVD_WORK_TERMS non-negative numbers or a
+ * split with children. */
+static int work_node_from_json(json_t *v, const char *name, int i,
+                               struct spmvd_fit *f, struct spmv_error *err)
+{
+  enum spmvd_split s;
+  json_t *c;
+  size_t j;
+
+  if (!node_used(f, i)) {
+    if (!json_is_null(v))
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: work[%d] is under a leaf and must "
+                            "be null", name, i);
+    return 0;
+  }
+  if (json_is_array(v)) {
+    if (json_array_size(v) != SPMVD_WORK_TERMS)
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: work[%d] must hold %d numbers", name,
+                            i, SPMVD_WORK_TERMS);
+    json_array_foreach(v, j, c) {
+      if (!json_is_number(c) || !isfinite(json_number_value(c)) ||
+          json_number_value(c) < 0)
+        return spmv_error_set(err, SPMV_EINVAL,
+                              "fit of %s: work[%d][%zu] is not a "
+                              "non-negative number", name, i, j);
+      f->wc[i][j] = json_number_value(c);
+    }
+    f->split[i] = SPMVD_SPLIT_NONE;
+    return 0;
+  }
+  if (!json_is_object(v) || 2 * i + 2 >= SPMVD_TREE_NODES ||
+      spmvd_split_parse(json_string_value(json_object_get(v, "split")),
+                        &s) != 0 ||
+      s == SPMVD_SPLIT_NONE ||
+      !json_is_number(json_object_get(v, "at")) ||
+      !isfinite(json_number_value(json_object_get(v, "at"))))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: work[%d] is neither a leaf nor a split "
+                          "{\"split\": rows|work|rl_max|mean, \"at\": N} "
+                          "above two more nodes", name, i);
+  f->split[i] = s;
+  f->thr[i] = json_number_value(json_object_get(v, "at"));
+  return 0;
+}
+
 static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           struct spmv_error *err)
 {
-  json_t *w = json_object_get(o, "work"), *v;
+  json_t *w = json_object_get(o, "work");
   double np = 0;
-  size_t j;
+  int i, ret;
 
   if (w == NULL)
     return 0;
-  if (!json_is_array(w) || json_array_size(w) != SPMVD_WORK_TERMS)
+  if (!json_is_array(w) || json_array_size(w) != SPMVD_TREE_NODES)
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"work\" must be an array of %d "
-                          "numbers", name, SPMVD_WORK_TERMS);
-  json_array_foreach(w, j, v) {
-    if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
-        json_number_value(v) < 0)
-      return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: work[%zu] is not a non-negative "
-                            "number", name, j);
-    f->wc[j] = json_number_value(v);
-  }
+                          "tree nodes", name, SPMVD_TREE_NODES);
+  memset(f->split, 0, sizeof f->split);
+  for (i = 0; i < SPMVD_TREE_NODES; i++)
+    if ((ret = work_node_from_json(json_array_get(w, (size_t)i), name, i, f,
+                                   err)) != 0)
+      return ret;
   if (num(o, name, "work_npoints", &np, err) != 0 || np < 1)
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"work_npoints\" missing or < 1",

@@ -77,8 +77,28 @@ struct spmvd_pfeat {
  * coefficients fitted by weighted least squares (relative errors) over
  * every calibration point of the format: the paper's grid and the work
  * part's shapes.
+ *
+ * One line rarely fits a kernel from a launch of a few rows to a pass
+ * over gigabytes: a merge kernel adds a fix-up once its work spans more
+ * than one block, a thread per row goes from waiting on its longest row
+ * to streaming.  So the calibration grows a model tree of depth 2 at
+ * most: a node splits its points by rows, rows + nnz, the longest row or
+ * the mean row length at a power of two, where the two sides' lines cut
+ * the relative error by 3 % or more and each keeps 40 points or more;
+ * each leaf holds its own line.
  */
 #define SPMVD_WORK_TERMS 9
+#define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
+
+/* What a model tree node splits on (struct spmvd_fit). */
+enum spmvd_split {
+  SPMVD_SPLIT_NONE = 0,  /* a leaf */
+  SPMVD_SPLIT_ROWS = 1,
+  SPMVD_SPLIT_WORK = 2,  /* rows + nnz */
+  SPMVD_SPLIT_RLMAX = 3,
+  SPMVD_SPLIT_MEAN = 4,  /* nnz / rows */
+  SPMVD_SPLIT_COUNT = 5
+};
 
 /* One format's fit. */
 struct spmvd_fit {
@@ -92,8 +112,13 @@ struct spmvd_fit {
   int npoints;             /* samples the fit used */
   double err_mean;         /* mean |fit - measured| / measured over them */
   /* The work model (spmvd_predict_work_basis): fitted when work_npoints
-   * > 0 and then what predictions use. */
-  double wc[SPMVD_WORK_TERMS];
+   * > 0 and then what predictions use.  A matrix goes from node 0 to the
+   * left child where its split[i] value is <= thr[i], else to the right,
+   * down to a leaf (split NONE) whose coefficients wc[i] give its time;
+   * nodes below a leaf are unused. */
+  int split[SPMVD_TREE_NODES];
+  double thr[SPMVD_TREE_NODES];
+  double wc[SPMVD_TREE_NODES][SPMVD_WORK_TERMS];
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
@@ -103,6 +128,14 @@ struct spmvd_fit {
 struct spmvd_predictor {
   struct spmvd_fit fit[SPMV_FMT_COUNT];
 };
+
+/* The value a tree node of split s compares for features x. */
+double spmvd_split_value(enum spmvd_split s, const struct spmvd_pfeat *x);
+
+/* The name of split s ("rows", "work", "rl_max", "mean"; "leaf" for NONE)
+ * and its inverse (0, or -1 when name is none of them). */
+const char *spmvd_split_name(enum spmvd_split s);
+int spmvd_split_parse(const char *name, enum spmvd_split *out);
 
 /* The strip S of format f on device dev (rows), 0 when dev is unusable. */
 int64_t spmvd_predict_strip(enum spmv_format f,
@@ -151,10 +184,10 @@ struct spmvd_calib_point {
  * matrices, 491M nnz: csr-vector P 4..1024 at I = 1 and I 0.1..32 at
  * P = 16; the others P 4..1024 at I = 0.1, up to 256 at 0.25, 128 at 0.5,
  * 64 at 1, then I = 2, 4, 8, 16 at P = 4 and (2, 8).  Then the work part
- * (spmvd_predict.c: six shapes of row lengths and columns, 0.002 to 4
+ * (spmvd_predict.c: eight shapes of row lengths and columns, 0.0001 to 4
  * strips, P 2 to 1024, smallest first) under every configuration, within
- * work_nnz and half of max_nnz_total: 232 matrices and 2784 timings of
- * the 3522 there.  Only the work model uses the work part.
+ * work_nnz and half of max_nnz_total: 441 matrices and 5292 timings of
+ * the 6030 there.  Only the work model uses the work part.
  */
 struct spmvd_calib_plan {
   size_t n;
@@ -190,8 +223,14 @@ struct spmvd_calib_ops {
                    const struct spmvd_calib_point *pt);
 };
 
+/* The matrix of point pt (p may be NULL: defaults), the same on every
+ * machine; a new CSR owned by the caller, or NULL with err set. */
+struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
+                                    const struct spmvd_calib_params *p,
+                                    struct spmv_error *err);
+
 /*
- * Runs the plan: generates each matrix (spmv_gen_matching) and times its
+ * Runs the plan: generates each matrix (spmvd_calib_matrix) and times its
  * points through ops, writing time_us and ok into the plan.  A point whose
  * timing fails is left not ok (the fit skips it) unless the failure is
  * SPMV_EGPU_STICKY, which stops the run and is returned.  Returns 0 or a
@@ -262,10 +301,11 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*
- * The non-negative weighted least squares of the work model over n
- * samples (features x[k], times t[k], borrowed) into f's wc, work_npoints
- * and work_err, on f->l2_bytes's L2 (set by the caller).  Returns 0, or SPMV_EINVAL when the samples determine no
- * model (fewer than SPMVD_WORK_TERMS).
+ * The work model's tree over n samples (features x[k], times t[k],
+ * borrowed), each leaf a non-negative weighted least squares, into f's
+ * split, thr, wc, work_npoints and work_err, on f->l2_bytes's L2 (set by
+ * the caller).  Returns 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples
+ * determine no model (fewer than SPMVD_WORK_TERMS).
  */
 int spmvd_predict_fit_work(const struct spmv_config *cfg,
                            const struct spmvd_pfeat *x,

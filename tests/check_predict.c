@@ -227,6 +227,28 @@ struct fake {
   int calls, progress, fail_hyb_matrix;
 };
 
+/* Asserts that a and b hold the same work tree: splits, thresholds and the
+ * leaves' coefficients, node by node from the root. */
+static void assert_same_tree(const struct spmvd_fit *a,
+                             const struct spmvd_fit *b)
+{
+  int reach[SPMVD_TREE_NODES] = { 1 }, i, j;
+
+  for (i = 0; i < SPMVD_TREE_NODES; i++) {
+    if (!reach[i])
+      continue;
+    ck_assert_int_eq(a->split[i], b->split[i]);
+    if (a->split[i] != SPMVD_SPLIT_NONE) {
+      ck_assert_double_eq(a->thr[i], b->thr[i]);
+      ck_assert_int_lt(2 * i + 2, SPMVD_TREE_NODES);
+      reach[2 * i + 1] = reach[2 * i + 2] = 1;
+      continue;
+    }
+    for (j = 0; j < SPMVD_WORK_TERMS; j++)
+      ck_assert_double_eq(a->wc[i][j], b->wc[i][j]);
+  }
+}
+
 /* The true saddle coefficients of format f. */
 static void truth(enum spmv_format f, double c[4])
 {
@@ -366,16 +388,25 @@ START_TEST(test_calibrate_end_to_end)
                                          NULL),
                       spmvd_predict_time(&pr2.fit[SPMV_FMT_CSR_VECTOR],
                                          &prof, NULL));
-  for (k = 0; k < SPMVD_WORK_TERMS; k++)
-    ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].wc[k], pr.fit[SPMV_FMT_JAD].wc[k]);
+  assert_same_tree(&pr2.fit[SPMV_FMT_JAD], &pr.fit[SPMV_FMT_JAD]);
   ck_assert_int_eq(pr2.fit[SPMV_FMT_JAD].work_npoints,
                    pr.fit[SPMV_FMT_JAD].work_npoints);
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].l2_bytes, f.dev.l2_bytes);
-  json_array_set_new(json_object_get(json_object_get(doc, "coo"), "work"), 2,
-                     json_real(-1));
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
-  ck_assert_ptr_nonnull(strstr(e.msg, "work[2]"));
+  /* A negative coefficient in one of coo's leaves is refused. */
+  {
+    json_t *w = json_object_get(json_object_get(doc, "coo"), "work");
+    char want[32];
+    size_t node = 0;
+
+    while (node < json_array_size(w) && !json_is_array(json_array_get(w, node)))
+      node++;
+    ck_assert_uint_lt(node, json_array_size(w));
+    json_array_set_new(json_array_get(w, node), 2, json_real(-1));
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
+    snprintf(want, sizeof want, "work[%zu][2]", node);
+    ck_assert_ptr_nonnull(strstr(e.msg, want));
+  }
   json_object_del(json_object_get(doc, "coo"), "work");
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
   ck_assert_int_eq(pr2.fit[SPMV_FMT_COO].work_npoints, 0);
@@ -549,7 +580,7 @@ START_TEST(test_fit_work)
     ck_assert_int_eq(f.work_npoints, 30);
     ck_assert_double_lt(f.work_err, 1e-6);
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
-      ck_assert_double_ge(f.wc[j], 0);
+      ck_assert_double_ge(f.wc[0][j], 0);
     memset(&prof, 0, sizeof prof);
     prof.rows = 1;
     for (k = 30; k < 40; k++) {
@@ -571,10 +602,106 @@ START_TEST(test_fit_work)
     t[k] = 50 - 1e-3 * x[k].rows + 1e-3 * x[k].nnz;
   ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 40, &f, &e), 0);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
-    ck_assert_double_ge(f.wc[j], 0);
+    ck_assert_double_ge(f.wc[0][j], 0);
   ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 5, &f, &e),
                    SPMV_EINVAL);
   ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
+}
+END_TEST
+
+/* The tree finds a regime change no line can follow: times that jump by
+ * 6 us once rows + nnz passes 4096 (as a merge kernel's fix-up pass
+ * does), fitted on three quarters of 160 generated matrices and judged on
+ * the rest; then kept through JSON, and malformed trees refused. */
+START_TEST(test_fit_tree)
+{
+  static struct spmvd_pfeat x[160], xf[160];
+  double t[160], tf[160];
+  struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
+  struct spmvd_predictor pr, pr2;
+  struct spmv_profile prof;
+  struct spmv_gen_spec spec;
+  struct spmvd_fit *f = &pr.fit[SPMV_FMT_COO];
+  struct spmv_csr *A;
+  struct spmv_error e;
+  json_t *doc, *work;
+  size_t nf = 0, nj = 0;
+  int k;
+
+  for (k = 0; k < 160; k++) {
+    memset(&spec, 0, sizeof spec);
+    spec.rows = (int64_t)32 << (k % 10);
+    spec.mean = 2 << ((k / 10) % 4);
+    spec.cv = 0.3;
+    spec.place = (k / 40) % 2 ? SPMV_GEN_DIAGONAL : SPMV_GEN_RANDOM;
+    A = spmv_gen_matching(&spec, 500 + (uint64_t)k, &e);
+    ck_assert_msg(A != NULL, "%s", e.msg);
+    ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+    if (k % 4 == 0) {
+      spmvd_predict_features(A, &prof, SPMV_F64, &xf[nj]);
+      tf[nj] = 3 + 2e-4 * xf[nj].nnz +
+               (xf[nj].rows + xf[nj].nnz > 4096 ? 6 + 1e-5 * xf[nj].rows : 0);
+      nj++;
+    } else {
+      spmvd_predict_features(A, &prof, SPMV_F64, &x[nf]);
+      t[nf] = 3 + 2e-4 * x[nf].nnz +
+              (x[nf].rows + x[nf].nnz > 4096 ? 6 + 1e-5 * x[nf].rows : 0);
+      nf++;
+    }
+    spmv_csr_free(A);
+  }
+  memset(&pr, 0, sizeof pr);
+  f->kind = SPMVD_FIT_SADDLE;
+  f->cfg = coo;
+  f->strip = 1;
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, nf, f, &e), 0);
+  ck_assert_int_eq(f->split[0], SPMVD_SPLIT_WORK);
+  ck_assert_double_eq(f->thr[0], 4096);
+  ck_assert_int_eq(f->split[1], SPMVD_SPLIT_NONE);
+  ck_assert_int_eq(f->split[2], SPMVD_SPLIT_NONE);
+  ck_assert_double_lt(f->work_err, 1e-6);
+  memset(&prof, 0, sizeof prof);
+  prof.rows = 1;
+  for (k = 0; k < (int)nj; k++)
+    ck_assert_double_eq_tol(spmvd_predict_time(f, &prof, &xf[k]), tf[k],
+                            1e-6 * tf[k]);
+  /* A single line misses the jump by far. */
+  struct spmvd_fit line = *f;
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 60, &line, &e), 0);
+  ck_assert_int_eq(line.split[0], SPMVD_SPLIT_NONE);  /* 60 points: no room */
+  ck_assert_double_gt(line.work_err, 0.05);
+  /* Through JSON. */
+  doc = spmvd_predict_to_json(&pr);
+  ck_assert_ptr_nonnull(doc);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  assert_same_tree(&pr2.fit[SPMV_FMT_COO], f);
+  for (k = 0; k < (int)nj; k++)
+    ck_assert_double_eq(spmvd_predict_time(&pr2.fit[SPMV_FMT_COO], &prof,
+                                           &xf[k]),
+                        spmvd_predict_time(f, &prof, &xf[k]));
+  work = json_object_get(json_object_get(doc, "coo"), "work");
+  ck_assert_int_eq(json_array_size(work), SPMVD_TREE_NODES);
+  ck_assert(json_is_null(json_array_get(work, 3)));
+  /* A node under a leaf must be null. */
+  json_array_set_new(work, 3, json_array());
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "work[3] is under a leaf"));
+  json_array_set_new(work, 3, json_null());
+  /* A split needs a known name and two more nodes below it. */
+  json_object_set_new(json_array_get(work, 0), "split", json_string("cols"));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "work[0] is neither"));
+  json_object_set_new(json_array_get(work, 0), "split", json_string("work"));
+  json_array_set_new(work, 1, json_pack("{sssf}", "split", "rows", "at", 8.0));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "work[3]"));
+  json_array_set_new(work, 1, json_pack("[fffffffff]", 1.0, 0.0, 0.0, 0.0, 0.0,
+                                        0.0, 0.0, 0.0, 0.0));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  json_array_remove(work, 6);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "array of 7 tree nodes"));
+  json_decref(doc);
 }
 END_TEST
 
@@ -652,6 +779,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_calib_backend_time);
   tcase_add_test(tc, test_features);
   tcase_add_test(tc, test_fit_work);
+  tcase_add_test(tc, test_fit_tree);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;
