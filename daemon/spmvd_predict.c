@@ -44,7 +44,7 @@ static const struct {
   { SPMV_GEN_NORMAL, 0.25, SPMV_GEN_RANDOM },
   { SPMV_GEN_LOGNORMAL, 1, SPMV_GEN_RANDOM },
   { SPMV_GEN_LOGNORMAL, 3, SPMV_GEN_RANDOM },
-  { SPMV_GEN_NORMAL, 0.25, SPMV_GEN_DIAGONAL },
+  { SPMV_GEN_NORMAL, 0.25, SPMV_GEN_DIAGONAL },  /* WORK_FEM_SHAPE */
   { SPMV_GEN_LOGNORMAL, 1, SPMV_GEN_DIAGONAL },
   { SPMV_GEN_NORMAL, 0, SPMV_GEN_DIAGONAL },  /* equal rows: HYB without COO */
   { SPMV_GEN_LOGNORMAL, 3, SPMV_GEN_DIAGONAL },
@@ -53,6 +53,7 @@ static const struct {
 /* From 27 rows (on an H100 or H200) up: many real matrices have a few
  * hundred rows or fewer, where a launch's fixed costs and a kernel's
  * one-block paths rule. */
+#define WORK_FEM_SHAPE 3
 static const double work_i[] = { 0.0001, 0.0005, 0.002, 0.01, 0.05, 0.25,
                                  1, 4 };
 static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
@@ -156,9 +157,11 @@ static void add_work(struct spmvd_calib_plan *plan,
                      int64_t sv, int cuda)
 {
   enum { NW = NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) };
-  int64_t nnz[NW], budget, used = 0, rows;
+  int64_t nnz[NW], budget, used = 0, extra = 0, rows;
   size_t order[NW], a, b, t, k, pt0;
   size_t ni = NELEM(work_i), np = NELEM(work_p);
+  char taken[NW] = { 0 };
+  int pass;
 
   budget = p->work_nnz < p->max_nnz_total / 2 ? p->work_nnz
                                               : p->max_nnz_total / 2;
@@ -169,15 +172,27 @@ static void add_work(struct spmvd_calib_plan *plan,
       order[b] = order[b - 1];
     order[b] = a;
   }
+  /* Every shape up to the budget; then, with half as much again, the
+   * larger near-diagonal matrices of the FEM shape, the sizes of the
+   * ELLR-T paper's set (a few 10^4 to 10^5 rows of 50 to 500), which the
+   * budget cuts first. */
+  for (pass = 0; pass < 2; pass++)
   for (t = 0; t < NW; t++) {
     size_t sh = order[t] / (ni * np), ii = (order[t] / np) % ni;
     int pp = work_p[order[t] % np];
 
-    if (nnz[order[t]] > p->max_nnz_matrix)
+    if (nnz[order[t]] > p->max_nnz_matrix || taken[order[t]] ||
+        (pass == 1 && sh != WORK_FEM_SHAPE))
       continue;
-    if (used + nnz[order[t]] > budget)
+    if (pass == 0 && used + nnz[order[t]] > budget)
       break;
-    used += nnz[order[t]];
+    if (pass == 1 && extra + nnz[order[t]] > budget / 2)
+      break;
+    taken[order[t]] = 1;
+    if (pass == 0)
+      used += nnz[order[t]];
+    else
+      extra += nnz[order[t]];
     rows = strip_rows(st, work_i[ii]);
     pt0 = plan->n;
     add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
@@ -192,7 +207,7 @@ static void add_work(struct spmvd_calib_plan *plan,
     }
     plan->nmatrices++;
   }
-  plan->total_nnz += used;
+  plan->total_nnz += used + extra;
 }
 
 /* Makes the calibration plan for a device. */
@@ -866,7 +881,7 @@ static int leaf_fit(const double *phi, const double *t, const size_t *idx,
   return 0;
 }
 
-#define TREE_MIN_LEAF 40   /* points a side of a split keeps at least */
+#define TREE_MIN_LEAF 100  /* points a side keeps: ~10 per coefficient */
 #define TREE_GAIN 0.97     /* a split must cut the error to this share */
 #define TREE_LOG2_MIN 2    /* thresholds 2^2 .. 2^23 */
 #define TREE_LOG2_MAX 23

@@ -84,7 +84,8 @@ struct spmvd_pfeat {
  * to streaming.  So the calibration grows a model tree of depth 2 at
  * most: a node splits its points by rows, rows + nnz, the longest row or
  * the mean row length at a power of two, where the two sides' lines cut
- * the relative error by 3 % or more and each keeps 40 points or more;
+ * the relative error by 3 % or more and each keeps 100 points or more
+ * (about ten per coefficient: fewer let a leaf's line swing wide);
  * each leaf holds its own line.
  */
 #define SPMVD_WORK_TERMS 9
@@ -147,8 +148,10 @@ struct spmvd_calib_params {
   int64_t max_nnz_total;   /* sum of the matrices' nnz (480M) */
   double cv;               /* sigma / mean of the row lengths (0.25) */
   uint64_t seed;           /* generator seed (1) */
-  int64_t work_nnz;        /* nnz of the work part in all (240M; at most
-                              half of max_nnz_total) */
+  int64_t work_nnz;        /* nnz of the work part's every shape (240M;
+                              at most half of max_nnz_total), and half
+                              as much again for its FEM shape's larger
+                              matrices */
 };
 
 /* Fills p with the defaults written above. */
@@ -186,8 +189,9 @@ struct spmvd_calib_point {
  * 64 at 1, then I = 2, 4, 8, 16 at P = 4 and (2, 8).  Then the work part
  * (spmvd_predict.c: eight shapes of row lengths and columns, 0.0001 to 4
  * strips, P 2 to 1024, smallest first) under every configuration, within
- * work_nnz and half of max_nnz_total: 441 matrices and 5292 timings of
- * the 6030 there.  Only the work model uses the work part.
+ * work_nnz and half of max_nnz_total, then half as much again for the
+ * FEM shape's larger matrices: 448 matrices and 5376 timings of the 6114
+ * there.  Only the work model uses the work part.
  */
 struct spmvd_calib_plan {
   size_t n;
