@@ -44,17 +44,10 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
   const struct spmv_layout *L = &m->L;
   int bs = L->cfg.bs, tpr = L->cfg.tpr;
   unsigned g = spmv_grid(L->rows * (int64_t)tpr, bs);
-  switch (tpr) {
-  case 1: launch<T, I, 1>(L, rp, g, bs, alpha, x, beta, y, s); break;
-  case 2: launch<T, I, 2>(L, rp, g, bs, alpha, x, beta, y, s); break;
-  case 4: launch<T, I, 4>(L, rp, g, bs, alpha, x, beta, y, s); break;
-  case 8: launch<T, I, 8>(L, rp, g, bs, alpha, x, beta, y, s); break;
-  case 16: launch<T, I, 16>(L, rp, g, bs, alpha, x, beta, y, s); break;
-  case 32: launch<T, I, 32>(L, rp, g, bs, alpha, x, beta, y, s); break;
-  default:
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "csr-vector: TPR %d not in {1, 2, 4, 8, 16, 32}", tpr);
-  }
+  int rc = spmv_pow2_dispatch(tpr, "csr-vector: TPR", [&](auto k) {
+    launch<T, I, decltype(k)::value>(L, rp, g, bs, alpha, x, beta, y, s);
+  }, err);
+  if (rc) return rc;
   SPMV_CHECK_LAUNCH("csr-vector kernel");
   return 0;
 }

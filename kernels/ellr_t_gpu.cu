@@ -59,17 +59,10 @@ static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
   V a = (V)alpha, b = (V)beta;
   const V *xx = (const V *)x;
   V *yy = (V *)y;
-  switch (t) {
-  case 1: launch<V, 1>(L, bs, a, xx, b, yy, s); break;
-  case 2: launch<V, 2>(L, bs, a, xx, b, yy, s); break;
-  case 4: launch<V, 4>(L, bs, a, xx, b, yy, s); break;
-  case 8: launch<V, 8>(L, bs, a, xx, b, yy, s); break;
-  case 16: launch<V, 16>(L, bs, a, xx, b, yy, s); break;
-  case 32: launch<V, 32>(L, bs, a, xx, b, yy, s); break;
-  default:
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "ellr-t: T %d not in {1, 2, 4, 8, 16, 32}", t);
-  }
+  rc = spmv_pow2_dispatch(t, "ellr-t: T", [&](auto k) {
+    launch<V, decltype(k)::value>(L, bs, a, xx, b, yy, s);
+  }, err);
+  if (rc) return rc;
   SPMV_CHECK_LAUNCH("ellr-t kernel");
   return 0;
 }

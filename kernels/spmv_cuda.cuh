@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include <cuda_runtime.h>
 
 #include "spmv_kernels.h"
@@ -23,6 +25,28 @@ static inline int spmv_check_bs(int bs, const char *fmt,
                           "%s: block size %d not a multiple of 32 in [%d, %d]",
                           fmt, bs, SPMV_BS_MIN, SPMV_BS_MAX);
   return 0;
+}
+
+/*
+ * The powers of two a kernel is instantiated for (threads per row, ELLR-T's
+ * T): calls f(std::integral_constant<int, P>()) for p = P in {1, 2, 4, 8,
+ * 16, 32}, so that f can launch its kernel<..., P>.  Returns 0, or
+ * SPMV_EINVAL naming `what` (e.g. "csr16: TPR") and p.
+ */
+template <typename F>
+static int spmv_pow2_dispatch(int p, const char *what, F f,
+                              struct spmv_error *err) {
+  switch (p) {
+  case 1: f(std::integral_constant<int, 1>()); return 0;
+  case 2: f(std::integral_constant<int, 2>()); return 0;
+  case 4: f(std::integral_constant<int, 4>()); return 0;
+  case 8: f(std::integral_constant<int, 8>()); return 0;
+  case 16: f(std::integral_constant<int, 16>()); return 0;
+  case 32: f(std::integral_constant<int, 32>()); return 0;
+  default:
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s %d not in {1, 2, 4, 8, 16, 32}", what, p);
+  }
 }
 
 /* Blocks needed for `work` items of `per_block` each, as a grid size. */
