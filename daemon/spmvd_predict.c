@@ -894,34 +894,44 @@ struct tree_fit {
   size_t *left, *right;
 };
 
-/* Grows node i of f over the samples idx[0 .. n) (reordered), depth d
- * left: a leaf, or the split whose two leaves cut the error most.  Returns
- * 0 or -1 when not even a leaf fits. */
-static int grow(struct tree_fit *w, size_t *idx, size_t n, int i, int d,
+/* Splits the samples idx[0 .. n) by split s at `at` into w->left[0 ..
+ * *nl) and w->right[0 .. *nr), each in idx's order. */
+static void partition(struct tree_fit *w, const size_t *idx, size_t n,
+                      int s, double at, size_t *nl, size_t *nr)
+{
+  size_t k;
+
+  for (*nl = *nr = 0, k = 0; k < n; k++) {
+    if (spmvd_split_value((enum spmvd_split)s, &w->x[idx[k]]) <= at)
+      w->left[(*nl)++] = idx[k];
+    else
+      w->right[(*nr)++] = idx[k];
+  }
+}
+
+/* Grows node i of f over the samples idx[0 .. n) (reordered): a leaf, or,
+ * where node i has children, the split whose two leaves cut the error
+ * most.  Returns 0 or -1 when not even a leaf fits. */
+static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
                 struct spmvd_fit *f)
 {
   double c[SPMVD_WORK_TERMS], cl[SPMVD_WORK_TERMS], cr[SPMVD_WORK_TERMS];
   double e, el, er, best, thr = 0;
-  size_t k, nl, nr;
+  size_t nl, nr;
   int s, q, bs = SPMVD_SPLIT_NONE;
 
   f->split[i] = SPMVD_SPLIT_NONE;
   if (leaf_fit(w->phi, w->t, idx, n, w->sub, w->tsub, c, &e) != 0)
     return -1;
   memcpy(f->wc[i], c, sizeof c);
-  if (d == 0 || 2 * i + 2 >= SPMVD_TREE_NODES || n < 2 * TREE_MIN_LEAF)
+  if (2 * i + 2 >= SPMVD_TREE_NODES || n < 2 * TREE_MIN_LEAF)
     return 0;
   best = TREE_GAIN * e;
   for (s = SPMVD_SPLIT_NONE + 1; s < SPMVD_SPLIT_COUNT; s++)
     for (q = TREE_LOG2_MIN; q <= TREE_LOG2_MAX; q++) {
       double at = ldexp(1.0, q);
 
-      for (nl = nr = 0, k = 0; k < n; k++) {
-        if (spmvd_split_value((enum spmvd_split)s, &w->x[idx[k]]) <= at)
-          w->left[nl++] = idx[k];
-        else
-          w->right[nr++] = idx[k];
-      }
+      partition(w, idx, n, s, at, &nl, &nr);
       if (nl < TREE_MIN_LEAF || nr < TREE_MIN_LEAF)
         continue;
       if (leaf_fit(w->phi, w->t, w->left, nl, w->sub, w->tsub, cl, &el) != 0 ||
@@ -935,22 +945,13 @@ static int grow(struct tree_fit *w, size_t *idx, size_t n, int i, int d,
     }
   if (bs == SPMVD_SPLIT_NONE)
     return 0;
-  /* Partition idx in place: the left side first, in order. */
-  for (nl = nr = 0, k = 0; k < n; k++) {
-    if (spmvd_split_value((enum spmvd_split)bs, &w->x[idx[k]]) <= thr)
-      w->left[nl++] = idx[k];
-    else
-      w->right[nr++] = idx[k];
-  }
+  /* idx in place, the left side first; each side's leaf fitted above. */
+  partition(w, idx, n, bs, thr, &nl, &nr);
   memcpy(idx, w->left, nl * sizeof *idx);
   memcpy(idx + nl, w->right, nr * sizeof *idx);
-  if (grow(w, idx, nl, 2 * i + 1, d - 1, f) != 0 ||
-      grow(w, idx + nl, nr, 2 * i + 2, d - 1, f) != 0) {
-    /* Keep the leaf this node fitted. */
-    f->split[i] = SPMVD_SPLIT_NONE;
-    memcpy(f->wc[i], c, sizeof c);
-    return 0;
-  }
+  if (grow(w, idx, nl, 2 * i + 1, f) != 0 ||
+      grow(w, idx + nl, nr, 2 * i + 2, f) != 0)
+    return -1;
   f->split[i] = bs;
   f->thr[i] = thr;
   return 0;
@@ -994,7 +995,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   w.tsub = phi + 2 * n * SPMVD_WORK_TERMS;
   w.left = idx + n;
   w.right = idx + 2 * n;
-  rc = grow(&w, idx, n, 0, 2, f);
+  rc = grow(&w, idx, n, 0, f);
   free(phi);
   free(idx);
   if (rc != 0)
@@ -1209,7 +1210,6 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
   return ret;
 }
 
-/* Returns a new reference to one fit as JSON. */
 /* Whether tree node i is reached: the root, or a child of a split. */
 static int node_used(const struct spmvd_fit *f, int i)
 {
@@ -1239,6 +1239,7 @@ static json_t *work_node_json(const struct spmvd_fit *f, int i)
   return a;
 }
 
+/* Returns a new reference to one fit as JSON. */
 static json_t *fit_json(const struct spmvd_fit *f)
 {
   char text[64];
@@ -1310,8 +1311,6 @@ static int num(json_t *o, const char *fmt, const char *key, double *v,
   return 0;
 }
 
-/* Reads a fit's optional work model: all SPMVD_WORK_TERMS coefficients,
- * finite and non-negative, or none. */
 /* Reads work tree node i (nodes before it read already): null exactly
  * where unused, else a leaf of SPMVD_WORK_TERMS non-negative numbers or a
  * split with children. */
@@ -1360,6 +1359,8 @@ static int work_node_from_json(json_t *v, const char *name, int i,
   return 0;
 }
 
+/* Reads a fit's optional work model: its tree of SPMVD_TREE_NODES nodes,
+ * or none. */
 static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           struct spmv_error *err)
 {
