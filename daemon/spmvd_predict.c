@@ -150,15 +150,38 @@ static int64_t strip_rows(int64_t s, double i)
   return r > 0 ? r : 1;
 }
 
+/* Adds one work-part matrix: shape sh, work_i[ii] strips of the thread
+ * strip st (sv: csr-vector's), mean length pp, under every configuration. */
+static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
+                            size_t ii, int pp, int64_t st, int64_t sv,
+                            int cuda)
+{
+  int64_t rows = strip_rows(st, work_i[ii]);
+  size_t k, pt0 = plan->n;
+
+  add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
+            work_shapes[sh].dist, work_shapes[sh].cv);
+  for (k = 0; k < NELEM(thread_cfgs); k++)
+    if (cuda || !thread_cfgs[k].cuda_only)
+      add_point(plan, &thread_cfgs[k].cfg, rows, work_i[ii], pp,
+                work_shapes[sh].dist, work_shapes[sh].cv);
+  for (k = pt0; k < plan->n; k++) {
+    plan->pt[k].place = work_shapes[sh].place;
+    plan->pt[k].work = 1;
+  }
+  plan->nmatrices++;
+}
+
 /* The work part of the plan: work_shapes x work_i x work_p by nonzeros,
- * while p->work_nnz (at most half of max_nnz_total) lasts. */
+ * while p->work_nnz (at most half of max_nnz_total) lasts; then the FEM
+ * shape's larger matrices with half as much again. */
 static void add_work(struct spmvd_calib_plan *plan,
                      const struct spmvd_calib_params *p, int64_t st,
                      int64_t sv, int cuda)
 {
   enum { NW = NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) };
-  int64_t nnz[NW], budget, used = 0, extra = 0, rows;
-  size_t order[NW], a, b, t, k, pt0;
+  int64_t nnz[NW], budget, spent, cap;
+  size_t order[NW], a, b, t, sh;
   size_t ni = NELEM(work_i), np = NELEM(work_p);
   char taken[NW] = { 0 };
   int pass;
@@ -176,38 +199,22 @@ static void add_work(struct spmvd_calib_plan *plan,
    * larger near-diagonal matrices of the FEM shape, the sizes of the
    * ELLR-T paper's set (a few 10^4 to 10^5 rows of 50 to 500), which the
    * budget cuts first. */
-  for (pass = 0; pass < 2; pass++)
-  for (t = 0; t < NW; t++) {
-    size_t sh = order[t] / (ni * np), ii = (order[t] / np) % ni;
-    int pp = work_p[order[t] % np];
-
-    if (nnz[order[t]] > p->max_nnz_matrix || taken[order[t]] ||
-        (pass == 1 && sh != WORK_FEM_SHAPE))
-      continue;
-    if (pass == 0 && used + nnz[order[t]] > budget)
-      break;
-    if (pass == 1 && extra + nnz[order[t]] > budget / 2)
-      break;
-    taken[order[t]] = 1;
-    if (pass == 0)
-      used += nnz[order[t]];
-    else
-      extra += nnz[order[t]];
-    rows = strip_rows(st, work_i[ii]);
-    pt0 = plan->n;
-    add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
-              work_shapes[sh].dist, work_shapes[sh].cv);
-    for (k = 0; k < NELEM(thread_cfgs); k++)
-      if (cuda || !thread_cfgs[k].cuda_only)
-        add_point(plan, &thread_cfgs[k].cfg, rows, work_i[ii], pp,
-                  work_shapes[sh].dist, work_shapes[sh].cv);
-    for (k = pt0; k < plan->n; k++) {
-      plan->pt[k].place = work_shapes[sh].place;
-      plan->pt[k].work = 1;
+  for (pass = 0; pass < 2; pass++) {
+    cap = pass == 0 ? budget : budget / 2;
+    for (spent = 0, t = 0; t < NW; t++) {
+      a = order[t];
+      sh = a / (ni * np);
+      if (nnz[a] > p->max_nnz_matrix || taken[a] ||
+          (pass == 1 && sh != WORK_FEM_SHAPE))
+        continue;
+      if (spent + nnz[a] > cap)
+        break;
+      taken[a] = 1;
+      spent += nnz[a];
+      add_work_matrix(plan, sh, (a / np) % ni, work_p[a % np], st, sv, cuda);
     }
-    plan->nmatrices++;
+    plan->total_nnz += spent;
   }
-  plan->total_nnz += used + extra;
 }
 
 /* Makes the calibration plan for a device. */
