@@ -625,6 +625,8 @@ START_TEST(test_fit_tree)
 {
   static struct spmvd_pfeat x[400], xf[400];
   static double t[400], tf[400];
+  struct spmvd_pfeat *xk;
+  double *tk;
   struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
   struct spmvd_predictor pr, pr2;
   struct spmv_profile prof;
@@ -645,17 +647,12 @@ START_TEST(test_fit_tree)
     A = spmv_gen_matching(&spec, 500 + (uint64_t)k, &e);
     ck_assert_msg(A != NULL, "%s", e.msg);
     ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
-    if (k % 4 == 0) {
-      spmvd_predict_features(A, &prof, SPMV_F64, &xf[nj]);
-      tf[nj] = 3 + 2e-4 * xf[nj].nnz +
-               (xf[nj].rows + xf[nj].nnz > 4096 ? 6 + 1e-5 * xf[nj].rows : 0);
-      nj++;
-    } else {
-      spmvd_predict_features(A, &prof, SPMV_F64, &x[nf]);
-      t[nf] = 3 + 2e-4 * x[nf].nnz +
-              (x[nf].rows + x[nf].nnz > 4096 ? 6 + 1e-5 * x[nf].rows : 0);
-      nf++;
-    }
+    /* Every fourth is held out from the fit. */
+    xk = k % 4 == 0 ? &xf[nj] : &x[nf];
+    tk = k % 4 == 0 ? &tf[nj++] : &t[nf++];
+    spmvd_predict_features(A, &prof, SPMV_F64, xk);
+    *tk = 3 + 2e-4 * xk->nnz +
+          (xk->rows + xk->nnz > 4096 ? 6 + 1e-5 * xk->rows : 0);
     spmv_csr_free(A);
   }
   memset(&pr, 0, sizeof pr);
