@@ -34,14 +34,5 @@ endif
 
 # The tuner's rules replayed on the H200's measured tables (no GPU).
 TESTS += tests/check_replay.sh tests/check_predict_replay.sh
-EXTRA_DIST += tests/check_predict_replay.sh \
-	tests/bench/results/calib-points-h200-v8.tsv.gz \
-	tests/bench/results/eval-h200-v15-f64.tsv \
-	tests/bench/results/eval-h200-v15-f32.tsv
-EXTRA_DIST += tests/check_replay.sh tests/bench/results/gt-h200-v2.tsv \
-	tests/bench/results/gt-h200-v3.tsv \
-	tests/bench/results/gt-h200-v4.tsv \
-	tests/bench/results/gt-h200-v5.tsv \
-	tests/bench/results/gt-h200-v6.tsv \
-	tests/bench/results/gt-h200-v7.tsv \
-	tests/bench/results/gt-h200-v8.tsv
+# Their tables ship with tests/bench/results (gpu.mk).
+EXTRA_DIST += tests/check_predict_replay.sh tests/check_replay.sh
