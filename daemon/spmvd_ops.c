@@ -1039,10 +1039,8 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
  * end is one per process, so this flag is the server's. */
 static int calibrating;
 
-/* Bounds of a calibration in seconds: the defaults (the cpu backend's is
- * small: its fits only serve tests and small hosts) and the largest. */
-#define CALIB_DEFAULT_S 180.0
-#define CALIB_DEFAULT_CPU_S 10.0
+/* The largest bound of a calibration in seconds (the worker has the
+ * default, which depends on its backend). */
 #define CALIB_MAX_S 3600.0
 
 /* The fits are stored: the calibration's reply goes out. */
@@ -1088,6 +1086,10 @@ static void on_calibrated(void *ctx, json_t *rep, const struct spmv_error *err)
     spmv_error_set(&e, SPMV_EIO, "bad calibrate reply from the device worker");
     err = &e;
   }
+  if (!err && !(json_number_value(json_object_get(rep, "max_seconds")) > 0)) {
+    spmv_error_set(&e, SPMV_EIO, "bad calibrate reply from the device worker");
+    err = &e;
+  }
   if (!err && !(j = spmvd_cachejob_new(SPMVD_CJ_CALIBRATION))) {
     spmv_error_set(&e, SPMV_ENOMEM, "out of memory");
     err = &e;
@@ -1100,6 +1102,7 @@ static void on_calibrated(void *ctx, json_t *rep, const struct spmv_error *err)
   }
   json_object_foreach(fits, key, v)
     json_array_append_new(names, json_string(key));
+  o->max_s = json_number_value(json_object_get(rep, "max_seconds"));
   o->result = json_copy(rep);
   if (o->result) {
     json_object_del(o->result, "seq");
@@ -1145,12 +1148,10 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
     rc = spmv_error_set(&err, SPMV_EINVAL,
                         "max_seconds is %g, must be in (0, %g]", max_s,
                         CALIB_MAX_S);
-  else if (!dev)
-    rc = spmv_error_set(&err, SPMV_EBUSY, "the device worker is starting");
   else if (calibrating)
     rc = spmv_error_set(&err, SPMV_EBUSY,
                         "a calibration of %s is already running: try again "
-                        "when it ends", dev->name);
+                        "when it ends", dev ? dev->name : "the device");
   else if (!srv->bio)
     rc = spmv_error_set(&err, SPMV_ECACHE,
                         "no cache is open: the fits could not be stored");
@@ -1161,18 +1162,26 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
     spmvd_conn_done(c);
     return;
   }
-  if (!msv)
-    max_s = strcmp(dev->backend, "cpu") == 0 ? CALIB_DEFAULT_CPU_S
-                                             : CALIB_DEFAULT_S;
+  /* Without a bound the worker applies its backend's default; while it
+   * starts (dev still NULL) the call waits in its queue like any other. */
   o->dtype = dt;
   o->max_s = max_s;
   calibrating = 1;
-  spmvd_log_info("uid %ld: calibrating %s (%s), %g s at most", (long)c->uid,
-                 dev->name, spmv_dtype_name(dt), max_s);
-  if (spmvd_worker_call(srv->worker,
-                        json_pack("{ss ss sf}", "op", "calibrate", "dtype",
-                                  spmv_dtype_name(dt), "max_seconds", max_s),
-                        NULL, 0, on_calibrated, on_progress, o, &err) < 0) {
+  if (max_s > 0)
+    spmvd_log_info("uid %ld: calibrating %s (%s), %g s at most", (long)c->uid,
+                   dev ? dev->name : "the device", spmv_dtype_name(dt), max_s);
+  else
+    spmvd_log_info("uid %ld: calibrating %s (%s), the default bound",
+                   (long)c->uid, dev ? dev->name : "the device",
+                   spmv_dtype_name(dt));
+  json_t *call = json_pack("{ss ss}", "op", "calibrate", "dtype",
+                           spmv_dtype_name(dt));
+  if (call && max_s > 0)
+    json_object_set_new(call, "max_seconds", json_real(max_s));
+  if (!call || spmvd_worker_call(srv->worker, call, NULL, 0, on_calibrated,
+                                 on_progress, o, &err) < 0) {
+    if (!call)
+      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
     calibrating = 0;
     op_fail(o, &err);
   }

@@ -874,6 +874,10 @@ static int op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
 #define CALIB_SAFETY 0.7
 /* Configurations probed at most (the plan's distinct ones). */
 #define CALIB_MAX_CFGS 16
+/* The time bound when the request gives none, in seconds (the cpu
+ * backend's is small: its fits only serve tests and small hosts). */
+#define CALIB_DEFAULT_S 180.0
+#define CALIB_DEFAULT_CPU_S 10.0
 
 /* One calibration: the backend adapter, the deadline, progress. */
 struct calib {
@@ -1101,9 +1105,14 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
   size_t planned, timed = 0;
   int rc, nfit, trimmed = 0;
 
-  if (json_unpack(req, "{ss sF}", "dtype", &dts, "max_seconds", &max_s) < 0 ||
-      !(max_s > 0))
+  if (json_unpack(req, "{ss s?F}", "dtype", &dts, "max_seconds", &max_s) < 0 ||
+      !(max_s >= 0))
     return spmv_error_set(err, SPMV_EPROTO, "bad calibrate message");
+  /* No bound given: this backend's default (the front end may not know
+   * the backend yet when the request came while the worker started). */
+  if (max_s == 0)
+    max_s = strcmp(w->dev.backend, "cpu") == 0 ? CALIB_DEFAULT_CPU_S
+                                               : CALIB_DEFAULT_S;
   if ((rc = parse_dtype(dts, &dt, err)) < 0)
     return rc;
   memset(&k, 0, sizeof k);
@@ -1148,13 +1157,13 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
                         max_s, w->dev.name, timed, planned);
     goto out;
   }
-  *rep = json_pack("{so sI sI sI si si sI sb sf sf sf}", "fits",
+  *rep = json_pack("{so sI sI sI si si sI sb sf sf sf sf}", "fits",
                    spmvd_predict_to_json(&pred), "planned_points", (json_int_t)planned, "points",
                    (json_int_t)plan->n, "timed", (json_int_t)timed, "late",
                    k.late, "matrices", plan->nmatrices, "nnz",
                    (json_int_t)plan->total_nnz, "trimmed", trimmed,
                    "probe_seconds", probe_s, "estimate_seconds", probe_s + est,
-                   "seconds", now_s() - start);
+                   "seconds", now_s() - start, "max_seconds", max_s);
   if (!*rep)
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
 out:
@@ -1310,6 +1319,11 @@ int main(int argc, char **argv)
                            spmv_err_name(err.code), "message", err.msg));
     return 1;
   }
+  /* Tests: a worker as slow to start as a GPU's (SPMVD_TEST_START_MS), so
+   * that requests arrive before it is ready. */
+  const char *start_ms = getenv("SPMVD_TEST_START_MS");
+  if (start_ms && atoi(start_ms) > 0)
+    usleep((useconds_t)atoi(start_ms) * 1000);
   send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
                          device_json(&w.dev)));
   spmvd_log_debug("ready: %s backend, %s", w.dev.backend, w.dev.name);

@@ -545,6 +545,31 @@ START_TEST(calibrate_and_predict)
 }
 END_TEST
 
+/* A calibration asked for while the device's worker still starts waits
+ * for it, as a load does, and runs under the backend's default bound (the
+ * front end cannot know it before the worker says which backend it has). */
+START_TEST(calibrate_while_worker_starts)
+{
+  int fd;
+  json_t *r;
+
+  itest_daemon_stop(&itest_d, SIGTERM);
+  setenv("SPMVD_TEST_START_MS", "1500", 1);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  unsetenv("SPMVD_TEST_START_MS");
+  fd = itest_open(&itest_d);
+  r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 1), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "device")), "(starting)");
+  json_decref(r);
+  r = itest_call(fd, calibrate_req(2, "f64", 0), NULL, 0, NULL, NULL);
+  ck_assert_ptr_nonnull(r);
+  check_calibration(r, "f64", 10);
+  ck_assert(json_number_value(json_object_get(r, "max_seconds")) == 10);
+  json_decref(r);
+  close(fd);
+}
+END_TEST
+
 /* Every strategy through spmvctl on the cpu backend; --force re-tunes a
  * cached decision, without --force the cache answers. */
 START_TEST(strategies_and_force)
@@ -587,6 +612,7 @@ static Suite *tools_suite(void)
   tcase_add_test(tc, client_products_in_place);
   tcase_add_test(tc, spmvctl_json_outputs);
   tcase_add_test(tc, calibrate_and_predict);
+  tcase_add_test(tc, calibrate_while_worker_starts);
   tcase_add_test(tc, products_during_calibration);
   tcase_add_test(tc, products_during_tuning);
   tcase_add_test(tc, strategies_and_force);
