@@ -18,7 +18,7 @@ tests_bench_eval_tuner_LDADD = kernels/libspmvkernels_cuda.a $(EVAL_LDADD) \
 else
 tests_bench_eval_tuner_LDADD = $(EVAL_LDADD)
 endif
-EXTRA_DIST += tests/bench/device-run.sh
+EXTRA_DIST += tests/bench/device-run.sh tests/bench/daemon-calib.sh
 
 # The predictor's calibration points and the suite's features as tables.
 noinst_PROGRAMS += tests/bench/calib_points

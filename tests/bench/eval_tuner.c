@@ -14,6 +14,7 @@
 
 #include "eval_store.h"
 #include "spmv_profile.h"
+#include "spmvd_cache.h"
 #include "spmvd_predict.h"
 #include "spmvd_tuner.h"
 #include "spmv_stats.h"
@@ -93,6 +94,8 @@ struct mrec {
 /* The calibration of one value type. */
 struct calib_res {
   int done, nfit, npoints, nok;
+  int loaded;                /* from --calib-db, not calibrated here */
+  char from[160];            /* that cache's path */
   double seconds;
   int64_t total_nnz;
   struct spmvd_predictor pred;
@@ -101,11 +104,13 @@ struct calib_res {
 
 struct opts {
   const char *mode, *dir, *only, *tsv, *replay, *gt_tsv, *probe;
+  const char *calib_db;      /* the daemon's cache: its calibration */
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
   double budget;             /* seconds; 0 = none */
   double deadline;           /* seconds: report what is done and exit */
   int64_t calib_nnz;         /* 0: the daemon's default */
   int64_t max_nnz;           /* 0: no bound */
+  int probe_idle_ms;         /* --probe: host sleep before each load */
 };
 
 /* The configuration as the tuner lists it on dev (cpu: no bs, csr-vector
@@ -244,6 +249,37 @@ static void calibrate(struct eval_store *s, enum spmv_dtype dt,
     cr->done = 1;
   }
   spmvd_calib_plan_free(plan);
+}
+
+/*
+ * --calib-db: the calibration `spmvctl calibrate` stored in the daemon's
+ * cache for this device and value type (read-only), so that the predictor
+ * is judged as the daemon uses it.
+ */
+static void calib_load(struct eval_store *s, enum spmv_dtype dt,
+                       const char *path, struct calib_res *cr)
+{
+  struct spmvd_cache *c = NULL;
+  struct spmv_error e;
+  int rc;
+
+  memset(cr, 0, sizeof *cr);
+  spmv_error_clear(&e);
+  rc = spmvd_cache_open(path, SPMVD_CACHE_READONLY, &c, &e);
+  if (rc == 0)
+    rc = spmvd_predict_load(c, eval_store_info(s), dt, &cr->pred, &e);
+  spmvd_cache_close(c);
+  if (rc == 0)
+    snprintf(cr->msg, sizeof cr->msg, "%.100s has no %s calibration for this device",
+             path, spmv_dtype_name(dt));
+  else if (rc < 0)
+    snprintf(cr->msg, sizeof cr->msg, "%.150s", e.msg);
+  if (rc <= 0)
+    return;
+  for (int k = 0; k < SPMV_FMT_COUNT; k++)
+    cr->nfit += cr->pred.fit[k].kind != SPMVD_FIT_NONE;
+  snprintf(cr->from, sizeof cr->from, "%.150s", path);
+  cr->loaded = cr->done = 1;
 }
 
 /* Runs one strategy on the matrix and measures its pick. */
@@ -677,7 +713,10 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
                " (%d matrices where model picked ellr-t).\n", 100 * exp(le / ln), ln);
 
   fprintf(f, "\n### %s: predictor error |predicted - measured| / measured\n\n", dn);
-  if (cr->done)
+  if (cr->loaded)
+    fprintf(f, "Calibration: the daemon's, read from %s (%d formats fitted).\n\n",
+            cr->from, cr->nfit);
+  else if (cr->done)
     fprintf(f, "Calibration: %d points (%d timed), %lld nonzeros in all, %.1f s, %d formats fitted.\n\n",
             cr->npoints, cr->nok, (long long)cr->total_nnz, cr->seconds, cr->nfit);
   fprintf(f, "Predictions by the work model (spmvd_predict.h); the paper's form alone (saddle, or\n"
@@ -1063,6 +1102,9 @@ static void usage(FILE *f)
           "              tables, of the first --dtype\n"
           "  --probe     'CFG;CFG...': no evaluation; time each configuration as the race\n"
           "              does and as confirm() does, in turns (why they disagree)\n"
+          "  --probe-idle MS: sleep MS ms before each of --probe's loads (an idle GPU)\n"
+          "  --calib-db  the daemon's cache: judge the calibration `spmvctl calibrate`\n"
+          "              stored there for this device rather than calibrating here\n"
           "The markdown report goes to stdout, progress to stderr.\n");
 }
 
@@ -1074,7 +1116,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
     {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
     {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'}, {"probe", 1, 0, 'P'},
-    {0, 0, 0, 0},
+    {"probe-idle", 1, 0, 'I'}, {"calib-db", 1, 0, 'C'}, {0, 0, 0, 0},
   };
   int c;
   char *end;
@@ -1087,7 +1129,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #endif
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -1097,6 +1139,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     case 'R': o->replay = optarg; break;
     case 'G': o->gt_tsv = optarg; break;
     case 'P': o->probe = optarg; break;
+    case 'I': o->probe_idle_ms = atoi(optarg); break;
+    case 'C': o->calib_db = optarg; break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
                 (strstr(optarg, "paper") ? BENCH_SUITE_PAPER : 0) |
@@ -1229,10 +1273,15 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
 
   if (cr == NULL)
     return;
-  fprintf(stderr, "%s: calibrating the predictor\n", spmv_dtype_name(dt));
-  calibrate(r->s, dt, o, cr);
+  if (o->calib_db != NULL) {
+    calib_load(r->s, dt, o->calib_db, cr);
+  } else {
+    fprintf(stderr, "%s: calibrating the predictor\n", spmv_dtype_name(dt));
+    calibrate(r->s, dt, o, cr);
+  }
   fprintf(stderr, "%s: calibration %s in %.1f s (%d formats)\n", spmv_dtype_name(dt),
-          cr->done ? "done" : cr->msg, cr->seconds, cr->nfit);
+          cr->loaded ? "read from the cache" : cr->done ? "done" : cr->msg,
+          cr->seconds, cr->nfit);
   pthread_mutex_lock(&r->mu);
   r->cr[dti] = *cr;
   pthread_mutex_unlock(&r->mu);
@@ -1343,6 +1392,11 @@ static int probe_main(const struct opts *o, struct eval_store *s,
           char name[96];
           spmv_config_format(&cfg[k], name, sizeof name);
           printf("%s\t%s\t%d\t%s", suite->e[q].name, spmv_dtype_name(dt), turn, name);
+          if (o->probe_idle_ms > 0) {
+            struct timespec ts = { o->probe_idle_ms / 1000,
+                                   (long)(o->probe_idle_ms % 1000) * 1000000L };
+            nanosleep(&ts, NULL);
+          }
           spmv_error_clear(&err);
           if (eval_store_race_ops.load(s, &cfg[k], &err) < 0) {
             printf("\t%s\n", err.msg);

@@ -1,0 +1,33 @@
+#!/bin/bash
+# daemon-calib.sh: the predictor as the daemon calibrates it, judged.  From
+# a built tree on a GPU machine (device-run.sh leaves one in /tmp): starts
+# spmvd on a private socket and cache, runs `spmvctl calibrate` for DTYPE
+# with the daemon's default time bound, stops it, then runs eval_tuner on
+# the quick paper and real matrices with --calib-db on that cache, so that
+# the predictor's error is the one users get.
+#   usage: tests/bench/daemon-calib.sh f64|f32 OUTDIR [EVAL_BUDGET_S]
+# Writes OUTDIR/calibrate-DTYPE.json (the daemon's reply), its progress
+# and log, and OUTDIR/eval-calib-DTYPE.{md,tsv}.  BACKEND=cpu tries it here.
+set -u
+dt=$1 out=$2 budget=${3:-150}
+dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
+mkdir -p "$out"
+daemon/spmvd --foreground --socket "$dir/sock" --db "$dir/cache.db" \
+  --log-level info 2>"$out/daemon-$dt.log" &
+pid=$!
+for _ in $(seq 100); do [ -S "$dir/sock" ] && break; sleep 0.1; done
+t0=$(date +%s)
+client/spmvctl --socket "$dir/sock" calibrate --dtype "$dt" --json \
+  >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
+echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
+kill -TERM "$pid" && wait "$pid"
+echo "spmvd exited with $?"
+t0=$(date +%s)
+timeout $((budget + 90)) tests/bench/eval_tuner --backend "${BACKEND:-cuda}" --quick \
+  --suite paper,real --dtype "$dt" --calib-db "$dir/cache.db" \
+  --budget "$budget" --deadline $((budget + 60)) --tsv "$out/eval-calib-$dt.tsv" \
+  >"$out/eval-calib-$dt.md" 2>"$out/eval-calib-$dt.err"
+echo "eval_tuner --calib-db rc=$? in $(( $(date +%s) - t0 ))s"
+sed -n '/targets (issue 5)/,/^### .*strategies/p' "$out/eval-calib-$dt.md"
+sed -n '/predictor error/,/^### .*per matrix/p' "$out/eval-calib-$dt.md"
+rm -rf "$dir"
