@@ -1,5 +1,7 @@
 /* check_gpu_service.c: the service end to end on the GPU: load, tune,
- * multiply, restart, cache hit (exit 77 where no GPU is present). */
+ * multiply, restart, cache hit; calibrate, then the predict and model
+ * strategies (exit 77 where no GPU is present). */
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,73 @@ START_TEST(tune_multiply_restart_cache)
 }
 END_TEST
 
+/* A format's fit in a calibrate reply r (borrowed), NULL when absent. */
+static const json_t *fit_of(const json_t *r, const char *format)
+{
+  return json_object_get(json_object_get(r, "fits"), format);
+}
+
+/*
+ * `spmvctl calibrate`'s path on the GPU, within a short bound: the cuda
+ * worker times the plan, fits every GPU format (cusparse included) with
+ * its work model, and stores the fits; then the predict strategy (which
+ * reads them) and the model strategy (which needs the GPU's parameters)
+ * tune real matrices, and their picks multiply right.
+ */
+START_TEST(calibrate_predict_model)
+{
+  static const char *const gpu_formats[] = { "csr-vector", "ellr-t", "cusparse",
+                                             "csr-stream", NULL };
+  const double bound = 20;
+  int fd = itest_open(&itest_d), events = 0;
+  json_t *r;
+
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss sI ss sf}", "op", "calibrate",
+                                            "id", (json_int_t)1, "dtype", "f32",
+                                            "max_seconds", bound), NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &events);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(itest_error_code(r)[0] == '\0', "calibrate: %s",
+                json_string_value(json_object_get(json_object_get(r, "error"), "message")));
+  ck_assert_str_eq(str(r, "backend"), "cuda");
+  ck_assert_str_eq(str(r, "dtype"), "f32");
+  ck_assert_int_ge(events, 1);
+  /* On time (a second of slack), and the plan trimmed to fit. */
+  ck_assert_msg(json_number_value(json_object_get(r, "seconds")) <= bound + 1,
+                "calibration took %.1f s of %.0f", json_number_value(json_object_get(r, "seconds")),
+                bound);
+  ck_assert(json_is_true(json_object_get(r, "trimmed")));
+  ck_assert_int_ge(json_integer_value(json_object_get(r, "timed")), 100);
+  ck_assert_uint_ge(json_array_size(json_object_get(r, "formats")), 10);
+  for (size_t i = 0; gpu_formats[i] != NULL; i++) {
+    const json_t *f = fit_of(r, gpu_formats[i]);
+    ck_assert_msg(f != NULL, "no fit for %s", gpu_formats[i]);
+    ck_assert_int_ge(json_integer_value(json_object_get(f, "work_npoints")), 20);
+    double e = json_number_value(json_object_get(f, "work_err"));
+    ck_assert_msg(isfinite(e) && e < 0.5, "%s: work model error %.3f", gpu_formats[i], e);
+  }
+  json_decref(r);
+
+  for (size_t i = 0; i < 3; i++) {
+    struct spmv_csr *A = matrix(i);
+    for (int s = 0; s < 2; s++) {
+      const char *strategy = s ? "model" : "predict";
+      char code[32] = "";
+      r = itest_load(fd, 50 + 2 * (int64_t)i + s, A, 1, strategy);
+      int64_t h = itest_handle(r);
+      ck_assert_str_eq(str(r, "strategy"), strategy);
+      ck_assert_str_eq(str(r, "source"), "tuned");
+      double q = itest_multiply_check(fd, h, A, 1, 23 + (unsigned)i, code);
+      ck_assert_msg(q >= 0 && q <= 1.0, "matrix %zu %s (%s): residual %.3g of its bound (%s)",
+                    i, strategy, str(json_object_get(r, "config"), "text"), q, code);
+      json_decref(r);
+    }
+    spmv_csr_free(A);
+  }
+  close(fd);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s;
@@ -101,6 +170,7 @@ int main(void)
   tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, tune_multiply_restart_cache);
+  tcase_add_test(tc, calibrate_predict_model);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }
