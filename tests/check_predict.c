@@ -301,6 +301,53 @@ static void fake_progress(void *ctx, int done, int total,
 
 /* Calibrates a tiny GPU (S = 128 rows per strip, 8 for csr-vector) through
  * the fake device; every fit must recover the truth. */
+/*
+ * A calibration trimmed to a short time bound (spmvctl calibrate's probe
+ * cuts max_nnz_total) still fits every format: csr-vector's sweeps keep to
+ * a quarter of the budget, so the thread-per-row formats get two P and two
+ * I.  Before, a bound that left 34M nonzeros fitted csr-vector alone.
+ */
+START_TEST(test_plan_trimmed)
+{
+  static const int64_t budgets[] = { 8000000, 34000000, 190000000 };
+  struct spmvd_device_info h = device(132, 2048, 1);
+  struct spmvd_calib_params prm;
+  struct spmvd_calib_plan *plan;
+  struct spmvd_predictor pr;
+
+  for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+    int64_t grid = 0, vec = 0;
+    int m = -1;
+
+    spmvd_calib_params_default(&prm);
+    prm.max_nnz_total = budgets[b];
+    ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &plan, NULL), 0);
+    for (size_t k = 0; k < plan->n; k++) {
+      struct spmvd_calib_point *pt = &plan->pt[k];
+      int64_t nnz = pt->rows * pt->p;
+
+      if (!pt->work && pt->matrix != m) {
+        grid += nnz;
+        vec += pt->cfg.format == SPMV_FMT_CSR_VECTOR ? nnz : 0;
+      }
+      m = pt->matrix;
+      pt->ok = 1;
+      pt->time_us = saddle(0.01, 0.02, 0.5, 3, pt->strips, pt->p);
+    }
+    ck_assert_int_le(grid, budgets[b]);
+    ck_assert_int_le(vec, budgets[b] / 4);
+    ck_assert_int_eq(spmvd_predict_fit(plan, &h, &pr, NULL), 12);
+    /* Every calibrated format: dia, and the 16-bit and stream16 variants
+     * (predicted from their 32-bit formats), are not. */
+    for (int f = 0; f <= SPMV_FMT_CSR_STREAM; f++)
+      ck_assert_int_eq(pr.fit[f].kind == SPMVD_FIT_NONE,
+                       f == SPMV_FMT_DIA || f == SPMV_FMT_SELL16 ||
+                           f == SPMV_FMT_CSR16);
+    spmvd_calib_plan_free(plan);
+  }
+}
+END_TEST
+
 START_TEST(test_calibrate_end_to_end)
 {
   struct spmvd_calib_ops ops = { fake_time, fake_progress };
@@ -780,6 +827,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_fit_vector);
   tcase_add_test(tc, test_strips);
   tcase_add_test(tc, test_plan_bounds);
+  tcase_add_test(tc, test_plan_trimmed);
   tcase_add_test(tc, test_calibrate_end_to_end);
   tcase_add_test(tc, test_calib_backend_time);
   tcase_add_test(tc, test_features);
