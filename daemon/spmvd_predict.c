@@ -358,6 +358,7 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
     spmvd_calib_params_default(&def);
     p = &def;
   }
+  plan->skipped = 0;
   while (k < plan->n) {
     A = spmvd_calib_matrix(&plan->pt[k], p, err);
     if (A == NULL)
@@ -380,6 +381,14 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
       if (ret == SPMV_EGPU_STICKY) {
         spmv_csr_free(A);
         return spmv_error_set(err, ret, "%s", e.msg);
+      }
+      if (ret == SPMV_ETIMEDOUT) {
+        for (; j < plan->n; j++) {
+          plan->pt[j].ok = 0;
+          plan->pt[j].time_us = 0;
+          plan->skipped++;
+        }
+        break;
       }
       if (ops->progress != NULL)
         ops->progress(ctx, (int)j + 1, (int)plan->n, pt);

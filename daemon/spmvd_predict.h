@@ -199,6 +199,7 @@ struct spmvd_calib_plan {
   int nmatrices;
   int64_t total_nnz;             /* sum over matrices */
   enum spmv_dtype dtype;
+  size_t skipped;                /* points a time bound left untimed (run) */
 };
 
 /*
@@ -237,8 +238,11 @@ struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
  * Runs the plan: generates each matrix (spmvd_calib_matrix) and times its
  * points through ops, writing time_us and ok into the plan.  A point whose
  * timing fails is left not ok (the fit skips it) unless the failure is
- * SPMV_EGPU_STICKY, which stops the run and is returned.  Returns 0 or a
- * negative SPMV_E* code.
+ * SPMV_EGPU_STICKY, which stops the run and is returned, or SPMV_ETIMEDOUT
+ * (the caller's time bound), which ends it: that point and every later
+ * one stay untimed, counted in plan->skipped, and no further matrix is
+ * generated (a bound of minutes would otherwise be overrun by generating
+ * matrices nobody times).  Returns 0 or a negative SPMV_E* code.
  */
 int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     const struct spmvd_calib_params *p,

@@ -233,6 +233,7 @@ END_TEST
 struct fake {
   struct spmvd_device_info dev;
   int calls, progress, fail_hyb_matrix;
+  int bound;  /* > 0: calls after this many are past the time bound */
 };
 
 /* Asserts that a and b hold the same work tree: splits, thresholds and the
@@ -277,6 +278,8 @@ static int fake_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
   ck_assert_int_eq(dt, SPMV_F32);
   ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
   f->calls++;
+  if (f->bound > 0 && f->calls > f->bound)
+    return spmv_error_set(err, SPMV_ETIMEDOUT, "past the time bound");
   if (cfg->format == SPMV_FMT_CSR_VECTOR) {
     *us = (0.5 * p + 4) / 12 * (6 * i + 6);
     return 0;
@@ -345,6 +348,38 @@ START_TEST(test_plan_trimmed)
                            f == SPMV_FMT_CSR16);
     spmvd_calib_plan_free(plan);
   }
+}
+END_TEST
+
+/* A time callback's SPMV_ETIMEDOUT ends the run: no later point is timed
+ * (nor its matrix generated), each is counted as skipped, and the points
+ * timed before the bound keep their times. */
+START_TEST(test_calibrate_bound)
+{
+  struct spmvd_calib_ops ops = { fake_time, NULL };
+  struct spmvd_calib_params prm;
+  struct spmvd_calib_plan *plan;
+  struct fake f;
+  size_t k, ok = 0;
+
+  memset(&f, 0, sizeof f);
+  f.dev = device(2, 64, 1);
+  f.bound = 100;
+  spmvd_calib_params_default(&prm);
+  prm.max_nnz_matrix = 200000;
+  prm.max_nnz_total = 4000000;
+  ck_assert_int_eq(spmvd_calib_plan_new(&f.dev, SPMV_F32, &prm, &plan, NULL), 0);
+  ck_assert_uint_gt(plan->n, 200);
+  ck_assert_int_eq(spmvd_calib_run(plan, &prm, &ops, &f, NULL), 0);
+  ck_assert_int_eq(f.calls, f.bound + 1);
+  for (k = 0; k < plan->n; k++) {
+    ok += plan->pt[k].ok;
+    if (k >= (size_t)f.bound)
+      ck_assert(!plan->pt[k].ok && plan->pt[k].time_us == 0);
+  }
+  ck_assert_uint_ge(ok, (size_t)f.bound - 2);  /* hyb's failures at (2, 8) */
+  ck_assert_uint_eq(plan->skipped, plan->n - (size_t)f.bound);
+  spmvd_calib_plan_free(plan);
 }
 END_TEST
 
@@ -829,6 +864,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_plan_bounds);
   tcase_add_test(tc, test_plan_trimmed);
   tcase_add_test(tc, test_calibrate_end_to_end);
+  tcase_add_test(tc, test_calibrate_bound);
   tcase_add_test(tc, test_calib_backend_time);
   tcase_add_test(tc, test_features);
   tcase_add_test(tc, test_fit_work);
