@@ -50,6 +50,8 @@ static const struct {
   { SPMV_GEN_LOGNORMAL, 3, SPMV_GEN_DIAGONAL },
   { SPMV_GEN_NORMAL, 0, SPMV_GEN_RANDOM },
 };
+_Static_assert(NELEM(work_shapes) == SPMVD_CALIB_SHAPES,
+               "SPMVD_CALIB_SHAPES names the work part's shapes");
 /* From 27 rows (on an H100 or H200) up: many real matrices have a few
  * hundred rows or fewer, where a launch's fixed costs and a kernel's
  * one-block paths rule. */
@@ -125,6 +127,7 @@ static void add_point(struct spmvd_calib_plan *plan,
   pt->dist = dist;
   pt->cv = cv;
   pt->place = SPMV_GEN_RANDOM;
+  pt->shape = -1;
   pt->matrix = plan->nmatrices;
 }
 
@@ -168,6 +171,7 @@ static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
   for (k = pt0; k < plan->n; k++) {
     plan->pt[k].place = work_shapes[sh].place;
     plan->pt[k].work = 1;
+    plan->pt[k].shape = (int)sh;
   }
   plan->nmatrices++;
 }
@@ -338,6 +342,20 @@ struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
   spec.dist = pt->dist;
   spec.place = pt->place;
   return spmv_gen_matching(&spec, p->seed + (uint64_t)pt->matrix, err);
+}
+
+/* A work-part point of one shape. */
+void spmvd_calib_shape_point(int shape, int64_t rows, int p,
+                             struct spmvd_calib_point *out)
+{
+  memset(out, 0, sizeof *out);
+  out->rows = rows;
+  out->p = p;
+  out->dist = work_shapes[shape].dist;
+  out->cv = work_shapes[shape].cv;
+  out->place = work_shapes[shape].place;
+  out->work = 1;
+  out->shape = shape;
 }
 
 /* Runs the plan's timings through ops. */

@@ -168,6 +168,8 @@ struct spmvd_calib_point {
   double cv;               /* sigma / mean of the row lengths */
   enum spmv_gen_place place; /* where a row's columns lie */
   int work;                /* 1: of the work part (not the paper's grid) */
+  int shape;               /* the work part's shape, 0 .. SPMVD_CALIB_SHAPES
+                              - 1; -1 on the paper's grid */
   struct spmvd_pfeat feat; /* the matrix's features, filled by the run */
   int matrix;              /* points of one matrix share this index */
   double time_us;          /* filled by the calibration; 0 = not timed */
@@ -227,6 +229,15 @@ struct spmvd_calib_ops {
   void (*progress)(void *ctx, int done, int total,
                    const struct spmvd_calib_point *pt);
 };
+
+/* The work part's shapes of row lengths and column placement. */
+#define SPMVD_CALIB_SHAPES 8
+
+/* A work-part point of shape (0 .. SPMVD_CALIB_SHAPES - 1) with rows rows
+ * of mean length p, configuration and matrix index zeroed: what a
+ * calibration's probe times to learn what each shape costs. */
+void spmvd_calib_shape_point(int shape, int64_t rows, int p,
+                             struct spmvd_calib_point *out);
 
 /* The matrix of point pt (p may be NULL: defaults), the same on every
  * machine; a new CSR owned by the caller, or NULL with err set. */

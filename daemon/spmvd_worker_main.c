@@ -894,6 +894,10 @@ struct calib {
 struct calib_rates {
   double gen_a, gen_b;
   double pt_a, pt_b;
+  /* The work part's shapes cost more than the grid's matrices of their
+   * size (skewed rows pad some layouts): what each shape's probe matrix
+   * took over what the lines above predict for it (1 or more). */
+  double shape_factor[SPMVD_CALIB_SHAPES];
 };
 
 static double now_s(void)
@@ -948,26 +952,18 @@ static void calib_progress(void *ctx, int done, int total,
 /* Times generating a matrix of rows x mean p and running each of the n
  * configurations on it: *gen and *per_point receive seconds. */
 static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
-                     enum spmv_dtype dt, int64_t rows, int p,
+                     enum spmv_dtype dt, const struct spmvd_calib_point *pt,
                      const struct spmv_config *cfgs, int n, double *gen,
                      double *per_point, struct spmv_error *err)
 {
-  struct spmv_gen_spec spec;
   struct spmv_error e;
   struct spmv_csr *A;
   double t0, t1, us;
   int rc;
 
   serve_between(k->w, -1);
-  memset(&spec, 0, sizeof spec);
-  spec.rows = rows;
-  spec.cols = rows >= 4 * (int64_t)p ? rows : 4 * (int64_t)p;
-  spec.mean = p;
-  spec.cv = prm->cv;
-  spec.dist = SPMV_GEN_NORMAL;
-  spec.place = SPMV_GEN_RANDOM;
   t0 = now_s();
-  A = spmv_gen_matching(&spec, prm->seed + 7919, err);
+  A = spmvd_calib_matrix(pt, prm, err);
   if (!A)
     return err && err->code ? err->code : SPMV_ENOMEM;
   t1 = now_s();
@@ -982,6 +978,23 @@ static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
   *per_point = n > 0 ? (now_s() - t1) / n : 0;
   spmv_csr_free(A);
   return 0;
+}
+
+/* A probe matrix of the paper's grid: rows of mean length p, normal. */
+static struct spmvd_calib_point grid_point(const struct spmvd_calib_params *prm,
+                                           int64_t rows, int p)
+{
+  struct spmvd_calib_point pt;
+
+  memset(&pt, 0, sizeof pt);
+  pt.rows = rows;
+  pt.p = p;
+  pt.dist = SPMV_GEN_NORMAL;
+  pt.cv = prm->cv;
+  pt.place = SPMV_GEN_RANDOM;
+  pt.shape = -1;
+  pt.matrix = 7919;  /* a seed of its own */
+  return pt;
 }
 
 /*
@@ -1004,6 +1017,7 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
    * an H200): from matrices of 1-2M the H200's rates came out 1.6x low
    * (125 s estimated, 5522 of the plan's 5890 points timed in 180 s). */
   int64_t cap = prm->max_nnz_matrix;
+  struct spmvd_calib_point pt;
   double g[2], c[2], nnz[2];
   int n = 0, p1 = 8, rc;
 
@@ -1016,13 +1030,15 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
   }
   while (p1 < 1024 && st * p1 * 2 <= cap)
     p1 *= 2;
-  rc = probe_one(k, prm, plan->dtype, st, 4, cfgs, n, &g[0], &c[0], err);
+  pt = grid_point(prm, st, 4);
+  rc = probe_one(k, prm, plan->dtype, &pt, cfgs, n, &g[0], &c[0], err);
   if (rc < 0)
     return rc;
   for (int s = 0; s < 2; s++) {
     int p = s == 0 ? 4 : p1;
     nnz[s] = (double)(st * p);
-    rc = probe_one(k, prm, plan->dtype, st, p, cfgs, n, &g[s], &c[s], err);
+    pt = grid_point(prm, st, p);
+    rc = probe_one(k, prm, plan->dtype, &pt, cfgs, n, &g[s], &c[s], err);
     if (rc < 0)
       return rc;
   }
@@ -1030,6 +1046,22 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
   r->gen_a = fmax(0.0, g[0] - r->gen_b * nnz[0]);
   r->pt_b = fmax(0.0, (c[1] - c[0]) / (nnz[1] - nnz[0]));
   r->pt_a = fmax(0.0, c[0] - r->pt_b * nnz[0]);
+  /* One matrix of each work-part shape, a twentieth of a strip of rows
+   * of 16 (216k nonzeros on an H200): on the H200 the work part took
+   * twice what the grid's lines predicted for it (114.7 s for 58.4). */
+  for (int sh = 0; sh < SPMVD_CALIB_SHAPES; sh++) {
+    double gs, cs, nz, want;
+    int64_t rows = st / 20 > 1 ? st / 20 : 1;
+
+    spmvd_calib_shape_point(sh, rows, 16, &pt);
+    pt.matrix = 7919 + 1 + sh;
+    rc = probe_one(k, prm, plan->dtype, &pt, cfgs, n, &gs, &cs, err);
+    if (rc < 0)
+      return rc;
+    nz = (double)rows * 16;
+    want = r->gen_a + r->gen_b * nz + n * (r->pt_a + r->pt_b * nz);
+    r->shape_factor[sh] = want > 0 ? fmin(20, fmax(1, (gs + n * cs) / want)) : 1;
+  }
   return 0;
 }
 
@@ -1043,13 +1075,15 @@ static double calib_estimate_part(const struct spmvd_calib_plan *plan,
 
   for (size_t i = 0; i < plan->n; i++) {
     double nnz = (double)plan->pt[i].rows * plan->pt[i].p;
+    int sh = plan->pt[i].shape;
+    double f = sh >= 0 && sh < SPMVD_CALIB_SHAPES ? r->shape_factor[sh] : 1;
     if (work >= 0 && plan->pt[i].work != work)
       continue;
     if (plan->pt[i].matrix != m) {
       m = plan->pt[i].matrix;
-      s += r->gen_a + r->gen_b * nnz;
+      s += f * (r->gen_a + r->gen_b * nnz);
     }
-    s += r->pt_a + r->pt_b * nnz;
+    s += f * (r->pt_a + r->pt_b * nnz);
   }
   return s;
 }
@@ -1160,10 +1194,16 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
       goto out;
     est = calib_estimate(plan, &r);
   }
+  double fmin_ = r.shape_factor[0], fmax_ = r.shape_factor[0];
+  for (int sh = 1; sh < SPMVD_CALIB_SHAPES; sh++) {
+    fmin_ = fmin(fmin_, r.shape_factor[sh]);
+    fmax_ = fmax(fmax_, r.shape_factor[sh]);
+  }
   spmvd_log_info("calibration (%s, %.0f s at most): %zu of %zu points, %d "
-                 "matrices, %lld nnz, about %.1f s", dts, max_s, plan->n,
+                 "matrices, %lld nnz, about %.1f s (the work part's shapes "
+                 "at %.1f-%.1fx the grid's rates)", dts, max_s, plan->n,
                  planned, plan->nmatrices, (long long)plan->total_nnz,
-                 probe_s + est);
+                 probe_s + est, fmin_, fmax_);
   run_t0 = now_s();
   if ((rc = spmvd_calib_run(plan, &prm, &ops, &k, err)) < 0)
     goto out;

@@ -167,6 +167,7 @@ START_TEST(test_plan_bounds)
       /* The work part: after the paper's grid, every configuration on
        * each of its matrices, shapes beyond the paper's. */
       work++;
+      ck_assert(pt->shape >= 0 && pt->shape < SPMVD_CALIB_SHAPES);
       if (pt->matrix != wmat) {
         wmat = pt->matrix;
         wtotal += nnz;
@@ -182,6 +183,7 @@ START_TEST(test_plan_bounds)
       continue;
     }
     ck_assert_int_eq(work, 0);
+    ck_assert_int_eq(pt->shape, -1);
     ck_assert_int_eq(pt->place, SPMV_GEN_RANDOM);
     ck_assert_double_eq(pt->cv, prm.cv);
     if (pt->cfg.format == SPMV_FMT_CSR_VECTOR) {
