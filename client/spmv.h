@@ -308,7 +308,7 @@ int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
  * Calibrates the statistical predictor of spmvd's device for values of
  * dtype: the daemon times synthetic matrices (normal and uniform row
  * lengths over a grid of sizes) for at most max_seconds (<= 0: the daemon's
- * default, 180 s on a GPU and 10 s on the cpu backend), reporting progress
+ * default, 300 s on a GPU and 10 s on the cpu backend), reporting progress
  * through progress (may be NULL) with arg, fits each format's time and
  * stores the fits in its cache under the device's key, where the predict
  * strategy and "spmvctl predict" find them.  The device's other requests

@@ -95,7 +95,7 @@ static void usage(FILE *out, const char *prog)
           "  -f, --force           tune: tune again even when the cache has a decision\n"
           "  -o, --output FILE     export: write to FILE instead of stdout\n"
           "      --max-seconds N   calibrate: finish within N seconds (default: the\n"
-          "                        daemon's, 180 on a GPU, 10 on the cpu backend)\n"
+          "                        daemon's, 300 on a GPU, 10 on the cpu backend)\n"
           "  model's GPU (default: an H100/H200, %d SMs, warp %d, %d threads and\n"
           "  %d blocks per SM, %d threads per block):\n"
           "      --sms N                    streaming multiprocessors\n"
