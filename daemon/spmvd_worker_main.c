@@ -1150,6 +1150,25 @@ static int calib_trim(struct worker *w, enum spmv_dtype dt,
  * timed, late, matrices, nnz, trimmed, probe_seconds, estimate_seconds,
  * seconds}; the front end stores the fits.
  */
+/* Logs the plan about to run: its share of the whole, its estimate, and
+ * how much dearer than the grid the probe found the work part's shapes. */
+static void calib_log_plan(const char *dts, double max_s,
+                           const struct spmvd_calib_plan *plan, size_t planned,
+                           double est_s, const struct calib_rates *r)
+{
+  double lo = r->shape_factor[0], hi = r->shape_factor[0];
+
+  for (int sh = 1; sh < SPMVD_CALIB_SHAPES; sh++) {
+    lo = fmin(lo, r->shape_factor[sh]);
+    hi = fmax(hi, r->shape_factor[sh]);
+  }
+  spmvd_log_info("calibration (%s, %.0f s at most): %zu of %zu points, %d "
+                 "matrices, %lld nnz, about %.1f s (the work part's shapes "
+                 "at %.1f-%.1fx the grid's rates)", dts, max_s, plan->n,
+                 planned, plan->nmatrices, (long long)plan->total_nnz, est_s,
+                 lo, hi);
+}
+
 static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
                         json_t **rep, struct spmv_error *err)
 {
@@ -1198,16 +1217,7 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
       goto out;
     est = calib_estimate(plan, &r);
   }
-  double fmin_ = r.shape_factor[0], fmax_ = r.shape_factor[0];
-  for (int sh = 1; sh < SPMVD_CALIB_SHAPES; sh++) {
-    fmin_ = fmin(fmin_, r.shape_factor[sh]);
-    fmax_ = fmax(fmax_, r.shape_factor[sh]);
-  }
-  spmvd_log_info("calibration (%s, %.0f s at most): %zu of %zu points, %d "
-                 "matrices, %lld nnz, about %.1f s (the work part's shapes "
-                 "at %.1f-%.1fx the grid's rates)", dts, max_s, plan->n,
-                 planned, plan->nmatrices, (long long)plan->total_nnz,
-                 probe_s + est, fmin_, fmax_);
+  calib_log_plan(dts, max_s, plan, planned, probe_s + est, &r);
   run_t0 = now_s();
   if ((rc = spmvd_calib_run(plan, &prm, &ops, &k, err)) < 0)
     goto out;
