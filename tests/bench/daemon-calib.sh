@@ -7,7 +7,8 @@
 # the predictor's error is the one users get.
 #   usage: tests/bench/daemon-calib.sh f64|f32 OUTDIR [EVAL_BUDGET_S]
 # Writes OUTDIR/calibrate-DTYPE.json (the daemon's reply), its progress
-# and log, and OUTDIR/eval-calib-DTYPE.{md,tsv}.  BACKEND=cpu tries it here.
+# and log, and OUTDIR/eval-calib-DTYPE.{md,tsv}.  BACKEND=cpu tries it here;
+# BOUND=S passes --max-seconds S instead of the daemon's default.
 set -u
 dt=$1 out=$2 budget=${3:-150}
 dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
@@ -18,6 +19,7 @@ pid=$!
 for _ in $(seq 100); do [ -S "$dir/sock" ] && break; sleep 0.1; done
 t0=$(date +%s)
 client/spmvctl --socket "$dir/sock" calibrate --dtype "$dt" --json \
+  ${BOUND:+--max-seconds "$BOUND"} \
   >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
 echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
 kill -TERM "$pid" && wait "$pid"
