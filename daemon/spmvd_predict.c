@@ -153,6 +153,46 @@ static int64_t strip_rows(int64_t s, double i)
   return r > 0 ? r : 1;
 }
 
+/* The paper grid's two distributions of row lengths, a matrix of each. */
+static const enum spmv_gen_dist grid_dists[2] = { SPMV_GEN_NORMAL,
+                                                  SPMV_GEN_UNIFORM };
+
+/* Adds csr-vector's two matrices (normal, uniform) of I strips of its
+ * strip sv and mean length pp, when they fit the budget. */
+static void add_vector_matrices(struct spmvd_calib_plan *plan,
+                                const struct spmvd_calib_params *prm,
+                                int64_t sv, double i, int pp)
+{
+  int64_t rows = strip_rows(sv, i);
+
+  if (!admit(plan, prm, rows, pp))
+    return;
+  for (size_t d = 0; d < 2; d++) {
+    add_point(plan, &vector_cfg, rows, i, pp, grid_dists[d], prm->cv);
+    plan->nmatrices++;
+  }
+}
+
+/* Adds the paper grid's two matrices (normal, uniform) of I strips of the
+ * thread strip st and mean length pp, under every thread-per-row
+ * configuration, when they fit the budget. */
+static void add_grid_matrices(struct spmvd_calib_plan *plan,
+                              const struct spmvd_calib_params *prm,
+                              int64_t st, double i, int pp, int cuda)
+{
+  int64_t rows = strip_rows(st, i);
+
+  if (!admit(plan, prm, rows, pp))
+    return;
+  for (size_t d = 0; d < 2; d++) {
+    for (size_t k = 0; k < NELEM(thread_cfgs); k++)
+      if (cuda || !thread_cfgs[k].cuda_only)
+        add_point(plan, &thread_cfgs[k].cfg, rows, i, pp, grid_dists[d],
+                  prm->cv);
+    plan->nmatrices++;
+  }
+}
+
 /* Adds one work-part matrix: shape sh, work_i[ii] strips of the thread
  * strip st (sv: csr-vector's), mean length pp, under every configuration. */
 static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
@@ -228,12 +268,10 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
                          struct spmvd_calib_plan **out,
                          struct spmv_error *err)
 {
-  static const enum spmv_gen_dist dists[2] = { SPMV_GEN_NORMAL,
-                                               SPMV_GEN_UNIFORM };
   struct spmvd_calib_params def, vp;
   struct spmvd_calib_plan *plan;
-  int64_t sv, st, rows;
-  size_t cap, a, b, d, k;
+  int64_t sv, st;
+  size_t cap, a, b, k;
   int pass, cuda = strcmp(dev->backend, "cuda") == 0;
 
   *out = NULL;
@@ -266,45 +304,37 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
    * within a quarter of the budget (its whole sweeps take about 104M
    * nonzeros on an H200, a fifth of the default): admitted first, they
    * took a trimmed budget whole, and the thread-per-row formats were left
-   * without the two P and two I their fits need. */
+   * without the two P and two I their fits need.  The two smallest of
+   * each sweep come first, what its fit needs. */
   vp = *p;
   vp.max_nnz_total = p->max_nnz_total / 4;
-  for (a = 0; a < NELEM(grid_p); a++) {
-    if (!admit(plan, &vp, sv * VEC_I_CAL, grid_p[a]))
-      continue;
-    for (d = 0; d < 2; d++) {
-      add_point(plan, &vector_cfg, sv * VEC_I_CAL, VEC_I_CAL, grid_p[a],
-                dists[d], p->cv);
-      plan->nmatrices++;
+  for (pass = 0; pass < 2; pass++) {
+    for (a = 0; a < NELEM(grid_p); a++)
+      if ((a < 2) == (pass == 0))
+        add_vector_matrices(plan, &vp, sv, VEC_I_CAL, grid_p[a]);
+    for (b = 0, k = 0; b < NELEM(vec_i); b++) {
+      if (vec_i[b] == VEC_I_CAL)
+        continue;
+      if ((k++ < 2) == (pass == 0))
+        add_vector_matrices(plan, &vp, sv, vec_i[b], VEC_P_CAL);
     }
   }
-  for (b = 0; b < NELEM(vec_i); b++) {
-    rows = strip_rows(sv, vec_i[b]);
-    if (vec_i[b] == VEC_I_CAL || !admit(plan, &vp, rows, VEC_P_CAL))
-      continue;
-    for (d = 0; d < 2; d++) {
-      add_point(plan, &vector_cfg, rows, vec_i[b], VEC_P_CAL, dists[d],
-                p->cv);
-      plan->nmatrices++;
-    }
-  }
-  /* Thread-per-row formats share each matrix; small P first. */
+  /* Thread-per-row formats share each matrix.  First the least their
+   * saddle needs (two I at each of two P, the smallest: a P with a
+   * single I leaves its I x P term undetermined), so that a plan trimmed
+   * to a short bound still fits every format; then the rest, small P
+   * first. */
+  for (a = 0; a < 2; a++)
+    for (b = 0; b < 2; b++)
+      add_grid_matrices(plan, p, st, grid_i1[b], grid_p[a], cuda);
   for (pass = 0; pass < 2; pass++) {
     const double *gi = pass == 0 ? grid_i1 : grid_i2;
     size_t ni = pass == 0 ? NELEM(grid_i1) : NELEM(grid_i2);
 
     for (a = 0; a < NELEM(grid_p); a++)
       for (b = 0; b < ni; b++)
-        for (d = 0; d < 2; d++) {
-          rows = strip_rows(st, gi[b]);
-          if (d == 0 && !admit(plan, p, rows, grid_p[a]))
-            break;
-          for (k = 0; k < NELEM(thread_cfgs); k++)
-            if (cuda || !thread_cfgs[k].cuda_only)
-              add_point(plan, &thread_cfgs[k].cfg, rows, gi[b], grid_p[a],
-                        dists[d], p->cv);
-          plan->nmatrices++;
-        }
+        if (pass > 0 || a >= 2 || b >= 2)
+          add_grid_matrices(plan, p, st, gi[b], grid_p[a], cuda);
   }
   add_work(plan, p, st, sv, cuda);
   *out = plan;

@@ -177,14 +177,18 @@ struct spmvd_calib_point {
 };
 
 /*
- * The plan.  csr-vector (tpr 16) first: the P sweep (4..1024) at I = 1 and
- * the I sweep (0.1..32) at P = 16.  Then the thread-per-row formats
- * (csr-scalar, ell, ellr-t t=1, jad, coo, hyb, sell, csr-adaptive,
- * csr-merge, csr-stream bs=128 k=4, and cusparse ALG2 on cuda), which
- * share each matrix: I in {0.1, 0.25, 0.5, 1} over P in {4, 8, ..., 1024},
- * then I in {2, 4, 8, 16}.  I is a real number of strips (R = S * I
- * rounded).  Both distributions everywhere.  A matrix over max_nnz_matrix
- * is left out, and so is every matrix once max_nnz_total would be passed.
+ * The plan.  csr-vector (tpr 16) first, within a quarter of
+ * max_nnz_total: the P sweep (4..1024) at I = 1 and the I sweep (0.1..32)
+ * at P = 16.  Then the thread-per-row formats (csr-scalar, ell, ellr-t
+ * t=1, jad, coo, hyb, sell, csr-adaptive, csr-merge, csr-stream bs=128
+ * k=4, and cusparse ALG2 on cuda), which share each matrix: I in {0.1,
+ * 0.25, 0.5, 1} over P in {4, 8, ..., 1024}, then I in {2, 4, 8, 16}.
+ * Each part admits first the least its fit needs (csr-vector P 4 and 8,
+ * I 0.1 and 0.25; the others I 0.1 and 0.25 at P 4 and 8), so that a
+ * plan cut to 3M nonzeros or more still fits every format.  I is a real
+ * number of strips (R = S * I rounded).  Both distributions everywhere.
+ * A matrix over max_nnz_matrix is left out, and so is every matrix that
+ * would pass max_nnz_total.
  * On an H100/H200 (132 SMs, 2048 threads per SM) this paper part gives 98
  * matrices, 491M nnz: csr-vector P 4..1024 at I = 1 and I 0.1..32 at
  * P = 16; the others P 4..1024 at I = 0.1, up to 256 at 0.25, 128 at 0.5,
