@@ -1017,10 +1017,16 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
 {
   struct spmv_config cfgs[CALIB_MAX_CFGS];
   int64_t st = spmvd_predict_strip(SPMV_FMT_CSR_SCALAR, &k->w->dev);
-  /* The larger probe matrix near the plan's large ones (8.6M nonzeros on
-   * an H200): from matrices of 1-2M the H200's rates came out 1.6x low
-   * (125 s estimated, 5522 of the plan's 5890 points timed in 180 s). */
-  int64_t cap = prm->max_nnz_matrix;
+  /* The larger probe matrix near the plan's large ones (17.3M nonzeros
+   * on an H200 from a bound of 180 s or more): from 1.1M and 4.3M the
+   * H200's rates came out 1.6x low (125 s estimated, 5522 of the plan's
+   * 5890 points timed in 180 s).  A short bound gets a smaller one (2.2M
+   * at 20 s): the probe, 5-7 s with 17.3M, took most of a 20 s bound on
+   * an H100 and left a plan that fitted no format. */
+  double left_s = k->deadline - now_s();
+  int64_t cap = (int64_t)fmax(0.0, left_s * 1e5);
+  if (cap > prm->max_nnz_matrix)
+    cap = prm->max_nnz_matrix;
   struct spmvd_calib_point pt;
   double g[2], c[2], nnz[2];
   int n = 0, p1 = 8, rc;
