@@ -1006,11 +1006,12 @@ static struct spmvd_calib_point grid_point(const struct spmvd_calib_params *prm,
 }
 
 /*
- * Measures what a plan costs on this device: a small and a larger matrix
- * of the thread-per-row strip, each generated and timed under the plan's
- * configurations; the rates are the lines through the two.  A pass over
- * the small one comes first, untimed: a configuration's first launch
- * loads its kernels (and cuSPARSE its handle), tens of milliseconds that
+ * Measures what a plan costs on this device: a tiny matrix (a few dozen
+ * rows) and a larger one (a strip of rows), each generated and timed
+ * under the plan's configurations; the rates are the lines through the
+ * two.  A pass over a small one comes first, untimed: a configuration's
+ * first launch loads its kernels (and cuSPARSE its handle), tens of
+ * milliseconds that
  * no later point pays; counted, they made the H200's per-point estimate
  * 13x too high (126 s estimated for a plan timed in 8 s), so the bound's
  * trim cut the plan to a twentieth.
@@ -1044,22 +1045,29 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
   }
   while (p1 < 1024 && st * p1 * 2 <= cap)
     p1 *= 2;
+  /* Untimed: every configuration's first launch. */
   pt = grid_point(prm, st, 4);
   rc = probe_one(k, prm, plan->dtype, &pt, cfgs, n, 0, &g[0], &c[0], err);
   if (rc < 0)
     return rc;
+  /* The fixed costs from a matrix as small as the work part's smallest,
+   * where most of its points are (a line through two larger ones put
+   * them 1.5x low on an H200 and several times high on an H100); the
+   * costs per nonzero from the larger one. */
   for (int s = 0; s < 2; s++) {
-    int p = s == 0 ? 4 : p1;
-    nnz[s] = (double)(st * p);
-    pt = grid_point(prm, st, p);
-    rc = probe_one(k, prm, plan->dtype, &pt, cfgs, n, 0, &g[s], &c[s], err);
+    int64_t rows = s == 0 ? (st / 10000 > 1 ? st / 10000 : 1) : st;
+    int p = s == 0 ? 16 : p1;
+    nnz[s] = (double)(rows * p);
+    pt = grid_point(prm, rows, p);
+    rc = probe_one(k, prm, plan->dtype, &pt, cfgs, n, s == 0, &g[s], &c[s],
+                   err);
     if (rc < 0)
       return rc;
   }
+  r->gen_a = g[0];
   r->gen_b = fmax(0.0, (g[1] - g[0]) / (nnz[1] - nnz[0]));
-  r->gen_a = fmax(0.0, g[0] - r->gen_b * nnz[0]);
+  r->pt_a = c[0];
   r->pt_b = fmax(0.0, (c[1] - c[0]) / (nnz[1] - nnz[0]));
-  r->pt_a = fmax(0.0, c[0] - r->pt_b * nnz[0]);
   /* One matrix of each work-part shape, a twentieth of a strip of rows
    * of 16 (216k nonzeros on an H200): on the H200 the work part took
    * twice what the grid's lines predicted for it (114.7 s for 58.4). */
