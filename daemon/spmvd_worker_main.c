@@ -953,8 +953,9 @@ static void calib_progress(void *ctx, int done, int total,
                            pt->time_us));
 }
 
-/* Times generating a matrix of rows x mean p and running each of the n
- * configurations on it: *gen and *per_point receive seconds. */
+/* Times generating point pt's matrix and running each of the n
+ * configurations on it (after an untimed pass when warm): *gen and
+ * *per_point receive seconds. */
 static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
                      enum spmv_dtype dt, const struct spmvd_calib_point *pt,
                      const struct spmv_config *cfgs, int n, int warm,
