@@ -1082,11 +1082,8 @@ static void on_calibrated(void *ctx, json_t *rep, const struct spmv_error *err)
   struct spmv_error e;
   const char *key;
 
-  if (!err && (!dev || !json_is_object(fits))) {
-    spmv_error_set(&e, SPMV_EIO, "bad calibrate reply from the device worker");
-    err = &e;
-  }
-  if (!err && !(json_number_value(json_object_get(rep, "max_seconds")) > 0)) {
+  if (!err && (!dev || !json_is_object(fits) ||
+               !(json_number_value(json_object_get(rep, "max_seconds")) > 0))) {
     spmv_error_set(&e, SPMV_EIO, "bad calibrate reply from the device worker");
     err = &e;
   }
@@ -1131,8 +1128,10 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
 {
   struct spmvd_server *srv = c->srv;
   const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  const char *name = dev ? dev->name : "the device";  /* NULL: starting */
   json_t *dtv = json_object_get(req, "dtype");
   json_t *msv = json_object_get(req, "max_seconds");
+  char bound[48];
   enum spmv_dtype dt = SPMV_F64;
   struct spmv_error err;
   struct op *o = NULL;
@@ -1151,7 +1150,7 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
   else if (calibrating)
     rc = spmv_error_set(&err, SPMV_EBUSY,
                         "a calibration of %s is already running: try again "
-                        "when it ends", dev ? dev->name : "the device");
+                        "when it ends", name);
   else if (!srv->bio)
     rc = spmv_error_set(&err, SPMV_ECACHE,
                         "no cache is open: the fits could not be stored");
@@ -1168,12 +1167,11 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
   o->max_s = max_s;
   calibrating = 1;
   if (max_s > 0)
-    spmvd_log_info("uid %ld: calibrating %s (%s), %g s at most", (long)c->uid,
-                   dev ? dev->name : "the device", spmv_dtype_name(dt), max_s);
+    snprintf(bound, sizeof bound, "%g s at most", max_s);
   else
-    spmvd_log_info("uid %ld: calibrating %s (%s), the default bound",
-                   (long)c->uid, dev ? dev->name : "the device",
-                   spmv_dtype_name(dt));
+    snprintf(bound, sizeof bound, "the default bound");
+  spmvd_log_info("uid %ld: calibrating %s (%s), %s", (long)c->uid, name,
+                 spmv_dtype_name(dt), bound);
   json_t *call = json_pack("{ss ss}", "op", "calibrate", "dtype",
                            spmv_dtype_name(dt));
   if (call && max_s > 0)

@@ -618,15 +618,18 @@ static void serve_between(struct worker *w, json_int_t busy)
   }
 }
 
-/* Tests: calibration points and tuning candidates as slow as a large
- * device's (SPMVD_TEST_SLOW_MS), so that they last long enough on the cpu
- * backend to overlap other requests. */
-static void test_slow(void)
+/* Tests: sleeps the milliseconds environment variable var names, if any.
+ * SPMVD_TEST_SLOW_MS makes calibration points and tuning candidates as
+ * slow as a large device's, so that on the cpu backend they last long
+ * enough to overlap other requests; SPMVD_TEST_START_MS makes the worker
+ * as slow to start as a GPU's, so that requests arrive before it is
+ * ready. */
+static void test_sleep(const char *var)
 {
-  const char *slow = getenv("SPMVD_TEST_SLOW_MS");
+  const char *ms = getenv(var);
 
-  if (slow && atoi(slow) > 0)
-    usleep((useconds_t)atoi(slow) * 1000);
+  if (ms && atoi(ms) > 0)
+    usleep((useconds_t)atoi(ms) * 1000);
 }
 
 static int race_load(void *ctx, const struct spmv_config *cfg,
@@ -637,7 +640,7 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
 
   /* Other matrices' products go on between candidates. */
   serve_between(r->w, r->m->handle);
-  test_slow();
+  test_sleep("SPMVD_TEST_SLOW_MS");
   /* Said before trying it: if it brings the worker down, the front end
    * knows which configuration to quarantine. */
   spmv_config_format(cfg, text, sizeof text);
@@ -926,7 +929,7 @@ static int calib_time(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
                           "past the calibration's time bound");
   }
   serve_between(k->w, -1);
-  test_slow();
+  test_sleep("SPMVD_TEST_SLOW_MS");
   return spmvd_calib_backend_time(&k->be, A, dt, cfg, us, err);
 }
 
@@ -1425,11 +1428,7 @@ int main(int argc, char **argv)
                            spmv_err_name(err.code), "message", err.msg));
     return 1;
   }
-  /* Tests: a worker as slow to start as a GPU's (SPMVD_TEST_START_MS), so
-   * that requests arrive before it is ready. */
-  const char *start_ms = getenv("SPMVD_TEST_START_MS");
-  if (start_ms && atoi(start_ms) > 0)
-    usleep((useconds_t)atoi(start_ms) * 1000);
+  test_sleep("SPMVD_TEST_START_MS");
   send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
                          device_json(&w.dev)));
   spmvd_log_debug("ready: %s backend, %s", w.dev.backend, w.dev.name);
