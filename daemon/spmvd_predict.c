@@ -193,6 +193,20 @@ static void add_grid_matrices(struct spmvd_calib_plan *plan,
   }
 }
 
+/* The mean row length of work-part shape sh at work_p[pi].  Equal rows
+ * are one entry short of a power of two from 16 up: at 32 or more entries
+ * of 4 or 8 bytes, rows of exactly 2^k put a warp's lanes of csr-scalar
+ * 2^k entries apart, on conflicting cache sets, and ran 1.7-6x slower on
+ * the H200 than rows of the same mean with cv 0.25, which real matrices'
+ * rows of varied or odd lengths do not show; the fits then bent to them
+ * (csr-scalar's fit error on its points 13.9 %, 9.7 % without them). */
+static int work_len(size_t sh, size_t pi)
+{
+  int p = work_p[pi];
+
+  return work_shapes[sh].cv == 0 && p >= 16 ? p - 1 : p;
+}
+
 /* Adds one work-part matrix: shape sh, work_i[ii] strips of the thread
  * strip st (sv: csr-vector's), mean length pp, under every configuration. */
 static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
@@ -201,6 +215,7 @@ static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
 {
   int64_t rows = strip_rows(st, work_i[ii]);
   size_t k, pt0 = plan->n;
+
 
   add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
             work_shapes[sh].dist, work_shapes[sh].cv);
@@ -234,7 +249,8 @@ static void add_work(struct spmvd_calib_plan *plan,
                                               : p->max_nnz_total / 2;
   /* Index a = (shape * ni + i) * np + p; insertion sort by nnz, stable. */
   for (a = 0; a < NW; a++) {
-    nnz[a] = strip_rows(st, work_i[(a / np) % ni]) * work_p[a % np];
+    nnz[a] = strip_rows(st, work_i[(a / np) % ni]) *
+             work_len(a / (ni * np), a % np);
     for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
       order[b] = order[b - 1];
     order[b] = a;
@@ -255,7 +271,8 @@ static void add_work(struct spmvd_calib_plan *plan,
         break;
       taken[a] = 1;
       spent += nnz[a];
-      add_work_matrix(plan, sh, (a / np) % ni, work_p[a % np], st, sv, cuda);
+      add_work_matrix(plan, sh, (a / np) % ni, work_len(sh, a % np), st, sv,
+                      cuda);
     }
     plan->total_nnz += spent;
   }
@@ -683,6 +700,68 @@ double spmvd_predict_footprint(double rows, double cols, double nnz,
   return nnz * (vs + 4) + (rows + 1) * 8 + (rows + cols) * vs;
 }
 
+/* Warps jad_sectors() visits at most: beyond, every k-th, scaled up by
+ * the entries (a full pass cost 10 ns per entry, half of the features'
+ * time, on a 100M-entry matrix). */
+#define JAD_SAMPLE_WARPS 8192
+
+/*
+ * x's sectors as jad's warps gather them: rows in descending length, ties
+ * in row order (a stable counting sort), 32 rows to a warp, and at each
+ * step one sector for the first lane plus one for every lane whose sector
+ * differs from the previous lane's.  Why: sorting by length scatters the
+ * rows of a warp over the matrix, so neighbouring lanes no longer share
+ * the sectors of x that neighbouring rows' columns share; the per-row
+ * count cannot see that (the paper matrices with near-diagonal columns
+ * ran jad 1.6-1.9x slower than it predicted on the H200).  Returns -1
+ * when out of memory (the caller then uses the per-row count).
+ */
+static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
+{
+  int64_t *start = calloc((size_t)rl_max + 2, sizeof *start);
+  int64_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
+  int64_t b[FEAT_GROUP], l[FEAT_GROUP], r, len, w, d, n, j, prev, sec, step;
+  double total = 0, seen = 0;
+
+  if (start == NULL || order == NULL) {
+    free(start);
+    free(order);
+    return -1;
+  }
+  /* Positions by descending length: start[rl_max - len] counts first. */
+  for (r = 0; r < A->rows; r++)
+    start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r]) + 1]++;
+  for (len = 1; len <= rl_max + 1; len++)
+    start[len] += start[len - 1];
+  for (r = 0; r < A->rows; r++)
+    order[start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r])]++] = r;
+  step = (A->rows / FEAT_GROUP + JAD_SAMPLE_WARPS - 1) / JAD_SAMPLE_WARPS;
+  step = FEAT_GROUP * (step > 1 ? step : 1);
+  for (w = 0; w < A->rows; w += step) {
+    n = A->rows - w < FEAT_GROUP ? A->rows - w : FEAT_GROUP;
+    for (j = 0; j < n; j++) {
+      b[j] = A->row_ptr[order[w + j]];
+      l[j] = A->row_ptr[order[w + j] + 1] - b[j];
+      seen += (double)l[j];
+    }
+    /* The lanes are in descending length: those live at step d are a
+     * prefix, which shrinks to n. */
+    for (d = 0; n > 0 && d < l[0]; d++) {
+      while (l[n - 1] <= d)
+        n--;
+      prev = -1;
+      for (j = 0; j < n; j++) {
+        sec = A->col_idx[b[j] + d] >> shift;
+        total += sec != prev;
+        prev = sec;
+      }
+    }
+  }
+  free(start);
+  free(order);
+  return seen > 0 ? total * ((double)A->nnz / seen) : 0;
+}
+
 /* Computes the work model's features of A. */
 void spmvd_predict_features(const struct spmv_csr *A,
                             const struct spmv_profile *prof,
@@ -725,6 +804,9 @@ void spmvd_predict_features(const struct spmv_csr *A,
     }
   }
   out->w_ell = (double)A->rows * out->rl_max;
+  out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift);
+  if (out->sectors_jad < 0)
+    out->sectors_jad = out->sectors;
   out->bytes = spmvd_predict_footprint((double)A->rows, (double)A->cols,
                                        (double)A->nnz, dt);
   out->hyb_k = (double)prof->hyb_k;
@@ -744,7 +826,8 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                               const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
-  double w = 0, cap;
+  double w = 0, cap, sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad
+                                                        : x->sectors;
 
   switch (cfg->format) {
   case SPMV_FMT_CSR_SCALAR:
@@ -772,7 +855,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
   phi[3] = w;
   /* A thread of HYB's ELL kernel steps through hyb_k entries at most. */
   phi[4] = cfg->format == SPMV_FMT_HYB ? x->hyb_k : x->rl_max;
-  phi[5] = x->sectors;
+  phi[5] = sect;
   /* A second kernel: HYB's COO part when there is one; csr-stream's sum of
    * the chunks of rows longer than a block holds. */
   phi[6] = 0;
@@ -787,7 +870,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
   /* Beyond the L2, a growing share of x's sectors comes from DRAM. */
   phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
-               ? (1 - l2_bytes / x->bytes) * x->sectors
+               ? (1 - l2_bytes / x->bytes) * sect
                : 0;
 }
 

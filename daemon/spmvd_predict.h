@@ -62,6 +62,10 @@ struct spmvd_pfeat {
   double hyb_coo;    /* entries beyond HYB's ELL width (its COO part) */
   double sectors;    /* sum over rows of the 32-byte sectors of x a row's
                         columns fall in (dt's width): x's gather traffic */
+  double sectors_jad; /* x's sectors along jad's warps: rows sorted by
+                        length (ties in row order), 32 to a warp; at each
+                        step a new one for each lane whose sector differs
+                        from the lane before it */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -312,9 +316,10 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * The work model's terms for configuration cfg: 1, rows, nnz, the
  * format's padded entries (w_warp for csr-scalar and ellr-t, w_vec for
  * csr-vector, w_ell, w_sell, w_hyb; 0 for the others), the longest path
- * of one thread (hyb_k for hyb, rl_max otherwise), sectors, whether a
- * second kernel runs (hyb: its COO part; csr-stream: rows longer than a
- * block's BS x k entries, summed in a second step), hyb's COO entries (0
+ * of one thread (hyb_k for hyb, rl_max otherwise), sectors (for jad
+ * those of its own order, sectors_jad), whether a second kernel runs
+ * (hyb: its COO part; csr-stream: rows longer than a block's BS x k
+ * entries, summed in a second step), hyb's COO entries (0
  * for the others), and the sectors again times the share of the
  * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
  * it fits or l2_bytes is 0): x's gathers that go to DRAM.

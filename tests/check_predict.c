@@ -584,9 +584,16 @@ START_TEST(test_features)
   ck_assert_double_eq(f.empty, 1);
   /* Sectors of 4 doubles: row 0 spans 3, rows 1..31 one each, row 33 3. */
   ck_assert_double_eq(f.sectors, 3 + 31 + 3);
+  /* jad's warps: rows 0, 33, 1..30, then 31 (and the empty 32).  Step 0
+   * of the first: columns 0, 0, 1..30 in sectors 0..7 (8); steps 1 and 2:
+   * row 0's sector 0 and row 33's 7, then 15 (2 + 2); steps 3..9 row 0
+   * alone (7).  The second warp: row 31 (1). */
+  ck_assert_double_eq(f.sectors_jad, 8 + 2 + 2 + 7 + 1);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
+  /* Of 8: step 0 in sectors 0..3 (4), row 33 at 3 then 7. */
+  ck_assert_double_eq(f.sectors_jad, 4 + 2 + 2 + 7 + 1);
   /* The terms: hyb's path is its ELL width, the others' the longest row;
    * csr-stream's second kernel runs for rows longer than BS x k. */
   struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };

@@ -12,6 +12,7 @@
  *     benchmark suite's matrices (no device), to set beside eval_tuner's
  *     measured times;
  *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
+ *                [--each]
  *     no device: fits the work model of every configuration in a
  *     --points table (plain or gzip), predicts each matrix of an
  *     eval_tuner --tsv table (any part of the suite, built here) and
@@ -19,7 +20,8 @@
  *     times, and the error of the same model fitted to those matrices
  *     themselves (the best its terms allow); exits 1 when a format's mean
  *     error exceeds B (0.2).  M is the L2 of the device the points were
- *     timed on (its DRAM term).
+ *     timed on (its DRAM term).  --each first prints a line per matrix
+ *     and format: matrix, type, format, predicted and measured us, error.
  */
 #include "config.h"
 
@@ -50,12 +52,12 @@ struct ctx {
 
 static void print_feat(const struct spmvd_pfeat *f)
 {
-  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
+  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
          f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
-         f->hyb_coo, f->sectors, f->empty, f->w_hyb);
+         f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad);
 }
 
-#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb"
+#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad"
 
 /* The calibration's time callback: features once per matrix, a line per
  * point.  Past the budget every point is skipped (not timed). */
@@ -250,6 +252,7 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
   gzFile gz = gzopen(path, "rb");
   char line[4096], *f[32];
   size_t k;
+  int nf;
 
   if (gz == NULL) {
     fprintf(stderr, "calib_points: cannot open %s\n", path);
@@ -261,10 +264,12 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     struct spmv_config cfg;
     double us;
 
-    if (line[0] == '#' || split_tabs(line, f, 32) != 21)
+    /* 22 fields; 21 in dumps from before sectors_jad (then the per-row
+     * count stands in for it). */
+    if (line[0] == '#' || ((nf = split_tabs(line, f, 32)) != 21 && nf != 22))
       continue;
-    us = strtod(f[20], NULL);
-    if (!(us > 0) || spmv_config_parse(f[19], &cfg, NULL) != 0)
+    us = strtod(f[nf - 1], NULL);
+    if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
       continue;
     memset(&x, 0, sizeof x);
     x.rows = strtod(f[8], NULL);
@@ -278,6 +283,7 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     x.sectors = strtod(f[16], NULL);
     x.empty = strtod(f[17], NULL);
     x.w_hyb = strtod(f[18], NULL);
+    x.sectors_jad = nf == 22 ? strtod(f[19], NULL) : x.sectors;
     x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
     /* The calibration's matrices are square unless too few rows hold
      * their mean length P (4 P columns then). */
@@ -322,7 +328,7 @@ static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
 
 /* The replay: fits from the points, errors against the measured table. */
 static int run_replay(const char *points, const char *measured, double bound,
-                      double l2_bytes)
+                      double l2_bytes, int each)
 {
   static struct cfg_points cp[MAX_CFGS];
   double sum[MAX_CFGS] = { 0 }, mx[MAX_CFGS] = { 0 };
@@ -407,6 +413,9 @@ static int run_replay(const char *points, const char *measured, double bound,
         status = 1;
       }
       us = spmvd_predict_time(&cp[k].fit, &prof, &x);
+      if (each)
+        printf("%s\t%s\t%s\t%.3f\t%.3f\t%+.1f\n", f[0], f[2], f[i], us, meas,
+               100 * (us - meas) / meas);
       sum[k] += fabs(us - meas) / meas;
       if (fabs(us - meas) / meas > mx[k])
         mx[k] = fabs(us - meas) / meas;
@@ -452,7 +461,7 @@ int main(int argc, char **argv)
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
-    {0, 0, 0, 0},
+    {"each", 0, 0, 'e'}, {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
   const char *mode = "cuda";
@@ -461,13 +470,14 @@ int main(int argc, char **argv)
 #endif
   const char *only = NULL, *points = NULL, *measured = NULL;
   double bound = 0.2, l2_bytes = 0;
-  int c, what = 0, dts = 2;
+  int c, what = 0, dts = 2, each = 0;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:e", lo, NULL)) != -1) {
     switch (c) {
+    case 'e': each = 1; break;
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
     case 'x': bound = strtod(optarg, NULL); break;
@@ -492,7 +502,7 @@ int main(int argc, char **argv)
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
-                      "[--bound B] [--l2-mib M]\n");
+                      "[--bound B] [--l2-mib M] [--each]\n");
       return 2;
     }
   }
@@ -501,7 +511,7 @@ int main(int argc, char **argv)
   if (what == 'f')
     return run_features(sets, only, dts);
   if (what == 'r' && measured != NULL)
-    return run_replay(points, measured, bound, l2_bytes);
+    return run_replay(points, measured, bound, l2_bytes, each);
   fprintf(stderr, "calib_points: --points, --features or --replay with "
                   "--measured\n");
   return 2;
