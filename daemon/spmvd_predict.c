@@ -705,9 +705,60 @@ double spmvd_predict_footprint(double rows, double cols, double nnz,
  * time, on a 100M-entry matrix). */
 #define JAD_SAMPLE_WARPS 8192
 
+/* A row and its length, for jad_order's sort. */
+struct len_row {
+  int64_t len, row;
+};
+
+/* Longer rows first, ties in row order. */
+static int len_row_cmp(const void *a, const void *b)
+{
+  const struct len_row *x = a, *y = b;
+
+  if (x->len != y->len)
+    return x->len < y->len ? 1 : -1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* A's rows in jad's order into order[rows]: a counting sort over the
+ * lengths when they are few against the rows, else a sort of the rows
+ * (a row of 10^8 entries must not cost 800 MB of counters).  Returns 0 or
+ * -1 when out of memory. */
+static int jad_order(const struct spmv_csr *A, int64_t rl_max, int64_t *order)
+{
+  int64_t r, len, *start;
+  struct len_row *lr;
+
+  if (rl_max <= 2 * A->rows + 64) {
+    if ((start = calloc((size_t)rl_max + 2, sizeof *start)) == NULL)
+      return -1;
+    /* start[rl_max - len + 1] counts rows of length len: the longest
+     * first, then prefix sums give each length's first position. */
+    for (r = 0; r < A->rows; r++)
+      start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r]) + 1]++;
+    for (len = 1; len <= rl_max + 1; len++)
+      start[len] += start[len - 1];
+    for (r = 0; r < A->rows; r++)
+      order[start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r])]++] = r;
+    free(start);
+    return 0;
+  }
+  if ((lr = malloc((size_t)A->rows * sizeof *lr)) == NULL)
+    return -1;
+  for (r = 0; r < A->rows; r++) {
+    lr[r].len = A->row_ptr[r + 1] - A->row_ptr[r];
+    lr[r].row = r;
+  }
+  qsort(lr, (size_t)A->rows, sizeof *lr, len_row_cmp);
+  for (r = 0; r < A->rows; r++)
+    order[r] = lr[r].row;
+  free(lr);
+  return 0;
+}
+
 /*
  * x's sectors as jad's warps gather them: rows in descending length, ties
- * in row order (a stable counting sort), 32 rows to a warp, and at each
+ * in row order (jad_order), 32 rows to a warp, and at each
  * step one sector for the first lane plus one for every lane whose sector
  * differs from the previous lane's.  Why: sorting by length scatters the
  * rows of a warp over the matrix, so neighbouring lanes no longer share
@@ -718,23 +769,14 @@ double spmvd_predict_footprint(double rows, double cols, double nnz,
  */
 static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
 {
-  int64_t *start = calloc((size_t)rl_max + 2, sizeof *start);
   int64_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
-  int64_t b[FEAT_GROUP], l[FEAT_GROUP], r, len, w, d, n, j, prev, sec, step;
+  int64_t b[FEAT_GROUP], l[FEAT_GROUP], w, d, n, j, prev, sec, step;
   double total = 0, seen = 0;
 
-  if (start == NULL || order == NULL) {
-    free(start);
+  if (order == NULL || jad_order(A, rl_max, order) != 0) {
     free(order);
     return -1;
   }
-  /* Positions by descending length: start[rl_max - len] counts first. */
-  for (r = 0; r < A->rows; r++)
-    start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r]) + 1]++;
-  for (len = 1; len <= rl_max + 1; len++)
-    start[len] += start[len - 1];
-  for (r = 0; r < A->rows; r++)
-    order[start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r])]++] = r;
   step = (A->rows / FEAT_GROUP + JAD_SAMPLE_WARPS - 1) / JAD_SAMPLE_WARPS;
   step = FEAT_GROUP * (step > 1 ? step : 1);
   for (w = 0; w < A->rows; w += step) {
@@ -757,7 +799,6 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
       }
     }
   }
-  free(start);
   free(order);
   return seen > 0 ? total * ((double)A->nnz / seen) : 0;
 }

@@ -628,6 +628,91 @@ START_TEST(test_features)
 }
 END_TEST
 
+/* jad's sectors counted plainly: a stable sort by decreasing length
+ * (insertion into per-length lists), every warp, every step. */
+static double jad_sectors_ref(const struct spmv_csr *A, int shift)
+{
+  int64_t n = A->rows, *order = malloc((size_t)n * sizeof *order), k = 0;
+  int64_t maxlen = 0, r, len, w, d, j, prev, sec;
+  double total = 0;
+
+  ck_assert_ptr_nonnull(order);
+  for (r = 0; r < n; r++)
+    if (A->row_ptr[r + 1] - A->row_ptr[r] > maxlen)
+      maxlen = A->row_ptr[r + 1] - A->row_ptr[r];
+  for (len = maxlen; len >= 0; len--)
+    for (r = 0; r < n; r++)
+      if (A->row_ptr[r + 1] - A->row_ptr[r] == len)
+        order[k++] = r;
+  for (w = 0; w < n; w += 32)
+    for (d = 0; d < maxlen; d++) {
+      prev = -1;
+      for (j = w; j < w + 32 && j < n; j++) {
+        if (A->row_ptr[order[j] + 1] - A->row_ptr[order[j]] <= d)
+          break;
+        sec = A->col_idx[A->row_ptr[order[j]] + d] >> shift;
+        total += sec != prev;
+        prev = sec;
+      }
+    }
+  free(order);
+  return total;
+}
+
+/* sectors_jad on the two sorts (by counting where lengths are few, else
+ * a sort of the rows) and past the sampling threshold, against the plain
+ * count. */
+START_TEST(test_features_jad)
+{
+  struct spmv_csr *A = spmv_csr_new(3, 200, 200);
+  struct spmv_gen_spec spec;
+  struct spmv_profile prof;
+  struct spmvd_pfeat f;
+  struct spmv_error e;
+  double want;
+  int64_t k = 0;
+
+  /* Rows 0 and 2 of 100 entries (columns 0.. and 100..), row 1 empty:
+   * longest row 100 > 2 x 3 + 64, so the rows are sorted, not counted.
+   * Every step gathers two sectors apart. */
+  ck_assert_ptr_nonnull(A);
+  A->row_ptr[0] = 0;
+  for (int c = 0; c < 100; c++)
+    A->col_idx[k++] = c;
+  A->row_ptr[1] = k;
+  A->row_ptr[2] = k;
+  for (int c = 100; c < 200; c++)
+    A->col_idx[k++] = c;
+  A->row_ptr[3] = k;
+  for (k = 0; k < 200; k++)
+    A->val[k] = 1;
+  ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
+  ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+  spmvd_predict_features(A, &prof, SPMV_F64, &f);
+  ck_assert_double_eq(f.sectors_jad, 200);
+  ck_assert_double_eq(f.sectors_jad, jad_sectors_ref(A, 2));
+  spmv_csr_free(A);
+
+  /* 300000 rows: every 2nd warp is counted, scaled by the entries. */
+  memset(&spec, 0, sizeof spec);
+  spec.rows = 300000;
+  spec.mean = 8;
+  spec.cv = 0.5;
+  spec.dist = SPMV_GEN_NORMAL;
+  spec.place = SPMV_GEN_DIAGONAL;
+  A = spmv_gen_matching(&spec, 11, &e);
+  ck_assert_msg(A != NULL, "%s", e.msg);
+  ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+  spmvd_predict_features(A, &prof, SPMV_F32, &f);
+  want = jad_sectors_ref(A, 3);
+  ck_assert_msg(fabs(f.sectors_jad - want) <= 0.01 * want,
+                "sampled %g, counted %g", f.sectors_jad, want);
+  /* Sorting scatters the near-diagonal rows: more sectors than per row. */
+  ck_assert_double_gt(f.sectors_jad, 1.5 * f.sectors);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* The work fit recovers a known model from times it generated: features
  * of real generated matrices (skewed, banded, equal rows), times exact and
  * then with 2 % noise; predictions on matrices the fit never saw. */
@@ -879,6 +964,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_calibrate_bound);
   tcase_add_test(tc, test_calib_backend_time);
   tcase_add_test(tc, test_features);
+  tcase_add_test(tc, test_features_jad);
   tcase_add_test(tc, test_fit_work);
   tcase_add_test(tc, test_fit_tree);
   tcase_set_timeout(tc, 120);
