@@ -194,12 +194,13 @@ static void add_grid_matrices(struct spmvd_calib_plan *plan,
 }
 
 /* The mean row length of work-part shape sh at work_p[pi].  Equal rows
- * are one entry short of a power of two from 16 up: at 32 or more entries
- * of 4 or 8 bytes, rows of exactly 2^k put a warp's lanes of csr-scalar
- * 2^k entries apart, on conflicting cache sets, and ran 1.7-6x slower on
- * the H200 than rows of the same mean with cv 0.25, which real matrices'
- * rows of varied or odd lengths do not show; the fits then bent to them
- * (csr-scalar's fit error on its points 13.9 %, 9.7 % without them). */
+ * are one entry short of a power of two from 16 up: rows of exactly 2^k
+ * put a warp's lanes of csr-scalar 2^k entries apart, on conflicting
+ * cache sets, and from 32 entries and 135 rows up ran 1.6-1.9x slower on
+ * the H200 than rows of the same mean with cv 0.25 (1.0-1.4x at 16),
+ * which real matrices' rows of varied or odd lengths do not show; the
+ * fits then bent to them (csr-scalar's fit error on its points 13.9 %,
+ * 9.7 % without them). */
 static int work_len(size_t sh, size_t pi)
 {
   int p = work_p[pi];
@@ -215,7 +216,6 @@ static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
 {
   int64_t rows = strip_rows(st, work_i[ii]);
   size_t k, pt0 = plan->n;
-
 
   add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
             work_shapes[sh].dist, work_shapes[sh].cv);
@@ -701,8 +701,8 @@ double spmvd_predict_footprint(double rows, double cols, double nnz,
 }
 
 /* Warps jad_sectors() visits at most: beyond, every k-th, scaled up by
- * the entries (a full pass cost 10 ns per entry, half of the features'
- * time, on a 100M-entry matrix). */
+ * the entries (a full pass cost 10 ns per entry on a 100M-entry matrix,
+ * two thirds of the features' time; sampled, 0.04 % off). */
 #define JAD_SAMPLE_WARPS 8192
 
 /* A row and its length, for jad_order's sort. */
