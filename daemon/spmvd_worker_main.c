@@ -948,8 +948,15 @@ static void calib_progress(void *ctx, int done, int total,
     return;
   k->last_event = t;
   spmv_config_format(&pt->cfg, cfg, sizeof cfg);
-  snprintf(text, sizeof text, "%s I=%d P=%d %s", cfg, pt->i, pt->p,
-           pt->dist == SPMV_GEN_NORMAL ? "normal" : "uniform");
+  /* The paper's grid by its whole strips; the work part's shapes by the
+   * fraction of a strip, their skew and placement. */
+  if (pt->work)
+    snprintf(text, sizeof text, "%s I=%g P=%d %s cv=%g %s", cfg, pt->strips,
+             pt->p, spmv_gen_dist_name(pt->dist), pt->cv,
+             spmv_gen_place_name(pt->place));
+  else
+    snprintf(text, sizeof text, "%s I=%d P=%d %s", cfg, pt->i, pt->p,
+             spmv_gen_dist_name(pt->dist));
   send_msg(k->w, json_pack("{sI ss ss si si ss sf}", "seq", k->seq, "event",
                            "progress", "stage", "calibration", "done", done,
                            "total", total, "candidate", text, "time_us",

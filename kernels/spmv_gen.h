@@ -110,6 +110,11 @@ enum spmv_gen_place {
                             the diagonal position i * cols / rows */
 };
 
+/* The words spmv_gen_from_text() reads for them: "normal", "uniform",
+ * "lognormal"; "random", "diagonal" ("?" out of range). */
+const char *spmv_gen_dist_name(enum spmv_gen_dist d);
+const char *spmv_gen_place_name(enum spmv_gen_place p);
+
 /* Statistics to match: e.g. a matrix of the ELLR-T paper's Table 1, or one
  * of the statistical predictor's calibration matrices (R rows of mean P). */
 struct spmv_gen_spec {

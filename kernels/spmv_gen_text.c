@@ -169,14 +169,28 @@ static int split(char *text, struct args *a)
   return 0;
 }
 
+/* The words of dist= and place=, in enum order. */
+static const char *const dists[] = { "normal", "uniform", "lognormal" };
+static const char *const places[] = { "random", "diagonal" };
+
+/* The word of a row-length distribution ("?" for none). */
+const char *spmv_gen_dist_name(enum spmv_gen_dist d)
+{
+  return (unsigned)d < sizeof dists / sizeof dists[0] ? dists[d] : "?";
+}
+
+/* The word of a column placement ("?" for none). */
+const char *spmv_gen_place_name(enum spmv_gen_place p)
+{
+  return (unsigned)p < sizeof places / sizeof places[0] ? places[p] : "?";
+}
+
 /*
  * Reads the keys of one generator and, unless a->dry, calls it.  A dry run
  * only marks the keys, so that a stray key is refused before any work.
  */
 static struct spmv_csr *dispatch(struct args *a, uint64_t seed)
 {
-  static const char *const dists[] = { "normal", "uniform", "lognormal" };
-  static const char *const places[] = { "random", "diagonal" };
   struct spmv_gen_spec spec;
   int64_t len[MAX_LONG], nlong, r, c, z, k;
   double x, y;

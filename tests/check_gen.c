@@ -578,6 +578,24 @@ START_TEST(text)
           "bad token \"k\": expected key=value");
   refused(spmv_gen_from_text("", 1, &e), &e, SPMV_EINVAL, "empty");
   refused(spmv_gen_from_text(NULL, 1, &e), &e, SPMV_EINVAL, "no generator");
+
+  /* The names the parser reads, as progress messages print them: a
+   * matrix named by them is the matrix of those values. */
+  spec.dist = SPMV_GEN_LOGNORMAL;
+  spec.place = SPMV_GEN_DIAGONAL;
+  char line[160];
+  snprintf(line, sizeof line, "matching rows=500 mean=7 cv=0.5 dist=%s place=%s",
+           spmv_gen_dist_name(spec.dist), spmv_gen_place_name(spec.place));
+  ck_assert_str_eq(line, "matching rows=500 mean=7 cv=0.5 dist=lognormal "
+                         "place=diagonal");
+  a = print_of(spmv_gen_from_text(line, 3, &e));
+  b = print_of(spmv_gen_matching(&spec, 3, NULL));
+  ck_assert(a.hi == b.hi && a.lo == b.lo);
+  ck_assert_str_eq(spmv_gen_dist_name(SPMV_GEN_NORMAL), "normal");
+  ck_assert_str_eq(spmv_gen_dist_name(SPMV_GEN_UNIFORM), "uniform");
+  ck_assert_str_eq(spmv_gen_place_name(SPMV_GEN_RANDOM), "random");
+  ck_assert_str_eq(spmv_gen_dist_name((enum spmv_gen_dist)7), "?");
+  ck_assert_str_eq(spmv_gen_place_name((enum spmv_gen_place)-1), "?");
 }
 END_TEST
 
