@@ -405,6 +405,14 @@ void spmvd_calib_shape_point(int shape, int64_t rows, int p,
   out->shape = shape;
 }
 
+/* Whether a calibration times cfg on a matrix of profile prof. */
+int spmvd_calib_applies(const struct spmv_config *cfg,
+                        const struct spmv_profile *prof)
+{
+  return !((cfg->format == SPMV_FMT_ELL || cfg->format == SPMV_FMT_ELLR_T) &&
+           prof->ell_fill > SPMVD_CALIB_MAX_FILL);
+}
+
 /* Runs the plan's timings through ops. */
 int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     const struct spmvd_calib_params *p,
@@ -438,6 +446,13 @@ int spmvd_calib_run(struct spmvd_calib_plan *plan,
       struct spmvd_calib_point *pt = &plan->pt[j];
 
       pt->feat = feat;
+      if (!spmvd_calib_applies(&pt->cfg, &prof)) {
+        pt->ok = 0;
+        pt->time_us = 0;
+        if (ops->progress != NULL)
+          ops->progress(ctx, (int)j + 1, (int)plan->n, pt);
+        continue;
+      }
       spmv_error_clear(&e);
       ret = ops->time(ctx, A, plan->dtype, &pt->cfg, &pt->time_us, &e);
       pt->ok = ret == 0 && pt->time_us > 0 && isfinite(pt->time_us);

@@ -254,8 +254,25 @@ struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
                                     struct spmv_error *err);
 
 /*
+ * The fill (rows x longest row / nonzeros) past which ell and ellr-t are
+ * not timed in a calibration: their padded layouts held 82 % of ell's
+ * padded entries in 6 % of its points on an H200's plan (fill 100 or
+ * more), and converting them took 177 of the work part's 217 s of layout
+ * conversions on a 2-core host, while fitting without the points over 50
+ * left both formats' errors on the 55 evaluation matrices within 0.6 %
+ * (predictor-h200-v20.md).  The tuner never takes ell past fill 3.
+ */
+#define SPMVD_CALIB_MAX_FILL 50.0
+
+/* Whether a calibration times configuration cfg on a matrix of profile
+ * prof: not ell or ellr-t past SPMVD_CALIB_MAX_FILL. */
+int spmvd_calib_applies(const struct spmv_config *cfg,
+                        const struct spmv_profile *prof);
+
+/*
  * Runs the plan: generates each matrix (spmvd_calib_matrix) and times its
- * points through ops, writing time_us and ok into the plan.  A point whose
+ * points through ops, writing time_us and ok into the plan; a point that
+ * spmvd_calib_applies() refuses is left untimed and not ok.  A point whose
  * timing fails is left not ok (the fit skips it) unless the failure is
  * SPMV_EGPU_STICKY, which stops the run and is returned, or SPMV_ETIMEDOUT
  * (the caller's time bound), which ends it: that point and every later

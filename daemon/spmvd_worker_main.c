@@ -972,6 +972,7 @@ static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
                      double *gen, double *per_point, struct spmv_error *err)
 {
   struct spmv_error e;
+  struct spmv_profile prof;
   struct spmv_csr *A;
   double t0, t1, us;
   int rc;
@@ -981,6 +982,12 @@ static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
   A = spmvd_calib_matrix(pt, prm, err);
   if (!A)
     return err && err->code ? err->code : SPMV_ENOMEM;
+  /* The profile is the run's work too (spmvd_calib_run), and tells which
+   * points it skips. */
+  if ((rc = spmv_profile_compute(A, &prof, err)) != 0) {
+    spmv_csr_free(A);
+    return rc;
+  }
   *gen = now_s() - t0;
   t1 = now_s();
   for (int i = 0; i < (warm ? 2 * n : n); i++) {
@@ -988,6 +995,8 @@ static int probe_one(struct calib *k, const struct spmvd_calib_params *prm,
      * one reaches kernels the grid's never do), untimed. */
     if (warm && i == n)
       t1 = now_s();
+    if (!spmvd_calib_applies(&cfgs[i % n], &prof))
+      continue;
     rc = spmvd_calib_backend_time(&k->be, A, dt, &cfgs[i % n], &us, &e);
     if (rc == SPMV_EGPU_STICKY) {
       spmv_csr_free(A);
