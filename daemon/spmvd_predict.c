@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv_layout.h"
 #include "spmvd_cache.h"
 #include "spmvd_predict.h"
 
@@ -735,27 +736,20 @@ static int len_row_cmp(const void *a, const void *b)
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-/* A's rows in jad's order into order[rows]: a counting sort over the
- * lengths when they are few against the rows, else a sort of the rows
- * (a row of 10^8 entries must not cost 800 MB of counters).  Returns 0 or
- * -1 when out of memory. */
-static int jad_order(const struct spmv_csr *A, int64_t rl_max, int64_t *order)
+/* A's rows in jad's order into order[rows]: jad's own counting sort
+ * (spmv_jad_perm) when the lengths are few against the rows, else a sort
+ * of the rows in the same order (a row of 10^8 entries must not cost 800
+ * MB of counters).  Returns 0 or -1 when out of memory. */
+static int jad_order(const struct spmv_csr *A, int64_t rl_max, int32_t *order)
 {
-  int64_t r, len, *start;
+  int64_t r, *count;
   struct len_row *lr;
 
   if (rl_max <= 2 * A->rows + 64) {
-    if ((start = calloc((size_t)rl_max + 2, sizeof *start)) == NULL)
+    if ((count = malloc(((size_t)rl_max + 1) * sizeof *count)) == NULL)
       return -1;
-    /* start[rl_max - len + 1] counts rows of length len: the longest
-     * first, then prefix sums give each length's first position. */
-    for (r = 0; r < A->rows; r++)
-      start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r]) + 1]++;
-    for (len = 1; len <= rl_max + 1; len++)
-      start[len] += start[len - 1];
-    for (r = 0; r < A->rows; r++)
-      order[start[rl_max - (A->row_ptr[r + 1] - A->row_ptr[r])]++] = r;
-    free(start);
+    spmv_jad_perm(A, rl_max, count, order);
+    free(count);
     return 0;
   }
   if ((lr = malloc((size_t)A->rows * sizeof *lr)) == NULL)
@@ -766,7 +760,7 @@ static int jad_order(const struct spmv_csr *A, int64_t rl_max, int64_t *order)
   }
   qsort(lr, (size_t)A->rows, sizeof *lr, len_row_cmp);
   for (r = 0; r < A->rows; r++)
-    order[r] = lr[r].row;
+    order[r] = (int32_t)lr[r].row;
   free(lr);
   return 0;
 }
@@ -784,7 +778,7 @@ static int jad_order(const struct spmv_csr *A, int64_t rl_max, int64_t *order)
  */
 static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
 {
-  int64_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
+  int32_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
   int64_t b[FEAT_GROUP], l[FEAT_GROUP], w, d, n, j, prev, sec, step;
   double total = 0, seen = 0;
 

@@ -3,25 +3,25 @@
 
 #include "spmv_layout.h"
 
-/* Fills perm (a stable counting sort by decreasing length) and jd_ptr from
- * count[len], the number of rows of each length. */
-static void jad_order(struct spmv_jad_layout *J, const struct spmv_csr *A,
-                      int64_t *count)
+/* Fills perm by a stable counting sort by decreasing length (see
+ * spmv_layout.h). */
+void spmv_jad_perm(const struct spmv_csr *A, int64_t max_len, int64_t *count,
+                   int32_t *perm)
 {
-  int64_t i, d, len, next = 0;
+  int64_t i, len, next = 0;
 
-  for (len = J->njd; len >= 0; len--) {
+  for (len = 0; len <= max_len; len++)
+    count[len] = 0;
+  for (i = 0; i < A->rows; i++)
+    count[A->row_ptr[i + 1] - A->row_ptr[i]]++;
+  for (len = max_len; len >= 0; len--) {
     int64_t n = count[len];
 
     count[len] = next;
     next += n;
   }
   for (i = 0; i < A->rows; i++)
-    J->perm[count[A->row_ptr[i + 1] - A->row_ptr[i]]++] = (int32_t)i;
-  /* Now count[len] is the number of rows of length >= len. */
-  J->jd_ptr[0] = 0;
-  for (d = 0; d < J->njd; d++)
-    J->jd_ptr[d + 1] = J->jd_ptr[d] + count[d + 1];
+    perm[count[A->row_ptr[i + 1] - A->row_ptr[i]]++] = (int32_t)i;
 }
 
 /* Builds a JAD layout. */
@@ -30,7 +30,7 @@ int spmv_jad_init(struct spmv_layout *L, const struct spmv_csr *A,
 {
   struct spmv_jad_layout *J = &L->u.jad;
   int64_t *count = NULL;
-  int64_t i, k, d;
+  int64_t k, d;
   size_t bytes = 0;
   int overflow, rc;
 
@@ -41,7 +41,7 @@ int spmv_jad_init(struct spmv_layout *L, const struct spmv_csr *A,
              spmv_bytes_add(&bytes, A->nnz, spmv_dtype_size(L->dtype)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
-  count = spmv_array_zero(J->njd + 1, sizeof *count);
+  count = spmv_array_new(J->njd + 1, sizeof *count);  /* spmv_jad_perm clears it */
   J->perm = spmv_array_new(A->rows, sizeof(int32_t));
   J->jd_ptr = spmv_array_new(J->njd + 1, sizeof(int64_t));
   J->col = spmv_array_new(A->nnz, sizeof(int32_t));
@@ -51,9 +51,11 @@ int spmv_jad_init(struct spmv_layout *L, const struct spmv_csr *A,
     rc = spmv_layout_nomem(L, err);
     goto out;
   }
-  for (i = 0; i < A->rows; i++)
-    count[A->row_ptr[i + 1] - A->row_ptr[i]]++;
-  jad_order(J, A, count);
+  spmv_jad_perm(A, J->njd, count, J->perm);
+  /* count[len] now holds the rows of length >= len: diagonal d's. */
+  J->jd_ptr[0] = 0;
+  for (d = 0; d < J->njd; d++)
+    J->jd_ptr[d + 1] = J->jd_ptr[d] + count[d + 1];
   for (k = 0; k < A->rows; k++) {
     int64_t lo = A->row_ptr[J->perm[k]];
 

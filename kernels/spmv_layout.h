@@ -104,6 +104,13 @@ void spmv_long_rows_spmv(const struct spmv_csr_layout *C, enum spmv_dtype dt,
  * hi is not NULL (sell.c): the base of sell16's and csr16's offsets. */
 int64_t spmv_row_col_range(const struct spmv_csr *A, int64_t r, int64_t *hi);
 
+/* perm[0 .. rows): A's rows in jad's order, by decreasing length with ties
+ * in row order, from a counting sort over count[0 .. max_len] (max_len A's
+ * longest row; any contents on entry).  On return count[len] is the
+ * number of rows of length >= len (jad.c). */
+void spmv_jad_perm(const struct spmv_csr *A, int64_t max_len, int64_t *count,
+                   int32_t *perm);
+
 /* sell16, csr16: refuses (SPMV_ETOOBIG, naming the widest row and the
  * format fmt) a matrix with a row spanning over SPMV_SELL16_MAX_SPAN
  * columns; returns 0 otherwise (sell.c). */
