@@ -24,7 +24,7 @@ static int stream_params(struct spmv_stream_layout *D,
     return spmv_error_set(err, SPMV_EINVAL,
                           "%s: block size %d not a multiple of 32 "
                           "in [32, 1024]", spmv_layout_name(L), bs);
-  shmem = (size_t)bs * (size_t)k * (spmv_dtype_size(L->dtype) + 4);
+  shmem = spmv_stream_shmem(bs, k, spmv_dtype_size(L->dtype));
   if (shmem > SPMV_STREAM_SHMEM)
     return spmv_error_set(err, SPMV_EINVAL,
                           "%s: bs %d x k %d values and row ends take "

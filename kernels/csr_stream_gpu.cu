@@ -11,7 +11,11 @@
  * (16 bytes of values, from the aligned vector at or before e0): on the
  * H200 that ran 5-16 % faster on irregular rows (maceconlike_x16 at K 4,
  * cop20k_A_x16 and rma10_x16 at K 8); in f64 (2 per 16 bytes) it ran
- * 5-20 % slower at K 4, the best K there, so f64 loads one at a time.  Then
+ * 5-20 % slower at K 4, the best K there, so f64 loads one at a time.
+ * At K 16, and at K 8 with 16-bit columns, the products are staged a
+ * vector per store, tests only at the block's ends (kernels v9:
+ * cop20k_A_x16, rma10_x16 and maceconlike_x16 f32 3-5 % faster at K 8
+ * on the H200, bench_spmv_h200_v9_stream.md).  Then
  * groups of TPR threads sum the rows, TPR the largest power of two up to
  * 32 with TPR * rows <= BS, in rounds that every lane of a warp takes
  * together (the shuffles need them all); a lane adds its share of a row
@@ -26,7 +30,8 @@
  * csr-stream16 reads 2-byte column offsets from the block's (chunk's)
  * base instead of 4-byte columns: the kernel is templated on the column
  * type C, with no base (0) for 32-bit columns.
- * Shared memory: BS*K values and BS*K row ends (4 bytes).
+ * Shared memory: BS*K values (and 4 more in f32 at K >= 4) and BS*K row
+ * ends (4 bytes): spmv_stream_shmem.
  * Valid parameters: BS in 32..1024, a multiple of 32 and equal to the BS
  * the layout was cut for; K in {1, 2, 4, 8, 16} with the shared memory
  * within SPMV_STREAM_SHMEM bytes; f32, f64; 32- or 64-bit row offsets.
@@ -68,8 +73,13 @@ __device__ __forceinline__ void spmv_stream_range_load(
  * values, from the aligned vector at or before e0). */
 template <typename T, typename C, int K, bool VEC = (sizeof(T) == 4 && K >= 4)>
 struct spmv_stream_ents {
+  static constexpr int PAD = 0; /* staging slots past bs * k */
   C c[K];
   T v[K];
+  /* The slot in sh of the block's first entry. */
+  __device__ __forceinline__ static int base(const struct spmv_stream_range &) {
+    return 0;
+  }
   __device__ __forceinline__ void load(const struct spmv_stream_range &r,
                                        const C *__restrict__ col,
                                        const T *__restrict__ val, int64_t) {
@@ -96,8 +106,19 @@ struct spmv_stream_ents {
 template <typename T, typename C, int K>
 struct spmv_stream_ents<T, C, K, true> {
   static constexpr int V = 4, NV = K / V + 1; /* one more for the skew */
+  /* Whole vectors per store where that measured faster on the H200
+   * (bench_spmv_h200_v9_stream.md): at K 16, and at K 8 with 16-bit
+   * columns (3-12 % faster).  At K 4 it ran 2-3 % slower, and at K 8 with
+   * 32-bit columns 3-5 % slower (20 bytes spilled within 32 registers). */
+  static constexpr bool WHOLE = K >= 16 || (K == 8 && sizeof(C) == 2);
+  static constexpr int PAD = WHOLE ? V : 0;
   spmv_vec<C, V> c[NV];
   spmv_vec<T, V> v[NV];
+  /* With WHOLE, entries are staged at their offset from the aligned
+   * vector at or before e0, so the first one sits skew slots in. */
+  __device__ __forceinline__ static int base(const struct spmv_stream_range &r) {
+    return WHOLE ? (int)(r.e0 & (V - 1)) : 0;
+  }
   __device__ __forceinline__ void load(const struct spmv_stream_range &r,
                                        const C *__restrict__ col,
                                        const T *__restrict__ val, int64_t nnz) {
@@ -119,6 +140,11 @@ struct spmv_stream_ents<T, C, K, true> {
       }
     }
   }
+  /* sh[base + i] = val[i] * x[col[i]].  With WHOLE, a vector wholly
+   * inside the block is one 16-byte store without a test per entry (the
+   * kernel is near issue-bound in f32); the block's first and last
+   * vectors test each entry, whose columns outside the block may be
+   * another block's 16-bit offsets. */
   __device__ __forceinline__ void stage(const struct spmv_stream_range &r,
                                         const T *__restrict__ xb, T *sh) const {
     const int skew = (int)(r.e0 & (V - 1));
@@ -126,11 +152,18 @@ struct spmv_stream_ents<T, C, K, true> {
 #pragma unroll
     for (int q = 0; q < NV; q++) {
       int j = threadIdx.x + q * blockDim.x;
-      if (j < nv) {
+      int lo = j * V - skew;
+      if (WHOLE && lo >= 0 && lo + V <= r.n) {
+        spmv_vec<T, V> p;
+#pragma unroll
+        for (int u = 0; u < V; u++) p.v[u] = v[q].v[u] * spmv_ldg(xb + c[q].v[u]);
+        reinterpret_cast<spmv_vec<T, V> *>(sh)[j] = p;
+      } else if (j < nv) {
 #pragma unroll
         for (int u = 0; u < V; u++) {
-          int i = j * V + u - skew;
-          if (i >= 0 && i < r.n) sh[i] = v[q].v[u] * spmv_ldg(xb + c[q].v[u]);
+          int i = lo + u;
+          if (i >= 0 && i < r.n)
+            sh[WHOLE ? j * V + u : i] = v[q].v[u] * spmv_ldg(xb + c[q].v[u]);
         }
       }
     }
@@ -153,7 +186,8 @@ struct spmv_stream_args {
   T *partial;
 };
 
-/* Row ends of the block into shared memory, then its staged products.
+/* Row ends of the block into shared memory (as slots of sh, from the
+ * block's base), then its staged products.
  * (Loading a thread's first row end with the gathers instead was 1-6 %
  * faster in f64 at K <= 2 and up to 12 % slower elsewhere on the H200.) */
 template <typename T, typename I, typename C, int K>
@@ -161,8 +195,9 @@ __device__ __forceinline__ void spmv_stream_stage(
     const spmv_stream_args<T, I, C> &a, const struct spmv_stream_range &r,
     const spmv_stream_ents<T, C, K> &en, const T *__restrict__ xb, T *sh,
     int *ends) {
+  const I e0 = (I)r.e0 - (I)en.base(r);
   for (int t = threadIdx.x; t < r.nr; t += blockDim.x)
-    ends[t] = (int)(spmv_lds(a.rp + r.r0 + t + 1) - (I)r.e0);
+    ends[t] = (int)(spmv_lds(a.rp + r.r0 + t + 1) - e0);
   en.stage(r, xb, sh);
 }
 
@@ -190,8 +225,8 @@ __device__ __forceinline__ T spmv_stream_sum(const T *sh, int b, int e,
  * rows are left alone (spmv_stream_reduce_sparse wrote them). */
 template <typename T>
 __device__ __forceinline__ void spmv_stream_reduce(
-    const struct spmv_stream_range &r, const T *sh, const int *ends, T alpha,
-    T beta, T *__restrict__ y, bool skip_empty) {
+    const struct spmv_stream_range &r, const T *sh, const int *ends, int base,
+    T alpha, T beta, T *__restrict__ y, bool skip_empty) {
   const int bs = blockDim.x;
   int tpr = 1;
   while (tpr < 32 && 2 * tpr * r.nr <= bs) tpr *= 2;
@@ -201,7 +236,7 @@ __device__ __forceinline__ void spmv_stream_reduce(
     bool live = t < r.nr;
     T s = 0;
     if (live) {
-      int jb = t ? ends[t - 1] : 0, je = ends[t];
+      int jb = t ? ends[t - 1] : base, je = ends[t];
       live = !skip_empty || je > jb;
       s = spmv_stream_sum(sh, jb + lane, je, tpr);
     }
@@ -224,13 +259,13 @@ __device__ __forceinline__ void spmv_stream_reduce(
 template <typename T>
 __device__ __forceinline__ void spmv_stream_reduce_sparse(
     const struct spmv_stream_range &r, const T *sh, int *ends, int slots,
-    T alpha, T beta, T *__restrict__ y) {
+    int base, T alpha, T beta, T *__restrict__ y) {
   const int bs = blockDim.x;
   const unsigned wl = threadIdx.x & 31;
   int *list = ends + r.nr, *cnt = ends + slots - 1, room = slots - 1 - r.nr;
   for (int first = 0; first < r.nr; first += bs) {
     int t = first + (int)threadIdx.x;
-    bool live = t < r.nr, full = live && ends[t] > (t ? ends[t - 1] : 0);
+    bool live = t < r.nr, full = live && ends[t] > (t ? ends[t - 1] : base);
     if (live && !full) y[r.r0 + t] = spmv_axpby(alpha, T(0), beta, y + r.r0 + t);
     unsigned m = __ballot_sync(0xffffffffu, full);
     int at = 0;
@@ -241,7 +276,7 @@ __device__ __forceinline__ void spmv_stream_reduce_sparse(
   __syncthreads();
   const int n = *cnt;
   if (n > room) {
-    spmv_stream_reduce(r, sh, ends, alpha, beta, y, true);
+    spmv_stream_reduce(r, sh, ends, base, alpha, beta, y, true);
     return;
   }
   int tpr = 1;
@@ -253,7 +288,7 @@ __device__ __forceinline__ void spmv_stream_reduce_sparse(
     T s = 0;
     if (live) {
       t = list[i];
-      s = spmv_stream_sum(sh, (t ? ends[t - 1] : 0) + lane, ends[t], tpr);
+      s = spmv_stream_sum(sh, (t ? ends[t - 1] : base) + lane, ends[t], tpr);
     }
     s = spmv_group_sum_rt(s, tpr);
     if (live && lane == 0) y[r.r0 + t] = spmv_axpby(alpha, s, beta, y + r.r0 + t);
@@ -269,7 +304,8 @@ __device__ __forceinline__ void spmv_stream_block(const spmv_stream_args<T, I, C
                                                   T beta, T *__restrict__ y) {
   extern __shared__ __align__(16) unsigned char spmv_stream_smem[];
   T *sh = reinterpret_cast<T *>(spmv_stream_smem);
-  int *ends = reinterpret_cast<int *>(sh + blockDim.x * K);
+  int *ends = reinterpret_cast<int *>(sh + blockDim.x * K +
+                                      spmv_stream_ents<T, C, K>::PAD);
   int64_t b = blockIdx.x;
   if (b >= a.nblocks) {
     spmv_long_chunk<T, I, C>(b - a.nblocks, a.rp, a.col, a.chunk_base, a.val, x,
@@ -289,9 +325,9 @@ __device__ __forceinline__ void spmv_stream_block(const spmv_stream_args<T, I, C
   if (sparse && threadIdx.x == 0) ends[slots - 1] = 0;
   __syncthreads();
   if (sparse)
-    spmv_stream_reduce_sparse(r, sh, ends, slots, alpha, beta, y);
+    spmv_stream_reduce_sparse(r, sh, ends, slots, en.base(r), alpha, beta, y);
   else
-    spmv_stream_reduce(r, sh, ends, alpha, beta, y, false);
+    spmv_stream_reduce(r, sh, ends, en.base(r), alpha, beta, y, false);
 }
 
 template <typename T, typename I, typename C, int K, bool S>
@@ -316,7 +352,7 @@ __global__ void __launch_bounds__(1024, 2)
 template <typename T, typename I, typename C, int K, bool S>
 static cudaError_t launch_s(const spmv_stream_args<T, I, C> &a, int bs, T alpha,
                             const T *x, T beta, T *y, cudaStream_t s) {
-  size_t shmem = (size_t)bs * K * (sizeof(T) + sizeof(int));
+  size_t shmem = spmv_stream_shmem(bs, K, sizeof(T));
   unsigned grid = (unsigned)(a.nblocks + a.nchunks);
   if constexpr (sizeof(T) == 4 && K == 8)
     spmv_csr_stream_kernel32<T, I, C, K, S><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
@@ -363,7 +399,7 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-stream: layout cut for BS %d, launched with %d",
                           D->bs, bs);
-  if ((size_t)bs * D->k * (sizeof(T) + sizeof(int)) > SPMV_STREAM_SHMEM)
+  if (spmv_stream_shmem(bs, D->k, sizeof(T)) > SPMV_STREAM_SHMEM)
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-stream: bs %d x k %d values and row ends exceed "
                           "%d bytes of shared memory", bs, D->k, SPMV_STREAM_SHMEM);

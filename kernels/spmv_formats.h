@@ -171,6 +171,13 @@ struct spmv_stream_layout {
 #define SPMV_STREAM_BS 256
 #define SPMV_STREAM_MAX_K 16
 #define SPMV_STREAM_SHMEM (48 * 1024)
+/* The shared memory of one csr-stream block: bs * k values and row ends,
+ * and in f32 at k >= 4 one vector more, where the GPU kernel stages whole
+ * aligned 4-entry vectors and a block's first entry sits up to 3 slots in. */
+static inline size_t spmv_stream_shmem(int bs, int k, size_t dsize)
+{
+  return (size_t)bs * (size_t)k * (dsize + 4) + (dsize == 4 && k >= 4 ? 16 : 0);
+}
 /* The share of empty rows from which the GPU kernel lists a block's
  * nonempty rows before summing them (csr_stream_gpu.cu). */
 #define SPMV_STREAM_SPARSE 0.125
