@@ -353,19 +353,27 @@ START_TEST(test_shared)
 }
 END_TEST
 
-/* About 100M entries: the configurations that matter at scale. */
+/* Up to about 100M entries, every format at one configuration: random
+ * columns, rows of a few with two of 10^5-10^6, and a band whose local
+ * columns let the 16-bit and diagonal layouts in (a layout over the 4 GB
+ * limit is skipped, as elsewhere). */
 static const char *large[] = {
   "random rows=3200000 k=32",
   "dc1like n=2000000 lambda=6 long=400000,900000",
+  "banded n=3200000 w=32 b=64",
 };
 
 START_TEST(test_large)
 {
   static const struct spmv_config big[] = {
-    {SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0},  {SPMV_FMT_CSR_ADAPTIVE, 256, 32, 0, 0},
-    {SPMV_FMT_CSR_MERGE, 256, 0, 0, 0},   {SPMV_FMT_ELLR_T, 256, 4, 0, 0},
-    {SPMV_FMT_SELL, 256, 0, 32, 256},     {SPMV_FMT_COO, 256, 0, 0, 0},
-    {SPMV_FMT_HYB, 256, 0, 0, 0},         {SPMV_FMT_CUSPARSE, 256, 0, 1, 0},
+    {SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0},  {SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0},
+    {SPMV_FMT_CSR_ADAPTIVE, 256, 32, 0, 0}, {SPMV_FMT_CSR_MERGE, 256, 0, 0, 0},
+    {SPMV_FMT_CSR_STREAM, 128, 0, 4, 0},  {SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0},
+    {SPMV_FMT_CSR16, 128, 8, 0, 0},       {SPMV_FMT_ELL, 256, 0, 0, 0},
+    {SPMV_FMT_ELLR_T, 256, 4, 0, 0},      {SPMV_FMT_SELL, 256, 0, 32, 256},
+    {SPMV_FMT_SELL16, 128, 0, 32, 256},   {SPMV_FMT_COO, 256, 0, 0, 0},
+    {SPMV_FMT_HYB, 256, 0, 0, 0},         {SPMV_FMT_JAD, 256, 0, 0, 0},
+    {SPMV_FMT_DIA, 256, 0, 0, 0},         {SPMV_FMT_CUSPARSE, 256, 0, 1, 0},
     {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},
   };
   struct spmv_error err;
