@@ -26,3 +26,13 @@ tests_bench_bench_spmv_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_bench_spmv_LDADD = $(GPU_LDADD) -lpthread
 endif
 EXTRA_DIST += tests/bench/bench_spmv.c tests/bench/results
+
+if HAVE_CUDA
+# Where loading a matrix onto the GPU spends its time (run by hand).
+noinst_PROGRAMS += tests/bench/bench_load
+tests_bench_bench_load_SOURCES = tests/bench/bench_load.c \
+	tests/bench/suite.c tests/bench/suite.h tests/bench/bench_clock.h
+tests_bench_bench_load_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_bench_load_LDADD = $(GPU_LDADD) -lpthread
+endif
+EXTRA_DIST += tests/bench/bench_load.c

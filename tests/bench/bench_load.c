@@ -1,0 +1,221 @@
+/* bench_load.c: where loading a matrix onto the GPU spends its time. */
+/*
+ * For each matrix of the benchmark suite and each value type: the host
+ * conversion to a configuration's layout (spmv_layout_new), its copy to the
+ * device (spmv_dev_matrix_new: allocations, copies from pageable memory,
+ * cuSPARSE's preparation for the cusparse format), and, as the floor of any
+ * conversion done on the device instead, the copy of the CSR arrays
+ * themselves (row pointers, columns, double values) from pageable memory and
+ * from the same memory registered with cudaHostRegister.  Wall-clock times
+ * around synchronised calls, median of -r repetitions, one process.  A
+ * benchmark, never run by make check.
+ *   usage: bench_load [-m NAMES] [-t f32|f64] [-r REPS] [-f FORMATS]
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_clock.h"
+#include "spmv_formats.h"
+#include "spmv_kernels.h"
+#include "suite.h"
+
+#define MAX_REPS 15
+
+/* One configuration per format, as the large GPU test takes them. */
+static const struct spmv_config configs[] = {
+  {SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0},   {SPMV_FMT_CSR_ADAPTIVE, 256, 32, 0, 0},
+  {SPMV_FMT_CSR_MERGE, 256, 0, 0, 0},    {SPMV_FMT_CSR_STREAM, 128, 0, 4, 0},
+  {SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0}, {SPMV_FMT_CSR16, 128, 8, 0, 0},
+  {SPMV_FMT_ELL, 256, 0, 0, 0},          {SPMV_FMT_ELLR_T, 256, 4, 0, 0},
+  {SPMV_FMT_SELL, 256, 0, 32, 256},      {SPMV_FMT_SELL16, 128, 0, 32, 256},
+  {SPMV_FMT_COO, 256, 0, 0, 0},          {SPMV_FMT_HYB, 256, 0, 0, 0},
+  {SPMV_FMT_JAD, 256, 0, 0, 0},          {SPMV_FMT_DIA, 256, 0, 0, 0},
+  {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},
+};
+#define NCONFIGS (sizeof configs / sizeof configs[0])
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Milliseconds to copy A's CSR arrays to the device buffers d[3]. */
+static double csr_copy_ms(const struct spmv_csr *A, void *d[3])
+{
+  double t0 = bench_now_s();
+  cudaMemcpy(d[0], A->row_ptr, (size_t)(A->rows + 1) * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(d[1], A->col_idx, (size_t)A->nnz * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(d[2], A->val, (size_t)A->nnz * 8, cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();
+  return 1e3 * (bench_now_s() - t0);
+}
+
+/* The CSR copy's floor, pageable and registered; -1 where it failed. */
+static void csr_floor(const struct spmv_csr *A, int reps, double *pageable,
+                      double *pinned)
+{
+  void *d[3] = {NULL, NULL, NULL};
+  double t[MAX_REPS];
+  int r, reg = 1;
+
+  *pageable = *pinned = -1;
+  if (cudaMalloc(&d[0], (size_t)(A->rows + 1) * 8) != cudaSuccess ||
+      cudaMalloc(&d[1], (size_t)A->nnz * 4 + 4) != cudaSuccess ||
+      cudaMalloc(&d[2], (size_t)A->nnz * 8 + 8) != cudaSuccess)
+    goto out;
+  for (r = 0; r < reps; r++)
+    t[r] = csr_copy_ms(A, d);
+  *pageable = median(t, reps);
+  reg &= cudaHostRegister(A->row_ptr, (size_t)(A->rows + 1) * 8, 0) == cudaSuccess;
+  reg &= cudaHostRegister(A->col_idx, (size_t)A->nnz * 4, 0) == cudaSuccess;
+  reg &= cudaHostRegister(A->val, (size_t)A->nnz * 8, 0) == cudaSuccess;
+  if (reg) {
+    for (r = 0; r < reps; r++)
+      t[r] = csr_copy_ms(A, d);
+    *pinned = median(t, reps);
+  }
+  cudaHostUnregister(A->row_ptr);
+  cudaHostUnregister(A->col_idx);
+  cudaHostUnregister(A->val);
+out:
+  cudaGetLastError();
+  for (r = 0; r < 3; r++)
+    cudaFree(d[r]);
+}
+
+/* Whether cfg's format is in the comma-separated list (NULL: all). */
+static int wanted(const struct spmv_config *cfg, const char *list)
+{
+  char copy[512], *tok, *save = NULL;
+
+  if (list == NULL)
+    return 1;
+  snprintf(copy, sizeof copy, "%s", list);
+  for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+    if (strcmp(tok, spmv_format_name(cfg->format)) == 0)
+      return 1;
+  return 0;
+}
+
+static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
+                       int reps, const char *formats,
+                       struct spmv_cusparse_handle *h)
+{
+  struct spmv_limits lim = {(size_t)16 << 30, 4096, 40.0};
+  double pageable, pinned;
+
+  csr_floor(A, reps, &pageable, &pinned);
+  for (int dt = 0; dt < 2; dt++) {
+    enum spmv_dtype t = dt ? SPMV_F32 : SPMV_F64;
+    if (!(dts & (1 << dt)))
+      continue;
+    for (size_t c = 0; c < NCONFIGS; c++) {
+      double conv[MAX_REPS], up[MAX_REPS];
+      char txt[96];
+      int r, rc = 0;
+      struct spmv_error err = {0};
+
+      if (!wanted(&configs[c], formats))
+        continue;
+      spmv_config_format(&configs[c], txt, sizeof txt);
+      for (r = 0; r < reps && rc == 0; r++) {
+        struct spmv_layout *L = NULL;
+        struct spmv_dev_matrix *d = NULL;
+        double t0 = bench_now_s(), t1;
+        rc = spmv_layout_new(A, t, &configs[c], &lim, &L, &err);
+        t1 = bench_now_s();
+        if (rc == 0)
+          rc = spmv_dev_matrix_new(L, h, &d, &err);
+        cudaDeviceSynchronize();
+        conv[r] = 1e3 * (t1 - t0);
+        up[r] = 1e3 * (bench_now_s() - t1);
+        spmv_dev_matrix_free(d);
+        spmv_layout_free(L);
+      }
+      if (rc != 0) {
+        printf("%s\t%s\t%s\tskipped: %s\n", name, spmv_dtype_name(t), txt, err.msg);
+        continue;
+      }
+      double cm = median(conv, reps), um = median(up, reps);
+      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", name,
+             spmv_dtype_name(t), txt, cm, um, cm + um, pageable, pinned,
+             pinned > 0 ? (cm + um) / pinned : 0.0);
+      fflush(stdout);
+    }
+  }
+}
+
+int main(int argc, char **argv)
+{
+  const char *only = "random_2M_x32,maceconlike_x16,cant_x16,dc1like_4M";
+  const char *formats = NULL;
+  int dts = 3, reps = 5, opt;
+  struct bench_suite s;
+  struct spmv_error err;
+  struct spmv_cusparse_handle *h = NULL;
+  cudaStream_t stream;
+  int ndev = 0;
+
+  while ((opt = getopt(argc, argv, "m:t:r:f:h")) != -1) {
+    switch (opt) {
+    case 'm': only = optarg; break;
+    case 't': dts = strcmp(optarg, "f32") == 0 ? 2 : 1; break;
+    case 'r': reps = atoi(optarg); break;
+    case 'f': formats = optarg; break;
+    default:
+      fprintf(stderr, "usage: bench_load [-m NAMES] [-t f32|f64] [-r REPS] [-f FORMATS]\n");
+      return opt == 'h' ? 0 : 2;
+    }
+  }
+  if (reps < 1 || reps > MAX_REPS) {
+    fprintf(stderr, "bench_load: -r %d not in [1, %d]\n", reps, MAX_REPS);
+    return 2;
+  }
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    fprintf(stderr, "bench_load: no GPU\n");
+    return 77;
+  }
+  if (cudaStreamCreate(&stream) != cudaSuccess ||
+      spmv_cusparse_handle_new(stream, &h, &err) != 0) {
+    fprintf(stderr, "bench_load: cannot set up the GPU\n");
+    return 1;
+  }
+  if (bench_suite_init(&s, BENCH_SUITE_LARGE, 0, only, NULL, &err) != 0) {
+    fprintf(stderr, "bench_load: %s\n", err.msg);
+    return 1;
+  }
+  {
+    struct cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    printf("# device %s; %ld host cores; %d repetitions, median; times in ms\n",
+           p.name, sysconf(_SC_NPROCESSORS_ONLN), reps);
+  }
+  printf("# matrix\tdtype\tconfig\tconvert_ms\tupload_ms\tload_ms\t"
+         "csr_copy_pageable_ms\tcsr_copy_registered_ms\tload/registered\n");
+  for (size_t i = 0; i < s.n; i++) {
+    struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
+    if (A == NULL) {
+      fprintf(stderr, "bench_load: %s: %s\n", s.e[i].name, err.msg);
+      continue;
+    }
+    one_matrix(s.e[i].name, A, dts, reps, formats, h);
+    spmv_csr_free(A);
+  }
+  bench_suite_fini(&s);
+  spmv_cusparse_handle_free(h);
+  cudaStreamDestroy(stream);
+  return 0;
+}
