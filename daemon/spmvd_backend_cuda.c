@@ -16,7 +16,12 @@
  * configuration's layout, admitted against cudaMemGetInfo() (arrays,
  * scratch and two vectors, plus a reserve), copied to the device
  * (spmv_dev_matrix_new, which also prepares cuSPARSE for the cusparse
- * format), and the host layout is dropped.  Products run on the backend's
+ * format), and the host layout is dropped.  The typed-CSR formats
+ * (spmv_layout_shell_ok) are converted on the device instead: the host
+ * builds their row offsets and block tables (spmv_layout_new_shell), the
+ * columns and values go from the CSR straight to the GPU and are narrowed
+ * there (spmv_dev_matrix_new_csr): on an H200 host the conversion was most
+ * of a load (tests/bench/results/load-h200-v1.tsv, load-h200-v2.tsv).  Products run on the backend's
  * one stream; multiply() copies each vector in and out around the launch.
  * Any CUDA failure that leaves the context unusable comes back as
  * SPMV_EGPU_STICKY, on which the worker must exit.
@@ -169,7 +174,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   struct spmv_layout *L = NULL;
   struct spmv_limits lim = {0};
   size_t free_b = 0, total_b = 0, need, es = vsize(dt);
-  int rc;
+  int rc, shell;
 
   *out = NULL;
   if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0)
@@ -181,10 +186,13 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
     return spmv_error_set(err, SPMV_ENOMEM, "GPU has %zu bytes free, below the %zu-byte reserve",
                           free_b, RESERVE_BYTES);
   lim.max_bytes = free_b - RESERVE_BYTES;
-  rc = spmv_layout_new(A, dt, cfg, &lim, &L, err);
+  shell = spmv_layout_shell_ok(cfg->format);
+  rc = shell ? spmv_layout_new_shell(A, dt, cfg, &lim, &L, err)
+             : spmv_layout_new(A, dt, cfg, &lim, &L, err);
   if (rc < 0)
     return rc;
-  need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
+  need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es +
+         (shell && dt == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0);
   if (need > free_b - RESERVE_BYTES) {
     rc = spmv_error_set(err, SPMV_ENOMEM,
                         "%s needs %zu bytes of GPU memory, %zu free (%zu kept in reserve)",
@@ -199,7 +207,9 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   if ((rc = dev_alloc(&m->dx, (size_t)A->cols * es, "x", err)) < 0 ||
       (rc = dev_alloc(&m->dy, (size_t)A->rows * es, "y", err)) < 0)
     goto fail;
-  if ((rc = spmv_dev_matrix_new(L, b->cs, &m->d, err)) < 0)
+  rc = shell ? spmv_dev_matrix_new_csr(L, A, b->cs, &m->d, err)
+             : spmv_dev_matrix_new(L, b->cs, &m->d, err);
+  if (rc < 0)
     goto fail;
   spmv_layout_free(L);
   *out = m;

@@ -1,6 +1,7 @@
 /* csr.c: the typed CSR layout (csr-scalar, csr-vector, csr-merge, cusparse,
  * and csr16 with 16-bit column offsets). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "spmv_layout.h"
 
@@ -59,17 +60,27 @@ int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
 
 /* Allocates C's arrays and copies A into them, values narrowed to dt. */
 int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
-                        enum spmv_dtype dt)
+                        enum spmv_dtype dt, int shell)
 {
   int64_t k;
 
+  if (spmv_csr_ptr_init(C, A) != 0)
+    return SPMV_ENOMEM;
+  if (shell)
+    return 0;
   C->col = spmv_array_new(A->nnz, sizeof(int32_t));
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(dt));
-  if (spmv_csr_ptr_init(C, A) != 0 || C->col == NULL || C->val == NULL)
+  if (C->col == NULL || C->val == NULL)
     return SPMV_ENOMEM;
-  for (k = 0; k < A->nnz; k++) {
-    C->col[k] = A->col_idx[k];
-    spmv_val_set(C->val, dt, k, A->val[k]);
+  /* Whole-array copies: a call per entry made this most of a load. */
+  if (A->nnz > 0)
+    memcpy(C->col, A->col_idx, (size_t)A->nnz * sizeof(int32_t));
+  if (dt == SPMV_F32) {
+    float *v = C->val;
+    for (k = 0; k < A->nnz; k++)
+      v[k] = (float)A->val[k];
+  } else if (A->nnz > 0) {
+    memcpy(C->val, A->val, (size_t)A->nnz * sizeof(double));
   }
   return 0;
 }
@@ -139,7 +150,7 @@ int spmv_csr_layout_init(struct spmv_layout *L, const struct spmv_csr *A,
   overflow = spmv_csr_typed_bytes(A, L->dtype, &bytes) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
-  if (spmv_csr_typed_init(&L->u.csr, A, L->dtype) != 0)
+  if (spmv_csr_typed_init(&L->u.csr, A, L->dtype, L->shell) != 0)
     return spmv_layout_nomem(L, err);
   return 0;
 }

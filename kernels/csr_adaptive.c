@@ -122,7 +122,7 @@ int spmv_csr_adaptive_init(struct spmv_layout *L, const struct spmv_csr *A,
   D->long_rows = spmv_array_new(D->nlong, sizeof(int32_t));
   D->long_chunk = spmv_array_new(D->nlong + 1, sizeof(int64_t));
   if (D->rows == NULL || D->long_rows == NULL || D->long_chunk == NULL ||
-      spmv_csr_typed_init(&D->csr, A, L->dtype) != 0)
+      spmv_csr_typed_init(&D->csr, A, L->dtype, L->shell) != 0)
     return spmv_layout_nomem(L, err);
   adaptive_fill(D, A);
   return 0;

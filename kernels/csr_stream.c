@@ -206,7 +206,7 @@ int spmv_csr_stream_init(struct spmv_layout *L, const struct spmv_csr *A,
     return spmv_layout_nomem(L, err);
   stream_cut(D, A, 1);
   if (!narrow)
-    return spmv_csr_typed_init(&D->csr, A, L->dtype) != 0
+    return spmv_csr_typed_init(&D->csr, A, L->dtype, L->shell) != 0
                ? spmv_layout_nomem(L, err) : 0;
   D->blk_base = spmv_array_new(D->nblocks, sizeof(int32_t));
   D->chunk_base = spmv_array_new(D->nchunks, sizeof(int32_t));

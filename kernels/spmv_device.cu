@@ -215,23 +215,80 @@ extern "C" size_t spmv_dev_matrix_bytes(const struct spmv_layout *L) {
   return total;
 }
 
-/* Copies L to the device; see spmv_kernels.h. */
-extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
-                                   struct spmv_cusparse_handle *h,
-                                   struct spmv_dev_matrix **out,
-                                   struct spmv_error *err) {
+/* Values converted per pass of spmv_f64_to_f32_kernel (8 bytes each staged). */
+#define CONVERT_CHUNK (SPMV_DEV_CONVERT_STAGING / sizeof(double))
+
+__global__ void spmv_f64_to_f32_kernel(const double *__restrict__ in,
+                                       float *__restrict__ out, size_t n) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = (float)in[i];
+}
+
+/*
+ * Fills the device array d (bytes long) of a shell's typed CSR from A:
+ * col is A's columns as they are; val A's values, copied as they are in
+ * f64 and in f32 staged through a bounded buffer of doubles and narrowed
+ * by a kernel (the same rounding as the host's cast).
+ */
+static int fill_from_csr(void *d, size_t bytes, int is_val, enum spmv_dtype dt,
+                         const struct spmv_csr *A, struct spmv_error *err) {
+  cudaError_t e;
+  if (!is_val) {
+    e = cudaMemcpy(d, A->col_idx, bytes, cudaMemcpyHostToDevice);
+    return spmv_cuda_error(e, "cudaMemcpy of the columns", err);
+  }
+  if (dt == SPMV_F64) {
+    e = cudaMemcpy(d, A->val, bytes, cudaMemcpyHostToDevice);
+    return spmv_cuda_error(e, "cudaMemcpy of the values", err);
+  }
+  size_t n = (size_t)A->nnz, step = n < CONVERT_CHUNK ? n : CONVERT_CHUNK;
+  double *stage = NULL;
+  e = cudaMalloc(&stage, step * sizeof(double));
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return spmv_error_set(err, SPMV_ENOMEM,
+                          "GPU out of memory staging %zu values to convert",
+                          step);
+  }
+  int rc = spmv_cuda_error(e, "cudaMalloc of the staging buffer", err);
+  for (size_t at = 0; rc == 0 && at < n; at += step) {
+    size_t len = n - at < step ? n - at : step;
+    e = cudaMemcpy(stage, A->val + at, len * sizeof(double), cudaMemcpyHostToDevice);
+    if ((rc = spmv_cuda_error(e, "cudaMemcpy of the values", err))) break;
+    spmv_f64_to_f32_kernel<<<(unsigned)((len + 255) / 256 < 4096 ? (len + 255) / 256 : 4096),
+                             256>>>(stage, (float *)d + at, len);
+    rc = spmv_cuda_error(cudaGetLastError(), "value conversion kernel", err);
+  }
+  /* The last pass must finish before its staging buffer goes. */
+  if (rc == 0)
+    rc = spmv_cuda_error(cudaDeviceSynchronize(), "value conversion", err);
+  cudaFree(stage);
+  return rc;
+}
+
+/*
+ * Copies L to the device; with A (a shell's CSR), the typed CSR's col and
+ * val, which L leaves NULL, are made there from A.
+ */
+static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
+                          struct spmv_cusparse_handle *h,
+                          struct spmv_dev_matrix **out, struct spmv_error *err) {
   struct array_ref a[MAX_ARRAYS];
   struct spmv_dev_matrix *m = (struct spmv_dev_matrix *)calloc(1, sizeof *m);
+  struct spmv_csr_layout *C;
   int rc = 0, n;
   *out = NULL;
   if (m == NULL) return spmv_error_set(err, SPMV_ENOMEM, "out of host memory");
   m->L = *L;
+  m->L.shell = 0; /* complete on the device */
   n = layout_arrays(&m->L, a, 1);
   if (n < 0) {
     free(m);
     return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
                           (int)L->cfg.format);
   }
+  C = A != NULL ? spmv_layout_typed_csr(&m->L) : NULL;
   /* Null every field first so that a failure frees only what was made. */
   void *host[MAX_ARRAYS];
   for (int k = 0; k < n; k++) {
@@ -239,7 +296,9 @@ extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
     *a[k].field = NULL;
   }
   for (int k = 0; k < n; k++) {
-    if (a[k].bytes == 0 || host[k] == NULL) continue;
+    int from_csr = C != NULL && host[k] == NULL &&
+                   (a[k].field == (void **)&C->col || a[k].field == (void **)&C->val);
+    if (a[k].bytes == 0 || (host[k] == NULL && !from_csr)) continue;
     void *d = NULL;
     cudaError_t e = cudaMalloc(&d, a[k].bytes);
     if (e == cudaErrorMemoryAllocation) {
@@ -254,6 +313,12 @@ extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
     m->array[m->narrays] = d;
     m->array_bytes[m->narrays++] = a[k].bytes;
     m->bytes += a[k].bytes;
+    if (from_csr) {
+      rc = fill_from_csr(d, a[k].bytes, a[k].field == (void **)&C->val,
+                         L->dtype, A, err);
+      if (rc) goto fail;
+      continue;
+    }
     e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
     if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
   }
@@ -289,6 +354,40 @@ extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
 fail:
   spmv_dev_matrix_free(m);
   return rc;
+}
+
+/* Copies L to the device; see spmv_kernels.h. */
+extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
+                                   struct spmv_cusparse_handle *h,
+                                   struct spmv_dev_matrix **out,
+                                   struct spmv_error *err) {
+  if (L->shell) {
+    *out = NULL;
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: a shell layout needs its CSR "
+                          "(spmv_dev_matrix_new_csr)", spmv_format_name(L->cfg.format));
+  }
+  return dev_matrix_new(L, NULL, h, out, err);
+}
+
+/* Completes shell L on the device from A; see spmv_kernels.h. */
+extern "C" int spmv_dev_matrix_new_csr(const struct spmv_layout *L,
+                                       const struct spmv_csr *A,
+                                       struct spmv_cusparse_handle *h,
+                                       struct spmv_dev_matrix **out,
+                                       struct spmv_error *err) {
+  *out = NULL;
+  if (!L->shell || A == NULL)
+    return spmv_error_set(err, SPMV_EINVAL, "%s: not a shell layout with its CSR",
+                          spmv_format_name(L->cfg.format));
+  if (A->rows != L->rows || A->cols != L->cols || A->nnz != L->nnz)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: the CSR (%lld x %lld, %lld entries) is not the "
+                          "shell's (%lld x %lld, %lld)",
+                          spmv_format_name(L->cfg.format), (long long)A->rows,
+                          (long long)A->cols, (long long)A->nnz, (long long)L->rows,
+                          (long long)L->cols, (long long)L->nnz);
+  return dev_matrix_new(L, A, h, out, err);
 }
 
 /* Frees m and its device memory (NULL is a no-op); returns NULL. */

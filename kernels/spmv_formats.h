@@ -280,6 +280,8 @@ struct spmv_layout {
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;
   size_t bytes;  /* the arrays together */
+  int shell;     /* the typed CSR's col and val are left for the GPU to fill
+                    (spmv_layout_new_shell) */
   union {
     struct spmv_csr_layout csr;
     struct spmv_adaptive_layout adaptive;
@@ -306,6 +308,28 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                     const struct spmv_limits *lim, struct spmv_layout **out,
                     struct spmv_error *err);
 
+/* Whether format f's layout is a typed CSR with 32-bit columns (csr-scalar,
+ * csr-vector, csr-adaptive, csr-merge, csr-stream, cusparse): the ones a
+ * GPU can fill from the CSR itself (spmv_layout_new_shell). */
+int spmv_layout_shell_ok(enum spmv_format f);
+
+/*
+ * As spmv_layout_new(), for a layout the GPU completes: the typed CSR's
+ * row offsets and every other array are built, its col and val are left
+ * NULL (with L->shell set) for spmv_dev_matrix_new_csr() to fill on the
+ * device from A.  Why: converting on the host is most of a load's time
+ * (tests/bench/results/load-h200-v1.tsv).  spmv_layout_spmv() refuses a
+ * shell.  SPMV_EFORMAT for a format not of spmv_layout_shell_ok().
+ */
+int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
+                          const struct spmv_config *cfg,
+                          const struct spmv_limits *lim,
+                          struct spmv_layout **out, struct spmv_error *err);
+
+/* The typed CSR inside L for the formats of spmv_layout_shell_ok(), else
+ * NULL. */
+struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L);
+
 /* Frees a layout and its arrays (NULL is a no-op); returns NULL. */
 struct spmv_layout *spmv_layout_free(struct spmv_layout *L);
 
@@ -324,7 +348,8 @@ int spmv_l2_resident(size_t array_bytes, int64_t rows, int64_t cols,
  * The CPU reference over that very layout: y = alpha*A*x + beta*y with x
  * and y of the layout's dtype, arithmetic in that dtype.  When beta == 0, y
  * is not read.  cusparse walks its CSR like csr-scalar.  Returns 0, or
- * SPMV_EFORMAT for a layout that was not made by spmv_layout_new().
+ * SPMV_EFORMAT for a layout that was not made by spmv_layout_new() (a
+ * shell included).
  */
 int spmv_layout_spmv(const struct spmv_layout *L, double alpha,
                      const void *x, double beta, void *y);

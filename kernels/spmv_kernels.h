@@ -62,6 +62,18 @@ int spmv_dev_matrix_new(const struct spmv_layout *L,
                         struct spmv_cusparse_handle *h,
                         struct spmv_dev_matrix **out, struct spmv_error *err);
 
+/*
+ * The same for a shell (spmv_layout_new_shell) of A: the typed CSR's
+ * columns and values are copied from A (borrowed) and, in f32, narrowed on
+ * the device, with no host copy of the layout.  A must be the CSR the shell
+ * was made from.  The device bytes are spmv_dev_matrix_bytes(L)'s, plus a
+ * transient staging buffer of at most SPMV_DEV_CONVERT_STAGING bytes in f32.
+ */
+#define SPMV_DEV_CONVERT_STAGING ((size_t)32 << 20)
+int spmv_dev_matrix_new_csr(const struct spmv_layout *L, const struct spmv_csr *A,
+                            struct spmv_cusparse_handle *h,
+                            struct spmv_dev_matrix **out, struct spmv_error *err);
+
 /* Frees the device arrays and the struct (NULL is a no-op); returns NULL. */
 struct spmv_dev_matrix *spmv_dev_matrix_free(struct spmv_dev_matrix *m);
 

@@ -43,11 +43,39 @@ static const struct format_ops *layout_ops(const struct spmv_layout *L)
   return &ops[L->cfg.format];
 }
 
-/* Converts A to the layout of cfg; see spmv_formats.h. */
-int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
-                    const struct spmv_config *cfg,
-                    const struct spmv_limits *lim, struct spmv_layout **out,
-                    struct spmv_error *err)
+/* Whether f's layout is a typed CSR with 32-bit columns; see spmv_formats.h. */
+int spmv_layout_shell_ok(enum spmv_format f)
+{
+  switch (f) {
+  case SPMV_FMT_CSR_SCALAR:
+  case SPMV_FMT_CSR_VECTOR:
+  case SPMV_FMT_CSR_ADAPTIVE:
+  case SPMV_FMT_CSR_MERGE:
+  case SPMV_FMT_CSR_STREAM:
+  case SPMV_FMT_CUSPARSE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* The typed CSR inside L; see spmv_formats.h. */
+struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L)
+{
+  if (L == NULL || !spmv_layout_shell_ok(L->cfg.format))
+    return NULL;
+  if (L->cfg.format == SPMV_FMT_CSR_ADAPTIVE)
+    return &L->u.adaptive.csr;
+  if (L->cfg.format == SPMV_FMT_CSR_STREAM)
+    return &L->u.stream.csr;
+  return &L->u.csr;
+}
+
+/* spmv_layout_new() and, with shell, spmv_layout_new_shell(). */
+static int layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
+                      const struct spmv_config *cfg,
+                      const struct spmv_limits *lim, int shell,
+                      struct spmv_layout **out, struct spmv_error *err)
 {
   const struct format_ops *o;
   struct spmv_layout *L = NULL;
@@ -60,6 +88,10 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
   if ((int)cfg->format < 0 || cfg->format >= SPMV_FMT_COUNT)
     return spmv_error_set(err, SPMV_EFORMAT, "unknown format %d",
                           (int)cfg->format);
+  if (shell && !spmv_layout_shell_ok(cfg->format))
+    return spmv_error_set(err, SPMV_EFORMAT,
+                          "%s: no device conversion (its layout is built "
+                          "on the host)", spmv_format_name(cfg->format));
   if ((rc = spmv_csr_validate(A, SPMV_CSR_ALLOW_NONFINITE, err)) != 0)
     return rc;
   if (A->rows > INT32_MAX)
@@ -76,6 +108,7 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory for a layout");
   L->cfg = *cfg;
   L->dtype = dt;
+  L->shell = shell;
   L->rows = A->rows;
   L->cols = A->cols;
   L->nnz = A->nnz;
@@ -88,6 +121,24 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
 fail:
   spmv_layout_free(L);
   return rc;
+}
+
+/* Converts A to the layout of cfg; see spmv_formats.h. */
+int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
+                    const struct spmv_config *cfg,
+                    const struct spmv_limits *lim, struct spmv_layout **out,
+                    struct spmv_error *err)
+{
+  return layout_new(A, dt, cfg, lim, 0, out, err);
+}
+
+/* The layout of cfg less the typed CSR's col and val; see spmv_formats.h. */
+int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
+                          const struct spmv_config *cfg,
+                          const struct spmv_limits *lim,
+                          struct spmv_layout **out, struct spmv_error *err)
+{
+  return layout_new(A, dt, cfg, lim, 1, out, err);
 }
 
 /* Frees a layout and its arrays (NULL is a no-op); returns NULL. */
@@ -110,7 +161,7 @@ int spmv_layout_spmv(const struct spmv_layout *L, double alpha,
 {
   const struct format_ops *o;
 
-  if (L == NULL || (o = layout_ops(L)) == NULL)
+  if (L == NULL || L->shell || (o = layout_ops(L)) == NULL)
     return SPMV_EFORMAT;
   if ((x == NULL && L->cols > 0) || (y == NULL && L->rows > 0))
     return SPMV_EINVAL;

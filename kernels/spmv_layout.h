@@ -49,9 +49,12 @@ int spmv_csr_typed_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
  * csr-stream16), their bases aside. */
 int spmv_csr_typed16_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
                            size_t *bytes);
-/* Allocates and fills C from A; returns 0 or SPMV_ENOMEM (C then partly set). */
+/* Allocates and fills C from A; returns 0 or SPMV_ENOMEM (C then partly
+ * set).  With shell, only the row offsets: col and val stay NULL for the
+ * GPU to fill (spmv_layout_new_shell). */
 int spmv_csr_typed_init(struct spmv_csr_layout *C,
-                        const struct spmv_csr *A, enum spmv_dtype dt);
+                        const struct spmv_csr *A, enum spmv_dtype dt,
+                        int shell);
 /* Allocates and fills C's row offsets only; 0 or SPMV_ENOMEM. */
 int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A);
 /* Frees C's arrays (NULL pointers are skipped). */

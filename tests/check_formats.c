@@ -692,6 +692,77 @@ START_TEST(test_layout_stream)
 }
 END_TEST
 
+/* Shells (the layouts the GPU completes from the CSR): for each typed-CSR
+ * format, the full layout less col and val, with the same row offsets,
+ * tables and byte count; the CPU product refuses one; the other formats
+ * have none, and say so. */
+START_TEST(test_layout_shell)
+{
+  static const int64_t len[] = { 10, 20, 5, 40, 33, 0, 32, 1, 200 };
+  static const struct spmv_config ok[] = {
+    { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 }, { SPMV_FMT_CSR_VECTOR, 64, 8, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 64, 0, 0, 0 }, { SPMV_FMT_CSR_MERGE, 128, 0, 0, 0 },
+    { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+  };
+  static const enum spmv_format no[] = {
+    SPMV_FMT_CSR16, SPMV_FMT_CSR_STREAM16, SPMV_FMT_ELL, SPMV_FMT_ELLR_T,
+    SPMV_FMT_COO, SPMV_FMT_HYB, SPMV_FMT_DIA, SPMV_FMT_JAD, SPMV_FMT_SELL,
+    SPMV_FMT_SELL16,
+  };
+  struct spmv_csr *A = from_lengths(9, 300, len, 0);
+  struct spmv_error err = { 0, "" };
+  double x[300] = { 0 }, y[9] = { 0 };
+
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    for (int dt = 0; dt < 2; dt++) {
+      enum spmv_dtype t = dt ? SPMV_F32 : SPMV_F64;
+      struct spmv_layout *L = NULL, *S = NULL;
+      struct spmv_csr_layout *c, *cs;
+
+      ck_assert_int_eq(spmv_layout_shell_ok(ok[i].format), 1);
+      ck_assert_int_eq(spmv_layout_new(A, t, &ok[i], NULL, &L, &err), 0);
+      ck_assert_int_eq(spmv_layout_new_shell(A, t, &ok[i], NULL, &S, &err), 0);
+      c = spmv_layout_typed_csr(L);
+      cs = spmv_layout_typed_csr(S);
+      ck_assert_ptr_nonnull(cs);
+      ck_assert_int_eq(S->shell, 1);
+      ck_assert_int_eq(L->shell, 0);
+      ck_assert_ptr_null(cs->col);
+      ck_assert_ptr_null(cs->val);
+      ck_assert_ptr_nonnull(c->col);
+      ck_assert_ptr_nonnull(c->val);
+      ck_assert_mem_eq(cs->row_ptr32, c->row_ptr32, 10 * sizeof(int32_t));
+      ck_assert_uint_eq(S->bytes, L->bytes);
+      if (ok[i].format == SPMV_FMT_CSR_STREAM) {
+        ck_assert_int_eq(S->u.stream.nblocks, L->u.stream.nblocks);
+        ck_assert_mem_eq(S->u.stream.blk_ent, L->u.stream.blk_ent,
+                         2 * (size_t)L->u.stream.nblocks * sizeof(int64_t));
+      }
+      if (ok[i].format == SPMV_FMT_CSR_ADAPTIVE) {
+        ck_assert_int_eq(S->u.adaptive.nlong, L->u.adaptive.nlong);
+        ck_assert_mem_eq(S->u.adaptive.rows, L->u.adaptive.rows,
+                         (size_t)(9 - L->u.adaptive.nlong) * sizeof(int32_t));
+      }
+      ck_assert_int_eq(spmv_layout_spmv(S, 1, x, 0, y), SPMV_EFORMAT);
+      spmv_layout_free(S);
+      spmv_layout_free(L);
+    }
+  }
+  for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+    struct spmv_config cfg = { no[i], 32, 0, 0, 0 };
+    struct spmv_layout *S = NULL;
+
+    ck_assert_int_eq(spmv_layout_shell_ok(no[i]), 0);
+    ck_assert_int_eq(spmv_layout_new_shell(A, SPMV_F64, &cfg, NULL, &S, &err),
+                     SPMV_EFORMAT);
+    ck_assert_ptr_null(S);
+    ck_assert_msg(strstr(err.msg, spmv_format_name(no[i])) != NULL &&
+                  strstr(err.msg, "on the host") != NULL, "%s", err.msg);
+  }
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* csr-stream16 at BS 32, k 1: block bases and 16-bit offsets, a long
  * row's chunk bases; then a block whose two rows together span 70001
  * columns (each alone spans 1) is refused, naming its rows. */
@@ -1014,6 +1085,7 @@ Suite *formats_suite(void)
   tcase_add_test(tc, test_layout_csr16);
   tcase_add_test(tc, test_layout_stream);
   tcase_add_test(tc, test_layout_stream16);
+  tcase_add_test(tc, test_layout_shell);
   tcase_add_loop_test(tc, test_sell16_span, 0, 2);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_row_ptr64);

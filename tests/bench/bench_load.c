@@ -3,10 +3,12 @@
  * For each matrix of the benchmark suite and each value type: the host
  * conversion to a configuration's layout (spmv_layout_new), its copy to the
  * device (spmv_dev_matrix_new: allocations, copies from pageable memory,
- * cuSPARSE's preparation for the cusparse format), and, as the floor of any
- * conversion done on the device instead, the copy of the CSR arrays
- * themselves (row pointers, columns, double values) from pageable memory and
- * from the same memory registered with cudaHostRegister.  Wall-clock times
+ * cuSPARSE's preparation for the cusparse format); for the typed-CSR
+ * formats the same through the device conversion the cuda worker uses
+ * (spmv_layout_new_shell, spmv_dev_matrix_new_csr); and, as the floor of
+ * any conversion done on the device, the copy of the CSR arrays themselves
+ * (row pointers, columns, double values) from pageable memory and from the
+ * same memory registered with cudaHostRegister.  Wall-clock times
  * around synchronised calls, median of -r repetitions, one process.  A
  * benchmark, never run by make check.
  *   usage: bench_load [-m NAMES] [-t f32|f64] [-r REPS] [-f FORMATS]
@@ -149,9 +151,27 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
         printf("%s\t%s\t%s\tskipped: %s\n", name, spmv_dtype_name(t), txt, err.msg);
         continue;
       }
-      double cm = median(conv, reps), um = median(up, reps);
-      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", name,
-             spmv_dtype_name(t), txt, cm, um, cm + um, pageable, pinned,
+      double cm = median(conv, reps), um = median(up, reps), sm = -1;
+      if (spmv_layout_shell_ok(configs[c].format)) {
+        for (r = 0; r < reps && rc == 0; r++) {
+          struct spmv_layout *L = NULL;
+          struct spmv_dev_matrix *d = NULL;
+          double t0 = bench_now_s();
+          rc = spmv_layout_new_shell(A, t, &configs[c], &lim, &L, &err);
+          if (rc == 0)
+            rc = spmv_dev_matrix_new_csr(L, A, h, &d, &err);
+          cudaDeviceSynchronize();
+          conv[r] = 1e3 * (bench_now_s() - t0);
+          spmv_dev_matrix_free(d);
+          spmv_layout_free(L);
+        }
+        if (rc != 0)
+          fprintf(stderr, "bench_load: %s %s: %s\n", name, txt, err.msg);
+        else
+          sm = median(conv, reps);
+      }
+      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", name,
+             spmv_dtype_name(t), txt, cm, um, cm + um, sm, pageable, pinned,
              pinned > 0 ? (cm + um) / pinned : 0.0);
       fflush(stdout);
     }
@@ -204,7 +224,8 @@ int main(int argc, char **argv)
            p.name, sysconf(_SC_NPROCESSORS_ONLN), reps);
   }
   printf("# matrix\tdtype\tconfig\tconvert_ms\tupload_ms\tload_ms\t"
-         "csr_copy_pageable_ms\tcsr_copy_registered_ms\tload/registered\n");
+         "device_conversion_load_ms (-1: none)\tcsr_copy_pageable_ms\t"
+         "csr_copy_registered_ms\tload/registered\n");
   for (size_t i = 0; i < s.n; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
     if (A == NULL) {
