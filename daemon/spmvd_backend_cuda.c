@@ -16,12 +16,13 @@
  * configuration's layout, admitted against cudaMemGetInfo() (arrays,
  * scratch and two vectors, plus a reserve), copied to the device
  * (spmv_dev_matrix_new, which also prepares cuSPARSE for the cusparse
- * format), and the host layout is dropped.  The typed-CSR formats
- * (spmv_layout_shell_ok) are converted on the device instead: the host
- * builds their row offsets and block tables (spmv_layout_new_shell), the
- * columns and values go from the CSR straight to the GPU and are narrowed
- * there (spmv_dev_matrix_new_csr): on an H200 host the conversion was most
- * of a load (tests/bench/results/load-h200-v1.tsv, load-h200-v2.tsv).  Products run on the backend's
+ * format), and the host layout is dropped.  The typed-CSR formats, sell
+ * and sell16 (spmv_layout_shell_ok) are converted on the device instead:
+ * the host builds their row offsets, tables and slices
+ * (spmv_layout_new_shell), the columns and values go from the CSR to the
+ * GPU and are placed and narrowed there (spmv_dev_matrix_new_csr): on an
+ * H200 host the conversion was most of a load
+ * (tests/bench/results/load-h200.md).  Products run on the backend's
  * one stream; multiply() copies each vector in and out around the launch.
  * Any CUDA failure that leaves the context unusable comes back as
  * SPMV_EGPU_STICKY, on which the worker must exit.
@@ -192,7 +193,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   if (rc < 0)
     return rc;
   need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es +
-         (shell && dt == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0);
+         spmv_dev_shell_staging(L);
   if (need > free_b - RESERVE_BYTES) {
     rc = spmv_error_set(err, SPMV_ENOMEM,
                         "%s needs %zu bytes of GPU memory, %zu free (%zu kept in reserve)",

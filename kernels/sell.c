@@ -192,6 +192,24 @@ int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
 }
 
 /* Builds a SELL-C-sigma layout (sell16 when the format says so). */
+/* sell16's lane bases alone (each lane's row's smallest column, 0 for an
+ * empty row or lane), for a shell. */
+static int sell_bases(struct spmv_sell_layout *S, const struct spmv_csr *A,
+                      const struct spmv_layout *L, struct spmv_error *err)
+{
+  int64_t i, lanes = S->nslices * S->c;
+
+  S->base = spmv_array_new(lanes, sizeof(int32_t));
+  if (S->base == NULL)
+    return spmv_layout_nomem(L, err);
+  for (i = 0; i < lanes; i++) {
+    int32_t r = S->perm[i];
+    S->base[i] = r >= 0 && A->row_ptr[r + 1] > A->row_ptr[r]
+                     ? (int32_t)spmv_row_col_range(A, r, NULL) : 0;
+  }
+  return 0;
+}
+
 int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
                    const struct spmv_limits *lim, struct spmv_error *err)
 {
@@ -224,6 +242,8 @@ int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
                             spmv_dtype_size(L->dtype)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
+  if (L->shell) /* the GPU fills the slices (spmv_dev_matrix_new_csr) */
+    return narrow ? sell_bases(S, A, L, err) : 0;
   if (narrow) {
     S->base = spmv_array_new(lanes, sizeof(int32_t));
     S->col16 = spmv_array_new(S->slice_ptr[S->nslices], sizeof(uint16_t));

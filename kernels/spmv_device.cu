@@ -268,8 +268,91 @@ static int fill_from_csr(void *d, size_t bytes, int is_val, enum spmv_dtype dt,
 }
 
 /*
- * Copies L to the device; with A (a shell's CSR), the typed CSR's col and
- * val, which L leaves NULL, are made there from A.
+ * sell and sell16 from the CSR on the device, one thread per lane: entry k
+ * of lane l of slice s at slice_ptr[s] + k * C + l, padding (column -1 or
+ * SPMV_SELL16_PAD, value 0) up to the slice's width, as sell_fill() on the
+ * host; writes of a slice's lanes are consecutive.
+ */
+template <typename T, bool NARROW>
+__global__ void spmv_sell_fill_kernel(struct spmv_sell_layout S, int64_t lanes,
+                                      const int64_t *__restrict__ rp,
+                                      const int32_t *__restrict__ ci,
+                                      const double *__restrict__ cv) {
+  int64_t lane = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (lane >= lanes) return;
+  int64_t s = lane / S.c, l = lane - s * S.c, at = S.slice_ptr[s] + l;
+  int32_t r = S.perm[lane], w = S.slice_width[s];
+  int64_t lo = r >= 0 ? rp[r] : 0, len = r >= 0 ? rp[r + 1] - lo : 0;
+  int32_t b = NARROW ? S.base[lane] : 0;
+  for (int64_t k = 0; k < w; k++, at += S.c) {
+    bool real = k < len;
+    if (NARROW)
+      S.col16[at] = real ? (uint16_t)(ci[lo + k] - b) : (uint16_t)SPMV_SELL16_PAD;
+    else
+      S.col[at] = real ? ci[lo + k] : -1;
+    ((T *)S.val)[at] = real ? (T)cv[lo + k] : T(0);
+  }
+}
+
+/* Fills the entries of sell shell D (its other arrays on the device) from
+ * A, whose CSR is staged on the device for the kernel. */
+static int fill_sell(struct spmv_layout *D, const struct spmv_csr *A,
+                     struct spmv_error *err) {
+  struct spmv_sell_layout *S = &D->u.sell;
+  int64_t lanes = S->nslices * S->c;
+  size_t nnz = (size_t)A->nnz;
+  int64_t *rp = NULL;
+  int32_t *ci = NULL;
+  double *cv = NULL;
+  cudaError_t e = cudaMalloc(&rp, (size_t)(A->rows + 1) * 8);
+  if (e == cudaSuccess) e = cudaMalloc(&ci, nnz * 4 + 4);
+  if (e == cudaSuccess) e = cudaMalloc(&cv, nnz * 8 + 8);
+  int rc;
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    rc = spmv_error_set(err, SPMV_ENOMEM, "GPU out of memory staging the CSR "
+                        "of %zu entries to convert", nnz);
+    goto out;
+  }
+  if ((rc = spmv_cuda_error(e, "cudaMalloc of the staged CSR", err))) goto out;
+  e = cudaMemcpy(rp, A->row_ptr, (size_t)(A->rows + 1) * 8, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && nnz > 0)
+    e = cudaMemcpy(ci, A->col_idx, nnz * 4, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && nnz > 0)
+    e = cudaMemcpy(cv, A->val, nnz * 8, cudaMemcpyHostToDevice);
+  if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto out;
+  if (lanes > 0) {
+    unsigned grid = (unsigned)((lanes + 255) / 256);
+    bool narrow = D->cfg.format == SPMV_FMT_SELL16;
+    if (D->dtype == SPMV_F32)
+      narrow ? spmv_sell_fill_kernel<float, true><<<grid, 256>>>(*S, lanes, rp, ci, cv)
+             : spmv_sell_fill_kernel<float, false><<<grid, 256>>>(*S, lanes, rp, ci, cv);
+    else
+      narrow ? spmv_sell_fill_kernel<double, true><<<grid, 256>>>(*S, lanes, rp, ci, cv)
+             : spmv_sell_fill_kernel<double, false><<<grid, 256>>>(*S, lanes, rp, ci, cv);
+    if ((rc = spmv_cuda_error(cudaGetLastError(), "sell conversion kernel", err))) goto out;
+    rc = spmv_cuda_error(cudaDeviceSynchronize(), "sell conversion", err);
+  }
+out:
+  cudaFree(rp);
+  cudaFree(ci);
+  cudaFree(cv);
+  return rc;
+}
+
+/* Device bytes a shell's completion stages for a while; see spmv_kernels.h. */
+extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
+  if (!L->shell) return 0;
+  if (L->cfg.format == SPMV_FMT_SELL || L->cfg.format == SPMV_FMT_SELL16)
+    return (size_t)(L->rows + 1) * 8 + (size_t)L->nnz * 12 + 12;
+  return L->dtype == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0;
+}
+
+/*
+ * Copies L to the device; with A (a shell's CSR), the entries' arrays,
+ * which L leaves NULL, are made there from A: the typed CSR's col and val
+ * copied (fill_from_csr), sell's filled by a kernel (fill_sell) once its
+ * other arrays are there.
  */
 static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           struct spmv_cusparse_handle *h,
@@ -289,6 +372,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           (int)L->cfg.format);
   }
   C = A != NULL ? spmv_layout_typed_csr(&m->L) : NULL;
+  struct spmv_sell_layout *S = A != NULL && C == NULL ? &m->L.u.sell : NULL;
   /* Null every field first so that a failure frees only what was made. */
   void *host[MAX_ARRAYS];
   for (int k = 0; k < n; k++) {
@@ -296,8 +380,12 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     *a[k].field = NULL;
   }
   for (int k = 0; k < n; k++) {
-    int from_csr = C != NULL && host[k] == NULL &&
-                   (a[k].field == (void **)&C->col || a[k].field == (void **)&C->val);
+    int from_csr = host[k] == NULL &&
+                   ((C != NULL && (a[k].field == (void **)&C->col ||
+                                   a[k].field == (void **)&C->val)) ||
+                    (S != NULL && (a[k].field == (void **)&S->col ||
+                                   a[k].field == (void **)&S->col16 ||
+                                   a[k].field == (void **)&S->val)));
     if (a[k].bytes == 0 || (host[k] == NULL && !from_csr)) continue;
     void *d = NULL;
     cudaError_t e = cudaMalloc(&d, a[k].bytes);
@@ -314,14 +402,16 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     m->array_bytes[m->narrays++] = a[k].bytes;
     m->bytes += a[k].bytes;
     if (from_csr) {
-      rc = fill_from_csr(d, a[k].bytes, a[k].field == (void **)&C->val,
-                         L->dtype, A, err);
-      if (rc) goto fail;
+      if (C != NULL &&
+          (rc = fill_from_csr(d, a[k].bytes, a[k].field == (void **)&C->val,
+                              L->dtype, A, err)))
+        goto fail;
       continue;
     }
     e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
     if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
   }
+  if (S != NULL && (rc = fill_sell(&m->L, A, err))) goto fail;
   {
     int dev = 0, l2 = 0;
     if (cudaGetDevice(&dev) == cudaSuccess &&

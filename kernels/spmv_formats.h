@@ -308,16 +308,18 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                     const struct spmv_limits *lim, struct spmv_layout **out,
                     struct spmv_error *err);
 
-/* Whether format f's layout is a typed CSR with 32-bit columns (csr-scalar,
- * csr-vector, csr-adaptive, csr-merge, csr-stream, cusparse): the ones a
- * GPU can fill from the CSR itself (spmv_layout_new_shell). */
+/* Whether format f's layout can be completed by a GPU from the CSR itself
+ * (spmv_layout_new_shell): the typed CSR with 32-bit columns (csr-scalar,
+ * csr-vector, csr-adaptive, csr-merge, csr-stream, cusparse), sell and
+ * sell16. */
 int spmv_layout_shell_ok(enum spmv_format f);
 
 /*
- * As spmv_layout_new(), for a layout the GPU completes: the typed CSR's
- * row offsets and every other array are built, its col and val are left
- * NULL (with L->shell set) for spmv_dev_matrix_new_csr() to fill on the
- * device from A.  Why: converting on the host is most of a load's time
+ * As spmv_layout_new(), for a layout the GPU completes: the entries' arrays
+ * (the typed CSR's col and val; sell's col or col16 and val) are left NULL,
+ * with L->shell set, for spmv_dev_matrix_new_csr() to fill on the device
+ * from A; the row offsets, tables, sell's slices and sell16's lane bases
+ * are built.  Why: converting on the host is most of a load's time
  * (tests/bench/results/load-h200-v1.tsv).  spmv_layout_spmv() refuses a
  * shell.  SPMV_EFORMAT for a format not of spmv_layout_shell_ok().
  */
@@ -326,8 +328,8 @@ int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
                           const struct spmv_limits *lim,
                           struct spmv_layout **out, struct spmv_error *err);
 
-/* The typed CSR inside L for the formats of spmv_layout_shell_ok(), else
- * NULL. */
+/* The typed CSR inside L for the typed-CSR formats of
+ * spmv_layout_shell_ok(), else NULL. */
 struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L);
 
 /* Frees a layout and its arrays (NULL is a no-op); returns NULL. */

@@ -66,13 +66,19 @@ int spmv_dev_matrix_new(const struct spmv_layout *L,
  * The same for a shell (spmv_layout_new_shell) of A: the typed CSR's
  * columns and values are copied from A (borrowed) and, in f32, narrowed on
  * the device, with no host copy of the layout.  A must be the CSR the shell
- * was made from.  The device bytes are spmv_dev_matrix_bytes(L)'s, plus a
- * transient staging buffer of at most SPMV_DEV_CONVERT_STAGING bytes in f32.
+ * was made from.  The device bytes are spmv_dev_matrix_bytes(L)'s, plus
+ * spmv_dev_shell_staging(L) for the time of the call.
  */
+/* f32 values of a typed CSR are narrowed through this many bytes. */
 #define SPMV_DEV_CONVERT_STAGING ((size_t)32 << 20)
 int spmv_dev_matrix_new_csr(const struct spmv_layout *L, const struct spmv_csr *A,
                             struct spmv_cusparse_handle *h,
                             struct spmv_dev_matrix **out, struct spmv_error *err);
+
+/* Device bytes spmv_dev_matrix_new_csr() stages while it completes shell
+ * L (0 for a layout that is not a shell): SPMV_DEV_CONVERT_STAGING for a
+ * typed CSR in f32, A's whole CSR (12 bytes an entry) for sell(16). */
+size_t spmv_dev_shell_staging(const struct spmv_layout *L);
 
 /* Frees the device arrays and the struct (NULL is a no-op); returns NULL. */
 struct spmv_dev_matrix *spmv_dev_matrix_free(struct spmv_dev_matrix *m);

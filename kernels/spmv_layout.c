@@ -53,6 +53,8 @@ int spmv_layout_shell_ok(enum spmv_format f)
   case SPMV_FMT_CSR_MERGE:
   case SPMV_FMT_CSR_STREAM:
   case SPMV_FMT_CUSPARSE:
+  case SPMV_FMT_SELL:
+  case SPMV_FMT_SELL16:
     return 1;
   default:
     return 0;
@@ -62,7 +64,8 @@ int spmv_layout_shell_ok(enum spmv_format f)
 /* The typed CSR inside L; see spmv_formats.h. */
 struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L)
 {
-  if (L == NULL || !spmv_layout_shell_ok(L->cfg.format))
+  if (L == NULL || !spmv_layout_shell_ok(L->cfg.format) ||
+      L->cfg.format == SPMV_FMT_SELL || L->cfg.format == SPMV_FMT_SELL16)
     return NULL;
   if (L->cfg.format == SPMV_FMT_CSR_ADAPTIVE)
     return &L->u.adaptive.csr;

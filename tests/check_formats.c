@@ -694,8 +694,9 @@ END_TEST
 
 /* Shells (the layouts the GPU completes from the CSR): for each typed-CSR
  * format, the full layout less col and val, with the same row offsets,
- * tables and byte count; the CPU product refuses one; the other formats
- * have none, and say so. */
+ * tables and byte count; for sell and sell16 the same slices without the
+ * entries; the CPU product refuses one; the other formats have none, and
+ * say so. */
 START_TEST(test_layout_shell)
 {
   static const int64_t len[] = { 10, 20, 5, 40, 33, 0, 32, 1, 200 };
@@ -706,8 +707,7 @@ START_TEST(test_layout_shell)
   };
   static const enum spmv_format no[] = {
     SPMV_FMT_CSR16, SPMV_FMT_CSR_STREAM16, SPMV_FMT_ELL, SPMV_FMT_ELLR_T,
-    SPMV_FMT_COO, SPMV_FMT_HYB, SPMV_FMT_DIA, SPMV_FMT_JAD, SPMV_FMT_SELL,
-    SPMV_FMT_SELL16,
+    SPMV_FMT_COO, SPMV_FMT_HYB, SPMV_FMT_DIA, SPMV_FMT_JAD,
   };
   struct spmv_csr *A = from_lengths(9, 300, len, 0);
   struct spmv_error err = { 0, "" };
@@ -747,6 +747,33 @@ START_TEST(test_layout_shell)
       spmv_layout_free(S);
       spmv_layout_free(L);
     }
+  }
+  /* sell and sell16: the slices (and sell16's lane bases) without the
+   * entries. */
+  for (int f = 0; f < 2; f++) {
+    struct spmv_config cfg = { f ? SPMV_FMT_SELL16 : SPMV_FMT_SELL, 32, 0, 4, 8 };
+    struct spmv_layout *L = NULL, *S = NULL;
+    const struct spmv_sell_layout *a, *b;
+
+    ck_assert_int_eq(spmv_layout_new(A, SPMV_F32, &cfg, NULL, &L, &err), 0);
+    ck_assert_int_eq(spmv_layout_new_shell(A, SPMV_F32, &cfg, NULL, &S, &err), 0);
+    a = &L->u.sell;
+    b = &S->u.sell;
+    ck_assert_ptr_null(spmv_layout_typed_csr(S));
+    ck_assert_ptr_null(b->col);
+    ck_assert_ptr_null(b->col16);
+    ck_assert_ptr_null(b->val);
+    ck_assert_uint_eq(S->bytes, L->bytes);
+    ck_assert_int_eq(b->nslices, a->nslices);
+    ck_assert_mem_eq(b->perm, a->perm, (size_t)(a->nslices * a->c) * sizeof(int32_t));
+    ck_assert_mem_eq(b->slice_ptr, a->slice_ptr, (size_t)(a->nslices + 1) * sizeof(int64_t));
+    if (f)
+      ck_assert_mem_eq(b->base, a->base, (size_t)(a->nslices * a->c) * sizeof(int32_t));
+    else
+      ck_assert_ptr_null(b->base);
+    ck_assert_int_eq(spmv_layout_spmv(S, 1, x, 0, y), SPMV_EFORMAT);
+    spmv_layout_free(S);
+    spmv_layout_free(L);
   }
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
     struct spmv_config cfg = { no[i], 32, 0, 0, 0 };
