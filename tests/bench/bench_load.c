@@ -3,14 +3,14 @@
  * For each matrix of the benchmark suite and each value type: the host
  * conversion to a configuration's layout (spmv_layout_new), its copy to the
  * device (spmv_dev_matrix_new: allocations, copies from pageable memory,
- * cuSPARSE's preparation for the cusparse format); for the typed-CSR
- * formats the same through the device conversion the cuda worker uses
- * (spmv_layout_new_shell, spmv_dev_matrix_new_csr); and, as the floor of
- * any conversion done on the device, the copy of the CSR arrays themselves
- * (row pointers, columns, double values) from pageable memory and from the
- * same memory registered with cudaHostRegister.  Wall-clock times
- * around synchronised calls, median of -r repetitions, one process.  A
- * benchmark, never run by make check.
+ * cuSPARSE's preparation for the cusparse format); for the formats of
+ * spmv_layout_shell_ok the same through the device conversion the cuda
+ * worker uses (spmv_layout_new_shell, spmv_dev_matrix_new_csr); and, as
+ * the floor of any conversion done on the device, the copy of the CSR
+ * arrays themselves (row pointers, columns, double values) from pageable
+ * memory and from the same memory registered with cudaHostRegister.
+ * Wall-clock times around synchronised calls, median of -r repetitions,
+ * one process.  A benchmark, never run by make check.
  *   usage: bench_load [-m NAMES] [-t f32|f64] [-r REPS] [-f FORMATS]
  */
 #include "config.h"
