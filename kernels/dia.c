@@ -4,12 +4,12 @@
 
 #include "spmv_layout.h"
 
-/* Marks the occupied diagonals of A in a bitmap indexed by
- * col - row + rows - 1; returns the bitmap (new) or NULL. */
-static uint8_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
+/* Marks the occupied diagonals of A in a bitmap of 64-bit words indexed
+ * by col - row + rows - 1; returns the bitmap (new) or NULL. */
+static uint64_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
 {
   int64_t span = A->rows + A->cols, i, k;
-  uint8_t *bits = calloc((size_t)(span / 8 + 1), 1);
+  uint64_t *bits = calloc((size_t)(span / 64 + 1), sizeof *bits);
 
   if (bits == NULL)
     return NULL;
@@ -17,9 +17,10 @@ static uint8_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
   for (i = 0; i < A->rows; i++) {
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       int64_t b = A->col_idx[k] - i + A->rows - 1;
+      uint64_t m = (uint64_t)1 << (b % 64);
 
-      if (!(bits[b / 8] & (1u << (b % 8)))) {
-        bits[b / 8] |= (uint8_t)(1u << (b % 8));
+      if (!(bits[b / 64] & m)) {
+        bits[b / 64] |= m;
         (*ndiags)++;
       }
     }
@@ -27,20 +28,29 @@ static uint8_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
   return bits;
 }
 
-/* Returns the index of offset off among the ascending offsets. */
-static int64_t dia_find(const int32_t *offsets, int64_t n, int64_t off)
+/* rank[w]: the occupied diagonals in the words before w, so that a
+ * diagonal's slot is found in constant time (dia_slot) rather than by a
+ * search per entry; new, or NULL. */
+static int64_t *dia_rank(const uint64_t *bits, int64_t span)
 {
-  int64_t lo = 0, hi = n - 1;
+  int64_t w, nw = span / 64 + 1;
+  int64_t *rank = malloc((size_t)nw * sizeof *rank);
 
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
+  if (rank == NULL)
+    return NULL;
+  rank[0] = 0;
+  for (w = 1; w < nw; w++)
+    rank[w] = rank[w - 1] + __builtin_popcountll(bits[w - 1]);
+  return rank;
+}
 
-    if (offsets[mid] < off)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+/* The slot of occupied diagonal b among the ascending offsets. */
+static inline int64_t dia_slot(const uint64_t *bits, const int64_t *rank,
+                               int64_t b)
+{
+  uint64_t below = ((uint64_t)1 << (b % 64)) - 1;
+
+  return rank[b / 64] + __builtin_popcountll(bits[b / 64] & below);
 }
 
 /* Checks the diagonal count, fill and bytes of a DIA of ndiags diagonals. */
@@ -64,38 +74,48 @@ static int dia_check(struct spmv_layout *L, const struct spmv_limits *lim,
   return spmv_layout_reserve(L, lim, bytes, overflow, err);
 }
 
-/* Builds a DIA layout of the occupied diagonals; duplicates are summed. */
+/* Builds a DIA layout of the occupied diagonals; duplicates are summed
+ * (in double, then narrowed, as spmv_val_add). */
 int spmv_dia_init(struct spmv_layout *L, const struct spmv_csr *A,
                   const struct spmv_limits *lim, struct spmv_error *err)
 {
   struct spmv_dia_layout *D = &L->u.dia;
-  uint8_t *bits;
-  int64_t b, d = 0, i, k;
+  uint64_t *bits;
+  int64_t *rank = NULL, b, d = 0, i, k, span = A->rows + A->cols;
   int rc;
 
   bits = dia_bitmap(A, &D->ndiags);
   if (bits == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory for the diagonal "
-                          "bitmap of %" PRId64 " offsets", A->rows + A->cols);
+                          "bitmap of %" PRId64 " offsets", span);
   if ((rc = dia_check(L, lim, D->ndiags, err)) != 0)
     goto out;
   D->pitch = spmv_pitch(A->rows);
   D->offsets = spmv_array_new(D->ndiags, sizeof(int32_t));
   D->val = spmv_array_zero(D->ndiags * D->pitch, spmv_dtype_size(L->dtype));
-  if (D->offsets == NULL || D->val == NULL) {
+  rank = dia_rank(bits, span);
+  if (D->offsets == NULL || D->val == NULL || rank == NULL) {
     rc = spmv_layout_nomem(L, err);
     goto out;
   }
-  for (b = 0; b < A->rows + A->cols; b++)
-    if (bits[b / 8] & (1u << (b % 8)))
+  for (b = 0; b < span; b++)
+    if (bits[b / 64] & ((uint64_t)1 << (b % 64)))
       D->offsets[d++] = (int32_t)(b - (A->rows - 1));
   for (i = 0; i < A->rows; i++) {
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-      d = dia_find(D->offsets, D->ndiags, A->col_idx[k] - i);
-      spmv_val_add(D->val, L->dtype, d * D->pitch + i, A->val[k]);
+      int64_t at = dia_slot(bits, rank, A->col_idx[k] - i + A->rows - 1) *
+                       D->pitch + i;
+
+      if (L->dtype == SPMV_F32) {
+        float *v = D->val;
+        v[at] = (float)((double)v[at] + A->val[k]);
+      } else {
+        ((double *)D->val)[at] += A->val[k];
+      }
     }
   }
 out:
+  free(rank);
   free(bits);
   return rc;
 }
