@@ -284,20 +284,3 @@ int64_t spmv_csr_max_row(const struct spmv_csr *A)
   return m;
 }
 
-/* Stores v narrowed to dt at val[k]. */
-void spmv_val_set(void *val, enum spmv_dtype dt, int64_t k, double v)
-{
-  if (dt == SPMV_F32)
-    ((float *)val)[k] = (float)v;
-  else
-    ((double *)val)[k] = v;
-}
-
-/* Adds v to val[k] in double, then narrows to dt. */
-void spmv_val_add(void *val, enum spmv_dtype dt, int64_t k, double v)
-{
-  if (dt == SPMV_F32)
-    ((float *)val)[k] = (float)((double)((float *)val)[k] + v);
-  else
-    ((double *)val)[k] += v;
-}

@@ -151,10 +151,25 @@ void *spmv_array_zero(int64_t n, size_t sz);
 int64_t spmv_pitch(int64_t rows);
 /* Returns the length of A's longest row (0 for no rows). */
 int64_t spmv_csr_max_row(const struct spmv_csr *A);
-/* Stores v, narrowed to dt, at val[k]. */
-void spmv_val_set(void *val, enum spmv_dtype dt, int64_t k, double v);
+/* Stores v, narrowed to dt, at val[k].  Inline: the conversions call it
+ * once per entry. */
+static inline void spmv_val_set(void *val, enum spmv_dtype dt, int64_t k,
+                                double v)
+{
+  if (dt == SPMV_F32)
+    ((float *)val)[k] = (float)v;
+  else
+    ((double *)val)[k] = v;
+}
 /* Adds v to val[k] (summing duplicates), in double, then narrows to dt. */
-void spmv_val_add(void *val, enum spmv_dtype dt, int64_t k, double v);
+static inline void spmv_val_add(void *val, enum spmv_dtype dt, int64_t k,
+                                double v)
+{
+  if (dt == SPMV_F32)
+    ((float *)val)[k] = (float)((double)((float *)val)[k] + v);
+  else
+    ((double *)val)[k] += v;
+}
 
 /* One row's result in type T: y[i] = alpha*sum + beta*y[i], y not read when
  * beta == 0. */
