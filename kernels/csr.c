@@ -72,16 +72,10 @@ int spmv_csr_typed_init(struct spmv_csr_layout *C, const struct spmv_csr *A,
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(dt));
   if (C->col == NULL || C->val == NULL)
     return SPMV_ENOMEM;
-  /* Whole-array copies: a call per entry made this most of a load. */
   if (A->nnz > 0)
     memcpy(C->col, A->col_idx, (size_t)A->nnz * sizeof(int32_t));
-  if (dt == SPMV_F32) {
-    float *v = C->val;
-    for (k = 0; k < A->nnz; k++)
-      v[k] = (float)A->val[k];
-  } else if (A->nnz > 0) {
-    memcpy(C->val, A->val, (size_t)A->nnz * sizeof(double));
-  }
+  for (k = 0; k < A->nnz; k++)
+    spmv_val_set(C->val, dt, k, A->val[k]);
   return 0;
 }
 

@@ -75,7 +75,7 @@ static int dia_check(struct spmv_layout *L, const struct spmv_limits *lim,
 }
 
 /* Builds a DIA layout of the occupied diagonals; duplicates are summed
- * (in double, then narrowed, as spmv_val_add). */
+ * (spmv_val_add). */
 int spmv_dia_init(struct spmv_layout *L, const struct spmv_csr *A,
                   const struct spmv_limits *lim, struct spmv_error *err)
 {
@@ -106,12 +106,7 @@ int spmv_dia_init(struct spmv_layout *L, const struct spmv_csr *A,
       int64_t at = dia_slot(bits, rank, A->col_idx[k] - i + A->rows - 1) *
                        D->pitch + i;
 
-      if (L->dtype == SPMV_F32) {
-        float *v = D->val;
-        v[at] = (float)((double)v[at] + A->val[k]);
-      } else {
-        ((double *)D->val)[at] += A->val[k];
-      }
+      spmv_val_add(D->val, L->dtype, at, A->val[k]);
     }
   }
 out:

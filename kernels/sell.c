@@ -87,8 +87,8 @@ static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
 
 /* Copies the rows into their slices: entry k of lane l of slice s at
  * slice_ptr[s] + k * C + l, padding (column -1, value 0) elsewhere.  For
- * sell16 the column is stored as its offset from the lane's base (the
- * row's smallest column) and padding as SPMV_SELL16_PAD. */
+ * sell16 the column is stored as its offset from the lane's base
+ * (sell_bases, made before) and padding as SPMV_SELL16_PAD. */
 static void sell_fill(struct spmv_sell_layout *S, const struct spmv_csr *A,
                       enum spmv_dtype dt)
 {
@@ -102,20 +102,13 @@ static void sell_fill(struct spmv_sell_layout *S, const struct spmv_csr *A,
   }
   for (s = 0; s < S->nslices; s++) {
     for (l = 0; l < S->c; l++) {
-      int32_t r = S->perm[s * S->c + l], base = 0;
+      int32_t r = S->perm[s * S->c + l];
+      int32_t base = S->base != NULL ? S->base[s * S->c + l] : 0;
       int64_t lo, at;
 
-      if (r < 0) {
-        if (S->base != NULL)
-          S->base[s * S->c + l] = 0;
+      if (r < 0)
         continue;
-      }
       lo = A->row_ptr[r];
-      if (S->base != NULL) {
-        if (A->row_ptr[r + 1] > lo)
-          base = (int32_t)spmv_row_col_range(A, r, NULL);
-        S->base[s * S->c + l] = base;
-      }
       for (k = 0; k < A->row_ptr[r + 1] - lo; k++) {
         at = S->slice_ptr[s] + k * S->c + l;
         if (S->col16 != NULL)
@@ -191,9 +184,8 @@ int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
                         SPMV_SELL16_MAX_SPAN + 1);
 }
 
-/* Builds a SELL-C-sigma layout (sell16 when the format says so). */
-/* sell16's lane bases alone (each lane's row's smallest column, 0 for an
- * empty row or lane), for a shell. */
+/* sell16's lane bases: each lane's row's smallest column, 0 for an empty
+ * row or lane. */
 static int sell_bases(struct spmv_sell_layout *S, const struct spmv_csr *A,
                       const struct spmv_layout *L, struct spmv_error *err)
 {
@@ -210,6 +202,7 @@ static int sell_bases(struct spmv_sell_layout *S, const struct spmv_csr *A,
   return 0;
 }
 
+/* Builds a SELL-C-sigma layout (sell16 when the format says so). */
 int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
                    const struct spmv_limits *lim, struct spmv_error *err)
 {
@@ -242,18 +235,17 @@ int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
                             spmv_dtype_size(L->dtype)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
+  if (narrow && (rc = sell_bases(S, A, L, err)) != 0)
+    return rc;
   if (L->shell) /* the GPU fills the slices (spmv_dev_matrix_new_csr) */
-    return narrow ? sell_bases(S, A, L, err) : 0;
-  if (narrow) {
-    S->base = spmv_array_new(lanes, sizeof(int32_t));
+    return 0;
+  if (narrow)
     S->col16 = spmv_array_new(S->slice_ptr[S->nslices], sizeof(uint16_t));
-  } else {
+  else
     S->col = spmv_array_new(S->slice_ptr[S->nslices], sizeof(int32_t));
-  }
   S->val = spmv_array_zero(S->slice_ptr[S->nslices],
                            spmv_dtype_size(L->dtype));
-  if ((narrow ? S->base == NULL || S->col16 == NULL : S->col == NULL) ||
-      S->val == NULL)
+  if ((narrow ? S->col16 == NULL : S->col == NULL) || S->val == NULL)
     return spmv_layout_nomem(L, err);
   sell_fill(S, A, L->dtype);
   return 0;

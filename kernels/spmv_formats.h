@@ -280,7 +280,7 @@ struct spmv_layout {
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;
   size_t bytes;  /* the arrays together */
-  int shell;     /* the typed CSR's col and val are left for the GPU to fill
+  int shell;     /* the entries' arrays are left for the GPU to fill
                     (spmv_layout_new_shell) */
   union {
     struct spmv_csr_layout csr;

@@ -43,7 +43,7 @@ static const struct format_ops *layout_ops(const struct spmv_layout *L)
   return &ops[L->cfg.format];
 }
 
-/* Whether f's layout is a typed CSR with 32-bit columns; see spmv_formats.h. */
+/* Whether the GPU can complete f's layout from the CSR; see spmv_formats.h. */
 int spmv_layout_shell_ok(enum spmv_format f)
 {
   switch (f) {
@@ -64,14 +64,19 @@ int spmv_layout_shell_ok(enum spmv_format f)
 /* The typed CSR inside L; see spmv_formats.h. */
 struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L)
 {
-  if (L == NULL || !spmv_layout_shell_ok(L->cfg.format) ||
-      L->cfg.format == SPMV_FMT_SELL || L->cfg.format == SPMV_FMT_SELL16)
-    return NULL;
-  if (L->cfg.format == SPMV_FMT_CSR_ADAPTIVE)
+  switch (L != NULL ? L->cfg.format : SPMV_FMT_COUNT) {
+  case SPMV_FMT_CSR_SCALAR:
+  case SPMV_FMT_CSR_VECTOR:
+  case SPMV_FMT_CSR_MERGE:
+  case SPMV_FMT_CUSPARSE:
+    return &L->u.csr;
+  case SPMV_FMT_CSR_ADAPTIVE:
     return &L->u.adaptive.csr;
-  if (L->cfg.format == SPMV_FMT_CSR_STREAM)
+  case SPMV_FMT_CSR_STREAM:
     return &L->u.stream.csr;
-  return &L->u.csr;
+  default:
+    return NULL;
+  }
 }
 
 /* spmv_layout_new() and, with shell, spmv_layout_new_shell(). */
@@ -135,7 +140,7 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
   return layout_new(A, dt, cfg, lim, 0, out, err);
 }
 
-/* The layout of cfg less the typed CSR's col and val; see spmv_formats.h. */
+/* The layout of cfg less its entries' arrays; see spmv_formats.h. */
 int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
                           const struct spmv_config *cfg,
                           const struct spmv_limits *lim,
