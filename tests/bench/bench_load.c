@@ -25,6 +25,7 @@
 #include "bench_clock.h"
 #include "spmv_formats.h"
 #include "spmv_kernels.h"
+#include "spmv_stats.h"
 #include "suite.h"
 
 #define MAX_REPS 15
@@ -41,18 +42,6 @@ static const struct spmv_config configs[] = {
   {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Milliseconds to copy A's CSR arrays to the device buffers d[3]. */
 static double csr_copy_ms(const struct spmv_csr *A, void *d[3])
@@ -80,14 +69,14 @@ static void csr_floor(const struct spmv_csr *A, int reps, double *pageable,
     goto out;
   for (r = 0; r < reps; r++)
     t[r] = csr_copy_ms(A, d);
-  *pageable = median(t, reps);
+  *pageable = spmv_median(t, (size_t)reps);
   reg &= cudaHostRegister(A->row_ptr, (size_t)(A->rows + 1) * 8, 0) == cudaSuccess;
   reg &= cudaHostRegister(A->col_idx, (size_t)A->nnz * 4, 0) == cudaSuccess;
   reg &= cudaHostRegister(A->val, (size_t)A->nnz * 8, 0) == cudaSuccess;
   if (reg) {
     for (r = 0; r < reps; r++)
       t[r] = csr_copy_ms(A, d);
-    *pinned = median(t, reps);
+    *pinned = spmv_median(t, (size_t)reps);
   }
   cudaHostUnregister(A->row_ptr);
   cudaHostUnregister(A->col_idx);
@@ -151,7 +140,8 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
         printf("%s\t%s\t%s\tskipped: %s\n", name, spmv_dtype_name(t), txt, err.msg);
         continue;
       }
-      double cm = median(conv, reps), um = median(up, reps), sm = -1;
+      double cm = spmv_median(conv, (size_t)reps);
+      double um = spmv_median(up, (size_t)reps), sm = -1;
       if (spmv_layout_shell_ok(configs[c].format)) {
         for (r = 0; r < reps && rc == 0; r++) {
           struct spmv_layout *L = NULL;
@@ -168,7 +158,7 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
         if (rc != 0)
           fprintf(stderr, "bench_load: %s %s: %s\n", name, txt, err.msg);
         else
-          sm = median(conv, reps);
+          sm = spmv_median(conv, (size_t)reps);
       }
       printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", name,
              spmv_dtype_name(t), txt, cm, um, cm + um, sm, pageable, pinned,

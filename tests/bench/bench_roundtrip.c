@@ -18,6 +18,7 @@
 #include "spmv.h"
 #include "spmv_csr.h"
 #include "spmv_mmio.h"
+#include "spmv_stats.h"
 #include "bench_clock.h"
 
 /*
@@ -34,18 +35,6 @@
  * random matrix with K entries per row.  Without -s a private spmvd
  * (cpu backend, SPMVD_CPU_THREADS as set) is started from this build.
  */
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
 
 static struct spmv_csr *random_csr(int64_t n, int k)
 {
@@ -159,7 +148,7 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
       }
       t[i] = bench_now_us() - t0;
     }
-    med[b] = median(t, reps);
+    med[b] = spmv_median(t, (size_t)reps);
     best[b] = t[0];
   }
   /* In place: the same product, x and y in the shared mapping. */
@@ -179,7 +168,7 @@ static int bench_one(struct spmv_client *c, const char *name, int reps)
     if (i >= 5)
       t[i - 5] = bench_now_us() - t0;
   }
-  med[2] = median(t, reps);
+  med[2] = spmv_median(t, (size_t)reps);
   best[2] = t[0];
   for (int64_t i = 0; i < A->rows; i++)
     if (((double *)yv)[i] != y[i]) {
