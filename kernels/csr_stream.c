@@ -24,7 +24,8 @@ static int stream_params(struct spmv_stream_layout *D,
     return spmv_error_set(err, SPMV_EINVAL,
                           "%s: block size %d not a multiple of 32 "
                           "in [32, 1024]", spmv_layout_name(L), bs);
-  shmem = spmv_stream_shmem(bs, k, spmv_dtype_size(L->dtype));
+  shmem = spmv_stream_shmem(bs, k, spmv_dtype_size(L->dtype),
+                            L->cfg.format == SPMV_FMT_CSR_STREAM16);
   if (shmem > SPMV_STREAM_SHMEM)
     return spmv_error_set(err, SPMV_EINVAL,
                           "%s: bs %d x k %d values and row ends take "

@@ -30,8 +30,8 @@
  * csr-stream16 reads 2-byte column offsets from the block's (chunk's)
  * base instead of 4-byte columns: the kernel is templated on the column
  * type C, with no base (0) for 32-bit columns.
- * Shared memory: BS*K values (and 4 more in f32 at K >= 4) and BS*K row
- * ends (4 bytes): spmv_stream_shmem.
+ * Shared memory: BS*K values (and 4 more where it stages whole vectors)
+ * and BS*K row ends (4 bytes): spmv_stream_shmem.
  * Valid parameters: BS in 32..1024, a multiple of 32 and equal to the BS
  * the layout was cut for; K in {1, 2, 4, 8, 16} with the shared memory
  * within SPMV_STREAM_SHMEM bytes; f32, f64; 32- or 64-bit row offsets.
@@ -110,7 +110,7 @@ struct spmv_stream_ents<T, C, K, true> {
    * (bench_spmv_h200_v9_stream.md): at K 16, and at K 8 with 16-bit
    * columns (3-12 % faster).  At K 4 it ran 2-3 % slower, and at K 8 with
    * 32-bit columns 3-5 % slower (20 bytes spilled within 32 registers). */
-  static constexpr bool WHOLE = K >= 16 || (K == 8 && sizeof(C) == 2);
+  static constexpr bool WHOLE = SPMV_STREAM_WHOLE(K, sizeof(T), sizeof(C) == 2);
   static constexpr int PAD = WHOLE ? V : 0;
   spmv_vec<C, V> c[NV];
   spmv_vec<T, V> v[NV];
@@ -352,7 +352,7 @@ __global__ void __launch_bounds__(1024, 2)
 template <typename T, typename I, typename C, int K, bool S>
 static cudaError_t launch_s(const spmv_stream_args<T, I, C> &a, int bs, T alpha,
                             const T *x, T beta, T *y, cudaStream_t s) {
-  size_t shmem = spmv_stream_shmem(bs, K, sizeof(T));
+  size_t shmem = spmv_stream_shmem(bs, K, sizeof(T), sizeof(C) == 2);
   unsigned grid = (unsigned)(a.nblocks + a.nchunks);
   if constexpr (sizeof(T) == 4 && K == 8)
     spmv_csr_stream_kernel32<T, I, C, K, S><<<grid, bs, shmem, s>>>(a, alpha, x, beta, y);
@@ -399,7 +399,8 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-stream: layout cut for BS %d, launched with %d",
                           D->bs, bs);
-  if (spmv_stream_shmem(bs, D->k, sizeof(T)) > SPMV_STREAM_SHMEM)
+  if (spmv_stream_shmem(bs, D->k, sizeof(T), D->csr.col16 != NULL) >
+      SPMV_STREAM_SHMEM)
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-stream: bs %d x k %d values and row ends exceed "
                           "%d bytes of shared memory", bs, D->k, SPMV_STREAM_SHMEM);

@@ -171,12 +171,18 @@ struct spmv_stream_layout {
 #define SPMV_STREAM_BS 256
 #define SPMV_STREAM_MAX_K 16
 #define SPMV_STREAM_SHMEM (48 * 1024)
+/* Whether csr-stream's GPU kernel stages whole aligned 4-entry vectors of
+ * products: f32 at k 16, and at k 8 with 16-bit columns (narrow,
+ * csr-stream16), where that measured faster (csr_stream_gpu.cu).  A
+ * block's first entry then sits up to 3 slots in. */
+#define SPMV_STREAM_WHOLE(k, dsize, narrow) \
+  ((dsize) == 4 && ((k) >= 16 || ((k) == 8 && (narrow))))
 /* The shared memory of one csr-stream block: bs * k values and row ends,
- * and in f32 at k >= 4 one vector more, where the GPU kernel stages whole
- * aligned 4-entry vectors and a block's first entry sits up to 3 slots in. */
-static inline size_t spmv_stream_shmem(int bs, int k, size_t dsize)
+ * and one vector (16 bytes) more where it stages whole vectors. */
+static inline size_t spmv_stream_shmem(int bs, int k, size_t dsize, int narrow)
 {
-  return (size_t)bs * (size_t)k * (dsize + 4) + (dsize == 4 && k >= 4 ? 16 : 0);
+  return (size_t)bs * (size_t)k * (dsize + 4) +
+         (SPMV_STREAM_WHOLE(k, dsize, narrow) ? 16 : 0);
 }
 /* The share of empty rows from which the GPU kernel lists a block's
  * nonempty rows before summing them (csr_stream_gpu.cu). */
