@@ -227,23 +227,6 @@ static int cpu_info(struct spmvd_backend *b, struct spmvd_device_info *info)
   return 0;
 }
 
-static const struct spmv_csr_layout *threadable(const struct spmv_layout *L)
-{
-  switch (L->cfg.format) {
-  case SPMV_FMT_CSR_SCALAR:
-  case SPMV_FMT_CSR_VECTOR:
-  case SPMV_FMT_CSR_MERGE:
-  case SPMV_FMT_CUSPARSE:
-    return &L->u.csr;
-  case SPMV_FMT_CSR_ADAPTIVE:
-    return &L->u.adaptive.csr;
-  case SPMV_FMT_CSR_STREAM:
-    return &L->u.stream.csr;
-  default:
-    return NULL;
-  }
-}
-
 /* Splits rows into nthreads blocks of about equal nonzeros. */
 static void partition(struct spmvd_bmatrix *m, int nthreads)
 {
@@ -292,7 +275,7 @@ static int cpu_load(struct spmvd_backend *b, const struct spmv_csr *A,
   rc = spmv_layout_new(A, dt, cfg, &lim, &m->L, err);
   if (rc < 0)
     goto fail;
-  m->csr = threadable(m->L);
+  m->csr = spmv_layout_typed_csr(m->L);
   if (m->csr) {
     m->part = malloc(sizeof *m->part * (size_t)(b->nthreads + 1));
     if (!m->part) {

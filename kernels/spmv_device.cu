@@ -359,7 +359,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           struct spmv_dev_matrix **out, struct spmv_error *err) {
   struct array_ref a[MAX_ARRAYS];
   struct spmv_dev_matrix *m = (struct spmv_dev_matrix *)calloc(1, sizeof *m);
-  struct spmv_csr_layout *C;
+  const struct spmv_csr_layout *C;
   int rc = 0, n;
   *out = NULL;
   if (m == NULL) return spmv_error_set(err, SPMV_ENOMEM, "out of host memory");

@@ -336,7 +336,7 @@ int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
 
 /* The typed CSR inside L for the typed-CSR formats of
  * spmv_layout_shell_ok(), else NULL. */
-struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L);
+const struct spmv_csr_layout *spmv_layout_typed_csr(const struct spmv_layout *L);
 
 /* Frees a layout and its arrays (NULL is a no-op); returns NULL. */
 struct spmv_layout *spmv_layout_free(struct spmv_layout *L);

@@ -62,7 +62,7 @@ int spmv_layout_shell_ok(enum spmv_format f)
 }
 
 /* The typed CSR inside L; see spmv_formats.h. */
-struct spmv_csr_layout *spmv_layout_typed_csr(struct spmv_layout *L)
+const struct spmv_csr_layout *spmv_layout_typed_csr(const struct spmv_layout *L)
 {
   switch (L != NULL ? L->cfg.format : SPMV_FMT_COUNT) {
   case SPMV_FMT_CSR_SCALAR:

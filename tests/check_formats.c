@@ -717,7 +717,7 @@ START_TEST(test_layout_shell)
     for (int dt = 0; dt < 2; dt++) {
       enum spmv_dtype t = dt ? SPMV_F32 : SPMV_F64;
       struct spmv_layout *L = NULL, *S = NULL;
-      struct spmv_csr_layout *c, *cs;
+      const struct spmv_csr_layout *c, *cs;
 
       ck_assert_int_eq(spmv_layout_shell_ok(ok[i].format), 1);
       ck_assert_int_eq(spmv_layout_new(A, t, &ok[i], NULL, &L, &err), 0);
