@@ -107,7 +107,8 @@ static void add(struct spmvd_candidates *out,
   size_t k;
 
   if (is_cpu(in->dev)) {
-    if (cfg.format == SPMV_FMT_CUSPARSE)
+    /* cuSPARSE is the GPU's; csr-panel's point is the GPU's shared memory. */
+    if (cfg.format == SPMV_FMT_CUSPARSE || cfg.format == SPMV_FMT_CSR_PANEL)
       return;
     cfg.bs = 0;
     if (cfg.format == SPMV_FMT_CSR_VECTOR) {
@@ -205,6 +206,20 @@ static struct spmv_config sell_for(const struct spmvd_tune_input *in,
             sigma);
 }
 
+/* csr-panel's panels of w columns for the profile: how many, and their
+ * mean entries per row slot (what the layout refuses below 0.5). */
+static int64_t panel_count(const struct spmv_profile *p, int w)
+{
+  return p->cols > 0 ? (p->cols + w - 1) / w : 1;
+}
+
+static double panel_density(const struct spmv_profile *p, int w)
+{
+  double slots = (double)panel_count(p, w) * (double)p->rows;
+
+  return slots > 0 ? (double)p->nnz / slots : 0;
+}
+
 /* Every format x parameter grid. */
 static void exhaustive(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
@@ -243,6 +258,12 @@ static void exhaustive(const struct spmvd_tune_input *in,
         add(out, in, mk(SPMV_FMT_CSR_STREAM16, bs, 0, t, 0));
     }
   }
+  /* csr-panel where x spans several panels that its layout takes, at BS
+   * 256: widths whose f32 and f64 x fill 32-128 KB of shared memory. */
+  for (b = 8192; b <= 16384; b *= 2)
+    if (panel_count(p, b) > 1 && panel_density(p, b) >= 0.5)
+      for (t = 2; t <= 16; t *= 2)
+        add(out, in, mk(SPMV_FMT_CSR_PANEL, 256, t, b, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
 }

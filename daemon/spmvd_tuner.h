@@ -79,7 +79,10 @@ struct spmvd_tune_input {
  *    SPMV_SELL16_MAX_SPAN columns sell16 the same, csr16 TPR 1..32 and
  *    csr-stream16 k 2, 4, 8 (whose conversion fails where a block spans
  *    more); ell only when ell_fill <= 3; dia only when dia_fill <= 3 and
- *    ndiags <= 1024; cusparse ALG1 and ALG2 only on the cuda backend.
+ *    ndiags <= 1024; csr-panel at BS 256, TPR 2..16 and widths 8192 and
+ *    16384 where x spans several panels holding 0.5 entries or more per
+ *    row slot; cusparse ALG1 and ALG2 and csr-panel only on the cuda
+ *    backend.
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
  *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32) at BS 128,
  *    csr-adaptive, the ELLR-T model's pick (unless its layout would exceed

@@ -7,7 +7,7 @@ SPMV_CUDA_SRC = \
 	kernels/csr_adaptive_gpu.cu kernels/csr_merge_gpu.cu kernels/ell_gpu.cu \
 	kernels/ellr_t_gpu.cu kernels/coo_gpu.cu kernels/hyb_gpu.cu \
 	kernels/dia_gpu.cu kernels/jad_gpu.cu kernels/sell_gpu.cu \
-	kernels/csr16_gpu.cu kernels/csr_stream_gpu.cu
+	kernels/csr16_gpu.cu kernels/csr_stream_gpu.cu kernels/csr_panel_gpu.cu
 SPMV_CUDA_HDR = kernels/spmv_kernels.h kernels/spmv_cuda.cuh \
 	kernels/spmv_segreduce.cuh kernels/spmv_longrow.cuh
 EXTRA_DIST += $(SPMV_CUDA_SRC) $(SPMV_CUDA_HDR)

@@ -2,7 +2,8 @@
 kernels_libspmvcore_la_SOURCES += \
 	kernels/spmv_layout.c kernels/spmv_layout.h \
 	kernels/csr.c kernels/csr_adaptive.c kernels/csr_stream.c kernels/ell.c kernels/ellr_t.c \
-	kernels/coo.c kernels/hyb.c kernels/dia.c kernels/jad.c kernels/sell.c
+	kernels/coo.c kernels/hyb.c kernels/dia.c kernels/jad.c kernels/sell.c \
+	kernels/csr_panel.c
 
 check_PROGRAMS += tests/check_formats
 TESTS += tests/check_formats

@@ -63,6 +63,9 @@ static const struct format_desc formats[SPMV_FMT_COUNT] = {
                             { KEY_BS, { "k", F_PARAM, R_POW2, SPMV_STREAM_MAX_K } }, 2 },
   [SPMV_FMT_CSR_STREAM16] = { "csr-stream16",
                               { KEY_BS, { "k", F_PARAM, R_POW2, SPMV_STREAM_MAX_K } }, 2 },
+  [SPMV_FMT_CSR_PANEL] = { "csr-panel",
+                           { KEY_BS, { "tpr", F_TPR, R_POW2, 32 },
+                             { "w", F_PARAM, R_POW2, SPMV_PANEL_MAX_WIDTH } }, 3 },
 };
 
 /* The layout key of c; see spmv_formats.h. */
@@ -74,7 +77,7 @@ struct spmv_config spmv_config_layout_key(const struct spmv_config *c)
     k.bs = 256;
   if (k.format == SPMV_FMT_CSR_VECTOR)
     k.format = SPMV_FMT_CSR_SCALAR;
-  if (k.format == SPMV_FMT_CSR_SCALAR)
+  if (k.format == SPMV_FMT_CSR_SCALAR || k.format == SPMV_FMT_CSR_PANEL)
     k.tpr = 0;
   return k;
 }

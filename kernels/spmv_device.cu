@@ -114,6 +114,15 @@ static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
     add(a, &n, &D->long_chunk, D->long_chunk ? (size_t)(D->nlong + 1) * 8 : 0);
     break;
   }
+  case SPMV_FMT_CSR_PANEL: {
+    struct spmv_panel_layout *D = &L->u.panel;
+    size_t slots = (size_t)(D->npanels * L->rows) + 1;
+    if (D->csr.row_ptr32) add(a, &n, &D->csr.row_ptr32, slots * 4);
+    else add(a, &n, &D->csr.row_ptr64, slots * 8);
+    add(a, &n, &D->csr.col16, (size_t)L->nnz * 2);
+    add(a, &n, &D->csr.val, (size_t)L->nnz * vs);
+    break;
+  }
   case SPMV_FMT_ELL: {
     struct spmv_ell_layout *E = &L->u.ell;
     add(a, &n, &E->col, (size_t)(E->width * E->pitch) * 4);
@@ -200,6 +209,8 @@ static size_t work_bytes(const struct spmv_layout *L) {
     return spmv_coo_work_bytes(L->u.hyb.coo_nnz, vs);
   case SPMV_FMT_CSR_MERGE:
     return spmv_merge_work_bytes(L->rows, L->nnz, vs);
+  case SPMV_FMT_CSR_PANEL:  /* each row's panel sums */
+    return L->u.panel.npanels > 1 ? (size_t)(L->u.panel.npanels * L->rows) * vs : 0;
   default:
     return 0;
   }
@@ -549,6 +560,7 @@ extern "C" int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
   case SPMV_FMT_CSR16: return spmv_launch_csr16(m, alpha, x, beta, y, s, err);
   case SPMV_FMT_CSR_STREAM:
   case SPMV_FMT_CSR_STREAM16: return spmv_launch_csr_stream(m, alpha, x, beta, y, s, err);
+  case SPMV_FMT_CSR_PANEL: return spmv_launch_csr_panel(m, alpha, x, beta, y, s, err);
   default:
     return spmv_error_set(err, SPMV_EFORMAT, "format %d has no GPU kernel",
                           (int)m->L.cfg.format);

@@ -32,6 +32,7 @@ enum spmv_format {
   SPMV_FMT_CSR16 = 13,       /* csr-vector with 16-bit column offsets from a row base */
   SPMV_FMT_CSR_STREAM = 14,  /* CSR in row blocks of equal entry counts, staged in shared memory */
   SPMV_FMT_CSR_STREAM16 = 15, /* csr-stream with 16-bit column offsets from a block base */
+  SPMV_FMT_CSR_PANEL = 16,   /* CSR cut into column panels, each panel's x in shared memory */
   SPMV_FMT_COUNT
 };
 
@@ -48,11 +49,12 @@ int spmv_format_parse(const char *name, enum spmv_format *out);
 struct spmv_config {
   enum spmv_format format;
   int bs;     /* threads per block (GPU) */
-  int tpr;    /* threads per row: csr-vector and csr16 TPR, ellr-t T,
-                 csr-adaptive max TPR */
+  int tpr;    /* threads per row: csr-vector, csr16 and csr-panel TPR,
+                 ellr-t T, csr-adaptive max TPR */
   int param;  /* hyb: K (0 = from the histogram); sell, sell16: C; csr-adaptive: base
                  length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2);
-                 csr-stream: entries per thread (0 = 4) */
+                 csr-stream: entries per thread (0 = 4); csr-panel: columns
+                 per panel (0 = SPMV_PANEL_WIDTH) */
   int param2; /* sell, sell16: sigma, the sorting window in rows (1 = no sorting) */
 };
 
@@ -188,6 +190,31 @@ static inline size_t spmv_stream_shmem(int bs, int k, size_t dsize, int narrow)
  * nonempty rows before summing them (csr_stream_gpu.cu). */
 #define SPMV_STREAM_SPARSE 0.125
 
+/*
+ * csr-panel: the columns cut into panels of `width` (a power of two);
+ * a GPU block copies one panel's slice of x into shared memory and
+ * gathers from there, so that x's random reads leave the L2 (a row of
+ * thousands of entries over millions of columns otherwise reads a 32-byte
+ * sector of x per entry).  csr holds a CSR of npanels * rows row slots,
+ * panel-major: slot p * rows + i has row i's entries in columns
+ * [p * width, (p + 1) * width), as 16-bit offsets col16 from p * width,
+ * in the row's order (col stays NULL).  A row's result is the sum of its
+ * panels' sums (the GPU keeps them in scratch when there are several
+ * panels, then adds them).  Refused where the panels would hold under
+ * half an entry per slot (SPMV_ETOOBIG).
+ */
+struct spmv_panel_layout {
+  struct spmv_csr_layout csr;
+  int64_t width;
+  int64_t npanels;
+};
+#define SPMV_PANEL_WIDTH 8192
+#define SPMV_PANEL_MIN_WIDTH 1024
+#define SPMV_PANEL_MAX_WIDTH 65536
+/* The most shared memory a panel's x may take: what an H100's or H200's
+ * block can opt into (227 KB) holds it with room to spare. */
+#define SPMV_PANEL_SHMEM (128 * 1024)
+
 /* ell: entry k of row i at col[k * pitch + i]; width = longest row. */
 struct spmv_ell_layout {
   int64_t width;
@@ -299,6 +326,7 @@ struct spmv_layout {
     struct spmv_jad_layout jad;
     struct spmv_sell_layout sell;
     struct spmv_stream_layout stream;
+    struct spmv_panel_layout panel;
   } u;
 };
 

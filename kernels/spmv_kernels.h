@@ -17,7 +17,8 @@ extern "C" {
 /*
  * A matrix resident on the GPU: the layout of spmv_layout_new() with every
  * array pointer replaced by a device pointer, a scratch area for the
- * formats that sum in two steps (csr-adaptive, coo, hyb, csr-merge), and
+ * formats that sum in two steps (csr-adaptive, coo, hyb, csr-merge,
+ * csr-stream, csr-panel), and
  * the cuSPARSE state of the cusparse format.  Owned by the caller of
  * spmv_dev_matrix_new() and freed by spmv_dev_matrix_free().
  */
@@ -153,6 +154,7 @@ SPMV_LAUNCH_PROTO(csr_merge);
 SPMV_LAUNCH_PROTO(cusparse);
 SPMV_LAUNCH_PROTO(csr16);
 SPMV_LAUNCH_PROTO(csr_stream);
+SPMV_LAUNCH_PROTO(csr_panel);
 
 /*
  * cuSPARSE.  A handle bound to stream s (borrowed); *out is new, owned by

@@ -31,6 +31,7 @@ static const struct format_ops ops[SPMV_FMT_COUNT] = {
   [SPMV_FMT_CSR16] = OPS(csr_layout),
   [SPMV_FMT_CSR_STREAM] = OPS(csr_stream),
   [SPMV_FMT_CSR_STREAM16] = OPS(csr_stream),
+  [SPMV_FMT_CSR_PANEL] = OPS(csr_panel),
 };
 
 /* Returns the operations of a layout's format, or NULL when it is unknown. */

@@ -38,6 +38,7 @@ SPMV_DECLARE_FORMAT(hyb);          /* hyb.c */
 SPMV_DECLARE_FORMAT(dia);          /* dia.c */
 SPMV_DECLARE_FORMAT(jad);          /* jad.c */
 SPMV_DECLARE_FORMAT(sell);         /* sell.c: sell and sell16 */
+SPMV_DECLARE_FORMAT(csr_panel);    /* csr_panel.c */
 
 /* Pieces that one format builds for another (hyb uses ell and coo,
  * csr-adaptive uses the typed CSR). */

@@ -11,7 +11,7 @@ Suite *config_suite(void);
 static const char *const names[SPMV_FMT_COUNT] = {
   "csr-scalar", "csr-vector", "csr-adaptive", "ell", "ellr-t", "coo", "hyb",
   "dia", "jad", "sell", "csr-merge", "cusparse", "sell16", "csr16",
-  "csr-stream", "csr-stream16"
+  "csr-stream", "csr-stream16", "csr-panel"
 };
 
 /* Canonical texts: each must parse and be written back byte for byte. */
@@ -31,6 +31,7 @@ static const char *const canonical[] = {
   "csr16 bs=128 tpr=8",
   "csr-stream bs=256 k=4",
   "csr-stream16 bs=128 k=8",
+  "csr-panel bs=256 tpr=4 w=16384",
   "csr-merge bs=256",
   "cusparse alg=1",
   "cusparse alg=2",
@@ -163,6 +164,7 @@ START_TEST(layout_keys)
   struct spmv_config s1 = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 };
   struct spmv_config s2 = { SPMV_FMT_CSR_STREAM16, 256, 0, 4, 0 };
   struct spmv_config e = { SPMV_FMT_ELLR_T, 64, 4, 0, 0 };
+  struct spmv_config p = { SPMV_FMT_CSR_PANEL, 128, 8, 8192, 0 };
   struct spmv_config ka = spmv_config_layout_key(&a);
   struct spmv_config kb = spmv_config_layout_key(&b);
 
@@ -173,6 +175,10 @@ START_TEST(layout_keys)
   ck_assert_int_eq(spmv_config_layout_key(&s2).bs, 256);
   ck_assert_int_eq(spmv_config_layout_key(&e).bs, 256);
   ck_assert_int_eq(spmv_config_layout_key(&e).tpr, 4); /* ellr-t's T shapes it */
+  /* csr-panel's width shapes its layout, its TPR and BS only the launch. */
+  ck_assert_int_eq(spmv_config_layout_key(&p).tpr, 0);
+  ck_assert_int_eq(spmv_config_layout_key(&p).bs, 256);
+  ck_assert_int_eq(spmv_config_layout_key(&p).param, 8192);
 }
 END_TEST
 
@@ -188,6 +194,8 @@ START_TEST(parse_errors)
           "bad token \"t=3\": t must be a power of two up to 32");
   refused("ellr-t bs=256 t=64",
           "bad token \"t=64\": t must be a power of two up to 32");
+  refused("csr-panel bs=256 w=1000",
+          "bad token \"w=1000\": w must be a power of two up to 65536");
   refused("csr-scalar bs=100",
           "bad token \"bs=100\": bs must be a multiple of 32 up to 1024");
   refused("csr-scalar bs=2048",

@@ -52,6 +52,8 @@ static const struct spmv_config configs[] = {
   { SPMV_FMT_CSR_STREAM, 64, 0, 2, 0 },
   { SPMV_FMT_CSR_STREAM16, 0, 0, 0, 0 },
   { SPMV_FMT_CSR_STREAM16, 32, 0, 1, 0 },
+  { SPMV_FMT_CSR_PANEL, 0, 4, 0, 0 },      /* panels of 8192 columns */
+  { SPMV_FMT_CSR_PANEL, 0, 4, 1024, 0 },   /* the narrowest: most panels */
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -202,6 +204,15 @@ static int check_layout(const char *name, const struct spmv_csr *A,
                   strstr(err.msg, spmv_format_name(cfg->format)) == err.msg,
                   "%s %s: a row spans over 65535 columns, got %d (%s)", name,
                   label(cfg, dt), rc, err.msg);
+    goto out;
+  }
+  /* csr-panel refuses panels of under half an entry per row slot. */
+  if (cfg->format == SPMV_FMT_CSR_PANEL && rc == SPMV_ETOOBIG) {
+    int64_t w = cfg->param > 0 ? cfg->param : SPMV_PANEL_WIDTH;
+
+    ck_assert_msg(strstr(err.msg, "too sparse for panels") != NULL &&
+                  (A->cols + w - 1) / w * A->rows > 2 * A->nnz,
+                  "%s %s: refused (%s)", name, label(cfg, dt), err.msg);
     goto out;
   }
   if (rc == SPMV_ETOOBIG && may_refuse) {
@@ -626,6 +637,61 @@ START_TEST(test_layout_csr16)
 }
 END_TEST
 
+/* csr-panel: three panels of 1024 columns, slots panel-major, offsets from
+ * the panel's first column; a panel sum per slot, added in panel order. */
+START_TEST(test_layout_panel)
+{
+  static const int64_t rp[] = { 0, 4, 6 };
+  static const int32_t ci[] = { 5, 10, 1500, 2999, 1024, 2048 };
+  static const double v[] = { 1, 2, 3, 4, 5, 6 };
+  /* Slots p0r0, p0r1, p1r0, p1r1, p2r0, p2r1. */
+  static const int32_t ptr[] = { 0, 2, 2, 3, 4, 5, 6 };
+  static const uint16_t col16[] = { 5, 10, 476, 0, 951, 0 };
+  static const double val[] = { 1, 2, 3, 5, 4, 6 };
+  struct spmv_config cfg = { SPMV_FMT_CSR_PANEL, 0, 2, 1024, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_csr_new(2, 3000, 6);
+  struct spmv_layout *L = NULL;
+  double *x = calloc(3000, sizeof *x), y[2] = { 7, 7 };
+
+  ck_assert(A != NULL && x != NULL);
+  memcpy(A->row_ptr, rp, sizeof rp);
+  memcpy(A->col_idx, ci, sizeof ci);
+  memcpy(A->val, v, sizeof v);
+  x[5] = 1, x[10] = 10, x[1500] = 100, x[2999] = 1000, x[1024] = 3;
+  x[2048] = 0.5;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), 0);
+  ck_assert_int_eq(L->u.panel.npanels, 3);
+  ck_assert_int_eq(L->u.panel.width, 1024);
+  ck_assert(L->u.panel.csr.col == NULL && L->u.panel.csr.row_ptr64 == NULL);
+  ck_assert_mem_eq(L->u.panel.csr.row_ptr32, ptr, sizeof ptr);
+  ck_assert_mem_eq(L->u.panel.csr.col16, col16, sizeof col16);
+  ck_assert_mem_eq(L->u.panel.csr.val, val, sizeof val);
+  /* 7 offsets, 6 offsets of 2 bytes, 6 doubles. */
+  ck_assert_uint_eq(L->bytes, 7 * 4 + 6 * 2 + 6 * 8);
+  ck_assert_int_eq(spmv_layout_spmv(L, 2, x, 0.5, y), 0);
+  ck_assert(y[0] == 2 * (1 + 20 + 300 + 4000) + 3.5);
+  ck_assert(y[1] == 2 * (15 + 3) + 3.5);
+  spmv_layout_free(L);
+  /* One entry per row: 6 slots for 2 entries, over two per entry. */
+  A->row_ptr[1] = 1;
+  A->row_ptr[2] = 2;
+  A->col_idx[1] = 2500;
+  A->nnz = 2;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err),
+                   SPMV_ETOOBIG);
+  ck_assert_msg(strstr(err.msg, "3 panels of 1024 columns x 2 rows make 6 "
+                       "row slots for 2 entries") != NULL, "%s", err.msg);
+  /* One panel is never too sparse: a wide panel takes the same matrix. */
+  cfg.param = 4096;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), 0);
+  ck_assert_int_eq(L->u.panel.npanels, 1);
+  spmv_layout_free(L);
+  free(x);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* The L2 residency rule of the GPU worker: arrays, x and y within half
  * the L2; an unknown L2 (0) or no arrays never. */
 START_TEST(test_l2_resident)
@@ -958,7 +1024,7 @@ START_TEST(test_refusals)
 {
   struct spmv_csr *A = small_matrix();
   struct spmv_limits diags = { 0, 3, 0 }, bytes = { 100, 0, 0 };
-  struct spmv_limits fill = { 0, 0, 1.5 };
+  struct spmv_limits fill = { 0, 0, 1.5 }, tiny = { 50, 0, 0 };
   struct spmv_config cfg = { SPMV_FMT_COO, 0, 0, 0, 0 };
   struct spmv_error err = { 0, "" };
   struct spmv_layout *L = NULL, bad;
@@ -988,6 +1054,14 @@ START_TEST(test_refusals)
   expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 32, 0, NULL, SPMV_EINVAL, "k 32");
   expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 0, 0, &bytes, SPMV_ETOOBIG,
                  "limit 100");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 1000, 0, NULL, SPMV_EINVAL,
+                 "width 1000 is not a power of two in [1024, 65536]");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 512, 0, NULL, SPMV_EINVAL,
+                 "width 512");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 65536, 0, NULL, SPMV_EINVAL,
+                 "262144 bytes of shared memory, over 131072");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 0, 0, &tiny, SPMV_ETOOBIG,
+                 "csr-panel needs 72 bytes, limit 50");
   expect_refusal(A, (enum spmv_format)99, 0, 0, 0, NULL, SPMV_EFORMAT,
                  "format 99");
   A->col_idx[3] = 6;
@@ -1113,6 +1187,7 @@ Suite *formats_suite(void)
   tcase_add_test(tc, test_layout_stream);
   tcase_add_test(tc, test_layout_stream16);
   tcase_add_test(tc, test_layout_shell);
+  tcase_add_test(tc, test_layout_panel);
   tcase_add_loop_test(tc, test_sell16_span, 0, 2);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_row_ptr64);

@@ -419,13 +419,15 @@ START_TEST(test_shared)
 END_TEST
 
 /* Up to about 100M entries, every format at one configuration: random
- * columns, rows of a few with two of 10^5-10^6, and a band whose local
- * columns let the 16-bit and diagonal layouts in (a layout over the 4 GB
- * limit is skipped, as elsewhere). */
+ * columns, rows of a few with two of 10^5-10^6, a band whose local
+ * columns let the 16-bit and diagonal layouts in, and rows of 1000 over 2M
+ * columns, dense enough per panel for csr-panel (a layout over the 4 GB
+ * limit, or refused as too sparse, is skipped, as elsewhere). */
 static const char *large[] = {
   "random rows=3200000 k=32",
   "dc1like n=2000000 lambda=6 long=400000,900000",
   "banded n=3200000 w=32 b=64",
+  "random rows=20000 cols=2000000 k=1000",
 };
 
 START_TEST(test_large)
@@ -439,7 +441,7 @@ START_TEST(test_large)
     {SPMV_FMT_SELL16, 128, 0, 32, 256},   {SPMV_FMT_COO, 256, 0, 0, 0},
     {SPMV_FMT_HYB, 256, 0, 0, 0},         {SPMV_FMT_JAD, 256, 0, 0, 0},
     {SPMV_FMT_DIA, 256, 0, 0, 0},         {SPMV_FMT_CUSPARSE, 256, 0, 1, 0},
-    {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},
+    {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},    {SPMV_FMT_CSR_PANEL, 256, 4, 16384, 0},
   };
   struct spmv_error err;
   struct spmv_csr *A = spmv_gen_from_text(large[_i], 77, &err);

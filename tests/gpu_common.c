@@ -75,6 +75,13 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
       put(out, cap, &n, SPMV_FMT_CSR_STREAM, bs, 0, k, 0);
       put(out, cap, &n, SPMV_FMT_CSR_STREAM16, bs, 0, k, 0);
     }
+    /* csr-panel from its narrowest panel up to one that takes over 48 KB
+     * of shared memory (the opt-in launch) in both types, TPR 1..8, and
+     * the widest TPR once */
+    for (int t = 0; t < 4; t++)
+      for (int w = 1024; w <= 16384; w *= 4)
+        put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, tprs[t], w, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, 32, 8192, 0);
   }
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 1, 0);
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 2, 0);
