@@ -220,6 +220,15 @@ static double panel_density(const struct spmv_profile *p, int w)
   return slots > 0 ? (double)p->nnz / slots : 0;
 }
 
+/* csr-panel's width in the shortlists: the widest of the exhaustive grid. */
+#define PANEL_WIDTH 16384
+/* Mean entries per row slot from which a panel's run of a row keeps the
+ * loads of a lane in flight (denserows_20k_x2000: 16). */
+#define PANEL_MIN_DENSITY 8.0
+/* Panels x must span at least: below, x is a few hundred KB at most and
+ * the L1 and L2 hold it. */
+#define PANEL_MIN_COUNT 4
+
 /* Every format x parameter grid. */
 static void exhaustive(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
@@ -259,11 +268,13 @@ static void exhaustive(const struct spmvd_tune_input *in,
     }
   }
   /* csr-panel where x spans several panels that its layout takes, at BS
-   * 256: widths whose f32 and f64 x fill 32-128 KB of shared memory. */
-  for (b = 8192; b <= 16384; b *= 2)
+   * 512 (it led BS 256 at every TPR and width on denserows_20k_x2000,
+   * H200), panels of 4096 and 16384 columns (the best in f64 and f32
+   * there; 1024 ran 2-3x slower). */
+  for (b = 4096; b <= 16384; b *= 4)
     if (panel_count(p, b) > 1 && panel_density(p, b) >= 0.5)
-      for (t = 2; t <= 16; t *= 2)
-        add(out, in, mk(SPMV_FMT_CSR_PANEL, 256, t, b, 0));
+      for (t = 1; t <= 8; t *= 2)
+        add(out, in, mk(SPMV_FMT_CSR_PANEL, 512, t, b, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
 }
@@ -446,6 +457,30 @@ static int pow2_at_least(double v, int lo, int hi)
   return p;
 }
 
+/*
+ * Whether csr-panel is likely the best, and its configuration: long rows
+ * over an x many panels wide, in the bandwidth regime, where a GPU reads a
+ * 32-byte L2 sector of x per entry otherwise (denserows_20k_x2000 on the
+ * H200: 124 us in f32 against ellr-t's 230 and cuSPARSE's 293).  TPR the
+ * largest power of two that leaves a lane four entries of a slot in f32,
+ * eight in f64 (the best there: 4 and 2).
+ */
+static int panel_pick(const struct spmvd_tune_input *in, struct spmv_config *out)
+{
+  const struct spmv_profile *p = in->prof;
+  double d = panel_density(p, PANEL_WIDTH);
+  int t;
+
+  if (is_cpu(in->dev) || panel_count(p, PANEL_WIDTH) < PANEL_MIN_COUNT ||
+      d < PANEL_MIN_DENSITY || !beyond_l2(in))
+    return 0;
+  d /= in->dtype == SPMV_F32 ? 4 : 8;
+  t = pow2_at_least(d, 1, 32);
+  *out = mk(SPMV_FMT_CSR_PANEL, 512, t > d && t > 1 ? t / 2 : t, PANEL_WIDTH,
+            0);
+  return 1;
+}
+
 /* csr-vector's TPR for rows of 32-100 entries: an eighth of the row,
  * rounded up to a power of two; 0 outside that range. */
 static int eighth_tpr(const struct spmv_profile *p)
@@ -491,7 +526,10 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
 {
   const struct spmv_profile *p = in->prof;
   int wt = wave_tpr(p, in->dev), t;
+  struct spmv_config pc;
 
+  if (sh != SHAPE_SMALL && sh != SHAPE_STENCIL && panel_pick(in, &pc))
+    return pc;
   switch (sh) {
   case SHAPE_SMALL:
     if (small_skewed(p))
@@ -527,6 +565,27 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
       return stream_for(in, sell16_fits(in));
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   }
+}
+
+/* Where csr-panel is likely the best (panel_pick), it leads the shortlist
+ * and the list keeps its length: its last candidate makes room. */
+static void panel_first(const struct spmvd_tune_input *in,
+                        struct spmvd_candidates *out)
+{
+  struct spmv_config pc;
+  size_t k;
+
+  if (!panel_pick(in, &pc) || out->n == 0 || same_cfg(&out->cfg[0], &pc))
+    return;
+  for (k = 0; k < in->nexclude; k++)
+    if (same_cfg(&pc, &in->exclude[k]))
+      return;
+  for (k = 1; k < out->n && !same_cfg(&out->cfg[k], &pc); k++)
+    ;
+  if (k == out->n)
+    k--;  /* not listed: the last one goes */
+  memmove(&out->cfg[1], &out->cfg[0], k * sizeof out->cfg[0]);
+  out->cfg[0] = pc;
 }
 
 /*
@@ -674,6 +733,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, adaptive(256, 0));
     break;
   }
+  panel_first(in, out);
 }
 
 /* auto's shortlist on the cpu (no warps: csr, the ELL-like layouts). */
@@ -692,7 +752,9 @@ static void auto_cpu(const struct spmvd_tune_input *in,
 
 
 /*
- * model's pick, no timing: the ELLR-T model (Eq. 1-4) where ELLR-T pays,
+ * model's pick, no timing: csr-panel where its x gathers stay in shared
+ * memory (panel_pick: they would read an L2 sector per entry), else the
+ * ELLR-T model (Eq. 1-4) where ELLR-T pays,
  * i.e. on flat long rows (ell_fill <= 1.2, rl_mean >= 64: its padding is
  * nil and T threads share a row), else the profile's likely best
  * (likely_best), refined by the bytes one product moves: flat rows whose
@@ -706,8 +768,14 @@ static int model_choice(const struct spmvd_tune_input *in,
 {
   const struct spmv_profile *p = in->prof;
   enum shape sh = shape_of(p, in->dev);
+  struct spmv_config pc;
   int k, tpr[3];
 
+  if (panel_pick(in, &pc)) {
+    add(out, in, pc);
+    if (out->n > 0)
+      return 0;
+  }
   if (ellr_pays(in))
     for (k = 0; k < nm && out->n == 0; k++)
       add(out, in, ranked[k]);

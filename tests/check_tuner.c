@@ -100,6 +100,85 @@ static int count(const struct spmvd_candidates *c, enum spmv_format f)
   return n;
 }
 
+/*
+ * csr-panel on the cuda backend: exhaustive at BS 512 for each width whose
+ * panels its layout takes; auto and model lead with it on long rows over
+ * an x of many panels beyond the L2 (denserows_20k_x2000's profile), and
+ * auto's list keeps its length; never on the cpu, on few or sparse panels
+ * or within the L2.
+ */
+START_TEST(test_panel_rules)
+{
+  struct spmvd_device_info gpu = device(1), cpu = device(0);
+  struct spmvd_candidates *c = malloc(sizeof *c), *c0 = malloc(sizeof *c0);
+  struct spmvd_tune_input in;
+  struct mat m;
+  size_t k;
+
+  mat_init(&m, 1000, 7);
+  m.p.rows = 20000;
+  m.p.nnz = 40000000;
+  m.p.rl_min = m.p.rl_max = 2000;
+  m.p.rl_mean = 2000;
+  m.p.hyb_k = 2000;
+  m.p.dia_fill = 400;
+  m.p.ndiags = 1000000;
+  in = input(&m, &gpu);
+  in.dtype = SPMV_F32;
+  /* Two panels of 16384: x within the caches' reach, no panel. */
+  m.p.cols = 20000;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c0, NULL), 0);
+  ck_assert_int_eq(count(c0, SPMV_FMT_CSR_PANEL), 0);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 8);  /* 5 and 2 panels */
+  ck_assert(has(c, SPMV_FMT_CSR_PANEL, 512, 1, 4096, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_PANEL, 512, 8, 16384, 0));
+  /* 2M columns: 123 panels of 16.3 entries a row. */
+  m.p.cols = 2000000;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert_int_eq(c->n, c0->n);
+  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].bs == 512 &&
+            c->cfg[0].tpr == 4 && c->cfg[0].param == 16384);
+  for (k = 1; k < c->n; k++)
+    ck_assert(memcmp(&c->cfg[k], &c0->cfg[k - 1], sizeof c->cfg[k]) == 0);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL), 0);
+  ck_assert(c->n == 1 && c->cfg[0].format == SPMV_FMT_CSR_PANEL);
+  in.dtype = SPMV_F64;  /* eight entries a lane: TPR 2 */
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].tpr == 2);
+  /* Excluded: auto goes without it. */
+  in.exclude = &c->cfg[0];
+  in.nexclude = 1;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c0, NULL), 0);
+  ck_assert_int_eq(count(c0, SPMV_FMT_CSR_PANEL), 0);
+  in.nexclude = 0;
+  /* Within the L2: no panel first. */
+  gpu.l2_bytes = (size_t)1 << 40;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
+  gpu.l2_bytes = 0;
+  /* 100 entries a row: under one a slot at 4096, 0.8 at 16384. */
+  m.p.nnz = 2000000;
+  m.p.rl_min = m.p.rl_max = 100;
+  m.p.rl_mean = 100;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 4);
+  ck_assert(!has(c, SPMV_FMT_CSR_PANEL, 512, 1, 4096, 0));
+  /* The cpu: never. */
+  m.p.nnz = 40000000;
+  in.dev = &cpu;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
+  mat_fini(&m);
+  free(c);
+  free(c0);
+}
+END_TEST
+
 START_TEST(test_strategy_names)
 {
   enum spmvd_strategy s;
@@ -1081,6 +1160,7 @@ static Suite *tuner_suite(void)
   Suite *s = suite_create("tuner");
   TCase *tc = tcase_create("core");
 
+  tcase_add_test(tc, test_panel_rules);
   tcase_add_test(tc, test_strategy_names);
   tcase_add_test(tc, test_autocsr_tpr);
   tcase_add_test(tc, test_race_cost_bound);
