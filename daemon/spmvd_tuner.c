@@ -461,7 +461,10 @@ static int pow2_at_least(double v, int lo, int hi)
  * Whether csr-panel is likely the best, and its configuration: long rows
  * over an x many panels wide, in the bandwidth regime, where a GPU reads a
  * 32-byte L2 sector of x per entry otherwise (denserows_20k_x2000 on the
- * H200: 124 us in f32 against ellr-t's 230 and cuSPARSE's 293).  TPR the
+ * H200: 124 us in f32 against ellr-t's 230 and cuSPARSE's 293).  Not
+ * where every row spans under 2^16 columns: there neighbouring rows share
+ * x's lines in the caches and csr16 led csr-panel 2-5x (wbp256_x2, 8
+ * panels of 60 entries a row).  TPR the
  * largest power of two that leaves a lane four entries of a slot in f32,
  * eight in f64 (the best there: 4 and 2).
  */
@@ -471,7 +474,8 @@ static int panel_pick(const struct spmvd_tune_input *in, struct spmv_config *out
   double d = panel_density(p, PANEL_WIDTH);
   int t;
 
-  if (is_cpu(in->dev) || panel_count(p, PANEL_WIDTH) < PANEL_MIN_COUNT ||
+  if (is_cpu(in->dev) || sell16_fits(in) ||
+      panel_count(p, PANEL_WIDTH) < PANEL_MIN_COUNT ||
       d < PANEL_MIN_DENSITY || !beyond_l2(in))
     return 0;
   d /= in->dtype == SPMV_F32 ? 4 : 8;

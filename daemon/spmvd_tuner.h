@@ -108,8 +108,9 @@ struct spmvd_tune_input {
  *    long rows (where ELLR-T wins), never one whose layout would exceed 3x
  *    the CSR bytes; elsewhere the profile's choice (see model_choice).
  *    On the cuda backend, rows of 8 or more entries per panel of 16384
- *    columns, over an x of 4 or more panels, beyond the L2, take
- *    csr-panel (BS 512, w 16384) first, in auto and model alike.
+ *    columns, over an x of 4 or more panels, beyond the L2, where some row
+ *    spans over SPMV_SELL16_MAX_SPAN columns, take csr-panel (BS 512,
+ *    w 16384) first, in auto and model alike.
  *  - predict: the predictor's best alone (SPMV_EINVAL "not calibrated"
  *    when in->pred is NULL).
  * On the cpu backend BS is 0 (ignored) and csr-vector is left out (its TPR

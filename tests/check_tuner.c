@@ -103,9 +103,9 @@ static int count(const struct spmvd_candidates *c, enum spmv_format f)
 /*
  * csr-panel on the cuda backend: exhaustive at BS 512 for each width whose
  * panels its layout takes; auto and model lead with it on long rows over
- * an x of many panels beyond the L2 (denserows_20k_x2000's profile), and
- * auto's list keeps its length; never on the cpu, on few or sparse panels
- * or within the L2.
+ * an x of many panels beyond the L2 where rows span over 2^16 columns
+ * (denserows_20k_x2000's profile), and auto's list keeps its length; never
+ * on the cpu, on few or sparse panels, on narrow rows or within the L2.
  */
 START_TEST(test_panel_rules)
 {
@@ -123,6 +123,8 @@ START_TEST(test_panel_rules)
   m.p.hyb_k = 2000;
   m.p.dia_fill = 400;
   m.p.ndiags = 1000000;
+  m.A.cols = 2000000;
+  m.A.col_idx[1] = 1999999;  /* a row spanning 2M columns */
   in = input(&m, &gpu);
   in.dtype = SPMV_F32;
   /* Two panels of 16384: x within the caches' reach, no panel. */
@@ -166,8 +168,17 @@ START_TEST(test_panel_rules)
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 4);
   ck_assert(!has(c, SPMV_FMT_CSR_PANEL, 512, 1, 4096, 0));
-  /* The cpu: never. */
+  /* Every row within 2^16 columns (csr16's ground): no panel first. */
   m.p.nnz = 40000000;
+  m.p.rl_min = m.p.rl_max = 2000;
+  m.p.rl_mean = 2000;
+  m.A.col_idx[1] = 1;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL), 0);
+  ck_assert_int_ne(c->cfg[0].format, SPMV_FMT_CSR_PANEL);
+  /* The cpu: never. */
+  m.A.col_idx[1] = 1999999;
   in.dev = &cpu;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
