@@ -135,7 +135,8 @@ __global__ void spmv_panel_sum_kernel(int64_t rows, int64_t npanels,
   }
 }
 
-/* The device facts the launch shape needs, read once per device. */
+/* The device facts the launch shape needs (read at every launch: the
+ * runtime answers these from its own copy). */
 struct panel_device {
   int sms, smem_sm, smem_optin;
 };
@@ -182,6 +183,8 @@ static int launch(const struct spmv_dev_matrix *m, const I *rp, int bs, T alpha,
    * faster than two in f32 and 2 % slower in f64 (denserows_20k_x2000,
    * H200: 124 against 131 us, 251 against 245). */
   int per = bs / TPR;
+  /* Blocks an SM holds by shared memory, 1 KB of which the runtime keeps
+   * per block, and by threads. */
   int64_t resident = (int64_t)dev.smem_sm / (int64_t)(smem + 1024);
   if (resident > 2048 / bs) resident = 2048 / bs;
   if (resident < 1) resident = 1;
