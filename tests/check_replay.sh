@@ -8,7 +8,8 @@
 # gt-h200-v6.tsv, the same kernels, taken with the rules of eval-h200-v9;
 # gt-h200-v7.tsv, kernels v6 with the next columns loaded ahead, the
 # rules of eval-h200-v13; gt-h200-v8.tsv, kernels v8, the rules and the
-# model-tree predictor of eval-h200-v15): auto and
+# model-tree predictor of eval-h200-v15; and two large-suite matrices of
+# bench_spmv_h200_v10_large.tsv for csr-panel's rule): auto and
 # model must pick a configuration that ran on every matrix, auto within
 # 94 % of the table's best in geometric mean and within 20
 # SpMV-equivalents of tuning cost.  A table's best is the least of some
@@ -44,5 +45,21 @@ for run in v2:f64 v2:f32 v3:f64 v4:f64 v4:f32 v5:f64 v5:f32 v6:f64 v6:f32 v7:f64
   echo "$v $dt: $line"
   echo "$line" | awk -F'|' '{ if ($4 + 0 < 94 || $8 + 0 > 20) exit 1 }' ||
     { echo "$v $dt: auto below 94 % or above 20 SpMV-equivalents"; status=1; }
+done
+# csr-panel's rule on the large suite's table of kernels v10: it must lead
+# on denserows_20k_x2000 (2.36x in f32) and stay out of wbp256_x2's picks
+# (csr16's ground, where it ran 2-5x behind): auto and model at 95 % or
+# more of the table's best on both.
+for dt in f32 f64; do
+  "$eval_tuner" --replay "$results/bench_spmv_h200_v10_large.tsv" --suite large \
+    --only denserows_20k_x2000,wbp256_x2 --dtype "$dt" \
+    --matrices "$SPMV_MATRICES" >"$tmp/l$dt.md" 2>"$tmp/l$dt.err" ||
+    { echo "v10 large $dt: eval_tuner --replay failed"; cat "$tmp/l$dt.err"; exit 1; }
+  for s in auto model; do
+    line=$(grep "^| $s |" "$tmp/l$dt.md")
+    echo "v10 large $dt: $line"
+    echo "$line" | awk -F'|' '{ gsub(/ /, "", $3); if ($3 != 2 || $5 + 0 < 95) exit 1 }' ||
+      { echo "v10 large $dt $s: a pick below 95 % or missing"; status=1; }
+  done
 done
 exit $status
