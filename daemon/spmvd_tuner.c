@@ -268,13 +268,16 @@ static void exhaustive(const struct spmvd_tune_input *in,
     }
   }
   /* csr-panel where x spans several panels that its layout takes, at BS
-   * 512 (it led BS 256 at every TPR and width on denserows_20k_x2000,
-   * H200), panels of 4096 and 16384 columns (the best in f64 and f32
-   * there; 1024 ran 2-3x slower). */
+   * 512 and 1024 (512 led 256 at every TPR and width on
+   * denserows_20k_x2000, H200; 1024 led 512 at w 16384, where a panel's
+   * shared memory leaves an SM few blocks), panels of 4096 and 16384
+   * columns (1024 ran 2-3x slower). */
   for (b = 4096; b <= 16384; b *= 4)
     if (panel_count(p, b) > 1 && panel_density(p, b) >= 0.5)
-      for (t = 1; t <= 8; t *= 2)
+      for (t = 1; t <= 8; t *= 2) {
         add(out, in, mk(SPMV_FMT_CSR_PANEL, 512, t, b, 0));
+        add(out, in, mk(SPMV_FMT_CSR_PANEL, 1024, t, b, 0));
+      }
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
 }
@@ -464,9 +467,10 @@ static int pow2_at_least(double v, int lo, int hi)
  * H200: 124 us in f32 against ellr-t's 230 and cuSPARSE's 293).  Not
  * where every row spans under 2^16 columns: there neighbouring rows share
  * x's lines in the caches and csr16 led csr-panel 2-5x (wbp256_x2, 8
- * panels of 60 entries a row).  TPR the
- * largest power of two that leaves a lane four entries of a slot in f32,
- * eight in f64 (the best there: 4 and 2).
+ * panels of 60 entries a row).  BS 1024 and TPR the largest power of two
+ * that leaves a lane four entries of a slot: on denserows 4 in both types
+ * (at BS 1024 107.5 us in f32 and 184.9 in f64 against 112.2 and 239.7 at
+ * BS 512, timed as the race does).
  */
 static int panel_pick(const struct spmvd_tune_input *in, struct spmv_config *out)
 {
@@ -478,10 +482,10 @@ static int panel_pick(const struct spmvd_tune_input *in, struct spmv_config *out
       panel_count(p, PANEL_WIDTH) < PANEL_MIN_COUNT ||
       d < PANEL_MIN_DENSITY || !beyond_l2(in))
     return 0;
-  d /= in->dtype == SPMV_F32 ? 4 : 8;
+  d /= 4;
   t = pow2_at_least(d, 1, 32);
-  *out = mk(SPMV_FMT_CSR_PANEL, 512, t > d && t > 1 ? t / 2 : t, PANEL_WIDTH,
-            0);
+  *out = mk(SPMV_FMT_CSR_PANEL, 1024, t > d && t > 1 ? t / 2 : t,
+            PANEL_WIDTH, 0);
   return 1;
 }
 

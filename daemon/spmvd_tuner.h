@@ -79,7 +79,7 @@ struct spmvd_tune_input {
  *    SPMV_SELL16_MAX_SPAN columns sell16 the same, csr16 TPR 1..32 and
  *    csr-stream16 k 2, 4, 8 (whose conversion fails where a block spans
  *    more); ell only when ell_fill <= 3; dia only when dia_fill <= 3 and
- *    ndiags <= 1024; csr-panel at BS 512, TPR 1..8 and widths 4096 and
+ *    ndiags <= 1024; csr-panel at BS 512 and 1024, TPR 1..8 and widths 4096 and
  *    16384 where x spans several panels holding 0.5 entries or more per
  *    row slot; cusparse ALG1 and ALG2 and csr-panel only on the cuda
  *    backend.
@@ -109,7 +109,7 @@ struct spmvd_tune_input {
  *    the CSR bytes; elsewhere the profile's choice (see model_choice).
  *    On the cuda backend, rows of 8 or more entries per panel of 16384
  *    columns, over an x of 4 or more panels, beyond the L2, where some row
- *    spans over SPMV_SELL16_MAX_SPAN columns, take csr-panel (BS 512,
+ *    spans over SPMV_SELL16_MAX_SPAN columns, take csr-panel (BS 1024,
  *    w 16384) first, in auto and model alike.
  *  - predict: the predictor's best alone (SPMV_EINVAL "not calibrated"
  *    when in->pred is NULL).

@@ -132,28 +132,32 @@ START_TEST(test_panel_rules)
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c0, NULL), 0);
   ck_assert_int_eq(count(c0, SPMV_FMT_CSR_PANEL), 0);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
-  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 8);  /* 5 and 2 panels */
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 16);  /* 5 and 2 panels */
   ck_assert(has(c, SPMV_FMT_CSR_PANEL, 512, 1, 4096, 0));
-  ck_assert(has(c, SPMV_FMT_CSR_PANEL, 512, 8, 16384, 0));
+  ck_assert(has(c, SPMV_FMT_CSR_PANEL, 1024, 8, 16384, 0));
   /* 2M columns: 123 panels of 16.3 entries a row. */
   m.p.cols = 2000000;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
   ck_assert_int_eq(c->n, c0->n);
-  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].bs == 512 &&
+  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].bs == 1024 &&
             c->cfg[0].tpr == 4 && c->cfg[0].param == 16384);
   for (k = 1; k < c->n; k++)
     ck_assert(memcmp(&c->cfg[k], &c0->cfg[k - 1], sizeof c->cfg[k]) == 0);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL), 0);
   ck_assert(c->n == 1 && c->cfg[0].format == SPMV_FMT_CSR_PANEL);
-  in.dtype = SPMV_F64;  /* eight entries a lane: TPR 2 */
+  in.dtype = SPMV_F64;  /* the same in f64 */
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
-  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].tpr == 2);
+  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].tpr == 4);
   /* Excluded: auto goes without it. */
   in.exclude = &c->cfg[0];
   in.nexclude = 1;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c0, NULL), 0);
   ck_assert_int_eq(count(c0, SPMV_FMT_CSR_PANEL), 0);
   in.nexclude = 0;
+  m.p.nnz = 20000000;  /* 1000 a row: 8.1 a slot, TPR 2 */
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
+  ck_assert(c->cfg[0].format == SPMV_FMT_CSR_PANEL && c->cfg[0].tpr == 2);
+  m.p.nnz = 40000000;
   /* Within the L2: no panel first. */
   gpu.l2_bytes = (size_t)1 << 40;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
@@ -166,7 +170,7 @@ START_TEST(test_panel_rules)
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 0);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c, NULL), 0);
-  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 4);
+  ck_assert_int_eq(count(c, SPMV_FMT_CSR_PANEL), 8);
   ck_assert(!has(c, SPMV_FMT_CSR_PANEL, 512, 1, 4096, 0));
   /* Every row within 2^16 columns (csr16's ground): no panel first. */
   m.p.nnz = 40000000;

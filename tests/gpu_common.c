@@ -82,6 +82,9 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
       for (int w = 1024; w <= 16384; w *= 4)
         put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, tprs[t], w, 0);
     put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, 32, 8192, 0);
+    /* and its largest blocks once, with the 512 ones */
+    if (bs == 512)
+      put(out, cap, &n, SPMV_FMT_CSR_PANEL, 1024, 4, 16384, 0);
   }
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 1, 0);
   put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 2, 0);

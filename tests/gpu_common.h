@@ -15,7 +15,8 @@ int gpu_present(void);
  * Fills out[0 .. cap) with the configurations the tuner would try: every
  * format, BS in {64, 128, 256, 512}, TPR / T in {1, 2, 4, 8, 16, 32} where
  * the format has one, csr-adaptive's (max TPR, base) pairs, sell's
- * (C, sigma) and hyb's K choices, csr-panel's (TPR, width) pairs,
+ * (C, sigma) and hyb's K choices, csr-panel's (TPR, width) pairs (and BS
+ * 1024 once, with the BS 512 ones),
  * cusparse ALG1 and ALG2.  bs_mask keeps
  * the block sizes whose bit is set (1 = 64, 2 = 128, 4 = 256, 8 = 512;
  * 0 = all).  Returns the count.
