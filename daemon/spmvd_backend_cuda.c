@@ -153,20 +153,6 @@ static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
   free(m);
 }
 
-/* cudaMalloc that reports running out as SPMV_ENOMEM, the backend usable. */
-static int dev_alloc(void **p, size_t bytes, const char *what,
-                     struct spmv_error *err)
-{
-  cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
-  if (e == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    *p = NULL;
-    return spmv_error_set(err, SPMV_ENOMEM, "GPU out of memory allocating %zu bytes for %s",
-                          bytes, what);
-  }
-  return spmv_cuda_error(e, what, err);
-}
-
 static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
                      enum spmv_dtype dt, const struct spmv_config *cfg,
                      struct spmvd_bmatrix **out, struct spmv_error *err)
@@ -205,8 +191,8 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = dev_alloc(&m->dx, (size_t)A->cols * es, "x", err)) < 0 ||
-      (rc = dev_alloc(&m->dy, (size_t)A->rows * es, "y", err)) < 0)
+  if ((rc = spmv_dev_alloc(&m->dx, (size_t)A->cols * es, "x", err)) < 0 ||
+      (rc = spmv_dev_alloc(&m->dy, (size_t)A->rows * es, "y", err)) < 0)
     goto fail;
   rc = shell ? spmv_dev_matrix_new_csr(L, A, b->cs, &m->d, err)
              : spmv_dev_matrix_new(L, b->cs, &m->d, err);

@@ -36,6 +36,21 @@ extern "C" int spmv_cuda_error(cudaError_t e, const char *what,
                         cudaGetErrorString(e));
 }
 
+/* cudaMalloc with running out as SPMV_ENOMEM; see spmv_kernels.h. */
+extern "C" int spmv_dev_alloc(void **p, size_t bytes, const char *what,
+                              struct spmv_error *err) {
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError(); /* not sticky: clear it so the next call is not blamed */
+    *p = NULL;
+    return spmv_error_set(err, SPMV_ENOMEM,
+                          "GPU out of memory allocating %zu bytes for %s",
+                          bytes, what);
+  }
+  if (e != cudaSuccess) *p = NULL;
+  return spmv_cuda_error(e, what, err);
+}
+
 #define MAX_ARRAYS SPMV_DEV_MAX_ARRAYS
 
 /* One array of a layout: the address of its pointer field and its size. */
@@ -255,14 +270,8 @@ static int fill_from_csr(void *d, size_t bytes, int is_val, enum spmv_dtype dt,
   }
   size_t n = (size_t)A->nnz, step = n < CONVERT_CHUNK ? n : CONVERT_CHUNK;
   double *stage = NULL;
-  e = cudaMalloc(&stage, step * sizeof(double));
-  if (e == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    return spmv_error_set(err, SPMV_ENOMEM,
-                          "GPU out of memory staging %zu values to convert",
-                          step);
-  }
-  int rc = spmv_cuda_error(e, "cudaMalloc of the staging buffer", err);
+  int rc = spmv_dev_alloc((void **)&stage, step * sizeof(double),
+                          "the values staged to convert", err);
   for (size_t at = 0; rc == 0 && at < n; at += step) {
     size_t len = n - at < step ? n - at : step;
     e = cudaMemcpy(stage, A->val + at, len * sizeof(double), cudaMemcpyHostToDevice);
@@ -315,17 +324,14 @@ static int fill_sell(struct spmv_layout *D, const struct spmv_csr *A,
   int64_t *rp = NULL;
   int32_t *ci = NULL;
   double *cv = NULL;
-  cudaError_t e = cudaMalloc(&rp, (size_t)(A->rows + 1) * 8);
-  if (e == cudaSuccess) e = cudaMalloc(&ci, nnz * 4 + 4);
-  if (e == cudaSuccess) e = cudaMalloc(&cv, nnz * 8 + 8);
-  int rc;
-  if (e == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    rc = spmv_error_set(err, SPMV_ENOMEM, "GPU out of memory staging the CSR "
-                        "of %zu entries to convert", nnz);
-    goto out;
-  }
-  if ((rc = spmv_cuda_error(e, "cudaMalloc of the staged CSR", err))) goto out;
+  cudaError_t e;
+  int rc = spmv_dev_alloc((void **)&rp, (size_t)(A->rows + 1) * 8,
+                          "the row offsets staged to convert", err);
+  if (rc == 0)
+    rc = spmv_dev_alloc((void **)&ci, nnz * 4 + 4, "the columns staged to convert", err);
+  if (rc == 0)
+    rc = spmv_dev_alloc((void **)&cv, nnz * 8 + 8, "the values staged to convert", err);
+  if (rc) goto out;
   e = cudaMemcpy(rp, A->row_ptr, (size_t)(A->rows + 1) * 8, cudaMemcpyHostToDevice);
   if (e == cudaSuccess && nnz > 0)
     e = cudaMemcpy(ci, A->col_idx, nnz * 4, cudaMemcpyHostToDevice);
@@ -399,15 +405,8 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                                    a[k].field == (void **)&S->val)));
     if (a[k].bytes == 0 || (host[k] == NULL && !from_csr)) continue;
     void *d = NULL;
-    cudaError_t e = cudaMalloc(&d, a[k].bytes);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      rc = spmv_error_set(err, SPMV_ENOMEM,
-                          "GPU out of memory allocating %zu bytes for %s",
-                          a[k].bytes, spmv_format_name(L->cfg.format));
+    if ((rc = spmv_dev_alloc(&d, a[k].bytes, spmv_format_name(L->cfg.format), err)))
       goto fail;
-    }
-    if ((rc = spmv_cuda_error(e, "cudaMalloc", err))) goto fail;
     *a[k].field = d;
     m->array[m->narrays] = d;
     m->array_bytes[m->narrays++] = a[k].bytes;
@@ -419,7 +418,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
         goto fail;
       continue;
     }
-    e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
+    cudaError_t e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
     if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
   }
   if (S != NULL && (rc = fill_sell(&m->L, A, err))) goto fail;
@@ -432,15 +431,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
   }
   m->work_bytes = work_bytes(L);
   if (m->work_bytes > 0) {
-    cudaError_t e = cudaMalloc(&m->work, m->work_bytes);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      rc = spmv_error_set(err, SPMV_ENOMEM,
-                          "GPU out of memory allocating %zu bytes of scratch",
-                          m->work_bytes);
-      goto fail;
-    }
-    if ((rc = spmv_cuda_error(e, "cudaMalloc of scratch", err))) goto fail;
+    if ((rc = spmv_dev_alloc(&m->work, m->work_bytes, "scratch", err))) goto fail;
     m->bytes += m->work_bytes;
   }
   if (L->cfg.format == SPMV_FMT_CUSPARSE) {

@@ -47,6 +47,15 @@ struct spmv_cusparse_handle;
 int spmv_cuda_error(cudaError_t e, const char *what, struct spmv_error *err);
 
 /*
+ * cudaMalloc of bytes (at least 1) into *p.  Running out of GPU memory is
+ * SPMV_ENOMEM, "GPU out of memory allocating N bytes for WHAT", with the
+ * error cleared so that the context keeps serving; other failures as
+ * spmv_cuda_error().  *p is NULL on failure.
+ */
+int spmv_dev_alloc(void **p, size_t bytes, const char *what,
+                   struct spmv_error *err);
+
+/*
  * Device bytes that spmv_dev_matrix_new() will allocate for host layout L
  * (arrays and scratch; cuSPARSE's buffer is asked for at creation).  Used to
  * admit a matrix against cudaMemGetInfo() before allocating.
