@@ -77,11 +77,12 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
     }
     /* csr-panel from its narrowest panel up to one that takes over 48 KB
      * of shared memory (the opt-in launch) in both types, TPR 1..8, and
-     * the widest TPR once */
+     * TPR 16 and 32 once each */
     for (int t = 0; t < 4; t++)
       for (int w = 1024; w <= 16384; w *= 4)
         put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, tprs[t], w, 0);
     put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, 32, 8192, 0);
+    put(out, cap, &n, SPMV_FMT_CSR_PANEL, bs, 16, 2048, 0);
     /* and its largest blocks once, with the 512 ones */
     if (bs == 512)
       put(out, cap, &n, SPMV_FMT_CSR_PANEL, 1024, 4, 16384, 0);
