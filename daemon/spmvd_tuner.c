@@ -271,7 +271,7 @@ static void exhaustive(const struct spmvd_tune_input *in,
    * 512 and 1024 (512 led 256 at every TPR and width on
    * denserows_20k_x2000, H200; 1024 led 512 at w 16384, where a panel's
    * shared memory leaves an SM few blocks), panels of 4096 and 16384
-   * columns (1024 ran 2-3x slower). */
+   * columns (panels of 1024 ran 2-3x slower). */
   for (b = 4096; b <= 16384; b *= 4)
     if (panel_count(p, b) > 1 && panel_density(p, b) >= 0.5)
       for (t = 1; t <= 8; t *= 2) {
@@ -534,10 +534,7 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
 {
   const struct spmv_profile *p = in->prof;
   int wt = wave_tpr(p, in->dev), t;
-  struct spmv_config pc;
 
-  if (sh != SHAPE_SMALL && sh != SHAPE_STENCIL && panel_pick(in, &pc))
-    return pc;
   switch (sh) {
   case SHAPE_SMALL:
     if (small_skewed(p))
