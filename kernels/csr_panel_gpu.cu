@@ -138,18 +138,17 @@ __global__ void spmv_panel_sum_kernel(int64_t rows, int64_t npanels,
 /* The device facts the launch shape needs (read at every launch: the
  * runtime answers these from its own copy). */
 struct panel_device {
-  int sms, smem_sm, smem_optin;
+  int id, sms, smem_sm, smem_optin;
 };
 
 static int panel_device_get(struct panel_device *d, struct spmv_error *err) {
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
+  cudaError_t e = cudaGetDevice(&d->id);
   if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev);
+    e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->id);
   if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&d->smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+    e = cudaDeviceGetAttribute(&d->smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d->id);
   if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    e = cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d->id);
   return spmv_cuda_error(e, "csr-panel: device attributes", err);
 }
 
@@ -172,10 +171,18 @@ static int launch(const struct spmv_dev_matrix *m, const I *rp, int bs, T alpha,
                           "shared memory, over the device's %d per block",
                           (long long)width, smem, dev.smem_optin);
   auto kernel = spmv_panel_kernel<T, I, TPR>;
-  if (smem > 48 * 1024) {
+  /* Over 48 KB a kernel must opt in.  Once per kernel and device, up to
+   * the most a panel may take: a launch then makes no driver call for it
+   * (a larger bound than a launch uses does not change its occupancy).
+   * Concurrent first launches only repeat the same setting. */
+  static uint64_t opted_in; /* bit d: done on device d (< 64) */
+  int d = dev.id;
+  if (smem > 48 * 1024 && (d >= 64 || !(opted_in >> d & 1))) {
+    int bound = dev.smem_optin < SPMV_PANEL_SHMEM ? dev.smem_optin : SPMV_PANEL_SHMEM;
     cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bound);
     if (e != cudaSuccess) return spmv_cuda_error(e, "csr-panel: shared memory", err);
+    if (d < 64) opted_in |= (uint64_t)1 << d;
   }
   /* Rows per block: about four waves of blocks over all panels, each
    * chunk a whole number of passes.  Fewer rows a block shorten its run of
