@@ -92,6 +92,25 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
   return n;
 }
 
+/* One configuration per format; see gpu_common.h. */
+int gpu_format_samples(const struct spmv_config **out)
+{
+  static const struct spmv_config samples[] = {
+    {SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0},  {SPMV_FMT_CSR_VECTOR, 256, 8, 0, 0},
+    {SPMV_FMT_CSR_ADAPTIVE, 256, 32, 0, 0}, {SPMV_FMT_CSR_MERGE, 256, 0, 0, 0},
+    {SPMV_FMT_CSR_STREAM, 128, 0, 4, 0},  {SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0},
+    {SPMV_FMT_CSR16, 128, 8, 0, 0},       {SPMV_FMT_ELL, 256, 0, 0, 0},
+    {SPMV_FMT_ELLR_T, 256, 4, 0, 0},      {SPMV_FMT_SELL, 256, 0, 32, 256},
+    {SPMV_FMT_SELL16, 128, 0, 32, 256},   {SPMV_FMT_COO, 256, 0, 0, 0},
+    {SPMV_FMT_HYB, 256, 0, 0, 0},         {SPMV_FMT_JAD, 256, 0, 0, 0},
+    {SPMV_FMT_DIA, 256, 0, 0, 0},         {SPMV_FMT_CUSPARSE, 256, 0, 1, 0},
+    {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},    {SPMV_FMT_CSR_PANEL, 256, 4, 16384, 0},
+  };
+
+  *out = samples;
+  return (int)(sizeof samples / sizeof samples[0]);
+}
+
 static int has_suffix(const char *s, const char *suf)
 {
   size_t a = strlen(s), b = strlen(suf);

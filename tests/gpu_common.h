@@ -24,6 +24,13 @@ int gpu_present(void);
 int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask);
 
 /*
+ * One configuration per format (cusparse with both algorithms), as the
+ * large GPU test and bench_load take them: *out points at a static
+ * array; returns its length.
+ */
+int gpu_format_samples(const struct spmv_config **out);
+
+/*
  * Lists the .mtx and .mtx.gz files of $SPMV_MATRICES (default
  * ../shared/matrices), sorted by name.  *paths is a new array of new
  * strings, freed by gpu_paths_free().  Returns the count, or -1 when the

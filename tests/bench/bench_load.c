@@ -1,7 +1,8 @@
 /* bench_load.c: where loading a matrix onto the GPU spends its time. */
 /*
- * For each matrix of the benchmark suite and each value type: the host
- * conversion to a configuration's layout (spmv_layout_new), its copy to the
+ * For each matrix of the benchmark suite, each value type and one
+ * configuration per format (gpu_format_samples): the host conversion to
+ * the configuration's layout (spmv_layout_new), its copy to the
  * device (spmv_dev_matrix_new: allocations, copies from pageable memory,
  * cuSPARSE's preparation for the cusparse format); for the formats of
  * spmv_layout_shell_ok the same through the device conversion the cuda
@@ -23,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bench_clock.h"
+#include "gpu_common.h"
 #include "spmv_formats.h"
 #include "spmv_kernels.h"
 #include "spmv_stats.h"
@@ -30,18 +32,6 @@
 
 #define MAX_REPS 15
 
-/* One configuration per format, as the large GPU test takes them. */
-static const struct spmv_config configs[] = {
-  {SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0},   {SPMV_FMT_CSR_ADAPTIVE, 256, 32, 0, 0},
-  {SPMV_FMT_CSR_MERGE, 256, 0, 0, 0},    {SPMV_FMT_CSR_STREAM, 128, 0, 4, 0},
-  {SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0}, {SPMV_FMT_CSR16, 128, 8, 0, 0},
-  {SPMV_FMT_ELL, 256, 0, 0, 0},          {SPMV_FMT_ELLR_T, 256, 4, 0, 0},
-  {SPMV_FMT_SELL, 256, 0, 32, 256},      {SPMV_FMT_SELL16, 128, 0, 32, 256},
-  {SPMV_FMT_COO, 256, 0, 0, 0},          {SPMV_FMT_HYB, 256, 0, 0, 0},
-  {SPMV_FMT_JAD, 256, 0, 0, 0},          {SPMV_FMT_DIA, 256, 0, 0, 0},
-  {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},
-};
-#define NCONFIGS (sizeof configs / sizeof configs[0])
 
 /* Milliseconds to copy A's CSR arrays to the device buffers d[3]. */
 static double csr_copy_ms(const struct spmv_csr *A, void *d[3])
@@ -106,6 +96,8 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
                        struct spmv_cusparse_handle *h)
 {
   struct spmv_limits lim = {(size_t)16 << 30, 4096, 40.0};
+  const struct spmv_config *configs;
+  int nconfigs = gpu_format_samples(&configs);
   double pageable, pinned;
 
   csr_floor(A, reps, &pageable, &pinned);
@@ -113,7 +105,7 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
     enum spmv_dtype t = dt ? SPMV_F32 : SPMV_F64;
     if (!(dts & (1 << dt)))
       continue;
-    for (size_t c = 0; c < NCONFIGS; c++) {
+    for (int c = 0; c < nconfigs; c++) {
       double conv[MAX_REPS], up[MAX_REPS];
       char txt[96];
       int r, rc = 0;

@@ -31,7 +31,8 @@ if HAVE_CUDA
 # Where loading a matrix onto the GPU spends its time (run by hand).
 noinst_PROGRAMS += tests/bench/bench_load
 tests_bench_bench_load_SOURCES = tests/bench/bench_load.c \
-	tests/bench/suite.c tests/bench/suite.h tests/bench/bench_clock.h
+	tests/bench/suite.c tests/bench/suite.h tests/bench/bench_clock.h \
+	tests/gpu_common.c tests/gpu_common.h
 tests_bench_bench_load_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_bench_load_LDADD = $(GPU_LDADD) -lpthread
 endif
