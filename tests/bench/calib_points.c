@@ -26,6 +26,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <zlib.h>
 #include <stdio.h>
@@ -41,7 +42,6 @@
 
 struct ctx {
   struct eval_store *s;
-  const struct spmv_csr *A;  /* the matrix whose features are below */
   int matrix;
   struct spmvd_pfeat f;
   struct spmvd_calib_plan *plan;
@@ -66,23 +66,33 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
                       struct spmv_error *err)
 {
   struct ctx *c = vctx;
-  const struct spmvd_calib_point *pt = &c->plan->pt[c->next++];
+  /* The run hands over the plan point's own configuration: its point is
+   * found from it, not counted, since the run skips the points that
+   * spmvd_calib_applies() refuses without a call. */
+  const struct spmvd_calib_point *pt =
+      (const void *)((const char *)cfg -
+                     offsetof(struct spmvd_calib_point, cfg));
   struct spmv_profile prof;
   char text[64];
   int rc;
 
+  if (pt < c->plan->pt || pt >= c->plan->pt + c->plan->n)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "calib_points: a configuration outside the plan");
+  c->next = (size_t)(pt - c->plan->pt);
   if (c->budget > 0 && bench_now_s() - c->t0 > c->budget) {
     /* Past the budget: the plan ends here (the run reads n as it goes, so
      * it generates no further matrix). */
     c->stopped = 1;
-    c->plan->n = c->next - 1;
+    c->plan->n = c->next;
     return spmv_error_set(err, SPMV_EINVAL, "past the budget");
   }
-  if (A != c->A || pt->matrix != c->matrix) {
+  /* Features once per plan matrix (a freed matrix's address may be
+   * reused by the next one, so the pointer cannot tell them apart). */
+  if (pt->matrix != c->matrix) {
     if (spmv_profile_compute(A, &prof, err) != 0)
       return err->code;
     spmvd_predict_features(A, &prof, dt, &c->f);
-    c->A = A;
     c->matrix = pt->matrix;
   }
   rc = eval_store_calib_time(c->s, A, dt, cfg, us, err);
@@ -132,7 +142,6 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
             (long long)plan->total_nnz);
     c.plan = plan;
     c.next = 0;
-    c.A = NULL;
     c.matrix = -1;
     c.t0 = bench_now_s();
     c.budget = budget;
