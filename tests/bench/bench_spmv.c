@@ -20,6 +20,7 @@
 #include "spmv_mmio.h"
 #include "spmvd_backend.h"
 #include "bench_clock.h"
+#include "bound_gpu.h"
 
 /*
  * For each matrix of the suite and each value type, in one process: every
@@ -34,6 +35,12 @@
  * bytes read + written) is measured in the same process.
  * Writes DIR/bench_full.tsv (every configuration) and DIR/bench_summary.txt
  * (one line per matrix and type, geomeans at the top).
+ * With -B, each matrix and type also times the two bound kernels of
+ * bound_gpu.cu (the entries' values and columns streamed, then with x
+ * gathered per entry), timed and checked as the configurations are: rows
+ * "bound:stream" and "bound:gather" of the TSV, whose %copy is that of
+ * the CSR minimum bytes at the bound's time, the most any kernel that
+ * gathers x once per entry could show.
  */
 
 #define MAX_CONFIGS 256
@@ -187,6 +194,8 @@ static cudaEvent_t *ev;
 static void *flush_buf;
 static size_t flush_bytes;
 static int reps = 50;
+static int sms;
+static int bounds;  /* -B */
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -287,6 +296,75 @@ static int64_t check_result(const struct spmv_csr *A, const void *y,
       return i;
   }
   return -1;
+}
+
+/*
+ * Times bench_spmv's bound kernel (gather 0: stream, 1: gather) over A's
+ * entries as time_product() times a product (3 warm-up runs, L2 flushed
+ * before each of reps runs, median), checks the sum of its block sums
+ * against the host's in double, and writes its TSV row.
+ */
+static void time_bound(const char *name, const struct spmv_csr *A,
+                       enum spmv_dtype dt, int gather, const int *dcol,
+                       const void *dval, const void *dx, const double *x,
+                       double bytes, double copy_bw, FILE *tsv)
+{
+  int blocks = bench_bound_blocks(sms), f64 = dt == SPMV_F64, n = reps;
+  double *dpart, *part = malloc((size_t)blocks * sizeof *part), got = 0,
+                 want = 0, mag = 0, us;
+  float t[1024];
+  const char *status = "bound";
+
+  if (part == NULL || A->nnz == 0) {
+    free(part);
+    return;
+  }
+  CK(cudaMalloc((void **)&dpart, (size_t)blocks * sizeof *dpart));
+  for (int i = 0; i < 3; i++)
+    CK(bench_bound_launch(gather, f64, dcol, dval, dx, (long long)A->nnz,
+                          blocks, dpart, stream));
+  for (int r = 0; r < n; r++) {
+    CK(cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes, stream));
+    CK(cudaEventRecord(ev[2 * r], stream));
+    CK(bench_bound_launch(gather, f64, dcol, dval, dx, (long long)A->nnz,
+                          blocks, dpart, stream));
+    CK(cudaEventRecord(ev[2 * r + 1], stream));
+  }
+  CK(cudaStreamSynchronize(stream));
+  for (int r = 0; r < n; r++)
+    CK(cudaEventElapsedTime(&t[r], ev[2 * r], ev[2 * r + 1]));
+  qsort(t, (size_t)n, sizeof *t, cmp_float);
+  us = 1e3 * (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]));
+  CK(cudaMemcpy(part, dpart, (size_t)blocks * sizeof *part,
+                cudaMemcpyDeviceToHost));
+  for (int b = 0; b < blocks; b++)
+    got += part[b];
+  /* The device rounds each entry's product to dt; a thread sums its
+   * share in dt too: bound by dt's epsilon times the entries' magnitude
+   * and the longest chain (nnz / threads). */
+  for (int64_t k = 0; k < A->nnz; k++) {
+    double v = f64 ? A->val[k] : (double)(float)A->val[k];
+    double xv = gather ? (f64 ? x[A->col_idx[k]] : (double)(float)x[A->col_idx[k]])
+                       : (double)(A->col_idx[k] & 1023);
+    want += v * xv;
+    mag += fabs(v * xv);
+  }
+  double eps = f64 ? 1.11e-16 : 5.96e-8;
+  double chain = (double)A->nnz / ((double)blocks * 256) + 64;
+  if (!(fabs(got - want) <= 4 * eps * chain * mag + 1e-300))
+    status = "WRONG";
+  fprintf(tsv, "%s\t%s\tbound:%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%s\n", name,
+          spmv_dtype_name(dt), gather ? "gather" : "stream", status, us,
+          2.0 * (double)A->nnz / us / 1e3, bytes / us / 1e3,
+          100.0 * bytes / us / 1e3 / copy_bw, n,
+          gather ? "values, columns and x[column] per entry; no rows"
+                 : "values and columns per entry; no x, no rows");
+  printf("  %s %s bound:%s %.1f us, %.1f %% of copy on the CSR minimum bytes%s\n",
+         name, spmv_dtype_name(dt), gather ? "gather" : "stream", us,
+         100.0 * bytes / us / 1e3 / copy_bw,
+         status[0] == 'W' ? " (WRONG sum)" : "");
+  cudaFree(dpart);
+  free(part);
 }
 
 struct outcome {
@@ -416,6 +494,30 @@ static void bench_one(const char *name, const struct spmv_csr *A,
     pthread_join(tid[i], NULL);
   pthread_mutex_destroy(&p.mu);
   pthread_cond_destroy(&p.cv);
+  if (bounds && A->nnz > 0) {
+    int *dcol;
+    void *dval, *hval = malloc((size_t)A->nnz * es);
+    if (hval == NULL) {
+      fprintf(stderr, "out of host memory for %s\n", name);
+      exit(2);
+    }
+    for (int64_t k = 0; k < A->nnz; k++) {
+      if (dt == SPMV_F32)
+        ((float *)hval)[k] = (float)A->val[k];
+      else
+        ((double *)hval)[k] = A->val[k];
+    }
+    CK(cudaMalloc((void **)&dcol, (size_t)A->nnz * sizeof *dcol));
+    CK(cudaMalloc(&dval, (size_t)A->nnz * es));
+    CK(cudaMemcpy(dcol, A->col_idx, (size_t)A->nnz * sizeof *dcol,
+                  cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dval, hval, (size_t)A->nnz * es, cudaMemcpyHostToDevice));
+    for (int gather = 0; gather < 2; gather++)
+      time_bound(name, A, dt, gather, dcol, dval, dx, x, bytes, copy_bw, tsv);
+    cudaFree(dcol);
+    cudaFree(dval);
+    free(hval);
+  }
   cudaFree(dx);
   cudaFree(dy);
   free(x); free(ref); free(absum); free(xt);
@@ -467,13 +569,14 @@ static int keep_formats(const char *list)
 static void usage(void)
 {
   fprintf(stderr,
-          "usage: bench_spmv [-s large,paper,real] [-m NAME] [-t f32|f64] [-r REPS]\n"
+          "usage: bench_spmv [-s large,paper,real] [-m NAME] [-t f32|f64] [-r REPS] [-B]\n"
           "                  [-T SECONDS] [-o DIR] [-b 64,128,256,512] [-f FORMATS]\n"
           "  -s  suites to run (default large,paper,real)   -m  only matrices whose name contains NAME\n"
           "  -t  one value type                            -r  timed runs per configuration (50)\n"
           "  -T  start no new matrix after SECONDS          -o  output folder (.)\n"
           "  -b  block sizes to try (default all four)\n"
-          "  -f  only these formats (comma-separated names; cusparse, the baseline, always runs)\n");
+          "  -f  only these formats (comma-separated names; cusparse, the baseline, always runs)\n"
+          "  -B  also time the bound kernels (entries streamed; x gathered per entry)\n");
 }
 
 int main(int argc, char **argv)
@@ -485,7 +588,7 @@ int main(int argc, char **argv)
   char **paths = NULL;
   int npaths = 0;
 
-  while ((opt = getopt(argc, argv, "s:m:t:r:T:o:b:f:h")) != -1) {
+  while ((opt = getopt(argc, argv, "s:m:t:r:T:o:b:f:Bh")) != -1) {
     switch (opt) {
     case 's':
       suites = (strstr(optarg, "large") ? S_LARGE : 0) |
@@ -498,6 +601,7 @@ int main(int argc, char **argv)
     case 'T': budget = atof(optarg); break;
     case 'o': outdir = optarg; break;
     case 'f': formats = optarg; break;
+    case 'B': bounds = 1; break;
     case 'b':
       bs_mask = 0;
       for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
@@ -524,6 +628,7 @@ int main(int argc, char **argv)
   int drv = 0, rt = 0;
   char csv[32], path[4096];
   CK(cudaGetDeviceProperties(&prop, 0));
+  sms = prop.multiProcessorCount;
   CK(cudaStreamCreate(&stream));
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);

@@ -21,11 +21,13 @@ if HAVE_CUDA
 # The benchmark: built by `make`, run by hand (never by make check).
 noinst_PROGRAMS += tests/bench/bench_spmv
 tests_bench_bench_spmv_SOURCES = tests/bench/bench_spmv.c \
+	tests/bench/bound_gpu.cu tests/bench/bound_gpu.h \
 	tests/gpu_common.c tests/gpu_common.h
 tests_bench_bench_spmv_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_bench_spmv_LDADD = $(GPU_LDADD) -lpthread
 endif
-EXTRA_DIST += tests/bench/bench_spmv.c tests/bench/results
+EXTRA_DIST += tests/bench/bench_spmv.c tests/bench/bound_gpu.cu \
+	tests/bench/bound_gpu.h tests/bench/results
 
 if HAVE_CUDA
 # Where loading a matrix onto the GPU spends its time (run by hand).
