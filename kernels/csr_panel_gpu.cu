@@ -135,50 +135,35 @@ __global__ void spmv_panel_sum_kernel(int64_t rows, int64_t npanels,
   }
 }
 
-/* The device facts the launch shape needs (read at every launch: the
- * runtime answers these from its own copy). */
-struct panel_device {
-  int id, sms, smem_sm, smem_optin;
-};
-
-static int panel_device_get(struct panel_device *d, struct spmv_error *err) {
-  cudaError_t e = cudaGetDevice(&d->id);
-  if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->id);
-  if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&d->smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d->id);
-  if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d->id);
-  return spmv_cuda_error(e, "csr-panel: device attributes", err);
-}
-
 template <typename T, typename I, int TPR>
 static int launch(const struct spmv_dev_matrix *m, const I *rp, int bs, T alpha,
                   const T *x, T beta, T *y, cudaStream_t s,
                   struct spmv_error *err) {
   const struct spmv_layout *L = &m->L;
   const struct spmv_panel_layout *D = &L->u.panel;
-  struct panel_device dev;
-  int rc = panel_device_get(&dev, err);
-  if (rc) return rc;
+  /* The device's facts, read at upload (spmv_dev_matrix_new). */
+  if (m->sms <= 0 || m->smem_per_sm <= 0 || m->smem_optin <= 0)
+    return spmv_error_set(err, SPMV_EGPU,
+                          "csr-panel: the device's SMs and shared memory were "
+                          "not read at upload");
   int shift = 0;
   while (((int64_t)1 << shift) < D->width) shift++;
   int64_t width = L->cols < D->width ? L->cols : D->width;
   size_t smem = (size_t)(width > 0 ? width : 1) * sizeof(T);
-  if (smem > (size_t)dev.smem_optin)
+  if (smem > (size_t)m->smem_optin)
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-panel: a panel of %lld values takes %zu bytes of "
                           "shared memory, over the device's %d per block",
-                          (long long)width, smem, dev.smem_optin);
+                          (long long)width, smem, m->smem_optin);
   auto kernel = spmv_panel_kernel<T, I, TPR>;
   /* Over 48 KB a kernel must opt in.  Once per kernel and device, up to
    * the most a panel may take: a launch then makes no driver call for it
    * (a larger bound than a launch uses does not change its occupancy).
    * Concurrent first launches only repeat the same setting. */
   static uint64_t opted_in; /* bit d: done on device d (< 64) */
-  int d = dev.id;
+  int d = m->device;
   if (smem > 48 * 1024 && (d >= 64 || !(opted_in >> d & 1))) {
-    int bound = dev.smem_optin < SPMV_PANEL_SHMEM ? dev.smem_optin : SPMV_PANEL_SHMEM;
+    int bound = m->smem_optin < SPMV_PANEL_SHMEM ? m->smem_optin : SPMV_PANEL_SHMEM;
     cudaError_t e = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bound);
     if (e != cudaSuccess) return spmv_cuda_error(e, "csr-panel: shared memory", err);
@@ -192,10 +177,10 @@ static int launch(const struct spmv_dev_matrix *m, const I *rp, int bs, T alpha,
   int per = bs / TPR;
   /* Blocks an SM holds by shared memory, 1 KB of which the runtime keeps
    * per block, and by threads. */
-  int64_t resident = (int64_t)dev.smem_sm / (int64_t)(smem + 1024);
+  int64_t resident = (int64_t)m->smem_per_sm / (int64_t)(smem + 1024);
   if (resident > 2048 / bs) resident = 2048 / bs;
   if (resident < 1) resident = 1;
-  int64_t target = 4 * (int64_t)dev.sms * resident;
+  int64_t target = 4 * (int64_t)m->sms * resident;
   int64_t chunks = (target + D->npanels - 1) / D->npanels;
   int64_t passes = (L->rows + per - 1) / per;
   if (chunks > passes) chunks = passes;

@@ -423,10 +423,24 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
   }
   if (S != NULL && (rc = fill_sell(&m->L, A, err))) goto fail;
   {
+    /* Once here rather than at every launch (a query is a runtime call). */
     int dev = 0, l2 = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess)
-      m->l2_bytes = (size_t)l2;
+    if (cudaGetDevice(&dev) == cudaSuccess) {
+      m->device = dev;
+      if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess)
+        m->l2_bytes = (size_t)l2;
+      if (cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, dev) !=
+          cudaSuccess)
+        m->sms = 0;
+      if (cudaDeviceGetAttribute(&m->smem_per_sm,
+                                 cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                 dev) != cudaSuccess)
+        m->smem_per_sm = 0;
+      if (cudaDeviceGetAttribute(&m->smem_optin,
+                                 cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                 dev) != cudaSuccess)
+        m->smem_optin = 0;
+    }
     cudaGetLastError();
   }
   m->work_bytes = work_bytes(L);

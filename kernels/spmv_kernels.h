@@ -33,6 +33,10 @@ struct spmv_dev_matrix {
   const void *array[SPMV_DEV_MAX_ARRAYS];
   size_t array_bytes[SPMV_DEV_MAX_ARRAYS];
   size_t l2_bytes;        /* the device's L2 at upload */
+  /* The device's facts a launch shape needs, read once at upload (0 where
+   * the runtime did not answer): its id, SMs, shared memory per SM and
+   * the most a block may opt into. */
+  int device, sms, smem_per_sm, smem_optin;
 };
 
 /* cuSPARSE's library handle with its stream; opaque. */

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -85,7 +86,6 @@ struct eval_store {
   struct pool pool;                  /* nthreads 0: not running */
   void *x, *y;                       /* timing vectors (device or host) */
   const struct spmvd_calib_plan *plan;
-  size_t plan_next;
   int plan_matrix;
 #ifdef HAVE_CUDA
   cudaStream_t stream;
@@ -619,7 +619,6 @@ void eval_store_calib_plan(struct eval_store *s,
                            const struct spmvd_calib_plan *plan)
 {
   s->plan = plan;
-  s->plan_next = 0;
   s->plan_matrix = -1;
 }
 
@@ -637,10 +636,16 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
     return spmvd_calib_backend_time(&cb, A, dt, cfg, us, err);
   }
   /* The plan tells when the matrix changes (a new one may reuse the old
-   * one's address) and which configurations follow on it. */
-  if (s->plan != NULL && s->plan_next < s->plan->n &&
-      eval_config_equal(&s->plan->pt[s->plan_next].cfg, cfg))
-    pt = &s->plan->pt[s->plan_next++];
+   * one's address) and which configurations follow on it.  The run hands
+   * over its point's own configuration; a count of calls would fall
+   * behind at the points it skips (spmvd_calib_applies). */
+  if (s->plan != NULL && s->plan->n > 0) {
+    const struct spmvd_calib_point *q =
+        (const void *)((const char *)cfg -
+                       offsetof(struct spmvd_calib_point, cfg));
+    if (q >= s->plan->pt && q < s->plan->pt + s->plan->n)
+      pt = q;
+  }
   if (pt == NULL || pt->matrix != s->plan_matrix || A != s->A || dt != s->dt) {
     if ((rc = eval_store_matrix(s, A, dt, err)) < 0)
       return rc;
