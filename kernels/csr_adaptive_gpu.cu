@@ -78,10 +78,8 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
   if (A->nbins < 1 || A->nbins > SPMV_ADAPTIVE_MAX_BINS)
     return spmv_error_set(err, SPMV_EINVAL, "csr-adaptive: %d bins, not in [1, %d]",
                           A->nbins, SPMV_ADAPTIVE_MAX_BINS);
-  if (A->nlong > 0 && (A->chunk_len <= 0 || m->work == NULL))
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "csr-adaptive: %lld long rows without chunks or scratch",
-                          (long long)A->nlong);
+  int rc = spmv_long_ready("csr-adaptive", A->nlong, A->chunk_len, m->work, err);
+  if (rc) return rc;
   adaptive_plan p;
   p.nbins = A->nbins;
   int64_t off = 0;
@@ -103,13 +101,9 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
         A->long_chunk, A->nlong, A->chunk_len, alpha, x, beta, y, (T *)m->work);
     SPMV_CHECK_LAUNCH("csr-adaptive kernel");
   }
-  if (A->nlong > 0) {
-    cudaError_t e = spmv_long_finish<T>(A->nlong, A->long_rows, A->long_chunk,
-                                        (const T *)m->work, alpha, beta, y, s);
-    if (e != cudaSuccess)
-      return spmv_cuda_error(e, "csr-adaptive long-row kernel", err);
-  }
-  return 0;
+  return spmv_long_finish<T>("csr-adaptive", A->nlong, A->long_rows,
+                             A->long_chunk, (const T *)m->work, alpha, beta, y,
+                             s, err);
 }
 
 /* Launches csr-adaptive for m on stream s (see spmv_kernels.h). */

@@ -404,10 +404,8 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     return spmv_error_set(err, SPMV_EINVAL,
                           "csr-stream: bs %d x k %d values and row ends exceed "
                           "%d bytes of shared memory", bs, D->k, SPMV_STREAM_SHMEM);
-  if (D->nlong > 0 && (D->chunk_len <= 0 || partial == NULL))
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "csr-stream: %lld long rows without chunks or scratch",
-                          (long long)D->nlong);
+  int rc = spmv_long_ready("csr-stream", D->nlong, D->chunk_len, partial, err);
+  if (rc) return rc;
   if (D->nblocks + (D->nlong > 0 ? D->nchunks : 0) > 0) {
     cudaError_t e;
     switch (D->k) {
@@ -423,13 +421,8 @@ static int run_i(const struct spmv_dev_matrix *m, const I *rp, T alpha,
     if (e != cudaSuccess)
       return spmv_cuda_error(e, "csr-stream kernel", err);
   }
-  if (D->nlong > 0) {
-    cudaError_t e = spmv_long_finish<T>(D->nlong, D->long_rows, D->long_chunk,
-                                        partial, alpha, beta, y, s);
-    if (e != cudaSuccess)
-      return spmv_cuda_error(e, "csr-stream long-row kernel", err);
-  }
-  return 0;
+  return spmv_long_finish<T>("csr-stream", D->nlong, D->long_rows,
+                             D->long_chunk, partial, alpha, beta, y, s, err);
 }
 
 /* Launches csr-stream or csr-stream16 for m on stream s (see spmv_kernels.h). */

@@ -2,6 +2,8 @@
 #ifndef SPMV_LONGROW_CUH
 #define SPMV_LONGROW_CUH
 
+#include <stdio.h>
+
 #include "spmv_cuda.cuh"
 
 /*
@@ -91,17 +93,39 @@ __global__ void spmv_long_finish_kernel(
   }
 }
 
-/* Launches the second step on s, a warp per long row; returns the launch's
- * error. */
+/* A launcher's check before its first kernel: long rows need their
+ * chunks and the scratch for the chunks' sums.  Returns 0 or SPMV_EINVAL
+ * naming the format. */
+static inline int spmv_long_ready(const char *name, int64_t nlong,
+                                  int64_t chunk_len, const void *partial,
+                                  struct spmv_error *err) {
+  if (nlong > 0 && (chunk_len <= 0 || partial == NULL))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: %lld long rows without chunks or scratch", name,
+                          (long long)nlong);
+  return 0;
+}
+
+/* Launches the second step on s, a warp per long row (none when nlong is
+ * 0); returns 0 or the launch's error as spmv_cuda_error() maps it, named
+ * "NAME long-row kernel". */
 template <typename T>
-static cudaError_t spmv_long_finish(int64_t nlong, const int32_t *long_rows,
-                                    const int64_t *long_chunk, const T *partial,
-                                    T alpha, T beta, T *y, cudaStream_t s) {
+static int spmv_long_finish(const char *name, int64_t nlong,
+                            const int32_t *long_rows, const int64_t *long_chunk,
+                            const T *partial, T alpha, T beta, T *y,
+                            cudaStream_t s, struct spmv_error *err) {
+  char what[64];
+  if (nlong <= 0)
+    return 0;
   unsigned grid = (unsigned)((nlong * 32 + SPMV_LONG_FINISH_BS - 1) /
                              SPMV_LONG_FINISH_BS);
   spmv_long_finish_kernel<T><<<grid, SPMV_LONG_FINISH_BS, 0, s>>>(
       nlong, long_rows, long_chunk, partial, alpha, beta, y);
-  return cudaGetLastError();
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess)
+    return 0;
+  snprintf(what, sizeof what, "%s long-row kernel", name);
+  return spmv_cuda_error(e, what, err);
 }
 
 #endif /* SPMV_LONGROW_CUH */
