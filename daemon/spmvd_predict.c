@@ -414,6 +414,15 @@ int spmvd_calib_applies(const struct spmv_config *cfg,
            prof->ell_fill > SPMVD_CALIB_MAX_FILL);
 }
 
+int spmvd_calib_point_applies(const struct spmvd_calib_point *pt)
+{
+  struct spmv_profile prof;
+
+  memset(&prof, 0, sizeof prof);
+  prof.ell_fill = pt->feat.nnz > 0 ? pt->feat.w_ell / pt->feat.nnz : 0;
+  return spmvd_calib_applies(&pt->cfg, &prof);
+}
+
 /* Runs the plan's timings through ops. */
 int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     const struct spmvd_calib_params *p,

@@ -269,6 +269,10 @@ struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
 int spmvd_calib_applies(const struct spmv_config *cfg,
                         const struct spmv_profile *prof);
 
+/* The same for plan point pt once spmvd_calib_run() has filled its
+ * features (pt->feat): whether the run will time it. */
+int spmvd_calib_point_applies(const struct spmvd_calib_point *pt);
+
 /*
  * Runs the plan: generates each matrix (spmvd_calib_matrix) and times its
  * points through ops, writing time_us and ok into the plan; a point that

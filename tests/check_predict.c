@@ -423,7 +423,11 @@ START_TEST(test_calibrate_end_to_end)
     bad += !pt->ok;
     if (padded && pt->feat.w_ell > SPMVD_CALIB_MAX_FILL * pt->feat.nnz) {
       ck_assert(!pt->ok && pt->time_us == 0);
+      ck_assert(!spmvd_calib_point_applies(pt));
       refused++;
+    } else {
+      /* What a timer's prefetch (eval_store) reads from the point. */
+      ck_assert(spmvd_calib_point_applies(pt));
     }
   }
   ck_assert_int_gt(refused, 0);

@@ -654,10 +654,13 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
       s->plan_matrix = pt->matrix;
       if (c != NULL) {
         c->n = 0;
+        /* Not the points the run skips: ell past fill 50 would convert
+         * layouts of gigabytes that nobody times. */
         for (size_t j = (size_t)(pt - s->plan->pt);
              j < s->plan->n && s->plan->pt[j].matrix == pt->matrix &&
              c->n < SPMVD_MAX_CANDIDATES; j++)
-          c->cfg[c->n++] = s->plan->pt[j].cfg;
+          if (spmvd_calib_point_applies(&s->plan->pt[j]))
+            c->cfg[c->n++] = s->plan->pt[j].cfg;
         eval_store_prefetch(s, c);
         free(c);
       }
@@ -665,10 +668,20 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
       s->plan_matrix = -1;
     }
   }
-  if ((rc = resident_load(s, cfg, err)) < 0)
-    return rc;
-  rc = dev_time(s, s->res[s->cur].h, cfg, CALIB_WARMUP, CALIB_REPS, us, err);
-  s->cur = -1;
+  if ((rc = resident_load(s, cfg, err)) >= 0) {
+    rc = dev_time(s, s->res[s->cur].h, cfg, CALIB_WARMUP, CALIB_REPS, us, err);
+    s->cur = -1;
+  }
+  /* The run frees A after its matrix's last timed point, before the next
+   * call: no conversion of the prefetch may still be reading it then. */
+  if (pt != NULL) {
+    size_t j = (size_t)(pt - s->plan->pt) + 1;
+    while (j < s->plan->n && s->plan->pt[j].matrix == pt->matrix &&
+           !spmvd_calib_point_applies(&s->plan->pt[j]))
+      j++;
+    if (j == s->plan->n || s->plan->pt[j].matrix != pt->matrix)
+      pool_stop(&s->pool);
+  }
   return rc;
 }
 
