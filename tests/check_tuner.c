@@ -418,12 +418,13 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 },
     { SPMV_FMT_CSR16, 128, 4, 0, 0 } };
   /* Short flat rows (mean < 8): a thread or two per row; first as many
-   * as the row has (8) when the rows fit one wave at 8 each (20000).
+   * as the row has (8), in blocks of 512, when the rows fit one wave at 8
+   * each (20000).
    * Where rows span < 2^16 columns (all here but one case), on stencils,
    * flat and regular rows, csr-vector and csr-scalar become csr16 at the
    * same TPR (1 for scalar) and sell sell16. */
   static const struct spmv_config flat[] = {
-    { SPMV_FMT_CSR16, 256, 8, 0, 0 }, { SPMV_FMT_CSR16, 128, 2, 0, 0 },
+    { SPMV_FMT_CSR16, 512, 8, 0, 0 }, { SPMV_FMT_CSR16, 128, 2, 0, 0 },
     { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR16, 128, 1, 0, 0 } };
   static const struct spmv_config flat_big[] = {
     { SPMV_FMT_CSR16, 128, 2, 0, 0 }, { SPMV_FMT_ELLR_T, 256, 1, 0, 0 },
@@ -478,10 +479,12 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR16, 512, 32, 0, 0 },
     { SPMV_FMT_CSR16, 512, 16, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 } };
+  /* Small and skewed: csr-vector at TPR 32 before csr-adaptive at base
+   * 2, so that it wins a tie. */
   static const struct spmv_config small_skewed[] = {
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 },
-    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
     { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
     { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 } };
   static const struct spmv_config cpu_stencil[] = {
     { SPMV_FMT_DIA, 0, 0, 0, 0 }, { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 },
