@@ -551,7 +551,7 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
     /* Short rows that fit one wave at >= 4 threads each: latency-bound,
      * threads to the row's length, in blocks of 512 (fewer blocks, as on
      * small matrices: epb1, rows of 6.5, f64 on the H200, 3.89 us at BS
-     * 512 and TPR 8 against 4.13 at 256, probe-race-h200.md). */
+     * 512 and TPR 8 against 4.13 at 256, eval-h200-v23.md). */
     t = pow2_at_least(p->rl_mean, 2, 32);
     if (p->rl_mean < 8 && wt >= 4)
       return mk(SPMV_FMT_CSR_VECTOR, 512, t < wt ? t : wt, 0, 0);
