@@ -39,8 +39,8 @@
  * bound_gpu.cu (the entries' values and columns streamed, then with x
  * gathered per entry), timed and checked as the configurations are: rows
  * "bound:stream" and "bound:gather" of the TSV, whose %copy is that of
- * the CSR minimum bytes at the bound's time, the most any kernel that
- * gathers x once per entry could show.
+ * the CSR minimum bytes at the kernel's time: what gathering x once per
+ * entry in CSR order allows before any row work.
  */
 
 #define MAX_CONFIGS 256

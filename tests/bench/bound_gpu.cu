@@ -1,7 +1,9 @@
 /*
- * bound_gpu.cu: what any kernel that reads each entry once and gathers x
- * once per entry must take, for bench_spmv -B.  Two kernels over a CSR's
- * entries, with no rows: "stream" reads the values and columns (as the
+ * bound_gpu.cu: the cost of reading each entry once and gathering x once
+ * per entry, in CSR order and with no row work, for bench_spmv -B: a
+ * reference for an SpMV's gathers (a kernel that walks a row's entries
+ * together shares x's sectors where columns cluster, and can beat it).
+ * Two kernels over a CSR's entries, with no rows: "stream" reads the values and columns (as the
  * SpMV kernels do, evict-first) and adds value * column; "gather" adds
  * value * x[column] instead, x through the read-only path.  Each block
  * writes one partial sum, which the caller checks against the host's.
