@@ -234,7 +234,7 @@ static void exhaustive(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
 {
   const struct spmv_profile *p = in->prof;
-  int b, t, bs, narrow = sell16_fits(in);
+  int b, t, bs, w, narrow = sell16_fits(in);
 
   for (b = 0; b < NBS; b++) {
     bs = bs_grid[b];
@@ -272,11 +272,11 @@ static void exhaustive(const struct spmvd_tune_input *in,
    * denserows_20k_x2000, H200; 1024 led 512 at w 16384, where a panel's
    * shared memory leaves an SM few blocks), panels of 4096 and 16384
    * columns (panels of 1024 ran 2-3x slower). */
-  for (b = 4096; b <= 16384; b *= 4)
-    if (panel_count(p, b) > 1 && panel_density(p, b) >= 0.5)
+  for (w = 4096; w <= 16384; w *= 4)
+    if (panel_count(p, w) > 1 && panel_density(p, w) >= 0.5)
       for (t = 1; t <= 8; t *= 2) {
-        add(out, in, mk(SPMV_FMT_CSR_PANEL, 512, t, b, 0));
-        add(out, in, mk(SPMV_FMT_CSR_PANEL, 1024, t, b, 0));
+        add(out, in, mk(SPMV_FMT_CSR_PANEL, 512, t, w, 0));
+        add(out, in, mk(SPMV_FMT_CSR_PANEL, 1024, t, w, 0));
       }
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
   add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
