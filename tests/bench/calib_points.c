@@ -82,9 +82,11 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
   c->next = (size_t)(pt - c->plan->pt);
   if (c->budget > 0 && bench_now_s() - c->t0 > c->budget) {
     /* Past the budget: the plan ends here (the run reads n as it goes, so
-     * it generates no further matrix). */
+     * it generates no further matrix), and the store lets go of A, which
+     * the run frees next, its prefetch stopped. */
     c->stopped = 1;
     c->plan->n = c->next;
+    eval_store_matrix(c->s, NULL, dt, NULL);
     return spmv_error_set(err, SPMV_EINVAL, "past the budget");
   }
   /* Features once per plan matrix (a freed matrix's address may be

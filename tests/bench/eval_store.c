@@ -673,8 +673,11 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
     s->cur = -1;
   }
   /* The run frees A after its matrix's last timed point, before the next
-   * call: no conversion of the prefetch may still be reading it then. */
-  if (pt != NULL) {
+   * call, or at once after a sticky error: no conversion of the prefetch
+   * may still be reading it then. */
+  if (rc == SPMV_EGPU_STICKY)
+    pool_stop(&s->pool);
+  else if (pt != NULL) {
     size_t j = (size_t)(pt - s->plan->pt) + 1;
     while (j < s->plan->n && s->plan->pt[j].matrix == pt->matrix &&
            !spmvd_calib_point_applies(&s->plan->pt[j]))
