@@ -210,7 +210,7 @@ static struct spmv_config sell_for(const struct spmvd_tune_input *in,
  * mean entries per row slot (what the layout refuses below 0.5). */
 static int64_t panel_count(const struct spmv_profile *p, int w)
 {
-  return p->cols > 0 ? (p->cols + w - 1) / w : 1;
+  return spmv_panel_count(p->cols, w);
 }
 
 static double panel_density(const struct spmv_profile *p, int w)

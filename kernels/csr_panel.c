@@ -26,7 +26,7 @@ static int panel_params(struct spmv_panel_layout *D, const struct spmv_layout *L
                           L->dtype == SPMV_F32 ? "f32" : "f64", shmem,
                           SPMV_PANEL_SHMEM);
   D->width = w;
-  D->npanels = L->cols > 0 ? (L->cols + w - 1) / w : 1;
+  D->npanels = spmv_panel_count(L->cols, w);
   return 0;
 }
 
@@ -52,12 +52,11 @@ int spmv_csr_panel_init(struct spmv_layout *L, const struct spmv_csr *A,
   int64_t slots, i, k, s, at;
   int64_t *next;
   size_t bytes = 0;
-  int overflow, rc, shift = 0;
+  int overflow, rc, shift;
 
   if ((rc = panel_params(D, L, err)) != 0)
     return rc;
-  while (((int64_t)1 << shift) < D->width)
-    shift++;
+  shift = spmv_panel_shift(D->width);
   overflow = spmv_mul64(D->npanels, A->rows, &slots) != 0;
   /* Sparse panels would read more offsets than entries. */
   if (!overflow && D->npanels > 1 && slots > 2 * A->nnz)

@@ -146,8 +146,7 @@ static int launch(const struct spmv_dev_matrix *m, const I *rp, int bs, T alpha,
     return spmv_error_set(err, SPMV_EGPU,
                           "csr-panel: the device's SMs and shared memory were "
                           "not read at upload");
-  int shift = 0;
-  while (((int64_t)1 << shift) < D->width) shift++;
+  int shift = spmv_panel_shift(D->width);
   int64_t width = L->cols < D->width ? L->cols : D->width;
   size_t smem = (size_t)(width > 0 ? width : 1) * sizeof(T);
   if (smem > (size_t)m->smem_optin)

@@ -215,6 +215,23 @@ struct spmv_panel_layout {
  * block can opt into (227 KB) holds it with room to spare. */
 #define SPMV_PANEL_SHMEM (128 * 1024)
 
+/* Panels of width columns over cols columns (1 when there are none). */
+static inline int64_t spmv_panel_count(int64_t cols, int64_t width)
+{
+  return cols > 0 ? (cols + width - 1) / width : 1;
+}
+
+/* log2 of a panel width (a power of two): column c is in panel
+ * c >> shift. */
+static inline int spmv_panel_shift(int64_t width)
+{
+  int shift = 0;
+
+  while (((int64_t)1 << shift) < width)
+    shift++;
+  return shift;
+}
+
 /* ell: entry k of row i at col[k * pitch + i]; width = longest row. */
 struct spmv_ell_layout {
   int64_t width;
