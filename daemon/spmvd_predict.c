@@ -423,6 +423,22 @@ int spmvd_calib_point_applies(const struct spmvd_calib_point *pt)
   return spmvd_calib_applies(&pt->cfg, &prof);
 }
 
+const struct spmvd_calib_point *
+spmvd_calib_point_of(const struct spmvd_calib_plan *plan,
+                     const struct spmv_config *cfg)
+{
+  uintptr_t first, at = (uintptr_t)cfg;
+  size_t k;
+
+  if (plan == NULL || plan->n == 0)
+    return NULL;
+  first = (uintptr_t)&plan->pt[0].cfg;
+  if (at < first || (at - first) % sizeof *plan->pt != 0)
+    return NULL;
+  k = (size_t)((at - first) / sizeof *plan->pt);
+  return k < plan->n ? &plan->pt[k] : NULL;
+}
+
 /* Runs the plan's timings through ops. */
 int spmvd_calib_run(struct spmvd_calib_plan *plan,
                     const struct spmvd_calib_params *p,

@@ -229,7 +229,8 @@ struct spmvd_calib_plan *spmvd_calib_plan_free(struct spmvd_calib_plan *plan);
 /* What the calibration needs from the device worker; ctx passed back. */
 struct spmvd_calib_ops {
   /* Loads A (borrowed) as cfg with values dt, times it (warm-up, then the
-   * median of repeated runs) into *us, and unloads it. */
+   * median of repeated runs) into *us, and unloads it.  cfg is the plan
+   * point's own (&pt->cfg: spmvd_calib_point_of finds the point). */
   int (*time)(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
               const struct spmv_config *cfg, double *us,
               struct spmv_error *err);
@@ -272,6 +273,12 @@ int spmvd_calib_applies(const struct spmv_config *cfg,
 /* The same for plan point pt once spmvd_calib_run() has filled its
  * features (pt->feat): whether the run will time it. */
 int spmvd_calib_point_applies(const struct spmvd_calib_point *pt);
+
+/* The point of plan (borrowed) whose configuration cfg is, as the run
+ * hands it to spmvd_calib_ops.time, or NULL when cfg is none of them. */
+const struct spmvd_calib_point *
+spmvd_calib_point_of(const struct spmvd_calib_plan *plan,
+                     const struct spmv_config *cfg);
 
 /*
  * Runs the plan: generates each matrix (spmvd_calib_matrix) and times its

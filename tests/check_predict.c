@@ -421,6 +421,7 @@ START_TEST(test_calibrate_end_to_end)
                  pt->cfg.format == SPMV_FMT_ELLR_T;
 
     bad += !pt->ok;
+    ck_assert_ptr_eq(spmvd_calib_point_of(plan, &pt->cfg), pt);
     if (padded && pt->feat.w_ell > SPMVD_CALIB_MAX_FILL * pt->feat.nnz) {
       ck_assert(!pt->ok && pt->time_us == 0);
       ck_assert(!spmvd_calib_point_applies(pt));
@@ -431,6 +432,13 @@ START_TEST(test_calibrate_end_to_end)
     }
   }
   ck_assert_int_gt(refused, 0);
+  /* A copy of a point's configuration is not the point's. */
+  {
+    struct spmv_config copy = plan->pt[0].cfg;
+
+    ck_assert_ptr_null(spmvd_calib_point_of(plan, &copy));
+    ck_assert_ptr_null(spmvd_calib_point_of(NULL, &plan->pt[0].cfg));
+  }
   ck_assert_int_eq(f.calls, (int)plan->n - refused);
   ck_assert_int_eq(bad, 2 + refused);  /* and hyb at (2, 8), both dists */
   n = spmvd_predict_fit(plan, &f.dev, &pr, &e);

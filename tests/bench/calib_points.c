@@ -26,7 +26,6 @@
 #include "config.h"
 
 #include <getopt.h>
-#include <stddef.h>
 #include <math.h>
 #include <zlib.h>
 #include <stdio.h>
@@ -66,17 +65,14 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
                       struct spmv_error *err)
 {
   struct ctx *c = vctx;
-  /* The run hands over the plan point's own configuration: its point is
-   * found from it, not counted, since the run skips the points that
-   * spmvd_calib_applies() refuses without a call. */
-  const struct spmvd_calib_point *pt =
-      (const void *)((const char *)cfg -
-                     offsetof(struct spmvd_calib_point, cfg));
+  /* The point is found from its configuration, not counted: the run
+   * skips the points that spmvd_calib_applies() refuses without a call. */
+  const struct spmvd_calib_point *pt = spmvd_calib_point_of(c->plan, cfg);
   struct spmv_profile prof;
   char text[64];
   int rc;
 
-  if (pt < c->plan->pt || pt >= c->plan->pt + c->plan->n)
+  if (pt == NULL)
     return spmv_error_set(err, SPMV_EINVAL,
                           "calib_points: a configuration outside the plan");
   c->next = (size_t)(pt - c->plan->pt);

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -639,13 +638,7 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
    * one's address) and which configurations follow on it.  The run hands
    * over its point's own configuration; a count of calls would fall
    * behind at the points it skips (spmvd_calib_applies). */
-  if (s->plan != NULL && s->plan->n > 0) {
-    const struct spmvd_calib_point *q =
-        (const void *)((const char *)cfg -
-                       offsetof(struct spmvd_calib_point, cfg));
-    if (q >= s->plan->pt && q < s->plan->pt + s->plan->n)
-      pt = q;
-  }
+  pt = spmvd_calib_point_of(s->plan, cfg);
   if (pt == NULL || pt->matrix != s->plan_matrix || A != s->A || dt != s->dt) {
     if ((rc = eval_store_matrix(s, A, dt, err)) < 0)
       return rc;
