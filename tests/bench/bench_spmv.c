@@ -203,6 +203,50 @@ static int cmp_float(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* One launch of what a timing measures, on the stream; returns 0 or a
+ * negative SPMV_E* code. */
+typedef int (*launch_fn)(const void *ctx, struct spmv_error *err);
+
+/*
+ * The median in microseconds of n runs of launch(ctx) (n <= reps), each
+ * timed with CUDA events after the L2 is flushed (a memset of twice its
+ * size); what names the runs in an error.
+ */
+static int time_flushed(launch_fn launch, const void *ctx, int n,
+                        const char *what, double *us, struct spmv_error *err)
+{
+  float t[1024];
+  int rc;
+  for (int r = 0; r < n; r++) {
+    CK(cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes, stream));
+    CK(cudaEventRecord(ev[2 * r], stream));
+    if ((rc = launch(ctx, err)) < 0)
+      return rc;
+    CK(cudaEventRecord(ev[2 * r + 1], stream));
+  }
+  cudaError_t e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess)
+    return spmv_cuda_error(e, what, err);
+  for (int r = 0; r < n; r++)
+    CK(cudaEventElapsedTime(&t[r], ev[2 * r], ev[2 * r + 1]));
+  qsort(t, (size_t)n, sizeof *t, cmp_float);
+  *us = 1e3 * (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]));
+  return 0;
+}
+
+/* A product of a resident matrix, as time_flushed() launches it. */
+struct product {
+  const struct spmv_dev_matrix *m;
+  const void *dx;
+  void *dy;
+};
+
+static int launch_product(const void *ctx, struct spmv_error *err)
+{
+  const struct product *p = ctx;
+  return spmv_dev_spmv(p->m, 1.0, p->dx, 0.0, p->dy, stream, err);
+}
+
 /*
  * Median time in microseconds of m's product, L2 flushed before each run.
  * A first run sizes the rest: products slower than a few milliseconds get
@@ -214,10 +258,11 @@ static int time_product(const struct spmv_dev_matrix *m, const void *dx,
                         void *dy, double best_us, double *us, int *runs,
                         struct spmv_error *err)
 {
-  float t[1024], first;
+  struct product p = { m, dx, dy };
+  float first;
   int rc, n;
   CK(cudaEventRecord(ev[0], stream));
-  if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
+  if ((rc = launch_product(&p, err)) < 0)
     return rc;
   CK(cudaEventRecord(ev[1], stream));
   cudaError_t e = cudaEventSynchronize(ev[1]);
@@ -233,22 +278,10 @@ static int time_product(const struct spmv_dev_matrix *m, const void *dx,
   n = n < 3 ? 3 : n; /* at least 3 timed runs, but never more than ev holds */
   n = n > reps ? reps : n;
   for (int i = 0; first < 5.0f && i < 2; i++)
-    if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
+    if ((rc = launch_product(&p, err)) < 0)
       return rc;
-  for (int r = 0; r < n; r++) {
-    CK(cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes, stream));
-    CK(cudaEventRecord(ev[2 * r], stream));
-    if ((rc = spmv_dev_spmv(m, 1.0, dx, 0.0, dy, stream, err)) < 0)
-      return rc;
-    CK(cudaEventRecord(ev[2 * r + 1], stream));
-  }
-  e = cudaStreamSynchronize(stream);
-  if (e != cudaSuccess)
-    return spmv_cuda_error(e, "timed products", err);
-  for (int r = 0; r < n; r++)
-    CK(cudaEventElapsedTime(&t[r], ev[2 * r], ev[2 * r + 1]));
-  qsort(t, (size_t)n, sizeof *t, cmp_float);
-  *us = 1e3 * (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]));
+  if ((rc = time_flushed(launch_product, &p, n, "timed products", us, err)) < 0)
+    return rc;
   *runs = n;
   return 0;
 }
@@ -298,6 +331,24 @@ static int64_t check_result(const struct spmv_csr *A, const void *y,
   return -1;
 }
 
+/* A bound kernel's launch (bound_gpu.cu), as time_flushed() makes it. */
+struct bound {
+  int gather, f64, blocks;
+  const int *dcol;
+  const void *dval, *dx;
+  long long nnz;
+  double *dpart;
+};
+
+static int launch_bound(const void *ctx, struct spmv_error *err)
+{
+  const struct bound *b = ctx;
+  return spmv_cuda_error(bench_bound_launch(b->gather, b->f64, b->dcol, b->dval,
+                                            b->dx, b->nnz, b->blocks, b->dpart,
+                                            stream),
+                         "bound kernel", err);
+}
+
 /*
  * Times bench_spmv's bound kernel (gather 0: stream, 1: gather) over A's
  * entries as time_product() times a product (3 warm-up runs, L2 flushed
@@ -312,29 +363,24 @@ static void time_bound(const char *name, const struct spmv_csr *A,
   int blocks = bench_bound_blocks(sms), f64 = dt == SPMV_F64, n = reps;
   double *dpart, *part = malloc((size_t)blocks * sizeof *part), got = 0,
                  want = 0, mag = 0, us;
-  float t[1024];
   const char *status = "bound";
+  struct spmv_error err = {0};
 
   if (part == NULL || A->nnz == 0) {
     free(part);
     return;
   }
   CK(cudaMalloc((void **)&dpart, (size_t)blocks * sizeof *dpart));
-  for (int i = 0; i < 3; i++)
-    CK(bench_bound_launch(gather, f64, dcol, dval, dx, (long long)A->nnz,
-                          blocks, dpart, stream));
-  for (int r = 0; r < n; r++) {
-    CK(cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes, stream));
-    CK(cudaEventRecord(ev[2 * r], stream));
-    CK(bench_bound_launch(gather, f64, dcol, dval, dx, (long long)A->nnz,
-                          blocks, dpart, stream));
-    CK(cudaEventRecord(ev[2 * r + 1], stream));
+  struct bound bk = { gather, f64, blocks, dcol, dval, dx, (long long)A->nnz, dpart };
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < 3; i++)
+    rc = launch_bound(&bk, &err);
+  if (rc == 0)
+    rc = time_flushed(launch_bound, &bk, n, "timed bound kernels", &us, &err);
+  if (rc < 0) {
+    fprintf(stderr, "%s %s bound: %s\n", name, spmv_dtype_name(dt), err.msg);
+    exit(2);
   }
-  CK(cudaStreamSynchronize(stream));
-  for (int r = 0; r < n; r++)
-    CK(cudaEventElapsedTime(&t[r], ev[2 * r], ev[2 * r + 1]));
-  qsort(t, (size_t)n, sizeof *t, cmp_float);
-  us = 1e3 * (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]));
   CK(cudaMemcpy(part, dpart, (size_t)blocks * sizeof *part,
                 cudaMemcpyDeviceToHost));
   for (int b = 0; b < blocks; b++)
