@@ -51,6 +51,12 @@ extern "C" int spmv_dev_alloc(void **p, size_t bytes, const char *what,
   return spmv_cuda_error(e, what, err);
 }
 
+/* Device attribute a of device dev, 0 where the runtime does not answer. */
+static int dev_attr(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
+}
+
 #define MAX_ARRAYS SPMV_DEV_MAX_ARRAYS
 
 /* One array of a layout: the address of its pointer field and its size. */
@@ -424,22 +430,13 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
   if (S != NULL && (rc = fill_sell(&m->L, A, err))) goto fail;
   {
     /* Once here rather than at every launch (a query is a runtime call). */
-    int dev = 0, l2 = 0;
+    int dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess) {
       m->device = dev;
-      if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess)
-        m->l2_bytes = (size_t)l2;
-      if (cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, dev) !=
-          cudaSuccess)
-        m->sms = 0;
-      if (cudaDeviceGetAttribute(&m->smem_per_sm,
-                                 cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                                 dev) != cudaSuccess)
-        m->smem_per_sm = 0;
-      if (cudaDeviceGetAttribute(&m->smem_optin,
-                                 cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                 dev) != cudaSuccess)
-        m->smem_optin = 0;
+      m->l2_bytes = (size_t)dev_attr(cudaDevAttrL2CacheSize, dev);
+      m->sms = dev_attr(cudaDevAttrMultiProcessorCount, dev);
+      m->smem_per_sm = dev_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+      m->smem_optin = dev_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     }
     cudaGetLastError();
   }
