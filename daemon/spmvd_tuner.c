@@ -207,7 +207,8 @@ static struct spmv_config sell_for(const struct spmvd_tune_input *in,
 }
 
 /* csr-panel's panels of w columns for the profile: how many, and their
- * mean entries per row slot (what the layout refuses below 0.5). */
+ * mean entries per row slot (the layout refuses under 1 /
+ * SPMV_PANEL_MAX_SLOTS_PER_ENTRY). */
 static int64_t panel_count(const struct spmv_profile *p, int w)
 {
   return spmv_panel_count(p->cols, w);
@@ -273,7 +274,8 @@ static void exhaustive(const struct spmvd_tune_input *in,
    * shared memory leaves an SM few blocks), panels of 4096 and 16384
    * columns (panels of 1024 ran 2-3x slower). */
   for (w = 4096; w <= 16384; w *= 4)
-    if (panel_count(p, w) > 1 && panel_density(p, w) >= 0.5)
+    if (panel_count(p, w) > 1 &&
+        panel_density(p, w) >= 1.0 / SPMV_PANEL_MAX_SLOTS_PER_ENTRY)
       for (t = 1; t <= 8; t *= 2) {
         add(out, in, mk(SPMV_FMT_CSR_PANEL, 512, t, w, 0));
         add(out, in, mk(SPMV_FMT_CSR_PANEL, 1024, t, w, 0));

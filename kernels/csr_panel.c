@@ -59,7 +59,8 @@ int spmv_csr_panel_init(struct spmv_layout *L, const struct spmv_csr *A,
   shift = spmv_panel_shift(D->width);
   overflow = spmv_mul64(D->npanels, A->rows, &slots) != 0;
   /* Sparse panels would read more offsets than entries. */
-  if (!overflow && D->npanels > 1 && slots > 2 * A->nnz)
+  if (!overflow && D->npanels > 1 &&
+      slots > SPMV_PANEL_MAX_SLOTS_PER_ENTRY * A->nnz)
     return spmv_error_set(err, SPMV_ETOOBIG,
                           "csr-panel: %" PRId64 " panels of %" PRId64
                           " columns x %" PRId64 " rows make %" PRId64

@@ -215,6 +215,11 @@ struct spmv_panel_layout {
  * block can opt into (227 KB) holds it with room to spare. */
 #define SPMV_PANEL_SHMEM (128 * 1024)
 
+/* The most row slots per entry csr-panel takes with several panels (it
+ * refuses sparser panels, SPMV_ETOOBIG: they would read more offsets
+ * than entries). */
+#define SPMV_PANEL_MAX_SLOTS_PER_ENTRY 2
+
 /* Panels of width columns over cols columns (1 when there are none). */
 static inline int64_t spmv_panel_count(int64_t cols, int64_t width)
 {
