@@ -113,17 +113,21 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
   C->base = spmv_array_new(A->rows, sizeof(int32_t));
+  if (spmv_csr_ptr_init(C, A) != 0 || C->base == NULL)
+    return spmv_layout_nomem(L, err);
+  for (i = 0; i < A->rows; i++)
+    C->base[i] = A->row_ptr[i + 1] > A->row_ptr[i]
+                     ? (int32_t)spmv_row_col_range(A, i, NULL)
+                     : 0;
+  if (L->shell) /* the GPU fills col16 and val (spmv_dev_matrix_new_csr) */
+    return 0;
   C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
-  if (spmv_csr_ptr_init(C, A) != 0 || C->base == NULL || C->col16 == NULL ||
-      C->val == NULL)
+  if (C->col16 == NULL || C->val == NULL)
     return spmv_layout_nomem(L, err);
   for (i = 0; i < A->rows; i++) {
-    int32_t b = 0;
+    int32_t b = C->base[i];
 
-    if (A->row_ptr[i + 1] > A->row_ptr[i])
-      b = (int32_t)spmv_row_col_range(A, i, NULL);
-    C->base[i] = b;
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       C->col16[k] = (uint16_t)(A->col_idx[k] - b);
       spmv_val_set(C->val, L->dtype, k, A->val[k]);

@@ -97,6 +97,11 @@ int spmv_ell_init(struct spmv_layout *L, const struct spmv_csr *A,
   overflow = spmv_ell_arrays_bytes(A->rows, width, L->dtype, &bytes) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
+  if (L->shell) { /* the GPU fills the slots (spmv_dev_matrix_new_csr) */
+    L->u.ell.width = width;
+    L->u.ell.pitch = spmv_pitch(A->rows);
+    return 0;
+  }
   if (spmv_ell_arrays_init(&L->u.ell, A, width, L->dtype) != 0)
     return spmv_layout_nomem(L, err);
   return 0;

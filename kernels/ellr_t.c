@@ -36,6 +36,13 @@ int spmv_ellr_t_init(struct spmv_layout *L, const struct spmv_csr *A,
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
   R->rl = spmv_array_new(A->rows, sizeof(int32_t));
+  if (R->rl == NULL)
+    return spmv_layout_nomem(L, err);
+  if (L->shell) { /* the GPU fills the slots (spmv_dev_matrix_new_csr) */
+    for (i = 0; i < A->rows; i++)
+      R->rl[i] = (int32_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
+    return 0;
+  }
   R->col = spmv_array_new(slots, sizeof(int32_t));
   R->val = spmv_array_zero(slots, spmv_dtype_size(L->dtype));
   if (R->rl == NULL || R->col == NULL || R->val == NULL)

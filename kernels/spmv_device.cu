@@ -294,11 +294,14 @@ static int fill_from_csr(void *d, size_t bytes, int is_val, enum spmv_dtype dt,
 }
 
 /*
- * sell and sell16 from the CSR on the device, one thread per lane: entry k
- * of lane l of slice s at slice_ptr[s] + k * C + l, padding (column -1 or
- * SPMV_SELL16_PAD, value 0) up to the slice's width, as sell_fill() on the
- * host; writes of a slice's lanes are consecutive.
+ * The staged formats: their entries placed from the CSR on the device, each
+ * slot written once (entry or padding) in the layout's own order so that a
+ * warp's writes are consecutive; the same contents as the host's
+ * conversion, padding included (column -1 or SPMV_SELL16_PAD, value 0).
  */
+
+/* sell and sell16, one thread per lane: entry k of lane l of slice s at
+ * slice_ptr[s] + k * C + l, up to the slice's width (sell_fill()). */
 template <typename T, bool NARROW>
 __global__ void spmv_sell_fill_kernel(struct spmv_sell_layout S, int64_t lanes,
                                       const int64_t *__restrict__ rp,
@@ -320,12 +323,134 @@ __global__ void spmv_sell_fill_kernel(struct spmv_sell_layout S, int64_t lanes,
   }
 }
 
-/* Fills the entries of sell shell D (its other arrays on the device) from
- * A, whose CSR is staged on the device for the kernel. */
-static int fill_sell(struct spmv_layout *D, const struct spmv_csr *A,
-                     struct spmv_error *err) {
-  struct spmv_sell_layout *S = &D->u.sell;
-  int64_t lanes = S->nslices * S->c;
+/* ell, one thread per slot: slot k * pitch + i holds entry k of row i
+ * (spmv_ell_arrays_init()). */
+template <typename T>
+__global__ void spmv_ell_fill_kernel(struct spmv_ell_layout E, int64_t rows,
+                                     const int64_t *__restrict__ rp,
+                                     const int32_t *__restrict__ ci,
+                                     const double *__restrict__ cv) {
+  int64_t slots = E.width * E.pitch, stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t at = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; at < slots;
+       at += stride) {
+    int64_t k = at / E.pitch, i = at - k * E.pitch;
+    int64_t lo = i < rows ? rp[i] : 0, len = i < rows ? rp[i + 1] - lo : 0;
+    bool real = k < len;
+    E.col[at] = real ? ci[lo + k] : -1;
+    ((T *)E.val)[at] = real ? (T)cv[lo + k] : T(0);
+  }
+}
+
+/* ellr-t, one thread per slot: slot (j / T) * pitch * T + i * T + j % T
+ * holds entry j of row i (spmv_ellr_t_init()). */
+template <typename T>
+__global__ void spmv_ellr_fill_kernel(struct spmv_ellr_layout R, int64_t rows,
+                                      const int64_t *__restrict__ rp,
+                                      const int32_t *__restrict__ ci,
+                                      const double *__restrict__ cv) {
+  int64_t plane = R.pitch * R.t, slots = R.iters * plane;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t at = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; at < slots;
+       at += stride) {
+    int64_t q = at / plane, rem = at - q * plane, i = rem / R.t;
+    int64_t j = q * R.t + (rem - i * R.t);
+    int64_t lo = i < rows ? rp[i] : 0, len = i < rows ? rp[i + 1] - lo : 0;
+    bool real = j < len;
+    R.col[at] = real ? ci[lo + j] : -1;
+    ((T *)R.val)[at] = real ? (T)cv[lo + j] : T(0);
+  }
+}
+
+/* csr16, a warp per row: entry k's column as its offset from the row's
+ * base (csr16_init()). */
+template <typename T>
+__global__ void spmv_csr16_fill_kernel(struct spmv_csr_layout C, int64_t rows,
+                                       const int64_t *__restrict__ rp,
+                                       const int32_t *__restrict__ ci,
+                                       const double *__restrict__ cv) {
+  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  int64_t nwarps = (int64_t)gridDim.x * blockDim.x / 32;
+  int lane = threadIdx.x % 32;
+  for (int64_t i = warp; i < rows; i += nwarps) {
+    int32_t b = C.base[i];
+    for (int64_t k = rp[i] + lane; k < rp[i + 1]; k += 32) {
+      C.col16[k] = (uint16_t)(ci[k] - b);
+      ((T *)C.val)[k] = (T)cv[k];
+    }
+  }
+}
+
+/* Whether field f of shell L (its device copy) is one the staged CSR fills. */
+static int staged_field(struct spmv_layout *L, void **f) {
+  switch (L->cfg.format) {
+  case SPMV_FMT_SELL:
+  case SPMV_FMT_SELL16:
+    return f == (void **)&L->u.sell.col || f == (void **)&L->u.sell.col16 ||
+           f == (void **)&L->u.sell.val;
+  case SPMV_FMT_CSR16:
+    return f == (void **)&L->u.csr.col16 || f == (void **)&L->u.csr.val;
+  case SPMV_FMT_ELL:
+    return f == (void **)&L->u.ell.col || f == (void **)&L->u.ell.val;
+  case SPMV_FMT_ELLR_T:
+    return f == (void **)&L->u.ellr.col || f == (void **)&L->u.ellr.val;
+  default:
+    return 0;
+  }
+}
+
+/* Whether format f's shell is completed from the CSR staged on the device
+ * (fill_staged) rather than copied (the typed CSR's fill_from_csr). */
+static int staged_format(enum spmv_format f) {
+  return f == SPMV_FMT_SELL || f == SPMV_FMT_SELL16 || f == SPMV_FMT_CSR16 ||
+         f == SPMV_FMT_ELL || f == SPMV_FMT_ELLR_T;
+}
+
+/* Grid of a grid-stride fill over n threads' work. */
+static unsigned fill_grid(int64_t n) {
+  int64_t g = (n + 255) / 256;
+  return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
+}
+
+template <typename T>
+static void launch_fill(struct spmv_layout *D, const struct spmv_csr *A,
+                        const int64_t *rp, const int32_t *ci, const double *cv) {
+  switch (D->cfg.format) {
+  case SPMV_FMT_SELL:
+  case SPMV_FMT_SELL16: {
+    int64_t lanes = D->u.sell.nslices * D->u.sell.c;
+    unsigned grid = (unsigned)((lanes + 255) / 256);
+    if (lanes == 0) return;
+    if (D->cfg.format == SPMV_FMT_SELL16)
+      spmv_sell_fill_kernel<T, true><<<grid, 256>>>(D->u.sell, lanes, rp, ci, cv);
+    else
+      spmv_sell_fill_kernel<T, false><<<grid, 256>>>(D->u.sell, lanes, rp, ci, cv);
+    return;
+  }
+  case SPMV_FMT_ELL:
+    if (D->u.ell.width * D->u.ell.pitch > 0)
+      spmv_ell_fill_kernel<T><<<fill_grid(D->u.ell.width * D->u.ell.pitch), 256>>>(
+          D->u.ell, A->rows, rp, ci, cv);
+    return;
+  case SPMV_FMT_ELLR_T: {
+    int64_t slots = D->u.ellr.iters * D->u.ellr.pitch * D->u.ellr.t;
+    if (slots > 0)
+      spmv_ellr_fill_kernel<T><<<fill_grid(slots), 256>>>(D->u.ellr, A->rows, rp, ci, cv);
+    return;
+  }
+  case SPMV_FMT_CSR16:
+    if (A->rows > 0)
+      spmv_csr16_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(D->u.csr, A->rows, rp,
+                                                                  ci, cv);
+    return;
+  default:
+    return;
+  }
+}
+
+/* Fills the entries of staged shell D (its other arrays on the device)
+ * from A, whose CSR is staged on the device for the kernel. */
+static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
+                       struct spmv_error *err) {
   size_t nnz = (size_t)A->nnz;
   int64_t *rp = NULL;
   int32_t *ci = NULL;
@@ -344,18 +469,12 @@ static int fill_sell(struct spmv_layout *D, const struct spmv_csr *A,
   if (e == cudaSuccess && nnz > 0)
     e = cudaMemcpy(cv, A->val, nnz * 8, cudaMemcpyHostToDevice);
   if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto out;
-  if (lanes > 0) {
-    unsigned grid = (unsigned)((lanes + 255) / 256);
-    bool narrow = D->cfg.format == SPMV_FMT_SELL16;
-    if (D->dtype == SPMV_F32)
-      narrow ? spmv_sell_fill_kernel<float, true><<<grid, 256>>>(*S, lanes, rp, ci, cv)
-             : spmv_sell_fill_kernel<float, false><<<grid, 256>>>(*S, lanes, rp, ci, cv);
-    else
-      narrow ? spmv_sell_fill_kernel<double, true><<<grid, 256>>>(*S, lanes, rp, ci, cv)
-             : spmv_sell_fill_kernel<double, false><<<grid, 256>>>(*S, lanes, rp, ci, cv);
-    if ((rc = spmv_cuda_error(cudaGetLastError(), "sell conversion kernel", err))) goto out;
-    rc = spmv_cuda_error(cudaDeviceSynchronize(), "sell conversion", err);
-  }
+  if (D->dtype == SPMV_F32)
+    launch_fill<float>(D, A, rp, ci, cv);
+  else
+    launch_fill<double>(D, A, rp, ci, cv);
+  if ((rc = spmv_cuda_error(cudaGetLastError(), "conversion kernel", err))) goto out;
+  rc = spmv_cuda_error(cudaDeviceSynchronize(), "conversion on the device", err);
 out:
   cudaFree(rp);
   cudaFree(ci);
@@ -366,7 +485,7 @@ out:
 /* Device bytes a shell's completion stages for a while; see spmv_kernels.h. */
 extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
   if (!L->shell) return 0;
-  if (L->cfg.format == SPMV_FMT_SELL || L->cfg.format == SPMV_FMT_SELL16)
+  if (staged_format(L->cfg.format))
     return (size_t)(L->rows + 1) * 8 + (size_t)L->nnz * 12 + 12;
   return L->dtype == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0;
 }
@@ -374,8 +493,9 @@ extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
 /*
  * Copies L to the device; with A (a shell's CSR), the entries' arrays,
  * which L leaves NULL, are made there from A: the typed CSR's col and val
- * copied (fill_from_csr), sell's filled by a kernel (fill_sell) once its
- * other arrays are there.
+ * copied (fill_from_csr); those of csr16, sell(16), ell and ellr-t placed
+ * by a kernel from the staged CSR (fill_staged) once their other arrays
+ * are there.
  */
 static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           struct spmv_cusparse_handle *h,
@@ -395,7 +515,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           (int)L->cfg.format);
   }
   C = A != NULL ? spmv_layout_typed_csr(&m->L) : NULL;
-  struct spmv_sell_layout *S = A != NULL && C == NULL ? &m->L.u.sell : NULL;
+  int staged = A != NULL && C == NULL && staged_format(L->cfg.format);
   /* Null every field first so that a failure frees only what was made. */
   void *host[MAX_ARRAYS];
   for (int k = 0; k < n; k++) {
@@ -406,9 +526,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     int from_csr = host[k] == NULL &&
                    ((C != NULL && (a[k].field == (void **)&C->col ||
                                    a[k].field == (void **)&C->val)) ||
-                    (S != NULL && (a[k].field == (void **)&S->col ||
-                                   a[k].field == (void **)&S->col16 ||
-                                   a[k].field == (void **)&S->val)));
+                    (staged && staged_field(&m->L, a[k].field)));
     if (a[k].bytes == 0 || (host[k] == NULL && !from_csr)) continue;
     void *d = NULL;
     if ((rc = spmv_dev_alloc(&d, a[k].bytes, spmv_format_name(L->cfg.format), err)))
@@ -427,7 +545,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     cudaError_t e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
     if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
   }
-  if (S != NULL && (rc = fill_sell(&m->L, A, err))) goto fail;
+  if (staged && (rc = fill_staged(&m->L, A, err))) goto fail;
   {
     /* Once here rather than at every launch (a query is a runtime call). */
     int dev = 0;

@@ -366,16 +366,17 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
 
 /* Whether format f's layout can be completed by a GPU from the CSR itself
  * (spmv_layout_new_shell): the typed CSR with 32-bit columns (csr-scalar,
- * csr-vector, csr-adaptive, csr-merge, csr-stream, cusparse), sell and
- * sell16. */
+ * csr-vector, csr-adaptive, csr-merge, csr-stream, cusparse), csr16, sell,
+ * sell16, ell and ellr-t. */
 int spmv_layout_shell_ok(enum spmv_format f);
 
 /*
  * As spmv_layout_new(), for a layout the GPU completes: the entries' arrays
- * (the typed CSR's col and val; sell's col or col16 and val) are left NULL,
- * with L->shell set, for spmv_dev_matrix_new_csr() to fill on the device
- * from A; the row offsets, tables, sell's slices and sell16's lane bases
- * are built.  Why: converting on the host is most of a load's time
+ * (the typed CSR's col and val, csr16's col16 and val, sell's col or col16
+ * and val, ell's and ellr-t's col and val) are left NULL, with L->shell
+ * set, for spmv_dev_matrix_new_csr() to fill on the device from A; the
+ * row offsets, tables, csr16's row bases, sell's slices, sell16's lane
+ * bases, ell's width and ellr-t's row lengths are built.  Why: converting on the host is most of a load's time
  * (tests/bench/results/load-h200-v1.tsv).  spmv_layout_spmv() refuses a
  * shell.  SPMV_EFORMAT for a format not of spmv_layout_shell_ok().
  */

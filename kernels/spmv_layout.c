@@ -56,6 +56,9 @@ int spmv_layout_shell_ok(enum spmv_format f)
   case SPMV_FMT_CUSPARSE:
   case SPMV_FMT_SELL:
   case SPMV_FMT_SELL16:
+  case SPMV_FMT_CSR16:
+  case SPMV_FMT_ELL:
+  case SPMV_FMT_ELLR_T:
     return 1;
   default:
     return 0;

@@ -760,9 +760,10 @@ END_TEST
 
 /* Shells (the layouts the GPU completes from the CSR): for each typed-CSR
  * format, the full layout less col and val, with the same row offsets,
- * tables and byte count; for sell and sell16 the same slices without the
- * entries; the CPU product refuses one; the other formats have none, and
- * say so. */
+ * tables and byte count; for sell and sell16 the same slices, for csr16
+ * the row bases, for ell the width and for ellr-t the row lengths, without
+ * the entries; the CPU product refuses one; the other formats have none,
+ * and say so. */
 START_TEST(test_layout_shell)
 {
   static const int64_t len[] = { 10, 20, 5, 40, 33, 0, 32, 1, 200 };
@@ -772,8 +773,8 @@ START_TEST(test_layout_shell)
     { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
   };
   static const enum spmv_format no[] = {
-    SPMV_FMT_CSR16, SPMV_FMT_CSR_STREAM16, SPMV_FMT_ELL, SPMV_FMT_ELLR_T,
-    SPMV_FMT_COO, SPMV_FMT_HYB, SPMV_FMT_DIA, SPMV_FMT_JAD,
+    SPMV_FMT_CSR_STREAM16, SPMV_FMT_COO, SPMV_FMT_HYB, SPMV_FMT_DIA,
+    SPMV_FMT_JAD, SPMV_FMT_CSR_PANEL,
   };
   struct spmv_csr *A = from_lengths(9, 300, len, 0);
   struct spmv_error err = { 0, "" };
@@ -840,6 +841,44 @@ START_TEST(test_layout_shell)
     ck_assert_int_eq(spmv_layout_spmv(S, 1, x, 0, y), SPMV_EFORMAT);
     spmv_layout_free(S);
     spmv_layout_free(L);
+  }
+  /* csr16, ell and ellr-t: the row offsets and bases, the width, the row
+   * lengths, without the entries. */
+  {
+    static const struct spmv_config st[] = {
+      { SPMV_FMT_CSR16, 64, 4, 0, 0 }, { SPMV_FMT_ELL, 64, 0, 0, 0 },
+      { SPMV_FMT_ELLR_T, 64, 4, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+      struct spmv_layout *L = NULL, *S = NULL;
+
+      ck_assert_int_eq(spmv_layout_shell_ok(st[i].format), 1);
+      ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &st[i], NULL, &L, &err), 0);
+      ck_assert_int_eq(spmv_layout_new_shell(A, SPMV_F64, &st[i], NULL, &S, &err), 0);
+      ck_assert_ptr_null(spmv_layout_typed_csr(S));
+      ck_assert_int_eq(S->shell, 1);
+      ck_assert_uint_eq(S->bytes, L->bytes);
+      if (st[i].format == SPMV_FMT_CSR16) {
+        ck_assert_ptr_null(S->u.csr.col16);
+        ck_assert_ptr_null(S->u.csr.val);
+        ck_assert_mem_eq(S->u.csr.row_ptr32, L->u.csr.row_ptr32, 10 * sizeof(int32_t));
+        ck_assert_mem_eq(S->u.csr.base, L->u.csr.base, 9 * sizeof(int32_t));
+      } else if (st[i].format == SPMV_FMT_ELL) {
+        ck_assert_ptr_null(S->u.ell.col);
+        ck_assert_ptr_null(S->u.ell.val);
+        ck_assert_int_eq(S->u.ell.width, L->u.ell.width);
+        ck_assert_int_eq(S->u.ell.pitch, L->u.ell.pitch);
+      } else {
+        ck_assert_ptr_null(S->u.ellr.col);
+        ck_assert_ptr_null(S->u.ellr.val);
+        ck_assert_int_eq(S->u.ellr.iters, L->u.ellr.iters);
+        ck_assert_int_eq(S->u.ellr.pitch, L->u.ellr.pitch);
+        ck_assert_mem_eq(S->u.ellr.rl, L->u.ellr.rl, 9 * sizeof(int32_t));
+      }
+      ck_assert_int_eq(spmv_layout_spmv(S, 1, x, 0, y), SPMV_EFORMAT);
+      spmv_layout_free(S);
+      spmv_layout_free(L);
+    }
   }
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
     struct spmv_config cfg = { no[i], 32, 0, 0, 0 };
