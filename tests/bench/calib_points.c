@@ -3,10 +3,13 @@
  * model off the device (a benchmark tool, never in make check).
  *
  *   calib_points --points [--dtype f64|f32|both] [--work-nnz N] [--budget S]
+ *                [--worker]
  *     runs the daemon's calibration plan on the device (the cuda store of
  *     eval_tuner, or the cpu backend) and prints a line per timed point:
  *     the matrix's shape, every feature of spmvd_predict_features, the
- *     configuration and its time;
+ *     configuration and its time; --worker times each point as the
+ *     daemon's worker does (load, time, unload through the backend)
+ *     rather than among the store's resident layouts;
  *   calib_points --features [--suite S] [--only N] [--dtype ...]
  *     prints the same features and the CSR footprint in bytes for the
  *     benchmark suite's matrices (no device), to set beside eval_tuner's
@@ -104,7 +107,7 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
 }
 
 static int run_points(const char *mode, int dts, int64_t work_nnz,
-                      double budget)
+                      double budget, int worker)
 {
   struct spmvd_calib_ops ops = { point_time, NULL };
   struct spmvd_calib_params prm;
@@ -119,6 +122,7 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
     fprintf(stderr, "calib_points: %s\n", e.msg);
     return 1;
   }
+  eval_store_calib_direct(c.s, worker);
   printf("# device: %s (%d SMs)\n# dtype\tmatrix\twork\tdist\tcv\tplace\tstrips\tp\t"
          FEAT_HEADER "\tconfig\tus\n",
          eval_store_info(c.s)->name, eval_store_info(c.s)->sms);
@@ -468,7 +472,7 @@ int main(int argc, char **argv)
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
-    {"each", 0, 0, 'e'}, {0, 0, 0, 0},
+    {"each", 0, 0, 'e'}, {"worker", 0, 0, 'W'}, {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
   const char *mode = "cuda";
@@ -477,14 +481,15 @@ int main(int argc, char **argv)
 #endif
   const char *only = NULL, *points = NULL, *measured = NULL;
   double bound = 0.2, l2_bytes = 0;
-  int c, what = 0, dts = 2, each = 0;
+  int c, what = 0, dts = 2, each = 0, worker = 0;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:e", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:eW", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = 1; break;
+    case 'W': worker = 1; break;
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
     case 'x': bound = strtod(optarg, NULL); break;
@@ -505,7 +510,8 @@ int main(int argc, char **argv)
       break;
     default:
       fprintf(stderr, "usage: calib_points --points [--backend cuda|cpu] "
-                      "[--dtype f64|f32|both] [--work-nnz N] [--budget S]\n"
+                      "[--dtype f64|f32|both] [--work-nnz N] [--budget S] "
+                      "[--worker]\n"
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
@@ -514,7 +520,7 @@ int main(int argc, char **argv)
     }
   }
   if (what == 'p')
-    return run_points(mode, dts, work_nnz, budget);
+    return run_points(mode, dts, work_nnz, budget, worker);
   if (what == 'f')
     return run_features(sets, only, dts);
   if (what == 'r' && measured != NULL)

@@ -86,6 +86,7 @@ struct eval_store {
   void *x, *y;                       /* timing vectors (device or host) */
   const struct spmvd_calib_plan *plan;
   int plan_matrix;
+  int calib_direct;                  /* time points through the backend */
 #ifdef HAVE_CUDA
   cudaStream_t stream;
   struct spmv_dev_timer *timer;
@@ -621,6 +622,12 @@ void eval_store_calib_plan(struct eval_store *s,
   s->plan_matrix = -1;
 }
 
+/* Times calibration points through the backend, or not. */
+void eval_store_calib_direct(struct eval_store *s, int on)
+{
+  s->calib_direct = on;
+}
+
 /* Times one calibration point. */
 int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
                           enum spmv_dtype dt, const struct spmv_config *cfg,
@@ -630,7 +637,7 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
   const struct spmvd_calib_point *pt = NULL;
   int rc;
 
-  if (s->mode == M_CPU) {
+  if (s->mode == M_CPU || s->calib_direct) {
     struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS };
     return spmvd_calib_backend_time(&cb, A, dt, cfg, us, err);
   }

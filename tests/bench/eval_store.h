@@ -73,6 +73,11 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
 void eval_store_calib_plan(struct eval_store *s,
                            const struct spmvd_calib_plan *plan);
 
+/* With on set, eval_store_calib_time times each point as the daemon's
+ * worker does: a load, the backend's timer and an unload per point
+ * (spmvd_calib_backend_time), no resident layouts and no prefetch. */
+void eval_store_calib_direct(struct eval_store *s, int on);
+
 /* A cache hit as the worker serves it, in microseconds. */
 struct eval_cache_hit {
   double load_us;          /* conversion and upload of the configuration */
