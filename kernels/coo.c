@@ -105,6 +105,8 @@ int spmv_coo_init(struct spmv_layout *L, const struct spmv_csr *A,
   overflow = spmv_coo_arrays_bytes(A->nnz, L->dtype, &bytes) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
+  if (L->shell) /* the GPU fills the entries (spmv_dev_matrix_new_csr) */
+    return 0;
   if (spmv_coo_arrays_init(&L->u.coo, A, 0, A->nnz, L->dtype) != 0)
     return spmv_layout_nomem(L, err);
   return 0;

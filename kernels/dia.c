@@ -92,15 +92,21 @@ int spmv_dia_init(struct spmv_layout *L, const struct spmv_csr *A,
     goto out;
   D->pitch = spmv_pitch(A->rows);
   D->offsets = spmv_array_new(D->ndiags, sizeof(int32_t));
-  D->val = spmv_array_zero(D->ndiags * D->pitch, spmv_dtype_size(L->dtype));
-  rank = dia_rank(bits, span);
-  if (D->offsets == NULL || D->val == NULL || rank == NULL) {
+  if (D->offsets == NULL) {
     rc = spmv_layout_nomem(L, err);
     goto out;
   }
   for (b = 0; b < span; b++)
     if (bits[b / 64] & ((uint64_t)1 << (b % 64)))
       D->offsets[d++] = (int32_t)(b - (A->rows - 1));
+  if (L->shell) /* the GPU places the values (spmv_dev_matrix_new_csr) */
+    goto out;
+  D->val = spmv_array_zero(D->ndiags * D->pitch, spmv_dtype_size(L->dtype));
+  rank = dia_rank(bits, span);
+  if (D->val == NULL || rank == NULL) {
+    rc = spmv_layout_nomem(L, err);
+    goto out;
+  }
   for (i = 0; i < A->rows; i++) {
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       int64_t at = dia_slot(bits, rank, A->col_idx[k] - i + A->rows - 1) *

@@ -51,6 +51,11 @@ int spmv_hyb_init(struct spmv_layout *L, const struct spmv_csr *A,
              spmv_coo_arrays_bytes(H->coo_nnz, L->dtype, &bytes) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
+  if (L->shell) { /* the GPU fills both parts (spmv_dev_matrix_new_csr) */
+    H->ell.width = H->k;
+    H->ell.pitch = spmv_pitch(A->rows);
+    return 0;
+  }
   if (spmv_ell_arrays_init(&H->ell, A, H->k, L->dtype) != 0 ||
       spmv_coo_arrays_init(&H->coo, A, H->k, H->coo_nnz, L->dtype) != 0)
     return spmv_layout_nomem(L, err);

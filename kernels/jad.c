@@ -44,10 +44,12 @@ int spmv_jad_init(struct spmv_layout *L, const struct spmv_csr *A,
   count = spmv_array_new(J->njd + 1, sizeof *count);  /* spmv_jad_perm clears it */
   J->perm = spmv_array_new(A->rows, sizeof(int32_t));
   J->jd_ptr = spmv_array_new(J->njd + 1, sizeof(int64_t));
-  J->col = spmv_array_new(A->nnz, sizeof(int32_t));
-  J->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
+  if (!L->shell) { /* else the GPU fills the entries */
+    J->col = spmv_array_new(A->nnz, sizeof(int32_t));
+    J->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
+  }
   if (count == NULL || J->perm == NULL || J->jd_ptr == NULL ||
-      J->col == NULL || J->val == NULL) {
+      (!L->shell && (J->col == NULL || J->val == NULL))) {
     rc = spmv_layout_nomem(L, err);
     goto out;
   }
@@ -56,6 +58,8 @@ int spmv_jad_init(struct spmv_layout *L, const struct spmv_csr *A,
   J->jd_ptr[0] = 0;
   for (d = 0; d < J->njd; d++)
     J->jd_ptr[d + 1] = J->jd_ptr[d] + count[d + 1];
+  if (L->shell)
+    goto out;
   for (k = 0; k < A->rows; k++) {
     int64_t lo = A->row_ptr[J->perm[k]];
 

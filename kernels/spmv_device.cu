@@ -380,6 +380,70 @@ __global__ void spmv_csr16_fill_kernel(struct spmv_csr_layout C, int64_t rows,
   }
 }
 
+/* coo (and hyb's COO part), a warp per row: the entries of row i past its
+ * first skip, from start[i] on, in row order (spmv_coo_arrays_init()). */
+template <typename T>
+__global__ void spmv_coo_fill_kernel(struct spmv_coo_layout K, int64_t rows,
+                                     int64_t skip, const int64_t *__restrict__ start,
+                                     const int64_t *__restrict__ rp,
+                                     const int32_t *__restrict__ ci,
+                                     const double *__restrict__ cv) {
+  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  int64_t nwarps = (int64_t)gridDim.x * blockDim.x / 32;
+  int lane = threadIdx.x % 32;
+  for (int64_t i = warp; i < rows; i += nwarps) {
+    int64_t lo = rp[i] + skip, at = start[i] - lo;
+    for (int64_t k = lo + lane; k < rp[i + 1]; k += 32) {
+      K.row[at + k] = (int32_t)i;
+      K.col[at + k] = ci[k];
+      ((T *)K.val)[at + k] = (T)cv[k];
+    }
+  }
+}
+
+/* jad, a thread per sorted row k: its entry d at jd_ptr[d] + k
+ * (spmv_jad_init()). */
+template <typename T>
+__global__ void spmv_jad_fill_kernel(struct spmv_jad_layout J, int64_t rows,
+                                     const int64_t *__restrict__ rp,
+                                     const int32_t *__restrict__ ci,
+                                     const double *__restrict__ cv) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < rows;
+       k += stride) {
+    int32_t r = J.perm[k];
+    int64_t lo = rp[r], len = rp[r + 1] - lo;
+    for (int64_t d = 0; d < len; d++) {
+      J.col[J.jd_ptr[d] + k] = ci[lo + d];
+      ((T *)J.val)[J.jd_ptr[d] + k] = (T)cv[lo + d];
+    }
+  }
+}
+
+/* dia, a thread per row over its entries in order, each added to its
+ * diagonal's slot (found among the ascending offsets) in double and
+ * narrowed, as spmv_val_add() sums duplicates; val zeroed before. */
+template <typename T>
+__global__ void spmv_dia_fill_kernel(struct spmv_dia_layout D, int64_t rows,
+                                     const int64_t *__restrict__ rp,
+                                     const int32_t *__restrict__ ci,
+                                     const double *__restrict__ cv) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
+       i += stride) {
+    for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+      int64_t off = (int64_t)ci[k] - i, lo = 0, hi = D.ndiags;
+      while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (D.offsets[mid] < off) lo = mid + 1;
+        else hi = mid;
+      }
+      T *v = (T *)D.val + lo * D.pitch + i;
+      *v = (T)((double)*v + cv[k]);
+    }
+  }
+}
+
 /* Whether field f of shell L (its device copy) is one the staged CSR fills. */
 static int staged_field(struct spmv_layout *L, void **f) {
   switch (L->cfg.format) {
@@ -393,6 +457,17 @@ static int staged_field(struct spmv_layout *L, void **f) {
     return f == (void **)&L->u.ell.col || f == (void **)&L->u.ell.val;
   case SPMV_FMT_ELLR_T:
     return f == (void **)&L->u.ellr.col || f == (void **)&L->u.ellr.val;
+  case SPMV_FMT_COO:
+    return f == (void **)&L->u.coo.row || f == (void **)&L->u.coo.col ||
+           f == (void **)&L->u.coo.val;
+  case SPMV_FMT_HYB:
+    return f == (void **)&L->u.hyb.ell.col || f == (void **)&L->u.hyb.ell.val ||
+           f == (void **)&L->u.hyb.coo.row || f == (void **)&L->u.hyb.coo.col ||
+           f == (void **)&L->u.hyb.coo.val;
+  case SPMV_FMT_JAD:
+    return f == (void **)&L->u.jad.col || f == (void **)&L->u.jad.val;
+  case SPMV_FMT_DIA:
+    return f == (void **)&L->u.dia.val;
   default:
     return 0;
   }
@@ -402,7 +477,8 @@ static int staged_field(struct spmv_layout *L, void **f) {
  * (fill_staged) rather than copied (the typed CSR's fill_from_csr). */
 static int staged_format(enum spmv_format f) {
   return f == SPMV_FMT_SELL || f == SPMV_FMT_SELL16 || f == SPMV_FMT_CSR16 ||
-         f == SPMV_FMT_ELL || f == SPMV_FMT_ELLR_T;
+         f == SPMV_FMT_ELL || f == SPMV_FMT_ELLR_T || f == SPMV_FMT_COO ||
+         f == SPMV_FMT_HYB || f == SPMV_FMT_JAD || f == SPMV_FMT_DIA;
 }
 
 /* Grid of a grid-stride fill over n threads' work. */
@@ -411,9 +487,11 @@ static unsigned fill_grid(int64_t n) {
   return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
 }
 
+/* Launches the fill of D's entries; start: hyb's COO positions per row. */
 template <typename T>
 static void launch_fill(struct spmv_layout *D, const struct spmv_csr *A,
-                        const int64_t *rp, const int32_t *ci, const double *cv) {
+                        const int64_t *rp, const int32_t *ci, const double *cv,
+                        const int64_t *start) {
   switch (D->cfg.format) {
   case SPMV_FMT_SELL:
   case SPMV_FMT_SELL16: {
@@ -442,60 +520,110 @@ static void launch_fill(struct spmv_layout *D, const struct spmv_csr *A,
       spmv_csr16_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(D->u.csr, A->rows, rp,
                                                                   ci, cv);
     return;
+  case SPMV_FMT_COO:
+    if (A->rows > 0 && A->nnz > 0)
+      spmv_coo_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(D->u.coo, A->rows, 0, rp,
+                                                                rp, ci, cv);
+    return;
+  case SPMV_FMT_HYB: {
+    struct spmv_hyb_layout *H = &D->u.hyb;
+    if (H->ell.width * H->ell.pitch > 0)
+      spmv_ell_fill_kernel<T><<<fill_grid(H->ell.width * H->ell.pitch), 256>>>(
+          H->ell, A->rows, rp, ci, cv);
+    if (H->coo_nnz > 0)
+      spmv_coo_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(H->coo, A->rows, H->k,
+                                                                start, rp, ci, cv);
+    return;
+  }
+  case SPMV_FMT_JAD:
+    if (A->rows > 0)
+      spmv_jad_fill_kernel<T><<<fill_grid(A->rows), 256>>>(D->u.jad, A->rows, rp, ci, cv);
+    return;
+  case SPMV_FMT_DIA:
+    if (A->rows > 0)
+      spmv_dia_fill_kernel<T><<<fill_grid(A->rows), 256>>>(D->u.dia, A->rows, rp, ci, cv);
+    return;
   default:
     return;
   }
+}
+
+/* hyb's COO positions: start[i], where row i's entries past the first K
+ * go (the count of those of the rows before it); new, or NULL. */
+static int64_t *hyb_starts(const struct spmv_csr *A, int64_t k) {
+  int64_t *st = (int64_t *)malloc((size_t)(A->rows + 1) * sizeof *st);
+  if (st == NULL) return NULL;
+  st[0] = 0;
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+    st[i + 1] = st[i] + (len > k ? len - k : 0);
+  }
+  return st;
 }
 
 /* Fills the entries of staged shell D (its other arrays on the device)
  * from A, whose CSR is staged on the device for the kernel. */
 static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
                        struct spmv_error *err) {
-  size_t nnz = (size_t)A->nnz;
-  int64_t *rp = NULL;
+  size_t nnz = (size_t)A->nnz, rb = (size_t)(A->rows + 1) * 8;
+  int64_t *rp = NULL, *start = NULL, *hstart = NULL;
   int32_t *ci = NULL;
   double *cv = NULL;
   cudaError_t e;
-  int rc = spmv_dev_alloc((void **)&rp, (size_t)(A->rows + 1) * 8,
-                          "the row offsets staged to convert", err);
+  int rc = spmv_dev_alloc((void **)&rp, rb, "the row offsets staged to convert", err);
   if (rc == 0)
     rc = spmv_dev_alloc((void **)&ci, nnz * 4 + 4, "the columns staged to convert", err);
   if (rc == 0)
     rc = spmv_dev_alloc((void **)&cv, nnz * 8 + 8, "the values staged to convert", err);
+  if (rc == 0 && D->cfg.format == SPMV_FMT_HYB) {
+    if ((hstart = hyb_starts(A, D->u.hyb.k)) == NULL)
+      rc = spmv_error_set(err, SPMV_ENOMEM, "out of host memory for hyb's COO positions");
+    else
+      rc = spmv_dev_alloc((void **)&start, rb, "hyb's COO positions", err);
+  }
   if (rc) goto out;
-  e = cudaMemcpy(rp, A->row_ptr, (size_t)(A->rows + 1) * 8, cudaMemcpyHostToDevice);
+  e = cudaMemcpy(rp, A->row_ptr, rb, cudaMemcpyHostToDevice);
   if (e == cudaSuccess && nnz > 0)
     e = cudaMemcpy(ci, A->col_idx, nnz * 4, cudaMemcpyHostToDevice);
   if (e == cudaSuccess && nnz > 0)
     e = cudaMemcpy(cv, A->val, nnz * 8, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && start != NULL)
+    e = cudaMemcpy(start, hstart, rb, cudaMemcpyHostToDevice);
+  /* dia adds each entry to its slot: the pads and sums start from 0. */
+  if (e == cudaSuccess && D->cfg.format == SPMV_FMT_DIA && D->u.dia.ndiags > 0)
+    e = cudaMemset(D->u.dia.val, 0,
+                   (size_t)(D->u.dia.ndiags * D->u.dia.pitch) *
+                       (D->dtype == SPMV_F32 ? 4 : 8));
   if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto out;
   if (D->dtype == SPMV_F32)
-    launch_fill<float>(D, A, rp, ci, cv);
+    launch_fill<float>(D, A, rp, ci, cv, start);
   else
-    launch_fill<double>(D, A, rp, ci, cv);
+    launch_fill<double>(D, A, rp, ci, cv, start);
   if ((rc = spmv_cuda_error(cudaGetLastError(), "conversion kernel", err))) goto out;
   rc = spmv_cuda_error(cudaDeviceSynchronize(), "conversion on the device", err);
 out:
   cudaFree(rp);
   cudaFree(ci);
   cudaFree(cv);
+  cudaFree(start);
+  free(hstart);
   return rc;
 }
 
 /* Device bytes a shell's completion stages for a while; see spmv_kernels.h. */
 extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
   if (!L->shell) return 0;
-  if (staged_format(L->cfg.format))
-    return (size_t)(L->rows + 1) * 8 + (size_t)L->nnz * 12 + 12;
+  if (staged_format(L->cfg.format))  /* hyb: its COO positions too */
+    return (size_t)(L->rows + 1) * (L->cfg.format == SPMV_FMT_HYB ? 16 : 8) +
+           (size_t)L->nnz * 12 + 12;
   return L->dtype == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0;
 }
 
 /*
  * Copies L to the device; with A (a shell's CSR), the entries' arrays,
  * which L leaves NULL, are made there from A: the typed CSR's col and val
- * copied (fill_from_csr); those of csr16, sell(16), ell and ellr-t placed
- * by a kernel from the staged CSR (fill_staged) once their other arrays
- * are there.
+ * copied (fill_from_csr); the other formats' placed by a kernel from the
+ * staged CSR (fill_staged) once their other arrays are there.
  */
 static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           struct spmv_cusparse_handle *h,

@@ -365,18 +365,16 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                     struct spmv_error *err);
 
 /* Whether format f's layout can be completed by a GPU from the CSR itself
- * (spmv_layout_new_shell): the typed CSR with 32-bit columns (csr-scalar,
- * csr-vector, csr-adaptive, csr-merge, csr-stream, cusparse), csr16, sell,
- * sell16, ell and ellr-t. */
+ * (spmv_layout_new_shell): every format but csr-stream16 and csr-panel. */
 int spmv_layout_shell_ok(enum spmv_format f);
 
 /*
  * As spmv_layout_new(), for a layout the GPU completes: the entries' arrays
- * (the typed CSR's col and val, csr16's col16 and val, sell's col or col16
- * and val, ell's and ellr-t's col and val) are left NULL, with L->shell
- * set, for spmv_dev_matrix_new_csr() to fill on the device from A; the
- * row offsets, tables, csr16's row bases, sell's slices, sell16's lane
- * bases, ell's width and ellr-t's row lengths are built.  Why: converting on the host is most of a load's time
+ * (columns, values, coo's rows) are left NULL, with L->shell set, for
+ * spmv_dev_matrix_new_csr() to fill on the device from A; what needs a
+ * look at the whole matrix is built: row offsets and tables, csr16's row
+ * bases, sell's slices and sell16's lane bases, ell's width, ellr-t's row
+ * lengths, hyb's K, jad's order and dia's offsets.  Why: converting on the host is most of a load's time
  * (tests/bench/results/load-h200-v1.tsv).  spmv_layout_spmv() refuses a
  * shell.  SPMV_EFORMAT for a format not of spmv_layout_shell_ok().
  */

@@ -79,9 +79,9 @@ int spmv_dev_matrix_new(const struct spmv_layout *L,
 /*
  * The same for a shell (spmv_layout_new_shell) of A: the typed CSR's
  * columns and values are copied from A (borrowed) and, in f32, narrowed on
- * the device; for csr16, sell, sell16, ell and ellr-t, A is staged on the
- * device and a kernel places each entry and pad; no host copy of the
- * layout's entries is made.  A must be the CSR the shell
+ * the device; for the other formats of spmv_layout_shell_ok(), A is staged
+ * on the device and a kernel places each entry and pad; no host copy of
+ * the layout's entries is made.  A must be the CSR the shell
  * was made from.  The device bytes are spmv_dev_matrix_bytes(L)'s, plus
  * spmv_dev_shell_staging(L) for the time of the call.
  */
@@ -93,8 +93,8 @@ int spmv_dev_matrix_new_csr(const struct spmv_layout *L, const struct spmv_csr *
 
 /* Device bytes spmv_dev_matrix_new_csr() stages while it completes shell
  * L (0 for a layout that is not a shell): SPMV_DEV_CONVERT_STAGING for a
- * typed CSR in f32, A's whole CSR (12 bytes an entry) for csr16, sell(16),
- * ell and ellr-t. */
+ * typed CSR in f32, A's whole CSR (12 bytes an entry) for the others, and
+ * hyb's COO positions (8 bytes a row). */
 size_t spmv_dev_shell_staging(const struct spmv_layout *L);
 
 /* Frees the device arrays and the struct (NULL is a no-op); returns NULL. */

@@ -59,6 +59,10 @@ int spmv_layout_shell_ok(enum spmv_format f)
   case SPMV_FMT_CSR16:
   case SPMV_FMT_ELL:
   case SPMV_FMT_ELLR_T:
+  case SPMV_FMT_COO:
+  case SPMV_FMT_HYB:
+  case SPMV_FMT_JAD:
+  case SPMV_FMT_DIA:
     return 1;
   default:
     return 0;

@@ -760,10 +760,10 @@ END_TEST
 
 /* Shells (the layouts the GPU completes from the CSR): for each typed-CSR
  * format, the full layout less col and val, with the same row offsets,
- * tables and byte count; for sell and sell16 the same slices, for csr16
- * the row bases, for ell the width and for ellr-t the row lengths, without
- * the entries; the CPU product refuses one; the other formats have none,
- * and say so. */
+ * tables and byte count; for sell and sell16 the same slices, and for the
+ * other staged formats what their host part builds, without the entries;
+ * the CPU product refuses one; csr-stream16 and csr-panel have none, and
+ * say so. */
 START_TEST(test_layout_shell)
 {
   static const int64_t len[] = { 10, 20, 5, 40, 33, 0, 32, 1, 200 };
@@ -773,8 +773,7 @@ START_TEST(test_layout_shell)
     { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
   };
   static const enum spmv_format no[] = {
-    SPMV_FMT_CSR_STREAM16, SPMV_FMT_COO, SPMV_FMT_HYB, SPMV_FMT_DIA,
-    SPMV_FMT_JAD, SPMV_FMT_CSR_PANEL,
+    SPMV_FMT_CSR_STREAM16, SPMV_FMT_CSR_PANEL,
   };
   struct spmv_csr *A = from_lengths(9, 300, len, 0);
   struct spmv_error err = { 0, "" };
@@ -842,12 +841,15 @@ START_TEST(test_layout_shell)
     spmv_layout_free(S);
     spmv_layout_free(L);
   }
-  /* csr16, ell and ellr-t: the row offsets and bases, the width, the row
-   * lengths, without the entries. */
+  /* csr16, ell, ellr-t, coo, hyb, jad and dia: what the host builds (row
+   * offsets and bases, widths, row lengths, hyb's split, jad's order, dia's
+   * offsets), without the entries. */
   {
     static const struct spmv_config st[] = {
       { SPMV_FMT_CSR16, 64, 4, 0, 0 }, { SPMV_FMT_ELL, 64, 0, 0, 0 },
-      { SPMV_FMT_ELLR_T, 64, 4, 0, 0 },
+      { SPMV_FMT_ELLR_T, 64, 4, 0, 0 }, { SPMV_FMT_COO, 64, 0, 0, 0 },
+      { SPMV_FMT_HYB, 64, 0, 16, 0 }, { SPMV_FMT_JAD, 64, 0, 0, 0 },
+      { SPMV_FMT_DIA, 64, 0, 0, 0 },
     };
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
       struct spmv_layout *L = NULL, *S = NULL;
@@ -868,6 +870,33 @@ START_TEST(test_layout_shell)
         ck_assert_ptr_null(S->u.ell.val);
         ck_assert_int_eq(S->u.ell.width, L->u.ell.width);
         ck_assert_int_eq(S->u.ell.pitch, L->u.ell.pitch);
+      } else if (st[i].format == SPMV_FMT_COO) {
+        ck_assert_ptr_null(S->u.coo.row);
+        ck_assert_ptr_null(S->u.coo.col);
+        ck_assert_ptr_null(S->u.coo.val);
+      } else if (st[i].format == SPMV_FMT_HYB) {
+        ck_assert_ptr_null(S->u.hyb.ell.col);
+        ck_assert_ptr_null(S->u.hyb.ell.val);
+        ck_assert_ptr_null(S->u.hyb.coo.row);
+        ck_assert_ptr_null(S->u.hyb.coo.val);
+        ck_assert_int_eq(S->u.hyb.k, 16);
+        ck_assert_int_eq(S->u.hyb.ell.width, L->u.hyb.ell.width);
+        ck_assert_int_eq(S->u.hyb.ell.pitch, L->u.hyb.ell.pitch);
+        ck_assert_int_eq(S->u.hyb.coo_nnz, L->u.hyb.coo_nnz);
+        ck_assert_int_gt(S->u.hyb.coo_nnz, 0);
+      } else if (st[i].format == SPMV_FMT_JAD) {
+        ck_assert_ptr_null(S->u.jad.col);
+        ck_assert_ptr_null(S->u.jad.val);
+        ck_assert_int_eq(S->u.jad.njd, L->u.jad.njd);
+        ck_assert_mem_eq(S->u.jad.perm, L->u.jad.perm, 9 * sizeof(int32_t));
+        ck_assert_mem_eq(S->u.jad.jd_ptr, L->u.jad.jd_ptr,
+                         (size_t)(L->u.jad.njd + 1) * sizeof(int64_t));
+      } else if (st[i].format == SPMV_FMT_DIA) {
+        ck_assert_ptr_null(S->u.dia.val);
+        ck_assert_int_eq(S->u.dia.ndiags, L->u.dia.ndiags);
+        ck_assert_int_eq(S->u.dia.pitch, L->u.dia.pitch);
+        ck_assert_mem_eq(S->u.dia.offsets, L->u.dia.offsets,
+                         (size_t)L->u.dia.ndiags * sizeof(int32_t));
       } else {
         ck_assert_ptr_null(S->u.ellr.col);
         ck_assert_ptr_null(S->u.ellr.val);
