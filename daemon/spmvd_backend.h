@@ -80,6 +80,16 @@ struct spmvd_backend_ops {
 
   /* Frees the matrix's device memory. */
   void (*unload)(struct spmvd_backend *b, struct spmvd_bmatrix *m);
+
+  /*
+   * Optional (NULL: nothing to gain).  pin registers size bytes of host
+   * memory at addr (borrowed until unpin) so that the loads made from it
+   * meanwhile copy faster; returns 1 when registered, 0 when not (loads
+   * then copy as before: not an error).  unpin undoes a pin that
+   * returned 1.
+   */
+  int (*pin)(struct spmvd_backend *b, void *addr, size_t size);
+  void (*unpin)(struct spmvd_backend *b, void *addr);
 };
 
 /* The backends built into this worker; cuda is NULL without CUDA. */

@@ -76,6 +76,8 @@ struct wmatrix {
   int have_prof;
   struct spmvd_bmatrix *bm;    /* the resident configuration, or NULL */
   struct spmv_config cfg;
+  int pins;                    /* pin_host() calls not yet undone */
+  int pinned;                  /* host registered with the backend */
   struct wmatrix *next;
 };
 
@@ -174,6 +176,26 @@ static struct wmatrix *find(struct worker *w, int64_t h)
   return NULL;
 }
 
+/* Registers m's host copy with the backend for the loads of an
+ * operation (nested calls count); unpin_host() undoes it. */
+static void pin_host(struct worker *w, struct wmatrix *m)
+{
+  if (m->pins++ == 0 && w->ops->pin != NULL) {
+    m->pinned = w->ops->pin(w->be, m->host.addr, m->host.size);
+    spmvd_log_debug("matrix %lld: host copy (%zu bytes) %s for its loads",
+                    (long long)m->handle, m->host.size,
+                    m->pinned ? "registered" : "not registered (pageable copies)");
+  }
+}
+
+static void unpin_host(struct worker *w, struct wmatrix *m)
+{
+  if (m->pins > 0 && --m->pins == 0 && m->pinned) {
+    w->ops->unpin(w->be, m->host.addr);
+    m->pinned = 0;
+  }
+}
+
 static void drop(struct worker *w, int64_t h)
 {
   for (struct wmatrix **p = &w->mats; *p; p = &(*p)->next) {
@@ -183,6 +205,8 @@ static void drop(struct worker *w, int64_t h)
     *p = m->next;
     if (m->bm)
       w->ops->unload(w->be, m->bm);
+    if (m->pinned)  /* before its memory is unmapped */
+      w->ops->unpin(w->be, m->host.addr);
     spmvd_shm_close(&m->host);
     free(m);
     return;
@@ -356,7 +380,9 @@ static int make_resident(struct worker *w, struct wmatrix *m,
     m->bm = NULL;
   }
   maybe_crash(cfg);
+  pin_host(w, m);
   int rc = w->ops->load(w->be, &m->A, m->dtype, cfg, &bm, err);
+  unpin_host(w, m);
   if (rc < 0)
     return rc;
   m->bm = bm;
@@ -743,14 +769,16 @@ static int op_tune(struct worker *w, json_t *req, json_int_t seq,
   if (fits)
     in.pred = &pred;
   struct race r = {w, m, NULL, seq, "tuning"};
+  pin_host(w, m);  /* every candidate loads from it */
   rc = spmvd_tuner_run(s, &in, &race_ops, &r, NULL, &d, err);
   race_unload(&r);
-  if (rc < 0)
-    goto out;
-  d.strategy = s;
-  if (d.gflops == 0 && d.time_us > 0)
-    spmvd_decision_rates(&d, &m->prof, m->dtype);
-  rc = make_resident(w, m, &d.cfg, err);
+  if (rc >= 0) {
+    d.strategy = s;
+    if (d.gflops == 0 && d.time_us > 0)
+      spmvd_decision_rates(&d, &m->prof, m->dtype);
+    rc = make_resident(w, m, &d.cfg, err);
+  }
+  unpin_host(w, m);
   die_if_sticky(rc);
   if (rc < 0)
     goto out;
@@ -797,8 +825,10 @@ static int op_bench(struct worker *w, json_t *req, json_int_t seq,
   spmvd_race_params_default(&p);
   p.drop_ratio = 0;
   struct race r = {w, m, NULL, seq, "bench"};
+  pin_host(w, m);
   rc = spmvd_tuner_race(c, &race_ops, &r, &p, &in, &d, err);
   race_unload(&r);
+  unpin_host(w, m);
   if (rc < 0)
     goto out;
   qsort(d.trials, d.ntrials, sizeof *d.trials, cmp_trial);

@@ -9,7 +9,10 @@
  * worker uses (spmv_layout_new_shell, spmv_dev_matrix_new_csr); and, as
  * the floor of any conversion done on the device, the copy of the CSR
  * arrays themselves (row pointers, columns, double values) from pageable
- * memory and from the same memory registered with cudaHostRegister.
+ * memory and from the same memory registered with cudaHostRegister, and
+ * what registering and unregistering those arrays costs once; and the
+ * device conversion's load again with the CSR registered, as the cuda
+ * worker registers it for the loads of a tune or a placement.
  * Wall-clock times around synchronised calls, median of -r repetitions,
  * one process.  A benchmark, never run by make check.
  *   usage: bench_load [-m NAMES] [-t f32|f64] [-r REPS] [-f FORMATS]
@@ -44,15 +47,39 @@ static double csr_copy_ms(const struct spmv_csr *A, void *d[3])
   return 1e3 * (bench_now_s() - t0);
 }
 
-/* The CSR copy's floor, pageable and registered; -1 where it failed. */
+/* Registers A's arrays with the device; 1 when all three are. */
+static int csr_register(const struct spmv_csr *A)
+{
+  int ok = cudaHostRegister(A->row_ptr, (size_t)(A->rows + 1) * 8, 0) == cudaSuccess;
+  ok &= cudaHostRegister(A->col_idx, (size_t)A->nnz * 4, 0) == cudaSuccess;
+  ok &= cudaHostRegister(A->val, (size_t)A->nnz * 8, 0) == cudaSuccess;
+  if (!ok) {
+    cudaHostUnregister(A->row_ptr);
+    cudaHostUnregister(A->col_idx);
+    cudaHostUnregister(A->val);
+    cudaGetLastError();
+  }
+  return ok;
+}
+
+static void csr_unregister(const struct spmv_csr *A)
+{
+  cudaHostUnregister(A->row_ptr);
+  cudaHostUnregister(A->col_idx);
+  cudaHostUnregister(A->val);
+  cudaGetLastError();
+}
+
+/* The CSR copy's floor, pageable and registered, and what registering
+ * and unregistering the arrays cost once; -1 where it failed. */
 static void csr_floor(const struct spmv_csr *A, int reps, double *pageable,
-                      double *pinned)
+                      double *pinned, double *reg_ms)
 {
   void *d[3] = {NULL, NULL, NULL};
-  double t[MAX_REPS];
-  int r, reg = 1;
+  double t[MAX_REPS], t0;
+  int r, reg;
 
-  *pageable = *pinned = -1;
+  *pageable = *pinned = *reg_ms = -1;
   if (cudaMalloc(&d[0], (size_t)(A->rows + 1) * 8) != cudaSuccess ||
       cudaMalloc(&d[1], (size_t)A->nnz * 4 + 4) != cudaSuccess ||
       cudaMalloc(&d[2], (size_t)A->nnz * 8 + 8) != cudaSuccess)
@@ -60,17 +87,19 @@ static void csr_floor(const struct spmv_csr *A, int reps, double *pageable,
   for (r = 0; r < reps; r++)
     t[r] = csr_copy_ms(A, d);
   *pageable = spmv_median(t, (size_t)reps);
-  reg &= cudaHostRegister(A->row_ptr, (size_t)(A->rows + 1) * 8, 0) == cudaSuccess;
-  reg &= cudaHostRegister(A->col_idx, (size_t)A->nnz * 4, 0) == cudaSuccess;
-  reg &= cudaHostRegister(A->val, (size_t)A->nnz * 8, 0) == cudaSuccess;
+  t0 = bench_now_s();
+  reg = csr_register(A);
+  *reg_ms = 1e3 * (bench_now_s() - t0);
   if (reg) {
     for (r = 0; r < reps; r++)
       t[r] = csr_copy_ms(A, d);
     *pinned = spmv_median(t, (size_t)reps);
+    t0 = bench_now_s();
+    csr_unregister(A);
+    *reg_ms += 1e3 * (bench_now_s() - t0);
+  } else {
+    *reg_ms = -1;
   }
-  cudaHostUnregister(A->row_ptr);
-  cudaHostUnregister(A->col_idx);
-  cudaHostUnregister(A->val);
 out:
   cudaGetLastError();
   for (r = 0; r < 3; r++)
@@ -91,6 +120,37 @@ static int wanted(const struct spmv_config *cfg, const char *list)
   return 0;
 }
 
+/* Median milliseconds of cfg's load through the device conversion the
+ * cuda worker uses; -1 when it failed. */
+static double shell_load_ms(const char *name, const struct spmv_csr *A,
+                            enum spmv_dtype t, const struct spmv_config *cfg,
+                            const struct spmv_limits *lim,
+                            struct spmv_cusparse_handle *h, int reps)
+{
+  double ms[MAX_REPS];
+  struct spmv_error err = {0};
+  char txt[96];
+  int r, rc = 0;
+
+  for (r = 0; r < reps && rc == 0; r++) {
+    struct spmv_layout *L = NULL;
+    struct spmv_dev_matrix *d = NULL;
+    double t0 = bench_now_s();
+    rc = spmv_layout_new_shell(A, t, cfg, lim, &L, &err);
+    if (rc == 0)
+      rc = spmv_dev_matrix_new_csr(L, A, h, &d, &err);
+    cudaDeviceSynchronize();
+    ms[r] = 1e3 * (bench_now_s() - t0);
+    spmv_dev_matrix_free(d);
+    spmv_layout_free(L);
+  }
+  if (rc == 0)
+    return spmv_median(ms, (size_t)reps);
+  spmv_config_format(cfg, txt, sizeof txt);
+  fprintf(stderr, "bench_load: %s %s: %s\n", name, txt, err.msg);
+  return -1;
+}
+
 static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
                        int reps, const char *formats,
                        struct spmv_cusparse_handle *h)
@@ -98,9 +158,9 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
   struct spmv_limits lim = {(size_t)16 << 30, 4096, 40.0};
   const struct spmv_config *configs;
   int nconfigs = gpu_format_samples(&configs);
-  double pageable, pinned;
+  double pageable, pinned, reg_ms;
 
-  csr_floor(A, reps, &pageable, &pinned);
+  csr_floor(A, reps, &pageable, &pinned, &reg_ms);
   for (int dt = 0; dt < 2; dt++) {
     enum spmv_dtype t = dt ? SPMV_F32 : SPMV_F64;
     if (!(dts & (1 << dt)))
@@ -133,28 +193,17 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
         continue;
       }
       double cm = spmv_median(conv, (size_t)reps);
-      double um = spmv_median(up, (size_t)reps), sm = -1;
+      double um = spmv_median(up, (size_t)reps), sm = -1, smr = -1;
       if (spmv_layout_shell_ok(configs[c].format)) {
-        for (r = 0; r < reps && rc == 0; r++) {
-          struct spmv_layout *L = NULL;
-          struct spmv_dev_matrix *d = NULL;
-          double t0 = bench_now_s();
-          rc = spmv_layout_new_shell(A, t, &configs[c], &lim, &L, &err);
-          if (rc == 0)
-            rc = spmv_dev_matrix_new_csr(L, A, h, &d, &err);
-          cudaDeviceSynchronize();
-          conv[r] = 1e3 * (bench_now_s() - t0);
-          spmv_dev_matrix_free(d);
-          spmv_layout_free(L);
+        sm = shell_load_ms(name, A, t, &configs[c], &lim, h, reps);
+        if (csr_register(A)) {  /* as the cuda worker does for its loads */
+          smr = shell_load_ms(name, A, t, &configs[c], &lim, h, reps);
+          csr_unregister(A);
         }
-        if (rc != 0)
-          fprintf(stderr, "bench_load: %s %s: %s\n", name, txt, err.msg);
-        else
-          sm = spmv_median(conv, (size_t)reps);
       }
-      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", name,
-             spmv_dtype_name(t), txt, cm, um, cm + um, sm, pageable, pinned,
-             pinned > 0 ? (cm + um) / pinned : 0.0);
+      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
+             name, spmv_dtype_name(t), txt, cm, um, cm + um, sm, pageable,
+             pinned, pinned > 0 ? (cm + um) / pinned : 0.0, reg_ms, smr);
       fflush(stdout);
     }
   }
@@ -207,7 +256,8 @@ int main(int argc, char **argv)
   }
   printf("# matrix\tdtype\tconfig\tconvert_ms\tupload_ms\tload_ms\t"
          "device_conversion_load_ms (-1: none)\tcsr_copy_pageable_ms\t"
-         "csr_copy_registered_ms\tload/registered\n");
+         "csr_copy_registered_ms\tload/registered\t"
+         "register_unregister_ms\tdevice_conversion_registered_ms\n");
   for (size_t i = 0; i < s.n; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
     if (A == NULL) {
