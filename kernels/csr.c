@@ -106,19 +106,18 @@ static int csr16_init(struct spmv_layout *L, const struct spmv_csr *A,
   int64_t i, k;
   int overflow, rc;
 
-  if ((rc = spmv_span16_check(A, "csr16", err)) != 0)
-    return rc;
   overflow = spmv_csr_typed16_bytes(A, L->dtype, &bytes) != 0 ||
              spmv_bytes_add(&bytes, A->rows, sizeof(int32_t)) != 0;
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
   C->base = spmv_array_new(A->rows, sizeof(int32_t));
-  if (spmv_csr_ptr_init(C, A) != 0 || C->base == NULL)
+  if (C->base == NULL)
     return spmv_layout_nomem(L, err);
-  for (i = 0; i < A->rows; i++)
-    C->base[i] = A->row_ptr[i + 1] > A->row_ptr[i]
-                     ? (int32_t)spmv_row_col_range(A, i, NULL)
-                     : 0;
+  /* The bases come from the span check's own pass over the columns. */
+  if ((rc = spmv_span16_check(A, "csr16", C->base, err)) != 0)
+    return rc;
+  if (spmv_csr_ptr_init(C, A) != 0)
+    return spmv_layout_nomem(L, err);
   if (L->shell) /* the GPU fills col16 and val (spmv_dev_matrix_new_csr) */
     return 0;
   C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));

@@ -140,17 +140,23 @@ int64_t spmv_row_col_range(const struct spmv_csr *A, int64_t r, int64_t *hi)
 }
 
 /* The widest column span of A's rows: the span, with its row and smallest
- * and largest column in *row, *lo, *hi. */
+ * and largest column in *row, *lo, *hi; each row's smallest column (0 for
+ * an empty row) in base[0 .. rows) when base is not NULL. */
 static int64_t widest_row(const struct spmv_csr *A, int64_t *row,
-                          int64_t *lo, int64_t *hi)
+                          int64_t *lo, int64_t *hi, int32_t *base)
 {
   int64_t i, a, b, span = 0;
 
   *row = *lo = *hi = 0;
   for (i = 0; i < A->rows; i++) {
-    if (A->row_ptr[i + 1] == A->row_ptr[i])
+    if (A->row_ptr[i + 1] == A->row_ptr[i]) {
+      if (base != NULL)
+        base[i] = 0;
       continue;
+    }
     a = spmv_row_col_range(A, i, &b);
+    if (base != NULL)
+      base[i] = (int32_t)a;
     if (b - a > span) {
       span = b - a;
       *row = i;
@@ -165,17 +171,17 @@ int64_t spmv_csr_max_row_span(const struct spmv_csr *A)
 {
   int64_t row, lo, hi;
 
-  return widest_row(A, &row, &lo, &hi);
+  return widest_row(A, &row, &lo, &hi, NULL);
 }
 
 /* sell16, csr16: refuses a matrix with a row whose columns span more than a
  * 16-bit offset holds, naming the widest. */
 int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
-                      struct spmv_error *err)
+                      int32_t *base, struct spmv_error *err)
 {
   int64_t row, lo, hi;
 
-  if (widest_row(A, &row, &lo, &hi) <= SPMV_SELL16_MAX_SPAN)
+  if (widest_row(A, &row, &lo, &hi, base) <= SPMV_SELL16_MAX_SPAN)
     return 0;
   return spmv_error_set(err, SPMV_ETOOBIG,
                         "%s: row %" PRId64 " spans %" PRId64 " columns (%"
@@ -215,7 +221,7 @@ int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
 
   if ((rc = sell_params(S, &L->cfg, err)) != 0)
     return rc;
-  if (narrow && (rc = spmv_span16_check(A, "sell16", err)) != 0)
+  if (narrow && (rc = spmv_span16_check(A, "sell16", NULL, err)) != 0)
     return rc;
   S->nslices = (A->rows + S->c - 1) / S->c;
   lanes = S->nslices * S->c;

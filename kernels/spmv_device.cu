@@ -323,6 +323,20 @@ __global__ void spmv_sell_fill_kernel(struct spmv_sell_layout S, int64_t lanes,
   }
 }
 
+/* Slot at of a padded layout (ell, ellr-t): entry k of row i, or a pad
+ * (column -1, value 0) past the row's end or past the matrix's rows. */
+template <typename T>
+__device__ inline void put_slot(int32_t *col, void *val, int64_t at, int64_t i,
+                                int64_t k, int64_t rows,
+                                const int64_t *__restrict__ rp,
+                                const int32_t *__restrict__ ci,
+                                const double *__restrict__ cv) {
+  int64_t lo = i < rows ? rp[i] : 0, len = i < rows ? rp[i + 1] - lo : 0;
+  bool real = k < len;
+  col[at] = real ? ci[lo + k] : -1;
+  ((T *)val)[at] = real ? (T)cv[lo + k] : T(0);
+}
+
 /* ell, one thread per slot: slot k * pitch + i holds entry k of row i
  * (spmv_ell_arrays_init()). */
 template <typename T>
@@ -333,11 +347,8 @@ __global__ void spmv_ell_fill_kernel(struct spmv_ell_layout E, int64_t rows,
   int64_t slots = E.width * E.pitch, stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t at = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; at < slots;
        at += stride) {
-    int64_t k = at / E.pitch, i = at - k * E.pitch;
-    int64_t lo = i < rows ? rp[i] : 0, len = i < rows ? rp[i + 1] - lo : 0;
-    bool real = k < len;
-    E.col[at] = real ? ci[lo + k] : -1;
-    ((T *)E.val)[at] = real ? (T)cv[lo + k] : T(0);
+    int64_t k = at / E.pitch;
+    put_slot<T>(E.col, E.val, at, at - k * E.pitch, k, rows, rp, ci, cv);
   }
 }
 
@@ -353,11 +364,7 @@ __global__ void spmv_ellr_fill_kernel(struct spmv_ellr_layout R, int64_t rows,
   for (int64_t at = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; at < slots;
        at += stride) {
     int64_t q = at / plane, rem = at - q * plane, i = rem / R.t;
-    int64_t j = q * R.t + (rem - i * R.t);
-    int64_t lo = i < rows ? rp[i] : 0, len = i < rows ? rp[i + 1] - lo : 0;
-    bool real = j < len;
-    R.col[at] = real ? ci[lo + j] : -1;
-    ((T *)R.val)[at] = real ? (T)cv[lo + j] : T(0);
+    put_slot<T>(R.col, R.val, at, i, q * R.t + (rem - i * R.t), rows, rp, ci, cv);
   }
 }
 

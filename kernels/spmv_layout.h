@@ -117,9 +117,10 @@ void spmv_jad_perm(const struct spmv_csr *A, int64_t max_len, int64_t *count,
 
 /* sell16, csr16: refuses (SPMV_ETOOBIG, naming the widest row and the
  * format fmt) a matrix with a row spanning over SPMV_SELL16_MAX_SPAN
- * columns; returns 0 otherwise (sell.c). */
+ * columns; returns 0 otherwise (sell.c).  base, when not NULL, receives
+ * every row's smallest column (0 for an empty row) from the same pass. */
 int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
-                      struct spmv_error *err);
+                      int32_t *base, struct spmv_error *err);
 
 /* Helpers of spmv_layout.c. */
 
