@@ -16,8 +16,8 @@
  * configuration's layout, admitted against cudaMemGetInfo() (arrays,
  * scratch and two vectors, plus a reserve), copied to the device
  * (spmv_dev_matrix_new, which also prepares cuSPARSE for the cusparse
- * format), and the host layout is dropped.  Every format but csr-stream16
- * and csr-panel (spmv_layout_shell_ok) is converted on the device instead:
+ * format), and the host layout is dropped.  Every format but csr-panel
+ * (spmv_layout_shell_ok) is converted on the device instead:
  * the host builds their row offsets, tables and slices
  * (spmv_layout_new_shell), the columns and values go from the CSR to the
  * GPU and are placed and narrowed there (spmv_dev_matrix_new_csr): on an

@@ -451,6 +451,32 @@ __global__ void spmv_dia_fill_kernel(struct spmv_dia_layout D, int64_t rows,
   }
 }
 
+/* csr-stream16, a thread block per row block, then one per long row: each
+ * entry's column as its offset from its block's or chunk's base, and its
+ * value (stream16_fill()). */
+template <typename T>
+__global__ void spmv_stream16_fill_kernel(struct spmv_stream_layout D,
+                                          const int64_t *__restrict__ rp,
+                                          const int32_t *__restrict__ ci,
+                                          const double *__restrict__ cv) {
+  for (int64_t b = blockIdx.x; b < D.nblocks; b += gridDim.x) {
+    int32_t base = D.blk_base[b];
+    for (int64_t k = D.blk_ent[2 * b] + threadIdx.x; k < D.blk_ent[2 * b + 1];
+         k += blockDim.x) {
+      D.csr.col16[k] = (uint16_t)(ci[k] - base);
+      ((T *)D.csr.val)[k] = (T)cv[k];
+    }
+  }
+  for (int64_t r = blockIdx.x; r < D.nlong; r += gridDim.x) {
+    int64_t lo = rp[D.long_rows[r]], hi = rp[D.long_rows[r] + 1];
+    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x) {
+      D.csr.col16[k] =
+          (uint16_t)(ci[k] - D.chunk_base[D.long_chunk[r] + (k - lo) / D.chunk_len]);
+      ((T *)D.csr.val)[k] = (T)cv[k];
+    }
+  }
+}
+
 /* Whether field f of shell L (its device copy) is one the staged CSR fills. */
 static int staged_field(struct spmv_layout *L, void **f) {
   switch (L->cfg.format) {
@@ -460,6 +486,8 @@ static int staged_field(struct spmv_layout *L, void **f) {
            f == (void **)&L->u.sell.val;
   case SPMV_FMT_CSR16:
     return f == (void **)&L->u.csr.col16 || f == (void **)&L->u.csr.val;
+  case SPMV_FMT_CSR_STREAM16:
+    return f == (void **)&L->u.stream.csr.col16 || f == (void **)&L->u.stream.csr.val;
   case SPMV_FMT_ELL:
     return f == (void **)&L->u.ell.col || f == (void **)&L->u.ell.val;
   case SPMV_FMT_ELLR_T:
@@ -485,7 +513,8 @@ static int staged_field(struct spmv_layout *L, void **f) {
 static int staged_format(enum spmv_format f) {
   return f == SPMV_FMT_SELL || f == SPMV_FMT_SELL16 || f == SPMV_FMT_CSR16 ||
          f == SPMV_FMT_ELL || f == SPMV_FMT_ELLR_T || f == SPMV_FMT_COO ||
-         f == SPMV_FMT_HYB || f == SPMV_FMT_JAD || f == SPMV_FMT_DIA;
+         f == SPMV_FMT_HYB || f == SPMV_FMT_JAD || f == SPMV_FMT_DIA ||
+         f == SPMV_FMT_CSR_STREAM16;
 }
 
 /* Grid of a grid-stride fill over n threads' work. */
@@ -540,6 +569,14 @@ static void launch_fill(struct spmv_layout *D, const struct spmv_csr *A,
     if (H->coo_nnz > 0)
       spmv_coo_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(H->coo, A->rows, H->k,
                                                                 start, rp, ci, cv);
+    return;
+  }
+  case SPMV_FMT_CSR_STREAM16: {
+    int64_t n = D->u.stream.nblocks > D->u.stream.nlong ? D->u.stream.nblocks
+                                                        : D->u.stream.nlong;
+    if (n > 0)
+      spmv_stream16_fill_kernel<T><<<(unsigned)(n < 65535 ? n : 65535), 256>>>(
+          D->u.stream, rp, ci, cv);
     return;
   }
   case SPMV_FMT_JAD:

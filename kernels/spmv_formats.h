@@ -365,7 +365,7 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                     struct spmv_error *err);
 
 /* Whether format f's layout can be completed by a GPU from the CSR itself
- * (spmv_layout_new_shell): every format but csr-stream16 and csr-panel. */
+ * (spmv_layout_new_shell): every format but csr-panel. */
 int spmv_layout_shell_ok(enum spmv_format f);
 
 /*
@@ -374,7 +374,8 @@ int spmv_layout_shell_ok(enum spmv_format f);
  * spmv_dev_matrix_new_csr() to fill on the device from A; what needs a
  * look at the whole matrix is built: row offsets and tables, csr16's row
  * bases, sell's slices and sell16's lane bases, ell's width, ellr-t's row
- * lengths, hyb's K, jad's order and dia's offsets.  Why: converting on the host is most of a load's time
+ * lengths, hyb's K, jad's order, dia's offsets and csr-stream16's block
+ * and chunk bases.  Why: converting on the host is most of a load's time
  * (tests/bench/results/load-h200-v1.tsv).  spmv_layout_spmv() refuses a
  * shell.  SPMV_EFORMAT for a format not of spmv_layout_shell_ok().
  */

@@ -63,6 +63,7 @@ int spmv_layout_shell_ok(enum spmv_format f)
   case SPMV_FMT_HYB:
   case SPMV_FMT_JAD:
   case SPMV_FMT_DIA:
+  case SPMV_FMT_CSR_STREAM16:
     return 1;
   default:
     return 0;

@@ -762,8 +762,7 @@ END_TEST
  * format, the full layout less col and val, with the same row offsets,
  * tables and byte count; for sell and sell16 the same slices, and for the
  * other staged formats what their host part builds, without the entries;
- * the CPU product refuses one; csr-stream16 and csr-panel have none, and
- * say so. */
+ * the CPU product refuses one; csr-panel has none, and says so. */
 START_TEST(test_layout_shell)
 {
   static const int64_t len[] = { 10, 20, 5, 40, 33, 0, 32, 1, 200 };
@@ -772,9 +771,7 @@ START_TEST(test_layout_shell)
     { SPMV_FMT_CSR_ADAPTIVE, 64, 0, 0, 0 }, { SPMV_FMT_CSR_MERGE, 128, 0, 0, 0 },
     { SPMV_FMT_CSR_STREAM, 32, 0, 1, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
   };
-  static const enum spmv_format no[] = {
-    SPMV_FMT_CSR_STREAM16, SPMV_FMT_CSR_PANEL,
-  };
+  static const enum spmv_format no[] = { SPMV_FMT_CSR_PANEL };
   struct spmv_csr *A = from_lengths(9, 300, len, 0);
   struct spmv_error err = { 0, "" };
   double x[300] = { 0 }, y[9] = { 0 };
@@ -841,15 +838,16 @@ START_TEST(test_layout_shell)
     spmv_layout_free(S);
     spmv_layout_free(L);
   }
-  /* csr16, ell, ellr-t, coo, hyb, jad and dia: what the host builds (row
-   * offsets and bases, widths, row lengths, hyb's split, jad's order, dia's
-   * offsets), without the entries. */
+  /* csr16, ell, ellr-t, coo, hyb, jad, dia and csr-stream16: what the host
+   * builds (row offsets and bases, widths, row lengths, hyb's split, jad's
+   * order, dia's offsets, the blocks' and chunks' bases), without the
+   * entries. */
   {
     static const struct spmv_config st[] = {
       { SPMV_FMT_CSR16, 64, 4, 0, 0 }, { SPMV_FMT_ELL, 64, 0, 0, 0 },
       { SPMV_FMT_ELLR_T, 64, 4, 0, 0 }, { SPMV_FMT_COO, 64, 0, 0, 0 },
       { SPMV_FMT_HYB, 64, 0, 16, 0 }, { SPMV_FMT_JAD, 64, 0, 0, 0 },
-      { SPMV_FMT_DIA, 64, 0, 0, 0 },
+      { SPMV_FMT_DIA, 64, 0, 0, 0 }, { SPMV_FMT_CSR_STREAM16, 32, 0, 1, 0 },
     };
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
       struct spmv_layout *L = NULL, *S = NULL;
@@ -891,6 +889,16 @@ START_TEST(test_layout_shell)
         ck_assert_mem_eq(S->u.jad.perm, L->u.jad.perm, 9 * sizeof(int32_t));
         ck_assert_mem_eq(S->u.jad.jd_ptr, L->u.jad.jd_ptr,
                          (size_t)(L->u.jad.njd + 1) * sizeof(int64_t));
+      } else if (st[i].format == SPMV_FMT_CSR_STREAM16) {
+        const struct spmv_stream_layout *a = &L->u.stream, *b = &S->u.stream;
+        ck_assert_ptr_null(b->csr.col16);
+        ck_assert_ptr_null(b->csr.val);
+        ck_assert_mem_eq(b->csr.row_ptr32, a->csr.row_ptr32, 10 * sizeof(int32_t));
+        ck_assert_int_eq(b->nblocks, a->nblocks);
+        ck_assert_int_eq(b->nchunks, a->nchunks);
+        ck_assert_int_gt(b->nlong, 0);
+        ck_assert_mem_eq(b->blk_base, a->blk_base, (size_t)a->nblocks * sizeof(int32_t));
+        ck_assert_mem_eq(b->chunk_base, a->chunk_base, (size_t)a->nchunks * sizeof(int32_t));
       } else if (st[i].format == SPMV_FMT_DIA) {
         ck_assert_ptr_null(S->u.dia.val);
         ck_assert_int_eq(S->u.dia.ndiags, L->u.dia.ndiags);
