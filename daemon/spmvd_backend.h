@@ -92,6 +92,23 @@ struct spmvd_backend_ops {
   void (*unpin)(struct spmvd_backend *b, void *addr);
 };
 
+/*
+ * Where a backend that converts on the device makes a layout resident:
+ * bytes is what the layout holds there (arrays, scratch, vectors),
+ * staging what its device conversion stages beside it for the time of
+ * the load, avail what may be allocated.  On the device when both fit (a
+ * shell: shell set), on the host when only the layout fits (the host's
+ * conversion stages nothing), else not at all.
+ */
+enum spmvd_load_path { SPMVD_LOAD_DEVICE, SPMVD_LOAD_HOST, SPMVD_LOAD_NONE };
+static inline enum spmvd_load_path spmvd_load_path(int shell, size_t bytes,
+                                                   size_t staging, size_t avail)
+{
+  if (bytes > avail)
+    return SPMVD_LOAD_NONE;
+  return shell && staging <= avail - bytes ? SPMVD_LOAD_DEVICE : SPMVD_LOAD_HOST;
+}
+
 /* The backends built into this worker; cuda is NULL without CUDA. */
 extern const struct spmvd_backend_ops spmvd_backend_cpu;
 #ifdef HAVE_CUDA

@@ -184,13 +184,24 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
              : spmv_layout_new(A, dt, cfg, &lim, &L, err);
   if (rc < 0)
     return rc;
-  need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es +
-         spmv_dev_shell_staging(L);
-  if (need > free_b - RESERVE_BYTES) {
+  need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
+  switch (spmvd_load_path(shell, need, spmv_dev_shell_staging(L),
+                          free_b - RESERVE_BYTES)) {
+  case SPMVD_LOAD_NONE:
     rc = spmv_error_set(err, SPMV_ENOMEM,
                         "%s needs %zu bytes of GPU memory, %zu free (%zu kept in reserve)",
                         spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
     goto fail;
+  case SPMVD_LOAD_HOST:
+    if (shell) { /* no room to stage the CSR beside the layout */
+      L = spmv_layout_free(L);
+      if ((rc = spmv_layout_new(A, dt, cfg, &lim, &L, err)) < 0)
+        return rc;
+      shell = 0;
+    }
+    break;
+  case SPMVD_LOAD_DEVICE:
+    break;
   }
   m = calloc(1, sizeof *m);
   if (!m) {

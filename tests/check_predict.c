@@ -914,6 +914,22 @@ START_TEST(test_fit_tree)
 }
 END_TEST
 
+/* Where a load goes: staged on the device when the layout and its staging
+ * fit, converted on the host when only the layout does (it stages
+ * nothing), refused when not even the layout fits. */
+START_TEST(test_load_path)
+{
+  ck_assert_int_eq(spmvd_load_path(1, 100, 50, 150), SPMVD_LOAD_DEVICE);
+  ck_assert_int_eq(spmvd_load_path(1, 100, 50, 149), SPMVD_LOAD_HOST);
+  ck_assert_int_eq(spmvd_load_path(1, 100, 0, 100), SPMVD_LOAD_DEVICE);
+  ck_assert_int_eq(spmvd_load_path(0, 100, 0, 1000), SPMVD_LOAD_HOST);
+  ck_assert_int_eq(spmvd_load_path(1, 101, 0, 100), SPMVD_LOAD_NONE);
+  ck_assert_int_eq(spmvd_load_path(0, 101, 0, 100), SPMVD_LOAD_NONE);
+  /* No wrap-around when the staging alone exceeds what is left. */
+  ck_assert_int_eq(spmvd_load_path(1, 100, (size_t)-1, 200), SPMVD_LOAD_HOST);
+}
+END_TEST
+
 /* A fake backend for spmvd_calib_backend_time(). */
 static int be_loaded, be_unloaded;
 static struct spmvd_bmatrix *be_token = (struct spmvd_bmatrix *)&be_loaded;
@@ -992,6 +1008,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_features_jad);
   tcase_add_test(tc, test_fit_work);
   tcase_add_test(tc, test_fit_tree);
+  tcase_add_test(tc, test_load_path);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;
