@@ -69,11 +69,14 @@ static int take_lock(struct spmvd_server *srv, struct spmv_error *err)
 static int socket_live(const char *path)
 {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), live;
+  size_t len = strlen(path);
+  int fd, live;
 
-  if (fd < 0)
+  if (len >= sizeof sa.sun_path)  /* no socket can be there */
     return 0;
-  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+    return 0;
+  memcpy(sa.sun_path, path, len + 1);
   live = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
   close(fd);
   return live;
