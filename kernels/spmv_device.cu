@@ -477,46 +477,6 @@ __global__ void spmv_stream16_fill_kernel(struct spmv_stream_layout D,
   }
 }
 
-/* Whether field f of shell L (its device copy) is one the staged CSR fills. */
-static int staged_field(struct spmv_layout *L, void **f) {
-  switch (L->cfg.format) {
-  case SPMV_FMT_SELL:
-  case SPMV_FMT_SELL16:
-    return f == (void **)&L->u.sell.col || f == (void **)&L->u.sell.col16 ||
-           f == (void **)&L->u.sell.val;
-  case SPMV_FMT_CSR16:
-    return f == (void **)&L->u.csr.col16 || f == (void **)&L->u.csr.val;
-  case SPMV_FMT_CSR_STREAM16:
-    return f == (void **)&L->u.stream.csr.col16 || f == (void **)&L->u.stream.csr.val;
-  case SPMV_FMT_ELL:
-    return f == (void **)&L->u.ell.col || f == (void **)&L->u.ell.val;
-  case SPMV_FMT_ELLR_T:
-    return f == (void **)&L->u.ellr.col || f == (void **)&L->u.ellr.val;
-  case SPMV_FMT_COO:
-    return f == (void **)&L->u.coo.row || f == (void **)&L->u.coo.col ||
-           f == (void **)&L->u.coo.val;
-  case SPMV_FMT_HYB:
-    return f == (void **)&L->u.hyb.ell.col || f == (void **)&L->u.hyb.ell.val ||
-           f == (void **)&L->u.hyb.coo.row || f == (void **)&L->u.hyb.coo.col ||
-           f == (void **)&L->u.hyb.coo.val;
-  case SPMV_FMT_JAD:
-    return f == (void **)&L->u.jad.col || f == (void **)&L->u.jad.val;
-  case SPMV_FMT_DIA:
-    return f == (void **)&L->u.dia.val;
-  default:
-    return 0;
-  }
-}
-
-/* Whether format f's shell is completed from the CSR staged on the device
- * (fill_staged) rather than copied (the typed CSR's fill_from_csr). */
-static int staged_format(enum spmv_format f) {
-  return f == SPMV_FMT_SELL || f == SPMV_FMT_SELL16 || f == SPMV_FMT_CSR16 ||
-         f == SPMV_FMT_ELL || f == SPMV_FMT_ELLR_T || f == SPMV_FMT_COO ||
-         f == SPMV_FMT_HYB || f == SPMV_FMT_JAD || f == SPMV_FMT_DIA ||
-         f == SPMV_FMT_CSR_STREAM16;
-}
-
 /* Grid of a grid-stride fill over n threads' work. */
 static unsigned fill_grid(int64_t n) {
   int64_t g = (n + 255) / 256;
@@ -657,10 +617,11 @@ out:
 /* Device bytes a shell's completion stages for a while; see spmv_kernels.h. */
 extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
   if (!L->shell) return 0;
-  if (staged_format(L->cfg.format))  /* hyb: its COO positions too */
-    return (size_t)(L->rows + 1) * (L->cfg.format == SPMV_FMT_HYB ? 16 : 8) +
-           (size_t)L->nnz * 12 + 12;
-  return L->dtype == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0;
+  if (spmv_layout_typed_csr(L) != NULL)  /* copied, f32 narrowed in steps */
+    return L->dtype == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0;
+  /* fill_staged's CSR, and hyb's COO positions */
+  return (size_t)(L->rows + 1) * (L->cfg.format == SPMV_FMT_HYB ? 16 : 8) +
+         (size_t)L->nnz * 12 + 12;
 }
 
 /*
@@ -687,7 +648,8 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
                           (int)L->cfg.format);
   }
   C = A != NULL ? spmv_layout_typed_csr(&m->L) : NULL;
-  int staged = A != NULL && C == NULL && staged_format(L->cfg.format);
+  /* A shell leaves NULL exactly the arrays the device makes from A. */
+  int staged = A != NULL && C == NULL;
   /* Null every field first so that a failure frees only what was made. */
   void *host[MAX_ARRAYS];
   for (int k = 0; k < n; k++) {
@@ -695,10 +657,7 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     *a[k].field = NULL;
   }
   for (int k = 0; k < n; k++) {
-    int from_csr = host[k] == NULL &&
-                   ((C != NULL && (a[k].field == (void **)&C->col ||
-                                   a[k].field == (void **)&C->val)) ||
-                    (staged && staged_field(&m->L, a[k].field)));
+    int from_csr = A != NULL && host[k] == NULL;
     if (a[k].bytes == 0 || (host[k] == NULL && !from_csr)) continue;
     void *d = NULL;
     if ((rc = spmv_dev_alloc(&d, a[k].bytes, spmv_format_name(L->cfg.format), err)))
