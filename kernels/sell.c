@@ -190,22 +190,27 @@ int spmv_span16_check(const struct spmv_csr *A, const char *fmt,
                         SPMV_SELL16_MAX_SPAN + 1);
 }
 
-/* sell16's lane bases: each lane's row's smallest column, 0 for an empty
- * row or lane. */
+/* sell16: refuses A where a row spans over 16-bit offsets, else makes the
+ * lane bases: each lane's row's smallest column, 0 for an empty row or
+ * lane (the rows' bases from the span check's own pass over the
+ * columns). */
 static int sell_bases(struct spmv_sell_layout *S, const struct spmv_csr *A,
                       const struct spmv_layout *L, struct spmv_error *err)
 {
   int64_t i, lanes = S->nslices * S->c;
+  int32_t *row_base = spmv_array_new(A->rows, sizeof(int32_t));
+  int rc;
 
   S->base = spmv_array_new(lanes, sizeof(int32_t));
-  if (S->base == NULL)
+  if (S->base == NULL || row_base == NULL) {
+    free(row_base);
     return spmv_layout_nomem(L, err);
-  for (i = 0; i < lanes; i++) {
-    int32_t r = S->perm[i];
-    S->base[i] = r >= 0 && A->row_ptr[r + 1] > A->row_ptr[r]
-                     ? (int32_t)spmv_row_col_range(A, r, NULL) : 0;
   }
-  return 0;
+  if ((rc = spmv_span16_check(A, "sell16", row_base, err)) == 0)
+    for (i = 0; i < lanes; i++)
+      S->base[i] = S->perm[i] >= 0 ? row_base[S->perm[i]] : 0;
+  free(row_base);
+  return rc;
 }
 
 /* Builds a SELL-C-sigma layout (sell16 when the format says so). */
@@ -220,8 +225,6 @@ int spmv_sell_init(struct spmv_layout *L, const struct spmv_csr *A,
   int overflow, rc;
 
   if ((rc = sell_params(S, &L->cfg, err)) != 0)
-    return rc;
-  if (narrow && (rc = spmv_span16_check(A, "sell16", NULL, err)) != 0)
     return rc;
   S->nslices = (A->rows + S->c - 1) / S->c;
   lanes = S->nslices * S->c;
