@@ -731,6 +731,7 @@ static int len_desc(const void *a, const void *b)
 #define FEAT_GROUP 32     /* a warp of rows */
 #define FEAT_WINDOW 256   /* sell's sigma in the calibrated configuration */
 #define FEAT_VEC_TPR 16   /* csr-vector's TPR in the calibrated configuration */
+#define PATH_WARPS 8      /* warps of the longest rows path_x looks at */
 
 /* The footprint of spmvd_pfeat.bytes. */
 double spmvd_predict_footprint(double rows, double cols, double nnz,
@@ -790,6 +791,34 @@ static int jad_order(const struct spmv_csr *A, int64_t rl_max, int32_t *order)
   return 0;
 }
 
+/* x's sectors that one warp of n <= FEAT_GROUP rows (row offsets b,
+ * lengths l, borrowed) gathers over its steps: at each step one for the
+ * first live lane and one for each live lane whose sector differs from
+ * the live lane before it.  The live lanes are kept in a list, so a warp
+ * costs its entries, not 32 lanes for each step of its longest row. */
+static double warp_sectors(const struct spmv_csr *A, const int64_t *b,
+                           const int64_t *l, int64_t n, int shift)
+{
+  int64_t live[FEAT_GROUP], d, j, m = 0, nl, prev, sec;
+  double total = 0;
+
+  for (j = 0; j < n; j++)
+    if (l[j] > 0)
+      live[m++] = j;
+  for (d = 0; m > 0; d++) {
+    prev = -1;
+    for (nl = 0, j = 0; j < m; j++) {
+      sec = A->col_idx[b[live[j]] + d] >> shift;
+      total += sec != prev;
+      prev = sec;
+      if (l[live[j]] > d + 1)
+        live[nl++] = live[j];
+    }
+    m = nl;
+  }
+  return total;
+}
+
 /*
  * x's sectors as jad's warps gather them: rows in descending length, ties
  * in row order (jad_order), 32 rows to a warp, and at each
@@ -801,7 +830,8 @@ static int jad_order(const struct spmv_csr *A, int64_t rl_max, int32_t *order)
  * ran jad 1.6-1.9x slower than it predicted on the H200).  Returns -1
  * when out of memory (the caller then uses the per-row count).
  */
-static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
+static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
+                          double *first)
 {
   int32_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
   int64_t b[FEAT_GROUP], l[FEAT_GROUP], w, d, n, j, prev, sec, step;
@@ -820,6 +850,8 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
       l[j] = A->row_ptr[order[w + j] + 1] - b[j];
       seen += (double)l[j];
     }
+    if (w == 0)
+      *first = warp_sectors(A, b, l, n, shift);
     /* The lanes are in descending length: those live at step d are a
      * prefix, which shrinks to n. */
     for (d = 0; n > 0 && d < l[0]; d++) {
@@ -835,6 +867,31 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift)
   }
   free(order);
   return seen > 0 ? total * ((double)A->nnz / seen) : 0;
+}
+
+/* path_x: the most sectors along a warp of the longest rows (rl_max set),
+ * over its first PATH_WARPS warps of that length. */
+static double path_sectors(const struct spmv_csr *A, int64_t rl_max,
+                           int shift)
+{
+  int64_t b[FEAT_GROUP], l[FEAT_GROUP], r0, r, n, mx;
+  double best = 0, s;
+  int seen = 0;
+
+  for (r0 = 0; r0 < A->rows && seen < PATH_WARPS; r0 += FEAT_GROUP) {
+    mx = 0;
+    for (n = 0, r = r0; r < A->rows && r < r0 + FEAT_GROUP; r++, n++) {
+      b[n] = A->row_ptr[r];
+      l[n] = A->row_ptr[r + 1] - b[n];
+      mx = l[n] > mx ? l[n] : mx;
+    }
+    if (mx != rl_max)
+      continue;
+    seen++;
+    s = warp_sectors(A, b, l, n, shift);
+    best = s > best ? s : best;
+  }
+  return best;
 }
 
 /* Computes the work model's features of A. */
@@ -879,9 +936,13 @@ void spmvd_predict_features(const struct spmv_csr *A,
     }
   }
   out->w_ell = (double)A->rows * out->rl_max;
-  out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift);
-  if (out->sectors_jad < 0)
+  out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift,
+                                 &out->path_x_jad);
+  out->path_x = path_sectors(A, (int64_t)out->rl_max, shift);
+  if (out->sectors_jad < 0) {
     out->sectors_jad = out->sectors;
+    out->path_x_jad = out->path_x;
+  }
   out->bytes = spmvd_predict_footprint((double)A->rows, (double)A->cols,
                                        (double)A->nnz, dt);
   out->hyb_k = (double)prof->hyb_k;
@@ -896,12 +957,19 @@ void spmvd_predict_features(const struct spmv_csr *A,
   }
 }
 
+/* Whether format f runs a thread per row (path_x is its longest path). */
+static int per_row_thread(enum spmv_format f)
+{
+  return f == SPMV_FMT_CSR_SCALAR || f == SPMV_FMT_ELLR_T ||
+         f == SPMV_FMT_ELL || f == SPMV_FMT_SELL || f == SPMV_FMT_HYB;
+}
+
 /* The work model's terms of format f. */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
-                              const struct spmvd_pfeat *x,
+                              double threads, const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
-  double w = 0, cap, sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad
+  double w = 0, cap, lanes, occ, sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad
                                                         : x->sectors;
 
   switch (cfg->format) {
@@ -947,6 +1015,19 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
   phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
                ? (1 - l2_bytes / x->bytes) * sect
                : 0;
+  /* The longest warp of a launch with few warps: its steps wait on the
+   * sectors of x its lanes gather, one after another. */
+  phi[9] = 0;
+  if (cfg->format == SPMV_FMT_JAD)
+    phi[9] = x->path_x_jad;
+  else if (per_row_thread(cfg->format))
+    phi[9] = x->path_x;
+  /* The more of the device's threads the rows occupy, the more warps share
+   * an SM's L1 and the less a gathered sector stays there for the next
+   * step: x's sectors weighted by that occupancy (1 at a full device). */
+  lanes = cfg->format == SPMV_FMT_CSR_VECTOR && cfg->tpr > 0 ? cfg->tpr : 1;
+  occ = threads > 0 ? x->rows * lanes / threads : 0;
+  phi[10] = (occ < 1 ? occ : 1) * sect;
 }
 
 /* The value a split compares. */
@@ -1006,7 +1087,7 @@ static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
   double phi[SPMVD_WORK_TERMS], t = 0;
   int j, i = work_leaf(f, x);
 
-  spmvd_predict_work_basis(&f->cfg, f->l2_bytes, x, phi);
+  spmvd_predict_work_basis(&f->cfg, f->l2_bytes, f->threads, x, phi);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     t += f->wc[i][j] * phi[j];
   return t;
@@ -1212,7 +1293,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
     return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
   }
   for (k = 0; k < n; k++) {
-    spmvd_predict_work_basis(cfg, f->l2_bytes, &x[k],
+    spmvd_predict_work_basis(cfg, f->l2_bytes, f->threads, &x[k],
                              &phi[k * SPMVD_WORK_TERMS]);
     idx[k] = k;
   }
@@ -1336,6 +1417,9 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
         t[n++] = plan->pt[k].time_us;
       }
     f->l2_bytes = (double)dev->l2_bytes;
+    f->threads = (double)dev->sms * (double)(dev->max_threads_per_sm > 0
+                                                 ? dev->max_threads_per_sm
+                                                 : 1);
     spmvd_predict_fit_work(&f->cfg, x, t, n, f, NULL);
   }
 out:
@@ -1499,6 +1583,7 @@ static json_t *fit_json(const struct spmvd_fit *f)
       json_object_set_new(o, "work_npoints",
                           json_integer(f->work_npoints)) != 0 ||
       json_object_set_new(o, "l2_bytes", json_real(f->l2_bytes)) != 0 ||
+      json_object_set_new(o, "threads", json_real(f->threads)) != 0 ||
       json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
     json_decref(o);
     return NULL;
@@ -1557,10 +1642,15 @@ static int work_node_from_json(json_t *v, const char *name, int i,
     return 0;
   }
   if (json_is_array(v)) {
-    if (json_array_size(v) != SPMVD_WORK_TERMS)
+    /* A leaf stored before the path and occupancy terms holds the first
+     * SPMVD_WORK_TERMS_V1; those terms are then 0 and it predicts as it
+     * did. */
+    if (json_array_size(v) != SPMVD_WORK_TERMS &&
+        json_array_size(v) != SPMVD_WORK_TERMS_V1)
       return spmv_error_set(err, SPMV_EINVAL,
                             "fit of %s: work[%d] must hold %d numbers", name,
                             i, SPMVD_WORK_TERMS);
+    memset(f->wc[i], 0, sizeof f->wc[i]);
     json_array_foreach(v, j, c) {
       if (!json_is_number(c) || !isfinite(json_number_value(c)) ||
           json_number_value(c) < 0)
@@ -1616,6 +1706,13 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
   if (num(o, name, "l2_bytes", &f->l2_bytes, err) != 0 || f->l2_bytes < 0)
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"l2_bytes\" missing or negative",
+                          name);
+  /* Absent from fits stored before the occupancy term (0: the term off). */
+  f->threads = 0;
+  if (json_object_get(o, "threads") != NULL &&
+      (num(o, name, "threads", &f->threads, err) != 0 || f->threads < 0))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"threads\" not a non-negative number",
                           name);
   return 0;
 }

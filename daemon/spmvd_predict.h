@@ -66,6 +66,10 @@ struct spmvd_pfeat {
                         length (ties in row order), 32 to a warp; at each
                         step a new one for each lane whose sector differs
                         from the lane before it */
+  double path_x;     /* x's sectors along the longest warp of rows in row
+                        order, counted as sectors_jad counts a warp: what
+                        a thread-per-row launch of few warps waits on */
+  double path_x_jad; /* the same along jad's first (longest) warp */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -75,8 +79,10 @@ struct spmvd_pfeat {
  * Beyond the paper: the work model.  The paper's two numbers (rows, mean
  * row length) cannot see what decides most real matrices' times: the
  * longest row, which a thread per row waits for; the padding a format
- * steps through; how many 32-byte sectors of x the columns touch; whether
- * HYB's COO part runs at all.  The work model is linear in such counts
+ * steps through; how many 32-byte sectors of x the columns touch, along
+ * the longest warp and in all; how much of the device the rows occupy
+ * (the more warps at once, the less of the L1 each keeps); whether HYB's
+ * COO part runs at all.  The work model is linear in such counts
  * (struct spmvd_pfeat), T = sum_j wc[j] * phi_j, with non-negative
  * coefficients fitted by weighted least squares (relative errors) over
  * every calibration point of the format: the paper's grid and the work
@@ -92,7 +98,8 @@ struct spmvd_pfeat {
  * (about ten per coefficient: fewer let a leaf's line swing wide);
  * each leaf holds its own line.
  */
-#define SPMVD_WORK_TERMS 9
+#define SPMVD_WORK_TERMS 11
+#define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
 #define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
 
 /* What a model tree node splits on (struct spmvd_fit). */
@@ -125,6 +132,8 @@ struct spmvd_fit {
   double thr[SPMVD_TREE_NODES];
   double wc[SPMVD_TREE_NODES][SPMVD_WORK_TERMS];
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
+  double threads;          /* its resident threads, SMs x threads per SM
+                              (0: unknown, the occupancy term off) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -350,10 +359,15 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * entries, summed in a second step), hyb's COO entries (0
  * for the others), and the sectors again times the share of the
  * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
- * it fits or l2_bytes is 0): x's gathers that go to DRAM.
+ * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the x
+ * sectors along the longest warp's path (path_x_jad for jad, path_x for
+ * the other formats with a thread per row, 0 for the rest), and the
+ * sectors again times the share of the device's threads (SMs x threads
+ * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
+ * 0 when threads is 0).
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
-                              const struct spmvd_pfeat *x,
+                              double threads, const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*

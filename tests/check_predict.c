@@ -512,6 +512,41 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_int_eq(pr2.fit[SPMV_FMT_JAD].work_npoints,
                    pr.fit[SPMV_FMT_JAD].work_npoints);
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].l2_bytes, f.dev.l2_bytes);
+  ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].threads,
+                      (double)f.dev.sms * f.dev.max_threads_per_sm);
+  /* A fit stored before the path and occupancy terms (leaves of 9, no
+   * threads) reads with those terms at 0; a leaf of 10 is refused. */
+  {
+    json_t *fj = json_object_get(doc, "jad"), *w = json_object_get(fj, "work");
+    struct spmvd_predictor old;
+    size_t node;
+    int cut = 0;
+
+    for (node = 0; node < json_array_size(w); node++) {
+      json_t *leaf = json_array_get(w, node);
+
+      if (!json_is_array(leaf))
+        continue;
+      json_array_remove(leaf, SPMVD_WORK_TERMS - 1);
+      if (!cut) {
+        ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+        ck_assert_ptr_nonnull(strstr(e.msg, "jad"));
+        cut = 1;
+      }
+      json_array_remove(leaf, SPMVD_WORK_TERMS - 2);
+    }
+    ck_assert_int_eq(cut, 1);
+    json_object_del(fj, "threads");
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
+    ck_assert_double_eq(old.fit[SPMV_FMT_JAD].threads, 0);
+    for (node = 0; node < SPMVD_TREE_NODES; node++)
+      if (pr2.fit[SPMV_FMT_JAD].split[node] == SPMVD_SPLIT_NONE) {
+        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].wc[node][9], 0);
+        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].wc[node][10], 0);
+        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].wc[node][2],
+                            pr2.fit[SPMV_FMT_JAD].wc[node][2]);
+      }
+  }
   /* A negative coefficient in one of coo's leaves is refused. */
   {
     json_t *w = json_object_get(json_object_get(doc, "coo"), "work");
@@ -614,40 +649,73 @@ START_TEST(test_features)
    * row 0's sector 0 and row 33's 7, then 15 (2 + 2); steps 3..9 row 0
    * alone (7).  The second warp: row 31 (1). */
   ck_assert_double_eq(f.sectors_jad, 8 + 2 + 2 + 7 + 1);
+  /* The longest path: in row order the first warp (rows 0..31, the only
+   * one as long as row 0): step 0 columns 0, 1..31 in sectors 0..7 (8),
+   * then row 0 alone (9).  jad's first warp: as above, without the
+   * second warp. */
+  ck_assert_double_eq(f.path_x, 8 + 9);
+  ck_assert_double_eq(f.path_x_jad, 8 + 2 + 2 + 7);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
   /* Of 8: step 0 in sectors 0..3 (4), row 33 at 3 then 7. */
   ck_assert_double_eq(f.sectors_jad, 4 + 2 + 2 + 7 + 1);
+  ck_assert_double_eq(f.path_x, 4 + 9);
+  ck_assert_double_eq(f.path_x_jad, 4 + 2 + 2 + 7);
+  /* The path term: jad's own, a thread per row's in row order, none for
+   * the others; the occupancy term: the sectors times rows x TPR over the
+   * device's threads, at most 1, none when the threads are unknown. */
+  {
+    struct spmv_config jad = { SPMV_FMT_JAD, 256, 0, 0, 0 };
+    struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
+    struct spmv_config vec = { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 };
+    struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
+    double ph[SPMVD_WORK_TERMS];
+
+    spmvd_predict_work_basis(&jad, 0, 68, &f, ph);
+    ck_assert_double_eq(ph[9], 15);
+    ck_assert_double_eq(ph[10], 0.5 * f.sectors_jad);
+    spmvd_predict_work_basis(&sc, 0, 68, &f, ph);
+    ck_assert_double_eq(ph[9], 13);
+    ck_assert_double_eq(ph[10], 0.5 * 36);
+    spmvd_predict_work_basis(&vec, 0, 68, &f, ph);
+    ck_assert_double_eq(ph[9], 0);
+    ck_assert_double_eq(ph[10], 36);
+    spmvd_predict_work_basis(&coo, 0, 68, &f, ph);
+    ck_assert_double_eq(ph[9], 0);
+    ck_assert_double_eq(ph[10], 0.5 * 36);
+    spmvd_predict_work_basis(&coo, 0, 0, &f, ph);
+    ck_assert_double_eq(ph[10], 0);
+  }
   /* The terms: hyb's path is its ELL width, the others' the longest row;
    * csr-stream's second kernel runs for rows longer than BS x k. */
   struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };
   struct spmv_config st128 = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 };
   struct spmv_config st256 = { SPMV_FMT_CSR_STREAM, 256, 0, 4, 0 };
   double phi[SPMVD_WORK_TERMS];
-  spmvd_predict_work_basis(&hyb, 0, &f, phi);
+  spmvd_predict_work_basis(&hyb, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 34);
   ck_assert_double_eq(phi[4], 1);
   ck_assert_double_eq(phi[6], 1);
   ck_assert_double_eq(phi[7], 11);
-  spmvd_predict_work_basis(&st128, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 0);
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
   ck_assert_double_eq(phi[7], 0);
   f.rl_max = 600;
-  spmvd_predict_work_basis(&st128, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);
-  spmvd_predict_work_basis(&st256, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 0);
   /* x's sectors from DRAM: none while the footprint fits the L2, then
    * the share beyond it.  f32 footprint: 44 x 8 + 35 x 8 + 98 x 4. */
   ck_assert_double_eq(f.bytes, 44 * 8 + 35 * 8 + 98 * 4);
-  spmvd_predict_work_basis(&st256, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, 0, 0, &f, phi);
   ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&st256, 2 * f.bytes, &f, phi);
+  spmvd_predict_work_basis(&st256, 2 * f.bytes, 0, &f, phi);
   ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&st256, f.bytes / 4, &f, phi);
+  spmvd_predict_work_basis(&st256, f.bytes / 4, 0, &f, phi);
   ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
   spmv_csr_free(A);
 }
@@ -779,7 +847,7 @@ START_TEST(test_fit_work)
     const double *c = fmt ? truth_hyb : truth_scalar;
 
     for (k = 0; k < 40; k++) {
-      spmvd_predict_work_basis(&cfg, 0, &x[k], phi);
+      spmvd_predict_work_basis(&cfg, 0, 0, &x[k], phi);
       for (t[k] = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
         t[k] += c[j] * phi[j];
     }

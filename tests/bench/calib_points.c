@@ -15,7 +15,7 @@
  *     benchmark suite's matrices (no device), to set beside eval_tuner's
  *     measured times;
  *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
- *                [--each]
+ *                [--each] [--refeature FILE]
  *     no device: fits the work model of every configuration in a
  *     --points table (plain or gzip), predicts each matrix of an
  *     eval_tuner --tsv table (any part of the suite, built here) and
@@ -25,6 +25,9 @@
  *     error exceeds B (0.2).  M is the L2 of the device the points were
  *     timed on (its DRAM term).  --each first prints a line per matrix
  *     and format: matrix, type, format, predicted and measured us, error.
+ *     --refeature computes every feature of the plan's matrices here (an
+ *     H100's or H200's plan), for tables from before a feature, and keeps
+ *     them in FILE for the next replay.
  */
 #include "config.h"
 
@@ -54,12 +57,13 @@ struct ctx {
 
 static void print_feat(const struct spmvd_pfeat *f)
 {
-  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
+  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
          f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
-         f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad);
+         f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
+         f->path_x, f->path_x_jad);
 }
 
-#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad"
+#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad"
 
 /* The calibration's time callback: features once per matrix, a line per
  * point.  Past the budget every point is skipped (not timed). */
@@ -257,6 +261,126 @@ static int split_tabs(char *line, char **f, int max)
   return n;
 }
 
+/*
+ * --refeature: the features of the plan's matrices computed here, for
+ * tables timed before a feature existed.  The plan is an H100's or H200's
+ * (132 SMs, 2048 threads per SM), as every committed table's; a table row
+ * whose matrix differs in rows or entries from the plan's is an error.
+ * The features are kept in a file, computed once.
+ */
+static struct {
+  int on;
+  struct spmvd_pfeat *x[2]; /* [0] f64, [1] f32, by plan matrix index */
+  int n[2];
+} refeat;
+
+static int refeat_compute(double l2_bytes)
+{
+  struct spmvd_device_info dev;
+  struct spmvd_calib_params prm;
+  struct spmv_error e;
+  int d;
+
+  memset(&dev, 0, sizeof dev);
+  snprintf(dev.backend, sizeof dev.backend, "cuda");
+  snprintf(dev.name, sizeof dev.name, "plan of a 132-SM GPU");
+  dev.sms = 132;  /* REPLAY_THREADS */
+  dev.warp_size = 32;
+  dev.max_threads_per_sm = 2048;
+  dev.max_blocks_per_sm = 32;
+  dev.max_threads_per_block = 1024;
+  dev.l2_bytes = (uint64_t)l2_bytes;
+  spmvd_calib_params_default(&prm);
+  for (d = 0; d < 2; d++) {
+    enum spmv_dtype dt = d == 0 ? SPMV_F64 : SPMV_F32;
+    struct spmvd_calib_plan *plan = NULL;
+    size_t k;
+
+    spmv_error_clear(&e);
+    if (spmvd_calib_plan_new(&dev, dt, &prm, &plan, &e) != 0) {
+      fprintf(stderr, "calib_points: %s\n", e.msg);
+      return -1;
+    }
+    refeat.n[d] = plan->nmatrices;
+    refeat.x[d] = calloc((size_t)plan->nmatrices, sizeof *refeat.x[d]);
+    for (k = 0; refeat.x[d] != NULL && k < plan->n; k++) {
+      const struct spmvd_calib_point *pt = &plan->pt[k];
+      struct spmv_profile prof;
+      struct spmv_csr *A;
+
+      if (k > 0 && pt->matrix == plan->pt[k - 1].matrix)
+        continue;
+      A = spmvd_calib_matrix(pt, &prm, &e);
+      if (A == NULL || spmv_profile_compute(A, &prof, &e) != 0) {
+        fprintf(stderr, "calib_points: matrix %d: %s\n", pt->matrix, e.msg);
+        spmv_csr_free(A);
+        spmvd_calib_plan_free(plan);
+        return -1;
+      }
+      spmvd_predict_features(A, &prof, dt, &refeat.x[d][pt->matrix]);
+      spmv_csr_free(A);
+    }
+    spmvd_calib_plan_free(plan);
+    if (refeat.x[d] == NULL) {
+      fprintf(stderr, "calib_points: out of memory\n");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Reads the features file, or computes it and writes it there. */
+static int refeat_load(const char *path, double l2_bytes)
+{
+  FILE *fp = fopen(path, "rb");
+  int d, ok = 1;
+
+  refeat.on = 1;
+  if (fp != NULL) {
+    for (d = 0; d < 2 && ok; d++) {
+      ok = fread(&refeat.n[d], sizeof refeat.n[d], 1, fp) == 1 &&
+           refeat.n[d] > 0 &&
+           (refeat.x[d] = calloc((size_t)refeat.n[d], sizeof *refeat.x[d])) != NULL &&
+           fread(refeat.x[d], sizeof *refeat.x[d], (size_t)refeat.n[d], fp) ==
+               (size_t)refeat.n[d];
+    }
+    fclose(fp);
+    if (!ok)
+      fprintf(stderr, "calib_points: %s: unreadable\n", path);
+    return ok ? 0 : -1;
+  }
+  if (refeat_compute(l2_bytes) != 0)
+    return -1;
+  if ((fp = fopen(path, "wb")) == NULL)
+    return 0;  /* computed; only not kept */
+  for (d = 0; d < 2; d++) {
+    fwrite(&refeat.n[d], sizeof refeat.n[d], 1, fp);
+    fwrite(refeat.x[d], sizeof *refeat.x[d], (size_t)refeat.n[d], fp);
+  }
+  fclose(fp);
+  return 0;
+}
+
+/* Replaces the features x of plan matrix m (of type dtype) when on. */
+static int refeat_apply(const char *dtype, int m, struct spmvd_pfeat *x)
+{
+  int d = strcmp(dtype, "f32") == 0;
+  const struct spmvd_pfeat *r;
+
+  if (!refeat.on)
+    return 0;
+  if (m < 0 || m >= refeat.n[d] || refeat.x[d][m].rows != x->rows ||
+      refeat.x[d][m].nnz != x->nnz) {
+    fprintf(stderr, "calib_points: --refeature: %s matrix %d is not the "
+                    "plan's (%.0f rows, %.0f entries)\n", dtype, m, x->rows,
+            x->nnz);
+    return -1;
+  }
+  r = &refeat.x[d][m];
+  *x = *r;
+  return 0;
+}
+
 /* Reads a --points table into cp[0 .. *ncp). */
 static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
 {
@@ -275,9 +399,11 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     struct spmv_config cfg;
     double us;
 
-    /* 22 fields; 21 in dumps from before sectors_jad (then the per-row
-     * count stands in for it). */
-    if (line[0] == '#' || ((nf = split_tabs(line, f, 32)) != 21 && nf != 22))
+    /* 24 fields; 22 in dumps from before path_x (then 0: --refeature
+     * recomputes them), 21 before sectors_jad (then the per-row count
+     * stands in for it). */
+    if (line[0] == '#' ||
+        ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 24))
       continue;
     us = strtod(f[nf - 1], NULL);
     if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
@@ -294,7 +420,15 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     x.sectors = strtod(f[16], NULL);
     x.empty = strtod(f[17], NULL);
     x.w_hyb = strtod(f[18], NULL);
-    x.sectors_jad = nf == 22 ? strtod(f[19], NULL) : x.sectors;
+    x.sectors_jad = nf >= 22 ? strtod(f[19], NULL) : x.sectors;
+    if (nf == 24) {
+      x.path_x = strtod(f[20], NULL);
+      x.path_x_jad = strtod(f[21], NULL);
+    }
+    if (refeat_apply(f[0], atoi(f[1]), &x) != 0) {
+      gzclose(gz);
+      return -1;
+    }
     x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
     /* The calibration's matrices are square unless too few rows hold
      * their mean length P (4 P columns then). */
@@ -323,6 +457,10 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
   return 0;
 }
 
+/* The resident threads of the device the tables were timed on: an H100's
+ * or H200's 132 SMs x 2048, as every committed table's. */
+#define REPLAY_THREADS (132.0 * 2048.0)
+
 /* The work model of cfg over n samples (x[k], t[k]) into f (cleared
  * first), on an L2 of l2_bytes; returns spmvd_predict_fit_work's code. */
 static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
@@ -334,6 +472,7 @@ static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
   f->strip = 1;
   f->cfg = *cfg;
   f->l2_bytes = l2_bytes;
+  f->threads = REPLAY_THREADS;
   return spmvd_predict_fit_work(cfg, x, t, n, f, e);
 }
 
@@ -470,7 +609,7 @@ int main(int argc, char **argv)
   static const struct option lo[] = {
     {"points", 0, 0, 'p'}, {"features", 0, 0, 'f'}, {"backend", 1, 0, 'b'},
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
-    {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'},
+    {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'}, {"refeature", 1, 0, 'F'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
     {"each", 0, 0, 'e'}, {"worker", 0, 0, 'W'}, {0, 0, 0, 0},
   };
@@ -479,19 +618,20 @@ int main(int argc, char **argv)
 #else
   const char *mode = "cpu";
 #endif
-  const char *only = NULL, *points = NULL, *measured = NULL;
+  const char *only = NULL, *points = NULL, *measured = NULL, *refile = NULL;
   double bound = 0.2, l2_bytes = 0;
   int c, what = 0, dts = 2, each = 0, worker = 0;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:eW", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:eWF:", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = 1; break;
     case 'W': worker = 1; break;
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
+    case 'F': refile = optarg; break;
     case 'x': bound = strtod(optarg, NULL); break;
     case 'l': l2_bytes = strtod(optarg, NULL) * 1048576.0; break;
     case 'p': what = 'p'; break;
@@ -515,7 +655,7 @@ int main(int argc, char **argv)
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
-                      "[--bound B] [--l2-mib M] [--each]\n");
+                      "[--bound B] [--l2-mib M] [--each] [--refeature FILE]\n");
       return 2;
     }
   }
@@ -523,6 +663,8 @@ int main(int argc, char **argv)
     return run_points(mode, dts, work_nnz, budget, worker);
   if (what == 'f')
     return run_features(sets, only, dts);
+  if (what == 'r' && refile != NULL && refeat_load(refile, l2_bytes) != 0)
+    return 1;
   if (what == 'r' && measured != NULL)
     return run_replay(points, measured, bound, l2_bytes, each);
   fprintf(stderr, "calib_points: --points, --features or --replay with "
