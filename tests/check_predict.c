@@ -662,37 +662,33 @@ START_TEST(test_features)
   ck_assert_double_eq(f.sectors_jad, 4 + 2 + 2 + 7 + 1);
   ck_assert_double_eq(f.path_x, 4 + 9);
   ck_assert_double_eq(f.path_x_jad, 4 + 2 + 2 + 7);
-  /* The path term: jad's own, a thread per row's in row order, none for
-   * the others; the occupancy term: the sectors times rows x TPR over the
-   * device's threads, at most 1, none when the threads are unknown. */
-  {
-    struct spmv_config jad = { SPMV_FMT_JAD, 256, 0, 0, 0 };
-    struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
-    struct spmv_config vec = { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 };
-    struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
-    double ph[SPMVD_WORK_TERMS];
-
-    spmvd_predict_work_basis(&jad, 0, 68, &f, ph);
-    ck_assert_double_eq(ph[9], 15);
-    ck_assert_double_eq(ph[10], 0.5 * f.sectors_jad);
-    spmvd_predict_work_basis(&sc, 0, 68, &f, ph);
-    ck_assert_double_eq(ph[9], 13);
-    ck_assert_double_eq(ph[10], 0.5 * 36);
-    spmvd_predict_work_basis(&vec, 0, 68, &f, ph);
-    ck_assert_double_eq(ph[9], 0);
-    ck_assert_double_eq(ph[10], 36);
-    spmvd_predict_work_basis(&coo, 0, 68, &f, ph);
-    ck_assert_double_eq(ph[9], 0);
-    ck_assert_double_eq(ph[10], 0.5 * 36);
-    spmvd_predict_work_basis(&coo, 0, 0, &f, ph);
-    ck_assert_double_eq(ph[10], 0);
-  }
   /* The terms: hyb's path is its ELL width, the others' the longest row;
    * csr-stream's second kernel runs for rows longer than BS x k. */
   struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };
   struct spmv_config st128 = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 };
   struct spmv_config st256 = { SPMV_FMT_CSR_STREAM, 256, 0, 4, 0 };
+  struct spmv_config jad = { SPMV_FMT_JAD, 256, 0, 0, 0 };
+  struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
+  struct spmv_config vec = { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 };
+  struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
   double phi[SPMVD_WORK_TERMS];
+  /* The path term: jad's own, a thread per row's in row order, none for
+   * the others; the occupancy term: the sectors times rows x TPR over the
+   * device's threads (68 here), at most 1, none when they are unknown. */
+  spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 15);
+  ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
+  spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 13);
+  ck_assert_double_eq(phi[10], 0.5 * 36);
+  spmvd_predict_work_basis(&vec, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 0);
+  ck_assert_double_eq(phi[10], 36);
+  spmvd_predict_work_basis(&coo, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 0);
+  ck_assert_double_eq(phi[10], 0.5 * 36);
+  spmvd_predict_work_basis(&coo, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[10], 0);
   spmvd_predict_work_basis(&hyb, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 34);
   ck_assert_double_eq(phi[4], 1);
