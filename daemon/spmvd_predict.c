@@ -794,23 +794,30 @@ static int jad_order(const struct spmv_csr *A, int64_t rl_max, int32_t *order)
 /* x's sectors that one warp of n <= FEAT_GROUP rows (row offsets b,
  * lengths l, borrowed) gathers over its steps: at each step one for the
  * first live lane and one for each live lane whose sector differs from
- * the live lane before it.  The live lanes are kept in a list, so a warp
+ * the live lane before it; *entries the same for the entries' own
+ * sectors (a value's width, in CSR order).  The live lanes are kept in a list, so a warp
  * costs its entries, not 32 lanes for each step of its longest row. */
 static double warp_sectors(const struct spmv_csr *A, const int64_t *b,
-                           const int64_t *l, int64_t n, int shift)
+                           const int64_t *l, int64_t n, int shift,
+                           double *entries)
 {
-  int64_t live[FEAT_GROUP], d, j, m = 0, nl, prev, sec;
+  int64_t live[FEAT_GROUP], d, j, m = 0, nl, prev, sec, pe, se;
   double total = 0;
 
+  *entries = 0;
   for (j = 0; j < n; j++)
     if (l[j] > 0)
       live[m++] = j;
   for (d = 0; m > 0; d++) {
     prev = -1;
+    pe = -1;
     for (nl = 0, j = 0; j < m; j++) {
       sec = A->col_idx[b[live[j]] + d] >> shift;
       total += sec != prev;
       prev = sec;
+      se = (b[live[j]] + d) >> shift;
+      *entries += se != pe;
+      pe = se;
       if (l[live[j]] > d + 1)
         live[nl++] = live[j];
     }
@@ -835,7 +842,7 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
 {
   int32_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
   int64_t b[FEAT_GROUP], l[FEAT_GROUP], w, d, n, j, prev, sec, step;
-  double total = 0, seen = 0;
+  double total = 0, seen = 0, ent;
 
   if (order == NULL || jad_order(A, rl_max, order) != 0) {
     free(order);
@@ -851,7 +858,7 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
       seen += (double)l[j];
     }
     if (w == 0)
-      *first = warp_sectors(A, b, l, n, shift);
+      *first = warp_sectors(A, b, l, n, shift, &ent);
     /* The lanes are in descending length: those live at step d are a
      * prefix, which shrinks to n. */
     for (d = 0; n > 0 && d < l[0]; d++) {
@@ -869,13 +876,14 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
   return seen > 0 ? total * ((double)A->nnz / seen) : 0;
 }
 
-/* path_x: the most sectors along a warp of the longest rows (rl_max set),
- * over its first PATH_WARPS warps of that length. */
+/* path_x: the most sectors of x along a warp of the longest rows (rl_max
+ * set), over its first PATH_WARPS warps of that length; *path_m the
+ * sectors of the entries that warp loads. */
 static double path_sectors(const struct spmv_csr *A, int64_t rl_max,
-                           int shift)
+                           int shift, double *path_m)
 {
   int64_t b[FEAT_GROUP], l[FEAT_GROUP], r0, r, n, mx;
-  double best = 0, s;
+  double best = 0, s, ent;
   int seen = 0;
 
   for (r0 = 0; r0 < A->rows && seen < PATH_WARPS; r0 += FEAT_GROUP) {
@@ -888,8 +896,11 @@ static double path_sectors(const struct spmv_csr *A, int64_t rl_max,
     if (mx != rl_max)
       continue;
     seen++;
-    s = warp_sectors(A, b, l, n, shift);
-    best = s > best ? s : best;
+    s = warp_sectors(A, b, l, n, shift, &ent);
+    if (s > best || seen == 1) {
+      best = s;
+      *path_m = ent;
+    }
   }
   return best;
 }
@@ -938,7 +949,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
   out->w_ell = (double)A->rows * out->rl_max;
   out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift,
                                  &out->path_x_jad);
-  out->path_x = path_sectors(A, (int64_t)out->rl_max, shift);
+  out->path_x = path_sectors(A, (int64_t)out->rl_max, shift, &out->path_m);
   if (out->sectors_jad < 0) {
     out->sectors_jad = out->sectors;
     out->path_x_jad = out->path_x;
@@ -1016,10 +1027,14 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                ? (1 - l2_bytes / x->bytes) * sect
                : 0;
   /* The longest warp of a launch with few warps: its steps wait on the
-   * sectors of x its lanes gather, one after another. */
+   * sectors its lanes load, one step after another: x's (csr-scalar: its
+   * entries', a row apart for each lane, measured to fit it better:
+   * eval-h200-v25.md). */
   phi[9] = 0;
   if (cfg->format == SPMV_FMT_JAD)
     phi[9] = x->path_x_jad;
+  else if (cfg->format == SPMV_FMT_CSR_SCALAR)
+    phi[9] = x->path_m;  /* its lanes load entries a row apart */
   else if (per_row_thread(cfg->format))
     phi[9] = x->path_x;
   /* The more of the device's threads the rows occupy, the more warps share

@@ -70,6 +70,8 @@ struct spmvd_pfeat {
                         order, counted as sectors_jad counts a warp: what
                         a thread-per-row launch of few warps waits on */
   double path_x_jad; /* the same along jad's first (longest) warp */
+  double path_m;     /* the sectors of the entries that path_x's warp
+                        loads, counted the same way */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -359,9 +361,10 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * entries, summed in a second step), hyb's COO entries (0
  * for the others), and the sectors again times the share of the
  * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
- * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the x
- * sectors along the longest warp's path (path_x_jad for jad, path_x for
- * the other formats with a thread per row, 0 for the rest), and the
+ * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the
+ * sectors along the longest warp's path (path_x_jad for jad, path_m for
+ * csr-scalar, path_x for the other formats with a thread per row, 0 for
+ * the rest), and the x
  * sectors again times the share of the device's threads (SMs x threads
  * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
  * 0 when threads is 0).

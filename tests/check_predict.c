@@ -655,6 +655,9 @@ START_TEST(test_features)
    * second warp. */
   ck_assert_double_eq(f.path_x, 8 + 9);
   ck_assert_double_eq(f.path_x_jad, 8 + 2 + 2 + 7);
+  /* Its entries: step 0 at 0 and 10..40, sectors 0 and 2..10 (10), then
+   * row 0's 1..9, one each (9). */
+  ck_assert_double_eq(f.path_m, 10 + 9);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
@@ -662,6 +665,8 @@ START_TEST(test_features)
   ck_assert_double_eq(f.sectors_jad, 4 + 2 + 2 + 7 + 1);
   ck_assert_double_eq(f.path_x, 4 + 9);
   ck_assert_double_eq(f.path_x_jad, 4 + 2 + 2 + 7);
+  /* Of 8: step 0 in sectors 0..5 (6). */
+  ck_assert_double_eq(f.path_m, 6 + 9);
   /* The terms: hyb's path is its ELL width, the others' the longest row;
    * csr-stream's second kernel runs for rows longer than BS x k. */
   struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };
@@ -671,14 +676,18 @@ START_TEST(test_features)
   struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
   struct spmv_config vec = { SPMV_FMT_CSR_VECTOR, 256, 16, 0, 0 };
   struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
+  struct spmv_config ell = { SPMV_FMT_ELL, 256, 0, 0, 0 };
   double phi[SPMVD_WORK_TERMS];
-  /* The path term: jad's own, a thread per row's in row order, none for
-   * the others; the occupancy term: the sectors times rows x TPR over the
-   * device's threads (68 here), at most 1, none when they are unknown. */
+  /* The path term: jad's own, csr-scalar's entries', another thread per
+   * row's x in row order (ell's), none for the others; the occupancy
+   * term: the sectors times rows x TPR over the device's threads (68
+   * here), at most 1, none when they are unknown. */
   spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
   spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 15);
+  spmvd_predict_work_basis(&ell, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 13);
   ck_assert_double_eq(phi[10], 0.5 * 36);
   spmvd_predict_work_basis(&vec, 0, 68, &f, phi);

@@ -57,13 +57,13 @@ struct ctx {
 
 static void print_feat(const struct spmvd_pfeat *f)
 {
-  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
+  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
          f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
          f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
-         f->path_x, f->path_x_jad);
+         f->path_x, f->path_x_jad, f->path_m);
 }
 
-#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad"
+#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m"
 
 /* The calibration's time callback: features once per matrix, a line per
  * point.  Past the budget every point is skipped (not timed). */
@@ -337,6 +337,9 @@ static int refeat_load(const char *path, double l2_bytes)
 
   refeat.on = 1;
   if (fp != NULL) {
+    size_t size = 0;
+
+    ok = fread(&size, sizeof size, 1, fp) == 1 && size == sizeof **refeat.x;
     for (d = 0; d < 2 && ok; d++) {
       ok = fread(&refeat.n[d], sizeof refeat.n[d], 1, fp) == 1 &&
            refeat.n[d] > 0 &&
@@ -346,13 +349,19 @@ static int refeat_load(const char *path, double l2_bytes)
     }
     fclose(fp);
     if (!ok)
-      fprintf(stderr, "calib_points: %s: unreadable\n", path);
+      fprintf(stderr, "calib_points: %s: unreadable, or from a build with "
+                      "other features (remove it)\n", path);
     return ok ? 0 : -1;
   }
   if (refeat_compute(l2_bytes) != 0)
     return -1;
   if ((fp = fopen(path, "wb")) == NULL)
     return 0;  /* computed; only not kept */
+  {
+    size_t size = sizeof **refeat.x;
+
+    fwrite(&size, sizeof size, 1, fp);
+  }
   for (d = 0; d < 2; d++) {
     fwrite(&refeat.n[d], sizeof refeat.n[d], 1, fp);
     fwrite(refeat.x[d], sizeof *refeat.x[d], (size_t)refeat.n[d], fp);
@@ -399,11 +408,11 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     struct spmv_config cfg;
     double us;
 
-    /* 24 fields; 22 in dumps from before path_x (then 0: --refeature
+    /* 25 fields; 22 in dumps from before path_x (then 0: --refeature
      * recomputes them), 21 before sectors_jad (then the per-row count
      * stands in for it). */
     if (line[0] == '#' ||
-        ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 24))
+        ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25))
       continue;
     us = strtod(f[nf - 1], NULL);
     if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
@@ -421,9 +430,10 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     x.empty = strtod(f[17], NULL);
     x.w_hyb = strtod(f[18], NULL);
     x.sectors_jad = nf >= 22 ? strtod(f[19], NULL) : x.sectors;
-    if (nf == 24) {
+    if (nf == 25) {
       x.path_x = strtod(f[20], NULL);
       x.path_x_jad = strtod(f[21], NULL);
+      x.path_m = strtod(f[22], NULL);
     }
     if (refeat_apply(f[0], atoi(f[1]), &x) != 0) {
       gzclose(gz);
