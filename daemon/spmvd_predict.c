@@ -795,8 +795,9 @@ static int jad_order(const struct spmv_csr *A, int64_t rl_max, int32_t *order)
  * lengths l, borrowed) gathers over its steps: at each step one for the
  * first live lane and one for each live lane whose sector differs from
  * the live lane before it; *entries the same for the entries' own
- * sectors (a value's width, in CSR order).  The live lanes are kept in a list, so a warp
- * costs its entries, not 32 lanes for each step of its longest row. */
+ * sectors (a value's width, in CSR order).  The live lanes are kept in a
+ * list, so a warp costs its entries, not 32 lanes for each step of its
+ * longest row. */
 static double warp_sectors(const struct spmv_csr *A, const int64_t *b,
                            const int64_t *l, int64_t n, int shift,
                            double *entries)
@@ -980,8 +981,8 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                               double threads, const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
-  double w = 0, cap, lanes, occ, sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad
-                                                        : x->sectors;
+  double w = 0, cap, lanes, occ;
+  double sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad : x->sectors;
 
   switch (cfg->format) {
   case SPMV_FMT_CSR_SCALAR:
@@ -1027,14 +1028,14 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
                ? (1 - l2_bytes / x->bytes) * sect
                : 0;
   /* The longest warp of a launch with few warps: its steps wait on the
-   * sectors its lanes load, one step after another: x's (csr-scalar: its
-   * entries', a row apart for each lane, measured to fit it better:
+   * sectors its lanes load, one step after another: x's, or csr-scalar's
+   * own entries, a row apart for each lane (which fit it better,
    * eval-h200-v25.md). */
   phi[9] = 0;
   if (cfg->format == SPMV_FMT_JAD)
     phi[9] = x->path_x_jad;
   else if (cfg->format == SPMV_FMT_CSR_SCALAR)
-    phi[9] = x->path_m;  /* its lanes load entries a row apart */
+    phi[9] = x->path_m;
   else if (per_row_thread(cfg->format))
     phi[9] = x->path_x;
   /* The more of the device's threads the rows occupy, the more warps share
@@ -1663,8 +1664,10 @@ static int work_node_from_json(json_t *v, const char *name, int i,
     if (json_array_size(v) != SPMVD_WORK_TERMS &&
         json_array_size(v) != SPMVD_WORK_TERMS_V1)
       return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: work[%d] must hold %d numbers", name,
-                            i, SPMVD_WORK_TERMS);
+                            "fit of %s: work[%d] must hold %d numbers (%d "
+                            "in a fit stored before the path and occupancy "
+                            "terms)", name, i, SPMVD_WORK_TERMS,
+                            SPMVD_WORK_TERMS_V1);
     memset(f->wc[i], 0, sizeof f->wc[i]);
     json_array_foreach(v, j, c) {
       if (!json_is_number(c) || !isfinite(json_number_value(c)) ||
