@@ -969,11 +969,13 @@ void spmvd_predict_features(const struct spmv_csr *A,
   }
 }
 
-/* Whether format f runs a thread per row (path_x is its longest path). */
+/* Whether format f runs a thread per row through whole rows (path_x is
+ * its longest path; not hyb, whose ELL part stops at its width K and
+ * whose long rows' rest goes to the COO part). */
 static int per_row_thread(enum spmv_format f)
 {
   return f == SPMV_FMT_CSR_SCALAR || f == SPMV_FMT_ELLR_T ||
-         f == SPMV_FMT_ELL || f == SPMV_FMT_SELL || f == SPMV_FMT_HYB;
+         f == SPMV_FMT_ELL || f == SPMV_FMT_SELL;
 }
 
 /* The work model's terms of format f. */

@@ -363,8 +363,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
  * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the
  * sectors along the longest warp's path (path_x_jad for jad, path_m for
- * csr-scalar, path_x for the other formats with a thread per row, 0 for
- * the rest), and the x
+ * csr-scalar, path_x for ell, ellr-t and sell, 0 for the rest), and the x
  * sectors again times the share of the device's threads (SMs x threads
  * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
  * 0 when threads is 0).
