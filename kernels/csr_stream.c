@@ -152,11 +152,13 @@ static int stream16_fill(struct spmv_layout *L, const struct spmv_csr *A,
         return rc;
     }
   }
+  if (spmv_csr_ptr_init(C, A) != 0)
+    return spmv_layout_nomem(L, err);
   if (L->shell) /* the GPU fills col16 and val (spmv_dev_matrix_new_csr) */
-    return spmv_csr_ptr_init(C, A) != 0 ? spmv_layout_nomem(L, err) : 0;
+    return 0;
   C->col16 = spmv_array_new(A->nnz, sizeof(uint16_t));
   C->val = spmv_array_new(A->nnz, spmv_dtype_size(L->dtype));
-  if (spmv_csr_ptr_init(C, A) != 0 || C->col16 == NULL || C->val == NULL)
+  if (C->col16 == NULL || C->val == NULL)
     return spmv_layout_nomem(L, err);
   for (k = 0; k < A->nnz; k++)
     spmv_val_set(C->val, L->dtype, k, A->val[k]);

@@ -38,21 +38,19 @@ int spmv_ellr_t_init(struct spmv_layout *L, const struct spmv_csr *A,
   R->rl = spmv_array_new(A->rows, sizeof(int32_t));
   if (R->rl == NULL)
     return spmv_layout_nomem(L, err);
-  if (L->shell) { /* the GPU fills the slots (spmv_dev_matrix_new_csr) */
-    for (i = 0; i < A->rows; i++)
-      R->rl[i] = (int32_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
+  for (i = 0; i < A->rows; i++)
+    R->rl[i] = (int32_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
+  if (L->shell) /* the GPU fills the slots (spmv_dev_matrix_new_csr) */
     return 0;
-  }
   R->col = spmv_array_new(slots, sizeof(int32_t));
   R->val = spmv_array_zero(slots, spmv_dtype_size(L->dtype));
-  if (R->rl == NULL || R->col == NULL || R->val == NULL)
+  if (R->col == NULL || R->val == NULL)
     return spmv_layout_nomem(L, err);
   for (j = 0; j < slots; j++)
     R->col[j] = -1;
   for (i = 0; i < A->rows; i++) {
     int64_t lo = A->row_ptr[i];
 
-    R->rl[i] = (int32_t)(A->row_ptr[i + 1] - lo);
     for (j = 0; j < R->rl[i]; j++) {
       R->col[ellr_slot(R, i, j)] = A->col_idx[lo + j];
       spmv_val_set(R->val, L->dtype, ellr_slot(R, i, j), A->val[lo + j]);

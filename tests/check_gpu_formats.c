@@ -163,8 +163,8 @@ static void run_once(const struct spmv_csr *A, struct inputs *in,
 }
 
 /* The first of a's device arrays whose bytes differ from b's (padding
- * included: a kernel that never reads a pad would not show it), -1 when
- * none does. */
+ * included: a kernel that never reads a pad would not show it; 0 when
+ * the two hold different numbers of arrays), -1 when none does. */
 static int arrays_differ(const struct spmv_dev_matrix *a,
                          const struct spmv_dev_matrix *b)
 {

@@ -687,6 +687,7 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
   spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
+  ck_assert_double_eq(phi[10], 0.5 * 36);
   spmvd_predict_work_basis(&ell, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 13);
   ck_assert_double_eq(phi[10], 0.5 * 36);
