@@ -729,20 +729,25 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     if ((wt = wave_tpr(p, in->dev)) >= 8) {
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, wt, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
+      /* f64: csr-stream16, as beyond one wave; in f32 AUTOCSR's largest
+       * TPR, which led within a wave (crack, bayer10, gt-h200-v5.tsv). */
+      if (in->dtype == SPMV_F64)
+        add(out, in, stream_for(in, sell16_fits(in)));
+      else
+        add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     } else {
+      /* Beyond one wave: csr-stream16 (K 8 in f32, 4 in f64) in place of
+       * ALG1, which trailed the best by 25-45 % on mac_econ, cop20k_A and
+       * rma10 in every H200 race (eval-h200-v23..v26), while csr-stream16
+       * led mac_econ in both types (8.37 us f32 against csr16 TPR 2's
+       * 8.59 and csr-adaptive's 8.56, gt-h200-v8; f32 auto there picked a
+       * csr16 or csr-adaptive that confirmed at 89-91 %, v25-v26);
+       * then AUTOCSR's least TPR (rma10, cop20k_A: 8.6 against 12.0,
+       * 11.5 / 14.0 us as csr16 at the largest, gt-h200-v5.tsv). */
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
-      add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
-    }
-    /* Within the L2, f64: csr-stream16 within 1 % of the best on mac_econ
-     * and cop20k_A (H200 eval, 08:20 UTC); in f32 it trailed by 4-10 %,
-     * and beyond one wave AUTOCSR's least TPR led its largest on
-     * mac_econ, cop20k_A and rma10 (8.6 against 12.0, 11.5 / 14.0, 10.4 /
-     * 12.2 us as csr16, gt-h200-v5.tsv); within a wave the largest led
-     * (crack, bayer10). */
-    if (in->dtype == SPMV_F64)
       add(out, in, stream_for(in, sell16_fits(in)));
-    else
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[wt >= 8 ? 2 : 0], 0, 0));
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
+    }
     add(out, in, adaptive(256, 0));
     break;
   }

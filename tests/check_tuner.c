@@ -453,14 +453,16 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR16, 512, 8, 0, 0 }, { SPMV_FMT_CSR16, 128, 4, 0, 0 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
-  /* 100000 rows (at most 2 threads each in one wave): ALG1 second; in
-   * f32 AUTOCSR's least TPR third. */
+  /* 100000 rows (at most 2 threads each in one wave): csr-stream16 second
+   * (K 8 in f32), AUTOCSR's least TPR third, no ALG1. */
   static const struct spmv_config irregular_many[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config irregular_many_f32[] = {
-    { SPMV_FMT_CSR16, 128, 4, 0, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0 },
     { SPMV_FMT_CSR16, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config skewed[] = {
