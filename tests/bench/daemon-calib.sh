@@ -9,21 +9,30 @@
 # Writes OUTDIR/calibrate-DTYPE.json (the daemon's reply), its progress
 # and log, and OUTDIR/eval-calib-DTYPE.{md,tsv}.  BACKEND=cpu tries it here;
 # BOUND=S passes --max-seconds S instead of the daemon's default.
+# KEEP_DB=1 copies the calibrated cache to OUTDIR/cache-DTYPE.db; CALIB_DB=F
+# skips the calibration and judges the one in cache F (an A/B of tuner code
+# on one calibration).
 set -u
 dt=$1 out=$2 budget=${3:-150}
 dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
 mkdir -p "$out"
-daemon/spmvd --foreground --socket "$dir/sock" --db "$dir/cache.db" \
-  --log-level info 2>"$out/daemon-$dt.log" &
-pid=$!
-for _ in $(seq 100); do [ -S "$dir/sock" ] && break; sleep 0.1; done
-t0=$(date +%s)
-client/spmvctl --socket "$dir/sock" calibrate --dtype "$dt" --json \
-  ${BOUND:+--max-seconds "$BOUND"} \
-  >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
-echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
-kill -TERM "$pid" && wait "$pid"
-echo "spmvd exited with $?"
+if [ -n "${CALIB_DB:-}" ]; then
+  cp "$CALIB_DB" "$dir/cache.db" || exit 1
+  echo "calibration taken from $CALIB_DB"
+else
+  daemon/spmvd --foreground --socket "$dir/sock" --db "$dir/cache.db" \
+    --log-level info 2>"$out/daemon-$dt.log" &
+  pid=$!
+  for _ in $(seq 100); do [ -S "$dir/sock" ] && break; sleep 0.1; done
+  t0=$(date +%s)
+  client/spmvctl --socket "$dir/sock" calibrate --dtype "$dt" --json \
+    ${BOUND:+--max-seconds "$BOUND"} \
+    >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
+  echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
+  kill -TERM "$pid" && wait "$pid"
+  echo "spmvd exited with $?"
+fi
+[ "${KEEP_DB:-0}" = 1 ] && cp "$dir/cache.db" "$out/cache-$dt.db"
 t0=$(date +%s)
 timeout $((budget + 90)) tests/bench/eval_tuner --backend "${BACKEND:-cuda}" --quick \
   --suite paper,real --dtype "$dt" --calib-db "$dir/cache.db" \
