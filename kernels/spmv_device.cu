@@ -755,10 +755,13 @@ extern "C" struct spmv_dev_matrix *spmv_dev_matrix_free(struct spmv_dev_matrix *
   return NULL;
 }
 
-/* Arrays to read, 4 bytes per 32-byte sector (the L2 fills sectors). */
+/* Arrays to take into the L2: units of 32 bytes (a sector) to read a word
+ * of, or of 16 bytes (4 where an array is not 16-byte aligned) to read and
+ * store back (spmv_l2_warm_mode). */
 struct spmv_warm_list {
-  const uint32_t *p[MAX_ARRAYS];
-  size_t sectors[MAX_ARRAYS];
+  uint32_t *p[MAX_ARRAYS];
+  size_t units[MAX_ARRAYS];
+  int narrow[MAX_ARRAYS];
   int n;
 };
 
@@ -768,25 +771,52 @@ __global__ void spmv_warm_l2_kernel(struct spmv_warm_list w, uint32_t *sink) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   uint32_t acc = 0;
   for (int k = 0; k < w.n; k++)
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < w.sectors[k];
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < w.units[k];
          i += stride)
       acc ^= __ldcg(w.p[k] + 8 * i);
   if (sink != NULL) *sink = acc;
+}
+
+/* The same values written back, which the L2 keeps where it would not keep
+ * them read (spmv_formats.h). */
+__global__ void spmv_rewrite_l2_kernel(struct spmv_warm_list w) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (int k = 0; k < w.n; k++) {
+    size_t i0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w.narrow[k]) {
+      uint32_t *q = w.p[k];
+      for (size_t i = i0; i < w.units[k]; i += stride) __stcg(q + i, __ldcg(q + i));
+    } else {
+      uint4 *q = (uint4 *)w.p[k];
+      for (size_t i = i0; i < w.units[k]; i += stride) __stcg(q + i, __ldcg(q + i));
+    }
+  }
 }
 
 /* See spmv_kernels.h. */
 extern "C" int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m,
                                        cudaStream_t s, struct spmv_error *err) {
   size_t total = 0;
+  for (int k = 0; k < m->narrays; k++) total += m->array_bytes[k];
+  enum spmv_l2_warm mode = spmv_l2_warm_mode(total, m->L.rows, m->L.cols, m->L.dtype,
+                                             m->l2_bytes);
+  if (mode == SPMV_L2_WARM_NONE) return 0;
   struct spmv_warm_list w = {};
   for (int k = 0; k < m->narrays; k++) {
-    total += m->array_bytes[k];
-    w.p[w.n] = (const uint32_t *)m->array[k];
-    w.sectors[w.n++] = m->array_bytes[k] / 32; /* a partial last sector is skipped */
+    /* A partial last unit is left as it is (at most 31 bytes an array). */
+    size_t unit = 32;
+    w.p[w.n] = (uint32_t *)m->array[k];
+    w.narrow[w.n] = 0;
+    if (mode == SPMV_L2_WARM_WRITE) {
+      w.narrow[w.n] = ((uintptr_t)m->array[k] & 15) != 0;
+      unit = w.narrow[w.n] ? 4 : 16;
+    }
+    w.units[w.n++] = m->array_bytes[k] / unit;
   }
-  if (!spmv_l2_resident(total, m->L.rows, m->L.cols, m->L.dtype, m->l2_bytes))
-    return 0;
-  spmv_warm_l2_kernel<<<256, 256, 0, s>>>(w, NULL);
+  if (mode == SPMV_L2_WARM_WRITE)
+    spmv_rewrite_l2_kernel<<<256, 256, 0, s>>>(w);
+  else
+    spmv_warm_l2_kernel<<<256, 256, 0, s>>>(w, NULL);
   return spmv_cuda_error(cudaGetLastError(), "L2 warm-up kernel", err);
 }
 

@@ -392,15 +392,30 @@ const struct spmv_csr_layout *spmv_layout_typed_csr(const struct spmv_layout *L)
 struct spmv_layout *spmv_layout_free(struct spmv_layout *L);
 
 /*
- * Whether one product's working set (array_bytes of matrix arrays, x of
- * cols values and y of rows values of type dt) fits in half of an L2 of
- * l2_bytes (0: unknown, never).  Where it does, the GPU worker reads the
- * matrix into the L2 before a run of products (spmv_dev_matrix_warm_l2):
- * half, since on the H200 a 34 MB working set in a 60 MB L2 showed none of
- * the residency the read buys a 22 MB one.
+ * How the GPU worker takes a matrix into the L2 before a run of products
+ * (spmv_dev_matrix_warm_l2), by one product's working set: array_bytes of
+ * matrix arrays, x of cols values and y of rows values of type dt, in an
+ * L2 of l2_bytes (0: unknown, never).
+ *  - READ within half the L2: one word of each 32-byte sector.
+ *  - WRITE within SPMV_L2_WRITE_SHARE of it: every 16 bytes read and
+ *    stored back unchanged.  On the H200 a 34 MB working set in a 60 MB
+ *    L2 kept none of what the reads brought (each half of the L2 keeps
+ *    its own copy of lines that far SMs read), while written lines stay:
+ *    pdb1HYS's sell ran 52-53 us after a rewrite against 44 just uploaded
+ *    and 60 after other matrices (probe-l2-h200-v2.md).  The values never
+ *    change, so a product reading them meanwhile reads the same numbers;
+ *    the cost is the dirty lines' write-back, paid once by what follows.
+ *  - NONE beyond: the kernels stream the matrix.
  */
-int spmv_l2_resident(size_t array_bytes, int64_t rows, int64_t cols,
-                     enum spmv_dtype dt, size_t l2_bytes);
+enum spmv_l2_warm {
+  SPMV_L2_WARM_NONE = 0,
+  SPMV_L2_WARM_READ = 1,
+  SPMV_L2_WARM_WRITE = 2
+};
+#define SPMV_L2_WRITE_SHARE 0.9
+enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
+                                    int64_t cols, enum spmv_dtype dt,
+                                    size_t l2_bytes);
 
 /*
  * The CPU reference over that very layout: y = alpha*A*x + beta*y with x

@@ -112,9 +112,10 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
                   struct spmv_error *err);
 
 /*
- * Reads m's arrays once into the L2 at normal priority when they, x
- * (cols values) and y (rows values) fit in half of it; else does nothing.
- * Why: the kernels stream the matrix with evict-first loads (x keeps the
+ * Takes m's arrays into the L2 at normal priority as spmv_l2_warm_mode
+ * says for them, x (cols values) and y (rows values): read where they fit
+ * half of it, read and written back unchanged up to 90 %; else does
+ * nothing.  Why: the kernels stream the matrix with evict-first loads (x keeps the
  * L2), so a matrix of about the L2's size that is not resident stays
  * out of it however often it is multiplied, while one just uploaded stays
  * in: the same kernel timed 10.7 or 13.4 us on cop20k_A (f32, H200)

@@ -272,13 +272,20 @@ void *spmv_array_zero(int64_t n, size_t sz)
 }
 
 /* See spmv_formats.h. */
-int spmv_l2_resident(size_t array_bytes, int64_t rows, int64_t cols,
-                     enum spmv_dtype dt, size_t l2_bytes)
+enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
+                                    int64_t cols, enum spmv_dtype dt,
+                                    size_t l2_bytes)
 {
   double total = (double)array_bytes +
                  (double)(rows + cols) * (double)spmv_dtype_size(dt);
 
-  return l2_bytes > 0 && array_bytes > 0 && total <= 0.5 * (double)l2_bytes;
+  if (l2_bytes == 0 || array_bytes == 0)
+    return SPMV_L2_WARM_NONE;
+  if (total <= 0.5 * (double)l2_bytes)
+    return SPMV_L2_WARM_READ;
+  if (total <= SPMV_L2_WRITE_SHARE * (double)l2_bytes)
+    return SPMV_L2_WARM_WRITE;
+  return SPMV_L2_WARM_NONE;
 }
 
 /* Rounds rows up to a multiple of 32. */

@@ -692,21 +692,35 @@ START_TEST(test_layout_panel)
 }
 END_TEST
 
-/* The L2 residency rule of the GPU worker: arrays, x and y within half
- * the L2; an unknown L2 (0) or no arrays never. */
-START_TEST(test_l2_resident)
+/* How the GPU worker takes a matrix into the L2: read within half of it
+ * (arrays, x and y), written back within SPMV_L2_WRITE_SHARE, streamed
+ * beyond; an unknown L2 (0) or no arrays never. */
+START_TEST(test_l2_warm_mode)
 {
   const size_t l2 = (size_t)60 << 20; /* an H200's */
 
   /* cop20k_A in f32: 21.3 MB of arrays, 121192 rows and columns. */
-  ck_assert(spmv_l2_resident(21300000, 121192, 121192, SPMV_F32, l2));
+  ck_assert_int_eq(spmv_l2_warm_mode(21300000, 121192, 121192, SPMV_F32, l2),
+                   SPMV_L2_WARM_READ);
   /* The same in f64 (32.5 MB of arrays): over 30 MB with x and y. */
-  ck_assert(!spmv_l2_resident(32500000, 121192, 121192, SPMV_F64, l2));
-  /* Exactly half, counting x and y: in; one byte more: out. */
-  ck_assert(spmv_l2_resident(l2 / 2 - 16 * 8, 8, 8, SPMV_F64, l2));
-  ck_assert(!spmv_l2_resident(l2 / 2 - 16 * 8 + 1, 8, 8, SPMV_F64, l2));
-  ck_assert(!spmv_l2_resident(1000, 10, 10, SPMV_F32, 0));
-  ck_assert(!spmv_l2_resident(0, 10, 10, SPMV_F32, l2));
+  ck_assert_int_eq(spmv_l2_warm_mode(32500000, 121192, 121192, SPMV_F64, l2),
+                   SPMV_L2_WARM_WRITE);
+  /* Exactly half, counting x and y: read; one byte more: written. */
+  ck_assert_int_eq(spmv_l2_warm_mode(l2 / 2 - 16 * 8, 8, 8, SPMV_F64, l2),
+                   SPMV_L2_WARM_READ);
+  ck_assert_int_eq(spmv_l2_warm_mode(l2 / 2 - 16 * 8 + 1, 8, 8, SPMV_F64, l2),
+                   SPMV_L2_WARM_WRITE);
+  /* pdb1HYS's sell in f32, 52 MB: written; cant's ell, 70 MB: streamed. */
+  ck_assert_int_eq(spmv_l2_warm_mode(52000000, 36417, 36417, SPMV_F32, l2),
+                   SPMV_L2_WARM_WRITE);
+  ck_assert_int_eq(spmv_l2_warm_mode(70000000, 62451, 62451, SPMV_F32, l2),
+                   SPMV_L2_WARM_NONE);
+  /* The write share's edge. */
+  size_t edge = (size_t)(SPMV_L2_WRITE_SHARE * (double)l2) - 16 * 8;
+  ck_assert_int_eq(spmv_l2_warm_mode(edge, 8, 8, SPMV_F64, l2), SPMV_L2_WARM_WRITE);
+  ck_assert_int_eq(spmv_l2_warm_mode(edge + 2, 8, 8, SPMV_F64, l2), SPMV_L2_WARM_NONE);
+  ck_assert_int_eq(spmv_l2_warm_mode(1000, 10, 10, SPMV_F32, 0), SPMV_L2_WARM_NONE);
+  ck_assert_int_eq(spmv_l2_warm_mode(0, 10, 10, SPMV_F32, l2), SPMV_L2_WARM_NONE);
 }
 END_TEST
 
@@ -1250,7 +1264,7 @@ Suite *formats_suite(void)
   TCase *tc = tcase_create("layouts");
 
   tcase_add_test(tc, test_layout_csr);
-  tcase_add_test(tc, test_l2_resident);
+  tcase_add_test(tc, test_l2_warm_mode);
   tcase_add_test(tc, test_layout_adaptive);
   tcase_add_test(tc, test_layout_ell);
   tcase_add_test(tc, test_layout_ellr_t);

@@ -513,6 +513,59 @@ START_TEST(test_large)
 }
 END_TEST
 
+/* The L2 warm-up's rewrite (spmv_l2_warm_mode's WRITE band): a matrix
+ * sized to 70 % of this device's L2 with x and y, warmed three times,
+ * keeps its arrays byte for byte against an unwarmed upload of the same
+ * layout, and its products, warmed and not, stay within tolerance. */
+START_TEST(test_l2_rewrite)
+{
+  struct spmv_limits lim = {(size_t)4 << 30, 4096, 40.0};
+  const struct spmv_config cfgs[2] = {
+    {SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0}, {SPMV_FMT_SELL, 128, 0, 32, 256}};
+  struct spmv_error err = {0};
+  int dev = 0, l2 = 0;
+  char spec[96];
+
+  ck_assert_int_eq(cudaGetDevice(&dev), cudaSuccess);
+  ck_assert_int_eq(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), cudaSuccess);
+  ck_assert_int_gt(l2, 0);
+  /* f32 CSR with rows of 16: about 140 bytes a row with x and y. */
+  snprintf(spec, sizeof spec, "random rows=%lld k=16", (long long)(0.7 * l2 / 140));
+  struct spmv_csr *A = spmv_gen_from_text(spec, 11, &err);
+  ck_assert_msg(A != NULL, "%s: %s", spec, err.msg);
+  for (int c = 0; c < 2; c++) {
+    struct spmv_layout *L = NULL;
+    struct spmv_dev_matrix *d = NULL, *ref = NULL;
+    size_t total = 0;
+
+    ck_assert_msg(spmv_layout_new(A, SPMV_F32, &cfgs[c], &lim, &L, &err) == 0, "%s", err.msg);
+    ck_assert_msg(spmv_dev_matrix_new(L, handle, &d, &err) == 0, "%s", err.msg);
+    ck_assert_msg(spmv_dev_matrix_new(L, handle, &ref, &err) == 0, "%s", err.msg);
+    for (int k = 0; k < d->narrays; k++)
+      total += d->array_bytes[k];
+    ck_assert_int_eq(spmv_l2_warm_mode(total, A->rows, A->cols, SPMV_F32, (size_t)l2),
+                     SPMV_L2_WARM_WRITE);
+    for (int r = 0; r < 3; r++)
+      ck_assert_msg(spmv_dev_matrix_warm_l2(d, stream, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_int_eq(arrays_differ(d, ref), -1);
+    spmv_dev_matrix_free(ref);
+    spmv_dev_matrix_free(d);
+    spmv_layout_free(L);
+  }
+  struct spmv_config first[2] = {configs[0], configs[1]};
+  int n = nconfigs;
+  configs[0] = cfgs[0];
+  configs[1] = cfgs[1];
+  nconfigs = 2;
+  check_matrix(A, spec, 2, 1);  /* the second pair's product after a warm-up */
+  configs[0] = first[0];
+  configs[1] = first[1];
+  nconfigs = n;
+  spmv_csr_free(A);
+}
+END_TEST
+
 static Suite *gpu_formats_suite(void)
 {
   Suite *s = suite_create("gpu_formats");
@@ -521,6 +574,7 @@ static Suite *gpu_formats_suite(void)
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
   tcase_add_test(tc, test_edges);
+  tcase_add_test(tc, test_l2_rewrite);
   /* Not in the quick run that compute-sanitizer takes: it reports the
    * failed allocation as an API error. */
   if (!getenv("SPMV_GPU_QUICK"))
