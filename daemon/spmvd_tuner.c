@@ -655,13 +655,17 @@ static void auto_gpu(const struct spmvd_tune_input *in,
   case SHAPE_FLAT:
     if (p->rl_mean < 8) {
       /* Short equal rows: a thread or two per row, or as many as the row
-       * has when the rows fit one wave at 4 each; beyond the L2 hyb (no
-       * row pointers) and csr-stream first. */
-      if (beyond_l2(in)) {
+       * has when the rows fit one wave at 4 each; over half the L2 hyb
+       * (no row pointers) first, and beyond it csr-stream.  Between half
+       * and 90 % of the L2 the worker writes the matrix back into it
+       * (spmv_l2_warm_mode), and there the ELL-like layouts led: mc2depi
+       * in f64 ran ell 8.85 us and hyb 8.96 against 9.1-10.0 for csr16
+       * and ellr-t (eval-h200-v30), where auto took ellr-t at 90.5 %. */
+      if (beyond_l2_by(in, 0.5)) {
         add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
         /* mc2depi_x8 (rows of 4), f64: csr-stream16 8 % ahead of hyb; in
          * f32 csr16 at TPR 1 leads and csr-stream would push it out. */
-        if (in->dtype == SPMV_F64)
+        if (in->dtype == SPMV_F64 && beyond_l2(in))
           add(out, in, stream_for(in, sell16_fits(in)));
       }
       add(out, in, likely_best(in, sh, tpr));

@@ -529,6 +529,20 @@ START_TEST(test_auto_candidates)
   AUTO_IS(flat);
   m.p.rows = 100000;
   AUTO_IS(flat_big);
+  /* ... over half the L2 (where the worker writes it back into the L2),
+   * hyb first, then the same but the last. */
+  {
+    struct spmv_config csr = { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 };
+    double b = spmvd_tuner_bytes(&m.p, &csr, in.dtype);
+    static const struct spmv_config flat_half[] = {
+      { SPMV_FMT_HYB, 256, 0, 0, 0 }, { SPMV_FMT_CSR16, 128, 2, 0, 0 },
+      { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR16, 128, 1, 0, 0 } };
+
+    gpu.l2_bytes = (uint64_t)(1.5 * b);
+    AUTO_IS(flat_half);
+    gpu.l2_bytes = (uint64_t)(2.1 * b);
+    AUTO_IS(flat_big);
+  }
   /* ... beyond the L2, hyb first. */
   gpu.l2_bytes = 1 << 20;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
