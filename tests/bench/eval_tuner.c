@@ -1221,7 +1221,8 @@ static void print_report(struct run *r, const char *stopped)
     printf("- **stopped by the deadline** during %s: the matrices after it were not run\n", stopped);
   printf("- timing: CUDA events between back-to-back runs, the stream held until all are queued\n"
          "  (spmv_dev_time: GPU time, not the host's launch rate), x resident, median; with\n"
-         "  warm-up runs the matrix is first read into the L2 where it fits half of it.\n"
+         "  warm-up runs the matrix is first taken into the L2 where it fits 90 %% of it\n"
+         "  (spmv_l2_warm_mode: read within half, read and written back beyond).\n"
          "- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
          "  medians agree within 2 %% (at most 4; one 10x slower than the leader keeps its first round's\n"
          "  median); strategies as the worker runs them (default race).  Then the 6 fastest and\n"
