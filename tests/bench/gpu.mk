@@ -39,3 +39,14 @@ tests_bench_bench_load_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_bench_load_LDADD = $(GPU_LDADD) -lpthread
 endif
 EXTRA_DIST += tests/bench/bench_load.c
+
+if HAVE_CUDA
+# What the L2 warm-up costs and gains when matrices alternate (run by hand).
+noinst_PROGRAMS += tests/bench/bench_warm
+tests_bench_bench_warm_SOURCES = tests/bench/bench_warm.c \
+	tests/bench/suite.c tests/bench/suite.h \
+	tests/gpu_common.c tests/gpu_common.h
+tests_bench_bench_warm_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_bench_warm_LDADD = $(GPU_LDADD) -lpthread
+endif
+EXTRA_DIST += tests/bench/bench_warm.c
