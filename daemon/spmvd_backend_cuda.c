@@ -38,6 +38,8 @@ struct spmvd_backend {
   struct spmv_dev_timer *timer;
   struct spmvd_device_info info;
   const struct spmvd_bmatrix *last; /* the matrix of the last product */
+  int64_t run;                       /* last's client products in a row */
+  int warmed;                        /* last taken into the L2 since */
 };
 
 struct spmvd_bmatrix {
@@ -237,11 +239,21 @@ static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
     return spmv_error_set(err, SPMV_EINVAL, "nvec must be >= 0, not %d", nvec);
   m->x_random = 0;
   /* Another matrix ran last: bring this one back into the L2 where it
-   * fits (spmv_dev_matrix_warm_l2), or its products stay DRAM-bound. */
-  if (nvec > 0 && b->last != m) {
-    if ((rc = spmv_dev_matrix_warm_l2(m->d, s, err)) < 0)
-      return rc;
-    b->last = m;
+   * fits (spmv_dev_matrix_warm_l2), or its products stay DRAM-bound; a
+   * write-back only once it is reused (spmv_l2_warm_now). */
+  if (nvec > 0) {
+    if (b->last != m) {
+      b->last = m;
+      b->run = 0;
+      b->warmed = 0;
+    }
+    if (!b->warmed &&
+        spmv_l2_warm_now(spmv_dev_matrix_warm_mode(m->d), b->run, nvec)) {
+      if ((rc = spmv_dev_matrix_warm_l2(m->d, s, err)) < 0)
+        return rc;
+      b->warmed = 1;
+    }
+    b->run += nvec;
   }
   for (int v = 0; v < nvec; v++) {
     const char *xv = (const char *)x + (size_t)v * xb;
@@ -317,7 +329,13 @@ static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   rc = spmv_dev_time(b->timer, m->d, m->dx, m->dy, b->stream, warmup, reps, t,
                      err);
-  b->last = m;
+  if (b->last != m) {
+    b->last = m;
+    b->run = 0;
+    b->warmed = 0;
+  }
+  if (warmup > 0)
+    b->warmed = 1;  /* spmv_dev_time took it into the L2 */
   if (rc == 0)
     *median_us = spmv_median(t, (size_t)reps);
   free(t);

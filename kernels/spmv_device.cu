@@ -794,12 +794,16 @@ __global__ void spmv_rewrite_l2_kernel(struct spmv_warm_list w) {
 }
 
 /* See spmv_kernels.h. */
-extern "C" int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m,
-                                       cudaStream_t s, struct spmv_error *err) {
+extern "C" enum spmv_l2_warm spmv_dev_matrix_warm_mode(const struct spmv_dev_matrix *m) {
   size_t total = 0;
   for (int k = 0; k < m->narrays; k++) total += m->array_bytes[k];
-  enum spmv_l2_warm mode = spmv_l2_warm_mode(total, m->L.rows, m->L.cols, m->L.dtype,
-                                             m->l2_bytes);
+  return spmv_l2_warm_mode(total, m->L.rows, m->L.cols, m->L.dtype, m->l2_bytes);
+}
+
+/* See spmv_kernels.h. */
+extern "C" int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m,
+                                       cudaStream_t s, struct spmv_error *err) {
+  enum spmv_l2_warm mode = spmv_dev_matrix_warm_mode(m);
   if (mode == SPMV_L2_WARM_NONE) return 0;
   struct spmv_warm_list w = {};
   for (int k = 0; k < m->narrays; k++) {

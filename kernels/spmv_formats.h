@@ -418,6 +418,18 @@ enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
                                     size_t l2_bytes);
 
 /*
+ * Whether the worker takes a matrix of warm-up mode `mode` into the L2
+ * before a request of nvec products, when `run` products of it have run
+ * in a row just before (0: another matrix's ran last).  A read at once;
+ * a write-back only once the matrix is reused (run + nvec >= 2): on an
+ * H200 it cost 21-41 us and paid back after 4-16 products, so a client
+ * that alternates matrices product by product would pay 13-30 us a
+ * switch for it (tests/bench/results/bench-warm-h200.md).  Never for
+ * nvec <= 0.
+ */
+int spmv_l2_warm_now(enum spmv_l2_warm mode, int64_t run, int nvec);
+
+/*
  * The CPU reference over that very layout: y = alpha*A*x + beta*y with x
  * and y of the layout's dtype, arithmetic in that dtype.  When beta == 0, y
  * is not read.  cusparse walks its CSR like csr-scalar.  Returns 0, or

@@ -125,6 +125,8 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
  */
 int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m, cudaStream_t s,
                             struct spmv_error *err);
+/* m's warm-up mode: spmv_l2_warm_mode of its arrays, x and y. */
+enum spmv_l2_warm spmv_dev_matrix_warm_mode(const struct spmv_dev_matrix *m);
 
 /*
  * A timer of products on one device: events and a host-mapped flag, made

@@ -288,6 +288,16 @@ enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
   return SPMV_L2_WARM_NONE;
 }
 
+/* See spmv_formats.h. */
+int spmv_l2_warm_now(enum spmv_l2_warm mode, int64_t run, int nvec)
+{
+  if (nvec <= 0)
+    return 0;
+  if (mode == SPMV_L2_WARM_READ)
+    return 1;
+  return mode == SPMV_L2_WARM_WRITE && run + nvec >= 2;
+}
+
 /* Rounds rows up to a multiple of 32. */
 int64_t spmv_pitch(int64_t rows)
 {

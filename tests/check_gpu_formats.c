@@ -545,6 +545,7 @@ START_TEST(test_l2_rewrite)
       total += d->array_bytes[k];
     ck_assert_int_eq(spmv_l2_warm_mode(total, A->rows, A->cols, SPMV_F32, (size_t)l2),
                      SPMV_L2_WARM_WRITE);
+    ck_assert_int_eq(spmv_dev_matrix_warm_mode(d), SPMV_L2_WARM_WRITE);
     for (int r = 0; r < 3; r++)
       ck_assert_msg(spmv_dev_matrix_warm_l2(d, stream, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);

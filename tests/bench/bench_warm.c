@@ -12,7 +12,9 @@
  * value type and configuration: the working set and its warm-up mode,
  * the warm-up kernel alone after a flush, and for k = 1, 4 and 16 the
  * time with and without the warm-up after the flush's own time is taken
- * off, and their difference (negative: the warm-up pays for itself).
+ * off, and their difference (negative: the warm-up pays for itself); and
+ * the same as the cuda worker runs it (spmv_l2_warm_now: a read before
+ * the first product, a write-back before the second).
  * Every product's result is checked against the CPU reference in double.
  * A benchmark, never run by make check.
  *   usage: bench_warm [-m NAMES] [-t f32|f64] [-r REPS] [-f CONFIGS]
@@ -55,8 +57,9 @@ static cudaEvent_t ev0, ev1;
     }                                                                      \
   } while (0)
 
-/* One run: the flush, the warm-up when warm, then k products; returns its
- * microseconds (events around all of it). */
+/* One run: the flush, then k products with the warm-up before product
+ * number `warm` (1: before the first; 0: none); returns its microseconds
+ * (events around all of it). */
 static double run_once(const struct spmv_dev_matrix *d, const void *dx,
                        void *dy, int flush, int warm, int k)
 {
@@ -66,15 +69,16 @@ static double run_once(const struct spmv_dev_matrix *d, const void *dx,
   CK(cudaEventRecord(ev0, stream));
   if (flush)
     CK(cudaMemsetAsync(flush_buf, 0x5a, flush_bytes, stream));
-  if (warm && spmv_dev_matrix_warm_l2(d, stream, &err) < 0) {
-    fprintf(stderr, "bench_warm: %s\n", err.msg);
-    exit(1);
-  }
-  for (int i = 0; i < k; i++)
-    if (spmv_dev_spmv(d, 1.0, dx, 0.0, dy, stream, &err) < 0) {
+  for (int i = 0; i < k || (k == 0 && i < warm); i++) {
+    if (i + 1 == warm && spmv_dev_matrix_warm_l2(d, stream, &err) < 0) {
       fprintf(stderr, "bench_warm: %s\n", err.msg);
       exit(1);
     }
+    if (i < k && spmv_dev_spmv(d, 1.0, dx, 0.0, dy, stream, &err) < 0) {
+      fprintf(stderr, "bench_warm: %s\n", err.msg);
+      exit(1);
+    }
+  }
   CK(cudaEventRecord(ev1, stream));
   CK(cudaEventSynchronize(ev1));
   CK(cudaEventElapsedTime(&ms, ev0, ev1));
@@ -121,7 +125,7 @@ static void one_config(const char *name, const struct spmv_csr *A,
   struct spmv_error err;
   size_t vs = spmv_dtype_size(dt), total = 0;
   void *dx = NULL, *dy = NULL, *xt;
-  double t[2][MAX_REPS], med[2][NK], wu[MAX_REPS], w;
+  double t[3][MAX_REPS], med[3][NK], wu[MAX_REPS], w;
   char txt[96];
   static const char *const mode_name[] = {"none", "read", "write"};
 
@@ -164,15 +168,18 @@ static void one_config(const char *name, const struct spmv_csr *A,
     for (int r = 0; r < reps; r++) {
       t[0][r] = run_once(d, dx, dy, 1, 0, ks[q]) - flush_us;
       t[1][r] = run_once(d, dx, dy, 1, 1, ks[q]) - flush_us;
+      t[2][r] = run_once(d, dx, dy, 1, spmv_l2_warm_now(mode, 0, 1) ? 1 : 2, ks[q]) -
+                flush_us;
     }
-    med[0][q] = spmv_median(t[0], (size_t)reps);
-    med[1][q] = spmv_median(t[1], (size_t)reps);
+    for (int v = 0; v < 3; v++)
+      med[v][q] = spmv_median(t[v], (size_t)reps);
   }
   bad += check_y(A, dt, x, dy);
   printf("%s\t%s\t%s\t%.1f\t%s\t%.2f", name, spmv_dtype_name(dt), txt,
          (double)(total + (size_t)(A->rows + A->cols) * vs) / 1e6, mode_name[mode], w);
   for (int q = 0; q < NK; q++)
-    printf("\t%.2f\t%.2f\t%+.2f", med[0][q], med[1][q], med[1][q] - med[0][q]);
+    printf("\t%.2f\t%.2f\t%+.2f\t%.2f\t%+.2f", med[0][q], med[1][q], med[1][q] - med[0][q],
+           med[2][q], med[2][q] - med[0][q]);
   printf("\t%s\n", bad == 0 ? "ok" : "WRONG");
   fflush(stdout);
   if (bad != 0)
@@ -257,7 +264,8 @@ int main(int argc, char **argv)
   }
   printf("# matrix\tdtype\tconfig\tworking_set_MB\twarm_mode\twarm_us");
   for (int q = 0; q < NK; q++)
-    printf("\tk%d_plain_us\tk%d_warm_us\tk%d_diff_us", ks[q], ks[q], ks[q]);
+    printf("\tk%d_plain_us\tk%d_warm_us\tk%d_diff_us\tk%d_worker_us\tk%d_worker_diff_us",
+           ks[q], ks[q], ks[q], ks[q], ks[q]);
   printf("\tresult\n");
   for (size_t i = 0; i < s.n; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
