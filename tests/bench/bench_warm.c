@@ -13,8 +13,8 @@
  * the warm-up kernel alone after a flush, and for k = 1, 4 and 16 the
  * time with and without the warm-up after the flush's own time is taken
  * off, and their difference (negative: the warm-up pays for itself); and
- * the same as the cuda worker runs it (spmv_l2_warm_now: a read before
- * the first product, a write-back before the second).
+ * the same as the cuda worker runs it (spmv_l2_warm_now), and with the
+ * warm-up before the second product whatever its mode.
  * Every product's result is checked against the CPU reference in double.
  * A benchmark, never run by make check.
  *   usage: bench_warm [-m NAMES] [-t f32|f64] [-r REPS] [-f CONFIGS]
@@ -125,7 +125,7 @@ static void one_config(const char *name, const struct spmv_csr *A,
   struct spmv_error err;
   size_t vs = spmv_dtype_size(dt), total = 0;
   void *dx = NULL, *dy = NULL, *xt;
-  double t[3][MAX_REPS], med[3][NK], wu[MAX_REPS], w;
+  double t[4][MAX_REPS], med[4][NK], wu[MAX_REPS], w;
   char txt[96];
   static const char *const mode_name[] = {"none", "read", "write"};
 
@@ -170,16 +170,18 @@ static void one_config(const char *name, const struct spmv_csr *A,
       t[1][r] = run_once(d, dx, dy, 1, 1, ks[q]) - flush_us;
       t[2][r] = run_once(d, dx, dy, 1, spmv_l2_warm_now(mode, 0, 1) ? 1 : 2, ks[q]) -
                 flush_us;
+      t[3][r] = run_once(d, dx, dy, 1, 2, ks[q]) - flush_us;
     }
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < 4; v++)
       med[v][q] = spmv_median(t[v], (size_t)reps);
   }
   bad += check_y(A, dt, x, dy);
   printf("%s\t%s\t%s\t%.1f\t%s\t%.2f", name, spmv_dtype_name(dt), txt,
          (double)(total + (size_t)(A->rows + A->cols) * vs) / 1e6, mode_name[mode], w);
   for (int q = 0; q < NK; q++)
-    printf("\t%.2f\t%.2f\t%+.2f\t%.2f\t%+.2f", med[0][q], med[1][q], med[1][q] - med[0][q],
-           med[2][q], med[2][q] - med[0][q]);
+    printf("\t%.2f\t%.2f\t%+.2f\t%.2f\t%+.2f\t%.2f\t%+.2f", med[0][q], med[1][q],
+           med[1][q] - med[0][q], med[2][q], med[2][q] - med[0][q], med[3][q],
+           med[3][q] - med[0][q]);
   printf("\t%s\n", bad == 0 ? "ok" : "WRONG");
   fflush(stdout);
   if (bad != 0)
@@ -264,8 +266,9 @@ int main(int argc, char **argv)
   }
   printf("# matrix\tdtype\tconfig\tworking_set_MB\twarm_mode\twarm_us");
   for (int q = 0; q < NK; q++)
-    printf("\tk%d_plain_us\tk%d_warm_us\tk%d_diff_us\tk%d_worker_us\tk%d_worker_diff_us",
-           ks[q], ks[q], ks[q], ks[q], ks[q]);
+    printf("\tk%d_plain_us\tk%d_warm_us\tk%d_diff_us\tk%d_worker_us\tk%d_worker_diff_us"
+           "\tk%d_second_us\tk%d_second_diff_us",
+           ks[q], ks[q], ks[q], ks[q], ks[q], ks[q], ks[q]);
   printf("\tresult\n");
   for (size_t i = 0; i < s.n; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
