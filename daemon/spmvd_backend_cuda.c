@@ -239,8 +239,8 @@ static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
     return spmv_error_set(err, SPMV_EINVAL, "nvec must be >= 0, not %d", nvec);
   m->x_random = 0;
   /* Another matrix ran last: bring this one back into the L2 where it
-   * fits (spmv_dev_matrix_warm_l2), or its products stay DRAM-bound; a
-   * write-back only once it is reused (spmv_l2_warm_now). */
+   * fits (spmv_dev_matrix_warm_l2), or its products stay DRAM-bound;
+   * only once it is reused (spmv_l2_warm_now). */
   if (nvec > 0) {
     if (b->last != m) {
       b->last = m;

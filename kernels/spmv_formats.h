@@ -418,14 +418,16 @@ enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
                                     size_t l2_bytes);
 
 /*
- * Whether the worker takes a matrix of warm-up mode `mode` into the L2
- * before a request of nvec products, when `run` products of it have run
- * in a row just before (0: another matrix's ran last).  A read at once;
- * a write-back only once the matrix is reused (run + nvec >= 2): on an
- * H200 it cost 21-41 us and paid back after 4-16 products, so a client
- * that alternates matrices product by product would pay 13-30 us a
- * switch for it (tests/bench/results/bench-warm-h200.md).  Never for
- * nvec <= 0.
+ * Whether the worker takes a matrix of warm-up mode `mode` (READ or
+ * WRITE) into the L2 before a request of nvec products, when `run`
+ * products of it have run in a row just before (0: another matrix's ran
+ * last): only once the matrix is reused (run + nvec >= 2).  On an H200
+ * the warm-up cost 8-18 us (a read) and 21-41 us (a write-back) and paid
+ * back after 4-16 products; before the first product it made a client
+ * that alternates matrices product by product 3-10 us (read) and 13-30
+ * us (write) slower a switch, before the second it cost within 1.3 us of
+ * nothing and kept the gain over 16 products
+ * (tests/bench/results/bench-warm-h200.md).  Never for nvec <= 0.
  */
 int spmv_l2_warm_now(enum spmv_l2_warm mode, int64_t run, int nvec);
 

@@ -120,7 +120,7 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
  * out of it however often it is multiplied, while one just uploaded stays
  * in: the same kernel timed 10.7 or 13.4 us on cop20k_A (f32, H200)
  * depending on what ran before.  Called before a run of products (timing
- * warm-ups, a matrix's first product after another's), it makes their
+ * warm-ups, a matrix reused after another's, spmv_l2_warm_now), it makes their
  * speed the resident one whatever ran before.  Asynchronous on s.
  */
 int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m, cudaStream_t s,

@@ -291,11 +291,7 @@ enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
 /* See spmv_formats.h. */
 int spmv_l2_warm_now(enum spmv_l2_warm mode, int64_t run, int nvec)
 {
-  if (nvec <= 0)
-    return 0;
-  if (mode == SPMV_L2_WARM_READ)
-    return 1;
-  return mode == SPMV_L2_WARM_WRITE && run + nvec >= 2;
+  return nvec > 0 && mode != SPMV_L2_WARM_NONE && run + nvec >= 2;
 }
 
 /* Rounds rows up to a multiple of 32. */

@@ -721,10 +721,11 @@ START_TEST(test_l2_warm_mode)
   ck_assert_int_eq(spmv_l2_warm_mode(edge + 2, 8, 8, SPMV_F64, l2), SPMV_L2_WARM_NONE);
   ck_assert_int_eq(spmv_l2_warm_mode(1000, 10, 10, SPMV_F32, 0), SPMV_L2_WARM_NONE);
   ck_assert_int_eq(spmv_l2_warm_mode(0, 10, 10, SPMV_F32, l2), SPMV_L2_WARM_NONE);
-  /* When: a read at once; a write-back once the matrix is reused (its
-   * second product in a row, or a batch of two); never without products
-   * or beyond the L2. */
-  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_READ, 0, 1));
+  /* When: once the matrix is reused (its second product in a row, or a
+   * batch of two); never without products or beyond the L2. */
+  ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_READ, 0, 1));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_READ, 1, 1));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_READ, 0, 3));
   ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 0, 1));
   ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 1, 1));
   ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 0, 2));

@@ -1,8 +1,9 @@
 /* bench_warm.c: what the L2 warm-up costs and gains when matrices alternate. */
 /*
- * The cuda worker takes a matrix into the L2 before its first product
- * after another matrix's (spmv_dev_matrix_warm_l2, spmv_l2_warm_mode):
- * a read within half of the L2, a read and write-back up to 90 % of it.
+ * The cuda worker takes a matrix into the L2 once it is reused after
+ * another matrix's products (spmv_dev_matrix_warm_l2, spmv_l2_warm_mode,
+ * spmv_l2_warm_now): a read within half of the L2, a read and write-back
+ * up to 90 % of it.
  * This measures a client that switches matrices: each run is an L2 flush
  * (a memset of twice the L2, standing for the other matrix's traffic and
  * paying the write-back of any lines the last warm-up dirtied), then k
