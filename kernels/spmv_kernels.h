@@ -113,15 +113,15 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
 
 /*
  * Takes m's arrays into the L2 at normal priority as spmv_l2_warm_mode
- * says for them, x (cols values) and y (rows values): read where they fit
- * half of it, read and written back unchanged up to 90 %; else does
- * nothing.  Why: the kernels stream the matrix with evict-first loads (x keeps the
- * L2), so a matrix of about the L2's size that is not resident stays
- * out of it however often it is multiplied, while one just uploaded stays
- * in: the same kernel timed 10.7 or 13.4 us on cop20k_A (f32, H200)
+ * says for them, x (cols values) and y (rows values): read where they
+ * fit half of it, read and written back unchanged up to 90 %; else does
+ * nothing.  Why: the kernels stream the matrix with evict-first loads (x
+ * keeps the L2), so a matrix of about the L2's size that is not resident
+ * stays out of it however often it is multiplied, while one just uploaded
+ * stays in: the same kernel timed 10.7 or 13.4 us on cop20k_A (f32, H200)
  * depending on what ran before.  Called before a run of products (timing
- * warm-ups, a matrix reused after another's, spmv_l2_warm_now), it makes their
- * speed the resident one whatever ran before.  Asynchronous on s.
+ * warm-ups; a matrix reused after another's, spmv_l2_warm_now), it makes
+ * their speed the resident one whatever ran before.  Asynchronous on s.
  */
 int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m, cudaStream_t s,
                             struct spmv_error *err);

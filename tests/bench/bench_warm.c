@@ -107,8 +107,9 @@ static int64_t check_y(const struct spmv_csr *A, enum spmv_dtype dt,
       ref += A->val[j] * x[A->col_idx[j]];
       mag += fabs(A->val[j] * x[A->col_idx[j]]);
     }
+    double len = (double)(A->row_ptr[i + 1] - A->row_ptr[i]);
     got = dt == SPMV_F32 ? (double)((float *)y)[i] : ((double *)y)[i];
-    if (!(fabs(got - ref) <= 4 * eps * (double)(A->row_ptr[i + 1] - A->row_ptr[i] + 4) * mag))
+    if (!(fabs(got - ref) <= 4 * eps * (len + 4) * mag))
       bad++;
   }
   free(y);
