@@ -226,6 +226,16 @@ fail:
   return rc;
 }
 
+/* m's products follow: a new run of them when another matrix's ran last. */
+static void set_last(struct spmvd_backend *b, const struct spmvd_bmatrix *m)
+{
+  if (b->last != m) {
+    b->last = m;
+    b->run = 0;
+    b->warmed = 0;
+  }
+}
+
 static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                          double alpha, const void *x, double beta, void *y,
                          int nvec, struct spmv_error *err)
@@ -242,11 +252,7 @@ static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
    * fits (spmv_dev_matrix_warm_l2), or its products stay DRAM-bound;
    * only once it is reused (spmv_l2_warm_now). */
   if (nvec > 0) {
-    if (b->last != m) {
-      b->last = m;
-      b->run = 0;
-      b->warmed = 0;
-    }
+    set_last(b, m);
     if (!b->warmed &&
         spmv_l2_warm_now(spmv_dev_matrix_warm_mode(m->d), b->run, nvec)) {
       if ((rc = spmv_dev_matrix_warm_l2(m->d, s, err)) < 0)
@@ -329,11 +335,7 @@ static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   rc = spmv_dev_time(b->timer, m->d, m->dx, m->dy, b->stream, warmup, reps, t,
                      err);
-  if (b->last != m) {
-    b->last = m;
-    b->run = 0;
-    b->warmed = 0;
-  }
+  set_last(b, m);
   if (warmup > 0)
     b->warmed = 1;  /* spmv_dev_time took it into the L2 */
   if (rc == 0)
