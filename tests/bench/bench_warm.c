@@ -7,15 +7,15 @@
  * This measures a client that switches matrices: each run is an L2 flush
  * (a memset of twice the L2, standing for the other matrix's traffic and
  * paying the write-back of any lines the last warm-up dirtied), then k
- * products of one matrix, with or without the warm-up before them.  Both
- * variants run interleaved, timed as a whole with CUDA events, median of
- * -r runs; the flush alone is timed the same way.  Reported per matrix,
+ * products of one matrix, with no warm-up, with it before the first
+ * product, and where the cuda worker puts it (spmv_l2_warm_now).  The
+ * three orders run interleaved, each timed as a whole with CUDA events,
+ * median of -r runs; the flush alone is timed the same way.  Reported per matrix,
  * value type and configuration: the working set and its warm-up mode,
  * the warm-up kernel alone after a flush, and for k = 1, 4 and 16 the
  * time with and without the warm-up after the flush's own time is taken
  * off, and their difference (negative: the warm-up pays for itself); and
- * the same as the cuda worker runs it (spmv_l2_warm_now), and with the
- * warm-up before the second product whatever its mode.
+ * the same in the worker's order.
  * Every product's result is checked against the CPU reference in double.
  * A benchmark, never run by make check.
  *   usage: bench_warm [-m NAMES] [-t f32|f64] [-r REPS] [-f CONFIGS]
@@ -62,14 +62,13 @@ static cudaEvent_t ev0, ev1;
  * number `warm` (1: before the first; 0: none); returns its microseconds
  * (events around all of it). */
 static double run_once(const struct spmv_dev_matrix *d, const void *dx,
-                       void *dy, int flush, int warm, int k)
+                       void *dy, int warm, int k)
 {
   struct spmv_error err;
   float ms;
 
   CK(cudaEventRecord(ev0, stream));
-  if (flush)
-    CK(cudaMemsetAsync(flush_buf, 0x5a, flush_bytes, stream));
+  CK(cudaMemsetAsync(flush_buf, 0x5a, flush_bytes, stream));
   for (int i = 0; i < k || (k == 0 && i < warm); i++) {
     if (i + 1 == warm && spmv_dev_matrix_warm_l2(d, stream, &err) < 0) {
       fprintf(stderr, "bench_warm: %s\n", err.msg);
@@ -127,7 +126,7 @@ static void one_config(const char *name, const struct spmv_csr *A,
   struct spmv_error err;
   size_t vs = spmv_dtype_size(dt), total = 0;
   void *dx = NULL, *dy = NULL, *xt;
-  double t[4][MAX_REPS], med[4][NK], wu[MAX_REPS], w;
+  double t[3][MAX_REPS], med[3][NK], wu[MAX_REPS], w;
   char txt[96];
   static const char *const mode_name[] = {"none", "read", "write"};
 
@@ -154,36 +153,39 @@ static void one_config(const char *name, const struct spmv_csr *A,
   CK(cudaMemcpy(dx, xt, (size_t)A->cols * vs, cudaMemcpyHostToDevice));
   for (int k = 0; k < d->narrays; k++)
     total += d->array_bytes[k];
-  enum spmv_l2_warm mode = spmv_l2_warm_mode(total, A->rows, A->cols, dt, d->l2_bytes);
+  enum spmv_l2_warm mode = spmv_dev_matrix_warm_mode(d);
+  /* The product the worker warms before: the first of a run for which
+   * spmv_l2_warm_now says so (0: none within the longest run here). */
+  int at = 0;
+  for (int i = 0; i < ks[NK - 1] && at == 0; i++)
+    if (spmv_l2_warm_now(mode, i, 1))
+      at = i + 1;
 
   /* Warm-ups of both variants, then the result checked. */
   for (int r = 0; r < 3; r++) {
-    run_once(d, dx, dy, 1, 0, 1);
-    run_once(d, dx, dy, 1, 1, 1);
+    run_once(d, dx, dy, 0, 1);
+    run_once(d, dx, dy, 1, 1);
   }
   int64_t bad = check_y(A, dt, x, dy);
   for (int r = 0; r < reps; r++) {
-    wu[r] = run_once(d, dx, dy, 1, 1, 0) - flush_us;
+    wu[r] = run_once(d, dx, dy, 1, 0) - flush_us;
   }
   w = spmv_median(wu, (size_t)reps);
   for (int q = 0; q < NK; q++) {
     for (int r = 0; r < reps; r++) {
-      t[0][r] = run_once(d, dx, dy, 1, 0, ks[q]) - flush_us;
-      t[1][r] = run_once(d, dx, dy, 1, 1, ks[q]) - flush_us;
-      t[2][r] = run_once(d, dx, dy, 1, spmv_l2_warm_now(mode, 0, 1) ? 1 : 2, ks[q]) -
-                flush_us;
-      t[3][r] = run_once(d, dx, dy, 1, 2, ks[q]) - flush_us;
+      t[0][r] = run_once(d, dx, dy, 0, ks[q]) - flush_us;
+      t[1][r] = run_once(d, dx, dy, 1, ks[q]) - flush_us;
+      t[2][r] = run_once(d, dx, dy, at, ks[q]) - flush_us;
     }
-    for (int v = 0; v < 4; v++)
+    for (int v = 0; v < 3; v++)
       med[v][q] = spmv_median(t[v], (size_t)reps);
   }
   bad += check_y(A, dt, x, dy);
   printf("%s\t%s\t%s\t%.1f\t%s\t%.2f", name, spmv_dtype_name(dt), txt,
          (double)(total + (size_t)(A->rows + A->cols) * vs) / 1e6, mode_name[mode], w);
   for (int q = 0; q < NK; q++)
-    printf("\t%.2f\t%.2f\t%+.2f\t%.2f\t%+.2f\t%.2f\t%+.2f", med[0][q], med[1][q],
-           med[1][q] - med[0][q], med[2][q], med[2][q] - med[0][q], med[3][q],
-           med[3][q] - med[0][q]);
+    printf("\t%.2f\t%.2f\t%+.2f\t%.2f\t%+.2f", med[0][q], med[1][q],
+           med[1][q] - med[0][q], med[2][q], med[2][q] - med[0][q]);
   printf("\t%s\n", bad == 0 ? "ok" : "WRONG");
   fflush(stdout);
   if (bad != 0)
@@ -252,9 +254,9 @@ int main(int argc, char **argv)
   }
   double fl[MAX_REPS];
   for (int r = 0; r < 3; r++)
-    run_once(NULL, NULL, NULL, 1, 0, 0);
+    run_once(NULL, NULL, NULL, 0, 0);
   for (int r = 0; r < reps; r++)
-    fl[r] = run_once(NULL, NULL, NULL, 1, 0, 0);
+    fl[r] = run_once(NULL, NULL, NULL, 0, 0);
   double flush_us = spmv_median(fl, (size_t)reps);
   {
     struct cudaDeviceProp p;
@@ -268,9 +270,8 @@ int main(int argc, char **argv)
   }
   printf("# matrix\tdtype\tconfig\tworking_set_MB\twarm_mode\twarm_us");
   for (int q = 0; q < NK; q++)
-    printf("\tk%d_plain_us\tk%d_warm_us\tk%d_diff_us\tk%d_worker_us\tk%d_worker_diff_us"
-           "\tk%d_second_us\tk%d_second_diff_us",
-           ks[q], ks[q], ks[q], ks[q], ks[q], ks[q], ks[q]);
+    printf("\tk%d_plain_us\tk%d_warm_us\tk%d_diff_us\tk%d_worker_us\tk%d_worker_diff_us",
+           ks[q], ks[q], ks[q], ks[q], ks[q]);
   printf("\tresult\n");
   for (size_t i = 0; i < s.n; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
