@@ -14,6 +14,10 @@
  *     prints the same features and the CSR footprint in bytes for the
  *     benchmark suite's matrices (no device), to set beside eval_tuner's
  *     measured times;
+ *   calib_points --twins [--suite S] [--only N] [--dtype ...] [--max-nnz N]
+ *     times real matrices beside their permuted and generated twins
+ *     (run_twins says how; matrices under N entries, 1M by default), to
+ *     tell the calibration's matrices from real ones;
  *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
  *                [--each] [--refeature FILE]
  *     no device: fits the work model of every configuration in a
@@ -40,7 +44,9 @@
 #include <time.h>
 
 #include "eval_store.h"
+#include "spmv_gen.h"
 #include "spmv_profile.h"
+#include "spmv_stats.h"
 #include "spmvd_predict.h"
 #include "suite.h"
 #include "bench_clock.h"
@@ -164,6 +170,135 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
     fprintf(stderr, "calib_points: %s\n", e.msg);
   eval_store_close(c.s);
   return rc != 0;
+}
+
+/* Row i of A with its columns sent through perm (a permutation of the
+ * columns), entries sorted again: the same rows, another x pattern. */
+static struct spmv_csr *permute_cols(const struct spmv_csr *A,
+                                     const int32_t *perm)
+{
+  struct spmv_csr *B = spmv_csr_new(A->rows, A->cols, A->nnz);
+
+  if (B == NULL)
+    return NULL;
+  memcpy(B->row_ptr, A->row_ptr, (size_t)(A->rows + 1) * sizeof *B->row_ptr);
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t a = A->row_ptr[i], b = A->row_ptr[i + 1];
+    for (int64_t k = a; k < b; k++) {
+      int32_t c = perm[A->col_idx[k]];
+      double v = A->val[k];
+      int64_t j = k;
+      for (; j > a && B->col_idx[j - 1] > c; j--) {  /* short rows: insertion */
+        B->col_idx[j] = B->col_idx[j - 1];
+        B->val[j] = B->val[j - 1];
+      }
+      B->col_idx[j] = c;
+      B->val[j] = v;
+    }
+  }
+  return B;
+}
+
+#define TWIN_VARIANTS 4
+#define TWIN_PASSES 3
+
+/*
+ * --twins: does a calibration matrix of a real matrix's statistics time
+ * as the real one does?  For each matrix of the suite under max_nnz entries:
+ * the matrix, its columns permuted at random, and two generated twins
+ * (rows, columns, mean and cv of its row lengths, normal lengths, columns
+ * near the diagonal or at random), each timed as the worker times a
+ * calibration point under a few configurations, in TWIN_PASSES passes
+ * that alternate the variants; a line per matrix, configuration and
+ * variant with the median of the passes.
+ */
+static int run_twins(const char *mode, int sets, const char *only, int dts,
+                     int64_t max_nnz)
+{
+  static const char *cfgs[] = {
+    "csr-vector bs=256 tpr=16", "csr-stream bs=128 k=4", "csr-scalar bs=256",
+    "jad bs=256", "coo bs=256", "hyb bs=256 k=0",
+  };
+  enum { NC = sizeof cfgs / sizeof cfgs[0] };
+  static const char *vname[TWIN_VARIANTS] = { "real", "colperm", "twin-diag",
+                                              "twin-random" };
+  struct bench_suite suite;
+  struct eval_store *s = NULL;
+  struct spmv_error e;
+  const char *dir = bench_suite_dir(NULL);
+
+  spmv_error_clear(&e);
+  if (bench_suite_init(&suite, sets, 0, only, dir, &e) != 0 ||
+      eval_store_open(mode, &s, &e) != 0) {
+    fprintf(stderr, "calib_points: %s\n", e.msg);
+    return 1;
+  }
+  eval_store_calib_direct(s, 1);
+  printf("# device: %s (%d SMs)\n# matrix\tdtype\trows\tnnz\tconfig\tvariant\tus\n",
+         eval_store_info(s)->name, eval_store_info(s)->sms);
+  for (size_t k = 0; k < suite.n; k++) {
+    struct spmv_csr *V[TWIN_VARIANTS] = { NULL };
+    struct spmv_profile prof;
+    int32_t *perm = NULL;
+
+    V[0] = bench_suite_make(&suite.e[k], dir, &e);
+    if (V[0] == NULL || V[0]->nnz >= max_nnz ||
+        spmv_profile_compute(V[0], &prof, &e) != 0) {
+      spmv_csr_free(V[0]);
+      continue;
+    }
+    perm = malloc((size_t)V[0]->cols * sizeof *perm);
+    if (perm != NULL) {
+      uint64_t r = 0x9e3779b97f4a7c15ULL ^ (uint64_t)k;
+      for (int64_t j = 0; j < V[0]->cols; j++)
+        perm[j] = (int32_t)j;
+      for (int64_t j = V[0]->cols - 1; j > 0; j--) {  /* Fisher-Yates */
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        int64_t t = (int64_t)(r % (uint64_t)(j + 1));
+        int32_t x = perm[j];
+        perm[j] = perm[t], perm[t] = x;
+      }
+      V[1] = permute_cols(V[0], perm);
+      free(perm);
+    }
+    for (int v = 2; v < TWIN_VARIANTS; v++) {
+      struct spmv_gen_spec sp = {
+        V[0]->rows, V[0]->cols, prof.rl_mean, prof.rl_cv, SPMV_GEN_NORMAL,
+        v == 2 ? SPMV_GEN_DIAGONAL : SPMV_GEN_RANDOM,
+      };
+      V[v] = spmv_gen_matching(&sp, 1, &e);
+    }
+    for (int d = 0; d < 2; d++) {
+      enum spmv_dtype dt = d == 0 ? SPMV_F64 : SPMV_F32;
+      double t[NC][TWIN_VARIANTS][TWIN_PASSES];
+
+      if (!(dts & (d == 0 ? 2 : 1)))
+        continue;
+      for (int p = 0; p < TWIN_PASSES; p++)
+        for (int c = 0; c < (int)NC; c++)
+          for (int v = 0; v < TWIN_VARIANTS; v++) {
+            struct spmv_config cfg;
+            int w = (v + p) % TWIN_VARIANTS;  /* another order each pass */
+
+            t[c][w][p] = NAN;
+            if (V[w] != NULL && spmv_config_parse(cfgs[c], &cfg, &e) == 0 &&
+                eval_store_calib_time(s, V[w], dt, &cfg, &t[c][w][p], &e) != 0)
+              t[c][w][p] = NAN;
+          }
+      for (int c = 0; c < (int)NC; c++)
+        for (int v = 0; v < TWIN_VARIANTS; v++)
+          printf("%s\t%s\t%lld\t%lld\t%s\t%s\t%.4f\n", suite.e[k].name,
+                 spmv_dtype_name(dt), (long long)V[0]->rows,
+                 (long long)V[0]->nnz, cfgs[c], vname[v],
+                 spmv_median(t[c][v], TWIN_PASSES));
+      fflush(stdout);
+    }
+    for (int v = 0; v < TWIN_VARIANTS; v++)
+      spmv_csr_free(V[v]);
+  }
+  eval_store_close(s);
+  bench_suite_fini(&suite);
+  return 0;
 }
 
 static int run_features(int sets, const char *only, int dts)
@@ -621,7 +756,8 @@ int main(int argc, char **argv)
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'}, {"refeature", 1, 0, 'F'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
-    {"each", 0, 0, 'e'}, {"worker", 0, 0, 'W'}, {0, 0, 0, 0},
+    {"each", 0, 0, 'e'}, {"worker", 0, 0, 'W'}, {"twins", 0, 0, 'T'}, {"max-nnz", 1, 0, 'N'},
+    {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
   const char *mode = "cuda";
@@ -632,10 +768,10 @@ int main(int argc, char **argv)
   double bound = 0.2, l2_bytes = 0;
   int c, what = 0, dts = 2, each = 0, worker = 0;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
-  int64_t work_nnz = 0;
+  int64_t work_nnz = 0, twin_max = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfb:t:w:B:s:o:r:m:x:l:eWF:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:B:s:o:r:m:x:l:eWF:", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = 1; break;
     case 'W': worker = 1; break;
@@ -645,6 +781,8 @@ int main(int argc, char **argv)
     case 'x': bound = strtod(optarg, NULL); break;
     case 'l': l2_bytes = strtod(optarg, NULL) * 1048576.0; break;
     case 'p': what = 'p'; break;
+    case 'T': what = 'T'; break;
+    case 'N': twin_max = strtoll(optarg, NULL, 10); break;
     case 'f': what = 'f'; break;
     case 'b': mode = optarg; break;
     case 'o': only = optarg; break;
@@ -664,6 +802,8 @@ int main(int argc, char **argv)
                       "[--worker]\n"
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
+                      "       calib_points --twins [--suite S] [--only N] "
+                      "[--dtype ...] [--max-nnz N]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
                       "[--bound B] [--l2-mib M] [--each] [--refeature FILE]\n");
       return 2;
@@ -673,6 +813,8 @@ int main(int argc, char **argv)
     return run_points(mode, dts, work_nnz, budget, worker);
   if (what == 'f')
     return run_features(sets, only, dts);
+  if (what == 'T')
+    return run_twins(mode, sets, only, dts, twin_max > 0 ? twin_max : 1000000);
   if (what == 'r' && refile != NULL && refeat_load(refile, l2_bytes) != 0)
     return 1;
   if (what == 'r' && measured != NULL)

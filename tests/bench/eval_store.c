@@ -699,6 +699,27 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
   return rc;
 }
 
+/* Times A as the worker does. */
+int eval_store_worker_time(struct eval_store *s, const struct spmv_csr *A,
+                           enum spmv_dtype dt, const struct spmv_config *cfg,
+                           int rounds, double *us, struct spmv_error *err)
+{
+  struct spmvd_bmatrix *m = NULL;
+  double t[9];
+  int rc, k;
+
+  if (rounds < 1 || rounds > 9)
+    return spmv_error_set(err, SPMV_EINVAL, "rounds %d out of [1, 9]", rounds);
+  if ((rc = s->bops->load(s->be, A, dt, cfg, &m, err)) != 0)
+    return rc;
+  for (k = 0; k < rounds && rc == 0; k++)
+    rc = s->bops->time(s->be, m, CALIB_WARMUP, CALIB_REPS, &t[k], err);
+  s->bops->unload(s->be, m);
+  if (rc == 0)
+    *us = spmv_median(t, (size_t)rounds);
+  return rc;
+}
+
 /* ---- the cache hit ---- */
 
 /* The scaled residual of y (typed) against the double reference. */

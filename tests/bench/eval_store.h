@@ -68,6 +68,14 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
                           enum spmv_dtype dt, const struct spmv_config *cfg,
                           double *us, struct spmv_error *err);
 
+/* The time of A as cfg as the daemon's worker takes it (and its
+ * calibration took every point): loaded through the backend, rounds
+ * timings of 2 warm-up runs and the median of 10, unloaded; *us the
+ * median of the rounds (at most 9).  Returns 0 or a negative code. */
+int eval_store_worker_time(struct eval_store *s, const struct spmv_csr *A,
+                           enum spmv_dtype dt, const struct spmv_config *cfg,
+                           int rounds, double *us, struct spmv_error *err);
+
 /* Tells the store the calibration plan that eval_store_calib_time follows
  * (borrowed until the calibration ends; NULL to forget it). */
 void eval_store_calib_plan(struct eval_store *s,
