@@ -45,6 +45,7 @@
 
 #include "eval_store.h"
 #include "spmv_gen.h"
+#include "spmv_gen_impl.h"
 #include "spmv_profile.h"
 #include "spmv_stats.h"
 #include "spmvd_predict.h"
@@ -172,8 +173,8 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
   return rc != 0;
 }
 
-/* Row i of A with its columns sent through perm (a permutation of the
- * columns), entries sorted again: the same rows, another x pattern. */
+/* A with its columns sent through perm (a permutation of the columns),
+ * each row's entries sorted again: the same rows, another x pattern. */
 static struct spmv_csr *permute_cols(const struct spmv_csr *A,
                                      const int32_t *perm)
 {
@@ -182,20 +183,12 @@ static struct spmv_csr *permute_cols(const struct spmv_csr *A,
   if (B == NULL)
     return NULL;
   memcpy(B->row_ptr, A->row_ptr, (size_t)(A->rows + 1) * sizeof *B->row_ptr);
-  for (int64_t i = 0; i < A->rows; i++) {
-    int64_t a = A->row_ptr[i], b = A->row_ptr[i + 1];
-    for (int64_t k = a; k < b; k++) {
-      int32_t c = perm[A->col_idx[k]];
-      double v = A->val[k];
-      int64_t j = k;
-      for (; j > a && B->col_idx[j - 1] > c; j--) {  /* short rows: insertion */
-        B->col_idx[j] = B->col_idx[j - 1];
-        B->val[j] = B->val[j - 1];
-      }
-      B->col_idx[j] = c;
-      B->val[j] = v;
-    }
-  }
+  memcpy(B->val, A->val, (size_t)A->nnz * sizeof *B->val);
+  for (int64_t k = 0; k < A->nnz; k++)
+    B->col_idx[k] = perm[A->col_idx[k]];
+  for (int64_t i = 0; i < A->rows; i++)
+    spmv_gen_sort(B->col_idx + B->row_ptr[i], B->val + B->row_ptr[i],
+                  B->row_ptr[i + 1] - B->row_ptr[i]);
   return B;
 }
 
@@ -247,17 +240,8 @@ static int run_twins(const char *mode, int sets, const char *only, int dts,
       spmv_csr_free(V[0]);
       continue;
     }
-    perm = malloc((size_t)V[0]->cols * sizeof *perm);
+    perm = spmv_gen_perm(V[0]->cols, (uint64_t)k + 1);
     if (perm != NULL) {
-      uint64_t r = 0x9e3779b97f4a7c15ULL ^ (uint64_t)k;
-      for (int64_t j = 0; j < V[0]->cols; j++)
-        perm[j] = (int32_t)j;
-      for (int64_t j = V[0]->cols - 1; j > 0; j--) {  /* Fisher-Yates */
-        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        int64_t t = (int64_t)(r % (uint64_t)(j + 1));
-        int32_t x = perm[j];
-        perm[j] = perm[t], perm[t] = x;
-      }
       V[1] = permute_cols(V[0], perm);
       free(perm);
     }
