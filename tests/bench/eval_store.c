@@ -704,20 +704,19 @@ int eval_store_worker_time(struct eval_store *s, const struct spmv_csr *A,
                            enum spmv_dtype dt, const struct spmv_config *cfg,
                            int rounds, double *us, struct spmv_error *err)
 {
-  struct spmvd_bmatrix *m = NULL;
-  double t[9];
-  int rc, k;
+  struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS };
 
-  if (rounds < 1 || rounds > 9)
-    return spmv_error_set(err, SPMV_EINVAL, "rounds %d out of [1, 9]", rounds);
-  if ((rc = s->bops->load(s->be, A, dt, cfg, &m, err)) != 0)
-    return rc;
-  for (k = 0; k < rounds && rc == 0; k++)
-    rc = s->bops->time(s->be, m, CALIB_WARMUP, CALIB_REPS, &t[k], err);
-  s->bops->unload(s->be, m);
-  if (rc == 0)
-    *us = spmv_median(t, (size_t)rounds);
-  return rc;
+  return spmvd_calib_backend_time_rounds(&cb, A, dt, cfg, rounds, us, err);
+}
+
+/* Times the predictor's anchor as the daemon's worker does. */
+int eval_store_anchor(struct eval_store *s, const struct spmvd_predictor *pred,
+                      enum spmv_dtype dt, double now[SPMV_FMT_COUNT],
+                      struct spmv_error *err)
+{
+  struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS };
+
+  return spmvd_predict_anchor(pred, dt, &cb, now, err);
 }
 
 /* ---- the cache hit ---- */
