@@ -1530,15 +1530,10 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
                              double *us, struct spmv_error *err)
 {
   struct spmvd_calib_backend *cb = ctx;
-  struct spmvd_bmatrix *m = NULL;
-  int ret;
 
-  ret = cb->ops->load(cb->be, A, dt, cfg, &m, err);
-  if (ret != 0)
-    return ret;
-  ret = cb->ops->time(cb->be, m, cb->warmup, cb->reps, us, err);
-  cb->ops->unload(cb->be, m);
-  return ret;
+  return spmvd_calib_backend_time_rounds(cb, A, dt, cfg,
+                                         cb->rounds > 1 ? cb->rounds : 1,
+                                         NULL, us, err);
 }
 
 /* Times A as cfg: one load, the median of `rounds` timings. */
@@ -1546,7 +1541,8 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,
                                     const struct spmv_config *cfg, int rounds,
-                                    double *us, struct spmv_error *err)
+                                    double *each, double *us,
+                                    struct spmv_error *err)
 {
   struct spmvd_bmatrix *m = NULL;
   double t[9];
@@ -1560,9 +1556,12 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
   for (k = 0; k < rounds && ret == 0; k++)
     ret = cb->ops->time(cb->be, m, cb->warmup, cb->reps, &t[k], err);
   cb->ops->unload(cb->be, m);
-  if (ret == 0)
-    *us = spmv_median(t, (size_t)rounds);
-  return ret;
+  if (ret != 0)
+    return ret;
+  if (each != NULL)
+    memcpy(each, t, (size_t)rounds * sizeof *t);
+  *us = spmv_median(t, (size_t)rounds);  /* sorts t */
+  return 0;
 }
 
 /* The anchor matrix. */
@@ -1597,7 +1596,8 @@ int spmvd_predict_anchor(const struct spmvd_predictor *pred,
       continue;
     spmv_error_clear(&e);
     rc = spmvd_calib_backend_time_rounds(cb, A, dt, &pred->fit[f].cfg,
-                                         SPMVD_ANCHOR_ROUNDS, &now[f], &e);
+                                         SPMVD_ANCHOR_ROUNDS, NULL, &now[f],
+                                         &e);
     if (rc == SPMV_EGPU_STICKY || rc == SPMV_ENOMEM) {
       spmv_csr_free(A);
       if (err != NULL)

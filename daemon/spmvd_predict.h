@@ -434,25 +434,37 @@ json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
                                   const struct spmvd_pfeat *feat);
 
 /*
+ * Rounds of timing a calibration point gets from one load, the median
+ * kept: a single round after a load timed small matrices several per cent
+ * off what later rounds and later loads time (calib_points --rounds).
+ */
+#define SPMVD_CALIB_ROUNDS 3
+
+/*
  * A ready-made spmvd_calib_ops.time over a backend: ctx must point to a
  * struct spmvd_calib_backend.  Loads A as cfg, runs be_ops->time(warmup,
- * reps) and unloads.
+ * reps) `rounds` times (0 counts as 1) and unloads; the time is the median
+ * of the rounds.
  */
 struct spmvd_calib_backend {
   const struct spmvd_backend_ops *ops;  /* borrowed */
   struct spmvd_backend *be;             /* borrowed */
   int warmup, reps;                     /* e.g. 2 and 10 */
+  int rounds;                           /* 0 or 1 .. 9 */
 };
 int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
                              enum spmv_dtype dt, const struct spmv_config *cfg,
                              double *us, struct spmv_error *err);
 
-/* The same, the median of `rounds` timings of one load (1 to 9). */
+/* The same with `rounds` timings of one load (1 to 9) in place of
+ * cb->rounds: each round's time into each[0 .. rounds) when each is not
+ * NULL, their median into *us. */
 int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,
                                     const struct spmv_config *cfg, int rounds,
-                                    double *us, struct spmv_error *err);
+                                    double *each, double *us,
+                                    struct spmv_error *err);
 
 /*
  * The anchor.  A small product's time is mostly the device's fixed cost

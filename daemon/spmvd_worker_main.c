@@ -763,7 +763,7 @@ static int tune_input(struct wmatrix *m, struct worker *w, json_t *exclude,
 static int anchor_shift(struct worker *w, enum spmv_dtype dt,
                         struct spmvd_predictor *pred, struct spmv_error *err)
 {
-  struct spmvd_calib_backend cb = {w->ops, w->be, CALIB_WARMUP, CALIB_REPS};
+  struct spmvd_calib_backend cb = {w->ops, w->be, CALIB_WARMUP, CALIB_REPS, 1};
   struct anchor *a = w->anchor[dt];
   struct spmvd_predictor todo;
   double now[SPMV_FMT_COUNT];
@@ -1325,6 +1325,7 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
   k.be.be = w->be;
   k.be.warmup = CALIB_WARMUP;
   k.be.reps = CALIB_REPS;
+  k.be.rounds = SPMVD_CALIB_ROUNDS;
   k.seq = seq;
   k.deadline = start + max_s;
   spmvd_calib_params_default(&prm);

@@ -1006,7 +1006,7 @@ START_TEST(test_load_path)
 END_TEST
 
 /* A fake backend for spmvd_calib_backend_time(). */
-static int be_loaded, be_unloaded;
+static int be_loaded, be_unloaded, be_times;
 static struct spmvd_bmatrix *be_token = (struct spmvd_bmatrix *)&be_loaded;
 
 static int be_load(struct spmvd_backend *b, const struct spmv_csr *A,
@@ -1025,6 +1025,7 @@ static int be_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                    struct spmv_error *err)
 {
   ck_assert_ptr_eq(m, be_token);
+  be_times++;
   *median_us = warmup * 100 + reps;
   return 0;
 }
@@ -1053,6 +1054,7 @@ START_TEST(test_calib_backend_time)
   cb.be = NULL;
   cb.warmup = 2;
   cb.reps = 7;
+  cb.rounds = 0;  /* one */
   ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &ell, &us, &e),
                    0);
   ck_assert_double_eq(us, 207);
@@ -1061,6 +1063,15 @@ START_TEST(test_calib_backend_time)
   ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &dia, &us, &e),
                    SPMV_ETOOBIG);
   ck_assert_int_eq(be_unloaded, 1);
+  /* Rounds: one load, timed that many times. */
+  cb.rounds = SPMVD_CALIB_ROUNDS;
+  be_times = 0;
+  ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &ell, &us, &e),
+                   0);
+  ck_assert_double_eq(us, 207);
+  ck_assert_int_eq(be_loaded, 2);
+  ck_assert_int_eq(be_unloaded, 2);
+  ck_assert_int_eq(be_times, SPMVD_CALIB_ROUNDS);
   spmv_csr_free(A);
 }
 END_TEST
@@ -1096,7 +1107,7 @@ START_TEST(test_anchor)
   struct spmvd_predictor pr, pr2;
   struct spmv_profile prof;
   struct spmv_error e;
-  double now[SPMV_FMT_COUNT], t0, us;
+  double now[SPMV_FMT_COUNT], t0, us, each[5];
   int f, loads;
   json_t *doc;
   struct spmv_csr *A = spmvd_predict_anchor_matrix(&e);
@@ -1113,21 +1124,25 @@ START_TEST(test_anchor)
   cb.be = NULL;
   cb.warmup = 2;
   cb.reps = 10;
+  cb.rounds = 1;
   /* One load, the median of its timings; rounds bounded. */
   an_calls = 0;
   loads = be_loaded;
   ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32,
                                                    &(struct spmv_config){ SPMV_FMT_COO, 256, 0, 0, 0 },
-                                                   5, &us, &e), 0);
+                                                   5, each, &us, &e), 0);
+  ck_assert_double_eq(each[0], 10.5);  /* in the order timed */
+  ck_assert_double_eq(each[1], 7);
+  ck_assert_double_eq(each[4], 9.75);
   ck_assert_double_eq(us, 10);
   ck_assert_int_eq(an_calls, 5);
   ck_assert_int_eq(be_loaded, loads + 1);
   ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32,
                                                    &(struct spmv_config){ SPMV_FMT_COO, 256, 0, 0, 0 },
-                                                   10, &us, &e), SPMV_EINVAL);
+                                                   10, NULL, &us, &e), SPMV_EINVAL);
   ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32,
                                                    &(struct spmv_config){ SPMV_FMT_COO, 256, 0, 0, 0 },
-                                                   0, &us, &e), SPMV_EINVAL);
+                                                   0, NULL, &us, &e), SPMV_EINVAL);
   spmv_csr_free(A);
 
   /* Three calibrated formats: coo and jad time, dia's load fails. */

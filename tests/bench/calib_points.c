@@ -9,7 +9,10 @@
  *     the matrix's shape, every feature of spmvd_predict_features, the
  *     configuration and its time; --worker times each point as the
  *     daemon's worker does (load, time, unload through the backend)
- *     rather than among the store's resident layouts;
+ *     rather than among the store's resident layouts; --rounds R times
+ *     each such load R times (2 warm-up runs, the median of 10, each
+ *     time), the median in the table and every round, in the order
+ *     timed, in FILE;
  *   calib_points --features [--suite S] [--only N] [--dtype ...]
  *     prints the same features and the CSR footprint in bytes for the
  *     benchmark suite's matrices (no device), to set beside eval_tuner's
@@ -60,6 +63,8 @@ struct ctx {
   size_t next;               /* the plan point being timed */
   double t0, budget;
   int stopped;
+  int rounds;                /* --rounds: each round of a load kept */
+  FILE *rfile;               /* where they go */
 };
 
 static void print_feat(const struct spmvd_pfeat *f)
@@ -107,8 +112,21 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
     spmvd_predict_features(A, &prof, dt, &c->f);
     c->matrix = pt->matrix;
   }
-  rc = eval_store_calib_time(c->s, A, dt, cfg, us, err);
   spmv_config_format(cfg, text, sizeof text);
+  if (c->rounds > 1) {
+    double each[9];
+
+    rc = eval_store_worker_time(c->s, A, dt, cfg, c->rounds, each, us, err);
+    if (rc == 0) {
+      fprintf(c->rfile, "%s\t%d\t%.0f\t%.0f\t%s", spmv_dtype_name(dt),
+              pt->matrix, c->f.rows, c->f.nnz, text);
+      for (int k = 0; k < c->rounds; k++)
+        fprintf(c->rfile, "\t%.4f", each[k]);
+      fprintf(c->rfile, "\n");
+    }
+  } else {
+    rc = eval_store_calib_time(c->s, A, dt, cfg, us, err);
+  }
   printf("%s\t%d\t%d\t%d\t%.3f\t%d\t%g\t%d\t", spmv_dtype_name(dt), pt->matrix,
          pt->work, (int)pt->dist, pt->cv, (int)pt->place, pt->strips, pt->p);
   print_feat(&c->f);
@@ -118,7 +136,8 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
 }
 
 static int run_points(const char *mode, int dts, int64_t work_nnz,
-                      double budget, int worker)
+                      double budget, int worker, int rounds,
+                      const char *rounds_tsv)
 {
   struct spmvd_calib_ops ops = { point_time, NULL };
   struct spmvd_calib_params prm;
@@ -129,11 +148,26 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
 
   memset(&c, 0, sizeof c);
   spmv_error_clear(&e);
+  if (rounds > 1 && (rounds > 9 || !worker || rounds_tsv == NULL)) {
+    fprintf(stderr, "calib_points: --rounds takes 2 to 9, with --worker and "
+                    "--rounds-tsv\n");
+    return 2;
+  }
+  if (rounds > 1 && (c.rfile = fopen(rounds_tsv, "w")) == NULL) {
+    perror(rounds_tsv);
+    return 1;
+  }
+  c.rounds = rounds;
   if (eval_store_open(mode, &c.s, &e) != 0) {
     fprintf(stderr, "calib_points: %s\n", e.msg);
+    if (c.rfile)
+      fclose(c.rfile);
     return 1;
   }
   eval_store_calib_direct(c.s, worker);
+  if (c.rfile)
+    fprintf(c.rfile, "# dtype\tmatrix\trows\tnnz\tconfig\teach round's us, "
+                     "in the order timed after one load\n");
   printf("# device: %s (%d SMs)\n# dtype\tmatrix\twork\tdist\tcv\tplace\tstrips\tp\t"
          FEAT_HEADER "\tconfig\tus\n",
          eval_store_info(c.s)->name, eval_store_info(c.s)->sms);
@@ -170,6 +204,8 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
   if (rc != 0)
     fprintf(stderr, "calib_points: %s\n", e.msg);
   eval_store_close(c.s);
+  if (c.rfile)
+    fclose(c.rfile);
   return rc != 0;
 }
 
@@ -741,6 +777,7 @@ int main(int argc, char **argv)
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'}, {"refeature", 1, 0, 'F'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
     {"each", 0, 0, 'e'}, {"worker", 0, 0, 'W'}, {"twins", 0, 0, 'T'}, {"max-nnz", 1, 0, 'N'},
+    {"rounds", 1, 0, 'R'}, {"rounds-tsv", 1, 0, 'O'},
     {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
@@ -750,15 +787,18 @@ int main(int argc, char **argv)
 #endif
   const char *only = NULL, *points = NULL, *measured = NULL, *refile = NULL;
   double bound = 0.2, l2_bytes = 0;
-  int c, what = 0, dts = 2, each = 0, worker = 0;
+  int c, what = 0, dts = 2, each = 0, worker = 0, rounds = 0;
+  const char *rounds_tsv = NULL;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0, twin_max = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:B:s:o:r:m:x:l:eWF:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:B:s:o:r:m:x:l:eWF:R:O:", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = 1; break;
     case 'W': worker = 1; break;
+    case 'R': rounds = atoi(optarg); break;
+    case 'O': rounds_tsv = optarg; break;
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
     case 'F': refile = optarg; break;
@@ -783,7 +823,7 @@ int main(int argc, char **argv)
     default:
       fprintf(stderr, "usage: calib_points --points [--backend cuda|cpu] "
                       "[--dtype f64|f32|both] [--work-nnz N] [--budget S] "
-                      "[--worker]\n"
+                      "[--worker [--rounds R --rounds-tsv FILE]]\n"
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
                       "       calib_points --twins [--suite S] [--only N] "
@@ -794,7 +834,7 @@ int main(int argc, char **argv)
     }
   }
   if (what == 'p')
-    return run_points(mode, dts, work_nnz, budget, worker);
+    return run_points(mode, dts, work_nnz, budget, worker, rounds, rounds_tsv);
   if (what == 'f')
     return run_features(sets, only, dts);
   if (what == 'T')

@@ -70,11 +70,13 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
 
 /* The time of A as cfg as the daemon's worker takes it (and its
  * calibration took every point): loaded through the backend, rounds
- * timings of 2 warm-up runs and the median of 10, unloaded; *us the
- * median of the rounds (at most 9).  Returns 0 or a negative code. */
+ * timings of 2 warm-up runs and the median of 10, unloaded; each round's
+ * time in each[0 .. rounds) unless each is NULL, *us their median (at
+ * most 9 rounds).  Returns 0 or a negative code. */
 int eval_store_worker_time(struct eval_store *s, const struct spmv_csr *A,
                            enum spmv_dtype dt, const struct spmv_config *cfg,
-                           int rounds, double *us, struct spmv_error *err);
+                           int rounds, double *each, double *us,
+                           struct spmv_error *err);
 
 /* The predictor's anchor (spmvd_predict_anchor) timed on the store's
  * backend as the daemon's worker times it, into now[f].  Returns the

@@ -509,7 +509,7 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
      * by all) timed csr-vector on tiny matrices up to 15 % slower than
      * the worker does (calib_points --twins). */
     spmv_error_clear(err);
-    if (eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS, &r->pmeas[k], err) != 0)
+    if (eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS, NULL, &r->pmeas[k], err) != 0)
       r->pmeas[k] = NAN;
     if (r->pmeas[k] > 0 && isfinite(r->ppred[k]))
       r->perr[k] = fabs(r->ppred[k] - r->pmeas[k]) / r->pmeas[k];
