@@ -1367,14 +1367,14 @@ double spmvd_predict_time(const struct spmvd_fit *f,
   if (prof->rows <= 0)
     return PREDICT_FLOOR_US;
   if (feat != NULL && f->work_npoints > 0) {
-    t = work_eval(f, feat) + f->shift_us;
+    t = work_eval(f, feat);
     return t > PREDICT_FLOOR_US ? t : PREDICT_FLOOR_US;
   }
   /* I0 = rows / S, a real number of strips (the paper rounds it up: see
    * the grid above for why we do not). */
   i0 = (double)prof->rows / (double)f->strip;
   p0 = (double)prof->nnz / (double)prof->rows;
-  t = spmvd_fit_eval(f, i0, p0) + f->shift_us;
+  t = spmvd_fit_eval(f, i0, p0);
   return t > PREDICT_FLOOR_US ? t : PREDICT_FLOOR_US;
 }
 
@@ -1530,13 +1530,18 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
                              double *us, struct spmv_error *err)
 {
   struct spmvd_calib_backend *cb = ctx;
+  struct spmvd_bmatrix *m = NULL;
+  int ret;
 
-  return spmvd_calib_backend_time_rounds(cb, A, dt, cfg,
-                                         cb->rounds > 1 ? cb->rounds : 1,
-                                         NULL, us, err);
+  ret = cb->ops->load(cb->be, A, dt, cfg, &m, err);
+  if (ret != 0)
+    return ret;
+  ret = cb->ops->time(cb->be, m, cb->warmup, cb->reps, us, err);
+  cb->ops->unload(cb->be, m);
+  return ret;
 }
 
-/* Times A as cfg: one load, the median of `rounds` timings. */
+/* Times A as cfg: one load, `rounds` timings, their median. */
 int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,
@@ -1546,7 +1551,7 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
 {
   struct spmvd_bmatrix *m = NULL;
   double t[9];
-  int ret = 0, k;
+  int ret, k;
 
   if (rounds < 1 || rounds > 9)
     return spmv_error_set(err, SPMV_EINVAL, "rounds %d out of [1, 9]",
@@ -1562,84 +1567,6 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
     memcpy(each, t, (size_t)rounds * sizeof *t);
   *us = spmv_median(t, (size_t)rounds);  /* sorts t */
   return 0;
-}
-
-/* The anchor matrix. */
-struct spmv_csr *spmvd_predict_anchor_matrix(struct spmv_error *err)
-{
-  struct spmvd_calib_point pt;
-
-  memset(&pt, 0, sizeof pt);
-  pt.rows = SPMVD_ANCHOR_ROWS;
-  pt.p = SPMVD_ANCHOR_P;
-  pt.dist = SPMV_GEN_NORMAL;
-  pt.cv = 0.25;
-  pt.place = SPMV_GEN_DIAGONAL;
-  return spmvd_calib_matrix(&pt, NULL, err);
-}
-
-/* Times the fits' configurations on the anchor matrix. */
-int spmvd_predict_anchor(const struct spmvd_predictor *pred,
-                         enum spmv_dtype dt, struct spmvd_calib_backend *cb,
-                         double now[SPMV_FMT_COUNT], struct spmv_error *err)
-{
-  struct spmv_error e;
-  struct spmv_csr *A;
-  int f, n = 0, rc;
-
-  for (f = 0; f < SPMV_FMT_COUNT; f++)
-    now[f] = NAN;
-  if ((A = spmvd_predict_anchor_matrix(err)) == NULL)
-    return err != NULL && err->code != 0 ? err->code : SPMV_ENOMEM;
-  for (f = 0; f < SPMV_FMT_COUNT; f++) {
-    if (pred->fit[f].kind == SPMVD_FIT_NONE)
-      continue;
-    spmv_error_clear(&e);
-    rc = spmvd_calib_backend_time_rounds(cb, A, dt, &pred->fit[f].cfg,
-                                         SPMVD_ANCHOR_ROUNDS, NULL, &now[f],
-                                         &e);
-    if (rc == SPMV_EGPU_STICKY || rc == SPMV_ENOMEM) {
-      spmv_csr_free(A);
-      if (err != NULL)
-        *err = e;
-      return rc;
-    }
-    if (rc != 0 || !(now[f] > 0))
-      now[f] = NAN;
-    else
-      n++;
-  }
-  spmv_csr_free(A);
-  return n;
-}
-
-/* Keeps the calibration's anchor times. */
-void spmvd_predict_set_anchor(struct spmvd_predictor *pred,
-                              const double now[SPMV_FMT_COUNT])
-{
-  for (int f = 0; f < SPMV_FMT_COUNT; f++) {
-    pred->fit[f].anchor_us = now[f] > 0 ? now[f] : 0;
-    pred->fit[f].shift_us = 0;
-  }
-}
-
-/* Shifts the fits by the anchor's time now. */
-int spmvd_predict_shift(struct spmvd_predictor *pred,
-                        const double now[SPMV_FMT_COUNT])
-{
-  struct spmvd_fit *f;
-  int k, n = 0;
-
-  for (k = 0; k < SPMV_FMT_COUNT; k++) {
-    f = &pred->fit[k];
-    f->shift_us = 0;
-    if (f->kind == SPMVD_FIT_NONE || !(f->anchor_us > 0) || !(now[k] > 0) ||
-        fabs(now[k] - f->anchor_us) > 0.5 * f->anchor_us)
-      continue;
-    f->shift_us = now[k] - f->anchor_us;
-    n++;
-  }
-  return n;
 }
 
 /* Whether tree node i is reached: the root, or a child of a split. */
@@ -1691,11 +1618,6 @@ static json_t *fit_json(const struct spmvd_fit *f)
                   "strip", (json_int_t)f->strip, "a", f->a, "b", f->b, "c",
                   f->gc, "d", f->gd, "npoints", f->npoints, "err_mean",
                   f->err_mean);
-  if (o != NULL && f->anchor_us > 0 &&
-      json_object_set_new(o, "anchor_us", json_real(f->anchor_us)) != 0) {
-    json_decref(o);
-    return NULL;
-  }
   if (o == NULL || f->work_npoints <= 0)
     return o;
   w = json_array();
@@ -1863,14 +1785,6 @@ static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                                      "fit of %s: strip must be >= 1", name);
   f->strip = (int64_t)strip;
   json_unpack(o, "{s?F}", "err_mean", &f->err_mean);
-  /* Optional: calibrations before the anchor have none (no shift). */
-  if (json_object_get(o, "anchor_us") != NULL &&
-      ((ret = num(o, name, "anchor_us", &f->anchor_us, err)) != 0 ||
-       f->anchor_us < 0))
-    return ret != 0 ? ret
-                    : spmv_error_set(err, SPMV_EINVAL,
-                                     "fit of %s: \"anchor_us\" must be >= 0",
-                                     name);
   if (num(o, name, "npoints", &np, NULL) == 0)
     f->npoints = (int)np;
   if (kind != NULL && strcmp(kind, "vector") == 0) {

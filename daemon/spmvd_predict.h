@@ -138,12 +138,6 @@ struct spmvd_fit {
                               (0: unknown, the occupancy term off) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
-  /* The anchor (spmvd_predict_anchor): the configuration's time on a small
-   * fixed matrix when it was calibrated (0: not timed), and the time the
-   * device takes now less that, which every prediction adds (set at use,
-   * spmvd_predict_shift; not stored). */
-  double anchor_us;
-  double shift_us;
 };
 
 /* A device's fits, indexed by format (kind NONE where not calibrated). */
@@ -396,9 +390,8 @@ double spmvd_fit_eval(const struct spmvd_fit *f, double i, double p);
 /*
  * Predicts the time (us) of fit f for a matrix of profile prof and
  * features feat: the work model where it is fitted and feat is not NULL,
- * else the paper's form at I0 = rows / S (real), P0 = nnz / rows; plus
- * f->shift_us.  NAN when f is not calibrated; never below a small
- * positive floor.
+ * else the paper's form at I0 = rows / S (real), P0 = nnz / rows.  NAN
+ * when f is not calibrated; never below a small positive floor.
  */
 double spmvd_predict_time(const struct spmvd_fit *f,
                           const struct spmv_profile *prof,
@@ -434,77 +427,28 @@ json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
                                   const struct spmvd_pfeat *feat);
 
 /*
- * Rounds of timing a calibration point gets from one load, the median
- * kept: a single round after a load timed small matrices several per cent
- * off what later rounds and later loads time (calib_points --rounds).
- */
-#define SPMVD_CALIB_ROUNDS 3
-
-/*
  * A ready-made spmvd_calib_ops.time over a backend: ctx must point to a
  * struct spmvd_calib_backend.  Loads A as cfg, runs be_ops->time(warmup,
- * reps) `rounds` times (0 counts as 1) and unloads; the time is the median
- * of the rounds.
+ * reps) and unloads.
  */
 struct spmvd_calib_backend {
   const struct spmvd_backend_ops *ops;  /* borrowed */
   struct spmvd_backend *be;             /* borrowed */
   int warmup, reps;                     /* e.g. 2 and 10 */
-  int rounds;                           /* 0 or 1 .. 9 */
 };
 int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
                              enum spmv_dtype dt, const struct spmv_config *cfg,
                              double *us, struct spmv_error *err);
 
-/* The same with `rounds` timings of one load (1 to 9) in place of
- * cb->rounds: each round's time into each[0 .. rounds) when each is not
- * NULL, their median into *us. */
+/* The same with `rounds` timings of one load (1 to 9): each round's time
+ * into each[0 .. rounds) in the order timed when each is not NULL, their
+ * median into *us. */
 int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,
                                     const struct spmv_config *cfg, int rounds,
                                     double *each, double *us,
                                     struct spmv_error *err);
-
-/*
- * The anchor.  A small product's time is mostly the device's fixed cost
- * of a launch, which moves between processes and runs by up to 10 % (a
- * calibration and an evaluation on one machine differed by 3-9 % on the
- * small matrices, every format alike: eval-h200-v35.md).  So each fit
- * keeps its configuration's time on one small fixed matrix (512 rows of
- * mean length 4, normal lengths, columns near the diagonal), timed right
- * after its calibration, and whoever predicts on the device times it
- * again and adds the difference to every prediction: the fixed cost as
- * it is now, not as it was then.
- */
-#define SPMVD_ANCHOR_ROWS 512
-#define SPMVD_ANCHOR_P 4
-#define SPMVD_ANCHOR_ROUNDS 5
-
-/* The anchor matrix: a new CSR owned by the caller, or NULL with err set. */
-struct spmv_csr *spmvd_predict_anchor_matrix(struct spmv_error *err);
-
-/*
- * Times every calibrated fit's configuration on the anchor matrix through
- * cb (the median of SPMVD_ANCHOR_ROUNDS timings of one load) into now[f];
- * NAN for the formats not calibrated or whose timing failed.  Returns the
- * number timed, or a negative code (SPMV_ENOMEM, SPMV_EGPU_STICKY).
- */
-int spmvd_predict_anchor(const struct spmvd_predictor *pred,
-                         enum spmv_dtype dt, struct spmvd_calib_backend *cb,
-                         double now[SPMV_FMT_COUNT], struct spmv_error *err);
-
-/* At calibration: every fit's anchor_us from now[] (NAN: 0), shift 0. */
-void spmvd_predict_set_anchor(struct spmvd_predictor *pred,
-                              const double now[SPMV_FMT_COUNT]);
-
-/*
- * At use: each fit's shift_us = now[f] - anchor_us where both are known
- * and the difference is within half the anchor (a larger one is a fault
- * of the timing, not a drift: no shift).  Returns the number shifted.
- */
-int spmvd_predict_shift(struct spmvd_predictor *pred,
-                        const double now[SPMV_FMT_COUNT]);
 
 struct spmvd_cache; /* spmvd_cache.h */
 

@@ -96,19 +96,6 @@ struct deferred {
   struct deferred *next;
 };
 
-/* Warm-up and timed runs of each calibration point (and of the anchor). */
-#define CALIB_WARMUP 2
-#define CALIB_REPS 10
-
-/* The predictor's anchor as this worker timed it (spmvd_predict_anchor),
- * per value type and format: timed once, at the first prediction that
- * needs it, or by a calibration. */
-struct anchor {
-  int have;
-  struct spmv_config cfg;
-  double us;
-};
-
 struct worker {
   int fd;
   const struct spmvd_backend_ops *ops;
@@ -117,7 +104,6 @@ struct worker {
   struct wmatrix *mats;
   struct wbuf *bufs;
   struct deferred *later, **later_tail;  /* FIFO, see serve_between() */
-  struct anchor anchor[3][SPMV_FMT_COUNT];  /* by enum spmv_dtype */
 };
 
 /* Unmaps vector buffer id (if known). */
@@ -754,48 +740,6 @@ static int tune_input(struct wmatrix *m, struct worker *w, json_t *exclude,
   return 0;
 }
 
-/*
- * Shifts pred (calibrated for dt) by its anchor timed on this worker:
- * the formats this worker has not timed yet, or whose configuration
- * changed since, are timed now (a few milliseconds each).  A failed timing
- * leaves its format unshifted; only a sticky device error is returned.
- */
-static int anchor_shift(struct worker *w, enum spmv_dtype dt,
-                        struct spmvd_predictor *pred, struct spmv_error *err)
-{
-  struct spmvd_calib_backend cb = {w->ops, w->be, CALIB_WARMUP, CALIB_REPS, 1};
-  struct anchor *a = w->anchor[dt];
-  struct spmvd_predictor todo;
-  double now[SPMV_FMT_COUNT];
-  int f, n = 0, rc;
-
-  memset(&todo, 0, sizeof todo);
-  for (f = 0; f < SPMV_FMT_COUNT; f++) {
-    const struct spmvd_fit *ft = &pred->fit[f];
-    if (ft->kind == SPMVD_FIT_NONE || !(ft->anchor_us > 0) ||
-        (a[f].have && memcmp(&a[f].cfg, &ft->cfg, sizeof ft->cfg) == 0))
-      continue;
-    todo.fit[f] = *ft;
-    n++;
-  }
-  if (n > 0) {
-    rc = spmvd_predict_anchor(&todo, dt, &cb, now, err);
-    if (rc == SPMV_EGPU_STICKY)
-      return rc;
-    for (f = 0; rc >= 0 && f < SPMV_FMT_COUNT; f++)
-      if (todo.fit[f].kind != SPMVD_FIT_NONE) {
-        a[f].have = 1;
-        a[f].cfg = todo.fit[f].cfg;
-        a[f].us = now[f];  /* NAN when it failed: no shift */
-      }
-  }
-  for (f = 0; f < SPMV_FMT_COUNT; f++)
-    now[f] = a[f].have && memcmp(&a[f].cfg, &pred->fit[f].cfg,
-                                 sizeof a[f].cfg) == 0 ? a[f].us : NAN;
-  spmvd_predict_shift(pred, now);
-  return 0;
-}
-
 static int op_tune(struct worker *w, json_t *req, json_int_t seq,
                    json_t **rep, struct spmv_error *err)
 {
@@ -822,10 +766,6 @@ static int op_tune(struct worker *w, json_t *req, json_int_t seq,
   /* The device's calibration fits, when the front end has them. */
   if (fits && (rc = spmvd_predict_from_json(fits, &pred, err)) < 0)
     return rc;
-  if (fits && (rc = anchor_shift(w, m->dtype, &pred, err)) < 0) {
-    die_if_sticky(rc);
-    return rc;
-  }
   if (fits)
     in.pred = &pred;
   struct race r = {w, m, NULL, seq, "tuning"};
@@ -959,6 +899,9 @@ static int op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
 
 /* --- calibrate --- */
 
+/* Warm-up and timed runs of each calibration point. */
+#define CALIB_WARMUP 2
+#define CALIB_REPS 10
 /* Share of the time left after the probe that the plan may fill: the
  * estimate is rough, and the deadline below is the hard bound. */
 #define CALIB_SAFETY 0.7
@@ -1325,7 +1268,6 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
   k.be.be = w->be;
   k.be.warmup = CALIB_WARMUP;
   k.be.reps = CALIB_REPS;
-  k.be.rounds = SPMVD_CALIB_ROUNDS;
   k.seq = seq;
   k.deadline = start + max_s;
   spmvd_calib_params_default(&prm);
@@ -1361,20 +1303,6 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
   if ((nfit = spmvd_predict_fit(plan, &w->dev, &pred, err)) < 0) {
     rc = nfit;
     goto out;
-  }
-  /* The anchor right after the plan: what a later prediction compares
-   * with (spmvd_predict.h); this worker's own anchor is this one. */
-  if (nfit > 0) {
-    double now[SPMV_FMT_COUNT];
-
-    if ((rc = spmvd_predict_anchor(&pred, dt, &k.be, now, err)) < 0)
-      goto out;
-    spmvd_predict_set_anchor(&pred, now);
-    for (int f = 0; f < SPMV_FMT_COUNT; f++) {
-      w->anchor[dt][f].have = pred.fit[f].kind != SPMVD_FIT_NONE;
-      w->anchor[dt][f].cfg = pred.fit[f].cfg;
-      w->anchor[dt][f].us = now[f];
-    }
   }
   if (nfit == 0) {
     rc = spmv_error_set(err, SPMV_ETIMEDOUT,

@@ -1006,7 +1006,7 @@ START_TEST(test_load_path)
 END_TEST
 
 /* A fake backend for spmvd_calib_backend_time(). */
-static int be_loaded, be_unloaded, be_times;
+static int be_loaded, be_unloaded;
 static struct spmvd_bmatrix *be_token = (struct spmvd_bmatrix *)&be_loaded;
 
 static int be_load(struct spmvd_backend *b, const struct spmv_csr *A,
@@ -1025,7 +1025,6 @@ static int be_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                    struct spmv_error *err)
 {
   ck_assert_ptr_eq(m, be_token);
-  be_times++;
   *median_us = warmup * 100 + reps;
   return 0;
 }
@@ -1054,7 +1053,6 @@ START_TEST(test_calib_backend_time)
   cb.be = NULL;
   cb.warmup = 2;
   cb.reps = 7;
-  cb.rounds = 0;  /* one */
   ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &ell, &us, &e),
                    0);
   ck_assert_double_eq(us, 207);
@@ -1063,152 +1061,69 @@ START_TEST(test_calib_backend_time)
   ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &dia, &us, &e),
                    SPMV_ETOOBIG);
   ck_assert_int_eq(be_unloaded, 1);
-  /* Rounds: one load, timed that many times. */
-  cb.rounds = SPMVD_CALIB_ROUNDS;
-  be_times = 0;
-  ck_assert_int_eq(spmvd_calib_backend_time(&cb, A, SPMV_F64, &ell, &us, &e),
-                   0);
-  ck_assert_double_eq(us, 207);
-  ck_assert_int_eq(be_loaded, 2);
-  ck_assert_int_eq(be_unloaded, 2);
-  ck_assert_int_eq(be_times, SPMVD_CALIB_ROUNDS);
   spmv_csr_free(A);
 }
 END_TEST
 
-/* A fake backend for the anchor: format f's time is 10 + f plus the next
- * of a cycle of offsets, so that a median of five is f's own 10 + f. */
-static int an_calls;
+/* A fake backend's time that cycles through offsets: the median of five
+ * rounds is the base, whatever the order. */
+static int rounds_calls;
 
-static int an_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
-                   int warmup, int reps, double *median_us,
-                   struct spmv_error *err)
+static int rounds_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                       int warmup, int reps, double *median_us,
+                       struct spmv_error *err)
 {
   static const double off[5] = { 0.5, -3, 0, 2, -0.25 };
 
-  *median_us = 10 + (double)(intptr_t)(void *)b + off[an_calls++ % 5];
+  ck_assert_ptr_eq(m, be_token);
+  *median_us = 10 + off[rounds_calls++ % 5];
   return 0;
 }
 
-static int an_load(struct spmvd_backend *b, const struct spmv_csr *A,
-                   enum spmv_dtype dt, const struct spmv_config *cfg,
-                   struct spmvd_bmatrix **out, struct spmv_error *err)
-{
-  /* The anchor matrix: 512 rows of mean length 4. */
-  ck_assert_int_eq(A->rows, SPMVD_ANCHOR_ROWS);
-  ck_assert_int_eq(A->nnz, SPMVD_ANCHOR_ROWS * SPMVD_ANCHOR_P);
-  return be_load(b, A, dt, cfg, out, err);
-}
-
-START_TEST(test_anchor)
+START_TEST(test_calib_backend_time_rounds)
 {
   struct spmvd_backend_ops ops;
   struct spmvd_calib_backend cb;
-  struct spmvd_predictor pr, pr2;
-  struct spmv_profile prof;
+  struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
+  struct spmv_config dia = { SPMV_FMT_DIA, 256, 0, 0, 0 };
+  struct spmv_csr *A = spmv_gen_random(100, 100, 3, 1, NULL);
   struct spmv_error e;
-  double now[SPMV_FMT_COUNT], t0, us, each[5];
-  int f, loads;
-  json_t *doc;
-  struct spmv_csr *A = spmvd_predict_anchor_matrix(&e);
+  double us = 0, each[5];
+  int loads = be_loaded, unloads = be_unloaded;
 
-  ck_assert_ptr_nonnull(A);
-  ck_assert_int_eq(A->rows, 512);
-  ck_assert_int_eq(A->nnz, 2048);
   memset(&ops, 0, sizeof ops);
-  ops.load = an_load;
-  ops.time = an_time;
+  ops.load = be_load;
+  ops.time = rounds_time;
   ops.unload = be_unload;
-  /* The backend pointer carries the fake's base offset (0 here). */
   cb.ops = &ops;
   cb.be = NULL;
   cb.warmup = 2;
   cb.reps = 10;
-  cb.rounds = 1;
-  /* One load, the median of its timings; rounds bounded. */
-  an_calls = 0;
-  loads = be_loaded;
-  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32,
-                                                   &(struct spmv_config){ SPMV_FMT_COO, 256, 0, 0, 0 },
-                                                   5, each, &us, &e), 0);
-  ck_assert_double_eq(each[0], 10.5);  /* in the order timed */
+  /* One load, five timings in the order taken, their median. */
+  rounds_calls = 0;
+  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32, &coo, 5,
+                                                   each, &us, &e), 0);
+  ck_assert_double_eq(us, 10);
+  ck_assert_double_eq(each[0], 10.5);
   ck_assert_double_eq(each[1], 7);
   ck_assert_double_eq(each[4], 9.75);
-  ck_assert_double_eq(us, 10);
-  ck_assert_int_eq(an_calls, 5);
+  ck_assert_int_eq(rounds_calls, 5);
   ck_assert_int_eq(be_loaded, loads + 1);
-  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32,
-                                                   &(struct spmv_config){ SPMV_FMT_COO, 256, 0, 0, 0 },
-                                                   10, NULL, &us, &e), SPMV_EINVAL);
-  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32,
-                                                   &(struct spmv_config){ SPMV_FMT_COO, 256, 0, 0, 0 },
-                                                   0, NULL, &us, &e), SPMV_EINVAL);
+  ck_assert_int_eq(be_unloaded, unloads + 1);
+  /* each may be NULL; the rounds are bounded; a failed load times nothing. */
+  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32, &coo, 3,
+                                                   NULL, &us, &e), 0);
+  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32, &coo, 0,
+                                                   NULL, &us, &e), SPMV_EINVAL);
+  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32, &coo, 10,
+                                                   NULL, &us, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "rounds 10"));
+  rounds_calls = 0;
+  ck_assert_int_eq(spmvd_calib_backend_time_rounds(&cb, A, SPMV_F32, &dia, 3,
+                                                   NULL, &us, &e), SPMV_ETOOBIG);
+  ck_assert_int_eq(rounds_calls, 0);
+  ck_assert_int_eq(be_unloaded, unloads + 2);
   spmv_csr_free(A);
-
-  /* Three calibrated formats: coo and jad time, dia's load fails. */
-  memset(&pr, 0, sizeof pr);
-  for (f = 0; f < SPMV_FMT_COUNT; f++)
-    if (f == SPMV_FMT_COO || f == SPMV_FMT_JAD || f == SPMV_FMT_DIA) {
-      pr.fit[f].kind = SPMVD_FIT_SADDLE;
-      pr.fit[f].cfg.format = (enum spmv_format)f;
-      pr.fit[f].cfg.bs = 256;
-      pr.fit[f].strip = 128;
-      pr.fit[f].a = 0.5;   /* T = 0.5 I P + 2 */
-      pr.fit[f].gd = 2;
-    }
-  an_calls = 0;
-  cb.be = (struct spmvd_backend *)(intptr_t)3;
-  ck_assert_int_eq(spmvd_predict_anchor(&pr, SPMV_F64, &cb, now, &e), 2);
-  ck_assert_double_eq(now[SPMV_FMT_COO], 13);
-  ck_assert_double_eq(now[SPMV_FMT_JAD], 13);
-  ck_assert(isnan(now[SPMV_FMT_DIA]));
-  ck_assert(isnan(now[SPMV_FMT_CSR_SCALAR]));
-  ck_assert_int_eq(an_calls, 2 * SPMVD_ANCHOR_ROUNDS);
-  spmvd_predict_set_anchor(&pr, now);
-  ck_assert_double_eq(pr.fit[SPMV_FMT_COO].anchor_us, 13);
-  ck_assert_double_eq(pr.fit[SPMV_FMT_DIA].anchor_us, 0);
-
-  /* Kept through JSON; the shift is not. */
-  pr.fit[SPMV_FMT_COO].shift_us = 1;
-  doc = spmvd_predict_to_json(&pr);
-  ck_assert_ptr_nonnull(doc);
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
-  ck_assert_double_eq(pr2.fit[SPMV_FMT_COO].anchor_us, 13);
-  ck_assert_double_eq(pr2.fit[SPMV_FMT_COO].shift_us, 0);
-  ck_assert_double_eq(pr2.fit[SPMV_FMT_DIA].anchor_us, 0);
-  ck_assert_ptr_null(json_object_get(json_object_get(doc, "dia"), "anchor_us"));
-  json_object_set_new(json_object_get(doc, "coo"), "anchor_us", json_real(-1));
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  ck_assert_ptr_nonnull(strstr(e.msg, "anchor_us"));
-  json_object_set_new(json_object_get(doc, "coo"), "anchor_us", json_string("x"));
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  json_decref(doc);
-
-  /* At use: the device now 0.4 us slower on coo, 1 us faster on jad;
-   * each prediction moves by that much.  I0 = 256 / 128 = 2, P0 = 4. */
-  pr.fit[SPMV_FMT_COO].shift_us = 0;
-  memset(&prof, 0, sizeof prof);
-  prof.rows = prof.cols = 256;
-  prof.nnz = 1024;
-  t0 = spmvd_predict_time(&pr.fit[SPMV_FMT_COO], &prof, NULL);
-  ck_assert_double_eq_tol(t0, 0.5 * 2 * 4 + 2, 1e-12);
-  now[SPMV_FMT_COO] = 13.4;
-  now[SPMV_FMT_JAD] = 12;
-  ck_assert_int_eq(spmvd_predict_shift(&pr, now), 2);
-  ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_COO], &prof, NULL),
-                          t0 + 0.4, 1e-12);
-  ck_assert_double_eq_tol(spmvd_predict_time(&pr.fit[SPMV_FMT_JAD], &prof, NULL),
-                          t0 - 1, 1e-12);
-  /* More than half the anchor apart, or not timed: no shift. */
-  now[SPMV_FMT_COO] = 20;
-  now[SPMV_FMT_JAD] = NAN;
-  ck_assert_int_eq(spmvd_predict_shift(&pr, now), 0);
-  ck_assert_double_eq(spmvd_predict_time(&pr.fit[SPMV_FMT_COO], &prof, NULL), t0);
-  ck_assert_double_eq(spmvd_predict_time(&pr.fit[SPMV_FMT_JAD], &prof, NULL), t0);
-  /* A fit without an anchor (an older calibration) is never shifted. */
-  pr.fit[SPMV_FMT_COO].anchor_us = 0;
-  now[SPMV_FMT_COO] = 13.4;
-  ck_assert_int_eq(spmvd_predict_shift(&pr, now), 0);
 }
 END_TEST
 
@@ -1226,7 +1141,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_calibrate_end_to_end);
   tcase_add_test(tc, test_calibrate_bound);
   tcase_add_test(tc, test_calib_backend_time);
-  tcase_add_test(tc, test_anchor);
+  tcase_add_test(tc, test_calib_backend_time_rounds);
   tcase_add_test(tc, test_features);
   tcase_add_test(tc, test_features_jad);
   tcase_add_test(tc, test_fit_work);

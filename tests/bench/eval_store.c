@@ -649,8 +649,7 @@ int eval_store_calib_time(void *ctx, const struct spmv_csr *A,
   int rc;
 
   if (s->mode == M_CPU || s->calib_direct) {
-    struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS,
-                                      SPMVD_CALIB_ROUNDS };
+    struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS };
     return spmvd_calib_backend_time(&cb, A, dt, cfg, us, err);
   }
   /* The plan tells when the matrix changes (a new one may reuse the old
@@ -706,20 +705,10 @@ int eval_store_worker_time(struct eval_store *s, const struct spmv_csr *A,
                            int rounds, double *each, double *us,
                            struct spmv_error *err)
 {
-  struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS, 1 };
+  struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS };
 
   return spmvd_calib_backend_time_rounds(&cb, A, dt, cfg, rounds, each, us,
                                          err);
-}
-
-/* Times the predictor's anchor as the daemon's worker does. */
-int eval_store_anchor(struct eval_store *s, const struct spmvd_predictor *pred,
-                      enum spmv_dtype dt, double now[SPMV_FMT_COUNT],
-                      struct spmv_error *err)
-{
-  struct spmvd_calib_backend cb = { s->bops, s->be, CALIB_WARMUP, CALIB_REPS, 1 };
-
-  return spmvd_predict_anchor(pred, dt, &cb, now, err);
 }
 
 /* ---- the cache hit ---- */

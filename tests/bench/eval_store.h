@@ -78,13 +78,6 @@ int eval_store_worker_time(struct eval_store *s, const struct spmv_csr *A,
                            int rounds, double *each, double *us,
                            struct spmv_error *err);
 
-/* The predictor's anchor (spmvd_predict_anchor) timed on the store's
- * backend as the daemon's worker times it, into now[f].  Returns the
- * number of formats timed or a negative code. */
-int eval_store_anchor(struct eval_store *s, const struct spmvd_predictor *pred,
-                      enum spmv_dtype dt, double now[SPMV_FMT_COUNT],
-                      struct spmv_error *err);
-
 /* Tells the store the calibration plan that eval_store_calib_time follows
  * (borrowed until the calibration ends; NULL to forget it). */
 void eval_store_calib_plan(struct eval_store *s,

@@ -104,8 +104,6 @@ struct calib_res {
   double seconds;
   int64_t total_nnz;
   struct spmvd_predictor pred;
-  double anchor_now[SPMV_FMT_COUNT]; /* the anchor timed before the matrices */
-  int nshift;                /* fits shifted by it (spmvd_predict_shift) */
   char msg[160];
 };
 
@@ -247,15 +245,6 @@ static void calibrate(struct eval_store *s, enum spmv_dtype dt,
     for (size_t k = 0; k < plan->n; k++)
       cr->nok += plan->pt[k].ok;
     rc = spmvd_predict_fit(plan, eval_store_info(s), &cr->pred, &e);
-  }
-  /* As the daemon's worker does after its calibration. */
-  if (rc >= 0) {
-    double now[SPMV_FMT_COUNT];
-    int ra = eval_store_anchor(s, &cr->pred, dt, now, &e);
-    if (ra < 0)
-      rc = ra;
-    else
-      spmvd_predict_set_anchor(&cr->pred, now);
   }
   cr->seconds = bench_now_s() - t0;
   if (rc < 0) {
@@ -622,7 +611,6 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   /* Predictor errors per format. */
   double pe_sum[SPMV_FMT_COUNT] = {0}, pe_max[SPMV_FMT_COUNT] = {0};
   double pp_sum[SPMV_FMT_COUNT] = {0}, ps_sum[SPMV_FMT_COUNT] = {0};
-  double pu_sum[SPMV_FMT_COUNT] = {0};  /* without the anchor's shift */
   int pe_n[SPMV_FMT_COUNT] = {0}, ps_n[SPMV_FMT_COUNT] = {0};
   const char *pe_worst[SPMV_FMT_COUNT] = {0};
   for (size_t i = 0; i < n; i++)
@@ -630,8 +618,6 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
       if (r[i].dt == dt && isfinite(r[i].perr[k])) {
         pe_sum[k] += r[i].perr[k];
         pp_sum[k] += fabs(r[i].ppaper[k] - r[i].pmeas[k]) / r[i].pmeas[k];
-        pu_sum[k] += fabs(r[i].ppred[k] - cr->pred.fit[k].shift_us - r[i].pmeas[k]) /
-                     r[i].pmeas[k];
         pe_n[k]++;
         if (r[i].pstore[k] > 0) {
           ps_sum[k] += fabs(r[i].ppred[k] - r[i].pstore[k]) / r[i].pstore[k];
@@ -753,28 +739,23 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
              "csr-vector's product of lines, on the paper's grid) in its own column.  Measured as the\n"
              "calibration timed its points: loaded through the backend as the worker loads, 2 warm-up\n"
              "runs and the median of 10, the median of %d such timings; the last column is the work\n"
-             "model's error against the ground-truth race's time of the same configuration instead.\n"
-             "Every prediction carries its fit's anchor shift (spmvd_predict.h): the configuration's\n"
-             "time on the anchor matrix before the matrices, less its time right after the\n"
-             "calibration; the error without that shift in its own column.\n\n",
+             "model's error against the ground-truth race's time of the same configuration instead.\n\n",
           MEAS_ROUNDS);
-  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time | anchor: calibrated / now us | mean error without the shift |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time |\n|---|---|---|---|---|---|---|---|---|\n");
   for (k = 0; cr->done && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *ft = &cr->pred.fit[k];
     char txt[64];
     if (ft->kind == SPMVD_FIT_NONE)
       continue;
     spmv_config_format(&ft->cfg, txt, sizeof txt);
-    char v[5][24];
-    num(v[4], pe_n[k] ? 100 * pu_sum[k] / pe_n[k] : NAN, "%.1f %%");
+    char v[4][24];
     num(v[0], pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[1], pe_n[k] ? 100 * pe_max[k] : NAN, "%.1f %%");
     num(v[2], pe_n[k] ? 100 * pp_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[3], ps_n[k] ? 100 * ps_sum[k] / ps_n[k] : NAN, "%.1f %%");
-    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s | %s | %.3f / %.3f | %s |\n",
+    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s | %s |\n",
             spmv_format_name((enum spmv_format)k), txt, 100 * ft->work_err, ft->work_npoints,
-            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2], v[3],
-            ft->anchor_us, cr->anchor_now[k], v[4]);
+            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2], v[3]);
   }
 
   fprintf(f, "\n### %s: per matrix (best/pick in %%, cost in SpMV-equivalents of the pick)\n\n", dn);
@@ -1323,16 +1304,6 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
   fprintf(stderr, "%s: calibration %s in %.1f s (%d formats)\n", spmv_dtype_name(dt),
           cr->loaded ? "read from the cache" : cr->done ? "done" : cr->msg,
           cr->seconds, cr->nfit);
-  /* The anchor timed now, as the daemon's worker times it before its first
-   * prediction: every prediction below carries its shift. */
-  for (int k = 0; k < SPMV_FMT_COUNT; k++)
-    cr->anchor_now[k] = NAN;
-  if (cr->done) {
-    spmv_error_clear(&err);
-    if (eval_store_anchor(r->s, &cr->pred, dt, cr->anchor_now, &err) < 0)
-      fprintf(stderr, "%s: anchor: %s\n", spmv_dtype_name(dt), err.msg);
-    cr->nshift = spmvd_predict_shift(&cr->pred, cr->anchor_now);
-  }
   pthread_mutex_lock(&r->mu);
   r->cr[dti] = *cr;
   pthread_mutex_unlock(&r->mu);
