@@ -1524,21 +1524,13 @@ json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
                    "predictions", arr);
 }
 
-/* Times A as cfg on a backend (the calibration's usual time callback). */
+/* Times A as cfg on a backend (the calibration's usual time callback):
+ * one load, one timing. */
 int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
                              enum spmv_dtype dt, const struct spmv_config *cfg,
                              double *us, struct spmv_error *err)
 {
-  struct spmvd_calib_backend *cb = ctx;
-  struct spmvd_bmatrix *m = NULL;
-  int ret;
-
-  ret = cb->ops->load(cb->be, A, dt, cfg, &m, err);
-  if (ret != 0)
-    return ret;
-  ret = cb->ops->time(cb->be, m, cb->warmup, cb->reps, us, err);
-  cb->ops->unload(cb->be, m);
-  return ret;
+  return spmvd_calib_backend_time_rounds(ctx, A, dt, cfg, 1, NULL, us, err);
 }
 
 /* Times A as cfg: one load, `rounds` timings, their median. */
