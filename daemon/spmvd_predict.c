@@ -878,6 +878,32 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
   return seen > 0 ? total * ((double)A->nnz / seen) : 0;
 }
 
+/* x_warp: the distinct sectors of x each warp of 32 rows in row order
+ * touches, summed over the warps; a stamp per sector (the last warp that
+ * counted it) makes it one pass over the entries.  Returns -1 when out of
+ * memory (the caller then uses the per-row count). */
+static double warp_x_sectors(const struct spmv_csr *A, int shift)
+{
+  int64_t nsec = ((int64_t)A->cols >> shift) + 1, s, k, r;
+  int32_t *stamp = malloc((size_t)nsec * sizeof *stamp);
+  double total = 0;
+
+  if (stamp == NULL)
+    return -1;
+  for (s = 0; s < nsec; s++)
+    stamp[s] = -1;
+  for (r = 0; r < A->rows; r++)
+    for (k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
+      s = A->col_idx[k] >> shift;
+      if (stamp[s] != (int32_t)(r / FEAT_GROUP)) {
+        stamp[s] = (int32_t)(r / FEAT_GROUP);
+        total += 1;
+      }
+    }
+  free(stamp);
+  return total;
+}
+
 /* path_x: the most sectors of x along a warp of the longest rows (rl_max
  * set), over its first PATH_WARPS warps of that length; *path_m the
  * sectors of the entries that warp loads. */
@@ -952,10 +978,13 @@ void spmvd_predict_features(const struct spmv_csr *A,
   out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift,
                                  &out->path_x_jad);
   out->path_x = path_sectors(A, (int64_t)out->rl_max, shift, &out->path_m);
+  out->x_warp = warp_x_sectors(A, shift);
   if (out->sectors_jad < 0) {
     out->sectors_jad = out->sectors;
     out->path_x_jad = out->path_x;
   }
+  if (out->x_warp < 0)
+    out->x_warp = out->sectors;
   out->bytes = spmvd_predict_footprint((double)A->rows, (double)A->cols,
                                        (double)A->nnz, dt);
   out->hyb_k = (double)prof->hyb_k;
@@ -1026,6 +1055,17 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
     phi[6] = x->rl_max > cap ? 1 : 0;
   }
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
+  /* A thread per row, or csr-adaptive's blocks of rows in row order: each
+   * warp keeps the x of its 32 rows in the L1, and the more warps share an
+   * SM the less of it stays.  Near-diagonal columns keep few sectors a
+   * warp; FEM matrices' rows of far-apart nodes keep many, however few
+   * each row touches (csr-scalar took pwtk and shipsec1 for near-diagonal
+   * ones and ran them 2.2-2.5x slower than predicted; csr-stream's
+   * replays did not move: predictor-anchor-h200.md). */
+  if (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_CSR_ADAPTIVE) {
+    occ = threads > 0 ? x->rows / threads : 0;
+    phi[7] = (occ < 1 ? occ : 1) * x->x_warp;
+  }
   /* Beyond the L2, a growing share of x's sectors comes from DRAM. */
   phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
                ? (1 - l2_bytes / x->bytes) * sect

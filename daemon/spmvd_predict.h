@@ -72,6 +72,9 @@ struct spmvd_pfeat {
   double path_x_jad; /* the same along jad's first (longest) warp */
   double path_m;     /* the sectors of the entries that path_x's warp
                         loads, counted the same way */
+  double x_warp;     /* x's distinct sectors per warp of 32 rows in row
+                        order, summed over the warps: the x a warp of a
+                        thread per row keeps in its SM's L1 at once */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -82,9 +85,9 @@ struct spmvd_pfeat {
  * row length) cannot see what decides most real matrices' times: the
  * longest row, which a thread per row waits for; the padding a format
  * steps through; how many 32-byte sectors of x the columns touch, along
- * the longest warp and in all; how much of the device the rows occupy
- * (the more warps at once, the less of the L1 each keeps); whether HYB's
- * COO part runs at all.  The work model is linear in such counts
+ * the longest warp, per warp of rows and in all; how much of the device
+ * the rows occupy (the more warps at once, the less of the L1 each
+ * keeps); whether HYB's COO part runs at all.  The work model is linear in such counts
  * (struct spmvd_pfeat), T = sum_j wc[j] * phi_j, with non-negative
  * coefficients fitted by weighted least squares (relative errors) over
  * every calibration point of the format: the paper's grid and the work
@@ -358,8 +361,11 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * of one thread (hyb_k for hyb, rl_max otherwise), sectors (for jad
  * those of its own order, sectors_jad), whether a second kernel runs
  * (hyb: its COO part; csr-stream: rows longer than a block's BS x k
- * entries, summed in a second step), hyb's COO entries (0
- * for the others), and the sectors again times the share of the
+ * entries, summed in a second step), hyb's COO entries (for hyb; for
+ * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp
+ * times the share of the device's threads the rows occupy, at most 1, 0
+ * when threads is 0; 0 for the others), and the sectors again times the
+ * share of the
  * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
  * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the
  * sectors along the longest warp's path (path_x_jad for jad, path_m for

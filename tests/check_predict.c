@@ -658,6 +658,10 @@ START_TEST(test_features)
   /* Its entries: step 0 at 0 and 10..40, sectors 0 and 2..10 (10), then
    * row 0's 1..9, one each (9). */
   ck_assert_double_eq(f.path_m, 10 + 9);
+  /* x per warp of 32 rows in row order, 4 doubles a sector: rows 0..31
+   * touch columns 0..31 (sectors 0..7: 8), rows 32..33 columns 0, 31 and
+   * 63 (sectors 0, 7, 15: 3). */
+  ck_assert_double_eq(f.x_warp, 8 + 3);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
@@ -667,6 +671,8 @@ START_TEST(test_features)
   ck_assert_double_eq(f.path_x_jad, 4 + 2 + 2 + 7);
   /* Of 8: step 0 in sectors 0..5 (6). */
   ck_assert_double_eq(f.path_m, 6 + 9);
+  /* Of 8: sectors 0..3 (4), then 0, 3 and 7 (3). */
+  ck_assert_double_eq(f.x_warp, 4 + 3);
   /* The terms: hyb's path is its ELL width, the others' the longest row;
    * csr-stream's second kernel runs for rows longer than BS x k. */
   struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };
@@ -685,18 +691,33 @@ START_TEST(test_features)
   spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
+  /* The x a warp keeps, for a thread per row and csr-adaptive's blocks
+   * (not csr-stream's): x_warp times the same share of the device (rows
+   * alone), at most 1. */
+  spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * 36);
+  ck_assert_double_eq(phi[7], 0.5 * 7);
+  spmvd_predict_work_basis(&sc, 0, 17, &f, phi);
+  ck_assert_double_eq(phi[7], 7);
+  spmvd_predict_work_basis(&sc, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[7], 0);
+  spmvd_predict_work_basis(&st128, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&ell, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 13);
   ck_assert_double_eq(phi[10], 0.5 * 36);
+  ck_assert_double_eq(phi[7], 0.5 * 7);
   spmvd_predict_work_basis(&vec, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 36);
+  ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&coo, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 0.5 * 36);
+  ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&coo, 0, 0, &f, phi);
   ck_assert_double_eq(phi[10], 0);
   spmvd_predict_work_basis(&hyb, 0, 0, &f, phi);
@@ -758,6 +779,33 @@ static double jad_sectors_ref(const struct spmv_csr *A, int shift)
   return total;
 }
 
+/* x_warp counted plainly: each warp's sectors sorted, the distinct ones
+ * counted. */
+static double x_warp_ref(const struct spmv_csr *A, int shift)
+{
+  int64_t *s = malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof *s);
+  int64_t w, k, n, a, b, tmp;
+  double total = 0;
+
+  ck_assert_ptr_nonnull(s);
+  for (w = 0; w < A->rows; w += 32) {
+    int64_t hi = w + 32 < A->rows ? w + 32 : A->rows;
+    n = 0;
+    for (k = A->row_ptr[w]; k < A->row_ptr[hi]; k++)
+      s[n++] = A->col_idx[k] >> shift;
+    for (a = 1; a < n; a++)  /* insertion sort: warps are small here */
+      for (b = a; b > 0 && s[b - 1] > s[b]; b--) {
+        tmp = s[b];
+        s[b] = s[b - 1];
+        s[b - 1] = tmp;
+      }
+    for (k = 0; k < n; k++)
+      total += k == 0 || s[k] != s[k - 1];
+  }
+  free(s);
+  return total;
+}
+
 /* sectors_jad on the two sorts (by counting where lengths are few, else
  * a sort of the rows) and past the sampling threshold, against the plain
  * count. */
@@ -808,6 +856,21 @@ START_TEST(test_features_jad)
                 "sampled %g, counted %g", f.sectors_jad, want);
   /* Sorting scatters the near-diagonal rows: more sectors than per row. */
   ck_assert_double_gt(f.sectors_jad, 1.5 * f.sectors);
+  /* In row order a warp's near-diagonal rows share their sectors: fewer
+   * than per row, and exactly the plain count. */
+  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 3));
+  ck_assert_double_lt(f.x_warp, 0.5 * f.sectors);
+  spmv_csr_free(A);
+  /* Random columns among a million: a warp's rows share next to nothing. */
+  spec.rows = 5000;
+  spec.cols = 1000000;
+  spec.place = SPMV_GEN_RANDOM;
+  A = spmv_gen_matching(&spec, 12, &e);
+  ck_assert_msg(A != NULL, "%s", e.msg);
+  ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+  spmvd_predict_features(A, &prof, SPMV_F64, &f);
+  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 2));
+  ck_assert_double_gt(f.x_warp, 0.98 * f.sectors);
   spmv_csr_free(A);
 }
 END_TEST
