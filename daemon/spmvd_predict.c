@@ -828,6 +828,37 @@ static double warp_sectors(const struct spmv_csr *A, const int64_t *b,
   return total;
 }
 
+/* x_warp: the distinct sectors of x each warp of 32 rows touches, the rows
+ * taken in order (NULL: row order), summed over the warps; a stamp per
+ * sector (the last warp that counted it) makes it one pass over the
+ * entries.  Returns -1 when out of memory (the caller then uses the
+ * per-row count). */
+static double warp_x_sectors(const struct spmv_csr *A, const int32_t *order,
+                             int shift)
+{
+  int64_t nsec = ((int64_t)A->cols >> shift) + 1, s, k, r, row;
+  int32_t *stamp = malloc((size_t)nsec * sizeof *stamp), w;
+  double total = 0;
+
+  if (stamp == NULL)
+    return -1;
+  for (s = 0; s < nsec; s++)
+    stamp[s] = -1;
+  for (r = 0; r < A->rows; r++) {
+    row = order != NULL ? order[r] : r;
+    w = (int32_t)(r / FEAT_GROUP);
+    for (k = A->row_ptr[row]; k < A->row_ptr[row + 1]; k++) {
+      s = A->col_idx[k] >> shift;
+      if (stamp[s] != w) {
+        stamp[s] = w;
+        total += 1;
+      }
+    }
+  }
+  free(stamp);
+  return total;
+}
+
 /*
  * x's sectors as jad's warps gather them: rows in descending length, ties
  * in row order (jad_order), 32 rows to a warp, and at each
@@ -836,17 +867,19 @@ static double warp_sectors(const struct spmv_csr *A, const int64_t *b,
  * rows of a warp over the matrix, so neighbouring lanes no longer share
  * the sectors of x that neighbouring rows' columns share; the per-row
  * count cannot see that (the paper matrices with near-diagonal columns
- * ran jad 1.6-1.9x slower than it predicted on the H200).  Returns -1
- * when out of memory (the caller then uses the per-row count).
+ * ran jad 1.6-1.9x slower than it predicted on the H200).  *x_warp the
+ * distinct sectors per warp in that order (warp_x_sectors).  Returns -1
+ * when out of memory (the caller then uses the per-row counts).
  */
 static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
-                          double *first)
+                          double *first, double *x_warp)
 {
   int32_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
   int64_t b[FEAT_GROUP], l[FEAT_GROUP], w, d, n, j, prev, sec, step;
   double total = 0, seen = 0, ent;
 
-  if (order == NULL || jad_order(A, rl_max, order) != 0) {
+  if (order == NULL || jad_order(A, rl_max, order) != 0 ||
+      (*x_warp = warp_x_sectors(A, order, shift)) < 0) {
     free(order);
     return -1;
   }
@@ -876,32 +909,6 @@ static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
   }
   free(order);
   return seen > 0 ? total * ((double)A->nnz / seen) : 0;
-}
-
-/* x_warp: the distinct sectors of x each warp of 32 rows in row order
- * touches, summed over the warps; a stamp per sector (the last warp that
- * counted it) makes it one pass over the entries.  Returns -1 when out of
- * memory (the caller then uses the per-row count). */
-static double warp_x_sectors(const struct spmv_csr *A, int shift)
-{
-  int64_t nsec = ((int64_t)A->cols >> shift) + 1, s, k, r;
-  int32_t *stamp = malloc((size_t)nsec * sizeof *stamp);
-  double total = 0;
-
-  if (stamp == NULL)
-    return -1;
-  for (s = 0; s < nsec; s++)
-    stamp[s] = -1;
-  for (r = 0; r < A->rows; r++)
-    for (k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
-      s = A->col_idx[k] >> shift;
-      if (stamp[s] != (int32_t)(r / FEAT_GROUP)) {
-        stamp[s] = (int32_t)(r / FEAT_GROUP);
-        total += 1;
-      }
-    }
-  free(stamp);
-  return total;
 }
 
 /* path_x: the most sectors of x along a warp of the longest rows (rl_max
@@ -976,12 +983,13 @@ void spmvd_predict_features(const struct spmv_csr *A,
   }
   out->w_ell = (double)A->rows * out->rl_max;
   out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift,
-                                 &out->path_x_jad);
+                                 &out->path_x_jad, &out->x_warp_jad);
   out->path_x = path_sectors(A, (int64_t)out->rl_max, shift, &out->path_m);
-  out->x_warp = warp_x_sectors(A, shift);
+  out->x_warp = warp_x_sectors(A, NULL, shift);
   if (out->sectors_jad < 0) {
     out->sectors_jad = out->sectors;
     out->path_x_jad = out->path_x;
+    out->x_warp_jad = out->sectors;
   }
   if (out->x_warp < 0)
     out->x_warp = out->sectors;
@@ -1066,6 +1074,11 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
     occ = threads > 0 ? x->rows / threads : 0;
     phi[7] = (occ < 1 ? occ : 1) * x->x_warp;
   }
+  /* jad's warps, of rows by length: x once a warp, as it would come were
+   * it kept for the warp's life (replayed, the occupancy weight fitted
+   * f32 worse and f64 no better). */
+  if (cfg->format == SPMV_FMT_JAD)
+    phi[7] = x->x_warp_jad;
   /* Beyond the L2, a growing share of x's sectors comes from DRAM. */
   phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
                ? (1 - l2_bytes / x->bytes) * sect

@@ -75,6 +75,7 @@ struct spmvd_pfeat {
   double x_warp;     /* x's distinct sectors per warp of 32 rows in row
                         order, summed over the warps: the x a warp of a
                         thread per row keeps in its SM's L1 at once */
+  double x_warp_jad; /* the same along jad's warps (rows by length) */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -364,7 +365,8 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * entries, summed in a second step), hyb's COO entries (for hyb; for
  * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp
  * times the share of the device's threads the rows occupy, at most 1, 0
- * when threads is 0; 0 for the others), and the sectors again times the
+ * when threads is 0; for jad x_warp_jad; 0 for the others), and the
+ * sectors again times the
  * share of the
  * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
  * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the

@@ -662,6 +662,9 @@ START_TEST(test_features)
    * touch columns 0..31 (sectors 0..7: 8), rows 32..33 columns 0, 31 and
    * 63 (sectors 0, 7, 15: 3). */
   ck_assert_double_eq(f.x_warp, 8 + 3);
+  /* Along jad's warps: rows 0, 33, 1..30 (sectors 0..7 and 15: 9), then
+   * 31 and the empty 32 (sector 7: 1). */
+  ck_assert_double_eq(f.x_warp_jad, 9 + 1);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
@@ -673,6 +676,7 @@ START_TEST(test_features)
   ck_assert_double_eq(f.path_m, 6 + 9);
   /* Of 8: sectors 0..3 (4), then 0, 3 and 7 (3). */
   ck_assert_double_eq(f.x_warp, 4 + 3);
+  ck_assert_double_eq(f.x_warp_jad, 5 + 1);
   /* The terms: hyb's path is its ELL width, the others' the longest row;
    * csr-stream's second kernel runs for rows longer than BS x k. */
   struct spmv_config hyb = { SPMV_FMT_HYB, 256, 0, 0, 0 };
@@ -693,9 +697,9 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
   /* The x a warp keeps, for a thread per row and csr-adaptive's blocks
    * (not csr-stream's): x_warp times the same share of the device (rows
-   * alone), at most 1. */
+   * alone), at most 1; jad's own, as it is. */
   spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
-  ck_assert_double_eq(phi[7], 0);
+  ck_assert_double_eq(phi[7], 6);
   spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * 36);
@@ -780,19 +784,31 @@ static double jad_sectors_ref(const struct spmv_csr *A, int shift)
 }
 
 /* x_warp counted plainly: each warp's sectors sorted, the distinct ones
- * counted. */
-static double x_warp_ref(const struct spmv_csr *A, int shift)
+ * counted; rows in row order, or jad's (a stable sort by decreasing
+ * length, as jad_sectors_ref sorts) when jad is set. */
+static double x_warp_ref(const struct spmv_csr *A, int shift, int jad)
 {
   int64_t *s = malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof *s);
-  int64_t w, k, n, a, b, tmp;
+  int64_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
+  int64_t w, k, n, a, b, tmp, r, len, maxlen = 0, j;
   double total = 0;
 
   ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(order);
+  for (r = 0; r < A->rows; r++)
+    if (A->row_ptr[r + 1] - A->row_ptr[r] > maxlen)
+      maxlen = A->row_ptr[r + 1] - A->row_ptr[r];
+  for (k = 0, len = maxlen; jad && len >= 0; len--)
+    for (r = 0; r < A->rows; r++)
+      if (A->row_ptr[r + 1] - A->row_ptr[r] == len)
+        order[k++] = r;
+  for (r = 0; !jad && r < A->rows; r++)
+    order[r] = r;
   for (w = 0; w < A->rows; w += 32) {
-    int64_t hi = w + 32 < A->rows ? w + 32 : A->rows;
     n = 0;
-    for (k = A->row_ptr[w]; k < A->row_ptr[hi]; k++)
-      s[n++] = A->col_idx[k] >> shift;
+    for (j = w; j < w + 32 && j < A->rows; j++)
+      for (k = A->row_ptr[order[j]]; k < A->row_ptr[order[j] + 1]; k++)
+        s[n++] = A->col_idx[k] >> shift;
     for (a = 1; a < n; a++)  /* insertion sort: warps are small here */
       for (b = a; b > 0 && s[b - 1] > s[b]; b--) {
         tmp = s[b];
@@ -803,6 +819,7 @@ static double x_warp_ref(const struct spmv_csr *A, int shift)
       total += k == 0 || s[k] != s[k - 1];
   }
   free(s);
+  free(order);
   return total;
 }
 
@@ -858,7 +875,8 @@ START_TEST(test_features_jad)
   ck_assert_double_gt(f.sectors_jad, 1.5 * f.sectors);
   /* In row order a warp's near-diagonal rows share their sectors: fewer
    * than per row, and exactly the plain count. */
-  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 3));
+  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 3, 0));
+  ck_assert_double_eq(f.x_warp_jad, x_warp_ref(A, 3, 1));
   ck_assert_double_lt(f.x_warp, 0.5 * f.sectors);
   spmv_csr_free(A);
   /* Random columns among a million: a warp's rows share next to nothing. */
@@ -869,7 +887,8 @@ START_TEST(test_features_jad)
   ck_assert_msg(A != NULL, "%s", e.msg);
   ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
   spmvd_predict_features(A, &prof, SPMV_F64, &f);
-  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 2));
+  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 2, 0));
+  ck_assert_double_eq(f.x_warp_jad, x_warp_ref(A, 2, 1));
   ck_assert_double_gt(f.x_warp, 0.98 * f.sectors);
   spmv_csr_free(A);
 }

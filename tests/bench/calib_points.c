@@ -69,13 +69,13 @@ struct ctx {
 
 static void print_feat(const struct spmvd_pfeat *f)
 {
-  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
+  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
          f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
          f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
-         f->path_x, f->path_x_jad, f->path_m, f->x_warp);
+         f->path_x, f->path_x_jad, f->path_m, f->x_warp, f->x_warp_jad);
 }
 
-#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m\tx_warp"
+#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m\tx_warp\tx_warp_jad"
 
 /* The calibration's time callback: features once per matrix, a line per
  * point.  Past the budget every point is skipped (not timed). */
@@ -563,12 +563,12 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     struct spmv_config cfg;
     double us;
 
-    /* 26 fields; 25 in dumps from before x_warp and 22 before path_x
-     * (then 0: --refeature recomputes them), 21 before sectors_jad (then
-     * the per-row count stands in for it). */
+    /* 27 fields; 25 in dumps from before x_warp and x_warp_jad and 22
+     * before path_x (then 0: --refeature recomputes them), 21 before
+     * sectors_jad (then the per-row count stands in for it). */
     if (line[0] == '#' ||
         ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25 &&
-         nf != 26))
+         nf != 27))
       continue;
     us = strtod(f[nf - 1], NULL);
     if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
@@ -591,8 +591,10 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       x.path_x_jad = strtod(f[21], NULL);
       x.path_m = strtod(f[22], NULL);
     }
-    if (nf == 26)
+    if (nf == 27) {
       x.x_warp = strtod(f[23], NULL);
+      x.x_warp_jad = strtod(f[24], NULL);
+    }
     if (refeat_apply(f[0], atoi(f[1]), &x) != 0) {
       gzclose(gz);
       return -1;
