@@ -874,12 +874,18 @@ START_TEST(test_features_jad)
   /* Sorting scatters the near-diagonal rows: more sectors than per row. */
   ck_assert_double_gt(f.sectors_jad, 1.5 * f.sectors);
   /* In row order a warp's near-diagonal rows share their sectors: fewer
-   * than per row, and exactly the plain count. */
-  ck_assert_double_eq(f.x_warp, x_warp_ref(A, 3, 0));
-  ck_assert_double_eq(f.x_warp_jad, x_warp_ref(A, 3, 1));
+   * than per row; every 2nd warp counted, scaled, within 1 % of the
+   * plain count. */
+  want = x_warp_ref(A, 3, 0);
+  ck_assert_msg(fabs(f.x_warp - want) <= 0.01 * want, "sampled %g, counted %g",
+                f.x_warp, want);
+  want = x_warp_ref(A, 3, 1);
+  ck_assert_msg(fabs(f.x_warp_jad - want) <= 0.01 * want,
+                "sampled %g, counted %g", f.x_warp_jad, want);
   ck_assert_double_lt(f.x_warp, 0.5 * f.sectors);
   spmv_csr_free(A);
-  /* Random columns among a million: a warp's rows share next to nothing. */
+  /* Random columns among a million: a warp's rows share next to nothing
+   * (5000 rows: every warp counted, exactly). */
   spec.rows = 5000;
   spec.cols = 1000000;
   spec.place = SPMV_GEN_RANDOM;
