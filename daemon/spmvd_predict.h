@@ -88,11 +88,11 @@ struct spmvd_pfeat {
  * steps through; how many 32-byte sectors of x the columns touch, along
  * the longest warp, per warp of rows and in all; how much of the device
  * the rows occupy (the more warps at once, the less of the L1 each
- * keeps); whether HYB's COO part runs at all.  The work model is linear in such counts
- * (struct spmvd_pfeat), T = sum_j wc[j] * phi_j, with non-negative
- * coefficients fitted by weighted least squares (relative errors) over
- * every calibration point of the format: the paper's grid and the work
- * part's shapes.
+ * keeps); whether HYB's COO part runs at all.  The work model is linear
+ * in such counts (struct spmvd_pfeat), T = sum_j wc[j] * phi_j, with
+ * non-negative coefficients fitted by weighted least squares (relative
+ * errors) over every calibration point of the format: the paper's grid
+ * and the work part's shapes.
  *
  * One line rarely fits a kernel from a launch of a few rows to a pass
  * over gigabytes: a merge kernel adds a fix-up once its work spans more
@@ -363,13 +363,12 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * those of its own order, sectors_jad), whether a second kernel runs
  * (hyb: its COO part; csr-stream: rows longer than a block's BS x k
  * entries, summed in a second step), hyb's COO entries (for hyb; for
- * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp
- * times the share of the device's threads the rows occupy, at most 1, 0
- * when threads is 0; for jad x_warp_jad; 0 for the others), and the
- * sectors again times the
- * share of the
- * footprint that does not fit an L2 of l2_bytes (1 - l2 / bytes, 0 when
- * it fits or l2_bytes is 0): x's gathers that go to DRAM; then the
+ * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp times the share
+ * of the device's threads the rows occupy, at most 1, 0 when threads is
+ * 0; for jad x_warp_jad; 0 for the others), and the sectors again times
+ * the share of the footprint that does not fit an L2 of l2_bytes (1 - l2
+ * / bytes, 0 when it fits or l2_bytes is 0): x's gathers that go to DRAM;
+ * then the
  * sectors along the longest warp's path (path_x_jad for jad, path_m for
  * csr-scalar, path_x for ell, ellr-t and sell, 0 for the rest), and the x
  * sectors again times the share of the device's threads (SMs x threads
