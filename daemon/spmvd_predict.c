@@ -839,7 +839,7 @@ static double warp_x_sectors(const struct spmv_csr *A, const int32_t *order,
                              int shift)
 {
   int64_t nsec = ((int64_t)A->cols >> shift) + 1, s, k, r, row, w, step;
-  int32_t *stamp = malloc((size_t)nsec * sizeof *stamp);
+  int32_t *stamp = malloc((size_t)nsec * sizeof *stamp), id;
   double total = 0, seen = 0;
 
   if (stamp == NULL)
@@ -848,18 +848,20 @@ static double warp_x_sectors(const struct spmv_csr *A, const int32_t *order,
     stamp[s] = -1;
   step = (A->rows / FEAT_GROUP + JAD_SAMPLE_WARPS - 1) / JAD_SAMPLE_WARPS;
   step = FEAT_GROUP * (step > 1 ? step : 1);
-  for (w = 0; w < A->rows; w += step)
+  for (w = 0; w < A->rows; w += step) {
+    id = (int32_t)(w / FEAT_GROUP);
     for (r = w; r < w + FEAT_GROUP && r < A->rows; r++) {
       row = order != NULL ? order[r] : r;
       seen += (double)(A->row_ptr[row + 1] - A->row_ptr[row]);
       for (k = A->row_ptr[row]; k < A->row_ptr[row + 1]; k++) {
         s = A->col_idx[k] >> shift;
-        if (stamp[s] != (int32_t)(w / FEAT_GROUP)) {
-          stamp[s] = (int32_t)(w / FEAT_GROUP);
+        if (stamp[s] != id) {
+          stamp[s] = id;
           total += 1;
         }
       }
     }
+  }
   free(stamp);
   return seen > 0 ? total * ((double)A->nnz / seen) : 0;
 }

@@ -752,22 +752,34 @@ START_TEST(test_features)
 }
 END_TEST
 
-/* jad's sectors counted plainly: a stable sort by decreasing length
- * (insertion into per-length lists), every warp, every step. */
-static double jad_sectors_ref(const struct spmv_csr *A, int shift)
+/* jad's order of A's rows, plainly: a stable sort by decreasing length
+ * (a pass over the rows for each length); returns a new array of rows and
+ * the longest row's length in *maxlen. */
+static int64_t *jad_order_ref(const struct spmv_csr *A, int64_t *maxlen)
 {
-  int64_t n = A->rows, *order = malloc((size_t)n * sizeof *order), k = 0;
-  int64_t maxlen = 0, r, len, w, d, j, prev, sec;
-  double total = 0;
+  int64_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
+  int64_t r, len, k = 0;
 
   ck_assert_ptr_nonnull(order);
-  for (r = 0; r < n; r++)
-    if (A->row_ptr[r + 1] - A->row_ptr[r] > maxlen)
-      maxlen = A->row_ptr[r + 1] - A->row_ptr[r];
-  for (len = maxlen; len >= 0; len--)
-    for (r = 0; r < n; r++)
+  *maxlen = 0;
+  for (r = 0; r < A->rows; r++)
+    if (A->row_ptr[r + 1] - A->row_ptr[r] > *maxlen)
+      *maxlen = A->row_ptr[r + 1] - A->row_ptr[r];
+  for (len = *maxlen; len >= 0; len--)
+    for (r = 0; r < A->rows; r++)
       if (A->row_ptr[r + 1] - A->row_ptr[r] == len)
         order[k++] = r;
+  return order;
+}
+
+/* jad's sectors counted plainly: jad_order_ref's order, every warp, every
+ * step. */
+static double jad_sectors_ref(const struct spmv_csr *A, int shift)
+{
+  int64_t n = A->rows, maxlen, w, d, j, prev, sec;
+  int64_t *order = jad_order_ref(A, &maxlen);
+  double total = 0;
+
   for (w = 0; w < n; w += 32)
     for (d = 0; d < maxlen; d++) {
       prev = -1;
@@ -784,24 +796,15 @@ static double jad_sectors_ref(const struct spmv_csr *A, int shift)
 }
 
 /* x_warp counted plainly: each warp's sectors sorted, the distinct ones
- * counted; rows in row order, or jad's (a stable sort by decreasing
- * length, as jad_sectors_ref sorts) when jad is set. */
+ * counted; rows in row order, or in jad_order_ref's when jad is set. */
 static double x_warp_ref(const struct spmv_csr *A, int shift, int jad)
 {
   int64_t *s = malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof *s);
-  int64_t *order = malloc((size_t)(A->rows > 0 ? A->rows : 1) * sizeof *order);
-  int64_t w, k, n, a, b, tmp, r, len, maxlen = 0, j;
+  int64_t w, k, n, a, b, tmp, r, maxlen, j;
+  int64_t *order = jad_order_ref(A, &maxlen);
   double total = 0;
 
   ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_nonnull(order);
-  for (r = 0; r < A->rows; r++)
-    if (A->row_ptr[r + 1] - A->row_ptr[r] > maxlen)
-      maxlen = A->row_ptr[r + 1] - A->row_ptr[r];
-  for (k = 0, len = maxlen; jad && len >= 0; len--)
-    for (r = 0; r < A->rows; r++)
-      if (A->row_ptr[r + 1] - A->row_ptr[r] == len)
-        order[k++] = r;
   for (r = 0; !jad && r < A->rows; r++)
     order[r] = r;
   for (w = 0; w < A->rows; w += 32) {
