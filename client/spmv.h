@@ -281,6 +281,21 @@ int spmv_bench_json(struct spmv_matrix *m, spmv_progress_fn progress,
                     void *arg, char **json);
 
 /*
+ * Times only the n configurations named (texts as spmvctl prints them,
+ * "csr-vector bs=256 tpr=16"; n in [1, 64]) on m, each as spmvd's
+ * predictor calibration times its points: loaded, 2 warm-up runs and the
+ * median of 10, the median of rounds (1..9) such loads.  *json is a new
+ * string owned by the caller (release with free()): {"trials":[{"config",
+ * "status":"ok"|"failed", "time_us", "gflops", "error":{"code","message"}
+ * (failed only)}...]} in the order asked.  A text that is not a
+ * configuration fails the call with SPMV_EINVAL naming it; one that cannot
+ * run on m is a failed trial and the others still run.
+ */
+int spmv_bench_configs_json(struct spmv_matrix *m, const char *const *configs,
+                            size_t n, int rounds, spmv_progress_fn progress,
+                            void *arg, char **json);
+
+/*
  * The daemon's status, and the caller's loaded matrices: *json is a new
  * string owned by the caller (release with free()), the reply of the
  * status / list operation without its "id" and "ok".

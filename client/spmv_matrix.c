@@ -561,3 +561,32 @@ int spmv_bench_json(struct spmv_matrix *m, spmv_progress_fn progress,
   return matrix_call_string(m, json_pack("{s:s, s:I}", "op", "bench", "handle",
                                          (json_int_t)m->handle), &cb, json);
 }
+
+/* Times the named configurations on m as the calibration times points. */
+int spmv_bench_configs_json(struct spmv_matrix *m, const char *const *configs,
+                            size_t n, int rounds, spmv_progress_fn progress,
+                            void *arg, char **json)
+{
+  struct spmvc_progress_cb cb = { progress, arg };
+  json_t *list;
+
+  if (m == NULL)
+    return fail(NULL, SPMV_EINVAL, "the matrix is NULL");
+  if (configs == NULL || n < 1 || n > 64)
+    return fail(m->client, SPMV_EINVAL, "%zu configurations: give 1 to 64", n);
+  if (rounds < 1 || rounds > 9)
+    return fail(m->client, SPMV_EINVAL, "rounds %d not in [1, 9]", rounds);
+  if ((list = json_array()) == NULL)
+    return fail(m->client, SPMV_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (configs[i] == NULL) {
+      json_decref(list);
+      return fail(m->client, SPMV_EINVAL, "configuration %zu is NULL", i);
+    }
+    json_array_append_new(list, json_string(configs[i]));
+  }
+  return matrix_call_string(m, json_pack("{s:s, s:I, s:o, s:i}", "op", "bench",
+                                         "handle", (json_int_t)m->handle,
+                                         "configs", list, "rounds", rounds),
+                            &cb, json);
+}

@@ -27,7 +27,7 @@ static const struct spmvctl_command commands[] = {
   { "calibrate", "", "time synthetic matrices on spmvd's device, store fits",
     "tM", 0, 0, spmvctl_calibrate },
   { "predict", "FILE", "each format's predicted time on spmvd's device",
-    "t", 1, 1, spmvctl_predict },
+    "tm", 1, 1, spmvctl_predict },
   { "model", "FILE", "the ELLR-T model's M(BS, T) grid and pick (no daemon)",
     "NWXBP", 1, 1, spmvctl_model },
   { "forget", "FINGERPRINT|all", "remove cached tunings (root or admin group)",
@@ -51,6 +51,7 @@ static const struct option long_options[] = {
   { "force", no_argument, NULL, 'f' },
   { "output", required_argument, NULL, 'o' },
   { "max-seconds", required_argument, NULL, 'M' },
+  { "measure", no_argument, NULL, 'm' },
   { "sms", required_argument, NULL, 'N' },
   { "warp-size", required_argument, NULL, 'W' },
   { "max-threads-per-sm", required_argument, NULL, 'X' },
@@ -63,7 +64,7 @@ static const struct option long_options[] = {
 
 /* The options that only some commands take (the long-only ones have
  * letters here that the short option string does not accept). */
-#define COMMAND_OPTIONS "StfoMNWXBP"
+#define COMMAND_OPTIONS "StfoMmNWXBP"
 
 /* Prints the usage text on out. */
 static void usage(FILE *out, const char *prog)
@@ -96,6 +97,8 @@ static void usage(FILE *out, const char *prog)
           "  -o, --output FILE     export: write to FILE instead of stdout\n"
           "      --max-seconds N   calibrate: finish within N seconds (default: the\n"
           "                        daemon's, 300 on a GPU, 10 on the cpu backend)\n"
+          "      --measure         predict: also time each prediction's configuration\n"
+          "                        in spmvd, as its calibration timed, and the error\n"
           "  model's GPU (default: an H100/H200, %d SMs, warp %d, %d threads and\n"
           "  %d blocks per SM, %d threads per block):\n"
           "      --sms N                    streaming multiprocessors\n"
@@ -312,6 +315,7 @@ int main(int argc, char **argv)
     case 'S': ctl.strategy = optarg; break;
     case 'f': ctl.force = 1; break;
     case 'o': ctl.output = optarg; break;
+    case 'm': ctl.measure = 1; break;
     case 'M': {
       char *end;
 

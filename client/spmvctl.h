@@ -29,6 +29,7 @@ struct spmvctl {
   int force;             /* --force (tune): tune again even when cached */
   const char *output;    /* --output (export) */
   double max_seconds;    /* --max-seconds (calibrate), 0: spmvd's default */
+  int measure;           /* --measure (predict): time each prediction too */
   struct {               /* the GPU of model: --sms and the others */
     int sms, warp_size, max_threads_per_sm, max_blocks_per_sm,
         max_threads_per_block;
@@ -83,6 +84,13 @@ int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out);
 /* Checks that the file a command reads exists and is readable; returns
  * an exit status after printing why not (SPMVCTL_EXIT_NOTFOUND: missing). */
 int spmvctl_check_file(const struct spmvctl *ctl, const char *path);
+
+/* Loads the Matrix Market file path into spmvd (strategy NULL: the
+ * daemon's default), progress on stderr unless --quiet; *m is new on
+ * success, else the error is printed and its exit status returned. */
+int spmvctl_load_file(struct spmvctl *ctl, struct spmv_client *c,
+                      const char *path, const char *strategy,
+                      struct spmv_matrix **m);
 
 struct spmvd_cache;
 /* Opens spmvd's cache read-only (--db, else the daemon's, else the default

@@ -95,9 +95,9 @@ int spmvctl_status(struct spmvctl *ctl, int argc, char **argv)
 }
 
 /* Loads FILE into spmvd with the run's options; *m is new on success. */
-static int load_file(struct spmvctl *ctl, struct spmv_client *c,
-                     const char *path, const char *strategy,
-                     struct spmv_matrix **m)
+int spmvctl_load_file(struct spmvctl *ctl, struct spmv_client *c,
+                      const char *path, const char *strategy,
+                      struct spmv_matrix **m)
 {
   struct spmv_load_options o;
   int rc;
@@ -177,7 +177,7 @@ int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv)
   status = spmvctl_connect(ctl, &c);
   if (status != SPMVCTL_EXIT_OK)
     return status;
-  status = load_file(ctl, c, argv[0], ctl->strategy, &m);
+  status = spmvctl_load_file(ctl, c, argv[0], ctl->strategy, &m);
   if (status != SPMVCTL_EXIT_OK)
     goto out;
   /* --force: a decision the load found in the cache is tuned again now (a
@@ -253,7 +253,7 @@ int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv)
   status = spmvctl_connect(ctl, &c);
   if (status != SPMVCTL_EXIT_OK)
     return status;
-  status = load_file(ctl, c, argv[0], NULL, &m);
+  status = spmvctl_load_file(ctl, c, argv[0], NULL, &m);
   if (status != SPMVCTL_EXIT_OK)
     goto out;
   rc = spmv_bench_json(m, spmvctl_progress, ctl, &text);

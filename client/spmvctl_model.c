@@ -3,6 +3,7 @@
  * statistical predictor, with the fits spmvd's calibration stored). */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,11 +126,81 @@ out:
   return status;
 }
 
+/*
+ * --measure: loads the file into spmvd and has it time each prediction's
+ * configuration as the calibration timed its points; each prediction gains
+ * measured_us and error (|predicted - measured| / measured), or
+ * measure_error when that configuration could not run, and r gains
+ * mean_error over those measured.  Returns an exit status.
+ */
+static int measure(struct spmvctl *ctl, const char *path, json_t *r)
+{
+  json_t *preds = json_object_get(r, "predictions"), *b = NULL, *trials;
+  const char *configs[64];
+  struct spmv_client *c = NULL;
+  struct spmv_matrix *m = NULL;
+  char *text = NULL;
+  size_t i, n = json_array_size(preds), nerr = 0;
+  double sum = 0;
+  int rc, status;
+
+  if (n > 64)
+    n = 64;
+  for (i = 0; i < n; i++)
+    configs[i] = spmvctl_str(json_array_get(preds, i), "config");
+  status = spmvctl_connect(ctl, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  status = spmvctl_load_file(ctl, c, path, NULL, &m);
+  if (status != SPMVCTL_EXIT_OK)
+    goto out;
+  rc = spmv_bench_configs_json(m, configs, n, 3, spmvctl_progress, ctl, &text);
+  if (rc < 0) {
+    status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s", spmv_client_errmsg(c));
+    goto out;
+  }
+  if ((b = spmvctl_parse_json(ctl, text)) == NULL) {
+    status = SPMVCTL_EXIT_ERROR;
+    goto out;
+  }
+  trials = json_object_get(b, "trials");
+  if (json_array_size(trials) != n) {
+    status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR,
+                          "spmvd timed %zu of the %zu configurations asked",
+                          json_array_size(trials), n);
+    goto out;
+  }
+  for (i = 0; i < n; i++) {
+    json_t *p = json_array_get(preds, i);
+    const json_t *t = json_array_get(trials, i);
+    double us = spmvctl_num(t, "time_us"), pred = spmvctl_num(p, "time_us");
+
+    if (strcmp(spmvctl_str(t, "status"), "ok") != 0 || !(us > 0)) {
+      json_object_set_new(p, "measure_error",
+                          json_string(spmvctl_str(json_object_get(t, "error"), "message")));
+      continue;
+    }
+    json_object_set_new(p, "measured_us", json_real(us));
+    json_object_set_new(p, "error", json_real(fabs(pred - us) / us));
+    sum += fabs(pred - us) / us;
+    nerr++;
+  }
+  if (nerr > 0)
+    json_object_set_new(r, "mean_error", json_real(sum / (double)nerr));
+out:
+  json_decref(b);
+  free(text);
+  spmv_matrix_free(m);
+  spmv_disconnect(c);
+  return status;
+}
+
 /* Prints predict's report as a table, fastest first. */
 static void print_predict(const json_t *r)
 {
   const json_t *preds = json_object_get(r, "predictions");
   const json_t *best = json_object_get(r, "best");
+  int measured = json_object_get(r, "mean_error") != NULL;
   size_t i;
 
   printf("file         %s\n", spmvctl_str(r, "file"));
@@ -137,21 +208,33 @@ static void print_predict(const json_t *r)
          spmvctl_num(r, "rows"), spmvctl_num(r, "nnz"), spmvctl_num(r, "p0"));
   printf("device       %s (calibrated for %s)\n", spmvctl_str(r, "device"),
          spmvctl_str(r, "dtype"));
-  printf("\n%-14s %-30s %-6s %14s %10s %8s %6s\n", "FORMAT", "CONFIGURATION",
+  printf("\n%-14s %-36s %-6s %14s %10s %8s %6s", "FORMAT", "CONFIGURATION",
          "MODEL", "PREDICTED_US", "PAPER_US", "FIT_ERR", "I0");
+  if (measured)
+    printf(" %12s %7s", "MEASURED_US", "ERROR");
+  putchar('\n');
   for (i = 0; i < json_array_size(preds); i++) {
     const json_t *p = json_array_get(preds, i);
     int work = strcmp(spmvctl_str(p, "model"), "work") == 0;
 
-    printf("%-14s %-30s %-6s %14.3f %10.3f %7.1f%% %6.2g\n",
+    printf("%-14s %-36s %-6s %14.3f %10.3f %7.1f%% %6.2g",
            spmvctl_str(p, "format"), spmvctl_str(p, "config"),
            spmvctl_str(p, "model"), spmvctl_num(p, "time_us"),
            spmvctl_num(p, "paper_us"),
            100.0 * spmvctl_num(p, work ? "work_err" : "err_mean"),
            spmvctl_num(p, "i0"));
+    if (measured && json_object_get(p, "measured_us"))
+      printf(" %12.3f %6.1f%%", spmvctl_num(p, "measured_us"),
+             100.0 * spmvctl_num(p, "error"));
+    else if (measured)
+      printf(" %12s %7s  (%s)", "-", "-", spmvctl_str(p, "measure_error"));
+    putchar('\n');
   }
   printf("\nbest         %s (%.3f us predicted)\n", spmvctl_str(best, "config"),
          spmvctl_num(best, "time_us"));
+  if (measured)
+    printf("mean error   %.1f %% of the measured times (timed in spmvd as its "
+           "calibration timed its points)\n", 100.0 * spmvctl_num(r, "mean_error"));
 }
 
 /* spmvctl predict FILE: each calibrated format's predicted time for FILE
@@ -217,6 +300,12 @@ int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv)
     status = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "out of memory");
     goto out;
   }
+  /* The cache is not needed past the fits: closed before a measure that
+   * may take a while. */
+  spmvd_cache_close(cache);
+  cache = NULL;
+  if (ctl->measure && (status = measure(ctl, argv[0], r)) != SPMVCTL_EXIT_OK)
+    goto out;
   status = spmvctl_output(ctl, r, print_predict);
 out:
   json_decref(r);

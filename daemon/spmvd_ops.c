@@ -49,6 +49,7 @@ struct op {
   int nvec;
   char reason[256];
   char trying[64];             /* tune, bench: the candidate being built */
+  int listed;                  /* bench: the request named its configs */
   enum spmv_dtype dtype;       /* calibrate: the value type */
   double max_s;                /* calibrate: the time bound in seconds */
   json_t *result;              /* calibrate: the reply while fits are stored */
@@ -999,16 +1000,67 @@ static void on_bench(void *ctx, json_t *rep, const struct spmv_error *err)
   json_t *trials = json_array(), *t;
   size_t i;
   json_array_foreach(json_object_get(rep, "trials"), i, t) {
-    if (strcmp(json_string_value(json_object_get(t, "status")), "failed") == 0)
+    int failed = strcmp(json_string_value(json_object_get(t, "status")), "failed") == 0;
+    json_t *j;
+
+    /* Every candidate's search lists those that ran; named configs are
+     * all answered, a failed one with its error. */
+    if (failed && !o->listed)
       continue;
-    json_array_append_new(trials,
-                          json_pack("{sO sO sO}", "config",
-                                    json_object_get(t, "config"), "time_us",
-                                    json_object_get(t, "time_us"), "gflops",
-                                    json_object_get(t, "gflops")));
+    j = json_pack("{sO sO sO}", "config", json_object_get(t, "config"),
+                  "time_us", json_object_get(t, "time_us"), "gflops",
+                  json_object_get(t, "gflops"));
+    if (j && o->listed)
+      json_object_set_new(j, "status", json_string(failed ? "failed" : "ok"));
+    if (j && failed)
+      json_object_set_new(
+          j, "error",
+          json_pack("{ss sO}", "code",
+                    spmv_err_name((int)json_integer_value(json_object_get(t, "code"))),
+                    "message", json_object_get(t, "message")));
+    json_array_append_new(trials, j);
   }
   reply(o->c, o->id, json_pack("{so}", "trials", trials));
   op_end(o);
+}
+
+/* bench's optional configs (1..SPMVD_BENCH_MAX_CONFIGS configuration
+ * texts, each parsed here so that a typo is named before any work) and
+ * rounds (1..9, only with configs). */
+#define SPMVD_BENCH_MAX_CONFIGS 64
+static int bench_args(json_t *req, json_t **configs, int *rounds,
+                      struct spmv_error *err)
+{
+  json_t *cf = json_object_get(req, "configs"), *r = json_object_get(req, "rounds"), *v;
+  size_t i;
+
+  *configs = NULL;
+  *rounds = 3;
+  if (r && !cf)
+    return spmv_error_set(err, SPMV_EPROTO, "field \"rounds\" needs \"configs\"");
+  if (r && (!json_is_integer(r) || json_integer_value(r) < 1 || json_integer_value(r) > 9))
+    return spmv_error_set(err, SPMV_EPROTO, "field \"rounds\" is not an integer in [1, 9]");
+  if (r)
+    *rounds = (int)json_integer_value(r);
+  if (!cf)
+    return 0;
+  if (!json_is_array(cf) || json_array_size(cf) < 1 ||
+      json_array_size(cf) > SPMVD_BENCH_MAX_CONFIGS)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"configs\" is not an array of 1 to %d "
+                          "configurations", SPMVD_BENCH_MAX_CONFIGS);
+  json_array_foreach(cf, i, v) {
+    struct spmv_config cfg;
+    struct spmv_error e;
+
+    if (!json_is_string(v))
+      return spmv_error_set(err, SPMV_EPROTO, "configs[%zu] is not a string", i);
+    if (spmv_config_parse(json_string_value(v), &cfg, &e) < 0)
+      return spmv_error_set(err, SPMV_EINVAL, "configs[%zu] '%.64s': %s", i,
+                            json_string_value(v), e.msg);
+  }
+  *configs = cf;
+  return 0;
 }
 
 static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
@@ -1016,8 +1068,12 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
   struct spmv_error err;
   struct spmvd_matrix *m;
   struct op *o = NULL;
-  int rc = get_ready_matrix(c, req, &m, &err);
+  json_t *configs, *msg;
+  int rounds;
+  int rc = bench_args(req, &configs, &rounds, &err);
 
+  if (rc == 0)
+    rc = get_ready_matrix(c, req, &m, &err);
   if (rc == 0 && !(o = op_new(c, id, "bench")))
     rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
   if (rc < 0) {
@@ -1026,10 +1082,14 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
     return;
   }
   o->handle = m->handle;
-  if (spmvd_worker_call(c->srv->worker,
-                        json_pack("{ss sI}", "op", "bench", "handle",
-                                  (json_int_t)m->handle),
-                        NULL, 0, on_bench, on_progress, o, &err) < 0)
+  o->listed = configs != NULL;
+  msg = json_pack("{ss sI}", "op", "bench", "handle", (json_int_t)m->handle);
+  if (msg && configs) {
+    json_object_set(msg, "configs", configs);
+    json_object_set_new(msg, "rounds", json_integer(rounds));
+  }
+  if (spmvd_worker_call(c->srv->worker, msg, NULL, 0, on_bench, on_progress, o,
+                        &err) < 0)
     op_fail(o, &err);
 }
 

@@ -45,7 +45,9 @@
  *            candidate and {seq, event:"progress", done, total, candidate,
  *            time_us} after timing it; makes the winner resident; replies
  *            {decision}.
- *   bench    {handle}: times every exhaustive candidate; replies {trials}.
+ *   bench    {handle, configs?:[text], rounds?}: times every exhaustive
+ *            candidate, or only configs, each as a calibration point is
+ *            timed, in the given order (bench_configs()); replies {trials}.
  *   calibrate {dtype, max_seconds}: the predictor's calibration, bounded
  *            in time, sending {seq, event:"progress", stage:"calibration",
  *            done, total, candidate, time_us}; replies {fits, ...} (see
@@ -66,6 +68,10 @@
  * When the backend reports a sticky error the worker exits with status 3:
  * the front end respawns it.
  */
+
+/* Warm-up and timed runs of each calibration point. */
+#define CALIB_WARMUP 2
+#define CALIB_REPS 10
 
 struct wmatrix {
   int64_t handle;
@@ -797,10 +803,68 @@ static int cmp_trial(const void *a, const void *b)
   return (x->time_us > y->time_us) - (x->time_us < y->time_us);
 }
 
+/*
+ * bench with configs: each configuration timed as a calibration point is
+ * (loaded, CALIB_WARMUP runs and the median of CALIB_REPS, the median of
+ * rounds such loads), in the given order, so that the predictor's time
+ * can be set against the measure it was fitted to, in this process.  One
+ * that cannot run is a failed trial with its message; the others go on.
+ */
+static int bench_configs(struct worker *w, struct wmatrix *m,
+                         const json_t *configs, int rounds, json_int_t seq,
+                         json_t **rep, struct spmv_error *err)
+{
+  struct spmvd_calib_backend cb = { w->ops, w->be, CALIB_WARMUP, CALIB_REPS };
+  size_t i, n = json_array_size(configs);
+  json_t *trials = json_array(), *v;
+
+  if (!trials)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  pin_host(w, m);
+  json_array_foreach(configs, i, v) {
+    struct spmv_config cfg;
+    struct spmv_error e;
+    char text[64];
+    double us = 0;
+    int rc;
+
+    serve_between(w, m->handle);
+    spmv_error_clear(&e);
+    snprintf(text, sizeof text, "%s", json_string_value(v) ? json_string_value(v) : "");
+    rc = spmv_config_parse(text, &cfg, &e);
+    if (rc == 0) {
+      spmv_config_format(&cfg, text, sizeof text);
+      send_msg(w, json_pack("{sI ss ss}", "seq", seq, "event", "candidate",
+                            "candidate", text));
+      maybe_crash(&cfg);
+      rc = spmvd_calib_backend_time_rounds(&cb, &m->A, m->dtype, &cfg, rounds,
+                                           NULL, &us, &e);
+      die_if_sticky(rc);
+      if (rc == 0 && !(us > 0))
+        rc = spmv_error_set(&e, SPMV_EINVAL, "the backend timed %g us", us);
+    }
+    int ok = rc == 0;
+    json_array_append_new(
+        trials, json_pack("{ss ss sf sf si ss}", "config", text, "status",
+                          ok ? "ok" : "failed", "time_us", ok ? us : 0.0,
+                          "gflops", ok ? 2.0 * (double)m->A.nnz / us / 1e3 : 0.0,
+                          "code", ok ? 0 : e.code, "message", ok ? "" : e.msg));
+    send_msg(w, json_pack("{sI ss ss si si ss sf ss}", "seq", seq, "event",
+                          "progress", "stage", "bench", "done", (int)i + 1,
+                          "total", (int)n, "candidate", text, "time_us",
+                          ok ? us : 0.0, "status", ok ? "ok" : "failed"));
+  }
+  unpin_host(w, m);
+  *rep = json_pack("{so}", "trials", trials);
+  return *rep ? 0 : spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+}
+
 static int op_bench(struct worker *w, json_t *req, json_int_t seq,
                     json_t **rep, struct spmv_error *err)
 {
   json_int_t h;
+  json_t *configs = NULL;
+  int rounds = 3;
   struct spmv_config ex[1];
   struct spmvd_candidates *c = NULL;
   struct spmvd_race_params p;
@@ -810,10 +874,14 @@ static int op_bench(struct worker *w, json_t *req, json_int_t seq,
   int rc;
 
   spmvd_decision_init(&d);
-  if (json_unpack(req, "{sI}", "handle", &h) < 0)
+  if (json_unpack(req, "{sI s?o s?i}", "handle", &h, "configs", &configs,
+                  "rounds", &rounds) < 0 ||
+      (configs && !json_is_array(configs)) || rounds < 1 || rounds > 9)
     return spmv_error_set(err, SPMV_EPROTO, "bad bench message");
   if (!(m = find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
+  if (configs)
+    return bench_configs(w, m, configs, rounds, seq, rep, err);
   if ((rc = tune_input(m, w, NULL, ex, 0, &in, err)) < 0)
     return rc;
   c = malloc(sizeof *c);
@@ -899,9 +967,6 @@ static int op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
 
 /* --- calibrate --- */
 
-/* Warm-up and timed runs of each calibration point. */
-#define CALIB_WARMUP 2
-#define CALIB_REPS 10
 /* Share of the time left after the probe that the plan may fill: the
  * estimate is rough, and the deadline below is the hard bound. */
 #define CALIB_SAFETY 0.7

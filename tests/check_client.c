@@ -831,6 +831,23 @@ START_TEST(test_local_argument_errors)
   ck_assert_int_eq(spmv_multiply(m, NAN, x, 0.0, y), SPMV_EINVAL);
   ck_assert_int_eq(spmv_multiply_batch(m, 0, 1.0, x, 0.0, y), SPMV_EINVAL);
   ck_assert_int_eq(spmv_info(m, NULL), SPMV_EINVAL);
+  {
+    const char *cf[2] = { "csr-scalar bs=128", NULL };
+    char *json = NULL;
+    ck_assert_int_eq(spmv_bench_configs_json(m, cf, 0, 3, NULL, NULL, &json),
+                     SPMV_EINVAL);
+    ck_assert_int_eq(spmv_bench_configs_json(m, cf, 65, 3, NULL, NULL, &json),
+                     SPMV_EINVAL);
+    ck_assert_int_eq(spmv_bench_configs_json(m, cf, 1, 10, NULL, NULL, &json),
+                     SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(spmv_client_errmsg(c), "rounds 10"));
+    ck_assert_int_eq(spmv_bench_configs_json(m, cf, 2, 3, NULL, NULL, &json),
+                     SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(spmv_client_errmsg(c), "configuration 1 is NULL"));
+    ck_assert_int_eq(spmv_bench_configs_json(m, cf, 1, 3, NULL, NULL, NULL),
+                     SPMV_EINVAL);
+    ck_assert_ptr_null(json);
+  }
   /* Still usable. */
   ck_assert_int_eq(spmv_multiply(m, 1.0, x, 0.0, y), 0);
   ck_assert(y[0] == 2.0 && y[1] == 3.0);

@@ -11,7 +11,10 @@
 # BOUND=S passes --max-seconds S instead of the daemon's default.
 # KEEP_DB=1 copies the calibrated cache to OUTDIR/cache-DTYPE.db; CALIB_DB=F
 # skips the calibration and judges the one in cache F (an A/B of tuner code
-# on one calibration).
+# on one calibration).  After the calibration, while the daemon still runs,
+# `spmvctl predict --measure` sets each prediction against the daemon's own
+# timing on every real matrix ($SPMV_MATRICES): OUTDIR/measure-DTYPE/*.json
+# and the per-format mean in OUTDIR/measure-DTYPE.txt (MEASURE=0 skips it).
 set -u
 dt=$1 out=$2 budget=${3:-150}
 dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
@@ -29,6 +32,23 @@ else
     ${BOUND:+--max-seconds "$BOUND"} \
     >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
   echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
+  if [ "${MEASURE:-1}" = 1 ]; then
+    t0=$(date +%s)
+    mkdir -p "$out/measure-$dt"
+    for f in "${SPMV_MATRICES:-../shared/matrices}"/*.mtx*; do
+      client/spmvctl --socket "$dir/sock" -q predict --measure --json --dtype "$dt" "$f" \
+        >"$out/measure-$dt/$(basename "$f" | sed 's/\.mtx.*//').json" 2>>"$out/measure-$dt.err"
+    done
+    # spmvctl's JSON has a key a line, indented 2 a level: a prediction's
+    # keys (format before error) at 6, best's copy of the first at 4.
+    cat "$out/measure-$dt"/*.json | awk '
+      /^      "format":/ { gsub(/[",]/, "", $2); f = $2 }
+      /^      "error": / { gsub(/,/, "", $2); s[f] += $2; n[f]++ }
+      END { for (f in s) printf "%-14s %3d matrices  mean error %5.1f %%\n", f, n[f], 100 * s[f] / n[f] }' |
+      sort >"$out/measure-$dt.txt"
+    echo "predict --measure on $(ls "$out/measure-$dt" | wc -l) matrices in $(( $(date +%s) - t0 ))s:"
+    cat "$out/measure-$dt.txt"
+  fi
   kill -TERM "$pid" && wait "$pid"
   echo "spmvd exited with $?"
 fi

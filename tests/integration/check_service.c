@@ -217,6 +217,83 @@ START_TEST(operations)
 }
 END_TEST
 
+/* bench with configs: only those, in their order, each answered; a
+ * text that is no configuration is named; the others still run when one
+ * cannot; a product after it is still right. */
+START_TEST(bench_configs)
+{
+  int fd = itest_open(&itest_d), ev = 0;
+  struct spmv_csr *A = itest_random_csr(400, 5, 3, 4);
+  json_t *r, *t;
+  int64_t h;
+
+  r = itest_load(fd, 1, A, 0, NULL);
+  h = itest_handle(r);
+  json_decref(r);
+  /* Bad requests: named, nothing timed. */
+  r = itest_call(fd, json_pack("{ss si sI s[ss]}", "op", "bench", "id", 2, "handle",
+                               (json_int_t)h, "configs", "ell bs=256", "ell bs=7x"),
+                 NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EINVAL");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                   json_object_get(r, "error"), "message")),
+                               "configs[1] 'ell bs=7x'"));
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si sI s[] }", "op", "bench", "id", 3, "handle",
+                               (json_int_t)h, "configs"), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si sI si}", "op", "bench", "id", 4, "handle",
+                               (json_int_t)h, "rounds", 2), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si sI s[s] si}", "op", "bench", "id", 5, "handle",
+                               (json_int_t)h, "configs", "ell bs=256", "rounds", 10),
+                 NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  json_decref(r);
+
+  /* Three, one of which cannot be built (sell's sigma not a multiple of
+   * its C). */
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI s[sss] si}", "op", "bench", "id", 6,
+                                            "handle", (json_int_t)h, "configs",
+                                            "jad bs=128", "sell bs=128 c=32 sigma=48",
+                                            "csr-vector bs=256 tpr=4", "rounds", 2),
+                              NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &ev);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", itest_error_code(r));
+  t = json_object_get(r, "trials");
+  ck_assert_uint_eq(json_array_size(t), 3);
+  ck_assert_int_ge(ev, 3);
+  static const char *const want[] = {"jad bs=128", "sell bs=128 c=32 sigma=48",
+                                     "csr-vector bs=256 tpr=4"};
+  for (size_t i = 0; i < 3; i++) {
+    const json_t *x = json_array_get(t, i);
+    int bad = i == 1;
+    ck_assert_str_eq(json_string_value(json_object_get(x, "config")), want[i]);
+    ck_assert_str_eq(json_string_value(json_object_get(x, "status")), (bad ? "failed" : "ok"));
+    if (bad) {
+      const json_t *e = json_object_get(x, "error");
+      ck_assert_str_eq(json_string_value(json_object_get(e, "code")), "EINVAL");
+      ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(e, "message")),
+                                   "sigma=48"));
+      ck_assert(json_real_value(json_object_get(x, "time_us")) == 0);
+    } else {
+      ck_assert_ptr_null(json_object_get(x, "error"));
+      double us = json_real_value(json_object_get(x, "time_us"));
+      ck_assert(us > 0);
+      ck_assert(fabs(json_real_value(json_object_get(x, "gflops")) -
+                     2.0 * (double)A->nnz / us / 1e3) < 1e-9 * (1 + 2.0 * (double)A->nnz / us));
+    }
+  }
+  json_decref(r);
+  /* The resident configuration still multiplies right. */
+  ck_assert(itest_multiply_check(fd, h, A, 0, 9, NULL) <= 1.0);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Empty shapes: 0 x 0, empty rows, no rows, no columns. */
 START_TEST(empty_shapes)
 {
@@ -347,6 +424,7 @@ static Suite *service_suite(void)
   tcase_add_test(tc, every_shared_matrix);
   tcase_add_test(tc, restart_hits_cache);
   tcase_add_test(tc, operations);
+  tcase_add_test(tc, bench_configs);
   tcase_add_test(tc, bad_cache_entry_retuned);
   tcase_add_test(tc, multiply_batch);
   tcase_add_test(tc, empty_shapes);

@@ -540,6 +540,28 @@ START_TEST(calibrate_and_predict)
   ck_assert_str_eq(json_string_value(json_object_get(j, "strategy")), "predict");
   ck_assert_str_eq(json_string_value(json_object_get(j, "source")), "tuned");
   json_decref(j);
+
+  /* predict --measure (after the tunes: it loads the file, as bench does,
+   * so that its decision is cached): spmvd times each prediction's
+   * configuration; the error is the prediction's distance from it, the
+   * mean their mean. */
+  snprintf(args, sizeof args, "predict --measure '%s/west0479.mtx'", matrices_dir());
+  j = spmvctl_json(args, 0);
+  preds = json_object_get(j, "predictions");
+  ck_assert_uint_ge(json_array_size(preds), 1);
+  double sum = 0;
+  for (size_t i = 0; i < json_array_size(preds); i++) {
+    const json_t *p = json_array_get(preds, i);
+    double pu = json_number_value(json_object_get(p, "time_us"));
+    double mu = json_number_value(json_object_get(p, "measured_us"));
+    double e = json_number_value(json_object_get(p, "error"));
+    ck_assert_msg(mu > 0, "%s not measured", json_string_value(json_object_get(p, "config")));
+    ck_assert(fabs(e - fabs(pu - mu) / mu) <= 1e-12 * (1 + e));
+    sum += e;
+  }
+  ck_assert(fabs(json_number_value(json_object_get(j, "mean_error")) -
+                 sum / (double)json_array_size(preds)) <= 1e-12 * (1 + sum));
+  json_decref(j);
   close(fd);
   spmv_csr_free(A);
 }
