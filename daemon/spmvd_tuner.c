@@ -707,7 +707,16 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     if (beyond_l2(in))
       add(out, in, stream_for(in, sell16_fits(in)));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
-    add(out, in, sell_for(in, 128, sigma));
+    /* f64 rows of 64-100 (an eighth of 16) where csr-vector leads: TPR 32
+     * in sell's place, which led none of them.  On the H100 csr16 at TPR
+     * 32 led consph in every evaluation (29.0-29.2 us against csr-vector
+     * TPR 16's 30.3-30.7, the pick at 94.9-95.3 %: eval-h100-v38..v40),
+     * where the H200 had csr-vector TPR 16 first; cant keeps its TPR 8. */
+    if (in->dtype == SPMV_F64 && t8 == 16 &&
+        !beyond_l2_by(in, REGULAR_SELL_L2_TIMES))
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, 32, 0, 0));
+    else
+      add(out, in, sell_for(in, 128, sigma));
     /* Rows of 32-100: a TPR of an eighth of the row, not AUTOCSR's
      * largest (32), which led on none of cant, consph, shipsec1 and pwtk
      * at the ELLR-T paper's size or 8-16x it; TPR 8 led cant_x16 in f32
@@ -715,6 +724,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128,
                     t8 > 0 ? t8 : tpr[2], 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
+    add(out, in, sell_for(in, 128, sigma));
     out->n = out->n > 4 ? 4 : out->n;
     break;
   case SHAPE_IRREGULAR:

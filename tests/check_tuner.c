@@ -621,6 +621,30 @@ START_TEST(test_auto_candidates)
                      0, 0));
     }
     mat_fini(&r);
+    /* Rows of 72 (an eighth of 16): in f64 csr16 at TPR 32 in sell's
+     * place, TPR 8 and 16 kept, within the L2 and beyond it (17 MB of CSR
+     * over 8 MB, short of sell's lead); f32 keeps sell and no TPR 32. */
+    l2[1] = 8 << 20;
+    mat_init(&r, 20000, 72);
+    r.p.dia_fill = 50;
+    r.p.rl_cv = 0.2;
+    r.p.ell_fill = 2;
+    ri = input(&r, &gpu);
+    for (int k = 0; k < 4; k++) {
+      gpu.l2_bytes = l2[k % 2];
+      ri.dtype = k < 2 ? SPMV_F64 : SPMV_F32;
+      ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &ri, c,
+                                              NULL), 0);
+      ck_assert_int_eq(c->n, k == 2 ? 3 : 4);
+      ck_assert(has(c, SPMV_FMT_CSR16, 128, 32, 0, 0) == (k < 2));
+      ck_assert(has(c, SPMV_FMT_CSR16, 128, 8, 0, 0));
+      ck_assert(has(c, k < 2 ? SPMV_FMT_CSR_VECTOR : SPMV_FMT_CSR16, 128, 16,
+                    0, 0));
+      /* Beyond the L2 csr-stream16 second; sell where room is left. */
+      ck_assert(has(c, SPMV_FMT_CSR_STREAM16, 128, 0, k < 2 ? 4 : 8, 0) == (k % 2));
+      ck_assert_int_eq(count(c, SPMV_FMT_SELL16), k == 1 ? 0 : 1);
+    }
+    mat_fini(&r);
     gpu.l2_bytes = (uint64_t)60 << 20;
   }
   /* cv 0.6: irregular. */
