@@ -652,7 +652,14 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     } else {
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, 32, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, 16, 0, 0));
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0));
+      /* Rows that vary (cv > 1) in place of TPR 8, which led none of the
+       * nine such matrices' races in 16 evaluations (H100 and H200, 2 %
+       * or more behind): TPR 32 in blocks of 256, which twice as many SMs
+       * share.  It or csr16 at that shape was the best of email-Eu-core
+       * in 10 of them, where auto's picks at BS 512 confirmed at 93.2 %
+       * of it (eval-h100-v39, -v41). */
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, p->rl_cv > 1 ? 256 : 512,
+                      p->rl_cv > 1 ? 32 : 8, 0, 0));
       add(out, in, adaptive(256, 2));
     }
     out->n = out->n > 4 ? 4 : out->n;

@@ -476,6 +476,13 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR_VECTOR, 512, 32, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 512, 16, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 } };
+  /* Small with rows that vary (cv > 1, not skewed): TPR 32 in blocks of
+   * 256 in place of TPR 8. */
+  static const struct spmv_config small_varied[] = {
+    { SPMV_FMT_CSR_VECTOR, 512, 32, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 512, 16, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 } };
   /* Small and skewed: csr-vector at TPR 32 before csr-adaptive at base
    * 2, so that it wins a tie. */
   static const struct spmv_config small_skewed[] = {
@@ -678,7 +685,10 @@ START_TEST(test_auto_candidates)
   AUTO_IS(small);
   in.dtype = SPMV_F32;
   AUTO_IS(small);
+  m.p.rl_cv = 1.3;
+  AUTO_IS(small_varied);
   in.dtype = SPMV_F64;
+  AUTO_IS(small_varied);
   m.p.rl_max = 1000;
   m.p.rl_cv = 5;
   AUTO_IS(small_skewed);
