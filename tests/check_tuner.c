@@ -89,6 +89,26 @@ static int has(const struct spmvd_candidates *c, enum spmv_format f, int bs,
   return 0;
 }
 
+/* 20000 regular rows of len (cv 0.2, ELL fill 2, no diagonal band). */
+static void regular_rows(struct mat *m, int len)
+{
+  mat_init(m, 20000, len);
+  m->p.dia_fill = 50;
+  m->p.rl_cv = 0.2;
+  m->p.ell_fill = 2;
+}
+
+/* auto's shortlist for in at value type dt on gpu with an L2 of l2 bytes
+ * (in->dev is gpu). */
+static void auto_list(struct spmvd_candidates *c, struct spmvd_tune_input *in,
+                      struct spmvd_device_info *gpu, uint64_t l2,
+                      enum spmv_dtype dt)
+{
+  gpu->l2_bytes = l2;
+  in->dtype = dt;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, in, c, NULL), 0);
+}
+
 /* How many candidates of format f c lists. */
 static int count(const struct spmvd_candidates *c, enum spmv_format f)
 {
@@ -607,16 +627,10 @@ START_TEST(test_auto_candidates)
     struct spmvd_tune_input ri;
     uint64_t l2[] = { (uint64_t)60 << 20, 1 << 20 };
 
-    mat_init(&r, 20000, 64);
-    r.p.dia_fill = 50;
-    r.p.rl_cv = 0.2;
-    r.p.ell_fill = 2;
+    regular_rows(&r, 64);
     ri = input(&r, &gpu);
     for (int k = 0; k < 4; k++) {
-      gpu.l2_bytes = l2[k % 2];
-      ri.dtype = k < 2 ? SPMV_F64 : SPMV_F32;
-      ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &ri, c,
-                                              NULL), 0);
+      auto_list(c, &ri, &gpu, l2[k % 2], k < 2 ? SPMV_F64 : SPMV_F32);
       ck_assert_int_ge(c->n, 3);
       ck_assert(has(c, SPMV_FMT_CSR16, 128, 8, 0, 0));
       ck_assert(!has(c, SPMV_FMT_CSR16, 128, 32, 0, 0));
@@ -632,17 +646,11 @@ START_TEST(test_auto_candidates)
      * place, TPR 8 and 16 kept, within the L2 and beyond it (17 MB of CSR
      * over 8 MB, short of sell's lead); f32 keeps sell and no TPR 32. */
     l2[1] = 8 << 20;
-    mat_init(&r, 20000, 72);
-    r.p.dia_fill = 50;
-    r.p.rl_cv = 0.2;
-    r.p.ell_fill = 2;
+    regular_rows(&r, 72);
     ri = input(&r, &gpu);
     for (int k = 0; k < 4; k++) {
-      gpu.l2_bytes = l2[k % 2];
-      ri.dtype = k < 2 ? SPMV_F64 : SPMV_F32;
-      ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &ri, c,
-                                              NULL), 0);
-      ck_assert_int_eq(c->n, k == 2 ? 3 : 4);
+      auto_list(c, &ri, &gpu, l2[k % 2], k < 2 ? SPMV_F64 : SPMV_F32);
+      ck_assert_int_eq(c->n, (k == 2 ? 3 : 4));
       ck_assert(has(c, SPMV_FMT_CSR16, 128, 32, 0, 0) == (k < 2));
       ck_assert(has(c, SPMV_FMT_CSR16, 128, 8, 0, 0));
       ck_assert(has(c, k < 2 ? SPMV_FMT_CSR_VECTOR : SPMV_FMT_CSR16, 128, 16,
