@@ -680,6 +680,18 @@ static void auto_gpu(const struct spmvd_tune_input *in,
         if (in->dtype == SPMV_F64 && beyond_l2(in))
           add(out, in, stream_for(in, sell16_fits(in)));
       }
+      /* f64 within the L2 past its half: the ELL-like layouts alone.  In
+       * 14 evaluations (kernels 10, H200 and H100) mc2depi's best was ell
+       * or hyb every time, yet csr16 at TPR 1 or 2 won auto's race in four
+       * H100 ones within 1 % of hyb and confirmed at 90.7-92.8 %: it
+       * slows more than hyb the longer it runs after a load (medians of
+       * 10 runs 9.9 against 9.5 us, of 30 10.4 against 9.9;
+       * eval-h100-v38-v42.md), which rounds of two runs do not see. */
+      if (in->dtype == SPMV_F64 && beyond_l2_by(in, 0.5) && !beyond_l2(in)) {
+        add(out, in, mk(SPMV_FMT_ELL, 256, 0, 0, 0));
+        add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
+        add(out, in, sell_for(in, 128, sigma));
+      }
       add(out, in, likely_best(in, sh, tpr));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
       add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));

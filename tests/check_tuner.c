@@ -552,16 +552,24 @@ START_TEST(test_auto_candidates)
   m.p.rows = 100000;
   AUTO_IS(flat_big);
   /* ... over half the L2 (where the worker writes it back into the L2),
-   * hyb first, then the same but the last. */
+   * hyb first, then in f64 the ELL-like layouts alone, in f32 the same
+   * but the last. */
   {
     struct spmv_config csr = { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 };
     double b = spmvd_tuner_bytes(&m.p, &csr, in.dtype);
     static const struct spmv_config flat_half[] = {
+      { SPMV_FMT_HYB, 256, 0, 0, 0 }, { SPMV_FMT_ELL, 256, 0, 0, 0 },
+      { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_SELL16, 128, 0, 32, 1 } };
+    static const struct spmv_config flat_half_f32[] = {
       { SPMV_FMT_HYB, 256, 0, 0, 0 }, { SPMV_FMT_CSR16, 128, 2, 0, 0 },
       { SPMV_FMT_ELLR_T, 256, 1, 0, 0 }, { SPMV_FMT_CSR16, 128, 1, 0, 0 } };
 
     gpu.l2_bytes = (uint64_t)(1.5 * b);
     AUTO_IS(flat_half);
+    in.dtype = SPMV_F32;
+    gpu.l2_bytes = (uint64_t)(1.5 * spmvd_tuner_bytes(&m.p, &csr, in.dtype));
+    AUTO_IS(flat_half_f32);
+    in.dtype = SPMV_F64;
     gpu.l2_bytes = (uint64_t)(2.1 * b);
     AUTO_IS(flat_big);
   }
