@@ -1024,8 +1024,9 @@ static int per_row_thread(enum spmv_format f)
 }
 
 /* The work model's terms of format f. */
-void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
-                              double threads, const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
+                              double l2_bytes, double threads,
+                              const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
   double w = 0, cap, lanes, occ;
@@ -1053,6 +1054,15 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
   }
   phi[0] = 1;
   phi[1] = x->rows;
+  /* Up to one wave of the device's threads more rows are more threads
+   * running side by side, not more time, for the kernels that give a row
+   * its own threads (replayed on the committed H200 calibration points:
+   * csr-adaptive 5.0-5.2 to 4.3-4.7 %, ell f32 -0.5, hyb f64 -0.5 points,
+   * no format worse by more than 0.2; eval-h100-v38-v44.md). */
+  if (basis >= 2 && threads > 0 &&
+      (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_HYB ||
+       cfg->format == SPMV_FMT_CSR_ADAPTIVE))
+    phi[1] = x->rows > threads ? x->rows - threads : 0;
   phi[2] = x->nnz;
   phi[3] = w;
   /* A thread of HYB's ELL kernel steps through hyb_k entries at most. */
@@ -1166,7 +1176,8 @@ static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
   double phi[SPMVD_WORK_TERMS], t = 0;
   int j, i = work_leaf(f, x);
 
-  spmvd_predict_work_basis(&f->cfg, f->l2_bytes, f->threads, x, phi);
+  spmvd_predict_work_basis(&f->cfg, f->basis, f->l2_bytes, f->threads, x,
+                           phi);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     t += f->wc[i][j] * phi[j];
   return t;
@@ -1357,6 +1368,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   int rc;
 
   f->work_npoints = 0;
+  f->basis = SPMVD_WORK_BASIS;
   memset(f->split, 0, sizeof f->split);
   memset(f->thr, 0, sizeof f->thr);
   memset(f->wc, 0, sizeof f->wc);
@@ -1372,7 +1384,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
     return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
   }
   for (k = 0; k < n; k++) {
-    spmvd_predict_work_basis(cfg, f->l2_bytes, f->threads, &x[k],
+    spmvd_predict_work_basis(cfg, f->basis, f->l2_bytes, f->threads, &x[k],
                              &phi[k * SPMVD_WORK_TERMS]);
     idx[k] = k;
   }
@@ -1683,6 +1695,7 @@ static json_t *fit_json(const struct spmvd_fit *f)
                           json_integer(f->work_npoints)) != 0 ||
       json_object_set_new(o, "l2_bytes", json_real(f->l2_bytes)) != 0 ||
       json_object_set_new(o, "threads", json_real(f->threads)) != 0 ||
+      json_object_set_new(o, "basis", json_integer(f->basis)) != 0 ||
       json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
     json_decref(o);
     return NULL;
@@ -1815,6 +1828,18 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"threads\" not a non-negative number",
                           name);
+  /* Absent from fits stored before the row term's second basis: those
+   * predict in the first, as they were fitted. */
+  f->basis = 1;
+  if (json_object_get(o, "basis") != NULL) {
+    double b = 0;
+    if (num(o, name, "basis", &b, err) != 0 || b != floor(b) || b < 1 ||
+        b > SPMVD_WORK_BASIS)
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: \"basis\" not an integer from 1 to %d",
+                            name, SPMVD_WORK_BASIS);
+    f->basis = (int)b;
+  }
   return 0;
 }
 

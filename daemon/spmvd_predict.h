@@ -106,6 +106,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
+#define SPMVD_WORK_BASIS 2     /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
 
 /* What a model tree node splits on (struct spmvd_fit). */
@@ -140,6 +141,11 @@ struct spmvd_fit {
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   double threads;          /* its resident threads, SMs x threads per SM
                               (0: unknown, the occupancy term off) */
+  int basis;               /* the terms it was fitted on: 1 counts every
+                              row in the row term, 2 (SPMVD_WORK_BASIS)
+                              only the rows beyond one wave of threads
+                              for the formats that give a row its own
+                              threads (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -356,8 +362,10 @@ void spmvd_predict_features(const struct spmv_csr *A,
                             enum spmv_dtype dt, struct spmvd_pfeat *out);
 
 /*
- * The work model's terms for configuration cfg: 1, rows, nnz, the
- * format's padded entries (w_warp for csr-scalar and ellr-t, w_vec for
+ * The work model's terms for configuration cfg in basis (1, or
+ * SPMVD_WORK_BASIS): 1, rows (in basis 2, for csr-scalar, ell, ellr-t,
+ * sell, hyb and csr-adaptive, only the rows beyond one wave of threads,
+ * where threads > 0), nnz, the format's padded entries (w_warp for csr-scalar and ellr-t, w_vec for
  * csr-vector, w_ell, w_sell, w_hyb; 0 for the others), the longest path
  * of one thread (hyb_k for hyb, rl_max otherwise), sectors (for jad
  * those of its own order, sectors_jad), whether a second kernel runs
@@ -375,15 +383,16 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
  * 0 when threads is 0).
  */
-void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
-                              double threads, const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
+                              double l2_bytes, double threads,
+                              const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*
  * The work model's tree over n samples (features x[k], times t[k],
  * borrowed), each leaf a non-negative weighted least squares, into f's
- * split, thr, wc, work_npoints and work_err, on f->l2_bytes's L2 (set by
- * the caller).  Returns 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples
+ * split, thr, wc, work_npoints and work_err, in basis SPMVD_WORK_BASIS
+ * (set into f->basis), on f->l2_bytes's L2 (set by the caller).  Returns 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples
  * determine no model (fewer than SPMVD_WORK_TERMS).
  */
 int spmvd_predict_fit_work(const struct spmv_config *cfg,

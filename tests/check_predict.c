@@ -514,6 +514,26 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].l2_bytes, f.dev.l2_bytes);
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].threads,
                       (double)f.dev.sms * f.dev.max_threads_per_sm);
+  /* The basis goes with the fit.  One stored before the row term's
+   * second basis (no "basis") reads as basis 1, the terms it was fitted
+   * on; a basis not known is refused, naming the format. */
+  ck_assert_int_eq(pr2.fit[SPMV_FMT_CSR_SCALAR].basis, SPMVD_WORK_BASIS);
+  {
+    json_t *fj = json_object_get(doc, "csr-scalar");
+    struct spmvd_predictor old;
+
+    ck_assert_ptr_nonnull(json_object_get(fj, "basis"));
+    json_object_del(fj, "basis");
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
+    ck_assert_int_eq(old.fit[SPMV_FMT_CSR_SCALAR].basis, 1);
+    json_object_set_new(fj, "basis", json_integer(SPMVD_WORK_BASIS + 1));
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "csr-scalar"));
+    ck_assert_ptr_nonnull(strstr(e.msg, "basis"));
+    json_object_set_new(fj, "basis", json_real(1.5));
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+    json_object_set_new(fj, "basis", json_integer(SPMVD_WORK_BASIS));
+  }
   /* A fit stored before the path and occupancy terms (leaves of 9, no
    * threads) reads with those terms at 0; a leaf of 10 is refused. */
   {
@@ -692,62 +712,83 @@ START_TEST(test_features)
    * row's x in row order (ell's), none for the others; the occupancy
    * term: the sectors times rows x TPR over the device's threads (68
    * here), at most 1, none when they are unknown. */
-  spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
   /* The x a warp keeps, for a thread per row and csr-adaptive's blocks
    * (not csr-stream's): x_warp times the same share of the device (rows
    * alone), at most 1; jad's own, as it is. */
-  spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 6);
-  spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * 36);
   ck_assert_double_eq(phi[7], 0.5 * 7);
-  spmvd_predict_work_basis(&sc, 0, 17, &f, phi);
+  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 17, &f, phi);
   ck_assert_double_eq(phi[7], 7);
-  spmvd_predict_work_basis(&sc, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&st128, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&ell, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&ell, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 13);
   ck_assert_double_eq(phi[10], 0.5 * 36);
   ck_assert_double_eq(phi[7], 0.5 * 7);
-  spmvd_predict_work_basis(&vec, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&vec, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 36);
   ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&coo, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&coo, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 0.5 * 36);
   ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&coo, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&coo, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[10], 0);
-  spmvd_predict_work_basis(&hyb, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&hyb, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 34);
   ck_assert_double_eq(phi[4], 1);
   ck_assert_double_eq(phi[6], 1);
   ck_assert_double_eq(phi[7], 11);
-  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 0);
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
   ck_assert_double_eq(phi[7], 0);
   f.rl_max = 600;
-  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);
-  spmvd_predict_work_basis(&st256, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 0);
   /* x's sectors from DRAM: none while the footprint fits the L2, then
    * the share beyond it.  f32 footprint: 44 x 8 + 35 x 8 + 98 x 4. */
   ck_assert_double_eq(f.bytes, 44 * 8 + 35 * 8 + 98 * 4);
-  spmvd_predict_work_basis(&st256, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&st256, 2 * f.bytes, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, 2 * f.bytes, 0, &f, phi);
   ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&st256, f.bytes / 4, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, f.bytes / 4, 0, &f, phi);
   ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
+  /* The row term (34 rows): for a thread per row, hyb and csr-adaptive
+   * only the rows beyond one wave of threads, all of them in basis 1, for
+   * the other formats and when the threads are unknown. */
+  {
+    struct spmv_config ad = { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 };
+    const struct spmv_config *beyond[] = { &sc, &ell, &hyb, &ad };
+    const struct spmv_config *all[] = { &vec, &coo, &jad, &st128 };
+
+    for (size_t i = 0; i < 4; i++) {
+      spmvd_predict_work_basis(beyond[i], SPMVD_WORK_BASIS, 0, 68, &f, phi);
+      ck_assert_double_eq(phi[1], 0);
+      spmvd_predict_work_basis(beyond[i], SPMVD_WORK_BASIS, 0, 20, &f, phi);
+      ck_assert_double_eq(phi[1], 34 - 20);
+      spmvd_predict_work_basis(beyond[i], SPMVD_WORK_BASIS, 0, 0, &f, phi);
+      ck_assert_double_eq(phi[1], 34);
+      spmvd_predict_work_basis(beyond[i], 1, 0, 20, &f, phi);
+      ck_assert_double_eq(phi[1], 34);
+      spmvd_predict_work_basis(all[i], SPMVD_WORK_BASIS, 0, 20, &f, phi);
+      ck_assert_double_eq(phi[1], 34);
+    }
+  }
   spmv_csr_free(A);
 }
 END_TEST
@@ -944,7 +985,7 @@ START_TEST(test_fit_work)
     const double *c = fmt ? truth_hyb : truth_scalar;
 
     for (k = 0; k < 40; k++) {
-      spmvd_predict_work_basis(&cfg, 0, 0, &x[k], phi);
+      spmvd_predict_work_basis(&cfg, SPMVD_WORK_BASIS, 0, 0, &x[k], phi);
       for (t[k] = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
         t[k] += c[j] * phi[j];
     }
