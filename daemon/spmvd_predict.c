@@ -1058,7 +1058,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * running side by side, not more time, for the kernels that give a row
    * its own threads (replayed on the committed H200 calibration points:
    * csr-adaptive 5.0-5.2 to 4.3-4.7 %, ell f32 -0.5, hyb f64 -0.5 points,
-   * no format worse by more than 0.2; eval-h100-v38-v44.md). */
+   * no format worse by more than 0.2; eval-h100-v38-v45.md). */
   if (basis >= 2 && threads > 0 &&
       (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_HYB ||
        cfg->format == SPMV_FMT_CSR_ADAPTIVE))

@@ -686,7 +686,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
        * H100 ones within 1 % of hyb and confirmed at 90.7-92.8 %: it
        * slows more than hyb the longer it runs after a load (medians of
        * 10 runs 9.9 against 9.5 us, of 30 10.4 against 9.9;
-       * eval-h100-v38-v44.md), which rounds of two runs do not see. */
+       * eval-h100-v38-v45.md), which rounds of two runs do not see. */
       if (in->dtype == SPMV_F64 && beyond_l2_by(in, 0.5) && !beyond_l2(in)) {
         add(out, in, mk(SPMV_FMT_ELL, 256, 0, 0, 0));
         add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
