@@ -1026,7 +1026,7 @@ static void on_bench(void *ctx, json_t *rep, const struct spmv_error *err)
 
 /* bench's optional configs (1..SPMVD_BENCH_MAX_CONFIGS configuration
  * texts, each parsed here so that a typo is named before any work) and
- * rounds (1..9, only with configs). */
+ * rounds (1..SPMVD_CALIB_MAX_ROUNDS, only with configs). */
 #define SPMVD_BENCH_MAX_CONFIGS 64
 static int bench_args(json_t *req, json_t **configs, int *rounds,
                       struct spmv_error *err)
@@ -1038,8 +1038,11 @@ static int bench_args(json_t *req, json_t **configs, int *rounds,
   *rounds = 3;
   if (r && !cf)
     return spmv_error_set(err, SPMV_EPROTO, "field \"rounds\" needs \"configs\"");
-  if (r && (!json_is_integer(r) || json_integer_value(r) < 1 || json_integer_value(r) > 9))
-    return spmv_error_set(err, SPMV_EPROTO, "field \"rounds\" is not an integer in [1, 9]");
+  if (r && (!json_is_integer(r) || json_integer_value(r) < 1 ||
+            json_integer_value(r) > SPMVD_CALIB_MAX_ROUNDS))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"rounds\" is not an integer in [1, %d]",
+                          SPMVD_CALIB_MAX_ROUNDS);
   if (r)
     *rounds = (int)json_integer_value(r);
   if (!cf)

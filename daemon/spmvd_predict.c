@@ -1614,12 +1614,12 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     struct spmv_error *err)
 {
   struct spmvd_bmatrix *m = NULL;
-  double t[9];
+  double t[SPMVD_CALIB_MAX_ROUNDS];
   int ret, k;
 
-  if (rounds < 1 || rounds > 9)
-    return spmv_error_set(err, SPMV_EINVAL, "rounds %d out of [1, 9]",
-                          rounds);
+  if (rounds < 1 || rounds > SPMVD_CALIB_MAX_ROUNDS)
+    return spmv_error_set(err, SPMV_EINVAL, "rounds %d out of [1, %d]",
+                          rounds, SPMVD_CALIB_MAX_ROUNDS);
   if ((ret = cb->ops->load(cb->be, A, dt, cfg, &m, err)) != 0)
     return ret;
   for (k = 0; k < rounds && ret == 0; k++)

@@ -658,8 +658,10 @@ static void auto_gpu(const struct spmvd_tune_input *in,
        * share.  It or csr16 at that shape was the best of email-Eu-core
        * in 10 of them, where auto's picks at BS 512 confirmed at 93.2 %
        * of it (eval-h100-v39, -v41). */
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, p->rl_cv > 1 ? 256 : 512,
-                      p->rl_cv > 1 ? 32 : 8, 0, 0));
+      if (p->rl_cv > 1)
+        add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
+      else
+        add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0));
       add(out, in, adaptive(256, 2));
     }
     out->n = out->n > 4 ? 4 : out->n;

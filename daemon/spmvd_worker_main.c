@@ -876,7 +876,8 @@ static int op_bench(struct worker *w, json_t *req, json_int_t seq,
   spmvd_decision_init(&d);
   if (json_unpack(req, "{sI s?o s?i}", "handle", &h, "configs", &configs,
                   "rounds", &rounds) < 0 ||
-      (configs && !json_is_array(configs)) || rounds < 1 || rounds > 9)
+      (configs && !json_is_array(configs)) || rounds < 1 ||
+      rounds > SPMVD_CALIB_MAX_ROUNDS)
     return spmv_error_set(err, SPMV_EPROTO, "bad bench message");
   if (!(m = find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);

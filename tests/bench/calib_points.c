@@ -148,9 +148,10 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
 
   memset(&c, 0, sizeof c);
   spmv_error_clear(&e);
-  if (rounds > 1 && (rounds > 9 || !worker || rounds_tsv == NULL)) {
-    fprintf(stderr, "calib_points: --rounds takes 2 to 9, with --worker and "
-                    "--rounds-tsv\n");
+  if (rounds > 1 &&
+      (rounds > SPMVD_CALIB_MAX_ROUNDS || !worker || rounds_tsv == NULL)) {
+    fprintf(stderr, "calib_points: --rounds takes 2 to %d, with --worker and "
+                    "--rounds-tsv\n", SPMVD_CALIB_MAX_ROUNDS);
     return 2;
   }
   if (rounds > 1 && (c.rfile = fopen(rounds_tsv, "w")) == NULL) {
