@@ -7,7 +7,9 @@
  * base[i] once (one broadcast load) and 2 bytes per entry instead of 4, so
  * a product moves 2 bytes less per nonzero (a sixth of f64 CSR's 12, a
  * quarter of f32's 8).  At TPR 32 a lane's next offsets load while its
- * x gathers are in flight (spmv_dot_cols says where that was faster).
+ * x gathers are in flight (spmv_dot_cols says where that was faster); at
+ * TPR 1 and 2 rows longer than a sector are read through the L1
+ * (spmv_keep_entries).
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
  * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
  * Why a copy of csr-vector's kernel: one inner loop shared through a
@@ -18,7 +20,7 @@
  */
 #include "spmv_cuda.cuh"
 
-template <typename T, typename I, int TPR>
+template <typename T, typename I, int TPR, bool KEEP>
 __global__ void spmv_csr16_kernel(int64_t rows, const I *__restrict__ rp,
                                   const int32_t *__restrict__ base,
                                   const uint16_t *__restrict__ col16,
@@ -28,7 +30,7 @@ __global__ void spmv_csr16_kernel(int64_t rows, const I *__restrict__ rp,
   int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t row = gid / TPR;
   int lane = threadIdx.x & (TPR - 1);
-  T sum = row < rows ? spmv_csr16_dot<T, I, (TPR == 32)>(
+  T sum = row < rows ? spmv_csr16_dot<T, I, (TPR == 32), KEEP>(
                            col16, __ldg(base + row), val, x, rp[row] + lane,
                            rp[row + 1], TPR)
                      : T(0);
@@ -40,8 +42,12 @@ template <typename T, typename I, int TPR>
 static void launch(const struct spmv_layout *L, const I *rp, unsigned g,
                    int bs, T alpha, const T *x, T beta, T *y, cudaStream_t s) {
   const struct spmv_csr_layout *C = &L->u.csr;
-  spmv_csr16_kernel<T, I, TPR><<<g, bs, 0, s>>>(
-      L->rows, rp, C->base, C->col16, (const T *)C->val, alpha, x, beta, y);
+  if (spmv_keep_entries(TPR, L->rows, L->nnz))
+    spmv_csr16_kernel<T, I, TPR, (TPR <= 2)><<<g, bs, 0, s>>>(
+        L->rows, rp, C->base, C->col16, (const T *)C->val, alpha, x, beta, y);
+  else
+    spmv_csr16_kernel<T, I, TPR, false><<<g, bs, 0, s>>>(
+        L->rows, rp, C->base, C->col16, (const T *)C->val, alpha, x, beta, y);
 }
 
 template <typename T, typename I>

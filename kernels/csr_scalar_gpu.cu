@@ -5,14 +5,15 @@
  * blocks.
  * Access pattern: row_ptr is read coalesced; col and val are read by each
  * thread at its own position, so a warp touches up to 32 separate
- * segments per step (uncoalesced: good only for very short rows); x goes
- * through the read-only data cache.
+ * segments per step (uncoalesced: good only for very short rows), read
+ * through the L1 where rows are longer than a sector (spmv_keep_entries);
+ * x goes through the read-only data cache.
  * Valid parameters: BS in 32..1024, a multiple of 32.  32- or 64-bit row
  * offsets; f32 or f64.
  */
 #include "spmv_cuda.cuh"
 
-template <typename T, typename I>
+template <typename T, typename I, bool KEEP>
 __global__ void spmv_csr_scalar_kernel(int64_t rows, const I *__restrict__ rp,
                                        const int32_t *__restrict__ col,
                                        const T *__restrict__ val, T alpha,
@@ -20,8 +21,21 @@ __global__ void spmv_csr_scalar_kernel(int64_t rows, const I *__restrict__ rp,
                                        T *__restrict__ y) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= rows) return;
-  T sum = spmv_csr_dot<T, I>(col, val, x, rp[i], rp[i + 1], (I)1);
+  T sum = spmv_csr_dot<T, I, false, KEEP>(col, val, x, rp[i], rp[i + 1], (I)1);
   y[i] = spmv_axpby(alpha, sum, beta, y + i);
+}
+
+template <typename T, typename I>
+static void launch(const struct spmv_layout *L, const I *rp, T alpha,
+                   const T *x, T beta, T *y, cudaStream_t s) {
+  const struct spmv_csr_layout *C = &L->u.csr;
+  unsigned g = spmv_grid(L->rows, L->cfg.bs);
+  if (spmv_keep_entries(1, L->rows, L->nnz))
+    spmv_csr_scalar_kernel<T, I, true><<<g, L->cfg.bs, 0, s>>>(
+        L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
+  else
+    spmv_csr_scalar_kernel<T, I, false><<<g, L->cfg.bs, 0, s>>>(
+        L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
 }
 
 template <typename T>
@@ -33,15 +47,12 @@ static int run(const struct spmv_dev_matrix *m, double alpha, const void *x,
   int rc = spmv_check_bs(bs, "csr-scalar", err);
   if (rc) return rc;
   if (L->rows == 0) return 0;
-  unsigned g = spmv_grid(L->rows, bs);
   if (C->row_ptr32)
-    spmv_csr_scalar_kernel<T, int32_t><<<g, bs, 0, s>>>(
-        L->rows, C->row_ptr32, C->col, (const T *)C->val, (T)alpha,
-        (const T *)x, (T)beta, (T *)y);
+    launch<T, int32_t>(L, C->row_ptr32, (T)alpha, (const T *)x, (T)beta,
+                       (T *)y, s);
   else
-    spmv_csr_scalar_kernel<T, int64_t><<<g, bs, 0, s>>>(
-        L->rows, C->row_ptr64, C->col, (const T *)C->val, (T)alpha,
-        (const T *)x, (T)beta, (T *)y);
+    launch<T, int64_t>(L, C->row_ptr64, (T)alpha, (const T *)x, (T)beta,
+                       (T *)y, s);
   SPMV_CHECK_LAUNCH("csr-scalar kernel");
   return 0;
 }

@@ -8,13 +8,15 @@
  * so a warp reads 32/TPR runs of TPR consecutive elements per step (fully
  * coalesced at TPR = 32).  x goes through the read-only data cache.
  * From TPR 16 a lane's next columns load while its x gathers are in
- * flight (spmv_dot_cols says where that was measured faster).
+ * flight (spmv_dot_cols says where that was measured faster); at TPR 1
+ * and 2 rows longer than a sector are read through the L1
+ * (spmv_keep_entries).
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
  * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
  */
 #include "spmv_cuda.cuh"
 
-template <typename T, typename I, int TPR>
+template <typename T, typename I, int TPR, bool KEEP>
 __global__ void spmv_csr_vector_kernel(int64_t rows, const I *__restrict__ rp,
                                        const int32_t *__restrict__ col,
                                        const T *__restrict__ val, T alpha,
@@ -23,7 +25,7 @@ __global__ void spmv_csr_vector_kernel(int64_t rows, const I *__restrict__ rp,
   int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t row = gid / TPR;
   int lane = threadIdx.x & (TPR - 1);
-  T sum = row < rows ? spmv_csr_dot<T, I, (TPR >= 16)>(col, val, x, rp[row] + lane, rp[row + 1], TPR)
+  T sum = row < rows ? spmv_csr_dot<T, I, (TPR >= 16), KEEP>(col, val, x, rp[row] + lane, rp[row + 1], TPR)
                      : T(0);
   sum = spmv_group_sum<T, TPR>(sum);
   if (lane == 0 && row < rows) y[row] = spmv_axpby(alpha, sum, beta, y + row);
@@ -33,8 +35,12 @@ template <typename T, typename I, int TPR>
 static void launch(const struct spmv_layout *L, const I *rp, unsigned g,
                    int bs, T alpha, const T *x, T beta, T *y, cudaStream_t s) {
   const struct spmv_csr_layout *C = &L->u.csr;
-  spmv_csr_vector_kernel<T, I, TPR><<<g, bs, 0, s>>>(
-      L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
+  if (spmv_keep_entries(TPR, L->rows, L->nnz))
+    spmv_csr_vector_kernel<T, I, TPR, (TPR <= 2)><<<g, bs, 0, s>>>(
+        L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
+  else
+    spmv_csr_vector_kernel<T, I, TPR, false><<<g, bs, 0, s>>>(
+        L->rows, rp, C->col, (const T *)C->val, alpha, x, beta, y);
 }
 
 template <typename T, typename I>

@@ -67,6 +67,22 @@ __device__ __forceinline__ T spmv_lds(const T *__restrict__ p) {
   return __ldcs(p);
 }
 
+/*
+ * Whether a CSR kernel whose groups of tpr lanes walk a row (csr-scalar:
+ * 1) should read the entries through the L1 (spmv_dot_cols' KEEP).  A
+ * group of 1 or 2 lanes takes a quarter or half of a 32-byte sector of
+ * f64 values a step; streamed, the sector was gone before its next step
+ * came back to it, and rows longer than one sector were read several
+ * times over.  On an H100 (tests/bench/results/keep-entries-h100.md):
+ * csr-scalar f64 pwtk 297 -> 199 us, wbp256 482 -> 263, csr16 at TPR 2
+ * f64 pwtk 151 -> 90; TPR 4 and up gained nothing.  Rows of 4 or fewer
+ * entries lie side by side in the warp's own sectors and ran 3-10 %
+ * slower through the L1 (mc2depi), so they stream as before.
+ */
+static inline bool spmv_keep_entries(int tpr, int64_t rows, int64_t nnz) {
+  return tpr <= 2 && nnz > 4 * rows;
+}
+
 /* Sum over groups of W consecutive lanes; lane 0 of each group holds it. */
 template <typename T, int W>
 __device__ __forceinline__ T spmv_group_sum(T v) {
@@ -98,8 +114,15 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
  * 216) and for csr16 at TPR 16 (f64 cant_x16 252 -> 264)
  * (bench_spmv_h200_v6_large.tsv, eval-h200-v12-f64), so the kernels
  * choose.
+ * With KEEP the entries are read through the L1 rather than streamed
+ * (spmv_keep_entries says when).
  */
-template <typename T, typename I, typename C, bool PIPE>
+template <bool KEEP, typename T>
+__device__ __forceinline__ T spmv_ld_entry(const T *__restrict__ p) {
+  return KEEP ? __ldg(p) : spmv_lds(p);
+}
+
+template <typename T, typename I, typename C, bool PIPE, bool KEEP = false>
 __device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
                                            const T *__restrict__ val,
                                            const T *__restrict__ xb, I j,
@@ -107,8 +130,8 @@ __device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
   T s0 = 0, s1 = 0;
   if (!PIPE) {
     for (; j + stride < e; j += 2 * stride) {
-      C c0 = spmv_lds(col + j), c1 = spmv_lds(col + j + stride);
-      T v0 = spmv_lds(val + j), v1 = spmv_lds(val + j + stride);
+      C c0 = spmv_ld_entry<KEEP>(col + j), c1 = spmv_ld_entry<KEEP>(col + j + stride);
+      T v0 = spmv_ld_entry<KEEP>(val + j), v1 = spmv_ld_entry<KEEP>(val + j + stride);
       s0 += v0 * spmv_ldg(xb + c0);
       s1 += v1 * spmv_ldg(xb + c1);
     }
@@ -128,27 +151,28 @@ __device__ __forceinline__ T spmv_dot_cols(const C *__restrict__ col,
       if (!more) break;
     }
   }
-  if (j < e) s0 += spmv_lds(val + j) * spmv_ldg(xb + spmv_lds(col + j));
+  if (j < e)
+    s0 += spmv_ld_entry<KEEP>(val + j) * spmv_ldg(xb + spmv_ld_entry<KEEP>(col + j));
   return s0 + s1;
 }
 
-template <typename T, typename I, bool PIPE = false>
+template <typename T, typename I, bool PIPE = false, bool KEEP = false>
 __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
                                           const T *__restrict__ val,
                                           const T *__restrict__ x, I j, I e,
                                           I stride) {
-  return spmv_dot_cols<T, I, int32_t, PIPE>(col, val, x, j, e, stride);
+  return spmv_dot_cols<T, I, int32_t, PIPE, KEEP>(col, val, x, j, e, stride);
 }
 
 /* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
-template <typename T, typename I, bool PIPE = false>
+template <typename T, typename I, bool PIPE = false, bool KEEP = false>
 __device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
                                             int32_t base,
                                             const T *__restrict__ val,
                                             const T *__restrict__ x, I j, I e,
                                             I stride) {
-  return spmv_dot_cols<T, I, uint16_t, PIPE>(col16, val, x + base, j, e,
-                                             stride);
+  return spmv_dot_cols<T, I, uint16_t, PIPE, KEEP>(col16, val, x + base, j, e,
+                                                   stride);
 }
 
 /*
