@@ -1023,6 +1023,12 @@ static int per_row_thread(enum spmv_format f)
          f == SPMV_FMT_ELL || f == SPMV_FMT_SELL;
 }
 
+/* csr-scalar's L1 term (basis 3): the share of a full SM's lanes whose
+ * two lines fit the L1, and the mean row length from which a lane's row
+ * spans a line of f64 values. */
+#define SCALAR_L1_OCC 0.4
+#define SCALAR_LINE_ROW 16
+
 /* The work model's terms of format f. */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,
@@ -1078,6 +1084,25 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
     cap = (double)(cfg->bs > 0 ? cfg->bs : SPMV_STREAM_BS) *
           (double)(cfg->param > 0 ? cfg->param : SPMV_STREAM_K);
     phi[6] = x->rl_max > cap ? 1 : 0;
+  }
+  /* Basis 3: csr-scalar's lanes past the L1.  A lane keeps a line of its
+   * row's values and one of its columns while it walks them (the kernel
+   * reads them through the L1: spmv_keep_entries); once a row spans a
+   * line (16 f64 values) and the resident lanes' lines overflow the L1
+   * (about 0.4 of a full SM: 0.4 x 2048 x 2 x 128 bytes is 210 KB), a
+   * line is gone before its lane comes back, and a near-diagonal matrix
+   * loses what its few x sectors saved.  On the H100 calibration points
+   * (calib-points-h100-v46), rows of 270336 near the diagonal ran 5.5 ps
+   * an entry at a mean length of 8, 16 ps from 15 up, as fast as random
+   * columns; the share of the lanes beyond the L1 times the entries x
+   * does not cost (nnz - sectors) took csr-scalar's replayed error from
+   * 10.1 to 8.9 % (f64); eval-h100-v46.md. */
+  if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR && threads > 0 &&
+      x->nnz >= SCALAR_LINE_ROW * x->rows) {
+    occ = x->rows / threads;
+    occ = occ < 1 ? occ : 1;
+    if (occ > SCALAR_L1_OCC && x->nnz > x->sectors)
+      phi[6] = (1 - SCALAR_L1_OCC / occ) * (x->nnz - x->sectors);
   }
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
   /* A thread per row, or csr-adaptive's blocks of rows in row order: each
@@ -1234,17 +1259,30 @@ static int work_lsq(const double *phi, const double *t, size_t n,
   return 0;
 }
 
+/* A term that only some calibrations' points carry (csr-scalar's lanes
+ * past the L1, basis 3) enters a leaf only where GUARD_POINTS of its
+ * points hold it at GUARD_SHARE of their entries or more.  A leaf of
+ * random columns holds it at a few entries in 10^4 (x sectors shared by
+ * chance); fitted to those, it took a coefficient 10^4 times too large
+ * and predicted near-diagonal matrices 100x too slow (the H200's
+ * calib-points-h200-v8, which has no near-diagonal points:
+ * check_predict_replay.sh).  Four points instead of two dropped it from
+ * an f32 leaf of the H100's plan that it helped (8.1 -> 8.6 %). */
+#define GUARD_POINTS 2
+#define GUARD_SHARE 0.1
+
 /* A leaf's line over the samples idx[0 .. n) of the bases phi (times t):
  * least squares over the terms, dropping the most negative coefficient
  * until none is (a greedy non-negative fit: a time never falls as a count
- * grows), into c; its summed relative error into *esum.  sub is scratch
- * of n bases.  Returns 0 or -1 when no non-negative line fits. */
+ * grows), into c; its summed relative error into *esum.  Term guard (-1:
+ * none) enters only as GUARD_POINTS says.  sub is scratch of n bases.
+ * Returns 0 or -1 when no non-negative line fits. */
 static int leaf_fit(const double *phi, const double *t, const size_t *idx,
-                    size_t n, double *sub, double *tsub,
+                    size_t n, int guard, double *sub, double *tsub,
                     double c[SPMVD_WORK_TERMS], double *esum)
 {
   double cmax[SPMVD_WORK_TERMS] = { 0 }, p;
-  int on[SPMVD_WORK_TERMS], j, worst, left = SPMVD_WORK_TERMS;
+  int on[SPMVD_WORK_TERMS], j, worst, left = SPMVD_WORK_TERMS, held = 0;
   size_t k;
 
   for (k = 0; k < n; k++) {
@@ -1257,6 +1295,17 @@ static int leaf_fit(const double *phi, const double *t, const size_t *idx,
   }
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     on[j] = 1;
+  if (guard >= 0) {
+    for (k = 0; k < n; k++)
+      if (sub[k * SPMVD_WORK_TERMS + guard] >=
+          GUARD_SHARE * sub[k * SPMVD_WORK_TERMS + 2] &&
+          sub[k * SPMVD_WORK_TERMS + guard] > 0)
+        held++;
+    if (held < GUARD_POINTS) {
+      on[guard] = 0;
+      left--;
+    }
+  }
   for (;;) {
     if (left == 0 || work_lsq(sub, tsub, n, on, c) != 0)
       return -1;
@@ -1291,6 +1340,7 @@ struct tree_fit {
   const double *t, *phi;
   double *sub, *tsub;
   size_t *left, *right;
+  int guard;  /* the guarded term (leaf_fit), or -1 */
 };
 
 /* Splits the samples idx[0 .. n) by split s at `at` into w->left[0 ..
@@ -1320,7 +1370,7 @@ static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
   int s, q, bs = SPMVD_SPLIT_NONE;
 
   f->split[i] = SPMVD_SPLIT_NONE;
-  if (leaf_fit(w->phi, w->t, idx, n, w->sub, w->tsub, c, &e) != 0)
+  if (leaf_fit(w->phi, w->t, idx, n, w->guard, w->sub, w->tsub, c, &e) != 0)
     return -1;
   memcpy(f->wc[i], c, sizeof c);
   if (2 * i + 2 >= SPMVD_TREE_NODES || n < 2 * TREE_MIN_LEAF)
@@ -1333,8 +1383,10 @@ static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
       partition(w, idx, n, s, at, &nl, &nr);
       if (nl < TREE_MIN_LEAF || nr < TREE_MIN_LEAF)
         continue;
-      if (leaf_fit(w->phi, w->t, w->left, nl, w->sub, w->tsub, cl, &el) != 0 ||
-          leaf_fit(w->phi, w->t, w->right, nr, w->sub, w->tsub, cr, &er) != 0)
+      if (leaf_fit(w->phi, w->t, w->left, nl, w->guard, w->sub, w->tsub, cl,
+                   &el) != 0 ||
+          leaf_fit(w->phi, w->t, w->right, nr, w->guard, w->sub, w->tsub, cr,
+                   &er) != 0)
         continue;
       if (el + er < best) {
         best = el + er;
@@ -1395,6 +1447,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   w.tsub = phi + 2 * n * SPMVD_WORK_TERMS;
   w.left = idx + n;
   w.right = idx + 2 * n;
+  w.guard = cfg->format == SPMV_FMT_CSR_SCALAR && f->basis >= 3 ? 6 : -1;
   rc = grow(&w, idx, n, 0, f);
   free(phi);
   free(idx);

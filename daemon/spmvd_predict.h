@@ -106,7 +106,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 2     /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 3     /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
 
 /* What a model tree node splits on (struct spmvd_fit). */
@@ -142,10 +142,11 @@ struct spmvd_fit {
   double threads;          /* its resident threads, SMs x threads per SM
                               (0: unknown, the occupancy term off) */
   int basis;               /* the terms it was fitted on: 1 counts every
-                              row in the row term, 2 (SPMVD_WORK_BASIS)
-                              only the rows beyond one wave of threads
-                              for the formats that give a row its own
-                              threads (spmvd_predict_work_basis) */
+                              row in the row term, 2 only the rows beyond
+                              one wave of threads for the formats that
+                              give a row its own threads, 3
+                              (SPMVD_WORK_BASIS) adds csr-scalar's lanes
+                              past the L1 (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -370,7 +371,11 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * of one thread (hyb_k for hyb, rl_max otherwise), sectors (for jad
  * those of its own order, sectors_jad), whether a second kernel runs
  * (hyb: its COO part; csr-stream: rows longer than a block's BS x k
- * entries, summed in a second step), hyb's COO entries (for hyb; for
+ * entries, summed in a second step; in basis 3, for csr-scalar with
+ * threads > 0 and a mean row length of 16 or more, the entries whose x
+ * costs nothing, nnz - sectors, times the share of the lanes past the
+ * L1, 1 - 0.4 / (rows / threads at most 1), where that share is
+ * positive), hyb's COO entries (for hyb; for
  * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp times the share
  * of the device's threads the rows occupy, at most 1, 0 when threads is
  * 0; for jad x_warp_jad; 0 for the others), and the sectors again times
