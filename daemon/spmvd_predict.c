@@ -1096,7 +1096,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * an entry at a mean length of 8, 16 ps from 15 up, as fast as random
    * columns; the share of the lanes beyond the L1 times the entries x
    * does not cost (nnz - sectors) took csr-scalar's replayed error from
-   * 10.1 to 8.9 % (f64); eval-h100-v46.md. */
+   * 10.1 to 8.9 % (f64); eval-h100-v46-v47.md. */
   if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR && threads > 0 &&
       x->nnz >= SCALAR_LINE_ROW * x->rows) {
     occ = x->rows / threads;
