@@ -115,7 +115,8 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
  * (bench_spmv_h200_v6_large.tsv, eval-h200-v12-f64), so the kernels
  * choose.
  * With KEEP the entries are read through the L1 rather than streamed
- * (spmv_keep_entries says when).
+ * (spmv_keep_entries says when: TPR 1 and 2, which never pipeline, so
+ * only the plain loop reads that way).
  */
 template <bool KEEP, typename T>
 __device__ __forceinline__ T spmv_ld_entry(const T *__restrict__ p) {
