@@ -1104,6 +1104,24 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
     if (occ > SCALAR_L1_OCC && x->nnz > x->sectors)
       phi[6] = (1 - SCALAR_L1_OCC / occ) * (x->nnz - x->sectors);
   }
+  /* Basis 4: ellr-t's longest row from DRAM.  A thread walks its row
+   * alone, one step after another, through an interleaved layout padded
+   * to the longest row (as ELL's, rows x rl_max slots, about the CSR's
+   * bytes times w_ell / nnz); once that layout outgrows what the L2 keeps
+   * of data it only reads (about half of it: probe-l2-h200.md), a growing
+   * share of the steps waits on DRAM.  Skewed matrices with a few long
+   * rows ran 35-45 % slower than predicted without it (rajat01: 1442
+   * steps in 221 us).  Replayed on calib-points-h100-v46 against
+   * eval-h100-v46..v48, ellr-t's error fell from 6.0-7.1 to 4.8-5.5 %
+   * in all six; against the whole L2 it fell in f64 only, against a third
+   * of it f32 rose to 9 % (eval-h100-v46-v47.md). */
+  if (basis >= 4 && cfg->format == SPMV_FMT_ELLR_T && l2_bytes > 0 &&
+      x->nnz > 0) {
+    double lb = x->bytes * x->w_ell / x->nnz, kept = l2_bytes / 2;
+
+    if (lb > kept)
+      phi[6] = (1 - kept / lb) * x->rl_max;
+  }
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
   /* A thread per row, or csr-adaptive's blocks of rows in row order: each
    * warp keeps the x of its 32 rows in the L1, and the more warps share an
@@ -1275,10 +1293,11 @@ static int work_lsq(const double *phi, const double *t, size_t n,
  * least squares over the terms, dropping the most negative coefficient
  * until none is (a greedy non-negative fit: a time never falls as a count
  * grows), into c; its summed relative error into *esum.  Term guard (-1:
- * none) enters only as GUARD_POINTS says.  sub is scratch of n bases.
+ * none) enters only as GUARD_POINTS says, its share taken of term ref.
+ * sub is scratch of n bases.
  * Returns 0 or -1 when no non-negative line fits. */
 static int leaf_fit(const double *phi, const double *t, const size_t *idx,
-                    size_t n, int guard, double *sub, double *tsub,
+                    size_t n, int guard, int ref, double *sub, double *tsub,
                     double c[SPMVD_WORK_TERMS], double *esum)
 {
   double cmax[SPMVD_WORK_TERMS] = { 0 }, p;
@@ -1298,7 +1317,7 @@ static int leaf_fit(const double *phi, const double *t, const size_t *idx,
   if (guard >= 0) {
     for (k = 0; k < n; k++)
       if (sub[k * SPMVD_WORK_TERMS + guard] >=
-          GUARD_SHARE * sub[k * SPMVD_WORK_TERMS + 2] &&
+          GUARD_SHARE * sub[k * SPMVD_WORK_TERMS + ref] &&
           sub[k * SPMVD_WORK_TERMS + guard] > 0)
         held++;
     if (held < GUARD_POINTS) {
@@ -1341,6 +1360,7 @@ struct tree_fit {
   double *sub, *tsub;
   size_t *left, *right;
   int guard;  /* the guarded term (leaf_fit), or -1 */
+  int ref;    /* the term its share is taken of */
 };
 
 /* Splits the samples idx[0 .. n) by split s at `at` into w->left[0 ..
@@ -1370,7 +1390,8 @@ static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
   int s, q, bs = SPMVD_SPLIT_NONE;
 
   f->split[i] = SPMVD_SPLIT_NONE;
-  if (leaf_fit(w->phi, w->t, idx, n, w->guard, w->sub, w->tsub, c, &e) != 0)
+  if (leaf_fit(w->phi, w->t, idx, n, w->guard, w->ref, w->sub, w->tsub, c,
+               &e) != 0)
     return -1;
   memcpy(f->wc[i], c, sizeof c);
   if (2 * i + 2 >= SPMVD_TREE_NODES || n < 2 * TREE_MIN_LEAF)
@@ -1383,10 +1404,10 @@ static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
       partition(w, idx, n, s, at, &nl, &nr);
       if (nl < TREE_MIN_LEAF || nr < TREE_MIN_LEAF)
         continue;
-      if (leaf_fit(w->phi, w->t, w->left, nl, w->guard, w->sub, w->tsub, cl,
-                   &el) != 0 ||
-          leaf_fit(w->phi, w->t, w->right, nr, w->guard, w->sub, w->tsub, cr,
-                   &er) != 0)
+      if (leaf_fit(w->phi, w->t, w->left, nl, w->guard, w->ref, w->sub,
+                   w->tsub, cl, &el) != 0 ||
+          leaf_fit(w->phi, w->t, w->right, nr, w->guard, w->ref, w->sub,
+                   w->tsub, cr, &er) != 0)
         continue;
       if (el + er < best) {
         best = el + er;
@@ -1447,7 +1468,16 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   w.tsub = phi + 2 * n * SPMVD_WORK_TERMS;
   w.left = idx + n;
   w.right = idx + 2 * n;
-  w.guard = cfg->format == SPMV_FMT_CSR_SCALAR && f->basis >= 3 ? 6 : -1;
+  /* csr-scalar's L1 term as a share of the entries, ellr-t's DRAM path
+   * as a share of the longest row. */
+  w.guard = -1;
+  w.ref = 2;
+  if (cfg->format == SPMV_FMT_CSR_SCALAR && f->basis >= 3)
+    w.guard = 6;
+  if (cfg->format == SPMV_FMT_ELLR_T && f->basis >= 4) {
+    w.guard = 6;
+    w.ref = 4;
+  }
   rc = grow(&w, idx, n, 0, f);
   free(phi);
   free(idx);

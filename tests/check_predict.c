@@ -815,6 +815,31 @@ START_TEST(test_features)
     spmvd_predict_work_basis(&sc, 3, 0, 40, &g, phi);
     ck_assert_double_eq(phi[6], 0);
   }
+  /* Basis 4, ellr-t's longest row from DRAM: rl_max times the share of
+   * its padded layout (bytes x w_ell / nnz) beyond half the L2.  Nothing
+   * in basis 3, without an L2, while the layout fits half of it, or for
+   * another format. */
+  {
+    struct spmv_config et = { SPMV_FMT_ELLR_T, 256, 1, 0, 0 };
+    struct spmvd_pfeat g = f;
+    double lb;
+
+    g.nnz = 100;
+    g.w_ell = 400;
+    g.rl_max = 50;
+    g.bytes = 1000;
+    lb = 1000.0 * 400 / 100;
+    spmvd_predict_work_basis(&et, 4, 1000, 0, &g, phi);
+    ck_assert_double_eq_tol(phi[6], (1 - 500 / lb) * 50, 1e-9);
+    spmvd_predict_work_basis(&et, 3, 1000, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+    spmvd_predict_work_basis(&et, 4, 0, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+    spmvd_predict_work_basis(&et, 4, 2 * lb, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+    spmvd_predict_work_basis(&ell, 4, 1000, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+  }
   spmv_csr_free(A);
 }
 END_TEST
@@ -1182,7 +1207,7 @@ START_TEST(test_fit_l1_term)
   f.strip = 1;
   f.threads = 1000;
   ck_assert_int_eq(spmvd_predict_fit_work(&sc, x, t, 40, &f, &e), 0);
-  ck_assert_int_eq(f.basis, 3);
+  ck_assert_int_eq(f.basis, SPMVD_WORK_BASIS);
   ck_assert_double_eq_tol(f.wc[0][6], 5e-3, 1e-6);
   ck_assert_double_lt(f.work_err, 1e-6);
 }
