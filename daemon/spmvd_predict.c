@@ -1096,7 +1096,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * an entry at a mean length of 8, 16 ps from 15 up, as fast as random
    * columns; the share of the lanes beyond the L1 times the entries x
    * does not cost (nnz - sectors) took csr-scalar's replayed error from
-   * 10.1 to 8.9 % (f64); eval-h100-v46-v47.md. */
+   * 10.1 to 8.9 % (f64); eval-h100-v46-v49.md. */
   if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR && threads > 0 &&
       x->nnz >= SCALAR_LINE_ROW * x->rows) {
     occ = x->rows / threads;
@@ -1114,7 +1114,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * steps in 221 us).  Replayed on calib-points-h100-v46 against
    * eval-h100-v46..v48, ellr-t's error fell from 6.0-7.1 to 4.8-5.5 %
    * in all six; against the whole L2 it fell in f64 only, against a third
-   * of it f32 rose to 9 % (eval-h100-v46-v47.md). */
+   * of it f32 rose to 9 % (eval-h100-v46-v49.md). */
   if (basis >= 4 && cfg->format == SPMV_FMT_ELLR_T && l2_bytes > 0 &&
       x->nnz > 0) {
     double lb = x->bytes * x->w_ell / x->nnz, kept = l2_bytes / 2;
