@@ -128,6 +128,14 @@ int spmvctl_fail(const struct spmvctl *ctl, int status, const char *fmt, ...)
   return status;
 }
 
+/* Reports a failed library call on c and returns its exit status. */
+int spmvctl_call_failed(const struct spmvctl *ctl, struct spmv_client *c,
+                        int rc)
+{
+  return spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
+                      spmv_client_errmsg(c));
+}
+
 /* Maps an SPMV_E* code to an exit status. */
 int spmvctl_exit_status(int code)
 {

@@ -77,6 +77,11 @@ int spmvctl_fail(const struct spmvctl *ctl, int status, const char *fmt, ...)
 /* Maps an SPMV_E* code to an exit status. */
 int spmvctl_exit_status(int code);
 
+/* Reports a failed library call on c (its code rc) with the library's
+ * message and returns its exit status. */
+int spmvctl_call_failed(const struct spmvctl *ctl, struct spmv_client *c,
+                        int rc);
+
 /* Connects to spmvd; on failure prints the library's message and returns
  * the exit status (SPMVCTL_EXIT_NODAEMON when nobody listens). */
 int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out);

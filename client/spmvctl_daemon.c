@@ -8,14 +8,6 @@
 
 #include "spmvctl.h"
 
-/* Reports a failed library call on c and returns its exit status. */
-static int call_failed(const struct spmvctl *ctl, struct spmv_client *c,
-                       int rc)
-{
-  return spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
-                      spmv_client_errmsg(c));
-}
-
 /* Prints the status reply as a table. */
 static void print_status(const json_t *s)
 {
@@ -68,7 +60,7 @@ static int json_command(struct spmvctl *ctl,
     return status;
   rc = call(ctl, c, &text);
   if (rc < 0) {
-    status = call_failed(ctl, c, rc);
+    status = spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
   r = spmvctl_parse_json(ctl, text);
@@ -108,7 +100,7 @@ int spmvctl_load_file(struct spmvctl *ctl, struct spmv_client *c,
   o.progress_arg = ctl;
   rc = spmv_load_mtx(c, path, ctl->dtype, &o, m);
   if (rc < 0)
-    return call_failed(ctl, c, rc);
+    return spmvctl_call_failed(ctl, c, rc);
   return SPMVCTL_EXIT_OK;
 }
 
@@ -203,7 +195,7 @@ int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv)
   if (rc == 0)
     rc = spmv_info(m, &info);
   if (rc < 0) {
-    status = call_failed(ctl, c, rc);
+    status = spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
   r = decision != NULL ? tune_result(argv[0], decision, &info) : NULL;
@@ -258,7 +250,7 @@ int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv)
     goto out;
   rc = spmv_bench_json(m, spmvctl_progress, ctl, &text);
   if (rc < 0) {
-    status = call_failed(ctl, c, rc);
+    status = spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
   b = spmvctl_parse_json(ctl, text);
@@ -286,7 +278,7 @@ int spmvctl_forget(struct spmvctl *ctl, int argc, char **argv)
     return status;
   rc = spmv_forget(c, argv[0], &n);
   if (rc < 0) {
-    status = call_failed(ctl, c, rc);
+    status = spmvctl_call_failed(ctl, c, rc);
   } else if (ctl->json) {
     json_t *r = json_pack("{s:i}", "forgotten", n);
 
@@ -360,7 +352,7 @@ int spmvctl_import(struct spmvctl *ctl, int argc, char **argv)
     goto out;
   rc = spmv_import_json(c, text, &imported, &skipped);
   if (rc < 0) {
-    status = call_failed(ctl, c, rc);
+    status = spmvctl_call_failed(ctl, c, rc);
   } else if (ctl->json) {
     json_t *r = json_pack("{s:i, s:i}", "imported", imported, "skipped", skipped);
 

@@ -103,8 +103,7 @@ static int daemon_device(const struct spmvctl *ctl, struct daemon_device *d)
     return status;
   rc = spmv_status_json(c, &text);
   if (rc < 0) {
-    status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
-                          spmv_client_errmsg(c));
+    status = spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
   s = spmvctl_parse_json(ctl, text);
@@ -156,7 +155,7 @@ static int measure(struct spmvctl *ctl, const char *path, json_t *r)
     goto out;
   rc = spmv_bench_configs_json(m, configs, n, 3, spmvctl_progress, ctl, &text);
   if (rc < 0) {
-    status = spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s", spmv_client_errmsg(c));
+    status = spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
   if ((b = spmvctl_parse_json(ctl, text)) == NULL) {
