@@ -280,11 +280,17 @@ int spmv_tune(struct spmv_matrix *m, const char *strategy,
 int spmv_bench_json(struct spmv_matrix *m, spmv_progress_fn progress,
                     void *arg, char **json);
 
+/* The most configurations, and load-and-time rounds of each, that one
+ * spmv_bench_configs_json() call may ask for (spmvd's own bounds). */
+#define SPMV_BENCH_MAX_CONFIGS 64
+#define SPMV_BENCH_MAX_ROUNDS 9
+
 /*
  * Times only the n configurations named (texts as spmvctl prints them,
- * "csr-vector bs=256 tpr=16"; n in [1, 64]) on m, each as spmvd's
- * predictor calibration times its points: loaded, 2 warm-up runs and the
- * median of 10, the median of rounds (1..9) such loads.  *json is a new
+ * "csr-vector bs=256 tpr=16"; n in [1, SPMV_BENCH_MAX_CONFIGS]) on m, each
+ * as spmvd's predictor calibration times its points: loaded, 2 warm-up
+ * runs and the median of 10, the median of rounds (1 ..
+ * SPMV_BENCH_MAX_ROUNDS) such loads.  *json is a new
  * string owned by the caller (release with free()): {"trials":[{"config",
  * "status":"ok"|"failed", "time_us", "gflops", "error":{"code","message"}
  * (failed only)}...]} in the order asked.  A text that is not a

@@ -572,10 +572,12 @@ int spmv_bench_configs_json(struct spmv_matrix *m, const char *const *configs,
 
   if (m == NULL)
     return fail(NULL, SPMV_EINVAL, "the matrix is NULL");
-  if (configs == NULL || n < 1 || n > 64)
-    return fail(m->client, SPMV_EINVAL, "%zu configurations: give 1 to 64", n);
-  if (rounds < 1 || rounds > 9)
-    return fail(m->client, SPMV_EINVAL, "rounds %d not in [1, 9]", rounds);
+  if (configs == NULL || n < 1 || n > SPMV_BENCH_MAX_CONFIGS)
+    return fail(m->client, SPMV_EINVAL, "%zu configurations: give 1 to %d", n,
+                SPMV_BENCH_MAX_CONFIGS);
+  if (rounds < 1 || rounds > SPMV_BENCH_MAX_ROUNDS)
+    return fail(m->client, SPMV_EINVAL, "rounds %d not in [1, %d]", rounds,
+                SPMV_BENCH_MAX_ROUNDS);
   if ((list = json_array()) == NULL)
     return fail(m->client, SPMV_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {

@@ -135,7 +135,7 @@ out:
 static int measure(struct spmvctl *ctl, const char *path, json_t *r)
 {
   json_t *preds = json_object_get(r, "predictions"), *b = NULL, *trials;
-  const char *configs[64];
+  const char *configs[SPMV_BENCH_MAX_CONFIGS];
   struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
   char *text = NULL;
@@ -143,8 +143,8 @@ static int measure(struct spmvctl *ctl, const char *path, json_t *r)
   double sum = 0;
   int rc, status;
 
-  if (n > 64)
-    n = 64;
+  if (n > SPMV_BENCH_MAX_CONFIGS)
+    n = SPMV_BENCH_MAX_CONFIGS;
   for (i = 0; i < n; i++)
     configs[i] = spmvctl_str(json_array_get(preds, i), "config");
   status = spmvctl_connect(ctl, &c);
