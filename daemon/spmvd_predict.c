@@ -1037,6 +1037,9 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
 {
   double w = 0, cap, lanes, occ;
   double sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad : x->sectors;
+  /* The share of the device's threads the rows occupy, at most 1 (0 when
+   * the threads are unknown). */
+  double share = threads > 0 ? fmin(x->rows / threads, 1) : 0;
 
   switch (cfg->format) {
   case SPMV_FMT_CSR_SCALAR:
@@ -1097,13 +1100,10 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * columns; the share of the lanes beyond the L1 times the entries x
    * does not cost (nnz - sectors) took csr-scalar's replayed error from
    * 10.1 to 8.9 % (f64); eval-h100-v46-v49.md. */
-  if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR && threads > 0 &&
-      x->nnz >= SCALAR_LINE_ROW * x->rows) {
-    occ = x->rows / threads;
-    occ = occ < 1 ? occ : 1;
-    if (occ > SCALAR_L1_OCC && x->nnz > x->sectors)
-      phi[6] = (1 - SCALAR_L1_OCC / occ) * (x->nnz - x->sectors);
-  }
+  if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR &&
+      x->nnz >= SCALAR_LINE_ROW * x->rows && share > SCALAR_L1_OCC &&
+      x->nnz > x->sectors)
+    phi[6] = (1 - SCALAR_L1_OCC / share) * (x->nnz - x->sectors);
   /* Basis 4: ellr-t's longest row from DRAM.  A thread walks its row
    * alone, one step after another, through an interleaved layout padded
    * to the longest row (as ELL's, rows x rl_max slots, about the CSR's
@@ -1130,10 +1130,8 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * each row touches (csr-scalar took pwtk and shipsec1 for near-diagonal
    * ones and ran them 2.2-2.5x slower than predicted; csr-stream's
    * replays did not move: predictor-anchor-h200.md). */
-  if (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_CSR_ADAPTIVE) {
-    occ = threads > 0 ? x->rows / threads : 0;
-    phi[7] = (occ < 1 ? occ : 1) * x->x_warp;
-  }
+  if (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_CSR_ADAPTIVE)
+    phi[7] = share * x->x_warp;
   /* jad's warps, of rows by length: x once a warp, as it would come were
    * it kept for the warp's life (replayed, the occupancy weight fitted
    * f32 worse and f64 no better). */
@@ -1160,6 +1158,22 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   lanes = cfg->format == SPMV_FMT_CSR_VECTOR && cfg->tpr > 0 ? cfg->tpr : 1;
   occ = threads > 0 ? x->rows * lanes / threads : 0;
   phi[10] = (occ < 1 ? occ : 1) * sect;
+}
+
+/* The term of format cfg's basis that only some calibrations' points
+ * carry, and the term its share is taken of (leaf_fit's guard), or -1:
+ * csr-scalar's L1 term (basis 3) of the entries, ellr-t's DRAM path
+ * (basis 4) of the longest row. */
+static int guarded_term(const struct spmv_config *cfg, int basis, int *ref)
+{
+  *ref = 2;
+  if (cfg->format == SPMV_FMT_CSR_SCALAR && basis >= 3)
+    return 6;
+  if (cfg->format == SPMV_FMT_ELLR_T && basis >= 4) {
+    *ref = 4;
+    return 6;
+  }
+  return -1;
 }
 
 /* The value a split compares. */
@@ -1468,16 +1482,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   w.tsub = phi + 2 * n * SPMVD_WORK_TERMS;
   w.left = idx + n;
   w.right = idx + 2 * n;
-  /* csr-scalar's L1 term as a share of the entries, ellr-t's DRAM path
-   * as a share of the longest row. */
-  w.guard = -1;
-  w.ref = 2;
-  if (cfg->format == SPMV_FMT_CSR_SCALAR && f->basis >= 3)
-    w.guard = 6;
-  if (cfg->format == SPMV_FMT_ELLR_T && f->basis >= 4) {
-    w.guard = 6;
-    w.ref = 4;
-  }
+  w.guard = guarded_term(cfg, f->basis, &w.ref);
   rc = grow(&w, idx, n, 0, f);
   free(phi);
   free(idx);
