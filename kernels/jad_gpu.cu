@@ -6,11 +6,44 @@
  * entry jd_ptr[d] + k, then writes y[perm[k]].
  * Access pattern: within a diagonal a warp reads 32 consecutive col and
  * val elements (coalesced; no padding is stored); jd_ptr is the same
- * address across the warp (a broadcast); y is written through perm, a
- * scatter.  x through the read-only data cache.
+ * address across the warp (a broadcast, kept in the L1); y is written
+ * through perm, a scatter.  x through the read-only data cache.
+ * Four diagonals at a time, the next four's columns and values loaded
+ * while this four's x gathers are in flight (as spmv_walk4 does for
+ * ellr-t and sell).  One diagonal at a time, each step waited for its
+ * column and then its x, two memory latencies in a row, and the longest
+ * rows set the time.  On an H100 (bench_spmv, large suite, BS 256, L2
+ * flushed) the geomean fell to 0.75 of the old kernel's in both types
+ * (rma10_x16 f64 484 -> 290 us, pdb1HYS_x8 322 -> 211), and in the
+ * evaluation's suite to 0.76 (f64) and 0.85 (f32): pdb1HYS 149 -> 67 us,
+ * wbp256 443 -> 211.  It costs 48 registers in f64 (32 before): short
+ * rows lost up to 8 % (lap2d_5pt f64, mc2depi), and lone very long rows
+ * up to 20 % (adder_dcop, watt_2), where jad is never the best.
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64.
  */
 #include "spmv_cuda.cuh"
+
+/*
+ * The four diagonals d .. d+3 for sorted row k: the positions o[] of its
+ * entries there and how many of them it has (the diagonals shorten, so
+ * they are a prefix).  *b is jd_ptr[d] on entry and jd_ptr[d+4] (or the
+ * last diagonal's end) on return.
+ */
+__device__ __forceinline__ int spmv_jad_four(const int64_t *__restrict__ jd_ptr,
+                                             int64_t njd, int64_t d, int64_t k,
+                                             int64_t *b, int64_t o[4]) {
+  int64_t e[4], prev = *b;
+  int n = 0;
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    e[i] = d + 1 + i <= njd ? __ldg(jd_ptr + d + 1 + i) : prev;
+    o[i] = prev + k;
+    n += k < e[i] - prev;
+    prev = e[i];
+  }
+  *b = prev;
+  return n;
+}
 
 template <typename V>
 __global__ void spmv_jad_kernel(int64_t rows, int64_t njd,
@@ -23,23 +56,36 @@ __global__ void spmv_jad_kernel(int64_t rows, int64_t njd,
   int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= rows) return;
   V s0 = 0, s1 = 0;
-  int64_t d = 0;
-  int64_t b = njd > 0 ? __ldg(jd_ptr) : 0;
-  for (; d + 1 < njd; d += 2) {
-    int64_t b1 = __ldg(jd_ptr + d + 1), b2 = __ldg(jd_ptr + d + 2);
-    if (k >= b1 - b) break;
-    int64_t p0 = b + k, p1 = b1 + k;
-    bool two = k < b2 - b1;
-    int32_t c0 = spmv_lds(col + p0);
-    V v0 = spmv_lds(val + p0);
-    s0 += v0 * spmv_ldg(x + c0);
-    if (!two) { d = njd; break; }
-    s1 += spmv_lds(val + p1) * spmv_ldg(x + spmv_lds(col + p1));
-    b = b2;
+  int64_t d = 0, b = njd > 0 ? __ldg(jd_ptr) : 0, o[4];
+  int32_t c[4];
+  V v[4];
+  int n = spmv_jad_four(jd_ptr, njd, 0, k, &b, o);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    c[i] = i < n ? spmv_lds(col + o[i]) : 0;
+    v[i] = i < n ? spmv_lds(val + o[i]) : (V)0;
   }
-  if (d < njd) {
-    int64_t b1 = __ldg(jd_ptr + d + 1);
-    if (k < b1 - b) s0 += spmv_lds(val + b + k) * spmv_ldg(x + spmv_lds(col + b + k));
+#pragma unroll 1
+  while (n > 0) {
+    V xv[4], w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      xv[i] = i < n ? spmv_ldg(x + c[i]) : (V)0;
+      w[i] = v[i];
+    }
+    int m = 0;
+    d += 4;
+    if (n == 4) m = spmv_jad_four(jd_ptr, njd, d, k, &b, o);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      c[i] = i < m ? spmv_lds(col + o[i]) : 0;
+      v[i] = i < m ? spmv_lds(val + o[i]) : (V)0;
+    }
+    s0 += w[0] * xv[0];
+    s1 += w[1] * xv[1];
+    s0 += w[2] * xv[2];
+    s1 += w[3] * xv[3];
+    n = m;
   }
   int32_t row = perm[k];
   y[row] = spmv_axpby(alpha, s0 + s1, beta, y + row);
