@@ -1122,6 +1122,17 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
     if (lb > kept)
       phi[6] = (1 - kept / lb) * x->rl_max;
   }
+  /* Basis 5: jad's longest row from DRAM, as basis 4's for ellr-t; its
+   * layout has no padding, so it is the CSR's bytes.  Four diagonals at a
+   * time (the kernel since SPMV_KERNEL_VERSION 11), a thread still waits
+   * on its entries once for each four.  On the H100's points of that
+   * kernel (calib-points-h100-v50) jad's fit error fell from 3.5 to 3.0 %
+   * (f64) and 2.9 to 2.4 % (f32); replayed against eval-h100-v50, timed
+   * on another H100, f64 went 4.0 to 4.7 % and f32 5.0 to 4.3; the old
+   * kernel's replays fell 10.5 to 9.3 and 10.0 to 8.9 % (eval-h100-v50.md). */
+  if (basis >= 5 && cfg->format == SPMV_FMT_JAD && l2_bytes > 0 &&
+      x->bytes > l2_bytes / 2)
+    phi[6] = (1 - (l2_bytes / 2) / x->bytes) * x->rl_max;
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
   /* A thread per row, or csr-adaptive's blocks of rows in row order: each
    * warp keeps the x of its 32 rows in the L1, and the more warps share an
@@ -1162,14 +1173,15 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
 
 /* The term of format cfg's basis that only some calibrations' points
  * carry, and the term its share is taken of (leaf_fit's guard), or -1:
- * csr-scalar's L1 term (basis 3) of the entries, ellr-t's DRAM path
- * (basis 4) of the longest row. */
+ * csr-scalar's L1 term (basis 3) of the entries, ellr-t's and jad's DRAM
+ * paths (bases 4 and 5) of the longest row. */
 static int guarded_term(const struct spmv_config *cfg, int basis, int *ref)
 {
   *ref = 2;
   if (cfg->format == SPMV_FMT_CSR_SCALAR && basis >= 3)
     return 6;
-  if (cfg->format == SPMV_FMT_ELLR_T && basis >= 4) {
+  if ((cfg->format == SPMV_FMT_ELLR_T && basis >= 4) ||
+      (cfg->format == SPMV_FMT_JAD && basis >= 5)) {
     *ref = 4;
     return 6;
   }

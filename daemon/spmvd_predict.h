@@ -106,7 +106,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 4     /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 5     /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
 
 /* What a model tree node splits on (struct spmvd_fit). */
@@ -146,8 +146,9 @@ struct spmvd_fit {
                               one wave of threads for the formats that
                               give a row its own threads, 3 adds
                               csr-scalar's lanes past the L1, 4
-                              (SPMVD_WORK_BASIS) ellr-t's longest row
-                              from DRAM (spmvd_predict_work_basis) */
+                              ellr-t's longest row from DRAM, 5
+                              (SPMVD_WORK_BASIS) jad's
+                              (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -377,7 +378,8 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * costs nothing, nnz - sectors, times the share of the lanes past the
  * L1, 1 - 0.4 / (rows / threads at most 1), where that share is
  * positive; in basis 4, for ellr-t with l2_bytes > 0, rl_max times the
- * share of its padded layout, bytes x w_ell / nnz, beyond half the L2),
+ * share of its padded layout, bytes x w_ell / nnz, beyond half the L2;
+ * in basis 5, for jad likewise, its layout being bytes),
  * hyb's COO entries (for hyb; for
  * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp times the share
  * of the device's threads the rows occupy, at most 1, 0 when threads is

@@ -840,6 +840,32 @@ START_TEST(test_features)
     spmvd_predict_work_basis(&ell, 4, 1000, 0, &g, phi);
     ck_assert_double_eq(phi[6], 0);
   }
+  /* Basis 5, jad's longest row from DRAM: rl_max times the share of its
+   * unpadded layout (bytes) beyond half the L2.  Nothing in basis 4,
+   * without an L2, while the layout fits half of it, or for ellr-t beyond
+   * its own term. */
+  {
+    struct spmv_config jd = { SPMV_FMT_JAD, 256, 0, 0, 0 };
+    struct spmv_config et = { SPMV_FMT_ELLR_T, 256, 1, 0, 0 };
+    struct spmvd_pfeat g = f;
+
+    g.nnz = 100;
+    g.w_ell = 100;
+    g.rl_max = 50;
+    g.bytes = 1000;
+    spmvd_predict_work_basis(&jd, 5, 1000, 0, &g, phi);
+    ck_assert_double_eq_tol(phi[6], 0.5 * 50, 1e-9);
+    spmvd_predict_work_basis(&jd, 5, 400, 0, &g, phi);
+    ck_assert_double_eq_tol(phi[6], 0.8 * 50, 1e-9);
+    spmvd_predict_work_basis(&jd, 4, 1000, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+    spmvd_predict_work_basis(&jd, 5, 0, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+    spmvd_predict_work_basis(&jd, 5, 2000, 0, &g, phi);
+    ck_assert_double_eq(phi[6], 0);
+    spmvd_predict_work_basis(&et, 5, 1000, 0, &g, phi);
+    ck_assert_double_eq_tol(phi[6], 0.5 * 50, 1e-9);
+  }
   spmv_csr_free(A);
 }
 END_TEST
