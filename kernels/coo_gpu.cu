@@ -12,13 +12,30 @@
  * has written y already.
  * Access pattern: each thread reads 8 consecutive row/col/val elements, a
  * warp 256 consecutive ones (every fetched sector is used); x through the
- * read-only data cache.
+ * read-only data cache.  All eight entries are loaded before any x is
+ * gathered, and a row the thread owns whole is added by a reduction in
+ * memory (spmv_coo_add): entry by entry, each entry had waited for its
+ * column and then its x, and each row for a load of y.  On an H100
+ * (bench_spmv, BS 256, L2 flushed, every configuration) coo ran 0.89
+ * (f64) and 0.90 (f32) of its old time on the paper and real sets, 0.69
+ * and 0.76 on the large suite (random_2M_x32 f64 2170 -> 1337 us); hyb
+ * 0.91 / 0.93 and 0.79 / 0.85 (west0479 f64 30.6 -> 14.9 us); none
+ * slower by more than 2 % (eval-h100-v51.md).
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64; up to
  * 2^31 - 1 rows.
  */
 #include "spmv_segreduce.cuh"
 
 #define COO_ITEMS 8
+
+/* Adds v to a row of y that starts and ends in this thread's entries: no
+ * other thread writes it, so the one addition is the plain sum's, done in
+ * memory (a reduction the thread does not wait for) rather than a load
+ * the thread waits on before its next row. */
+template <typename T>
+__device__ __forceinline__ void spmv_coo_add(T *p, T v) {
+  atomicAdd(p, v);
+}
 
 template <typename T>
 __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
@@ -35,22 +52,36 @@ __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
     int64_t end = start + COO_ITEMS < n ? start + COO_ITEMS : n;
     int32_t prev = start > 0 ? row[start - 1] : -1;
     int32_t next = end < n ? row[end] : -1;
-    int32_t cur = row[start];
+    int32_t r[COO_ITEMS], c[COO_ITEMS];
+    T p[COO_ITEMS];
+    /* Every load first, then every gather: the entries past the end
+     * repeat the last row with a zero product. */
+#pragma unroll
+    for (int i = 0; i < COO_ITEMS; i++) {
+      bool in = start + i < end;
+      r[i] = in ? spmv_lds(row + start + i) : r[i > 0 ? i - 1 : 0];
+      c[i] = in ? spmv_lds(col + start + i) : 0;
+      p[i] = in ? spmv_lds(val + start + i) : T(0);
+    }
+#pragma unroll
+    for (int i = 0; i < COO_ITEMS; i++)
+      p[i] *= start + i < end ? spmv_ldg(x + c[i]) : T(0);
+    int32_t cur = r[0];
     bool continued = cur == prev;
-    for (int64_t j = start; j < end; j++) {
-      int32_t r = spmv_lds(row + j);
-      if (r != cur) {
+#pragma unroll
+    for (int i = 0; i < COO_ITEMS; i++) {
+      if (r[i] != cur) {
         if (continued) {
           head_row = cur;
           head_sum = s;
           continued = false;
         } else {
-          y[cur] += alpha * s;
+          spmv_coo_add(y + cur, alpha * s);
         }
-        cur = r;
+        cur = r[i];
         s = 0;
       }
-      s += spmv_lds(val + j) * spmv_ldg(x + spmv_lds(col + j));
+      s += p[i];
     }
     if (next == cur) {
       tail_row = cur;   /* open: goes on in the next thread */
@@ -59,7 +90,7 @@ __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
       head_sum = s;
       s = 0;
     } else {
-      y[cur] += alpha * s;
+      spmv_coo_add(y + cur, alpha * s);
       s = 0;
     }
   }
