@@ -35,7 +35,8 @@ cd /tmp && rm -rf spmvd-[0-9]* && tar xf "$top"/.device/spmvd-*.tar.gz && cd spm
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 t0=$(date +%s)
 ( ./configure -q && make -j16 >"$LOG/build.log" 2>&1 &&
-  make -j16 tests/bench/eval_tuner tests/bench/bench_spmv tests/bench/calib_points >>"$LOG/build.log" 2>&1 ) ||
+  make -j16 tests/bench/eval_tuner tests/bench/bench_spmv tests/bench/calib_points \
+    tests/check_gpu_formats >>"$LOG/build.log" 2>&1 ) ||
   { tail -50 "$LOG/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 ))s"
 
