@@ -619,6 +619,17 @@ END_TEST
 /* The features of a hand-made matrix, counted by hand: 34 rows of 64
  * columns; row 0 has columns 0..9, rows 1..31 the column r, row 32 none,
  * row 33 the columns 0, 31, 63. */
+/* Term 6 of cfg's work basis for features g (borrowed): the term each
+ * basis from 3 on adds. */
+static double term6(const struct spmv_config *cfg, int basis, double l2_bytes,
+                    double threads, const struct spmvd_pfeat *g)
+{
+  double phi[SPMVD_WORK_TERMS];
+
+  spmvd_predict_work_basis(cfg, basis, l2_bytes, threads, g, phi);
+  return phi[6];
+}
+
 START_TEST(test_features)
 {
   struct spmv_csr *A = spmv_csr_new(34, 64, 44);
@@ -799,21 +810,15 @@ START_TEST(test_features)
 
     g.nnz = 680;
     g.sectors = 300;
-    spmvd_predict_work_basis(&sc, 3, 0, 40, &g, phi);
-    ck_assert_double_eq_tol(phi[6], (1 - 0.4 / 0.85) * 380, 1e-9);
-    spmvd_predict_work_basis(&sc, 2, 0, 40, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&sc, 3, 0, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&sc, 3, 0, 100, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&sc, 3, 0, 20, &g, phi);
-    ck_assert_double_eq_tol(phi[6], 0.6 * 380, 1e-9);
-    spmvd_predict_work_basis(&ell, 3, 0, 40, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
+    ck_assert_double_eq_tol(term6(&sc, 3, 0, 40, &g),
+                            (1 - 0.4 / 0.85) * 380, 1e-9);
+    ck_assert_double_eq(term6(&sc, 2, 0, 40, &g), 0);
+    ck_assert_double_eq(term6(&sc, 3, 0, 0, &g), 0);
+    ck_assert_double_eq(term6(&sc, 3, 0, 100, &g), 0);
+    ck_assert_double_eq_tol(term6(&sc, 3, 0, 20, &g), 0.6 * 380, 1e-9);
+    ck_assert_double_eq(term6(&ell, 3, 0, 40, &g), 0);
     g.nnz = 15 * 34;
-    spmvd_predict_work_basis(&sc, 3, 0, 40, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
+    ck_assert_double_eq(term6(&sc, 3, 0, 40, &g), 0);
   }
   /* Basis 4, ellr-t's longest row from DRAM: rl_max times the share of
    * its padded layout (bytes x w_ell / nnz) beyond half the L2.  Nothing
@@ -829,16 +834,12 @@ START_TEST(test_features)
     g.rl_max = 50;
     g.bytes = 1000;
     lb = 1000.0 * 400 / 100;
-    spmvd_predict_work_basis(&et, 4, 1000, 0, &g, phi);
-    ck_assert_double_eq_tol(phi[6], (1 - 500 / lb) * 50, 1e-9);
-    spmvd_predict_work_basis(&et, 3, 1000, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&et, 4, 0, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&et, 4, 2 * lb, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&ell, 4, 1000, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
+    ck_assert_double_eq_tol(term6(&et, 4, 1000, 0, &g),
+                            (1 - 500 / lb) * 50, 1e-9);
+    ck_assert_double_eq(term6(&et, 3, 1000, 0, &g), 0);
+    ck_assert_double_eq(term6(&et, 4, 0, 0, &g), 0);
+    ck_assert_double_eq(term6(&et, 4, 2 * lb, 0, &g), 0);
+    ck_assert_double_eq(term6(&ell, 4, 1000, 0, &g), 0);
   }
   /* Basis 5, jad's longest row from DRAM: rl_max times the share of its
    * unpadded layout (bytes) beyond half the L2.  Nothing in basis 4,
@@ -853,18 +854,12 @@ START_TEST(test_features)
     g.w_ell = 100;
     g.rl_max = 50;
     g.bytes = 1000;
-    spmvd_predict_work_basis(&jd, 5, 1000, 0, &g, phi);
-    ck_assert_double_eq_tol(phi[6], 0.5 * 50, 1e-9);
-    spmvd_predict_work_basis(&jd, 5, 400, 0, &g, phi);
-    ck_assert_double_eq_tol(phi[6], 0.8 * 50, 1e-9);
-    spmvd_predict_work_basis(&jd, 4, 1000, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&jd, 5, 0, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&jd, 5, 2000, 0, &g, phi);
-    ck_assert_double_eq(phi[6], 0);
-    spmvd_predict_work_basis(&et, 5, 1000, 0, &g, phi);
-    ck_assert_double_eq_tol(phi[6], 0.5 * 50, 1e-9);
+    ck_assert_double_eq_tol(term6(&jd, 5, 1000, 0, &g), 0.5 * 50, 1e-9);
+    ck_assert_double_eq_tol(term6(&jd, 5, 400, 0, &g), 0.8 * 50, 1e-9);
+    ck_assert_double_eq(term6(&jd, 4, 1000, 0, &g), 0);
+    ck_assert_double_eq(term6(&jd, 5, 0, 0, &g), 0);
+    ck_assert_double_eq(term6(&jd, 5, 2000, 0, &g), 0);
+    ck_assert_double_eq_tol(term6(&et, 5, 1000, 0, &g), 0.5 * 50, 1e-9);
   }
   spmv_csr_free(A);
 }
