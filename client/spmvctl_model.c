@@ -89,18 +89,16 @@ struct daemon_device {
   char db[4096];                 /* the cache spmvd uses */
 };
 
-/* Asks spmvd (status) for its device and cache; returns an exit status. */
-static int daemon_device(const struct spmvctl *ctl, struct daemon_device *d)
+/* Asks spmvd (status, on c) for its device and cache; returns an exit
+ * status. */
+static int daemon_device(const struct spmvctl *ctl, struct spmv_client *c,
+                         struct daemon_device *d)
 {
-  struct spmv_client *c = NULL;
   char *text = NULL;
   json_t *s = NULL;
-  int rc, status;
+  int rc, status = SPMVCTL_EXIT_OK;
 
   memset(d, 0, sizeof *d);
-  status = spmvctl_connect(ctl, &c);
-  if (status != SPMVCTL_EXIT_OK)
-    return status;
   rc = spmv_status_json(c, &text);
   if (rc < 0) {
     status = spmvctl_call_failed(ctl, c, rc);
@@ -121,7 +119,6 @@ static int daemon_device(const struct spmvctl *ctl, struct daemon_device *d)
 out:
   json_decref(s);
   free(text);
-  spmv_disconnect(c);
   return status;
 }
 
@@ -132,11 +129,11 @@ out:
  * measure_error when that configuration could not run, and r gains
  * mean_error over those measured.  Returns an exit status.
  */
-static int measure(struct spmvctl *ctl, const char *path, json_t *r)
+static int measure(struct spmvctl *ctl, struct spmv_client *c,
+                   const char *path, json_t *r)
 {
   json_t *preds = json_object_get(r, "predictions"), *b = NULL, *trials;
   const char *configs[SPMV_BENCH_MAX_CONFIGS];
-  struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
   char *text = NULL;
   size_t i, n = json_array_size(preds), nerr = 0;
@@ -147,9 +144,6 @@ static int measure(struct spmvctl *ctl, const char *path, json_t *r)
     n = SPMV_BENCH_MAX_CONFIGS;
   for (i = 0; i < n; i++)
     configs[i] = spmvctl_str(json_array_get(preds, i), "config");
-  status = spmvctl_connect(ctl, &c);
-  if (status != SPMVCTL_EXIT_OK)
-    return status;
   status = spmvctl_load_file(ctl, c, path, NULL, &m);
   if (status != SPMVCTL_EXIT_OK)
     goto out;
@@ -190,7 +184,6 @@ out:
   json_decref(b);
   free(text);
   spmv_matrix_free(m);
-  spmv_disconnect(c);
   return status;
 }
 
@@ -247,22 +240,26 @@ int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv)
   struct spmvd_pfeat feat;
   struct spmv_error err;
   struct spmv_csr *A = NULL;
+  struct spmv_client *c = NULL;
   struct spmvctl at = *ctl;
   const char *dt = spmv_dtype_name(ctl->dtype);
   json_t *r = NULL, *preds;
   int rc, status;
 
   (void)argc;
+  /* One connection serves the status query and --measure. */
   status = spmvctl_check_file(ctl, argv[0]);
   if (status == SPMVCTL_EXIT_OK)
-    status = daemon_device(ctl, &d);
+    status = spmvctl_connect(ctl, &c);
   if (status != SPMVCTL_EXIT_OK)
     return status;
+  if ((status = daemon_device(ctl, c, &d)) != SPMVCTL_EXIT_OK)
+    goto out;
   if (at.db == NULL)
     at.db = d.db;
   status = spmvctl_open_cache(&at, &cache);
   if (status != SPMVCTL_EXIT_OK)
-    return status;
+    goto out;
   spmv_error_clear(&err);
   rc = spmvd_predict_load(cache, &d.dev, ctl->dtype, &pred, &err);
   if (rc < 0) {
@@ -303,12 +300,14 @@ int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv)
    * may take a while. */
   spmvd_cache_close(cache);
   cache = NULL;
-  if (ctl->measure && (status = measure(ctl, argv[0], r)) != SPMVCTL_EXIT_OK)
+  if (ctl->measure &&
+      (status = measure(ctl, c, argv[0], r)) != SPMVCTL_EXIT_OK)
     goto out;
   status = spmvctl_output(ctl, r, print_predict);
 out:
   json_decref(r);
   spmv_csr_free(A);
   spmvd_cache_close(cache);
+  spmv_disconnect(c);
   return status;
 }
