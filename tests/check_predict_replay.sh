@@ -1,13 +1,17 @@
 #!/bin/sh
-# check_predict_replay.sh: the predictor's work model against the H200's
-# measurements, with no GPU.  calib_points --replay fits the model of every
-# calibrated configuration on the committed calibration points
-# (calib-points-h200-v8.tsv.gz: synthetic matrices only, kernels v8) and
-# predicts the 55 paper-size and real matrices of the v15 evaluation,
-# whose measured times the eval tables hold; every format's mean error
-# must stay within 17 % (14.7 % at worst when committed, 3.4 % at best;
-# the paper's form alone was at 17-61 %).  A change to the features, the
-# terms or the fit that predicts worse fails here first.
+# check_predict_replay.sh: the predictor's work model against measurements
+# on the GPU, with no GPU.  calib_points --replay fits the model of every
+# calibrated configuration on committed calibration points and predicts
+# the 55 paper-size and real matrices of an evaluation whose measured
+# times the eval tables hold:
+# - the H200's calib-points-h200-v8 (kernels v8) against eval-h200-v15:
+#   every format's mean error within 17 % (14.7 % at worst when committed,
+#   3.4 % at best; the paper's form alone was at 17-61 %);
+# - the H100's calib-points-h100-v51 (kernels v12, the current ones)
+#   against eval-h100-v51: within 10 % (csr-scalar 8.9 % at worst when
+#   committed, the others at 2.7-7.1 %).
+# A change to the features, the terms or the fit that predicts worse
+# fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 tool=$top_builddir/tests/bench/calib_points
@@ -16,11 +20,17 @@ results=$top_srcdir/tests/bench/results
 [ -x "$tool" ] || { echo "no $tool: skipped"; exit 77; }
 [ -d "${SPMV_MATRICES:-}" ] || { echo "no matrix folder (SPMV_MATRICES): skipped"; exit 77; }
 
+# replay POINTS EVAL BOUND L2_MIB: one type's replay, for each type.
+replay() {
+  for dt in f64 f32; do
+    echo "$1 against $2, $dt:"
+    SPMV_MATRICES=$SPMV_MATRICES "$tool" --replay "$results/$1.tsv.gz" \
+      --measured "$results/$2-$dt.tsv" --bound "$3" --l2-mib "$4" ||
+      { echo "$dt: a format's mean error above $3 (or a matrix missing)"; status=1; }
+  done
+}
+
 status=0
-for dt in f64 f32; do
-  echo "$dt:"
-  SPMV_MATRICES=$SPMV_MATRICES "$tool" --replay "$results/calib-points-h200-v8.tsv.gz" \
-    --measured "$results/eval-h200-v15-$dt.tsv" --bound 0.17 --l2-mib 60 ||
-    { echo "$dt: a format's mean error above 17 % (or a matrix missing)"; status=1; }
-done
+replay calib-points-h200-v8 eval-h200-v15 0.17 60
+replay calib-points-h100-v51 eval-h100-v51 0.10 50
 exit $status
