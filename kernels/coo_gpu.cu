@@ -20,7 +20,9 @@
  * (f64) and 0.90 (f32) of its old time on the paper and real sets, 0.69
  * and 0.76 on the large suite (random_2M_x32 f64 2170 -> 1337 us); hyb
  * 0.91 / 0.93 and 0.79 / 0.85 (west0479 f64 30.6 -> 14.9 us); none
- * slower by more than 2 % (eval-h100-v51.md).
+ * slower by more than 2 % (eval-h100-v51.md).  Those f32 times had the
+ * reduction too, which f32 has since given up (spmv_coo_add); f32 with
+ * the loads first alone is not yet timed.
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64; up to
  * 2^31 - 1 rows.
  */
@@ -29,12 +31,18 @@
 #define COO_ITEMS 8
 
 /* Adds v to a row of y that starts and ends in this thread's entries: no
- * other thread writes it, so the one addition is the plain sum's, done in
- * memory (a reduction the thread does not wait for) rather than a load
- * the thread waits on before its next row. */
-template <typename T>
-__device__ __forceinline__ void spmv_coo_add(T *p, T v) {
+ * other thread writes it, so in f64 the one addition is the plain sum's,
+ * done in memory (a reduction the thread does not wait for) rather than a
+ * load the thread waits on before its next row.  Not in f32: an f32
+ * reduction flushes subnormal inputs and results to zero (PTX's
+ * atom.add.f32), where the plain sum keeps them, so f32 loads y and waits
+ * as before. */
+__device__ __forceinline__ void spmv_coo_add(double *p, double v) {
   atomicAdd(p, v);
+}
+
+__device__ __forceinline__ void spmv_coo_add(float *p, float v) {
+  *p += v;
 }
 
 template <typename T>
