@@ -17,8 +17,8 @@
  * (rma10_x16 f64 484 -> 290 us, pdb1HYS_x8 322 -> 211), and in the
  * evaluation's suite to 0.76 (f64) and 0.85 (f32): pdb1HYS 149 -> 67 us,
  * wbp256 443 -> 211.  It costs 48 registers in f64 (32 before): short
- * rows lost up to 8 % (lap2d_5pt f64, mc2depi), and lone very long rows
- * up to 20 % (adder_dcop, watt_2), where jad is never the best.
+ * rows lost 8 % (lap2d_5pt f64) to 15-21 % (mc2depi), and lone very long
+ * rows up to 20 % (adder_dcop, watt_2), where jad is never the best.
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64.
  */
 #include "spmv_cuda.cuh"
