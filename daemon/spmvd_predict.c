@@ -1029,6 +1029,16 @@ static int per_row_thread(enum spmv_format f)
 #define SCALAR_L1_OCC 0.4
 #define SCALAR_LINE_ROW 16
 
+/* A thread's longest row read from DRAM (bases 4 and 5): rl_max times the
+ * share of a layout of lb bytes beyond what the L2 keeps of data it only
+ * reads (about half of it: probe-l2-h200.md); 0 without an L2. */
+static double dram_path(double lb, double l2_bytes, double rl_max)
+{
+  double kept = l2_bytes / 2;
+
+  return l2_bytes > 0 && lb > kept ? (1 - kept / lb) * rl_max : 0;
+}
+
 /* The work model's terms of format f. */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,
@@ -1108,20 +1118,15 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * alone, one step after another, through an interleaved layout padded
    * to the longest row (as ELL's, rows x rl_max slots, about the CSR's
    * bytes times w_ell / nnz); once that layout outgrows what the L2 keeps
-   * of data it only reads (about half of it: probe-l2-h200.md), a growing
-   * share of the steps waits on DRAM.  Skewed matrices with a few long
+   * of data it only reads (dram_path), a growing share of the steps waits
+   * on DRAM.  Skewed matrices with a few long
    * rows ran 35-45 % slower than predicted without it (rajat01: 1442
    * steps in 221 us).  Replayed on calib-points-h100-v46 against
    * eval-h100-v46..v48, ellr-t's error fell from 6.0-7.1 to 4.8-5.5 %
    * in all six; against the whole L2 it fell in f64 only, against a third
    * of it f32 rose to 9 % (eval-h100-v46-v49.md). */
-  if (basis >= 4 && cfg->format == SPMV_FMT_ELLR_T && l2_bytes > 0 &&
-      x->nnz > 0) {
-    double lb = x->bytes * x->w_ell / x->nnz, kept = l2_bytes / 2;
-
-    if (lb > kept)
-      phi[6] = (1 - kept / lb) * x->rl_max;
-  }
+  if (basis >= 4 && cfg->format == SPMV_FMT_ELLR_T && x->nnz > 0)
+    phi[6] = dram_path(x->bytes * x->w_ell / x->nnz, l2_bytes, x->rl_max);
   /* Basis 5: jad's longest row from DRAM, as basis 4's for ellr-t; its
    * layout has no padding, so it is the CSR's bytes.  Four diagonals at a
    * time (the kernel since SPMV_KERNEL_VERSION 11), a thread still waits
@@ -1130,9 +1135,8 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * (f64) and 2.9 to 2.4 % (f32); replayed against eval-h100-v50, timed
    * on another H100, f64 went 4.0 to 4.7 % and f32 5.0 to 4.3; the old
    * kernel's replays fell 10.5 to 9.3 and 10.0 to 8.9 % (eval-h100-v50.md). */
-  if (basis >= 5 && cfg->format == SPMV_FMT_JAD && l2_bytes > 0 &&
-      x->bytes > l2_bytes / 2)
-    phi[6] = (1 - (l2_bytes / 2) / x->bytes) * x->rl_max;
+  if (basis >= 5 && cfg->format == SPMV_FMT_JAD)
+    phi[6] = dram_path(x->bytes, l2_bytes, x->rl_max);
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
   /* A thread per row, or csr-adaptive's blocks of rows in row order: each
    * warp keeps the x of its 32 rows in the L1, and the more warps share an
