@@ -12,38 +12,26 @@
  * has written y already.
  * Access pattern: each thread reads 8 consecutive row/col/val elements, a
  * warp 256 consecutive ones (every fetched sector is used); x through the
- * read-only data cache.  All eight entries are loaded before any x is
- * gathered, and a row the thread owns whole is added by a reduction in
- * memory (spmv_coo_add): entry by entry, each entry had waited for its
- * column and then its x, and each row for a load of y.  On an H100
- * (bench_spmv, BS 256, L2 flushed, every configuration) coo ran 0.89
- * (f64) and 0.90 (f32) of its old time on the paper and real sets, 0.69
- * and 0.76 on the large suite (random_2M_x32 f64 2170 -> 1337 us); hyb
- * 0.91 / 0.93 and 0.79 / 0.85 (west0479 f64 30.6 -> 14.9 us); none
- * slower by more than 2 % (eval-h100-v51.md).  Those f32 times had the
- * reduction too, which f32 has since given up (spmv_coo_add); f32 with
- * the loads first alone is not yet timed.
+ * read-only data cache.  All eight entries are loaded first, then the
+ * eight x gathered together with y of each row that starts in the
+ * thread, so that adding a row the thread owns whole waits on nothing.
+ * Entry by entry, each entry had waited for its column and then its x,
+ * and each row for a load of y.  On an H100 (bench_spmv, BS 256, L2
+ * flushed, every configuration), the entries loaded first ran coo 0.89
+ * (f64) of its old time on the paper and real sets and 0.69 on the large
+ * suite, with owned rows added by a reduction in memory
+ * (eval-h100-v51.md).  y loaded ahead then ran 0.95 (f64, against that
+ * reduction) and 0.93 (f32, against a wait on y) on the paper and real
+ * sets, 0.73 on the large suite (wbp256 f64 463 -> 311 us), hyb 0.96 /
+ * 0.94 and 0.84; mac_econ alone was slower (6-8 %; cuSPARSE's control
+ * 0.985) (coo-ypre-h100.md).  No reduction: f32's flushes subnormals to
+ * zero (PTX's atom.add.f32), and one code serves both types.
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64; up to
  * 2^31 - 1 rows.
  */
 #include "spmv_segreduce.cuh"
 
 #define COO_ITEMS 8
-
-/* Adds v to a row of y that starts and ends in this thread's entries: no
- * other thread writes it, so in f64 the one addition is the plain sum's,
- * done in memory (a reduction the thread does not wait for) rather than a
- * load the thread waits on before its next row.  Not in f32: an f32
- * reduction flushes subnormal inputs and results to zero (PTX's
- * atom.add.f32), where the plain sum keeps them, so f32 loads y and waits
- * as before. */
-__device__ __forceinline__ void spmv_coo_add(double *p, double v) {
-  atomicAdd(p, v);
-}
-
-__device__ __forceinline__ void spmv_coo_add(float *p, float v) {
-  *p += v;
-}
 
 template <typename T>
 __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
@@ -71,10 +59,20 @@ __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
       c[i] = in ? spmv_lds(col + start + i) : 0;
       p[i] = in ? spmv_lds(val + start + i) : T(0);
     }
+    /* y of each row that starts here, loaded beside the gathers (a row
+     * that goes on in the next thread is loaded and not used; the entries
+     * past the end start none). */
+    T yv[COO_ITEMS];
+#pragma unroll
+    for (int i = 0; i < COO_ITEMS; i++) {
+      bool first = i == 0 ? r[0] != prev : r[i] != r[i - 1];
+      yv[i] = first ? y[r[i]] : T(0);
+    }
 #pragma unroll
     for (int i = 0; i < COO_ITEMS; i++)
       p[i] *= start + i < end ? spmv_ldg(x + c[i]) : T(0);
     int32_t cur = r[0];
+    T ycur = yv[0];
     bool continued = cur == prev;
 #pragma unroll
     for (int i = 0; i < COO_ITEMS; i++) {
@@ -84,9 +82,10 @@ __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
           head_sum = s;
           continued = false;
         } else {
-          spmv_coo_add(y + cur, alpha * s);
+          y[cur] = ycur + alpha * s;
         }
         cur = r[i];
+        ycur = yv[i];
         s = 0;
       }
       s += p[i];
@@ -98,7 +97,7 @@ __global__ void spmv_coo_kernel(int64_t n, const int32_t *__restrict__ row,
       head_sum = s;
       s = 0;
     } else {
-      spmv_coo_add(y + cur, alpha * s);
+      y[cur] = ycur + alpha * s;
       s = 0;
     }
   }
