@@ -7,9 +7,9 @@
 # - the H200's calib-points-h200-v8 (kernels v8) against eval-h200-v15:
 #   every format's mean error within 17 % (14.7 % at worst when committed,
 #   3.4 % at best; the paper's form alone was at 17-61 %);
-# - the H100's calib-points-h100-v51 (kernels v12; v13 changed only coo's
-#   f32 y update) against eval-h100-v51: within 10 % (csr-scalar 8.9 % at
-#   worst when committed, the others at 2.7-7.1 %).
+# - the H100's calib-points-h100-v52 (kernels v14, the current ones)
+#   against eval-h100-v52, each timed on a fresh H100: within 10 %
+#   (csr-scalar 9.1 % at worst when committed, the others at 4.2-7.7 %).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -32,5 +32,5 @@ replay() {
 
 status=0
 replay calib-points-h200-v8 eval-h200-v15 0.17 60
-replay calib-points-h100-v51 eval-h100-v51 0.10 50
+replay calib-points-h100-v52 eval-h100-v52 0.10 50
 exit $status
