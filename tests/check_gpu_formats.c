@@ -445,19 +445,20 @@ END_TEST
  * for f64; the other type sees tiny normal numbers or zeros): a kernel
  * that flushes subnormal products, sums or updates of y to zero (as an f32
  * reduction in memory does) leaves rows off by far more than the
- * tolerance's absolute term.  Random columns, and a few long rows for
- * hyb's COO part.  cuSPARSE's ALG1 in f32 is left out
+ * tolerance's absolute term.  Random columns, a few long rows for hyb's
+ * COO part, and a stencil for dia.  cuSPARSE's ALG1 in f32 is left out
  * (flushes_subnormals). */
 START_TEST(test_subnormal)
 {
   static const char *shapes[] = {"random rows=3000 cols=2500 k=7",
-                                 "pareto rows=2000 alpha=0.8"};
+                                 "pareto rows=2000 alpha=0.8",
+                                 "stencil2d nx=60 ny=60"};
   static const int scale[] = {-140, -1040};
   struct spmv_error err;
   char name[96];
 
   subnormal_run = 1;
-  for (int m = 0; m < 2; m++) {
+  for (int m = 0; m < 3; m++) {
     for (int e = 0; e < 2; e++) {
       struct spmv_csr *A = spmv_gen_from_text(shapes[m], 500 + (uint64_t)m, &err);
       ck_assert_msg(A != NULL, "%s: %s", shapes[m], err.msg);
