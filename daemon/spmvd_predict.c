@@ -1147,6 +1147,20 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * replays did not move: predictor-anchor-h200.md). */
   if (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_CSR_ADAPTIVE)
     phi[7] = share * x->x_warp;
+  /* Basis 6: csr-stream's blocks and coo's threads walk rows in order
+   * over entries laid side by side, so neighbouring rows' x comes from
+   * the sectors a group of them shares, whatever the device's occupancy:
+   * x_warp as it is.  Replayed on the H100's points against their
+   * evaluations (calib-points-h100-v51 against eval-h100-v51, v52
+   * against v52), csr-stream's error fell from 7.0-7.1 to 5.4 and 6.0 %
+   * (f64) and from 6.9-7.0 to 5.1 and 5.6 % (f32), its worst matrix from
+   * 27-29 to 15-19 %; coo's from 5.9 and 7.7 to 3.4 and 7.6 % (f64), 2.7
+   * and 7.5 to 2.2 and 7.2 % (f32).  For csr-vector and csr-merge the
+   * same term was mixed (eval-h100-v52.md). */
+  if (basis >= 6 && (cfg->format == SPMV_FMT_CSR_STREAM ||
+                     cfg->format == SPMV_FMT_CSR_STREAM16 ||
+                     cfg->format == SPMV_FMT_COO))
+    phi[7] = x->x_warp;
   /* jad's warps, of rows by length: x once a warp, as it would come were
    * it kept for the warp's life (replayed, the occupancy weight fitted
    * f32 worse and f64 no better). */

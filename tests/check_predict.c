@@ -726,9 +726,10 @@ START_TEST(test_features)
   spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
-  /* The x a warp keeps, for a thread per row and csr-adaptive's blocks
-   * (not csr-stream's): x_warp times the same share of the device (rows
-   * alone), at most 1; jad's own, as it is. */
+  /* The x a warp keeps, for a thread per row and csr-adaptive's blocks:
+   * x_warp times the same share of the device (rows alone), at most 1;
+   * jad's own, as it is; in basis 6 csr-stream's and coo's x_warp as it
+   * is (none before). */
   spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 6);
   spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 68, &f, phi);
@@ -740,6 +741,8 @@ START_TEST(test_features)
   spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[7], 7);
+  spmvd_predict_work_basis(&st128, 5, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&ell, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 13);
@@ -752,6 +755,8 @@ START_TEST(test_features)
   spmvd_predict_work_basis(&coo, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 0.5 * 36);
+  ck_assert_double_eq(phi[7], 7);
+  spmvd_predict_work_basis(&coo, 5, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 0);
   spmvd_predict_work_basis(&coo, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[10], 0);
@@ -764,7 +769,7 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[3], 0);
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
-  ck_assert_double_eq(phi[7], 0);
+  ck_assert_double_eq(phi[7], 7);
   f.rl_max = 600;
   spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);
