@@ -616,11 +616,8 @@ START_TEST(test_calibrate_end_to_end)
 }
 END_TEST
 
-/* The features of a hand-made matrix, counted by hand: 34 rows of 64
- * columns; row 0 has columns 0..9, rows 1..31 the column r, row 32 none,
- * row 33 the columns 0, 31, 63. */
 /* Term 6 of cfg's work basis for features g (borrowed): the term each
- * basis from 3 on adds. */
+ * basis from 3 to 5 adds (basis 6 adds to term 7). */
 static double term6(const struct spmv_config *cfg, int basis, double l2_bytes,
                     double threads, const struct spmvd_pfeat *g)
 {
@@ -630,6 +627,9 @@ static double term6(const struct spmv_config *cfg, int basis, double l2_bytes,
   return phi[6];
 }
 
+/* The features of a hand-made matrix, counted by hand: 34 rows of 64
+ * columns; row 0 has columns 0..9, rows 1..31 the column r, row 32 none,
+ * row 33 the columns 0, 31, 63. */
 START_TEST(test_features)
 {
   struct spmv_csr *A = spmv_csr_new(34, 64, 44);
