@@ -475,8 +475,10 @@ int spmv_mmio_parse(const char *buf, size_t len, const char *name,
   ps.line = 1;
   if (out == NULL || (buf == NULL && len > 0))
     return spmv_error_set(err, SPMV_EINVAL, "%s: no buffer or no output", ps.name);
-  ps.p = buf;
-  ps.end = buf + len;
+  /* An empty buffer may be NULL; the parser's memchr and arithmetic need
+   * a real pointer even for zero bytes. */
+  ps.p = buf != NULL ? buf : "";
+  ps.end = ps.p + len;
   ps.loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
   if (ps.loc == (locale_t)0)
     return spmv_error_set(err, SPMV_ENOMEM, "%s: cannot create the C locale",

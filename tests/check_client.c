@@ -62,19 +62,32 @@ static void mock_error(int fd, json_int_t id, int code, const char *msg)
   json_decref(r);
 }
 
-/* Reads value k of a dtype array as double. */
+/* Reads value k of a dtype array as double.  Payload arrays are packed
+ * (the values follow 4-byte columns), so they may be misaligned. */
 static double get_val(const void *p, enum spmv_dtype dt, int64_t k)
 {
-  return dt == SPMV_F32 ? ((const float *)p)[k] : ((const double *)p)[k];
+  if (dt == SPMV_F32) {
+    float f;
+
+    memcpy(&f, (const char *)p + k * 4, 4);
+    return f;
+  }
+  double d;
+
+  memcpy(&d, (const char *)p + k * 8, 8);
+  return d;
 }
 
-/* Writes value k of a dtype array. */
+/* Writes value k of a dtype array (as get_val, maybe misaligned). */
 static void put_val(void *p, enum spmv_dtype dt, int64_t k, double v)
 {
-  if (dt == SPMV_F32)
-    ((float *)p)[k] = (float)v;
-  else
-    ((double *)p)[k] = v;
+  if (dt == SPMV_F32) {
+    float f = (float)v;
+
+    memcpy((char *)p + k * 4, &f, 4);
+  } else {
+    memcpy((char *)p + k * 8, &v, 8);
+  }
 }
 
 /* Handles load: unpacks and validates the CSR, sends progress, replies. */
