@@ -116,6 +116,8 @@ struct opts {
   int64_t calib_nnz;         /* 0: the daemon's default */
   int64_t max_nnz;           /* 0: no bound */
   int probe_idle_ms;         /* --probe: host sleep before each load */
+  int probe_busy_ms;         /* --probe: host busy before each load */
+  int probe_turns;           /* --probe: turns over the configurations */
 };
 
 /* The configuration as the tuner lists it on dev (cpu: no bs, csr-vector
@@ -1124,6 +1126,8 @@ static void usage(FILE *f)
           "  --probe     'CFG;CFG...': no evaluation; time each configuration as the race\n"
           "              does and as confirm() does, in turns (why they disagree)\n"
           "  --probe-idle MS: sleep MS ms before each of --probe's loads (an idle GPU)\n"
+          "  --probe-busy MS: keep the host busy MS ms before each of them instead\n"
+          "  --probe-turns N: turns over the configurations (3)\n"
           "  --calib-db  the daemon's cache: judge the calibration `spmvctl calibrate`\n"
           "              stored there for this device rather than calibrating here\n"
           "The markdown report goes to stdout, progress to stderr.\n");
@@ -1137,7 +1141,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"budget", 1, 0, 'B'}, {"calib-nnz", 1, 0, 'c'}, {"max-nnz", 1, 0, 'n'},
     {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
     {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'}, {"probe", 1, 0, 'P'},
-    {"probe-idle", 1, 0, 'I'}, {"calib-db", 1, 0, 'C'}, {0, 0, 0, 0},
+    {"probe-idle", 1, 0, 'I'}, {"calib-db", 1, 0, 'C'},
+    {"probe-busy", 1, 0, 'U'}, {"probe-turns", 1, 0, 'T'}, {0, 0, 0, 0},
   };
   int c;
   char *end;
@@ -1150,7 +1155,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #endif
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:", lo, NULL)) != -1) {
+  o->probe_turns = 3;
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:U:T:", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -1161,6 +1167,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     case 'G': o->gt_tsv = optarg; break;
     case 'P': o->probe = optarg; break;
     case 'I': o->probe_idle_ms = atoi(optarg); break;
+    case 'U': o->probe_busy_ms = atoi(optarg); break;
+    case 'T':
+      o->probe_turns = atoi(optarg);
+      if (o->probe_turns < 1) {
+        fprintf(stderr, "eval_tuner: --probe-turns %s: at least 1\n", optarg);
+        return -1;
+      }
+      break;
     case 'C': o->calib_db = optarg; break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
@@ -1360,15 +1374,28 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
 }
 
 /*
- * --probe: for each matrix and value type, three turns over the listed
- * configurations; each load is timed as auto's race times it (a run
- * alone, then rounds of 2 without warm-up), as the exhaustive race does
- * (2 + 10) and as confirm() does
+ * --probe: for each matrix and value type, --probe-turns turns (3) over
+ * the listed configurations, each load after --probe-idle's sleep or
+ * --probe-busy's busy host when given; each load is timed as auto's race
+ * times it (a run alone, then rounds of 2 without warm-up), as the
+ * exhaustive race does (2 + 10) and as confirm() does
  * (CONFIRM_WARMUP + CONFIRM_REPS), then confirm()'s warm-ups with the
  * race's 10 runs and the race's warm-ups with confirm()'s runs (which of
  * the two its offset follows), the medians printed in that order.
  */
 #define PROBE_MAX 8
+
+/* Keeps the host's thread busy for ms milliseconds (no GPU work): a
+ * tuner's profile and features, as --probe-busy stands for them. */
+static void busy_host(int ms)
+{
+  double end = bench_now_s() + ms / 1e3;
+  volatile double sink = 0;
+
+  while (bench_now_s() < end)
+    for (int i = 0; i < 1000; i++)
+      sink += i;
+}
 static int probe_main(const struct opts *o, struct eval_store *s,
                       const struct bench_suite *suite)
 {
@@ -1409,11 +1436,13 @@ static int probe_main(const struct opts *o, struct eval_store *s,
         bad++;
         continue;
       }
-      for (int turn = 0; turn < 3; turn++)
+      for (int turn = 0; turn < o->probe_turns; turn++)
         for (int k = 0; k < n; k++) {
           char name[96];
           spmv_config_format(&cfg[k], name, sizeof name);
           printf("%s\t%s\t%d\t%s", suite->e[q].name, spmv_dtype_name(dt), turn, name);
+          if (o->probe_busy_ms > 0)
+            busy_host(o->probe_busy_ms);
           if (o->probe_idle_ms > 0) {
             struct timespec ts = { o->probe_idle_ms / 1000,
                                    (long)(o->probe_idle_ms % 1000) * 1000000L };
