@@ -28,6 +28,8 @@ static void print_status(const json_t *s)
   printf("cache         %s\n", spmvctl_str(s, "cache_path"));
   printf("connections   %lld\n", (long long)json_integer_value(json_object_get(s, "connections")));
   printf("matrices      %lld\n", (long long)json_integer_value(json_object_get(s, "matrices")));
+  if (strcmp(spmvctl_str(s, "exclude_formats"), "-") != 0)
+    printf("excluded      %s (exclude_formats)\n", spmvctl_str(s, "exclude_formats"));
   if (json_array_size(workers) == 0)
     return;
   printf("\n%-28s %8s %8s  %s\n", "WORKER DEVICE", "PID", "RESTARTS", "STATE");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "spmvd_config.h"
+#include "spmv_formats.h"
 
 #ifndef SPMV_RUNSTATEDIR
 #define SPMV_RUNSTATEDIR "/run"
@@ -54,6 +55,71 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->max_conns_per_uid = 64;
   c->max_conns = 1024;
   c->socket_mode = 0666;
+}
+
+_Static_assert(SPMV_FMT_COUNT <= 32, "exclude_formats is a 32-bit mask");
+
+int spmvd_config_parse_formats(const char *list, uint32_t *mask,
+                               struct spmv_error *err)
+{
+  uint32_t m = 0;
+  const char *p = list, *end;
+  char word[32];
+  enum spmv_format f;
+  size_t n;
+
+  while (isspace((unsigned char)*p))
+    p++;
+  if (strcmp(p, "none") == 0) {
+    *mask = 0;
+    return 0;
+  }
+  while (*p != '\0') {
+    while (isspace((unsigned char)*p))
+      p++;
+    end = strchr(p, ',');
+    n = end ? (size_t)(end - p) : strlen(p);
+    while (n > 0 && isspace((unsigned char)p[n - 1]))
+      n--;
+    if (n == 0 && end == NULL)
+      break;  /* trailing spaces */
+    if (n == 0 || n >= sizeof word)
+      return spmv_error_set(err, SPMV_ECONFIG,
+                            "exclude_formats: '%s' has an empty or overlong "
+                            "name", list);
+    memcpy(word, p, n);
+    word[n] = '\0';
+    if (spmv_format_parse(word, &f) != 0)
+      return spmv_error_set(err, SPMV_ECONFIG,
+                            "exclude_formats: '%s' is not a format (spmvctl(1) "
+                            "lists them, e.g. csr-vector, cusparse)", word);
+    m |= 1u << f;
+    if (end == NULL)
+      break;
+    p = end + 1;
+  }
+  *mask = m;
+  return 0;
+}
+
+void spmvd_config_format_names(uint32_t mask, char *buf, size_t size)
+{
+  size_t used = 0;
+  int f, k;
+
+  if (size > 0)
+    buf[0] = '\0';
+  for (f = 0; f < SPMV_FMT_COUNT && size > 0; f++) {
+    if (!(mask & (1u << f)))
+      continue;
+    k = snprintf(buf + used, size - used, "%s%s", used ? "," : "",
+                 spmv_format_name((enum spmv_format)f));
+    if (k < 0 || (size_t)k >= size - used) {
+      buf[used] = '\0';  /* no half names */
+      break;
+    }
+    used += (size_t)k;
+  }
 }
 
 /* Parses "123", "64K", "16M", "4G" into bytes; returns 0 or -1. */
@@ -146,6 +212,8 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
                             "trial or exhaustive", value);
     return set_string(c->strategy, sizeof c->strategy, key, value, err);
   }
+  if (strcmp(key, "exclude_formats") == 0)
+    return spmvd_config_parse_formats(value, &c->exclude_formats, err);
   if (strcmp(key, "log") == 0) {
     if (spmvd_log_sink_parse(value, &c->log_sink) < 0)
       return spmv_error_set(err, SPMV_ECONFIG,

@@ -2,6 +2,7 @@
 #ifndef SPMVD_CONFIG_H
 #define SPMVD_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "spmv_error.h"
@@ -27,6 +28,8 @@ struct spmvd_config {
   int max_conns;             /* max_connections: all users together */
   char admin_group[64];      /* admin_group: may forget and import ("" = root only) */
   int socket_mode;           /* socket_mode: permissions of the socket (octal) */
+  uint32_t exclude_formats;  /* exclude_formats: bit 1 << f for each format
+                                the tuner must never choose */
 };
 
 /*
@@ -53,5 +56,18 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
 
 /* Parses "123", "64K", "16M", "4G" into bytes; returns 0 or -1. */
 int spmvd_config_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Parses a list of format names ("cusparse, coo"; separated by commas,
+ * spaces around a name ignored, "" or "none" for none) into *mask, bit
+ * 1 << f for format f.  Returns 0, or SPMV_ECONFIG naming the word that
+ * is no format (*mask unchanged).
+ */
+int spmvd_config_parse_formats(const char *list, uint32_t *mask,
+                               struct spmv_error *err);
+
+/* Writes mask's format names, comma-separated, into buf ("" for none);
+ * names that do not fit are left out whole. */
+void spmvd_config_format_names(uint32_t mask, char *buf, size_t size);
 
 #endif /* SPMVD_CONFIG_H */

@@ -575,6 +575,22 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
   spmvd_decision_fini(&d);
 }
 
+/* Adds the operator's excluded formats (spmvd.conf exclude_formats) to a
+ * tune or bench message for the worker, when there are any. */
+static void add_exclude_formats(struct spmvd_server *srv, json_t *msg)
+{
+  json_t *names;
+
+  if (msg == NULL || srv->cfg.exclude_formats == 0 ||
+      (names = json_array()) == NULL)
+    return;
+  for (int f = 0; f < SPMV_FMT_COUNT; f++)
+    if (srv->cfg.exclude_formats & (1u << f))
+      json_array_append_new(
+          names, json_string(spmv_format_name((enum spmv_format)f)));
+  json_object_set_new(msg, "exclude_formats", names);
+}
+
 /* The cache said what to leave out (and the device's calibration fits,
  * for the predictor): the worker tunes. */
 static void on_excluded(struct spmvd_cachejob *j)
@@ -602,6 +618,7 @@ static void on_excluded(struct spmvd_cachejob *j)
                           spmvd_strategy_name(o->strategy), "exclude", exclude);
   if (msg && j->json)
     json_object_set(msg, "predictor", j->json);
+  add_exclude_formats(o->srv, msg);
   call(o, msg, NULL, 0, on_tuned, on_progress);
 }
 
@@ -744,6 +761,13 @@ static void on_looked_up(struct spmvd_cachejob *j)
              j->err.msg);
   } else if (!j->hit) {
     snprintf(o->reason, sizeof o->reason, "%s", j->reason);
+  } else if (o->srv->cfg.exclude_formats & (1u << t->cfg.format)) {
+    /* Cached before the operator excluded its format: not used. */
+    snprintf(o->reason, sizeof o->reason,
+             "the cached decision's format %s is in exclude_formats",
+             spmv_format_name(t->cfg.format));
+    start_tune(o, m);
+    return;
   }
   if (j->rc < 0 || !j->hit) {
     start_tune(o, m);
@@ -1028,8 +1052,8 @@ static void on_bench(void *ctx, json_t *rep, const struct spmv_error *err)
  * texts, each parsed here so that a typo is named before any work) and
  * rounds (1..SPMVD_CALIB_MAX_ROUNDS, only with configs). */
 #define SPMVD_BENCH_MAX_CONFIGS 64
-static int bench_args(json_t *req, json_t **configs, int *rounds,
-                      struct spmv_error *err)
+static int bench_args(json_t *req, uint32_t excluded, json_t **configs,
+                      int *rounds, struct spmv_error *err)
 {
   json_t *cf = json_object_get(req, "configs"), *r = json_object_get(req, "rounds"), *v;
   size_t i;
@@ -1061,6 +1085,11 @@ static int bench_args(json_t *req, json_t **configs, int *rounds,
     if (spmv_config_parse(json_string_value(v), &cfg, &e) < 0)
       return spmv_error_set(err, SPMV_EINVAL, "configs[%zu] '%.64s': %s", i,
                             json_string_value(v), e.msg);
+    if (excluded & (1u << cfg.format))
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "configs[%zu] '%.64s': format %s is excluded "
+                            "(exclude_formats in spmvd.conf)", i,
+                            json_string_value(v), spmv_format_name(cfg.format));
   }
   *configs = cf;
   return 0;
@@ -1073,7 +1102,8 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
   struct op *o = NULL;
   json_t *configs, *msg;
   int rounds;
-  int rc = bench_args(req, &configs, &rounds, &err);
+  int rc = bench_args(req, c->srv->cfg.exclude_formats, &configs, &rounds,
+                      &err);
 
   if (rc == 0)
     rc = get_ready_matrix(c, req, &m, &err);
@@ -1091,6 +1121,7 @@ static void run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
     json_object_set(msg, "configs", configs);
     json_object_set_new(msg, "rounds", json_integer(rounds));
   }
+  add_exclude_formats(c->srv, msg);
   if (spmvd_worker_call(c->srv->worker, msg, NULL, 0, on_bench, on_progress, o,
                         &err) < 0)
     op_fail(o, &err);
@@ -1401,7 +1432,8 @@ static json_t *op_status(struct spmvd_conn *c)
 {
   struct spmvd_server *srv = c->srv;
   const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
-  json_t *workers = json_array();
+  json_t *workers = json_array(), *st;
+  char excluded[256];
 
   json_array_append_new(
       workers, json_pack("{ss si ss sI si ss}", "device",
@@ -1411,17 +1443,22 @@ static json_t *op_status(struct spmvd_conn *c)
                          (json_int_t)spmvd_worker_pid(srv->worker), "restarts",
                          spmvd_worker_restarts(srv->worker), "state",
                          spmvd_worker_state(srv->worker)));
-  return json_pack("{ss si sI sI ss ss ss ss so si si ss ss}", "server",
-                   PACKAGE_NAME " " PACKAGE_VERSION, "version",
-                   SPMV_PROTO_VERSION, "pid", (json_int_t)getpid(), "uptime_s",
-                   (json_int_t)((uv_now(srv->loop) - srv->start_ms) / 1000),
-                   "backend", dev ? dev->backend : srv->cfg.backend, "device",
-                   dev ? dev->name : "(starting)", "device_key",
-                   dev ? dev->device_key : "", "software_key",
-                   dev ? dev->software_key : "", "workers", workers,
-                   "connections", srv->nconns, "matrices", srv->reg.count,
-                   "cache_path", srv->cfg.db_path, "socket_path",
-                   srv->cfg.socket_path);
+  st = json_pack("{ss si sI sI ss ss ss ss so si si ss ss}", "server",
+               PACKAGE_NAME " " PACKAGE_VERSION, "version",
+               SPMV_PROTO_VERSION, "pid", (json_int_t)getpid(), "uptime_s",
+               (json_int_t)((uv_now(srv->loop) - srv->start_ms) / 1000),
+               "backend", dev ? dev->backend : srv->cfg.backend, "device",
+               dev ? dev->name : "(starting)", "device_key",
+               dev ? dev->device_key : "", "software_key",
+               dev ? dev->software_key : "", "workers", workers,
+               "connections", srv->nconns, "matrices", srv->reg.count,
+               "cache_path", srv->cfg.db_path, "socket_path",
+               srv->cfg.socket_path);
+  spmvd_config_format_names(srv->cfg.exclude_formats, excluded,
+                            sizeof excluded);
+  if (st)
+    json_object_set_new(st, "exclude_formats", json_string(excluded));
+  return st;
 }
 
 static void on_admin_done(struct spmvd_cachejob *j)

@@ -99,6 +99,20 @@ static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
          a->param == b->param && a->param2 == b->param2;
 }
 
+/* Whether c is quarantined or of a format the operator excluded. */
+static int excluded(const struct spmvd_tune_input *in,
+                    const struct spmv_config *c)
+{
+  size_t k;
+
+  if (in->exclude_formats & (1u << c->format))
+    return 1;
+  for (k = 0; k < in->nexclude; k++)
+    if (same_cfg(c, &in->exclude[k]))
+      return 1;
+  return 0;
+}
+
 /* Appends a candidate unless excluded or already listed; on the cpu the
  * configuration is normalised first. */
 static void add(struct spmvd_candidates *out,
@@ -121,9 +135,8 @@ static void add(struct spmvd_candidates *out,
         cfg.format == SPMV_FMT_CSR_STREAM16)
       cfg.param = 0;  /* k shapes only the GPU's blocks */
   }
-  for (k = 0; k < in->nexclude; k++)
-    if (same_cfg(&cfg, &in->exclude[k]))
-      return;
+  if (excluded(in, &cfg))
+    return;
   for (k = 0; k < out->n; k++)
     if (same_cfg(&cfg, &out->cfg[k]))
       return;
@@ -175,19 +188,24 @@ static int predicted(const struct spmvd_tune_input *in,
                      const struct spmv_config *mpick, struct spmv_config *cfgs,
                      int max)
 {
-  int tpr[3], n, k;
+  int tpr[3], n, k, j;
 
   if (in->pred == NULL)
     return 0;
   n = spmvd_predict_rank(in->pred, in->prof, &in->feat, cfgs, NULL, max);
   spmvd_tuner_autocsr_tpr(in->prof->rl_mean, tpr);
-  for (k = 0; k < n; k++) {
-    if (cfgs[k].format == SPMV_FMT_CSR_VECTOR)
-      cfgs[k].tpr = tpr[1];
-    else if (cfgs[k].format == SPMV_FMT_ELLR_T && mpick != NULL)
-      cfgs[k] = *mpick;
+  for (k = j = 0; k < n; k++) {
+    /* The best formats the operator allows. */
+    if (in->exclude_formats & (1u << cfgs[k].format))
+      continue;
+    cfgs[j] = cfgs[k];
+    if (cfgs[j].format == SPMV_FMT_CSR_VECTOR)
+      cfgs[j].tpr = tpr[1];
+    else if (cfgs[j].format == SPMV_FMT_ELLR_T && mpick != NULL)
+      cfgs[j] = *mpick;
+    j++;
   }
-  return n;
+  return j;
 }
 
 /* Whether every row spans few enough columns for sell16's 16-bit offsets
@@ -202,8 +220,11 @@ static int sell16_fits(const struct spmvd_tune_input *in)
 static struct spmv_config sell_for(const struct spmvd_tune_input *in,
                                    int bs, int sigma)
 {
-  return mk(sell16_fits(in) ? SPMV_FMT_SELL16 : SPMV_FMT_SELL, bs, 0, 32,
-            sigma);
+  /* The 32-bit twin where the operator excluded the 16-bit one. */
+  int s16 = sell16_fits(in) &&
+            !(in->exclude_formats & (1u << SPMV_FMT_SELL16));
+
+  return mk(s16 ? SPMV_FMT_SELL16 : SPMV_FMT_SELL, bs, 0, 32, sigma);
 }
 
 /* csr-panel's panels of w columns for the profile: how many, and their
@@ -333,6 +354,9 @@ static enum shape shape_of(const struct spmv_profile *p,
 static struct spmv_config stream_for(const struct spmvd_tune_input *in,
                                      int narrow)
 {
+  /* The 32-bit twin where the operator excluded the 16-bit one. */
+  if (in->exclude_formats & (1u << SPMV_FMT_CSR_STREAM16))
+    narrow = 0;
   return mk(narrow ? SPMV_FMT_CSR_STREAM16 : SPMV_FMT_CSR_STREAM, 128, 0,
             in->dtype == SPMV_F32 ? 8 : 4, 0);
 }
@@ -394,7 +418,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
   enum shape sh = shape_of(in->prof, in->dev);
   int flat = sh == SHAPE_REGULAR || sh == SHAPE_FLAT || sh == SHAPE_STENCIL;
   struct spmv_config c;
-  size_t k, j, n = 0, x;
+  size_t k, j, n = 0;
   int keep;
 
   /* Nor on small matrices in f32: over five H200 evaluations (eval-h200-v29
@@ -403,6 +427,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
    * 98.4 % of a best csr-vector in mean; bcsstk13 fell under 97 % in all
    * five. */
   if (is_cpu(in->dev) || !sell16_fits(in) ||
+      (in->exclude_formats & (1u << SPMV_FMT_CSR16)) ||
       (!flat && (in->dtype == SPMV_F64 || sh == SHAPE_SMALL)))
     return;
   for (k = 0; k < out->n; k++) {
@@ -413,9 +438,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
       c.tpr = c.format == SPMV_FMT_CSR_SCALAR ? 1 : c.tpr;
       c.format = SPMV_FMT_CSR16;
     }
-    keep = 1;
-    for (x = 0; x < in->nexclude && keep; x++)
-      keep = !same_cfg(&c, &in->exclude[x]);
+    keep = !excluded(in, &c);
     for (j = 0; j < n && keep; j++)
       keep = !same_cfg(&c, &out->cfg[j]);
     if (keep)
@@ -589,11 +612,9 @@ static void panel_first(const struct spmvd_tune_input *in,
   struct spmv_config pc;
   size_t k;
 
-  if (!panel_pick(in, &pc) || out->n == 0 || same_cfg(&out->cfg[0], &pc))
+  if (!panel_pick(in, &pc) || out->n == 0 || same_cfg(&out->cfg[0], &pc) ||
+      excluded(in, &pc))
     return;
-  for (k = 0; k < in->nexclude; k++)
-    if (same_cfg(&pc, &in->exclude[k]))
-      return;
   for (k = 1; k < out->n && !same_cfg(&out->cfg[k], &pc); k++)
     ;
   if (k == out->n)

@@ -62,6 +62,8 @@ struct spmvd_tune_input {
   const struct spmvd_predictor *pred;    /* NULL: not calibrated on this device */
   const struct spmv_config *exclude;     /* quarantined configurations to skip */
   size_t nexclude;
+  uint32_t exclude_formats;  /* bit 1 << f: the operator's formats to skip
+                                (spmvd.conf(5) exclude_formats) */
   int fits16;  /* ignored on input: spmvd_tuner_candidates finds once per
                   call whether every row of A spans at most
                   SPMV_SELL16_MAX_SPAN columns (an O(nnz) scan) */
@@ -71,7 +73,9 @@ struct spmvd_tune_input {
 
 /*
  * Fills out with the candidates of strategy s, most promising first, with
- * duplicates and excluded configurations removed:
+ * duplicates, excluded configurations and the excluded formats'
+ * configurations removed (where sell16, csr16 or csr-stream16 is excluded,
+ * the rules that would list it list sell, csr-vector or csr-stream):
  *  - exhaustive: every format x parameter grid: BS in {64,128,256,512};
  *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive; csr-merge;
  *    csr-scalar; coo; jad; hyb (K from the histogram); sell C=32 with sigma

@@ -38,16 +38,20 @@
  *   prepare  {handle, config, check}: makes config resident; with check,
  *            compares one product on a random vector with spmv_csr_ref and
  *            replies {verified, residual}.
- *   tune     {handle, strategy, exclude:[text], predictor:{fits}}: runs
- *            the tuner (with the device's calibration fits when given, see
+ *   tune     {handle, strategy, exclude:[text], exclude_formats?:[name],
+ *            predictor:{fits}}: runs the tuner without the quarantined
+ *            configurations and the operator's excluded formats (with the
+ *            device's calibration fits when given, see
  *            spmvd_predict_to_json), sending
  *            {seq, event:"candidate", candidate} before building each
  *            candidate and {seq, event:"progress", done, total, candidate,
  *            time_us} after timing it; makes the winner resident; replies
  *            {decision}.
- *   bench    {handle, configs?:[text], rounds?}: times every exhaustive
- *            candidate, or only configs, each as a calibration point is
- *            timed, in the given order (bench_configs()); replies {trials}.
+ *   bench    {handle, configs?:[text], rounds?, exclude_formats?:[name]}:
+ *            times every exhaustive candidate not of those formats, or
+ *            only configs (the front end refuses excluded ones), each as a
+ *            calibration point is timed, in the given order
+ *            (bench_configs()); replies {trials}.
  *   calibrate {dtype, max_seconds}: the predictor's calibration, bounded
  *            in time, sending {seq, event:"progress", stage:"calibration",
  *            done, total, candidate, time_us}; replies {fits, ...} (see
@@ -719,10 +723,15 @@ static const struct spmvd_race_ops race_ops = {
   race_load, race_time, race_unload, race_progress,
 };
 
-static int tune_input(struct wmatrix *m, struct worker *w, json_t *exclude,
+/* The tuner's input for m: req's quarantined configurations (exclude, at
+ * most max into ex) and the operator's formats (exclude_formats). */
+static int tune_input(struct wmatrix *m, struct worker *w, json_t *req,
                       struct spmv_config *ex, size_t max,
                       struct spmvd_tune_input *in, struct spmv_error *err)
 {
+  json_t *exclude = json_object_get(req, "exclude");
+  json_t *formats = json_object_get(req, "exclude_formats");
+  enum spmv_format f;
   size_t i;
   json_t *v;
 
@@ -743,6 +752,14 @@ static int tune_input(struct wmatrix *m, struct worker *w, json_t *exclude,
         spmv_config_parse(json_string_value(v), &ex[in->nexclude], NULL) == 0)
       in->nexclude++;
   }
+  if (formats != NULL && !json_is_array(formats))
+    return spmv_error_set(err, SPMV_EPROTO, "exclude_formats is not an array");
+  json_array_foreach(formats, i, v) {
+    if (spmv_format_parse(json_string_value(v), &f) != 0)
+      return spmv_error_set(err, SPMV_EPROTO,
+                            "exclude_formats[%zu] is not a format", i);
+    in->exclude_formats |= 1u << f;
+  }
   return 0;
 }
 
@@ -762,12 +779,13 @@ static int op_tune(struct worker *w, json_t *req, json_int_t seq,
 
   spmvd_decision_init(&d);
   if (json_unpack(req, "{sI ss s?o s?o}", "handle", &h, "strategy", &sname,
-                  "exclude", &exclude, "predictor", &fits) < 0)
+                  "exclude", &exclude, "predictor", &fits) < 0 ||
+      (exclude && !json_is_array(exclude)))
     return spmv_error_set(err, SPMV_EPROTO, "bad tune message");
   if (!(m = find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if ((rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
-      (rc = tune_input(m, w, exclude, ex, 64, &in, err)) < 0)
+      (rc = tune_input(m, w, req, ex, 64, &in, err)) < 0)
     return rc;
   /* The device's calibration fits, when the front end has them. */
   if (fits && (rc = spmvd_predict_from_json(fits, &pred, err)) < 0)
@@ -883,7 +901,7 @@ static int op_bench(struct worker *w, json_t *req, json_int_t seq,
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if (configs)
     return bench_configs(w, m, configs, rounds, seq, rep, err);
-  if ((rc = tune_input(m, w, NULL, ex, 0, &in, err)) < 0)
+  if ((rc = tune_input(m, w, req, ex, 0, &in, err)) < 0)
     return rc;
   c = malloc(sizeof *c);
   if (!c)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spmv_formats.h"
 #include "spmvd_config.h"
 
 static char path[64];
@@ -46,6 +47,7 @@ START_TEST(defaults_values)
   ck_assert_uint_eq(c.max_json, 1u << 20);
   ck_assert(c.max_payload == (uint64_t)4 << 30);
   ck_assert_int_gt(c.max_matrices_per_uid, 0);
+  ck_assert_uint_eq(c.exclude_formats, 0);
   if (geteuid() == 0)
     ck_assert_ptr_nonnull(strstr(c.socket_path, "spmvd/spmvd.sock"));
 }
@@ -77,7 +79,8 @@ START_TEST(file_ok)
   write_conf("# a comment\n\nsocket = /tmp/x.sock  # trailing\n"
              "db = \"/tmp/c.db\"\nmax_payload_bytes = 1G\n"
              "max_matrices_per_user=7\nstrategy = trial\nbackend = cpu\n"
-             "log_level = debug\nsocket_mode = 0660\nadmin_group = spmv\n");
+             "log_level = debug\nsocket_mode = 0660\nadmin_group = spmv\n"
+             "exclude_formats = cusparse,csr-scalar\n");
   ck_assert_int_eq(spmvd_config_load(&c, path, &err), 0);
   ck_assert_str_eq(c.socket_path, "/tmp/x.sock");
   ck_assert_str_eq(c.db_path, "/tmp/c.db");
@@ -88,6 +91,8 @@ START_TEST(file_ok)
   ck_assert_int_eq(c.log_level, SPMVD_LOG_DEBUG);
   ck_assert_int_eq(c.socket_mode, 0660);
   ck_assert_str_eq(c.admin_group, "spmv");
+  ck_assert_uint_eq(c.exclude_formats, (1u << SPMV_FMT_CUSPARSE) |
+                                           (1u << SPMV_FMT_CSR_SCALAR));
   unlink(path);
 }
 END_TEST
@@ -106,6 +111,8 @@ START_TEST(file_errors)
     {"socket_mode = 999\n", "socket_mode: '999' is not an octal number"},
     {"just words\n", ":1: expected 'key = value'"},
     {"log = journal\n", "log: 'journal' is not stderr or syslog"},
+    {"exclude_formats = cusparse, magic\n",
+     "exclude_formats: 'magic' is not a format"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct spmvd_config c, before;
@@ -128,6 +135,40 @@ START_TEST(file_errors)
 }
 END_TEST
 
+/* exclude_formats: names to bits and back; a bad list leaves the mask. */
+START_TEST(exclude_formats)
+{
+  struct spmv_error err;
+  uint32_t m = 0;
+  char names[128];
+
+  ck_assert_int_eq(spmvd_config_parse_formats(" cusparse ,coo", &m, &err), 0);
+  ck_assert_uint_eq(m, (1u << SPMV_FMT_CUSPARSE) | (1u << SPMV_FMT_COO));
+  spmvd_config_format_names(m, names, sizeof names);
+  ck_assert_str_eq(names, "coo,cusparse");
+  ck_assert_int_eq(spmvd_config_parse_formats("csr16", &m, &err), 0);
+  ck_assert_uint_eq(m, 1u << SPMV_FMT_CSR16);
+  ck_assert_int_eq(spmvd_config_parse_formats("coo,,dia", &m, &err),
+                   SPMV_ECONFIG);
+  ck_assert_ptr_nonnull(strstr(err.msg, "empty"));
+  ck_assert_int_eq(spmvd_config_parse_formats("ell, csr_vector", &m, &err),
+                   SPMV_ECONFIG);
+  ck_assert_ptr_nonnull(strstr(err.msg, "'csr_vector' is not a format"));
+  ck_assert_uint_eq(m, 1u << SPMV_FMT_CSR16);
+  ck_assert_int_eq(spmvd_config_parse_formats("none", &m, &err), 0);
+  ck_assert_uint_eq(m, 0);
+  m = 1;
+  ck_assert_int_eq(spmvd_config_parse_formats("", &m, &err), 0);
+  ck_assert_uint_eq(m, 0);
+  spmvd_config_format_names(0, names, sizeof names);
+  ck_assert_str_eq(names, "");
+  /* A buffer too small for every name keeps the names that fit. */
+  spmvd_config_format_names((1u << SPMV_FMT_COO) | (1u << SPMV_FMT_CUSPARSE),
+                            names, 6);
+  ck_assert_str_eq(names, "coo");
+}
+END_TEST
+
 static Suite *daemon_config_suite(void)
 {
   Suite *s = suite_create("daemon_config");
@@ -137,6 +178,7 @@ static Suite *daemon_config_suite(void)
   tcase_add_test(tc, sizes);
   tcase_add_test(tc, file_ok);
   tcase_add_test(tc, file_errors);
+  tcase_add_test(tc, exclude_formats);
   suite_add_tcase(s, tc);
   return s;
 }

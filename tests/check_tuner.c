@@ -742,6 +742,85 @@ START_TEST(test_strategy_errors)
 }
 END_TEST
 
+/*
+ * The operator's exclude_formats: no strategy proposes an excluded format
+ * (on a stencil, regular rows and skewed rows, on the GPU and the cpu, for
+ * each format alone); a strategy left with nothing says so; the 16-bit
+ * layouts give way to their 32-bit twins in auto's shortlist; predict
+ * takes the best allowed format.
+ */
+START_TEST(test_exclude_formats)
+{
+  static const enum spmvd_strategy strats[] = {
+    SPMVD_STRATEGY_EXHAUSTIVE, SPMVD_STRATEGY_TRIAL, SPMVD_STRATEGY_AUTO,
+    SPMVD_STRATEGY_MODEL, SPMVD_STRATEGY_PREDICT };
+  static const struct spmv_config stencil32[] = {
+    { SPMV_FMT_DIA, 128, 0, 0, 0 }, { SPMV_FMT_SELL, 128, 0, 32, 1 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 } };
+  struct spmvd_device_info devs[2] = { device(1), device(0) };
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_tune_input in;
+  struct spmvd_predictor pr;
+  struct spmv_error e;
+  struct mat m;
+  int shape, d, f, rc;
+  size_t k;
+
+  fake_predictor(&pr);
+  devs[0].l2_bytes = (uint64_t)60 << 20;
+  for (shape = 0; shape < 3; shape++) {
+    if (shape == 0)
+      mat_init(&m, 20000, 5);  /* stencil: 5 full diagonals */
+    else
+      regular_rows(&m, 8);
+    if (shape == 2) {  /* one long row: skewed */
+      m.p.rl_max = 5000;
+      m.p.rl_cv = 4;
+    }
+    for (d = 0; d < 2; d++)
+      for (f = 0; f < SPMV_FMT_COUNT; f++)
+        for (k = 0; k < sizeof strats / sizeof strats[0]; k++) {
+          in = input(&m, &devs[d]);
+          in.pred = &pr;
+          in.exclude_formats = 1u << f;
+          rc = spmvd_tuner_candidates(strats[k], &in, c, &e);
+          if (rc != 0) {
+            ck_assert_msg(strstr(e.msg, "no candidate left") != NULL ||
+                              strstr(e.msg, "needs a GPU") != NULL,
+                          "%s without %s: %s", spmvd_strategy_name(strats[k]),
+                          spmv_format_name(f), e.msg);
+            continue;
+          }
+          ck_assert_msg(count(c, f) == 0, "%s on shape %d proposes %s",
+                        spmvd_strategy_name(strats[k]), shape,
+                        spmv_format_name(f));
+        }
+    mat_fini(&m);
+  }
+  /* The stencil's sell16 and csr16 become sell and csr-vector. */
+  mat_init(&m, 20000, 5);
+  in = input(&m, &devs[0]);
+  in.exclude_formats = (1u << SPMV_FMT_SELL16) | (1u << SPMV_FMT_CSR16);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
+                   0);
+  expect_list(c, stencil32, 3);
+  /* predict: csr-scalar is predicted best; without it, jad. */
+  in.exclude_formats = 1u << SPMV_FMT_CSR_SCALAR;
+  in.pred = &pr;
+  ck_assert_int_eq(
+      spmvd_tuner_candidates(SPMVD_STRATEGY_PREDICT, &in, c, NULL), 0);
+  ck_assert_int_eq(c->n, 1);
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_JAD);
+  /* Every format excluded: nothing to race. */
+  in.exclude_formats = (1u << SPMV_FMT_COUNT) - 1;
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, &e),
+                   SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "no candidate left"));
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
 /* The fake device: times per format, failures, and counters. */
 struct fake {
   struct spmv_config loaded;
@@ -1247,6 +1326,7 @@ static Suite *tuner_suite(void)
   tcase_add_test(tc, test_trial_candidates);
   tcase_add_test(tc, test_auto_candidates);
   tcase_add_test(tc, test_strategy_errors);
+  tcase_add_test(tc, test_exclude_formats);
   tcase_add_test(tc, test_race_rounds);
   tcase_add_test(tc, test_race);
   tcase_add_test(tc, test_race_no_drop_and_failures);

@@ -294,6 +294,120 @@ START_TEST(bench_configs)
 }
 END_TEST
 
+/* The format of a configuration text ("csr-scalar bs=256": "csr-scalar"). */
+static void format_of(const char *cfg, char *out, size_t n)
+{
+  size_t k = strcspn(cfg, " ");
+
+  snprintf(out, n, "%.*s", (int)k, cfg);
+}
+
+/* Whether trials (an array of {config}) lists a configuration of fmt. */
+static int lists_format(const json_t *trials, const char *fmt)
+{
+  char f[32];
+
+  for (size_t i = 0; i < json_array_size(trials); i++) {
+    format_of(json_string_value(json_object_get(json_array_get(trials, i),
+                                                "config")), f, sizeof f);
+    if (strcmp(f, fmt) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/*
+ * exclude_formats in spmvd.conf: status names the formats; a cached
+ * decision of one is not used (tuned again, the reason says why); no
+ * tuning or bench times one, and a bench that names one is refused; the
+ * products stay right.
+ */
+START_TEST(excluded_formats)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  struct spmv_csr *B = itest_random_csr(400, 5, 3, 4);
+  int fd = itest_open(&itest_d), ev = 0;
+  char conf[128], fmt[32], cfg[64];
+  json_t *r;
+  int64_t h;
+
+  r = itest_load(fd, 1, A, 0, "auto");
+  itest_handle(r);
+  snprintf(cfg, sizeof cfg, "%s", json_string_value(json_object_get(
+                                      json_object_get(r, "config"), "text")));
+  format_of(cfg, fmt, sizeof fmt);
+  json_decref(r);
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
+
+  /* The first decision's format and cuSPARSE's (absent on the cpu: its
+   * name alone must be accepted). */
+  snprintf(conf, sizeof conf, "exclude_formats = %s , cusparse\n", fmt);
+  itest_daemon_config(&itest_d, conf);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  fd = itest_open(&itest_d);
+  r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 2), NULL, 0,
+                 NULL, NULL);
+  ck_assert_ptr_nonnull(
+      strstr(json_string_value(json_object_get(r, "exclude_formats")), fmt));
+  ck_assert_ptr_nonnull(strstr(
+      json_string_value(json_object_get(r, "exclude_formats")), "cusparse"));
+  json_decref(r);
+
+  r = itest_load(fd, 3, A, 0, "auto");
+  h = itest_handle(r);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "tuned");
+  ck_assert_msg(strstr(json_string_value(json_object_get(r, "reason")),
+                       "exclude_formats") != NULL,
+                "%s", json_string_value(json_object_get(r, "reason")));
+  format_of(json_string_value(json_object_get(json_object_get(r, "config"),
+                                              "text")), cfg, sizeof cfg);
+  ck_assert_str_ne(cfg, fmt);
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 7, NULL) <= 1.0);
+
+  /* trial, with its trials listed by info: none of the format. */
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI ss}", "op", "tune", "id",
+                                            4, "handle", (json_int_t)h,
+                                            "strategy", "trial"),
+                              NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &ev);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si sI}", "op", "info", "id", 5, "handle",
+                               (json_int_t)h), NULL, 0, NULL, NULL);
+  ck_assert(json_array_size(json_object_get(r, "trials")) >= 1);
+  ck_assert(!lists_format(json_object_get(r, "trials"), fmt));
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 8, NULL) <= 1.0);
+
+  /* bench: every candidate but the format's; naming one is refused. */
+  r = itest_load(fd, 6, B, 0, NULL);
+  h = itest_handle(r);
+  json_decref(r);
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI}", "op", "bench", "id",
+                                            7, "handle", (json_int_t)h),
+                              NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &ev);
+  ck_assert(json_array_size(json_object_get(r, "trials")) >= 3);
+  ck_assert(!lists_format(json_object_get(r, "trials"), fmt));
+  json_decref(r);
+  snprintf(cfg, sizeof cfg, "%s", fmt);
+  r = itest_call(fd, json_pack("{ss si sI s[ss]}", "op", "bench", "id", 8,
+                               "handle", (json_int_t)h, "configs", "jad",
+                               cfg), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EINVAL");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                   json_object_get(r, "error"), "message")),
+                               "is excluded"));
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, B, 0, 9, NULL) <= 1.0);
+  close(fd);
+  spmv_csr_free(A);
+  spmv_csr_free(B);
+}
+END_TEST
+
 /* Empty shapes: 0 x 0, empty rows, no rows, no columns. */
 START_TEST(empty_shapes)
 {
@@ -426,6 +540,7 @@ static Suite *service_suite(void)
   tcase_add_test(tc, operations);
   tcase_add_test(tc, bench_configs);
   tcase_add_test(tc, bad_cache_entry_retuned);
+  tcase_add_test(tc, excluded_formats);
   tcase_add_test(tc, multiply_batch);
   tcase_add_test(tc, empty_shapes);
   tcase_add_test(tc, pipelined_multiplies);
