@@ -839,7 +839,8 @@ static void auto_cpu(const struct spmvd_tune_input *in,
  * (likely_best), refined by the bytes one product moves: flat rows whose
  * CSR bytes exceed the L2 take hyb (no row pointers).  An ELLR-T pick
  * whose layout would exceed 3x the CSR bytes is never taken (next best of
- * M, else the profile's choice).
+ * M, else the profile's choice).  Where the operator excluded the chosen
+ * format, the ELLR-T model's pick within that bound.
  */
 static int model_choice(const struct spmvd_tune_input *in,
                         const struct spmv_config *ranked, int nm,
@@ -865,6 +866,14 @@ static int model_choice(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
   else
     add(out, in, likely_best(in, sh, tpr));
+  /* That format excluded by the operator: the ELLR-T model's own pick,
+   * within the same bound on its layout's bytes. */
+  pc = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
+  if (out->n == 0 &&
+      ellr_bytes(p, in->dtype) <=
+          MODEL_MAX_ELLR_OVER_CSR * spmvd_tuner_bytes(p, &pc, in->dtype))
+    for (k = 0; k < nm && out->n == 0; k++)
+      add(out, in, ranked[k]);
   out->n = out->n > 0 ? 1 : 0;
   return 0;
 }

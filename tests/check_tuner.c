@@ -811,6 +811,23 @@ START_TEST(test_exclude_formats)
       spmvd_tuner_candidates(SPMVD_STRATEGY_PREDICT, &in, c, NULL), 0);
   ck_assert_int_eq(c->n, 1);
   ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_JAD);
+  /* model: where the profile's choice is excluded, the ELLR-T model's. */
+  mat_fini(&m);
+  regular_rows(&m, 8);
+  in = input(&m, &devs[0]);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL),
+                   0);
+  ck_assert_int_eq(c->n, 1);
+  ck_assert_int_ne(c->cfg[0].format, SPMV_FMT_ELLR_T);
+  /* (csr-vector, then csr16 where csr-vector becomes csr16.) */
+  for (k = 0; k < 3 && c->cfg[0].format != SPMV_FMT_ELLR_T; k++) {
+    in.exclude_formats |= 1u << c->cfg[0].format;
+    ck_assert_int_eq(
+        spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &in, c, NULL), 0);
+    ck_assert_int_eq(c->n, 1);
+    ck_assert(!(in.exclude_formats & (1u << c->cfg[0].format)));
+  }
+  ck_assert_int_eq(c->cfg[0].format, SPMV_FMT_ELLR_T);
   /* Every format excluded: nothing to race. */
   in.exclude_formats = (1u << SPMV_FMT_COUNT) - 1;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, &e),
