@@ -320,7 +320,7 @@ static int lists_format(const json_t *trials, const char *fmt)
  * exclude_formats in spmvd.conf: status names the formats; a cached
  * decision of one is not used (tuned again, the reason says why); no
  * tuning or bench times one, and a bench that names one is refused; the
- * products stay right.
+ * products stay right; SIGHUP changes the list at once.
  */
 START_TEST(excluded_formats)
 {
@@ -402,6 +402,26 @@ START_TEST(excluded_formats)
                                "is excluded"));
   json_decref(r);
   ck_assert(itest_multiply_check(fd, h, B, 0, 9, NULL) <= 1.0);
+
+  /* SIGHUP with the list emptied: at once, and the bench runs. */
+  itest_daemon_config(&itest_d, "exclude_formats = none\n");
+  kill(itest_d.pid, SIGHUP);
+  for (int i = 0; i < 50; i++) {
+    r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 10), NULL, 0,
+                   NULL, NULL);
+    int done = strcmp(json_string_value(json_object_get(r, "exclude_formats")),
+                      "") == 0;
+    json_decref(r);
+    if (done)
+      break;
+    usleep(100000);
+  }
+  r = itest_call(fd, json_pack("{ss si sI s[s]}", "op", "bench", "id", 11,
+                               "handle", (json_int_t)h, "configs", cfg), NULL,
+                 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s",
+                itest_error_code(r));
+  json_decref(r);
   close(fd);
   spmv_csr_free(A);
   spmv_csr_free(B);
