@@ -166,6 +166,43 @@ __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
 }
 
 /* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
+/*
+ * csr-scalar's f64 row walk in chunks of SPMV_CHUNK entries: each chunk
+ * loads its columns and values (predicated past the row's end), then
+ * gathers their x, so a chunk waits for two memory latencies whatever its
+ * length, and every lane of a warp runs the same code: a warp takes as
+ * many chunks as its longest row.  (ptxas unrolls the two-entry loop of
+ * spmv_dot_cols into 8-entry steps plus a remainder loop (H100 SASS,
+ * CUDA 13.0), and a warp whose rows straddle 8 entries runs both paths
+ * one after the other: f64 rows of 8 or more among shorter ones cost
+ * about 0.4 us more on small matrices.)
+ */
+#define SPMV_CHUNK 8
+template <typename T, typename I, bool KEEP>
+__device__ __forceinline__ T spmv_csr_dot_chunks(const int32_t *__restrict__ col,
+                                                 const T *__restrict__ val,
+                                                 const T *__restrict__ x, I j,
+                                                 I e) {
+  T s0 = 0, s1 = 0;
+#pragma unroll 1
+  for (; j < e; j += SPMV_CHUNK) {
+    int32_t c[SPMV_CHUNK];
+    T v[SPMV_CHUNK];
+#pragma unroll
+    for (int k = 0; k < SPMV_CHUNK; k++) {
+      bool in = j + k < e;
+      c[k] = in ? spmv_ld_entry<KEEP>(col + j + k) : 0;
+      v[k] = in ? spmv_ld_entry<KEEP>(val + j + k) : T(0);
+    }
+#pragma unroll
+    for (int k = 0; k < SPMV_CHUNK; k += 2) {
+      if (j + k < e) s0 += v[k] * spmv_ldg(x + c[k]);
+      if (j + k + 1 < e) s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
+    }
+  }
+  return s0 + s1;
+}
+
 template <typename T, typename I, bool PIPE = false, bool KEEP = false>
 __device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
                                             int32_t base,
