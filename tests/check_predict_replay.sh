@@ -7,7 +7,8 @@
 # - the H200's calib-points-h200-v8 (kernels v8) against eval-h200-v15:
 #   every format's mean error within 17 % (14.7 % at worst when committed,
 #   3.4 % at best; the paper's form alone was at 17-61 %);
-# - the H100's calib-points-h100-v52 (kernels v14, the current ones)
+# - the H100's calib-points-h100-v52 (kernels v14; v15 changed only
+#   csr-scalar's f64 walk, whose points it predates)
 #   against eval-h100-v52, each timed on a fresh H100: within 10 %
 #   (csr-scalar 9.1 % at worst when committed, the others at 4.2-7.7 %).
 # A change to the features, the terms or the fit that predicts worse
