@@ -120,6 +120,21 @@ START_TEST(bad_cache_entry_retuned)
 }
 END_TEST
 
+/* Tunes handle h again with strategy s; returns the reply (asserted ok),
+ * its progress events counted in *ev. */
+static json_t *tune(int fd, int id, int64_t h, const char *s, int *ev)
+{
+  json_t *r;
+
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI ss}", "op", "tune", "id",
+                                            id, "handle", (json_int_t)h,
+                                            "strategy", s),
+                              NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, ev);
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  return r;
+}
+
 /* hello negotiates; info, list, free, tune, bench and status answer. */
 START_TEST(operations)
 {
@@ -153,12 +168,7 @@ START_TEST(operations)
   ck_assert_int_eq(json_array_size(json_object_get(r, "matrices")), 1);
   json_decref(r);
 
-  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI ss}", "op", "tune", "id",
-                                            5, "handle", (json_int_t)h,
-                                            "strategy", "exhaustive"),
-                              NULL, 0), 0);
-  r = itest_recv_reply(fd, NULL, NULL, &ev);
-  ck_assert(json_is_true(json_object_get(r, "ok")));
+  r = tune(fd, 5, h, "exhaustive", &ev);
   ck_assert_str_eq(json_string_value(json_object_get(r, "strategy")), "exhaustive");
   ck_assert_int_ge(ev, 3);
   json_decref(r);
@@ -367,13 +377,7 @@ START_TEST(excluded_formats)
   ck_assert(itest_multiply_check(fd, h, A, 0, 7, NULL) <= 1.0);
 
   /* trial, with its trials listed by info: none of the format. */
-  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI ss}", "op", "tune", "id",
-                                            4, "handle", (json_int_t)h,
-                                            "strategy", "trial"),
-                              NULL, 0), 0);
-  r = itest_recv_reply(fd, NULL, NULL, &ev);
-  ck_assert(json_is_true(json_object_get(r, "ok")));
-  json_decref(r);
+  json_decref(tune(fd, 4, h, "trial", &ev));
   r = itest_call(fd, json_pack("{ss si sI}", "op", "info", "id", 5, "handle",
                                (json_int_t)h), NULL, 0, NULL, NULL);
   ck_assert(json_array_size(json_object_get(r, "trials")) >= 1);
