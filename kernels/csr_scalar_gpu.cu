@@ -35,7 +35,6 @@ __global__ void spmv_csr_scalar_kernel(int64_t rows, const I *__restrict__ rp,
   y[i] = spmv_axpby(alpha, sum, beta, y + i);
 }
 
-
 template <typename T, typename I>
 static void launch(const struct spmv_layout *L, const I *rp, T alpha,
                    const T *x, T beta, T *y, cudaStream_t s) {
