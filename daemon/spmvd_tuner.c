@@ -99,13 +99,20 @@ static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
          a->param == b->param && a->param2 == b->param2;
 }
 
+/* Whether the operator excluded format f (spmvd.conf exclude_formats). */
+static int format_excluded(const struct spmvd_tune_input *in,
+                           enum spmv_format f)
+{
+  return (in->exclude_formats & (1u << f)) != 0;
+}
+
 /* Whether c is quarantined or of a format the operator excluded. */
 static int excluded(const struct spmvd_tune_input *in,
                     const struct spmv_config *c)
 {
   size_t k;
 
-  if (in->exclude_formats & (1u << c->format))
+  if (format_excluded(in, c->format))
     return 1;
   for (k = 0; k < in->nexclude; k++)
     if (same_cfg(c, &in->exclude[k]))
@@ -196,7 +203,7 @@ static int predicted(const struct spmvd_tune_input *in,
   spmvd_tuner_autocsr_tpr(in->prof->rl_mean, tpr);
   for (k = j = 0; k < n; k++) {
     /* The best formats the operator allows. */
-    if (in->exclude_formats & (1u << cfgs[k].format))
+    if (format_excluded(in, cfgs[k].format))
       continue;
     cfgs[j] = cfgs[k];
     if (cfgs[j].format == SPMV_FMT_CSR_VECTOR)
@@ -221,8 +228,7 @@ static struct spmv_config sell_for(const struct spmvd_tune_input *in,
                                    int bs, int sigma)
 {
   /* The 32-bit twin where the operator excluded the 16-bit one. */
-  int s16 = sell16_fits(in) &&
-            !(in->exclude_formats & (1u << SPMV_FMT_SELL16));
+  int s16 = sell16_fits(in) && !format_excluded(in, SPMV_FMT_SELL16);
 
   return mk(s16 ? SPMV_FMT_SELL16 : SPMV_FMT_SELL, bs, 0, 32, sigma);
 }
@@ -355,7 +361,7 @@ static struct spmv_config stream_for(const struct spmvd_tune_input *in,
                                      int narrow)
 {
   /* The 32-bit twin where the operator excluded the 16-bit one. */
-  if (in->exclude_formats & (1u << SPMV_FMT_CSR_STREAM16))
+  if (format_excluded(in, SPMV_FMT_CSR_STREAM16))
     narrow = 0;
   return mk(narrow ? SPMV_FMT_CSR_STREAM16 : SPMV_FMT_CSR_STREAM, 128, 0,
             in->dtype == SPMV_F32 ? 8 : 4, 0);
@@ -427,7 +433,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
    * 98.4 % of a best csr-vector in mean; bcsstk13 fell under 97 % in all
    * five. */
   if (is_cpu(in->dev) || !sell16_fits(in) ||
-      (in->exclude_formats & (1u << SPMV_FMT_CSR16)) ||
+      format_excluded(in, SPMV_FMT_CSR16) ||
       (!flat && (in->dtype == SPMV_F64 || sh == SHAPE_SMALL)))
     return;
   for (k = 0; k < out->n; k++) {
@@ -451,17 +457,22 @@ static void narrow_csr(const struct spmvd_tune_input *in,
  * still wins at 2.3x the L2 (pwtk, 140 MB), sell from 12x (shipsec1_x8). */
 #define REGULAR_SELL_L2_TIMES 4.0
 
+/* Whether ELLR-T's layout stays within MODEL_MAX_ELLR_OVER_CSR x the CSR
+ * bytes. */
+static int ellr_within_bound(const struct spmvd_tune_input *in)
+{
+  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
+
+  return ellr_bytes(in->prof, in->dtype) <=
+         MODEL_MAX_ELLR_OVER_CSR * spmvd_tuner_bytes(in->prof, &csr, in->dtype);
+}
+
 /* Whether ELLR-T pays: flat long rows (ell_fill <= 1.2, rl_mean >= 64: no
  * padding, T threads share a row) and a layout within 3x the CSR bytes. */
 static int ellr_pays(const struct spmvd_tune_input *in)
 {
-  struct spmv_config csr = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
-
   return shape_of(in->prof, in->dev) == SHAPE_FLAT &&
-         in->prof->rl_mean >= 64 &&
-         ellr_bytes(in->prof, in->dtype) <=
-             MODEL_MAX_ELLR_OVER_CSR *
-                 spmvd_tuner_bytes(in->prof, &csr, in->dtype);
+         in->prof->rl_mean >= 64 && ellr_within_bound(in);
 }
 
 /* The ELLR-T model's pick when ELLR-T pays; returns 0 when there is none. */
@@ -868,10 +879,7 @@ static int model_choice(const struct spmvd_tune_input *in,
     add(out, in, likely_best(in, sh, tpr));
   /* That format excluded by the operator: the ELLR-T model's own pick,
    * within the same bound on its layout's bytes. */
-  pc = mk(SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0);
-  if (out->n == 0 &&
-      ellr_bytes(p, in->dtype) <=
-          MODEL_MAX_ELLR_OVER_CSR * spmvd_tuner_bytes(p, &pc, in->dtype))
+  if (out->n == 0 && ellr_within_bound(in))
     for (k = 0; k < nm && out->n == 0; k++)
       add(out, in, ranked[k]);
   out->n = out->n > 0 ? 1 : 0;

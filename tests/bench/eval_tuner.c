@@ -1373,18 +1373,6 @@ static void run_dtype(struct run *r, const struct bench_suite *suite, int dti,
   eval_store_matrix(r->s, NULL, dt, &err);
 }
 
-/*
- * --probe: for each matrix and value type, --probe-turns turns (3) over
- * the listed configurations, each load after --probe-idle's sleep or
- * --probe-busy's busy host when given; each load is timed as auto's race
- * times it (a run alone, then rounds of 2 without warm-up), as the
- * exhaustive race does (2 + 10) and as confirm() does
- * (CONFIRM_WARMUP + CONFIRM_REPS), then confirm()'s warm-ups with the
- * race's 10 runs and the race's warm-ups with confirm()'s runs (which of
- * the two its offset follows), the medians printed in that order.
- */
-#define PROBE_MAX 8
-
 /* Keeps the host's thread busy for ms milliseconds (no GPU work): a
  * tuner's profile and features, as --probe-busy stands for them. */
 static void busy_host(int ms)
@@ -1396,6 +1384,18 @@ static void busy_host(int ms)
     for (int i = 0; i < 1000; i++)
       sink += i;
 }
+
+/*
+ * --probe: for each matrix and value type, --probe-turns turns (3) over
+ * the listed configurations, each load after --probe-idle's sleep or
+ * --probe-busy's busy host when given; each load is timed as auto's race
+ * times it (a run alone, then rounds of 2 without warm-up), as the
+ * exhaustive race does (2 + 10) and as confirm() does
+ * (CONFIRM_WARMUP + CONFIRM_REPS), then confirm()'s warm-ups with the
+ * race's 10 runs and the race's warm-ups with confirm()'s runs (which of
+ * the two its offset follows), the medians printed in that order.
+ */
+#define PROBE_MAX 8
 static int probe_main(const struct opts *o, struct eval_store *s,
                       const struct bench_suite *suite)
 {
