@@ -13,8 +13,9 @@
 
 /*
  * Design: a matrix is converted on the host with spmv_layout_new() to its
- * configuration's layout, admitted against cudaMemGetInfo() (arrays,
- * scratch and two vectors, plus a reserve), copied to the device
+ * configuration's layout, admitted against the device's free memory
+ * (spmv_dev_mem_info(): arrays, scratch and two vectors, plus a reserve),
+ * copied to the device
  * (spmv_dev_matrix_new, which also prepares cuSPARSE for the cusparse
  * format), and the host layout is dropped.  Every format but csr-panel
  * (spmv_layout_shell_ok) is converted on the device instead:
@@ -24,6 +25,11 @@
  * H200 host the conversion was most of a load
  * (tests/bench/results/load-h200.md).  Products run on the backend's
  * one stream; multiply() copies each vector in and out around the launch.
+ * Device memory comes from the device's pool, which keeps what is
+ * freed until trim() (spmv_dev_pool_keep): a tuner's race frees a
+ * candidate's layout and staging right before timing the next, and memory
+ * given back to the driver is scrubbed meanwhile, which slowed those
+ * timings by up to a fifth.
  * Any CUDA failure that leaves the context unusable comes back as
  * SPMV_EGPU_STICKY, on which the worker must exit.
  */
@@ -130,7 +136,8 @@ static int cuda_open(int dev, struct spmvd_backend **out,
                                                       cudaStreamNonBlocking),
                             "cudaStreamCreate", err)) < 0)
     goto fail;
-  if ((rc = spmv_cusparse_handle_new(b->stream, &b->cs, err)) < 0 ||
+  if ((rc = spmv_dev_pool_keep(err)) < 0 ||
+      (rc = spmv_cusparse_handle_new(b->stream, &b->cs, err)) < 0 ||
       (rc = spmv_dev_timer_new(&b->timer, err)) < 0)
     goto fail;
   fill_info(b, &p);
@@ -154,10 +161,8 @@ static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
   if (b != NULL && b->last == m)
     b->last = NULL;
   spmv_dev_matrix_free(m->d);
-  if (m->dx)
-    cudaFree(m->dx);
-  if (m->dy)
-    cudaFree(m->dy);
+  spmv_dev_free(m->dx);
+  spmv_dev_free(m->dy);
   free(m);
 }
 
@@ -174,8 +179,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   *out = NULL;
   if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0)
     return rc;
-  if ((rc = spmv_cuda_error(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo",
-                            err)) < 0)
+  if ((rc = spmv_dev_mem_info(&free_b, &total_b, err)) < 0)
     return rc;
   if (free_b <= RESERVE_BYTES)
     return spmv_error_set(err, SPMV_ENOMEM, "GPU has %zu bytes free, below the %zu-byte reserve",
@@ -367,6 +371,15 @@ static void cuda_unpin(struct spmvd_backend *b, void *addr)
     cudaGetLastError();
 }
 
+static size_t cuda_trim(struct spmvd_backend *b)
+{
+  if (cudaSetDevice(b->dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return spmv_dev_pool_trim();
+}
+
 /* The cuda backend: the kernels of kernels/ on one GPU. */
 const struct spmvd_backend_ops spmvd_backend_cuda = {
   .name = "cuda",
@@ -379,4 +392,5 @@ const struct spmvd_backend_ops spmvd_backend_cuda = {
   .unload = cuda_unload,
   .pin = cuda_pin,
   .unpin = cuda_unpin,
+  .trim = cuda_trim,
 };

@@ -69,9 +69,18 @@
  * buffer releases, that came meanwhile (replies out of order); the other
  * requests wait for the operation's end (serve_between()).
  *
+ * After a second with no request the worker lets the backend give back
+ * the device memory it kept for reuse (trim, TRIM_IDLE_MS).
+ *
  * When the backend reports a sticky error the worker exits with status 3:
  * the front end respawns it.
  */
+
+/* Quiet time after a request before the backend gives the memory its
+ * pool keeps back to the driver (backend trim): never while a tune's,
+ * bench's or calibration's loads and timings follow one another, and
+ * memory the device no longer uses goes back soon after. */
+#define TRIM_IDLE_MS 1000
 
 /* Warm-up and timed runs of each calibration point. */
 #define CALIB_WARMUP 2
@@ -114,6 +123,7 @@ struct worker {
   struct wmatrix *mats;
   struct wbuf *bufs;
   struct deferred *later, **later_tail;  /* FIFO, see serve_between() */
+  int trim_due;                          /* served since the last trim */
 };
 
 /* Unmaps vector buffer id (if known). */
@@ -1466,6 +1476,19 @@ static void serve_one(struct worker *w, json_t *req, int *fds, int nfds)
   send_msg(w, rep);
 }
 
+/* 1 when nothing arrives on fd within ms (or poll fails: a trim early is
+ * harmless), 0 when a message is waiting. */
+static int idle_for(int fd, int ms)
+{
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int n;
+
+  do
+    n = poll(&p, 1, ms);
+  while (n < 0 && errno == EINTR);
+  return n <= 0;
+}
+
 static const struct spmvd_backend_ops *pick_backend(const char *name)
 {
 #ifdef HAVE_CUDA
@@ -1575,6 +1598,12 @@ int main(int argc, char **argv)
       serve_deferred(&w, d);
       continue;
     }
+    if (w.trim_due && w.ops->trim != NULL && idle_for(w.fd, TRIM_IDLE_MS)) {
+      size_t n = w.ops->trim(w.be);
+      if (n > 0)
+        spmvd_log_debug("idle: gave %zu bytes of device memory back", n);
+      w.trim_due = 0;
+    }
     rc = spmvd_ipc_recv(w.fd, &req, fds, &nfds, SPMVD_IPC_MAX_FDS, &err);
     if (rc == SPMV_ECLOSED)
       break;
@@ -1584,6 +1613,7 @@ int main(int argc, char **argv)
     }
     serve_one(&w, req, fds, nfds);
     json_decref(req);
+    w.trim_due = 1;
   }
   while (w.mats)
     drop(&w, w.mats->handle);

@@ -88,7 +88,7 @@ extern "C" void spmv_cusparse_release(struct spmv_dev_matrix *m) {
   if (c->A) cusparseDestroySpMat(c->A);
   if (c->x) cusparseDestroyDnVec(c->x);
   if (c->y) cusparseDestroyDnVec(c->y);
-  if (c->buf) cudaFree(c->buf);
+  spmv_dev_free(c->buf);
   free(c);
   m->cs = NULL;
 }
@@ -126,10 +126,11 @@ extern "C" int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
   zero = L->dtype == SPMV_F32 ? (const void *)&zero32 : (const void *)&zero64;
 
   /* Vectors for the set-up calls only; products point at the caller's. */
-  e = cudaMalloc(&tx, (size_t)(L->cols > 0 ? L->cols : 1) * vs);
-  if ((rc = spmv_cuda_error(e, "cudaMalloc of cuSPARSE set-up vectors", err))) goto out;
-  e = cudaMalloc(&ty, (size_t)(L->rows > 0 ? L->rows : 1) * vs);
-  if ((rc = spmv_cuda_error(e, "cudaMalloc of cuSPARSE set-up vectors", err))) goto out;
+  if ((rc = spmv_dev_alloc(&tx, (size_t)(L->cols > 0 ? L->cols : 1) * vs,
+                           "cuSPARSE set-up vectors", err)) ||
+      (rc = spmv_dev_alloc(&ty, (size_t)(L->rows > 0 ? L->rows : 1) * vs,
+                           "cuSPARSE set-up vectors", err)))
+    goto out;
   cudaMemset(tx, 0, (size_t)(L->cols > 0 ? L->cols : 1) * vs);
 
   if ((rc = cs_error(cusparseCreateCsr(&c->A, L->rows, L->cols, L->nnz,
@@ -150,15 +151,7 @@ extern "C" int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
                      "cusparseSpMV_bufferSize", err)))
     goto out;
   if (c->buf_bytes > 0) {
-    e = cudaMalloc(&c->buf, c->buf_bytes);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      rc = spmv_error_set(err, SPMV_ENOMEM,
-                          "GPU out of memory allocating cuSPARSE's %zu-byte buffer",
-                          c->buf_bytes);
-      goto out;
-    }
-    if ((rc = spmv_cuda_error(e, "cudaMalloc of cuSPARSE's buffer", err))) goto out;
+    if ((rc = spmv_dev_alloc(&c->buf, c->buf_bytes, "cuSPARSE's buffer", err))) goto out;
     m->bytes += c->buf_bytes;
   }
   if (c->alg == CUSPARSE_SPMV_CSR_ALG1 && L->rows > 0 && L->nnz > 0)
@@ -171,8 +164,8 @@ extern "C" int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
     rc = spmv_cuda_error(e, "cuSPARSE set-up", err);
   }
 out:
-  if (tx) cudaFree(tx);
-  if (ty) cudaFree(ty);
+  spmv_dev_free(tx);
+  spmv_dev_free(ty);
   if (rc) spmv_cusparse_release(m);
   return rc;
 }

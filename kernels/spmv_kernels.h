@@ -51,18 +51,43 @@ struct spmv_cusparse_handle;
 int spmv_cuda_error(cudaError_t e, const char *what, struct spmv_error *err);
 
 /*
- * cudaMalloc of bytes (at least 1) into *p.  Running out of GPU memory is
- * SPMV_ENOMEM, "GPU out of memory allocating N bytes for WHAT", with the
- * error cleared so that the context keeps serving; other failures as
- * spmv_cuda_error().  *p is NULL on failure.
+ * Allocates bytes (at least 1) of device memory into *p, from the current
+ * device's default memory pool where it has one (else cudaMalloc); usable
+ * from any stream on return.  Running out of GPU memory (after giving the
+ * pool's idle memory back once) is SPMV_ENOMEM, "GPU out of memory
+ * allocating N bytes for WHAT", with the error cleared so that the context
+ * keeps serving; other failures as spmv_cuda_error().  *p is NULL on
+ * failure.  Free with spmv_dev_free().
  */
 int spmv_dev_alloc(void **p, size_t bytes, const char *what,
                    struct spmv_error *err);
 
+/* Frees p from spmv_dev_alloc() (NULL is a no-op) once the device's work
+ * is done, as cudaFree() does; into the pool where there is one. */
+void spmv_dev_free(void *p);
+
+/*
+ * Makes the current device's pool keep what is freed rather than give it
+ * back to the driver, which scrubs returned memory in the background and
+ * so slows the kernels timed meanwhile (spmv_device.cu).  0 where the
+ * device has no pool; else 0 or spmv_cuda_error().
+ */
+int spmv_dev_pool_keep(struct spmv_error *err);
+
+/* Bytes the pool keeps that no allocation uses (0 without a pool). */
+size_t spmv_dev_pool_idle(void);
+
+/* Gives the pool's idle memory back to the driver once the device's work is
+ * done; returns the bytes given back. */
+size_t spmv_dev_pool_trim(void);
+
+/* cudaMemGetInfo(), with the pool's idle memory counted as free. */
+int spmv_dev_mem_info(size_t *free_b, size_t *total_b, struct spmv_error *err);
+
 /*
  * Device bytes that spmv_dev_matrix_new() will allocate for host layout L
  * (arrays and scratch; cuSPARSE's buffer is asked for at creation).  Used to
- * admit a matrix against cudaMemGetInfo() before allocating.
+ * admit a matrix against spmv_dev_mem_info() before allocating.
  */
 size_t spmv_dev_matrix_bytes(const struct spmv_layout *L);
 

@@ -63,12 +63,22 @@ static int npaths;
 static cudaStream_t stream;
 static struct spmv_cusparse_handle *handle;
 
+/* Bytes of device memory poisoned (all bits set: NaN values, column -1)
+ * and left in the pool before each test, as the worker's pool holds what
+ * earlier layouts left: no layout may rely on freshly zeroed memory. */
+#define POISON_BYTES ((size_t)256 << 20)
+
 static void gpu_setup(void)
 {
   struct spmv_error err;
+  void *p = NULL;
   subnormal_run = 0;  /* after a failed test_subnormal under CK_FORK=no */
   ck_assert_int_eq(cudaStreamCreate(&stream), cudaSuccess);
   ck_assert_msg(spmv_cusparse_handle_new(stream, &handle, &err) == 0, "%s", err.msg);
+  ck_assert_msg(spmv_dev_pool_keep(&err) == 0, "%s", err.msg);
+  ck_assert_msg(spmv_dev_alloc(&p, POISON_BYTES, "poison", &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(cudaMemset(p, 0xff, POISON_BYTES), cudaSuccess);
+  spmv_dev_free(p);
 }
 
 static void gpu_teardown(void)
@@ -488,7 +498,7 @@ START_TEST(test_out_of_memory)
   ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
   ck_assert_int_eq(spmv_dev_alloc(&p, 4096, "a test", &err), 0);
   ck_assert_ptr_nonnull(p);
-  cudaFree(p);
+  spmv_dev_free(p);
   struct spmv_csr *A = spmv_gen_from_text(gallery[0], 3, &err);
   ck_assert_msg(A != NULL, "%s", err.msg);
   struct spmv_config first = configs[0];
@@ -499,6 +509,50 @@ START_TEST(test_out_of_memory)
   configs[0] = first;  /* as they were, for the tests after (CK_FORK=no) */
   nconfigs = n;
   spmv_csr_free(A);
+}
+END_TEST
+
+/* Kept, freed device memory stays in the pool (the driver would scrub it
+ * while the next candidates are timed), is counted as free for
+ * admission, is reused by the next allocation, and goes back to the
+ * driver on trim. */
+START_TEST(test_pool)
+{
+  struct spmv_error err = {0};
+  size_t bytes = (size_t)64 << 20, slack = bytes / 4, f0, f1, f2, f3, f4, t;
+  void *p = NULL;
+  int dev = 0, pools = 0;
+
+  ck_assert_int_eq(cudaGetDevice(&dev), cudaSuccess);
+  ck_assert_int_eq(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev),
+                   cudaSuccess);
+  if (!pools) {
+    ck_assert_uint_eq(spmv_dev_pool_idle(), 0);
+    return;  /* plain cudaMalloc: nothing kept */
+  }
+  ck_assert_uint_ge(spmv_dev_pool_idle(), POISON_BYTES);  /* gpu_setup's */
+  ck_assert_uint_ge(spmv_dev_pool_trim(), POISON_BYTES);
+  ck_assert_uint_eq(spmv_dev_pool_idle(), 0);
+  ck_assert_int_eq(cudaMemGetInfo(&f0, &t), cudaSuccess);
+  ck_assert_msg(spmv_dev_alloc(&p, bytes, "a test", &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(cudaMemset(p, 1, bytes), cudaSuccess);
+  ck_assert_int_eq(cudaMemGetInfo(&f1, &t), cudaSuccess);
+  ck_assert_uint_le(f1 + bytes, f0 + slack);           /* taken from the driver */
+  spmv_dev_free(p);
+  ck_assert_uint_ge(spmv_dev_pool_idle(), bytes);
+  ck_assert_int_eq(cudaMemGetInfo(&f2, &t), cudaSuccess);
+  ck_assert_uint_le(f2, f1 + slack);                   /* kept, not given back */
+  ck_assert_int_eq(spmv_dev_mem_info(&f3, &t, &err), 0);
+  ck_assert_uint_ge(f3 + slack, f2 + bytes);           /* but counted as free */
+  ck_assert_msg(spmv_dev_alloc(&p, bytes, "a test", &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(cudaMemGetInfo(&f4, &t), cudaSuccess);
+  ck_assert_uint_ge(f4 + slack, f2);                   /* reused from the pool */
+  spmv_dev_free(p);
+  ck_assert_uint_ge(spmv_dev_pool_trim(), bytes);
+  ck_assert_uint_eq(spmv_dev_pool_idle(), 0);
+  ck_assert_int_eq(cudaMemGetInfo(&f4, &t), cudaSuccess);
+  ck_assert_uint_ge(f4 + slack, f0);                   /* given back */
+  ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
 }
 END_TEST
 
@@ -634,6 +688,7 @@ static Suite *gpu_formats_suite(void)
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_subnormal);
   tcase_add_test(tc, test_l2_rewrite);
+  tcase_add_test(tc, test_pool);
   /* Not in the quick run that compute-sanitizer takes: it reports the
    * failed allocation as an API error. */
   if (!getenv("SPMV_GPU_QUICK"))

@@ -381,10 +381,8 @@ static void free_vectors(struct eval_store *s)
 {
 #ifdef HAVE_CUDA
   if (s->mode == M_CUDA) {
-    if (s->x)
-      cudaFree(s->x);
-    if (s->y)
-      cudaFree(s->y);
+    spmv_dev_free(s->x);
+    spmv_dev_free(s->y);
     s->x = s->y = NULL;
     return;
   }
@@ -419,8 +417,8 @@ int eval_store_matrix(struct eval_store *s, const struct spmv_csr *A,
   random_typed(hx, (int64_t)nx, dt, (uint64_t)A->nnz);
 #ifdef HAVE_CUDA
   if (s->mode == M_CUDA) {
-    if ((rc = spmv_cuda_error(cudaMalloc(&s->x, nx * es), "x", err)) < 0 ||
-        (rc = spmv_cuda_error(cudaMalloc(&s->y, ny * es), "y", err)) < 0 ||
+    if ((rc = spmv_dev_alloc(&s->x, nx * es, "x", err)) < 0 ||
+        (rc = spmv_dev_alloc(&s->y, ny * es, "y", err)) < 0 ||
         (rc = spmv_cuda_error(cudaMemcpy(s->x, hx, nx * es, cudaMemcpyHostToDevice),
                               "copy of x", err)) < 0)
       free_vectors(s);

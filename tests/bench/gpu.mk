@@ -30,6 +30,16 @@ EXTRA_DIST += tests/bench/bench_spmv.c tests/bench/bound_gpu.cu \
 	tests/bench/bound_gpu.h tests/bench/results
 
 if HAVE_CUDA
+# Whether memory given back to the driver slows the next kernels (by hand).
+noinst_PROGRAMS += tests/bench/probe_scrub
+tests_bench_probe_scrub_SOURCES = tests/bench/probe_scrub.c \
+	tests/bench/bound_gpu.cu tests/bench/bound_gpu.h
+tests_bench_probe_scrub_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_probe_scrub_LDADD = $(GPU_LDADD)
+endif
+EXTRA_DIST += tests/bench/probe_scrub.c
+
+if HAVE_CUDA
 # Where loading a matrix onto the GPU spends its time (run by hand).
 noinst_PROGRAMS += tests/bench/bench_load
 tests_bench_bench_load_SOURCES = tests/bench/bench_load.c \

@@ -80,6 +80,10 @@ START_TEST(tune_multiply_restart_cache)
       spmv_csr_free(A);
     }
     if (pass == 0) {
+      /* The candidates' memory, kept while the races ran, goes back to
+       * the driver once the worker has been idle a second. */
+      ck_assert_msg(itest_log_wait(&itest_d, "idle: gave", 5000),
+                    "the worker gave no memory back when idle (log %s)", itest_d.log);
       close(fd);
       ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
       ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);

@@ -59,24 +59,6 @@ static int64_t db_int(const char *sql)
   return v;
 }
 
-/* Waits (up to 10 s) until the daemon's log holds text. */
-static void wait_log(const char *text)
-{
-  for (int i = 0; i < 1000; i++) {
-    FILE *f = fopen(itest_d.log, "r");
-    char line[1024];
-    int found = 0;
-    while (f && !found && fgets(line, sizeof line, f))
-      found = strstr(line, text) != NULL;
-    if (f)
-      fclose(f);
-    if (found)
-      return;
-    usleep(10000);
-  }
-  ck_abort_msg("'%s' never appeared in %s", text, itest_d.log);
-}
-
 /* A reply that does not come within s seconds ends the read (instead of
  * hanging the test on a stalled daemon). */
 static void recv_timeout(int fd, int s)
@@ -110,7 +92,8 @@ START_TEST(locked_cache_does_not_stall_others)
                                             "strategy", "trial"),
                               p, len), 0);
   free(p);
-  wait_log("matrix 2: tuning (trial)");
+  ck_assert_msg(itest_log_wait(&itest_d, "matrix 2: tuning (trial)", 10000),
+                "'matrix 2: tuning (trial)' never appeared in %s", itest_d.log);
   usleep(300000);  /* the tuning of 900 entries is over: the store waits */
 
   recv_timeout(fa, 3);

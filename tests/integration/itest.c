@@ -311,6 +311,25 @@ json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
   return itest_recv_reply(fd, reply_payload, reply_len, NULL);
 }
 
+/* See itest.h. */
+int itest_log_wait(const struct itest_daemon *d, const char *text, int ms)
+{
+  for (int waited = 0;; waited += 10) {
+    FILE *f = fopen(d->log, "r");
+    char line[1024];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+      found = strstr(line, text) != NULL;
+    if (f)
+      fclose(f);
+    if (found)
+      return 1;
+    if (waited >= ms)
+      return 0;
+    usleep(10000);
+  }
+}
+
 /* Copies the daemon's log to stderr, so that a failure in CI shows why. */
 static void dump_log(const struct itest_daemon *d)
 {

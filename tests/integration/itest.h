@@ -57,6 +57,10 @@ int itest_daemon_stop(struct itest_daemon *d, int sig);
 /* Stops the daemon if running and removes the temporary directory. */
 void itest_daemon_fini(struct itest_daemon *d);
 
+/* Waits up to ms milliseconds until a line of d's log holds text; returns
+ * 1 when one does, 0 when none did. */
+int itest_log_wait(const struct itest_daemon *d, const char *text, int ms);
+
 /* Connects to path; returns the fd, or -1. */
 int itest_connect(const char *path);
 
