@@ -146,6 +146,7 @@ struct spmvd_trial {
   enum spmvd_trial_status status;
   double time_us;   /* median of its rounds' medians; 0 when failed */
   double best_us;   /* fastest round median; 0 when failed */
+  double first_us;  /* its first round's median; 0 when it ran none */
   int rounds;       /* timing rounds run */
   int runs;         /* SpMV runs executed, warm-ups included */
   int code;         /* 0, or the SPMV_E* code of the failure */
@@ -238,7 +239,9 @@ void spmvd_decision_fini(struct spmvd_decision *d);
  * Races the candidates c through ops (ctx passed back): each after p->warmup
  * runs, in rounds of p->reps timed runs until its median is stable, dropped
  * early once clearly slower than the leader; a candidate whose load or time
- * fails is recorded as failed and skipped.  p may be NULL (defaults).  Fills
+ * fails is recorded as failed and skipped.  p may be NULL (defaults).  Two
+ * candidates are compared on the median of their rounds, or on their first
+ * rounds' medians when either ran only one.  Fills
  * out (initialised here; the caller finis it) with the fastest candidate,
  * every trial and the cost.  Returns 0, or SPMV_EINVAL when c is empty, or
  * the first failure's code when every candidate failed (out then still

@@ -849,6 +849,8 @@ struct fake {
   int ellr_calls;
   int ellr_close;  /* ellr-t answers 5.2 always */
   int sticky;
+  const double *sell;  /* sell's answers, call by call (the last repeats) */
+  int sell_n, sell_calls;
 };
 
 static int fake_load(void *ctx, const struct spmv_config *cfg,
@@ -863,6 +865,7 @@ static int fake_load(void *ctx, const struct spmv_config *cfg,
   f->loaded = *cfg;
   f->is_loaded = 1;
   f->ellr_calls = 0;
+  f->sell_calls = 0;
   return 0;
 }
 
@@ -884,6 +887,14 @@ static int fake_time(void *ctx, int warmup, int reps, double *us,
   case SPMV_FMT_HYB:
     return spmv_error_set(err, f->sticky ? SPMV_EGPU_STICKY : SPMV_EGPU,
                           "hyb: launch failed");
+  case SPMV_FMT_SELL:
+    if (f->sell_n > 0) {
+      *us = f->sell[f->sell_calls < f->sell_n ? f->sell_calls : f->sell_n - 1];
+      f->sell_calls++;
+      return 0;
+    }
+    *us = 100;
+    return 0;
   default:
     *us = 100;
     return 0;
@@ -1111,6 +1122,56 @@ START_TEST(test_race)
   c->cfg[1] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 };
   ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
   ck_assert_str_eq(d.text, "csr-vector bs=512 tpr=16");
+  spmvd_decision_fini(&d);
+  mat_fini(&m);
+  free(c);
+}
+END_TEST
+
+/*
+ * A candidate that ran one round is compared on first rounds: csr-vector
+ * leads at 5 us in one round; sell's warm-up 5.1, then rounds 5.2 (close:
+ * more), 4.7 (unstable), 4.7 (stable), median 4.7, would win on its later
+ * rounds, but its first round, 5.2, is behind 5.  With a first round of
+ * 4.85 it is ahead and wins.
+ */
+START_TEST(test_race_first_rounds)
+{
+  static const double slow_first[] = {5.1, 5.2, 4.7, 4.7};
+  static const double ahead[] = {5.0, 4.85, 4.85};
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_device_info gpu = device(1);
+  struct spmvd_tune_input in;
+  struct spmvd_decision d;
+  struct fake f;
+  struct spmv_error e;
+  struct mat m;
+
+  mat_init(&m, 1000, 5);
+  in = input(&m, &gpu);
+  c->n = 2;
+  c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
+  c->cfg[1] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
+  memset(&f, 0, sizeof f);
+  f.sell = slow_first;
+  f.sell_n = 4;
+  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e) == 0,
+                "%s", e.msg);
+  ck_assert_int_eq(d.trials[0].rounds, 1);
+  ck_assert_double_eq(d.trials[0].first_us, 5);
+  ck_assert_int_eq(d.trials[1].rounds, 3);
+  ck_assert_double_eq(d.trials[1].first_us, 5.2);
+  ck_assert_double_eq(d.trials[1].time_us, 4.7);
+  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
+  ck_assert_double_eq(d.time_us, 5);
+  spmvd_decision_fini(&d);
+  memset(&f, 0, sizeof f);
+  f.sell = ahead;
+  f.sell_n = 3;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
+  ck_assert_int_eq(d.trials[1].rounds, 2);
+  ck_assert_str_eq(d.text, "sell bs=256 c=32 sigma=256");
+  ck_assert_double_eq(d.time_us, 4.85);
   spmvd_decision_fini(&d);
   mat_fini(&m);
   free(c);
@@ -1353,6 +1414,7 @@ static Suite *tuner_suite(void)
   tcase_add_test(tc, test_exclude_formats);
   tcase_add_test(tc, test_race_rounds);
   tcase_add_test(tc, test_race);
+  tcase_add_test(tc, test_race_first_rounds);
   tcase_add_test(tc, test_race_no_drop_and_failures);
   tcase_add_test(tc, test_run_strategies);
   tcase_add_test(tc, test_bytes);
