@@ -69,17 +69,19 @@
  * buffer releases, that came meanwhile (replies out of order); the other
  * requests wait for the operation's end (serve_between()).
  *
- * After a second with no request the worker lets the backend give back
- * the device memory it kept for reuse (trim, TRIM_IDLE_MS).
+ * A second after the last request that may free device memory the worker
+ * lets the backend give back what it kept for reuse (trim, TRIM_IDLE_MS).
  *
  * When the backend reports a sticky error the worker exits with status 3:
  * the front end respawns it.
  */
 
-/* Quiet time after a request before the backend gives the memory its
- * pool keeps back to the driver (backend trim): never while a tune's,
- * bench's or calibration's loads and timings follow one another, and
- * memory the device no longer uses goes back soon after. */
+/* Time after the last request that may free device memory (anything but
+ * products and buffer releases) before the backend gives what its pool
+ * keeps back to the driver (backend trim), whether the worker then idles
+ * or serves products: never while a tune's, bench's or calibration's
+ * loads and timings follow one another, and memory the device no longer
+ * uses goes back soon after. */
 #define TRIM_IDLE_MS 1000
 
 /* Warm-up and timed runs of each calibration point. */
@@ -123,7 +125,8 @@ struct worker {
   struct wmatrix *mats;
   struct wbuf *bufs;
   struct deferred *later, **later_tail;  /* FIFO, see serve_between() */
-  int trim_due;                          /* served since the last trim */
+  int trim_due;         /* a request since the last trim may have freed */
+  double trim_from;      /* when the last such request was served (now_s) */
 };
 
 /* Unmaps vector buffer id (if known). */
@@ -1476,6 +1479,32 @@ static void serve_one(struct worker *w, json_t *req, int *fds, int nfds)
   send_msg(w, rep);
 }
 
+/* Whether request req (served) may have freed device memory. */
+static int may_free(json_t *req)
+{
+  const char *op = json_string_value(json_object_get(req, "op"));
+
+  return op == NULL || (strcmp(op, "multiply") != 0 && strcmp(op, "release") != 0);
+}
+
+/* Milliseconds until w's trim is due (0: due now). */
+static int trim_wait_ms(const struct worker *w)
+{
+  double left = TRIM_IDLE_MS - 1e3 * (now_s() - w->trim_from);
+
+  return left > 0 ? (int)ceil(left) : 0;
+}
+
+/* Lets the backend give back the device memory its pool keeps. */
+static void trim(struct worker *w)
+{
+  size_t n = w->ops->trim != NULL ? w->ops->trim(w->be) : 0;
+
+  if (n > 0)
+    spmvd_log_debug("gave %zu bytes of device memory back", n);
+  w->trim_due = 0;
+}
+
 /* 1 when nothing arrives on fd within ms (or poll fails: a trim early is
  * harmless), 0 when a message is waiting. */
 static int idle_for(int fd, int ms)
@@ -1598,12 +1627,8 @@ int main(int argc, char **argv)
       serve_deferred(&w, d);
       continue;
     }
-    if (w.trim_due && w.ops->trim != NULL && idle_for(w.fd, TRIM_IDLE_MS)) {
-      size_t n = w.ops->trim(w.be);
-      if (n > 0)
-        spmvd_log_debug("idle: gave %zu bytes of device memory back", n);
-      w.trim_due = 0;
-    }
+    if (w.trim_due && idle_for(w.fd, trim_wait_ms(&w)))
+      trim(&w);
     rc = spmvd_ipc_recv(w.fd, &req, fds, &nfds, SPMVD_IPC_MAX_FDS, &err);
     if (rc == SPMV_ECLOSED)
       break;
@@ -1612,8 +1637,13 @@ int main(int argc, char **argv)
       return 2;
     }
     serve_one(&w, req, fds, nfds);
+    if (may_free(req)) {
+      w.trim_due = 1;
+      w.trim_from = now_s();
+    } else if (w.trim_due && trim_wait_ms(&w) == 0) {
+      trim(&w);
+    }
     json_decref(req);
-    w.trim_due = 1;
   }
   while (w.mats)
     drop(&w, w.mats->handle);

@@ -85,7 +85,7 @@ static cudaError_t raw_alloc(void **p, size_t bytes) {
   return e;
 }
 
-/* cudaMalloc with running out as SPMV_ENOMEM; see spmv_kernels.h. */
+/* Device memory, running out as SPMV_ENOMEM; see spmv_kernels.h. */
 extern "C" int spmv_dev_alloc(void **p, size_t bytes, const char *what,
                               struct spmv_error *err) {
   cudaError_t e = raw_alloc(p, bytes ? bytes : 1);
