@@ -1170,6 +1170,19 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
                ? (1 - l2_bytes / x->bytes) * sect
                : 0;
+  /* Basis 7: csr-scalar's warps' entries from DRAM.  Its lanes walk 32
+   * rows a warp through the L1, and the lines the L1 cannot keep come
+   * again from the L2 while the matrix is in it, from DRAM once it
+   * outgrows what the L2 keeps of data it only reads (dram_path): the
+   * warp work (w_warp) times that share, in place of x's share.  The
+   * paper matrices of 33-134 MB ran 15-34 % slower than predicted, those
+   * of 18-30 MB up to 30 % faster (eval-h100-v57, v58).  Replayed on
+   * calib-points-h100-v52 against eval-h100-v57 and v58, csr-scalar's
+   * error fell from 8.8-9.1 to 7.9-8.1 % (f32) and 7.9-8.0 to 7.3-7.4 %
+   * (f64, points of the kernel before v15's); x's share and the entries
+   * (nnz) in its place did less. */
+  if (basis >= 7 && cfg->format == SPMV_FMT_CSR_SCALAR)
+    phi[8] = dram_path(x->bytes, l2_bytes, x->w_warp);
   /* The longest warp of a launch with few warps: its steps wait on the
    * sectors its lanes load, one step after another: x's, or csr-scalar's
    * own entries, a row apart for each lane (which fit it better,

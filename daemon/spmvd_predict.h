@@ -106,7 +106,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 6     /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 7     /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
 
 /* What a model tree node splits on (struct spmvd_fit). */
@@ -147,8 +147,9 @@ struct spmvd_fit {
                               give a row its own threads, 3 adds
                               csr-scalar's lanes past the L1, 4
                               ellr-t's longest row from DRAM, 5
-                              jad's, 6 (SPMVD_WORK_BASIS) x_warp for
-                              csr-stream and coo
+                              jad's, 6 x_warp for csr-stream and coo,
+                              7 (SPMVD_WORK_BASIS) csr-scalar's warp
+                              work from DRAM
                               (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
@@ -387,8 +388,9 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * 0; for jad x_warp_jad; in basis 6 for csr-stream, csr-stream16 and
  * coo x_warp as it is; 0 for the others), and the sectors again times
  * the share of the footprint that does not fit an L2 of l2_bytes (1 - l2
- * / bytes, 0 when it fits or l2_bytes is 0): x's gathers that go to DRAM;
- * then the
+ * / bytes, 0 when it fits or l2_bytes is 0): x's gathers that go to DRAM
+ * (in basis 7, for csr-scalar, w_warp times the share of bytes beyond
+ * half the L2 instead); then the
  * sectors along the longest warp's path (path_x_jad for jad, path_m for
  * csr-scalar, path_x for ell, ellr-t and sell, 0 for the rest), and the x
  * sectors again times the share of the device's threads (SMs x threads

@@ -784,6 +784,16 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[8], 0);
   spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, f.bytes / 4, 0, &f, phi);
   ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
+  /* csr-scalar in basis 7: its warp work (416) times the share of the
+   * footprint beyond half the L2, none within it; x's share before. */
+  spmvd_predict_work_basis(&sc, 7, f.bytes / 2, 0, &f, phi);
+  ck_assert_double_eq_tol(phi[8], 0.75 * 416, 1e-12);
+  spmvd_predict_work_basis(&sc, 7, 2 * f.bytes, 0, &f, phi);
+  ck_assert_double_eq(phi[8], 0);
+  spmvd_predict_work_basis(&sc, 7, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[8], 0);
+  spmvd_predict_work_basis(&sc, 6, f.bytes / 2, 0, &f, phi);
+  ck_assert_double_eq_tol(phi[8], 0.5 * (2 + 31 + 3), 1e-12);
   /* The row term (34 rows): for a thread per row, hyb and csr-adaptive
    * only the rows beyond one wave of threads, all of them in basis 1, for
    * the other formats and when the threads are unknown. */
