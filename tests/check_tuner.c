@@ -1140,22 +1140,17 @@ START_TEST(test_race_first_rounds)
   static const double slow_first[] = {5.1, 5.2, 4.7, 4.7};
   static const double ahead[] = {5.0, 4.85, 4.85};
   struct spmvd_candidates *c = malloc(sizeof *c);
-  struct spmvd_device_info gpu = device(1);
-  struct spmvd_tune_input in;
   struct spmvd_decision d;
   struct fake f;
   struct spmv_error e;
-  struct mat m;
 
-  mat_init(&m, 1000, 5);
-  in = input(&m, &gpu);
   c->n = 2;
   c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
   c->cfg[1] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
   memset(&f, 0, sizeof f);
   f.sell = slow_first;
   f.sell_n = 4;
-  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e) == 0,
+  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e) == 0,
                 "%s", e.msg);
   ck_assert_int_eq(d.trials[0].rounds, 1);
   ck_assert_double_eq(d.trials[0].first_us, 5);
@@ -1168,12 +1163,11 @@ START_TEST(test_race_first_rounds)
   memset(&f, 0, sizeof f);
   f.sell = ahead;
   f.sell_n = 3;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
   ck_assert_int_eq(d.trials[1].rounds, 2);
   ck_assert_str_eq(d.text, "sell bs=256 c=32 sigma=256");
   ck_assert_double_eq(d.time_us, 4.85);
   spmvd_decision_fini(&d);
-  mat_fini(&m);
   free(c);
 }
 END_TEST
