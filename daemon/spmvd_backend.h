@@ -95,8 +95,8 @@ struct spmvd_backend_ops {
    * Optional (NULL: keeps nothing).  Device memory freed by unload (and by
    * a load's conversion) is kept for the backend's next loads, not given
    * back to the driver, whose scrub of it would slow the products timed
-   * meanwhile; trim gives it back, for the worker to call when the device
-   * is idle.  Returns the bytes given back.
+   * meanwhile; trim gives it back, for the worker to call once loads and
+   * unloads have stopped a while.  Returns the bytes given back.
    */
   size_t (*trim)(struct spmvd_backend *b);
 };

@@ -125,8 +125,10 @@ struct worker {
   struct wmatrix *mats;
   struct wbuf *bufs;
   struct deferred *later, **later_tail;  /* FIFO, see serve_between() */
-  int trim_due;         /* a request since the last trim may have freed */
-  double trim_from;      /* when the last such request was served (now_s) */
+  int trim_due;                          /* a request since the last trim
+                                            may have freed device memory */
+  double trim_from;                      /* when the last such request was
+                                            served (now_s) */
 };
 
 /* Unmaps vector buffer id (if known). */
