@@ -10,7 +10,11 @@
 # - the H100's calib-points-h100-v52 (kernels v14; v15 changed only
 #   csr-scalar's f64 walk, whose points it predates)
 #   against eval-h100-v52, each timed on a fresh H100: within 10 %
-#   (csr-scalar 9.1 % at worst when committed, the others at 4.2-7.7 %).
+#   (csr-scalar 9.1 % at worst when committed, the others at 4.2-7.7 %);
+# - the H100's f64 calib-points-h100-v59-f64 (kernels v15, csr-scalar's
+#   f64 walk in chunks) against eval-h100-v59, f64: within 10 % (csr-scalar
+#   7.4 % at worst when committed in basis 7, 7.7 % in basis 6; the others
+#   at 2.6-6.7 %).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -21,9 +25,10 @@ results=$top_srcdir/tests/bench/results
 [ -x "$tool" ] || { echo "no $tool: skipped"; exit 77; }
 [ -d "${SPMV_MATRICES:-}" ] || { echo "no matrix folder (SPMV_MATRICES): skipped"; exit 77; }
 
-# replay POINTS EVAL BOUND L2_MIB: one type's replay, for each type.
+# replay POINTS EVAL BOUND L2_MIB [TYPES]: one type's replay, for each
+# type (f64 and f32 unless named).
 replay() {
-  for dt in f64 f32; do
+  for dt in ${5:-f64 f32}; do
     echo "$1 against $2, $dt:"
     SPMV_MATRICES=$SPMV_MATRICES "$tool" --replay "$results/$1.tsv.gz" \
       --measured "$results/$2-$dt.tsv" --bound "$3" --l2-mib "$4" ||
@@ -34,4 +39,5 @@ replay() {
 status=0
 replay calib-points-h200-v8 eval-h200-v15 0.17 60
 replay calib-points-h100-v52 eval-h100-v52 0.10 50
+replay calib-points-h100-v59-f64 eval-h100-v59 0.10 50 f64
 exit $status
