@@ -1500,7 +1500,7 @@ static int trim_wait_ms(const struct worker *w)
 /* Lets the backend give back the device memory its pool keeps. */
 static void trim(struct worker *w)
 {
-  size_t n = w->ops->trim != NULL ? w->ops->trim(w->be) : 0;
+  size_t n = w->ops->trim(w->be);
 
   if (n > 0)
     spmvd_log_debug("gave %zu bytes of device memory back", n);
@@ -1639,7 +1639,7 @@ int main(int argc, char **argv)
       return 2;
     }
     serve_one(&w, req, fds, nfds);
-    if (may_free(req)) {
+    if (w.ops->trim != NULL && may_free(req)) {
       w.trim_due = 1;
       w.trim_from = now_s();
     } else if (w.trim_due && trim_wait_ms(&w) == 0) {

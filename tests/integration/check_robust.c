@@ -276,14 +276,8 @@ START_TEST(second_daemon_refused)
   snprintf(d2.log, sizeof d2.log, "%s/second.log", itest_d.dir);
   snprintf(d2.db, sizeof d2.db, "%s/other.db", itest_d.dir);
   ck_assert_int_eq(itest_daemon_run(&d2, NULL), 1);
-  FILE *f = fopen(d2.log, "r");
-  char line[512];
-  int found = 0;
-  while (f && fgets(line, sizeof line, f))
-    found |= strstr(line, "already serving") != NULL;
-  if (f)
-    fclose(f);
-  ck_assert_msg(found, "no 'already serving' message in %s", d2.log);
+  ck_assert_msg(itest_log_wait(&d2, "already serving", 0),
+                "no 'already serving' message in %s", d2.log);
   hello_answers();
 }
 END_TEST
