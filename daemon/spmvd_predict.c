@@ -1025,9 +1025,14 @@ static int per_row_thread(enum spmv_format f)
 
 /* csr-scalar's L1 term (basis 3): the share of a full SM's lanes whose
  * two lines fit the L1, and the mean row length from which a lane's row
- * spans a line of f64 values. */
+ * spans a line of f64 values (bases 3-7) or, from basis 8, a line of its
+ * 4-byte columns as well, in either type: 16 against 32 entries.  Replayed
+ * on calib-points-h100-v59-f64 against eval-h100-v57..v59, csr-scalar's
+ * f64 error fell from 7.0-7.4 to 6.2-6.6 % at 24 or 32 (6.4-6.8 at 20,
+ * 7.2-7.5 at 48); f32's moved by 0.1 at most (calib-points-h100-v52). */
 #define SCALAR_L1_OCC 0.4
 #define SCALAR_LINE_ROW 16
+#define SCALAR_LINE_ROW_B8 32
 
 /* A thread's longest row read from DRAM (bases 4 and 5): rl_max times the
  * share of a layout of lb bytes beyond what the L2 keeps of data it only
@@ -1111,7 +1116,8 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * does not cost (nnz - sectors) took csr-scalar's replayed error from
    * 10.1 to 8.9 % (f64); eval-h100-v46-v49.md. */
   if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR &&
-      x->nnz >= SCALAR_LINE_ROW * x->rows && share > SCALAR_L1_OCC &&
+      x->nnz >= (basis >= 8 ? SCALAR_LINE_ROW_B8 : SCALAR_LINE_ROW) * x->rows &&
+      share > SCALAR_L1_OCC &&
       x->nnz > x->sectors)
     phi[6] = (1 - SCALAR_L1_OCC / share) * (x->nnz - x->sectors);
   /* Basis 4: ellr-t's longest row from DRAM.  A thread walks its row

@@ -106,7 +106,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 7     /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 8     /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
 
 /* What a model tree node splits on (struct spmvd_fit). */
@@ -148,8 +148,9 @@ struct spmvd_fit {
                               csr-scalar's lanes past the L1, 4
                               ellr-t's longest row from DRAM, 5
                               jad's, 6 x_warp for csr-stream and coo,
-                              7 (SPMVD_WORK_BASIS) csr-scalar's warp
-                              work from DRAM
+                              7 csr-scalar's warp work from DRAM, 8
+                              (SPMVD_WORK_BASIS) its L1 term from rows
+                              of 32 entries on, not 16
                               (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */

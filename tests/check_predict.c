@@ -832,6 +832,14 @@ START_TEST(test_features)
     ck_assert_double_eq(term6(&sc, 3, 0, 100, &g), 0);
     ck_assert_double_eq_tol(term6(&sc, 3, 0, 20, &g), 0.6 * 380, 1e-9);
     ck_assert_double_eq(term6(&ell, 3, 0, 40, &g), 0);
+    /* Basis 8 applies it from rows of 32 on (a line of 4-byte columns),
+     * basis 7 still from 16. */
+    ck_assert_double_eq_tol(term6(&sc, 7, 0, 40, &g),
+                            (1 - 0.4 / 0.85) * 380, 1e-9);
+    ck_assert_double_eq(term6(&sc, 8, 0, 40, &g), 0);
+    g.nnz = 32 * 34;
+    ck_assert_double_eq_tol(term6(&sc, 8, 0, 40, &g),
+                            (1 - 0.4 / 0.85) * (32 * 34 - 300), 1e-9);
     g.nnz = 15 * 34;
     ck_assert_double_eq(term6(&sc, 3, 0, 40, &g), 0);
   }
@@ -1212,7 +1220,7 @@ END_TEST
  * nothing), refused when not even the layout fits. */
 /* csr-scalar's L1 term (basis 3) is fitted where the points hold it: a
  * quarter of them near the diagonal (x sectors half the entries) at 0.5
- * to 1 of the device's threads, rows of 20 to 26.  (Its guard, which
+ * to 1 of the device's threads, rows of 34 to 40.  (Its guard, which
  * keeps it out of a leaf where fewer than two points hold it, is what
  * check_predict_replay.sh needs: without it the H200's v8 points, all of
  * random columns, predict csr-scalar at 1452 % mean error.) */
@@ -1228,9 +1236,9 @@ START_TEST(test_fit_l1_term)
   memset(x, 0, sizeof x);
   for (k = 0; k < 40; k++) {
     x[k].rows = 500 + 13 * k;
-    x[k].nnz = (20 + k % 7) * x[k].rows;
+    x[k].nnz = (34 + k % 7) * x[k].rows;
     x[k].w_warp = x[k].nnz;
-    x[k].rl_max = 20 + k % 7;
+    x[k].rl_max = 34 + k % 7;
     x[k].sectors = k % 4 == 0 ? x[k].nnz / 2 : x[k].nnz;
     spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 1000, &x[k], phi);
     if (k % 4 == 0)
