@@ -40,6 +40,16 @@ endif
 EXTRA_DIST += tests/bench/probe_scrub.c
 
 if HAVE_CUDA
+# A race's first rounds timed run by run (by hand).
+noinst_PROGRAMS += tests/bench/probe_rounds
+tests_bench_probe_rounds_SOURCES = tests/bench/probe_rounds.c \
+	tests/bench/suite.c tests/bench/suite.h
+tests_bench_probe_rounds_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_probe_rounds_LDADD = $(GPU_LDADD)
+endif
+EXTRA_DIST += tests/bench/probe_rounds.c
+
+if HAVE_CUDA
 # Where loading a matrix onto the GPU spends its time (run by hand).
 noinst_PROGRAMS += tests/bench/bench_load
 tests_bench_bench_load_SOURCES = tests/bench/bench_load.c \

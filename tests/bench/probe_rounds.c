@@ -1,0 +1,265 @@
+/*
+ * probe_rounds.c: why does a race's first round read slow?  auto's race
+ * times a candidate right after its load with one probe run and rounds of
+ * two runs (spmvd_tuner.c: time_rounds), each round held behind the
+ * timer's spinning kernel (spmv_dev_time); on 5-17 us f32 products the
+ * first round read 3-8 % above the exhaustive race's 2 warm-ups + 10
+ * (race-rounds-h100.md).  This times the same sequence run by run, and
+ * variants of it, on the candidates of such races.
+ *
+ * Per candidate, in the order the race loads them, each sequence starts
+ * as the evaluation's load does (layout resident, spmv_dev_matrix_warm_l2)
+ * and then, by variant:
+ *   race   probe (0 warm-up, 1 run), three rounds (0 + 2), then 2 + 10;
+ *   wake   the same, each round with one untimed run first (1 + 2);
+ *   idle   the race's, after a 3 ms host pause before the probe;
+ *   long   one hold of 12 runs (0 + 12) after the load, then 2 + 10.
+ * Every run's time is kept; the table gives, per candidate and variant,
+ * the median over the repetitions of each run position and of the
+ * 2 + 10 median, and the first round's mean over it.  Every product is
+ * checked against a double-precision CSR product once per candidate.
+ *
+ *   usage: probe_rounds [REPS] > table.md     (default 9 repetitions)
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "spmv_csr.h"
+#include "spmv_error.h"
+#include "spmv_formats.h"
+#include "spmv_kernels.h"
+#include "spmv_stats.h"
+#include "suite.h"
+
+#define MAXREP 32
+#define NPOS 20   /* run positions a sequence records */
+#define NCAND 4
+
+/* The candidates auto raced for these matrices in f32 (eval-h100-v59). */
+static const struct {
+  const char *name;
+  const char *cfg[NCAND];
+} races[] = {
+  {"cop20k_A", {"csr16 bs=128 tpr=8", "csr-stream16 bs=128 k=8",
+                "csr16 bs=128 tpr=4", "csr-adaptive bs=256 maxtpr=0 base=0"}},
+  {"pdb1HYS", {"csr16 bs=128 tpr=32", "csr16 bs=128 tpr=16",
+               "csr16 bs=128 tpr=8", NULL}},
+  {"raefsky1", {"csr-vector bs=512 tpr=32", "csr-vector bs=512 tpr=16",
+                "csr-vector bs=512 tpr=8", "csr-adaptive bs=256 maxtpr=0 base=2"}},
+  {"cant", {"csr16 bs=128 tpr=16", "csr16 bs=128 tpr=8", NULL, NULL}},
+  {"mac_econ", {"csr16 bs=128 tpr=4", "csr-stream16 bs=128 k=8",
+                "csr16 bs=128 tpr=2", NULL}},
+};
+
+enum variant { V_RACE, V_WAKE, V_IDLE, V_LONG, V_COUNT };
+static const char *const vnames[V_COUNT] = {"race", "wake", "idle", "long"};
+
+struct cand {
+  struct spmv_config cfg;
+  struct spmv_dev_matrix *d;
+  /* t[v][rep][pos]: positions 0-6 probe and the rounds' runs (long: runs
+   * 0-11), 19 the 2 + 10 median. */
+  double t[V_COUNT][MAXREP][NPOS];
+};
+
+static void die(const struct spmv_error *e, const char *what)
+{
+  fprintf(stderr, "probe_rounds: %s: %s\n", what, e->msg);
+  exit(1);
+}
+
+/* Times reps runs after warmup, appending each to row at *pos. */
+static void timed(struct spmv_dev_timer *tm, struct cand *c, const void *x,
+                  void *y, cudaStream_t s, int warmup, int reps, double *row,
+                  int *pos)
+{
+  struct spmv_error e = {0};
+  double us[16];
+
+  if (spmv_dev_time(tm, c->d, x, y, s, warmup, reps, us, &e) < 0)
+    die(&e, "timing");
+  for (int i = 0; i < reps && *pos < NPOS - 1; i++)
+    row[(*pos)++] = us[i];
+}
+
+/* One sequence of variant v on candidate c. */
+static void sequence(struct spmv_dev_timer *tm, struct cand *c, const void *x,
+                     void *y, cudaStream_t s, enum variant v, double *row)
+{
+  struct spmv_error e = {0};
+  double ex[10];
+  int pos = 0;
+
+  for (int i = 0; i < NPOS; i++)
+    row[i] = NAN;
+  if (spmv_dev_matrix_warm_l2(c->d, s, &e) < 0)
+    die(&e, "warm-up");
+  if (v == V_IDLE) {
+    cudaStreamSynchronize(s);
+    usleep(3000);
+  }
+  if (v == V_LONG) {
+    timed(tm, c, x, y, s, 0, 12, row, &pos);
+  } else {
+    timed(tm, c, x, y, s, 0, 1, row, &pos);
+    for (int r = 0; r < 3; r++)
+      timed(tm, c, x, y, s, v == V_WAKE ? 1 : 0, 2, row, &pos);
+  }
+  if (spmv_dev_time(tm, c->d, x, y, s, 2, 10, ex, &e) < 0)
+    die(&e, "timing");
+  row[NPOS - 1] = spmv_median(ex, 10);
+}
+
+/* The median over n repetitions of position p. */
+static double pos_median(double t[][NPOS], int n, int p)
+{
+  double v[MAXREP];
+  int k = 0;
+
+  for (int i = 0; i < n; i++)
+    if (!isnan(t[i][p]))
+      v[k++] = t[i][p];
+  return k > 0 ? spmv_median(v, (size_t)k) : NAN;
+}
+
+/* Checks c's product against a double CSR product of A. */
+static void verify(const struct spmv_csr *A, struct cand *c, const float *hx,
+                   const void *dx, void *dy, cudaStream_t s)
+{
+  struct spmv_error e = {0};
+  float *hy = malloc(sizeof *hy * (size_t)A->rows);
+  double worst = 0;
+
+  if (hy == NULL || spmv_dev_spmv(c->d, 1.0, dx, 0.0, dy, s, &e) < 0 ||
+      cudaStreamSynchronize(s) != cudaSuccess ||
+      cudaMemcpy(hy, dy, sizeof *hy * (size_t)A->rows, cudaMemcpyDeviceToHost) !=
+          cudaSuccess) {
+    fprintf(stderr, "probe_rounds: product failed\n");
+    exit(1);
+  }
+  for (int64_t i = 0; i < A->rows; i++) {
+    double ref = 0, mag = 0;
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      ref += A->val[k] * (double)hx[A->col_idx[k]];
+      mag += fabs(A->val[k] * (double)hx[A->col_idx[k]]);
+    }
+    double r = fabs(hy[i] - ref) / (mag > 0 ? mag : 1);
+    if (r > worst)
+      worst = r;
+  }
+  free(hy);
+  if (worst > 1e-4) {
+    fprintf(stderr, "probe_rounds: wrong product (scaled error %g)\n", worst);
+    exit(1);
+  }
+}
+
+int main(int argc, char **argv)
+{
+  int nrep = argc > 1 ? atoi(argv[1]) : 9, ndev = 0;
+  struct spmv_error e = {0};
+  struct spmv_dev_timer *tm = NULL;
+  struct cudaDeviceProp prop;
+  cudaStream_t s;
+
+  if (nrep < 1 || nrep > MAXREP) {
+    fprintf(stderr, "usage: probe_rounds [REPS 1..%d]\n", MAXREP);
+    return 2;
+  }
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    fprintf(stderr, "probe_rounds: no CUDA device\n");
+    return 77;
+  }
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+    return 1;
+  if (spmv_dev_pool_keep(&e) < 0 || spmv_dev_timer_new(&tm, &e) < 0)
+    die(&e, "set-up");
+  printf("# First rounds, run by run (%s, f32, %d repetitions)\n\n", prop.name,
+         nrep);
+  printf("Microseconds, medians over the repetitions of each run position.\n"
+         "race/idle/wake: p = probe run, r1a r1b = round 1's two runs, ...;\n"
+         "long: runs 1-12 of one hold.  2+10 = the exhaustive race's median;\n"
+         "r1/2+10 = round 1's mean over it (long: runs 2-3's).\n\n");
+  printf("| matrix | candidate | variant | p | r1a | r1b | r2a | r2b | r3a | r3b "
+         "| 2+10 | r1/2+10 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t m = 0; m < sizeof races / sizeof races[0]; m++) {
+    struct bench_suite suite;
+    struct spmv_csr *A;
+    struct cand *c = calloc(NCAND, sizeof *c);
+    int nc = 0;
+    float *hx;
+    void *dx = NULL, *dy = NULL;
+
+    if (c == NULL)
+      return 1;
+    if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0,
+                         races[m].name, NULL, &e) < 0)
+      die(&e, "suite");
+    if (suite.n == 0) {
+      fprintf(stderr, "probe_rounds: no matrix %s\n", races[m].name);
+      return 1;
+    }
+    if ((A = bench_suite_make(&suite.e[0], NULL, &e)) == NULL)
+      die(&e, races[m].name);
+    bench_suite_fini(&suite);
+    hx = malloc(sizeof *hx * (size_t)A->cols);
+    if (hx == NULL)
+      return 1;
+    for (int64_t j = 0; j < A->cols; j++)
+      hx[j] = (float)(0.5 + (double)((j * 7919) % 1000) / 1000.0) *
+              ((j & 1) ? -1.0f : 1.0f);
+    if (spmv_dev_alloc(&dx, sizeof *hx * (size_t)A->cols, "x", &e) < 0 ||
+        spmv_dev_alloc(&dy, sizeof *hx * (size_t)A->rows, "y", &e) < 0)
+      die(&e, "vectors");
+    cudaMemcpy(dx, hx, sizeof *hx * (size_t)A->cols, cudaMemcpyHostToDevice);
+    for (int k = 0; k < NCAND && races[m].cfg[k] != NULL; k++) {
+      struct spmv_layout *L = NULL;
+      if (spmv_config_parse(races[m].cfg[k], &c[nc].cfg, &e) < 0 ||
+          spmv_layout_new(A, SPMV_F32, &c[nc].cfg, NULL, &L, &e) < 0 ||
+          spmv_dev_matrix_new(L, NULL, &c[nc].d, &e) < 0)
+        die(&e, races[m].cfg[k]);
+      spmv_layout_free(L);
+      verify(A, &c[nc], hx, dx, dy, s);
+      nc++;
+    }
+    /* Repetitions of the race's order, variants interleaved. */
+    for (int r = 0; r < nrep; r++)
+      for (int v = 0; v < V_COUNT; v++)
+        for (int k = 0; k < nc; k++)
+          sequence(tm, &c[k], dx, dy, s, (enum variant)v, c[k].t[v][r]);
+    for (int k = 0; k < nc; k++)
+      for (int v = 0; v < V_COUNT; v++) {
+        double q[NPOS];
+        for (int p = 0; p < NPOS; p++)
+          q[p] = pos_median(c[k].t[v], nrep, p);
+        double r1 = (q[1] + q[2]) / 2;  /* long: its runs 2-3 */
+        printf("| %s | %s | %s |", races[m].name, races[m].cfg[k], vnames[v]);
+        for (int p = 0; p < 7; p++)
+          printf(" %.3f |", q[p]);
+        printf(" %.3f | %.3f |\n", q[NPOS - 1], r1 / q[NPOS - 1]);
+        if (v == V_LONG) {
+          printf("| | | long runs 8-12 |");
+          for (int p = 7; p < 12; p++)
+            printf(" %.3f |", q[p]);
+          printf(" | | | |\n");
+        }
+      }
+    for (int k = 0; k < nc; k++)
+      spmv_dev_matrix_free(c[k].d);
+    spmv_dev_free(dx);
+    spmv_dev_free(dy);
+    free(hx);
+    free(c);
+    spmv_csr_free(A);
+  }
+  spmv_dev_timer_free(tm);
+  return 0;
+}
