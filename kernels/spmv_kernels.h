@@ -95,7 +95,8 @@ size_t spmv_dev_matrix_bytes(const struct spmv_layout *L);
  * Copies the host layout L (borrowed) to the device and prepares it: the
  * scratch area, and for the cusparse format its descriptors, buffer and
  * (ALG1) cusparseSpMV_preprocess, made with handle h (borrowed; needed only
- * for cusparse, else may be NULL).  *out is new, owned by the caller.
+ * for cusparse, else may be NULL).  *out is new, owned by the caller, and
+ * whole on the device for work on any stream once this returns.
  */
 int spmv_dev_matrix_new(const struct spmv_layout *L,
                         struct spmv_cusparse_handle *h,

@@ -678,6 +678,84 @@ START_TEST(test_l2_rewrite)
 }
 END_TEST
 
+/* A matrix is whole on the device for any stream once spmv_dev_matrix_new
+ * or _new_csr returns: the worker's products run on a non-blocking stream,
+ * which does not wait for the legacy stream that cudaMemcpy used, and a
+ * pageable cudaMemcpy may return with its last piece still in flight.  On
+ * an H100, products launched right after the upload of 5000-row matrices
+ * (bcsstk16, Groebner_id2003_aug) read the pool's old bytes in their last
+ * rows; 300000 rows showed nothing, the kernel reaching its last rows after
+ * the copy had landed.  Each configuration of a matrix of that size, in
+ * both types, host and device conversions, is uploaded and multiplied at
+ * once on such a stream, with the pool's memory poisoned before each
+ * upload. */
+START_TEST(test_upload_ready)
+{
+  const struct spmv_config cfgs[3] = {
+    {SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0}, {SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0},
+    {SPMV_FMT_SELL, 128, 0, 32, 256}};
+  struct spmv_error err = {0};
+  struct spmv_csr *A = spmv_gen_from_text("random rows=5000 k=60", 23, &err);
+  cudaStream_t nb;
+  double *ref, tol = 0;
+
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  ref = malloc(sizeof *ref * (size_t)A->rows);
+  ck_assert(ref != NULL);
+  ck_assert_int_eq(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking), cudaSuccess);
+  for (int t = 0; t < 2; t++) {
+    enum spmv_dtype dt = t ? SPMV_F32 : SPMV_F64;
+    struct inputs in;
+
+    inputs_init(&in, A, dt);
+    spmv_csr_ref(A, 1.0, in.x, 0.0, ref);
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);  /* x in place */
+    for (int c = 0; c < 3; c++)
+      for (int r = 0; r < 8; r++) {
+        struct spmv_layout *L = NULL;
+        struct spmv_dev_matrix *d = NULL;
+        void *p = NULL;
+        int shell = r % 2 && spmv_layout_shell_ok(cfgs[c].format);
+
+        ck_assert_msg(spmv_dev_alloc(&p, (size_t)16 << 20, "poison", &err) == 0, "%s",
+                      err.msg);
+        ck_assert_int_eq(cudaMemset(p, 0xff, (size_t)16 << 20), cudaSuccess);
+        spmv_dev_free(p);
+        ck_assert_msg((shell ? spmv_layout_new_shell(A, dt, &cfgs[c], NULL, &L, &err)
+                             : spmv_layout_new(A, dt, &cfgs[c], NULL, &L, &err)) == 0,
+                      "%s", err.msg);
+        ck_assert_msg((shell ? spmv_dev_matrix_new_csr(L, A, handle, &d, &err)
+                             : spmv_dev_matrix_new(L, handle, &d, &err)) == 0,
+                      "%s", err.msg);
+        /* As the worker does: the host layout freed at once, its memory
+         * taken and written by what comes next. */
+        size_t hb = L->bytes;
+        L = spmv_layout_free(L);
+        char *junk = malloc(hb);
+        ck_assert(junk != NULL);
+        memset(junk, 0xff, hb);
+        ck_assert_msg(spmv_dev_spmv(d, 1.0, in.dx, 0.0, in.dy, nb, &err) == 0, "%s",
+                      err.msg);
+        free(junk);
+        ck_assert_int_eq(cudaStreamSynchronize(nb), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(in.yt, in.dy, (size_t)A->rows * in.es,
+                                    cudaMemcpyDeviceToHost), cudaSuccess);
+        get_typed(in.got, in.yt, A->rows, dt);
+        int64_t bad = compare(A, &in, in.got, ref, 1.0, 0.0, &tol);
+        ck_assert_msg(bad < 0, "%s config %d, upload %d (%s): row %lld of %lld: %g, not %g",
+                      t ? "f32" : "f64", c, r,
+                      shell ? "device conversion" : "host conversion", (long long)bad,
+                      (long long)A->rows, bad < 0 ? 0 : in.got[bad], bad < 0 ? 0 : ref[bad]);
+        spmv_dev_matrix_free(d);
+      }
+    inputs_fini(&in);
+  }
+  cudaStreamDestroy(nb);
+  free(ref);
+  spmv_csr_free(A);
+}
+END_TEST
+
 static Suite *gpu_formats_suite(void)
 {
   Suite *s = suite_create("gpu_formats");
@@ -693,6 +771,12 @@ static Suite *gpu_formats_suite(void)
    * failed allocation as an API error. */
   if (!getenv("SPMV_GPU_QUICK"))
     tcase_add_test(tc, test_out_of_memory);
+  suite_add_tcase(s, tc);
+  /* Its own case, so that CK_RUN_CASE=upload runs it alone. */
+  tc = tcase_create("upload");
+  tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_upload_ready);
   suite_add_tcase(s, tc);
   if (!getenv("SPMV_GPU_QUICK") && npaths > 0) {
     tc = tcase_create("shared");
