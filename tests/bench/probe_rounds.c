@@ -13,13 +13,23 @@
  *   race   probe (0 warm-up, 1 run), three rounds (0 + 2), then 2 + 10;
  *   wake   the same, each round with one untimed run first (1 + 2);
  *   idle   the race's, after a 3 ms host pause before the probe;
- *   long   one hold of 12 runs (0 + 12) after the load, then 2 + 10.
+ *   long   one hold of 12 runs (0 + 12) after the load, then 2 + 10;
+ *   cold   the race's, the first candidate after a 300 ms host pause (as
+ *          a race's first candidate follows an idle GPU).
  * Every run's time is kept; the table gives, per candidate and variant,
  * the median over the repetitions of each run position and of the
  * 2 + 10 median, and the first round's mean over it.  Every product is
  * checked against a double-precision CSR product once per candidate.
  *
  *   usage: probe_rounds [REPS] > table.md     (default 9 repetitions)
+ *          probe_rounds REPS RACES RAW.tsv
+ *
+ * The second form reads the races from RACES, a line per matrix: its
+ * suite name, a tab, its candidates' configurations separated by ';' (one
+ * marked '*' is timed but was not raced: the exhaustive best), runs the
+ * race variant only and writes every run's time to RAW.tsv (matrix,
+ * candidate, repetition, p, r1a .. r3b, the 2 + 10 median), for replaying
+ * estimators of a round offline.
  */
 #include "config.h"
 
@@ -40,13 +50,15 @@
 
 #define MAXREP 32
 #define NPOS 20   /* run positions a sequence records */
-#define NCAND 4
+#define NCAND 6
+#define MAXRACES 128
 
 /* The candidates auto raced for these matrices in f32 (eval-h100-v59). */
-static const struct {
+struct race {
   const char *name;
   const char *cfg[NCAND];
-} races[] = {
+};
+static const struct race builtin[] = {
   {"cop20k_A", {"csr16 bs=128 tpr=8", "csr-stream16 bs=128 k=8",
                 "csr16 bs=128 tpr=4", "csr-adaptive bs=256 maxtpr=0 base=0"}},
   {"pdb1HYS", {"csr16 bs=128 tpr=32", "csr16 bs=128 tpr=16",
@@ -58,10 +70,12 @@ static const struct {
                 "csr16 bs=128 tpr=2", NULL}},
 };
 
-enum variant { V_RACE, V_WAKE, V_IDLE, V_LONG, V_COUNT };
-static const char *const vnames[V_COUNT] = {"race", "wake", "idle", "long"};
+enum variant { V_RACE, V_WAKE, V_IDLE, V_LONG, V_COLD, V_COUNT };
+static const char *const vnames[V_COUNT] = {"race", "wake", "idle", "long",
+                                            "cold"};
 
 struct cand {
+  const char *name;  /* as the race lists it */
   struct spmv_config cfg;
   struct spmv_dev_matrix *d;
   /* t[v][rep][pos]: positions 0-6 probe and the rounds' runs (long: runs
@@ -91,7 +105,8 @@ static void timed(struct spmv_dev_timer *tm, struct cand *c, const void *x,
 
 /* One sequence of variant v on candidate c. */
 static void sequence(struct spmv_dev_timer *tm, struct cand *c, const void *x,
-                     void *y, cudaStream_t s, enum variant v, double *row)
+                     void *y, cudaStream_t s, enum variant v, int first,
+                     double *row)
 {
   struct spmv_error e = {0};
   double ex[10];
@@ -101,9 +116,9 @@ static void sequence(struct spmv_dev_timer *tm, struct cand *c, const void *x,
     row[i] = NAN;
   if (spmv_dev_matrix_warm_l2(c->d, s, &e) < 0)
     die(&e, "warm-up");
-  if (v == V_IDLE) {
+  if (v == V_IDLE || (v == V_COLD && first)) {
     cudaStreamSynchronize(s);
-    usleep(3000);
+    usleep(v == V_IDLE ? 3000 : 300000);
   }
   if (v == V_LONG) {
     timed(tm, c, x, y, s, 0, 12, row, &pos);
@@ -129,19 +144,21 @@ static double pos_median(double t[][NPOS], int n, int p)
   return k > 0 ? spmv_median(v, (size_t)k) : NAN;
 }
 
-/* Checks c's product against a double CSR product of A. */
-static void verify(const struct spmv_csr *A, struct cand *c, const float *hx,
-                   const void *dx, void *dy, cudaStream_t s)
+/* Checks c's product against a double CSR product of A: 0, or -1 with
+ * the worst row named on stderr. */
+static int verify(const struct spmv_csr *A, struct cand *c, const float *hx,
+                  const void *dx, void *dy, cudaStream_t s, const char *what)
 {
   struct spmv_error e = {0};
   float *hy = malloc(sizeof *hy * (size_t)A->rows);
-  double worst = 0;
+  double worst = 0, wy = 0, wref = 0;
+  int64_t wrow = -1;
 
   if (hy == NULL || spmv_dev_spmv(c->d, 1.0, dx, 0.0, dy, s, &e) < 0 ||
       cudaStreamSynchronize(s) != cudaSuccess ||
       cudaMemcpy(hy, dy, sizeof *hy * (size_t)A->rows, cudaMemcpyDeviceToHost) !=
           cudaSuccess) {
-    fprintf(stderr, "probe_rounds: product failed\n");
+    fprintf(stderr, "probe_rounds: %s: product failed: %s\n", what, e.msg);
     exit(1);
   }
   for (int64_t i = 0; i < A->rows; i++) {
@@ -151,14 +168,71 @@ static void verify(const struct spmv_csr *A, struct cand *c, const float *hx,
       mag += fabs(A->val[k] * (double)hx[A->col_idx[k]]);
     }
     double r = fabs(hy[i] - ref) / (mag > 0 ? mag : 1);
-    if (r > worst)
+    if (!(r <= worst)) {
       worst = r;
+      wrow = i;
+      wy = hy[i];
+      wref = ref;
+    }
   }
   free(hy);
-  if (worst > 1e-4) {
-    fprintf(stderr, "probe_rounds: wrong product (scaled error %g)\n", worst);
-    exit(1);
+  if (!(worst <= 1e-4)) {
+    fprintf(stderr, "probe_rounds: %s: wrong product: row %lld of %lld: %g, "
+            "not %g (scaled error %g)\n", what, (long long)wrow,
+            (long long)A->rows, wy, wref, worst);
+    return -1;
   }
+  return 0;
+}
+
+/* Reads RACES (see the usage) into r[0..*n); the strings are owned by
+ * the process.  Returns 0, or -1 with a message. */
+static int read_races(const char *path, struct race *r, size_t *n)
+{
+  char line[2048];
+  FILE *f = fopen(path, "r");
+
+  *n = 0;
+  if (f == NULL) {
+    perror(path);
+    return -1;
+  }
+  while (fgets(line, sizeof line, f) != NULL && *n < MAXRACES) {
+    char *tab = strchr(line, '\t'), *tok, *save = NULL;
+    int k = 0;
+    line[strcspn(line, "\n")] = '\0';
+    if (tab == NULL)
+      continue;
+    *tab = '\0';
+    memset(&r[*n], 0, sizeof r[*n]);
+    r[*n].name = strdup(line);
+    for (tok = strtok_r(tab + 1, ";", &save); tok != NULL && k < NCAND;
+         tok = strtok_r(NULL, ";", &save))
+      r[*n].cfg[k++] = strdup(tok);
+    (*n)++;
+  }
+  fclose(f);
+  return 0;
+}
+
+/* The suite entry named name (its file name without .mtx or .mtx.gz). */
+static struct spmv_csr *make_matrix(const char *name, struct spmv_error *e)
+{
+  struct bench_suite suite;
+  struct spmv_csr *A = NULL;
+
+  if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, name,
+                       NULL, e) < 0)
+    return NULL;
+  for (size_t i = 0; i < suite.n && A == NULL; i++) {
+    size_t len = strcspn(suite.e[i].name, ".");
+    if (len == strlen(name) && strncmp(suite.e[i].name, name, len) == 0)
+      A = bench_suite_make(&suite.e[i], NULL, e);
+  }
+  if (A == NULL && e->msg[0] == '\0')
+    spmv_error_set(e, SPMV_EINVAL, "no matrix %s in the suite", name);
+  bench_suite_fini(&suite);
+  return A;
 }
 
 int main(int argc, char **argv)
@@ -166,12 +240,29 @@ int main(int argc, char **argv)
   int nrep = argc > 1 ? atoi(argv[1]) : 9, ndev = 0;
   struct spmv_error e = {0};
   struct spmv_dev_timer *tm = NULL;
+  struct spmv_cusparse_handle *cs = NULL;
   struct cudaDeviceProp prop;
   cudaStream_t s;
 
-  if (nrep < 1 || nrep > MAXREP) {
-    fprintf(stderr, "usage: probe_rounds [REPS 1..%d]\n", MAXREP);
+  static struct race from_file[MAXRACES];
+  const struct race *races = builtin;
+  size_t nraces = sizeof builtin / sizeof builtin[0];
+  FILE *raw = NULL;
+
+  if (nrep < 1 || nrep > MAXREP || argc == 3 || argc > 4) {
+    fprintf(stderr, "usage: probe_rounds [REPS 1..%d [RACES RAW.tsv]]\n",
+            MAXREP);
     return 2;
+  }
+  if (argc == 4) {
+    if (read_races(argv[2], from_file, &nraces) < 0)
+      return 1;
+    races = from_file;
+    if ((raw = fopen(argv[3], "w")) == NULL) {
+      perror(argv[3]);
+      return 1;
+    }
+    fprintf(raw, "matrix\tcandidate\trep\tp\tr1a\tr1b\tr2a\tr2b\tr3a\tr3b\t2+10\n");
   }
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     fprintf(stderr, "probe_rounds: no CUDA device\n");
@@ -180,7 +271,8 @@ int main(int argc, char **argv)
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
     return 1;
-  if (spmv_dev_pool_keep(&e) < 0 || spmv_dev_timer_new(&tm, &e) < 0)
+  if (spmv_dev_pool_keep(&e) < 0 || spmv_dev_timer_new(&tm, &e) < 0 ||
+      spmv_cusparse_handle_new(s, &cs, &e) < 0)
     die(&e, "set-up");
   printf("# First rounds, run by run (%s, f32, %d repetitions)\n\n", prop.name,
          nrep);
@@ -190,8 +282,7 @@ int main(int argc, char **argv)
          "r1/2+10 = round 1's mean over it (long: runs 2-3's).\n\n");
   printf("| matrix | candidate | variant | p | r1a | r1b | r2a | r2b | r3a | r3b "
          "| 2+10 | r1/2+10 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (size_t m = 0; m < sizeof races / sizeof races[0]; m++) {
-    struct bench_suite suite;
+  for (size_t m = 0; m < nraces; m++) {
     struct spmv_csr *A;
     struct cand *c = calloc(NCAND, sizeof *c);
     int nc = 0;
@@ -200,16 +291,9 @@ int main(int argc, char **argv)
 
     if (c == NULL)
       return 1;
-    if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0,
-                         races[m].name, NULL, &e) < 0)
-      die(&e, "suite");
-    if (suite.n == 0) {
-      fprintf(stderr, "probe_rounds: no matrix %s\n", races[m].name);
-      return 1;
-    }
-    if ((A = bench_suite_make(&suite.e[0], NULL, &e)) == NULL)
+    spmv_error_clear(&e);
+    if ((A = make_matrix(races[m].name, &e)) == NULL)
       die(&e, races[m].name);
-    bench_suite_fini(&suite);
     hx = malloc(sizeof *hx * (size_t)A->cols);
     if (hx == NULL)
       return 1;
@@ -219,29 +303,45 @@ int main(int argc, char **argv)
     if (spmv_dev_alloc(&dx, sizeof *hx * (size_t)A->cols, "x", &e) < 0 ||
         spmv_dev_alloc(&dy, sizeof *hx * (size_t)A->rows, "y", &e) < 0)
       die(&e, "vectors");
-    cudaMemcpy(dx, hx, sizeof *hx * (size_t)A->cols, cudaMemcpyHostToDevice);
+    if (cudaMemcpy(dx, hx, sizeof *hx * (size_t)A->cols, cudaMemcpyHostToDevice) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(0) != cudaSuccess)  /* before stream s reads it */
+      return 1;
     for (int k = 0; k < NCAND && races[m].cfg[k] != NULL; k++) {
       struct spmv_layout *L = NULL;
-      if (spmv_config_parse(races[m].cfg[k], &c[nc].cfg, &e) < 0 ||
+      const char *text = races[m].cfg[k] + (races[m].cfg[k][0] == '*');
+      if (spmv_config_parse(text, &c[nc].cfg, &e) < 0 ||
           spmv_layout_new(A, SPMV_F32, &c[nc].cfg, NULL, &L, &e) < 0 ||
-          spmv_dev_matrix_new(L, NULL, &c[nc].d, &e) < 0)
+          spmv_dev_matrix_new(L, cs, &c[nc].d, &e) < 0)
         die(&e, races[m].cfg[k]);
       spmv_layout_free(L);
-      verify(A, &c[nc], hx, dx, dy, s);
+      c[nc].name = races[m].cfg[k];
+      if (verify(A, &c[nc], hx, dx, dy, s, races[m].cfg[k]) < 0) {
+        c[nc].d = spmv_dev_matrix_free(c[nc].d);
+        continue;  /* named on stderr, left out of the tables */
+      }
       nc++;
     }
     /* Repetitions of the race's order, variants interleaved. */
     for (int r = 0; r < nrep; r++)
-      for (int v = 0; v < V_COUNT; v++)
+      for (int v = 0; v < (raw != NULL ? 1 : V_COUNT); v++)
         for (int k = 0; k < nc; k++)
-          sequence(tm, &c[k], dx, dy, s, (enum variant)v, c[k].t[v][r]);
+          sequence(tm, &c[k], dx, dy, s, (enum variant)v, k == 0,
+                   c[k].t[v][r]);
+    for (int k = 0; raw != NULL && k < nc; k++)
+      for (int r = 0; r < nrep; r++) {
+        fprintf(raw, "%s\t%s\t%d", races[m].name, c[k].name, r);
+        for (int p = 0; p < 7; p++)
+          fprintf(raw, "\t%.3f", c[k].t[V_RACE][r][p]);
+        fprintf(raw, "\t%.3f\n", c[k].t[V_RACE][r][NPOS - 1]);
+      }
     for (int k = 0; k < nc; k++)
-      for (int v = 0; v < V_COUNT; v++) {
+      for (int v = 0; v < (raw != NULL ? 1 : V_COUNT); v++) {
         double q[NPOS];
         for (int p = 0; p < NPOS; p++)
           q[p] = pos_median(c[k].t[v], nrep, p);
         double r1 = (q[1] + q[2]) / 2;  /* long: its runs 2-3 */
-        printf("| %s | %s | %s |", races[m].name, races[m].cfg[k], vnames[v]);
+            printf("| %s | %s | %s |", races[m].name, c[k].name, vnames[v]);
         for (int p = 0; p < 7; p++)
           printf(" %.3f |", q[p]);
         printf(" %.3f | %.3f |\n", q[NPOS - 1], r1 / q[NPOS - 1]);
@@ -261,5 +361,10 @@ int main(int argc, char **argv)
     spmv_csr_free(A);
   }
   spmv_dev_timer_free(tm);
+  spmv_cusparse_handle_free(cs);
+  if (raw != NULL && fclose(raw) != 0) {
+    perror(argv[3]);
+    return 1;
+  }
   return 0;
 }
