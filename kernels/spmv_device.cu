@@ -791,10 +791,10 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
   if (staged && (rc = fill_staged(&m->L, A, err))) goto fail;
   /* cudaMemcpy from pageable memory returns once the last piece is staged,
    * before its DMA lands, and the callers' non-blocking streams do not wait
-   * for the legacy stream it ran on: a product launched right away read
-   * the pool's old bytes in the last rows (H100, probe_rounds), and
-   * cuSPARSE's preprocessing below runs on such a stream.  Wait for the
-   * copies, so that the matrix is whole for any stream from here on. */
+   * for the legacy stream it ran on (a probe's products launched right
+   * after the upload came back wrong in their last rows until this wait:
+   * H100, probe_rounds), and cuSPARSE's preprocessing below runs on such a
+   * stream.  Wait for the copies: the matrix is whole for any stream. */
   if ((rc = spmv_cuda_error(cudaStreamSynchronize(0), "upload of the layout", err)))
     goto fail;
   {
