@@ -47,7 +47,8 @@ tests_bench_probe_rounds_SOURCES = tests/bench/probe_rounds.c \
 tests_bench_probe_rounds_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_probe_rounds_LDADD = $(GPU_LDADD)
 endif
-EXTRA_DIST += tests/bench/probe_rounds.c tests/bench/race_replay.py
+EXTRA_DIST += tests/bench/probe_rounds.c tests/bench/race_replay.py \
+	tests/bench/race_positions.py
 
 if HAVE_CUDA
 # Where loading a matrix onto the GPU spends its time (run by hand).
