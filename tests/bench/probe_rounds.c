@@ -11,7 +11,8 @@
  * as the evaluation's load does (layout resident, spmv_dev_matrix_warm_l2)
  * and then, by variant:
  *   race   probe (0 warm-up, 1 run), three rounds (0 + 2), then 2 + 10;
- *   wake   the same, each round with one untimed run first (1 + 2);
+ *   wake   the same, each round with one untimed run first (1 + 2; the
+ *          timer takes the matrix into the L2 before any warm-up run);
  *   idle   the race's, after a 3 ms host pause before the probe;
  *   long   one hold of 12 runs (0 + 12) after the load, then 2 + 10;
  *   cold   the race's, the first candidate after a 300 ms host pause (as
