@@ -48,7 +48,7 @@ tests_bench_probe_rounds_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_probe_rounds_LDADD = $(GPU_LDADD)
 endif
 EXTRA_DIST += tests/bench/probe_rounds.c tests/bench/race_replay.py \
-	tests/bench/race_positions.py
+	tests/bench/race_positions.py tests/bench/predict_drift.py
 
 if HAVE_CUDA
 # Where loading a matrix onto the GPU spends its time (run by hand).

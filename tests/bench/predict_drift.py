@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""How much of the full evaluation's predictor error is the device's drift
+between the daemon's calibration and the evaluation process: for each run
+and type, the eval's measured time over the daemon's (predict --measure,
+right after its calibration) for the same matrix and format, and each
+format's mean error before and after dividing the eval's measured times by
+that run's median ratio.
+
+    usage: predict_drift.py RESULTS_DIR RUN...   (e.g. results v57 v60)
+"""
+import os
+import statistics as st
+import sys
+from collections import defaultdict
+
+
+def daemon(path):
+    d = {}
+    for line in open(path):
+        if line.startswith('#'):
+            continue
+        m, f, _c, p, me, _e = line.rstrip('\n').split('\t')
+        d[(m, f)] = (float(p), float(me))
+    return d
+
+
+def full(path):
+    d = {}
+    for line in open(path):
+        if line.startswith('#'):
+            continue
+        r = line.rstrip('\n').split('\t')
+        m = r[0].replace('.mtx.gz', '').replace('.mtx', '')
+        for field in r[11:]:
+            fmt, sep, rest = field.partition(':')
+            parts = rest.split('/')
+            if not sep or len(parts) < 2 or fmt in ('hit', 'auto_race', 'raced_best_us'):
+                continue
+            try:
+                d[(m, fmt)] = (float(parts[0]), float(parts[1]))
+            except ValueError:
+                pass
+    return d
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    top = sys.argv[1]
+    print('| run | type | eval / daemon measured: median | p10 | p90 | formats over 5 % '
+          '| over 5 % after scaling | worst format before -> after |')
+    print('|---|---|---|---|---|---|---|---|')
+    for run in sys.argv[2:]:
+        for dt in ('f64', 'f32'):
+            a = daemon(os.path.join(top, f'predict-measure-h100-{run}-{dt}.tsv'))
+            b = full(os.path.join(top, f'eval-h100-{run}-{dt}.tsv'))
+            q = sorted(b[k][1] / a[k][1] for k in a if k in b)
+            s = st.median(q)
+            e, e2 = defaultdict(list), defaultdict(list)
+            for (_m, f), (p, me) in b.items():
+                e[f].append(abs(p - me) / me)
+                e2[f].append(abs(p - me / s) / (me / s))
+            mean = {f: st.mean(v) for f, v in e.items()}
+            mean2 = {f: st.mean(v) for f, v in e2.items()}
+            w = max(mean, key=mean.get)
+            print(f'| {run} | {dt} | {s:.3f} | {q[len(q) // 10]:.3f} | {q[9 * len(q) // 10]:.3f} '
+                  f'| {sum(v > .05 for v in mean.values())} of {len(mean)} '
+                  f'| {sum(v > .05 for v in mean2.values())} '
+                  f'| {w} {100 * mean[w]:.1f} -> {100 * mean2[w]:.1f} |')
+
+
+if __name__ == '__main__':
+    main()
