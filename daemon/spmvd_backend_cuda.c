@@ -312,12 +312,7 @@ static int random_x(struct spmvd_bmatrix *m, struct spmv_error *err)
     else
       ((double *)h)[i] = v;
   }
-  rc = spmv_cuda_error(cudaMemcpy(m->dx, h, n * es, cudaMemcpyHostToDevice),
-                       "copy of the timing vector", err);
-  /* Landed before the timed runs on the non-blocking stream read it (a
-   * pageable cudaMemcpy may return with its DMA in flight). */
-  if (rc == 0)
-    rc = spmv_cuda_error(cudaStreamSynchronize(0), "copy of the timing vector", err);
+  rc = spmv_dev_upload(m->dx, h, n * es, "copy of the timing vector", err);
   free(h);
   if (rc == 0)
     m->x_random = 1;

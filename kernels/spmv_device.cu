@@ -119,6 +119,14 @@ extern "C" void spmv_dev_free(void *p) {
   cudaStreamSynchronize(0);
 }
 
+/* See spmv_kernels.h. */
+extern "C" int spmv_dev_upload(void *dst, const void *src, size_t bytes,
+                               const char *what, struct spmv_error *err) {
+  int rc = spmv_cuda_error(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), what, err);
+  if (rc == 0) rc = spmv_cuda_error(cudaStreamSynchronize(0), what, err);
+  return rc;
+}
+
 /* Bytes the pool holds that no allocation uses. */
 static size_t pool_idle(cudaMemPool_t pool) {
   unsigned long long reserved = 0, used = 0; /* cuuint64_t */
@@ -789,12 +797,11 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
   }
   if (staged && (rc = fill_staged(&m->L, A, err))) goto fail;
-  /* cudaMemcpy from pageable memory returns once the last piece is staged,
-   * before its DMA lands, and the callers' non-blocking streams do not wait
-   * for the legacy stream it ran on (a probe's products launched right
-   * after the upload came back wrong in their last rows until this wait:
-   * H100, probe_rounds), and cuSPARSE's preprocessing below runs on such a
-   * stream.  Wait for the copies: the matrix is whole for any stream. */
+  /* The copies above, waited for once rather than each as spmv_dev_upload
+   * would (why: spmv_kernels.h; a probe's products launched right after
+   * the upload came back wrong in their last rows until this wait: H100,
+   * probe_rounds), before cuSPARSE's preprocessing, which runs on a
+   * non-blocking stream.  The matrix is whole for any stream. */
   if ((rc = spmv_cuda_error(cudaStreamSynchronize(0), "upload of the layout", err)))
     goto fail;
   {

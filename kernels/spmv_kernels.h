@@ -67,6 +67,16 @@ int spmv_dev_alloc(void **p, size_t bytes, const char *what,
 void spmv_dev_free(void *p);
 
 /*
+ * Copies bytes from host src to device dst and waits until they have
+ * landed, so that work on any stream, non-blocking ones included, reads
+ * them: a cudaMemcpy from pageable memory may return with its DMA in
+ * flight, and non-blocking streams do not wait for the legacy stream it
+ * ran on.  0 or spmv_cuda_error() naming what.
+ */
+int spmv_dev_upload(void *dst, const void *src, size_t bytes, const char *what,
+                    struct spmv_error *err);
+
+/*
  * Makes the current device's pool keep what is freed rather than give it
  * back to the driver, which scrubs returned memory in the background and
  * so slows the kernels timed meanwhile (spmv_device.cu).  0 where the

@@ -116,6 +116,7 @@ static void get_typed(double *dst, const void *src, int64_t n, enum spmv_dtype d
 
 static void inputs_init(struct inputs *in, const struct spmv_csr *A, enum spmv_dtype dt)
 {
+  struct spmv_error err = {0};
   size_t nr = (size_t)(A->rows ? A->rows : 1), nc = (size_t)(A->cols ? A->cols : 1);
   memset(in, 0, sizeof *in);
   in->dt = dt;
@@ -144,8 +145,8 @@ static void inputs_init(struct inputs *in, const struct spmv_csr *A, enum spmv_d
   }
   ck_assert_int_eq(cudaMalloc(&in->dx, nc * in->es), cudaSuccess);
   ck_assert_int_eq(cudaMalloc(&in->dy, nr * in->es), cudaSuccess);
-  ck_assert_int_eq(cudaMemcpy(in->dx, in->xt, (size_t)A->cols * in->es,
-                              cudaMemcpyHostToDevice), cudaSuccess);
+  ck_assert_msg(spmv_dev_upload(in->dx, in->xt, (size_t)A->cols * in->es, "x",
+                                &err) == 0, "%s", err.msg);
 }
 
 static void inputs_fini(struct inputs *in)
@@ -710,7 +711,6 @@ START_TEST(test_upload_ready)
 
     inputs_init(&in, A, dt);
     spmv_csr_ref(A, 1.0, in.x, 0.0, ref);
-    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);  /* x in place */
     for (int c = 0; c < 3; c++)
       for (int r = 0; r < 8; r++) {
         struct spmv_layout *L = NULL;

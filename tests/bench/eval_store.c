@@ -419,10 +419,7 @@ int eval_store_matrix(struct eval_store *s, const struct spmv_csr *A,
   if (s->mode == M_CUDA) {
     if ((rc = spmv_dev_alloc(&s->x, nx * es, "x", err)) < 0 ||
         (rc = spmv_dev_alloc(&s->y, ny * es, "y", err)) < 0 ||
-        (rc = spmv_cuda_error(cudaMemcpy(s->x, hx, nx * es, cudaMemcpyHostToDevice),
-                              "copy of x", err)) < 0 ||
-        /* landed before the non-blocking stream's runs read it */
-        (rc = spmv_cuda_error(cudaStreamSynchronize(0), "copy of x", err)) < 0)
+        (rc = spmv_dev_upload(s->x, hx, nx * es, "copy of x", err)) < 0)
       free_vectors(s);
     free(hx);
     return rc;

@@ -304,10 +304,8 @@ int main(int argc, char **argv)
     if (spmv_dev_alloc(&dx, sizeof *hx * (size_t)A->cols, "x", &e) < 0 ||
         spmv_dev_alloc(&dy, sizeof *hx * (size_t)A->rows, "y", &e) < 0)
       die(&e, "vectors");
-    if (cudaMemcpy(dx, hx, sizeof *hx * (size_t)A->cols, cudaMemcpyHostToDevice) !=
-            cudaSuccess ||
-        cudaStreamSynchronize(0) != cudaSuccess)  /* before stream s reads it */
-      return 1;
+    if (spmv_dev_upload(dx, hx, sizeof *hx * (size_t)A->cols, "x", &e) < 0)
+      die(&e, "x");
     for (int k = 0; k < NCAND && races[m].cfg[k] != NULL; k++) {
       struct spmv_layout *L = NULL;
       const char *text = races[m].cfg[k] + (races[m].cfg[k][0] == '*');
