@@ -3,7 +3,8 @@
 best's position in the race and the runs it got, over evaluation tables
 (eval_tuner --tsv): its race median over the exhaustive race's best
 (raced_best_us, 2 + 10 runs, before confirm()), for products under 20 us
-and from 20 us on.
+and from 20 us on.  A trial the race looked at twice counts its first
+round in its position and its second look in that position's 'look' row.
 
     usage: race_positions.py EVAL.tsv...
 """
@@ -30,9 +31,17 @@ def main():
             for k, t in enumerate(race[0][len('auto_race:'):].split(';')):
                 cfg, rest = t.rsplit('=', 1)
                 f = rest.split()
-                if cfg == r[6] and f[1] == 'ok':
-                    key = (best_us < 20, 'first' if k == 0 else 'later', int(f[2]))
-                    groups[key].append(float(f[0]) / best_us)
+                if cfg != r[6] or f[1] != 'ok':
+                    continue
+                pos = 'first' if k == 0 else 'later'
+                if 'looked' in f:
+                    # Its time is the second look's (3 more runs); its
+                    # first round is listed after 'first'.
+                    first = float(f[f.index('first') + 1])
+                    groups[(best_us < 20, pos, int(f[2]) - 3)].append(first / best_us)
+                    groups[(best_us < 20, pos + ' look', 3)].append(float(f[0]) / best_us)
+                else:
+                    groups[(best_us < 20, pos, int(f[2]))].append(float(f[0]) / best_us)
     print('| product | position | runs | races | median | p75 | p90 | p95 |')
     print('|---|---|---|---|---|---|---|---|')
     for key in sorted(groups, key=lambda k: (not k[0], k[1], k[2])):
