@@ -998,7 +998,6 @@ void spmvd_race_params_default(struct spmvd_race_params *p)
   p->probe_ratio = 2.0;
   p->close_tol = 0.05;
   p->max_cost = 0;
-  p->relook_tol = 0.08;
 }
 
 /* Zeroes a decision. */
@@ -1032,7 +1031,6 @@ static void trial_fail(struct spmvd_trial *t, int code,
   t->time_us = 0;
   t->best_us = 0;
   t->first_us = 0;
-  t->relook_us = 0;
   snprintf(t->msg, sizeof t->msg, "%.*s", (int)sizeof t->msg - 1,
            e->msg[0] != '\0' ? e->msg : spmv_strerror(code));
 }
@@ -1122,8 +1120,7 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
     if (r + 1 >= p->min_rounds && r > 0 &&
         fabs(m - med[r - 1]) <= p->stable_tol * fmin(m, med[r - 1]))
       break;
-    /* Another round must leave room for the candidates still to come
-     * (runs_after counts a second look's runs too). */
+    /* Another round must leave room for the candidates still to come. */
     if (p->max_cost > 0) {
       double unit = lead_us > 0 ? fmin(cur, lead_us) : cur;
       if (*spent_us + (p->reps + runs_after) * unit > p->max_cost * unit)
@@ -1132,18 +1129,6 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
   }
   t->time_us = median(med, t->rounds);
   return 0;
-}
-
-/* t's first round, or the second look that stands for it. */
-static double first_of(const struct spmvd_trial *t)
-{
-  return t->relook_us > 0 ? t->relook_us : t->first_us;
-}
-
-/* Whether t ran a single round after each of its loads. */
-static int one_round(const struct spmvd_trial *t)
-{
-  return t->rounds - (t->relook_us > 0) <= 1;
 }
 
 /*
@@ -1158,91 +1143,9 @@ static int one_round(const struct spmvd_trial *t)
  */
 static int ahead(const struct spmvd_trial *a, const struct spmvd_trial *b)
 {
-  if (one_round(a) || one_round(b))
-    return first_of(a) < first_of(b);
+  if (a->rounds == 1 || b->rounds == 1)
+    return a->first_us < b->first_us;
   return a->time_us < b->time_us;
-}
-
-/* The fraction between a and b on the basis ahead() compares them. */
-static double gap(const struct spmvd_trial *a, const struct spmvd_trial *b)
-{
-  double x = a->time_us, y = b->time_us;
-
-  if (one_round(a) || one_round(b)) {
-    x = first_of(a);
-    y = first_of(b);
-  }
-  return fabs(x - y) / fmin(x, y);
-}
-
-/*
- * The second look.  The race's first candidate read 5 % or more slow one
- * time in ten in its single round (p90 1.050-1.065 of the exhaustive best
- * over 51 H100 evaluations, later candidates 1.02-1.03:
- * race-positions-h100.md), and a close finish on such a round chose the
- * slower (pwtk, f64: the best, first, at 52.7 us against 50.4 confirmed,
- * behind csr-vector's 52.5, in three evaluations).  So when the leader and
- * the runner-up end within relook_tol and either ran one round, that one
- * is loaded again and timed one round more, in candidate order while the
- * cost allows; the look stands for its first round and its time, and
- * the two are compared again.  Returns 0 or a sticky device error (others leave the
- * trial as it was).
- */
-static int second_look(const struct spmvd_race_ops *ops, void *ctx,
-                       const struct spmvd_race_params *p,
-                       struct spmvd_decision *out, int *leader,
-                       double *spent, struct spmv_error *err)
-{
-  struct spmvd_trial *l = &out->trials[*leader], *t;
-  struct spmv_error e;
-  double unit, m, est;
-  int runner = -1, looked = 0, ret, pass;
-  size_t k;
-
-  for (k = 0; k < out->ntrials; k++) {
-    t = &out->trials[k];
-    if ((int)k != *leader && t->status == SPMVD_TRIAL_OK &&
-        (runner < 0 || ahead(t, &out->trials[runner])))
-      runner = (int)k;
-  }
-  if (runner < 0 || gap(l, &out->trials[runner]) > p->relook_tol ||
-      !(one_round(l) || one_round(&out->trials[runner])))
-    return 0;
-  unit = fmin(l->time_us, out->trials[runner].time_us);
-  for (pass = 0; pass < 2; pass++) {
-    /* The earlier candidate first: the first one's round is the suspect. */
-    k = (size_t)((pass == 0) == (runner < *leader) ? runner : *leader);
-    t = &out->trials[k];
-    if (t->rounds != 1)
-      continue;
-    est = fmax(t->first_us, t->time_us);
-    if (p->max_cost > 0 &&
-        *spent + (p->warmup + p->reps) * est >
-            (p->max_cost + SPMVD_RELOOK_EXTRA) * unit)
-      continue;
-    spmv_error_clear(&e);
-    ret = ops->load(ctx, &t->cfg, &e);
-    if (ret == 0) {
-      ret = ops->time(ctx, p->warmup, p->reps, &m, &e);
-      if (ret == 0 && !(m > 0 && isfinite(m)))
-        ret = spmv_error_set(&e, SPMV_EINVAL, "timing gave %g us", m);
-      ops->unload(ctx);
-    }
-    if (ret == SPMV_EGPU_STICKY)
-      return spmv_error_set(err, ret, "race: second look: %s: %s",
-                            spmv_strerror(ret), e.msg);
-    if (ret != 0)
-      continue;
-    t->relook_us = t->time_us = m;
-    t->best_us = fmin(t->best_us, m);
-    t->rounds++;
-    t->runs += p->warmup + p->reps;
-    *spent += (p->warmup + p->reps) * m;
-    looked = 1;
-  }
-  if (looked && ahead(&out->trials[runner], l))
-    *leader = runner;
-  return 0;
 }
 
 /* Races the candidates. */
@@ -1256,7 +1159,7 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
   struct spmvd_trial *t;
   struct spmv_error e;
   double spent = 0, warm = 0, lead_warm = 0;
-  int leader = -1, first_fail = 0, ret, look;
+  int leader = -1, first_fail = 0, ret;
   size_t k;
 
   spmvd_decision_init(out);
@@ -1276,7 +1179,6 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
   out->trials = calloc(c->n, sizeof *out->trials);
   if (out->trials == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "race: out of memory");
-  look = p->drop_ratio > 0 && p->close_tol > 0 && p->relook_tol > 0;
   for (k = 0; k < c->n; k++) {
     t = &out->trials[out->ntrials++];
     t->cfg = c->cfg[k];
@@ -1288,8 +1190,7 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
     } else {
       ret = time_rounds(ops, ctx, p,
                         leader >= 0 ? out->trials[leader].time_us : 0,
-                        lead_warm,
-                        (int)(c->n - k - 1 + look) * (p->warmup + p->reps),
+                        lead_warm, (int)(c->n - k - 1) * (p->warmup + p->reps),
                         t, &spent, &warm);
       ops->unload(ctx);
     }
@@ -1309,8 +1210,6 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
     return spmv_error_set(err, first_fail ? first_fail : SPMV_EINVAL,
                           "race: every candidate failed; the first: %s",
                           out->trials[0].msg);
-  if (look && (ret = second_look(ops, ctx, p, out, &leader, &spent, err)) != 0)
-    return ret;
   out->cfg = out->trials[leader].cfg;
   spmv_config_format(&out->cfg, out->text, sizeof out->text);
   out->time_us = out->trials[leader].time_us;

@@ -148,9 +148,7 @@ struct spmvd_trial {
   double best_us;   /* fastest round median; 0 when failed */
   double first_us;  /* its first round's median; 0 when it ran none */
   double probe_us;  /* its timed warm-up run; 0 when none */
-  double relook_us; /* its second look's round median, which then stands
-                       for first_us and time_us; 0 when none */
-  int rounds;       /* timing rounds run, a second look's included */
+  int rounds;       /* timing rounds run */
   int runs;         /* SpMV runs executed, warm-ups included */
   int code;         /* 0, or the SPMV_E* code of the failure */
   char msg[160];    /* the failure's message, "" otherwise */
@@ -203,23 +201,11 @@ struct spmvd_race_params {
                           this fraction away from the leader's (0.05);
                           0 = rounds until stable */
   double max_cost;     /* extra rounds only while the race's spent time,
-                          the round, a first round for each candidate
-                          still to come and a second look fit in this many
-                          SpMV-equivalents of the leader; a second look
-                          itself within SPMVD_RELOOK_EXTRA more; 0 = no
-                          bound (default; auto runs with
-                          SPMVD_AUTO_MAX_COST) */
-  double relook_tol;   /* a second look when the leader and the runner-up
-                          end within this fraction and one of them ran a
-                          single round: that one is loaded again and timed
-                          one more round, which stands for its first (0.08);
-                          0 = none; only with close_tol > 0 */
+                          the round and a first round for each candidate
+                          still to come fit in this many SpMV-equivalents
+                          of the leader; 0 = no bound (default; auto runs
+                          with SPMVD_AUTO_MAX_COST) */
 };
-
-/* SpMV-equivalents a second look may take a race past max_cost (the
- * reserve that extra rounds leave it is reckoned in the leader's time,
- * the look in the pair's). */
-#define SPMVD_RELOOK_EXTRA 2.0
 
 /* auto's bound on its race (issue 5: <= 20 SpMV-equivalents on first
  * sight, kept with a margin: the bound is reckoned in the leader's time

@@ -851,9 +851,6 @@ struct fake {
   int sticky;
   const double *sell;  /* sell's answers, call by call (the last repeats) */
   int sell_n, sell_calls;
-  const double *sell2; /* the same after sell's second load, when set */
-  int sell2_n, sell_loads;
-  int sell_reload_code;  /* sell's second load fails with it, when set */
 };
 
 static int fake_load(void *ctx, const struct spmv_config *cfg,
@@ -865,14 +862,10 @@ static int fake_load(void *ctx, const struct spmv_config *cfg,
   f->loads++;
   if (cfg->format == SPMV_FMT_JAD)
     return spmv_error_set(err, SPMV_ENOMEM, "jad: no memory left");
-  if (cfg->format == SPMV_FMT_SELL && f->sell_loads > 0 && f->sell_reload_code)
-    return spmv_error_set(err, f->sell_reload_code, "sell: reload failed");
   f->loaded = *cfg;
   f->is_loaded = 1;
   f->ellr_calls = 0;
   f->sell_calls = 0;
-  if (cfg->format == SPMV_FMT_SELL)
-    f->sell_loads++;
   return 0;
 }
 
@@ -895,12 +888,6 @@ static int fake_time(void *ctx, int warmup, int reps, double *us,
     return spmv_error_set(err, f->sticky ? SPMV_EGPU_STICKY : SPMV_EGPU,
                           "hyb: launch failed");
   case SPMV_FMT_SELL:
-    if (f->sell_loads > 1 && f->sell2_n > 0) {
-      *us = f->sell2[f->sell_calls < f->sell2_n ? f->sell_calls
-                                                 : f->sell2_n - 1];
-      f->sell_calls++;
-      return 0;
-    }
     if (f->sell_n > 0) {
       *us = f->sell[f->sell_calls < f->sell_n ? f->sell_calls : f->sell_n - 1];
       f->sell_calls++;
@@ -966,15 +953,10 @@ static void race_list(struct spmvd_candidates *c)
  * Cost = (70 + 35 + 80 + 99.6) / 5 = 56.92 SpMV-equivalents.
  */
 /*
- * The cost bound: csr-vector leads at 5 us in one round (15 us), three
- * ellr-t at 5.2 us stay within close_tol of it and take a second round
- * each (26 us each), and csr-vector, within relook_tol of them in one
- * round, gets a second look (15 us): 108 us, 21.6 SpMV-equivalents.
- * With max_cost 18 extra rounds leave room for the candidates to come and
- * a look (3 runs each): the first ellr-t takes its second round (30.6 +
- * 11 x 5 <= 90), the second and third do not (56.6 + 8 x 5, 72.2 + 5 x 5
- * > 90); the look fits within 18 + 2 (72.2 + 15 <= 100): 87.2 us, 17.44.
- * With max_cost 12 no second round and no look (61.8 + 15 > 70): 12.36.
+ * The cost bound: csr-vector leads at 5 us, three ellr-t at 5.2 us stay
+ * within close_tol of it and take a second round each: 93 us, 18.6
+ * SpMV-equivalents.  With max_cost 18 the last gets no second round
+ * (82.6 us, 16.5).
  */
 START_TEST(test_race_cost_bound)
 {
@@ -993,31 +975,17 @@ START_TEST(test_race_cost_bound)
   memset(&f, 0, sizeof f);
   f.ellr_close = 1;
   ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
-  ck_assert_double_eq_tol(d.cost_spmv, 21.6, 1e-9);
+  ck_assert_double_eq_tol(d.cost_spmv, 18.6, 1e-9);
   ck_assert_int_eq(d.trials[3].rounds, 2);
-  ck_assert_int_eq(d.trials[0].rounds, 2);
-  ck_assert_double_eq(d.trials[0].relook_us, 5);
   spmvd_decision_fini(&d);
   p.max_cost = 18;
   memset(&f, 0, sizeof f);
   f.ellr_close = 1;
   ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
-  ck_assert_double_eq_tol(d.cost_spmv, 17.44, 1e-9);
-  ck_assert_int_eq(d.trials[1].rounds, 2);
-  ck_assert_int_eq(d.trials[2].rounds, 1);
+  ck_assert_double_eq_tol(d.cost_spmv, 16.52, 1e-9);
+  ck_assert_int_eq(d.trials[2].rounds, 2);
   ck_assert_int_eq(d.trials[3].rounds, 1);
-  ck_assert_double_eq(d.trials[0].relook_us, 5);
-  ck_assert_int_eq(f.loads, 5);
   ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=4");
-  spmvd_decision_fini(&d);
-  p.max_cost = 12;
-  memset(&f, 0, sizeof f);
-  f.ellr_close = 1;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
-  ck_assert_double_eq_tol(d.cost_spmv, 12.36, 1e-9);
-  ck_assert_int_eq(d.trials[1].rounds, 1);
-  ck_assert_double_eq(d.trials[0].relook_us, 0);
-  ck_assert_int_eq(f.loads, 4);
   spmvd_decision_fini(&d);
   free(c);
 }
@@ -1116,10 +1084,12 @@ START_TEST(test_race)
   ck_assert_int_eq(d.trials[0].rounds, 1);
   ck_assert_int_eq(d.trials[0].runs, 3);
   ck_assert_int_eq(d.trials[1].runs, 3);
+  ck_assert_double_eq(d.trials[0].probe_us, 10);
   ck_assert_int_eq(d.trials[2].status, SPMVD_TRIAL_DROPPED);
   ck_assert_int_eq(d.trials[2].rounds, 0);
   ck_assert_int_eq(d.trials[2].runs, 1);
   ck_assert_double_eq(d.trials[2].time_us, 20);
+  ck_assert_double_eq(d.trials[2].probe_us, 20);
   ck_assert_int_eq(d.trials[3].status, SPMVD_TRIAL_FAILED);
   ck_assert_int_eq(d.trials[4].status, SPMVD_TRIAL_FAILED);
   ck_assert_int_eq(d.trials[4].runs, 0);
@@ -1134,8 +1104,7 @@ START_TEST(test_race)
   spmvd_decision_fini(&d);
   /* Close to the leader (within 5 %): rounds go on until stable.  csr-
    * vector 5 leads; ellr-t at 5.2 (4 %): warm-up 5.2, rounds 5.2, 5.2
-   * (stable): 5 runs.  csr-vector's single round within 8 % of it gets a
-   * second look, 3 runs of 5. */
+   * (stable): 5 runs. */
   memset(&f, 0, sizeof f);
   f.ellr_close = 1;
   c->n = 2;
@@ -1145,9 +1114,7 @@ START_TEST(test_race)
   ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, &in, &d, &e), 0);
   ck_assert_int_eq(d.trials[1].rounds, 2);
   ck_assert_int_eq(d.trials[1].runs, 5);
-  ck_assert_double_eq_tol(d.cost_spmv, (3 * 5 + 5 * 5.2 + 3 * 5) / 5, 1e-9);
-  ck_assert_double_eq(d.trials[0].relook_us, 5);
-  ck_assert_double_eq(d.trials[1].relook_us, 0);
+  ck_assert_double_eq_tol(d.cost_spmv, (3 * 5 + 5 * 5.2) / 5, 1e-9);
   spmvd_decision_fini(&d);
   /* Two equal times: the earlier candidate keeps the lead (auto lists
    * the one it trusts more first). */
@@ -1168,8 +1135,7 @@ END_TEST
  * leads at 5 us in one round; sell's warm-up 5.1, then rounds 5.2 (close:
  * more), 4.7 (unstable), 4.7 (stable), median 4.7, would win on its later
  * rounds, but its first round, 5.2, is behind 5.  With a first round of
- * 4.85 it is ahead and wins.  Either way csr-vector's round is within
- * relook_tol of sell's first and gets a second look, which reads 5 again.
+ * 4.85 it is ahead and wins.
  */
 START_TEST(test_race_first_rounds)
 {
@@ -1188,9 +1154,8 @@ START_TEST(test_race_first_rounds)
   f.sell_n = 4;
   ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e) == 0,
                 "%s", e.msg);
-  ck_assert_int_eq(d.trials[0].rounds, 2);
+  ck_assert_int_eq(d.trials[0].rounds, 1);
   ck_assert_double_eq(d.trials[0].first_us, 5);
-  ck_assert_double_eq(d.trials[0].relook_us, 5);
   ck_assert_int_eq(d.trials[1].rounds, 3);
   ck_assert_double_eq(d.trials[1].first_us, 5.2);
   ck_assert_double_eq(d.trials[1].time_us, 4.7);
@@ -1204,109 +1169,6 @@ START_TEST(test_race_first_rounds)
   ck_assert_int_eq(d.trials[1].rounds, 2);
   ck_assert_str_eq(d.text, "sell bs=256 c=32 sigma=256");
   ck_assert_double_eq(d.time_us, 4.85);
-  spmvd_decision_fini(&d);
-  free(c);
-}
-END_TEST
-
-/*
- * The second look: sell, listed first, reads 5.5 on its timed warm-up and
- * 5.3 in its round; csr-vector reads 5 and 5 (6 % ahead: one round) and
- * leads.  Within relook_tol (8 %), sell, the earlier, is loaded again and
- * timed one round (warm-up and 2 runs); then csr-vector, also at one
- * round.  Reading 4.8, sell wins on it; reading 5.3 again, csr-vector
- * keeps the lead.  10 % apart, or with relook_tol 0, there is no look.
- */
-START_TEST(test_race_second_look)
-{
-  static const double first[] = {5.5, 5.3}, fast[] = {4.8}, same[] = {5.3};
-  static const double far[] = {5.6, 5.5};
-  struct spmvd_candidates *c = malloc(sizeof *c);
-  struct spmvd_race_params p;
-  struct spmvd_decision d;
-  struct fake f;
-  struct spmv_error e;
-
-  c->n = 2;
-  c->cfg[0] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
-  c->cfg[1] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
-  memset(&f, 0, sizeof f);
-  f.sell = first;
-  f.sell_n = 2;
-  f.sell2 = fast;
-  f.sell2_n = 1;
-  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e) == 0,
-                "%s", e.msg);
-  ck_assert_str_eq(d.text, "sell bs=256 c=32 sigma=256");
-  ck_assert_double_eq(d.time_us, 4.8);
-  ck_assert_double_eq(d.trials[0].first_us, 5.3);
-  ck_assert_double_eq(d.trials[0].relook_us, 4.8);
-  ck_assert_double_eq(d.trials[0].probe_us, 5.5);
-  ck_assert_double_eq(d.trials[0].best_us, 4.8);
-  ck_assert_int_eq(d.trials[0].rounds, 2);
-  ck_assert_int_eq(d.trials[0].runs, 6);
-  ck_assert_double_eq(d.trials[1].relook_us, 5);
-  ck_assert_int_eq(d.trials[1].runs, 6);
-  ck_assert_int_eq(f.loads, 4);
-  ck_assert_int_eq(f.unloads, 4);
-  ck_assert(!f.is_loaded);
-  ck_assert_int_eq(f.progress, 2);
-  ck_assert_double_eq_tol(d.cost_spmv,
-                          (5.5 + 2 * 5.3 + 3 * 5 + 3 * 4.8 + 3 * 5) / 4.8,
-                          1e-9);
-  spmvd_decision_fini(&d);
-  memset(&f, 0, sizeof f);
-  f.sell = first;
-  f.sell_n = 2;
-  f.sell2 = same;
-  f.sell2_n = 1;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
-  ck_assert_double_eq(d.time_us, 5);
-  ck_assert_double_eq(d.trials[0].relook_us, 5.3);
-  spmvd_decision_fini(&d);
-  memset(&f, 0, sizeof f);
-  f.sell = far;
-  f.sell_n = 2;
-  f.sell2 = fast;
-  f.sell2_n = 1;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
-  ck_assert_int_eq(f.loads, 2);
-  ck_assert_double_eq(d.trials[0].relook_us, 0);
-  spmvd_decision_fini(&d);
-  spmvd_race_params_default(&p);
-  p.relook_tol = 0;
-  memset(&f, 0, sizeof f);
-  f.sell = first;
-  f.sell_n = 2;
-  f.sell2 = fast;
-  f.sell2_n = 1;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, &p, NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
-  ck_assert_int_eq(f.loads, 2);
-  spmvd_decision_fini(&d);
-  /* A look that fails leaves its trial as it was (csr-vector still gets
-   * its own look); a sticky device error ends the race with it. */
-  memset(&f, 0, sizeof f);
-  f.sell = first;
-  f.sell_n = 2;
-  f.sell_reload_code = SPMV_ENOMEM;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
-  ck_assert_int_eq(d.trials[0].status, SPMVD_TRIAL_OK);
-  ck_assert_int_eq(d.trials[0].runs, 3);
-  ck_assert_double_eq(d.trials[0].time_us, 5.3);
-  ck_assert_double_eq(d.trials[1].relook_us, 5);
-  spmvd_decision_fini(&d);
-  memset(&f, 0, sizeof f);
-  f.sell = first;
-  f.sell_n = 2;
-  f.sell_reload_code = SPMV_EGPU_STICKY;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e),
-                   SPMV_EGPU_STICKY);
-  ck_assert_ptr_nonnull(strstr(e.msg, "second look"));
-  ck_assert(!f.is_loaded);
   spmvd_decision_fini(&d);
   free(c);
 }
@@ -1549,7 +1411,6 @@ static Suite *tuner_suite(void)
   tcase_add_test(tc, test_race_rounds);
   tcase_add_test(tc, test_race);
   tcase_add_test(tc, test_race_first_rounds);
-  tcase_add_test(tc, test_race_second_look);
   tcase_add_test(tc, test_race_no_drop_and_failures);
   tcase_add_test(tc, test_run_strategies);
   tcase_add_test(tc, test_bytes);

@@ -70,8 +70,7 @@ struct strat_res {
   double wall_ms;   /* host time of spmvd_tuner_run (models and race; the
                        layouts were resident already) */
   char note[120];
-  char race[1024];  /* its trials: "cfg=time status runs probe P [first F
-                       looked];..." */
+  char race[1024];  /* its trials: "cfg=median status runs probe P;..." */
 };
 
 /* One matrix in one value type. */
@@ -148,7 +147,6 @@ static void gt_params(struct spmvd_race_params *p)
   p->drop_ratio = 10;
   p->probe_ratio = 0;  /* every candidate to a stable median */
   p->close_tol = 0;
-  p->relook_tol = 0;
 }
 
 /* The ground-truth table: the exhaustive decision's trials, grown by the
@@ -322,9 +320,6 @@ static void run_strategy(enum spmvd_strategy st, struct eval_store *s,
                           "%s%s=%.3f %s %d probe %.3f", k ? ";" : "", c,
                           t->time_us, spmvd_trial_status_name(t->status),
                           t->runs, t->probe_us);
-    if (t->relook_us > 0 && n < sizeof r->race)
-      n += (size_t)snprintf(r->race + n, sizeof r->race - n,
-                            " first %.3f looked", t->first_us);
   }
   r->pick_us = gt_time(g, d.cfg, s, in);
   if (!(r->pick_us > 0)) {
@@ -1515,9 +1510,8 @@ int main(int argc, char **argv)
                  "\tformat:predicted/measured/paper_form/race_us ...\thit:load_us/first_kernel_us/first_product_us/"
                  "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
                  "\traced_best_us:the exhaustive race's best before confirm()"
-                 "\tauto_race:auto's trials, config=time us, status, runs, "
-                 "probe (timed warm-up) us [, first round us and looked: "
-                 "its time is a second look's]\n");
+                 "\tauto_race:auto's trials, config=median us, status, runs, "
+                 "probe (its timed warm-up run) us\n");
   }
   if (r.o.gt_tsv != NULL) {
     gtf = fopen(r.o.gt_tsv, "w");

@@ -4,7 +4,8 @@ best's position in the race and the runs it got, over evaluation tables
 (eval_tuner --tsv): its race median over the exhaustive race's best
 (raced_best_us, 2 + 10 runs, before confirm()), for products under 20 us
 and from 20 us on.  A trial the race looked at twice counts its first
-round in its position and its second look in that position's 'look' row.
+round in its position and its second look in that position's 'look' row
+(eval-h100-v62, the only tables with looks: the rule was reverted).
 
     usage: race_positions.py EVAL.tsv...
 """

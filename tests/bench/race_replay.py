@@ -10,10 +10,6 @@ replayed race (geometric mean, worst, how many under 95 and 97 %), the
 cost in SpMV-equivalents of the pick, and the regret against the best
 configuration of the shortlist itself.
 
-It replays the race as it was before the second look (relook_tol): the
-recorded runs hold each candidate's single hold, not a second load, so
-the look is not replayed, nor the room extra rounds leave it.
-
     usage: race_replay.py RAW.tsv[.gz] [MAX_COST] [-v]
 """
 import gzip
