@@ -15,6 +15,7 @@
 # `spmvctl predict --measure` sets each prediction against the daemon's own
 # timing on every real matrix ($SPMV_MATRICES): OUTDIR/measure-DTYPE/*.json
 # and the per-format mean in OUTDIR/measure-DTYPE.txt (MEASURE=0 skips it).
+# EVAL_ARGS adds options to eval_tuner (e.g. --gt-tsv FILE).
 set -u
 dt=$1 out=$2 budget=${3:-150}
 dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
@@ -57,7 +58,7 @@ t0=$(date +%s)
 timeout $((budget + 90)) tests/bench/eval_tuner --backend "${BACKEND:-cuda}" --quick \
   --suite paper,real --dtype "$dt" --calib-db "$dir/cache.db" \
   --budget "$budget" --deadline $((budget + 60)) --tsv "$out/eval-calib-$dt.tsv" \
-  >"$out/eval-calib-$dt.md" 2>"$out/eval-calib-$dt.err"
+  ${EVAL_ARGS:-} >"$out/eval-calib-$dt.md" 2>"$out/eval-calib-$dt.err"
 echo "eval_tuner --calib-db rc=$? in $(( $(date +%s) - t0 ))s"
 sed -n '/targets (issue 5)/,/^### .*strategies/p' "$out/eval-calib-$dt.md"
 sed -n '/predictor error/,/^### .*per matrix/p' "$out/eval-calib-$dt.md"

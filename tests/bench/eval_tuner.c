@@ -484,6 +484,22 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
 
   for (k = 0; k < NSTRAT; k++)
     run_strategy(strats[k], s, &in, &g, r->best_us, &r->st[k]);
+  /* The ground truth in bench_spmv's table form, for --replay: every
+   * configuration in one timing (the exhaustive race's), before confirm()
+   * times a few of them again in its own (+0.6 us on 4-5 us products:
+   * probe-race-h200.md), which would mix the two in one table. */
+  for (size_t t = 0; gtf != NULL && t < g.n; t++) {
+    char text[64];
+    spmv_config_format(&g.t[t].cfg, text, sizeof text);
+    if (g.t[t].status == SPMVD_TRIAL_FAILED)
+      fprintf(gtf, "%s\t%s\t%s\tfailed\t\t%.100s\n", en->name, spmv_dtype_name(dt), text,
+              g.t[t].msg);
+    else
+      fprintf(gtf, "%s\t%s\t%s\tok\t%.3f\t%d\n", en->name, spmv_dtype_name(dt), text,
+              g.t[t].time_us, g.t[t].runs);
+  }
+  if (gtf != NULL)
+    fflush(gtf);
   confirm(s, &g, r);
 
   struct spmvd_pfeat feat;
@@ -506,20 +522,6 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
     if (r->pmeas[k] > 0 && isfinite(r->ppred[k]))
       r->perr[k] = fabs(r->ppred[k] - r->pmeas[k]) / r->pmeas[k];
   }
-
-  /* The ground truth in bench_spmv's table form, for --replay. */
-  for (size_t t = 0; gtf != NULL && t < g.n; t++) {
-    char text[64];
-    spmv_config_format(&g.t[t].cfg, text, sizeof text);
-    if (g.t[t].status == SPMVD_TRIAL_FAILED)
-      fprintf(gtf, "%s\t%s\t%s\tfailed\t\t%.100s\n", en->name, spmv_dtype_name(dt), text,
-              g.t[t].msg);
-    else
-      fprintf(gtf, "%s\t%s\t%s\tok\t%.3f\t%d\n", en->name, spmv_dtype_name(dt), text,
-              g.t[t].time_us, g.t[t].runs);
-  }
-  if (gtf != NULL)
-    fflush(gtf);
 
   spmv_error_clear(err);
   if (eval_store_cache_hit(s, &gtd.cfg, &r->hit, err) == 0)
@@ -857,11 +859,12 @@ static void tsv_line(FILE *f, const struct mrec *r)
 /* ---- replay: the strategies against committed timing tables ---- */
 
 /*
- * --replay FILE[,FILE]: no device.  The tables of bench_spmv (matrix,
- * dtype, config, status, us, ...) are the ground truth: each matrix of the
- * suite found in them is built and profiled as on the GPU, the device is
- * the one the tables name (an H200 as seen by the tuner: 132 SMs, warp 32,
- * 2048 threads and 32 blocks per SM, 1024 threads per block), and every
+ * --replay FILE[,FILE]: no device.  The tables of bench_spmv or --gt-tsv
+ * (matrix, dtype, config, status, us, ...) are the ground truth: each
+ * matrix of the suite found in them is built and profiled as on the GPU,
+ * the device is the one the tables name (an H100 or H200 as seen by the
+ * tuner: 132 SMs, warp 32, 2048 threads and 32 blocks per SM, 1024
+ * threads per block; rp_device), and every
  * strategy races with a time callback that answers the table's median.  A
  * configuration missing from the table fails like a candidate that cannot
  * run.  csr-adaptive with maxtpr=0 (512) is looked up as maxtpr=BS: the
@@ -980,21 +983,36 @@ static void rp_unload(void *ctx)
 
 static const struct spmvd_race_ops rp_ops = { rp_load, rp_time, rp_unload, NULL };
 
-/* The H200 of the committed tables, as the tuner sees it. */
-static void rp_device(struct spmvd_device_info *d)
+/* The GPU of the committed tables, as the tuner sees it: an H100 when the
+ * first table's header names one (eval_tuner --gt-tsv writes the device
+ * there), else the H200 of bench_spmv's tables.  They differ in the L2
+ * and memory the shortlist reads. */
+static void rp_device(const char *first, struct spmvd_device_info *d)
 {
+  char head[512] = "";
+  FILE *fp = fopen(first, "r");
+  int h100;
+
+  if (fp != NULL) {
+    if (fgets(head, sizeof head, fp) == NULL)
+      head[0] = '\0';
+    fclose(fp);
+  }
+  h100 = head[0] == '#' && strstr(head, "H100") != NULL;
   memset(d, 0, sizeof *d);
   snprintf(d->backend, sizeof d->backend, "cuda");
-  snprintf(d->name, sizeof d->name, "NVIDIA H200 (replayed tables)");
+  snprintf(d->name, sizeof d->name, "NVIDIA %s (replayed tables)",
+           h100 ? "H100" : "H200");
   d->cc_major = 9;
   d->sms = 132;
   d->warp_size = 32;
   d->max_threads_per_sm = 2048;
   d->max_blocks_per_sm = 32;
   d->max_threads_per_block = 1024;
-  d->mem_bytes = (uint64_t)150 << 30;
-  d->l2_bytes = (uint64_t)60 << 20;
-  snprintf(d->device_key, sizeof d->device_key, "replay-h200");
+  d->mem_bytes = (uint64_t)(h100 ? 80 : 150) << 30;
+  d->l2_bytes = (uint64_t)(h100 ? 50 : 60) << 20;
+  snprintf(d->device_key, sizeof d->device_key, "replay-%s",
+           h100 ? "h100" : "h200");
   snprintf(d->software_key, sizeof d->software_key, "replay");
 }
 
@@ -1024,7 +1042,8 @@ static int replay_main(const struct opts *o, const char *files)
       goto out;
   for (k = 0; k < RP_NSTRAT; k++)
     worst[k] = INFINITY;
-  rp_device(&dev);
+  snprintf(buf, sizeof buf, "%s", files);
+  rp_device(strtok_r(buf, ",", &save), &dev);
   spmv_error_clear(&err);
   if (bench_suite_init(&suite, o->sets, o->quick, o->only, o->dir, &err) < 0) {
     fprintf(stderr, "eval_tuner: %s\n", err.msg);
@@ -1122,6 +1141,7 @@ static void usage(FILE *f)
           "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
           "  --max-nnz   skip larger matrices               --tsv       every number, a line per matrix\n"
           "  --gt-tsv    the ground truth of every matrix, in bench_spmv's table form\n"
+          "              (the exhaustive race's times, before confirm())\n"
           "  --replay    no device: replay the strategies on bench_spmv's (or --gt-tsv's)\n"
           "              tables, of the first --dtype\n"
           "  --probe     'CFG;CFG...': no evaluation; time each configuration as the race\n"
@@ -1520,7 +1540,8 @@ int main(int argc, char **argv)
       goto out;
     }
     fprintf(gtf, "# ground truth of eval_tuner on %s (backend time: median of back-to-back "
-                 "runs, x resident)\nmatrix\tdtype\tconfig\tstatus\tus\truns\n",
+                 "runs, x resident; the exhaustive race's, before confirm())\n"
+                 "matrix\tdtype\tconfig\tstatus\tus\truns\n",
             eval_store_info(r.s)->name);
   }
   if (r.o.probe != NULL) {
