@@ -428,6 +428,15 @@ json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
   return r;
 }
 
+/* Seconds on the monotonic clock. */
+double itest_now_s(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Multiplies through the daemon and compares with spmv_csr_ref. */
 double itest_multiply_check(int fd, int64_t handle, const struct spmv_csr *A,
                             int f32, unsigned seed, char code[32])

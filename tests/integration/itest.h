@@ -113,6 +113,9 @@ json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
 double itest_multiply_check(int fd, int64_t handle, const struct spmv_csr *A,
                             int f32, unsigned seed, char code[32]);
 
+/* Seconds on the monotonic clock, for the tests that time the daemon. */
+double itest_now_s(void);
+
 /* Reads a shared matrix by file name from $SPMV_MATRICES. */
 struct spmv_csr *itest_matrix(const char *name);
 
