@@ -83,6 +83,10 @@ struct mrec {
   char best[64];
   double best_us;                  /* confirmed (see confirm()) */
   double raced_best_us;            /* as the exhaustive race timed it */
+  /* The confirmed configurations timed again one product at a time
+   * (confirm()): the best of them and each strategy's pick, 0 when not. */
+  char single_best[64];
+  double single_best_us, single_us[NSTRAT];
   double best_ellrt_us;            /* fastest ellr-t of the ground truth */
   int ncand;                       /* ground-truth candidates timed */
   double gt_cost;                  /* ground truth's cost, SpMV-equivalents */
@@ -348,6 +352,11 @@ out:
  * loads could not bring a layout back into an L2 that other data held;
  * spmv_dev_time now reads it in first.  results/probe-l2-h200.md.) */
 #define CONFIRM_WARMUP 20
+/* After each held timing, as many products timed one at a time, each in
+ * its own hold: no queue of back-to-back runs behind it, as a client's
+ * request runs in the worker (the held runs' queue read +0.6-0.7 us on
+ * 4-5 us products: probe-race-h200.md). */
+#define CONFIRM_SINGLES CONFIRM_REPS
 
 /* Whether index i is among the first n of idx. */
 static int in_set(const size_t *idx, size_t n, size_t i)
@@ -362,6 +371,7 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
 {
   size_t idx[CONFIRM_TOP + NSTRAT], n = 0, i, k;
   double med[CONFIRM_TOP + NSTRAT][CONFIRM_PASSES], us;
+  double one[CONFIRM_TOP + NSTRAT][CONFIRM_PASSES], runs[CONFIRM_SINGLES];
   struct spmv_error e;
 
   /* The fastest CONFIRM_TOP that ran, then the picks. */
@@ -385,7 +395,7 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   for (int p = 0; p < CONFIRM_PASSES; p++)
     for (i = 0; i < n; i++) {
       spmv_error_clear(&e);
-      med[i][p] = NAN;
+      med[i][p] = one[i][p] = NAN;
       if (eval_store_race_ops.load(s, &g->t[idx[i]].cfg, &e) < 0) {
         fprintf(stderr, "%s: confirm: %s\n", r->name, e.msg);
         continue;
@@ -394,6 +404,12 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
         med[i][p] = us;
       else
         fprintf(stderr, "%s: confirm: %s\n", r->name, e.msg);
+      int m = 0;
+      for (int j = 0; isfinite(med[i][p]) && j < CONFIRM_SINGLES; j++)
+        if (eval_store_race_ops.time(s, 0, 1, &runs[m], &e) == 0)
+          m++;
+      if (m > 0)
+        one[i][p] = spmv_median(runs, (size_t)m);
       eval_store_race_ops.unload(s);
     }
   r->raced_best_us = r->best_us;
@@ -413,6 +429,31 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
       r->best_us = t->time_us;
       spmv_config_format(&t->cfg, r->best, sizeof r->best);
     }
+  }
+  /* The same configurations one product at a time: their own best, and
+   * each pick's time (one[] medians over the passes). */
+  double single[CONFIRM_TOP + NSTRAT];
+  r->single_best_us = 0;
+  for (i = 0; i < n; i++) {
+    double v[CONFIRM_PASSES];
+    int m = 0;
+    for (int p = 0; p < CONFIRM_PASSES; p++)
+      if (isfinite(one[i][p]))
+        v[m++] = one[i][p];
+    single[i] = m > 0 ? spmv_median(v, (size_t)m) : 0;
+    if (single[i] > 0 && (r->single_best_us == 0 || single[i] < r->single_best_us)) {
+      r->single_best_us = single[i];
+      spmv_config_format(&g->t[idx[i]].cfg, r->single_best, sizeof r->single_best);
+    }
+  }
+  for (k = 0; k < NSTRAT; k++) {
+    r->single_us[k] = 0;
+    if (!r->st[k].ok)
+      continue;
+    size_t gi = gt_find(g, &r->st[k].cfg);
+    for (i = 0; i < n; i++)
+      if (idx[i] == gi)
+        r->single_us[k] = single[i];
   }
   for (k = 0; k < NSTRAT; k++) {
     if (!r->st[k].ok)
@@ -693,6 +734,28 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
           h_max, h_worst, h_n ? exp(h_log / h_n) : NAN, h_ver, h_n,
           pass(h_n > 0 && h_max <= 3 && h_ver == h_n));
 
+  /* auto against the confirmed configurations timed one product at a
+   * time (confirm()'s CONFIRM_SINGLES), beside the held runs above. */
+  int s_n = 0, s_95 = 0;
+  double s_log = 0, s_worst = INFINITY;
+  const char *s_wname = "-";
+  for (size_t i = 0; i < n; i++)
+    if (r[i].dt == dt && r[i].single_best_us > 0 && r[i].single_us[3] > 0) {
+      double x = r[i].single_best_us / r[i].single_us[3];
+      s_n++;
+      s_log += log(x);
+      s_95 += x >= 0.95;
+      if (x < s_worst) {
+        s_worst = x;
+        s_wname = r[i].name;
+      }
+    }
+  if (s_n > 0)
+    fprintf(f, "\nOne product at a time (each of %d timed alone after the held runs, the same\n"
+               "configurations): auto %.1f %% of the best in geometric mean, worst %.1f %% (%s),\n"
+               "%d of %d at >= 95 %%.\n",
+            CONFIRM_SINGLES, 100 * exp(s_log / s_n), 100 * s_worst, s_wname, s_95, s_n);
+
   fprintf(f, "\n### %s: strategies in aggregate\n\n", dn);
   fprintf(f, "| strategy | matrices | geomean best/pick | worst (matrix) | >= 95 %% | geomean cost | max cost | by part (geomean: large / paper / real) |\n");
   fprintf(f, "|---|---|---|---|---|---|---|---|\n");
@@ -851,6 +914,8 @@ static void tsv_line(FILE *f, const struct mrec *r)
             r->hit.kernel_us, r->hit.verified, r->hit.next_kernel_us[0],
             r->hit.next_kernel_us[1]);
   fprintf(f, "\traced_best_us:%.3f", r->raced_best_us);
+  fprintf(f, "\tsingle:%s/%.3f/%.3f", r->single_best, r->single_best_us,
+          r->single_us[NSTRAT - 1]);
   fprintf(f, "\tauto_race:%s", r->st[NSTRAT - 1].race);
   fputc('\n', f);
   fflush(f);
@@ -1530,6 +1595,7 @@ int main(int argc, char **argv)
                  "\tformat:predicted/measured/paper_form/race_us ...\thit:load_us/first_kernel_us/first_product_us/"
                  "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
                  "\traced_best_us:the exhaustive race's best before confirm()"
+                 "\tsingle:best config/its us/auto's pick us, one product at a time"
                  "\tauto_race:auto's trials, config=median us, status, runs, "
                  "probe (its timed warm-up run) us\n");
   }

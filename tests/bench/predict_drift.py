@@ -34,7 +34,7 @@ def full(path):
         for field in r[11:]:
             fmt, sep, rest = field.partition(':')
             parts = rest.split('/')
-            if not sep or len(parts) < 2 or fmt in ('hit', 'auto_race', 'raced_best_us'):
+            if not sep or len(parts) < 2 or fmt in ('hit', 'auto_race', 'raced_best_us', 'single'):
                 continue
             try:
                 d[(m, fmt)] = (float(parts[0]), float(parts[1]))
