@@ -1350,7 +1350,9 @@ static void print_report(struct run *r, const char *stopped)
          "  every pick are timed again, 3 interleaved passes of 30 runs after 20 warm-up runs,\n"
          "  median of the passes:\n"
          "  those fresh times give the best and each pick's time (the least of ~80 medians is\n"
-         "  biased low by their noise); best/pick = throughput ratio.\n");
+         "  biased low by their noise); best/pick = throughput ratio.  Each pass then times\n"
+         "  30 products one at a time, each in its own hold, for the line 'One product at a\n"
+         "  time' under the targets.\n");
   printf("- cost: the decision's cost_spmv (every timed and warm-up run / the pick's time); layout\n"
          "  conversions and uploads are not in it.\n");
   for (int dti = 2; dti >= 1; dti--)
