@@ -196,7 +196,7 @@ struct spmvd_race_params {
                           stable median (bench: probe and close unused) */
   double probe_ratio;  /* drop on the timed warm-up run when it exceeds
                           probe_ratio x the leader's median, plus the
-                          leader's own first-run excess (2.0); 0 = no probe */
+                          leader's own first-run excess (1.8); 0 = no probe */
   double close_tol;    /* one round decides when the median is more than
                           this fraction away from the leader's (0.05);
                           0 = rounds until stable */

@@ -1051,11 +1051,11 @@ END_TEST
 
 /*
  * Defaults (the short race): the first warm-up run is timed and drops a
- * candidate beyond 2 x the leader; one round of 2 decides unless within
+ * candidate beyond 1.8 x the leader; one round of 2 decides unless within
  * 5 % of the leader.
  *  scalar: warm-up 10, round 10 (no leader: clear): 3 runs, 30 us.
- *  vector: warm-up 5 (< 2 x 10), round 5 (50 % ahead): 3 runs, 15 us.
- *  coo: warm-up 20 > 2 x 5 + 0: dropped on it, 1 run, 20 us.
+ *  vector: warm-up 5 (< 1.8 x 10), round 5 (50 % ahead): 3 runs, 15 us.
+ *  coo: warm-up 20 > 1.8 x 5 + 0: dropped on it, 1 run, 20 us.
  *  jad: load fails; hyb: its warm-up fails (0 runs).
  *  ellr-t: warm-up 6.0, round 6.6 (32 % behind 5: clear): 3 runs,
  *    6 + 2 * 6.6 = 19.2 us; time 6.6.
@@ -1169,6 +1169,43 @@ START_TEST(test_race_first_rounds)
   ck_assert_int_eq(d.trials[1].rounds, 2);
   ck_assert_str_eq(d.text, "sell bs=256 c=32 sigma=256");
   ck_assert_double_eq(d.time_us, 4.85);
+  spmvd_decision_fini(&d);
+  free(c);
+}
+END_TEST
+
+/*
+ * The probe's threshold, 1.8 x the leader: csr-vector leads at 5 us; sell's
+ * warm-up run at 9.5 (1.9 x) drops it there, one run; at 8.5 (1.7 x) it
+ * runs its round, 8.6 > 1.5 x 5, and is dropped after it, three runs.
+ */
+START_TEST(test_race_probe_ratio)
+{
+  static const double at_19[] = {9.5, 9.6}, at_17[] = {8.5, 8.6};
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct spmvd_decision d;
+  struct fake f;
+  struct spmv_error e;
+
+  c->n = 2;
+  c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
+  c->cfg[1] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
+  memset(&f, 0, sizeof f);
+  f.sell = at_19;
+  f.sell_n = 2;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
+  ck_assert_int_eq(d.trials[1].status, SPMVD_TRIAL_DROPPED);
+  ck_assert_int_eq(d.trials[1].runs, 1);
+  ck_assert_double_eq(d.trials[1].probe_us, 9.5);
+  ck_assert_double_eq_tol(d.cost_spmv, (3 * 5 + 9.5) / 5, 1e-9);
+  spmvd_decision_fini(&d);
+  memset(&f, 0, sizeof f);
+  f.sell = at_17;
+  f.sell_n = 2;
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
+  ck_assert_int_eq(d.trials[1].status, SPMVD_TRIAL_DROPPED);
+  ck_assert_int_eq(d.trials[1].runs, 3);
+  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
   spmvd_decision_fini(&d);
   free(c);
 }
@@ -1411,6 +1448,7 @@ static Suite *tuner_suite(void)
   tcase_add_test(tc, test_race_rounds);
   tcase_add_test(tc, test_race);
   tcase_add_test(tc, test_race_first_rounds);
+  tcase_add_test(tc, test_race_probe_ratio);
   tcase_add_test(tc, test_race_no_drop_and_failures);
   tcase_add_test(tc, test_run_strategies);
   tcase_add_test(tc, test_bytes);

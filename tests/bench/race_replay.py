@@ -20,7 +20,7 @@ from collections import defaultdict
 
 # spmvd_race_params_default, and auto's cost bound (SPMVD_AUTO_MAX_COST)
 P = dict(reps=2, max_rounds=3, min_rounds=1, stable_tol=0.03, drop_ratio=1.5,
-         probe_ratio=2.0, close_tol=0.05, max_cost=17.0)
+         probe_ratio=1.8, close_tol=0.05, max_cost=17.0)
 
 
 def load(path):
