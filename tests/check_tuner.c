@@ -1130,6 +1130,28 @@ START_TEST(test_race)
 }
 END_TEST
 
+/* Races csr-vector (5 us, first) against sell answering sell[0..n) call by
+ * call (the last repeats); the decision goes to d. */
+static void race_vector_sell(const double *sell, int n, struct spmvd_decision *d)
+{
+  struct spmvd_candidates *c = malloc(sizeof *c);
+  struct fake f;
+  struct spmv_error e;
+  int rc;
+
+  ck_assert_ptr_nonnull(c);
+  c->n = 2;
+  c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
+  c->cfg[1] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
+  memset(&f, 0, sizeof f);
+  f.sell = sell;
+  f.sell_n = n;
+  rc = spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, d, &e);
+  ck_assert_msg(rc == 0, "%s", e.msg);
+  ck_assert(!f.is_loaded);
+  free(c);
+}
+
 /*
  * A candidate that ran one round is compared on first rounds: csr-vector
  * leads at 5 us in one round; sell's warm-up 5.1, then rounds 5.2 (close:
@@ -1141,19 +1163,9 @@ START_TEST(test_race_first_rounds)
 {
   static const double slow_first[] = {5.1, 5.2, 4.7, 4.7};
   static const double ahead[] = {5.0, 4.85, 4.85};
-  struct spmvd_candidates *c = malloc(sizeof *c);
   struct spmvd_decision d;
-  struct fake f;
-  struct spmv_error e;
 
-  c->n = 2;
-  c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
-  c->cfg[1] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
-  memset(&f, 0, sizeof f);
-  f.sell = slow_first;
-  f.sell_n = 4;
-  ck_assert_msg(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e) == 0,
-                "%s", e.msg);
+  race_vector_sell(slow_first, 4, &d);
   ck_assert_int_eq(d.trials[0].rounds, 1);
   ck_assert_double_eq(d.trials[0].first_us, 5);
   ck_assert_int_eq(d.trials[1].rounds, 3);
@@ -1162,15 +1174,11 @@ START_TEST(test_race_first_rounds)
   ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
   ck_assert_double_eq(d.time_us, 5);
   spmvd_decision_fini(&d);
-  memset(&f, 0, sizeof f);
-  f.sell = ahead;
-  f.sell_n = 3;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
+  race_vector_sell(ahead, 3, &d);
   ck_assert_int_eq(d.trials[1].rounds, 2);
   ck_assert_str_eq(d.text, "sell bs=256 c=32 sigma=256");
   ck_assert_double_eq(d.time_us, 4.85);
   spmvd_decision_fini(&d);
-  free(c);
 }
 END_TEST
 
@@ -1182,32 +1190,19 @@ END_TEST
 START_TEST(test_race_probe_ratio)
 {
   static const double at_19[] = {9.5, 9.6}, at_17[] = {8.5, 8.6};
-  struct spmvd_candidates *c = malloc(sizeof *c);
   struct spmvd_decision d;
-  struct fake f;
-  struct spmv_error e;
 
-  c->n = 2;
-  c->cfg[0] = (struct spmv_config){ SPMV_FMT_CSR_VECTOR, 256, 4, 0, 0 };
-  c->cfg[1] = (struct spmv_config){ SPMV_FMT_SELL, 256, 0, 32, 256 };
-  memset(&f, 0, sizeof f);
-  f.sell = at_19;
-  f.sell_n = 2;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
+  race_vector_sell(at_19, 2, &d);
   ck_assert_int_eq(d.trials[1].status, SPMVD_TRIAL_DROPPED);
   ck_assert_int_eq(d.trials[1].runs, 1);
   ck_assert_double_eq(d.trials[1].probe_us, 9.5);
   ck_assert_double_eq_tol(d.cost_spmv, (3 * 5 + 9.5) / 5, 1e-9);
   spmvd_decision_fini(&d);
-  memset(&f, 0, sizeof f);
-  f.sell = at_17;
-  f.sell_n = 2;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_ops, &f, NULL, NULL, &d, &e), 0);
+  race_vector_sell(at_17, 2, &d);
   ck_assert_int_eq(d.trials[1].status, SPMVD_TRIAL_DROPPED);
   ck_assert_int_eq(d.trials[1].runs, 3);
   ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
   spmvd_decision_fini(&d);
-  free(c);
 }
 END_TEST
 
