@@ -28,20 +28,27 @@ results=$top_srcdir/tests/bench/results
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
+# replay NAME TABLE DTYPE OPTIONS...: the report in $tmp/NAME.md; the
+# script stops when eval_tuner fails.
+replay() {
+  name=$1 table=$2 dt=$3
+  shift 3
+  "$eval_tuner" --replay "$table" --dtype "$dt" --matrices "$SPMV_MATRICES" "$@" \
+    >"$tmp/$name.md" 2>"$tmp/$name.err" ||
+    { echo "$name: eval_tuner --replay failed"; cat "$tmp/$name.err"; exit 1; }
+}
+
 status=0
 for run in v2:f64 v2:f32 v3:f64 v4:f64 v4:f32 v5:f64 v5:f32 v6:f64 v6:f32 v7:f64 v7:f32 v8:f64 v8:f32; do
   v=${run%%:*} dt=${run#*:}
-  table=$results/gt-h200-$v.tsv
-  "$eval_tuner" --replay "$table" --suite real --dtype "$dt" \
-    --matrices "$SPMV_MATRICES" >"$tmp/$dt.md" 2>"$tmp/$dt.err" ||
-    { echo "$v $dt: eval_tuner --replay failed"; cat "$tmp/$dt.err"; exit 1; }
+  replay "$v-$dt" "$results/gt-h200-$v.tsv" "$dt" --suite real
   # | strategy | matrices | geomean % of best | worst | >= 95 % | geomean cost | max cost |
   for s in auto model; do
-    line=$(grep "^| $s |" "$tmp/$dt.md")
+    line=$(grep "^| $s |" "$tmp/$v-$dt.md")
     n=$(echo "$line" | awk -F'|' '{gsub(/ /, "", $3); print $3}')
     [ "$n" = 45 ] || { echo "$v $dt $s: a pick on $n of 45 matrices: $line"; status=1; }
   done
-  line=$(grep "^| auto |" "$tmp/$dt.md")
+  line=$(grep "^| auto |" "$tmp/$v-$dt.md")
   echo "$v $dt: $line"
   echo "$line" | awk -F'|' '{ if ($4 + 0 < 94 || $8 + 0 > 20) exit 1 }' ||
     { echo "$v $dt: auto below 94 % or above 20 SpMV-equivalents"; status=1; }
@@ -54,13 +61,10 @@ done
 # were taken, the race's noise aside) and at most 20 SpMV-equivalents.
 for run in v1:f64 v1:f32 v2:f64 v2:f32; do
   v=${run%%:*} dt=${run#*:}
-  table=$results/gt-h100-$v.tsv
-  "$eval_tuner" --replay "$table" --suite real --dtype "$dt" \
-    --matrices "$SPMV_MATRICES" >"$tmp/h$dt.md" 2>"$tmp/h$dt.err" ||
-    { echo "h100 $v $dt: eval_tuner --replay failed"; cat "$tmp/h$dt.err"; exit 1; }
-  grep -q "^# Tuner replay on NVIDIA H100 " "$tmp/h$dt.md" ||
-    { echo "h100 $v $dt: not replayed as an H100: $(head -1 "$tmp/h$dt.md")"; status=1; }
-  line=$(grep "^| auto |" "$tmp/h$dt.md")
+  replay "h100-$v-$dt" "$results/gt-h100-$v.tsv" "$dt" --suite real
+  grep -q "^# Tuner replay on NVIDIA H100 " "$tmp/h100-$v-$dt.md" ||
+    { echo "h100 $v $dt: not replayed as an H100: $(head -1 "$tmp/h100-$v-$dt.md")"; status=1; }
+  line=$(grep "^| auto |" "$tmp/h100-$v-$dt.md")
   echo "h100 $v $dt: $line"
   echo "$line" | awk -F'|' '{ gsub(/ /, "", $3);
     if ($3 != 45 || $4 + 0 < 98.5 || $5 + 0 < 95 || $8 + 0 > 20) exit 1 }' ||
@@ -71,12 +75,10 @@ done
 # (csr16's ground, where it ran 2-5x behind): auto and model at 95 % or
 # more of the table's best on both.
 for dt in f32 f64; do
-  "$eval_tuner" --replay "$results/bench_spmv_h200_v10_large.tsv" --suite large \
-    --only denserows_20k_x2000,wbp256_x2 --dtype "$dt" \
-    --matrices "$SPMV_MATRICES" >"$tmp/l$dt.md" 2>"$tmp/l$dt.err" ||
-    { echo "v10 large $dt: eval_tuner --replay failed"; cat "$tmp/l$dt.err"; exit 1; }
+  replay "v10-large-$dt" "$results/bench_spmv_h200_v10_large.tsv" "$dt" \
+    --suite large --only denserows_20k_x2000,wbp256_x2
   for s in auto model; do
-    line=$(grep "^| $s |" "$tmp/l$dt.md")
+    line=$(grep "^| $s |" "$tmp/v10-large-$dt.md")
     echo "v10 large $dt: $line"
     echo "$line" | awk -F'|' '{ gsub(/ /, "", $3); if ($3 != 2 || $5 + 0 < 95) exit 1 }' ||
       { echo "v10 large $dt $s: a pick below 95 % or missing"; status=1; }

@@ -367,6 +367,18 @@ static int in_set(const size_t *idx, size_t n, size_t i)
   return 0;
 }
 
+/* The median of a configuration's pass medians that ran, NAN when none. */
+static double passes_median(const double pass[CONFIRM_PASSES])
+{
+  double v[CONFIRM_PASSES];
+  int m = 0;
+
+  for (int p = 0; p < CONFIRM_PASSES; p++)
+    if (isfinite(pass[p]))
+      v[m++] = pass[p];
+  return m > 0 ? spmv_median(v, (size_t)m) : NAN;
+}
+
 static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
 {
   size_t idx[CONFIRM_TOP + NSTRAT], n = 0, i, k;
@@ -415,15 +427,11 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   r->raced_best_us = r->best_us;
   int have = 0;
   for (i = 0; i < n; i++) {
-    double v[CONFIRM_PASSES];
-    int m = 0;
-    for (int p = 0; p < CONFIRM_PASSES; p++)
-      if (isfinite(med[i][p]))
-        v[m++] = med[i][p];
-    if (m == 0)
+    double held = passes_median(med[i]);
+    if (isnan(held))
       continue;
     struct spmvd_trial *t = &g->t[idx[i]];
-    t->time_us = spmv_median(v, (size_t)m);
+    t->time_us = held;
     if (!have || t->time_us < r->best_us) {
       have = 1;
       r->best_us = t->time_us;
@@ -435,12 +443,8 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   double single[CONFIRM_TOP + NSTRAT];
   r->single_best_us = 0;
   for (i = 0; i < n; i++) {
-    double v[CONFIRM_PASSES];
-    int m = 0;
-    for (int p = 0; p < CONFIRM_PASSES; p++)
-      if (isfinite(one[i][p]))
-        v[m++] = one[i][p];
-    single[i] = m > 0 ? spmv_median(v, (size_t)m) : 0;
+    double x = passes_median(one[i]);
+    single[i] = isnan(x) ? 0 : x;
     if (single[i] > 0 && (r->single_best_us == 0 || single[i] < r->single_best_us)) {
       r->single_best_us = single[i];
       spmv_config_format(&g->t[idx[i]].cfg, r->single_best, sizeof r->single_best);
@@ -451,17 +455,12 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     if (!r->st[k].ok)
       continue;
     size_t gi = gt_find(g, &r->st[k].cfg);
+    if (gi < g->n)
+      r->st[k].pick_us = g->t[gi].time_us;
+    r->st[k].match = r->best_us / r->st[k].pick_us;
     for (i = 0; i < n; i++)
       if (idx[i] == gi)
         r->single_us[k] = single[i];
-  }
-  for (k = 0; k < NSTRAT; k++) {
-    if (!r->st[k].ok)
-      continue;
-    i = gt_find(g, &r->st[k].cfg);
-    if (i < g->n)
-      r->st[k].pick_us = g->t[i].time_us;
-    r->st[k].match = r->best_us / r->st[k].pick_us;
   }
 }
 
