@@ -559,6 +559,24 @@ static int small_skewed(const struct spmv_profile *p)
 }
 
 /*
+ * Regular rows of 100 or more: AUTOCSR's largest TPR (32) in f64; in f32,
+ * where a lane's step loads half the bytes, an eighth of the row as for
+ * rows of 32-100, up to 32.  On pdb1HYS (rows of 119) csr16 ran TPR 32
+ * ahead in f64 (20.1 against 22.3 us on the H100, 18.7-20.3 against 21.1
+ * on the H200) and TPR 16 ahead in f32 (11.9 against 12.1, 12.1-12.2
+ * against 12.5-12.8), and so did pdb1HYS_x8 (f32 85.8 against 96.2 us on
+ * the H200), while wbp256 (rows of 479) ran TPR 32 ahead in both (f32
+ * 72.4 against 82.0 in auto's race, eval-h100-v68): gt-h100-v1, -v2,
+ * gt-h200-v5..v8, bench_spmv_h200_v10_large.
+ */
+static int long_row_tpr(const struct spmvd_tune_input *in, const int tpr[3])
+{
+  int t = pow2_at_least(in->prof->rl_mean, 2, 256) / 8;
+
+  return in->dtype == SPMV_F32 && t < tpr[2] ? t : tpr[2];
+}
+
+/*
  * The single most likely winner of a shape (the model strategy's pick
  * outside ELLR-T's ground, and the head of auto's shortlist where the race
  * gains from a fast leader).  From the H200 ground truth of eval_tuner
@@ -567,8 +585,8 @@ static int small_skewed(const struct spmv_profile *p)
  * long; on power laws and irregular rows beyond the L2 cuSPARSE ALG1
  * (within 5 % of the best there), within it csr-adaptive (power laws,
  * short rows at base 2) or csr-vector at AUTOCSR's middle TPR; on regular
- * rows below 100 beyond 4x the L2 sell (C 32), below that, for rows of
- * 32..100, a TPR of an eighth of the row.
+ * rows of 100 or more long_row_tpr, below 100 beyond 4x the L2 sell
+ * (C 32), below that, for rows of 32..100, a TPR of an eighth of the row.
  */
 static struct spmv_config likely_best(const struct spmvd_tune_input *in,
                                       enum shape sh, const int tpr[3])
@@ -599,7 +617,7 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0);
   case SHAPE_REGULAR:
     if (p->rl_mean >= 100)
-      return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0);
+      return mk(SPMV_FMT_CSR_VECTOR, 128, long_row_tpr(in, tpr), 0, 0);
     if (beyond_l2_by(in, REGULAR_SELL_L2_TIMES))
       return sell_for(in, 128, p->rl_cv < 0.05 ? 1 : 256);
     if ((t = eighth_tpr(p)) > 0)
@@ -657,6 +675,13 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     break;
   case SHAPE_SKEWED:
+    /* Within the L2 csr-adaptive first (likely_best): cuSPARSE ALG2 there
+     * ran 2.8x and ALG1 1.5x its time on ca-HepPh, and as the first
+     * candidate ALG2's three runs cost 8.5 SpMV-equivalents of the pick
+     * (18.2-19.1 in all, the most costly race of every H100 evaluation,
+     * eval-h100-v63..v68); behind a fast leader it drops on its first run. */
+    if (!beyond_l2(in))
+      add(out, in, likely_best(in, sh, tpr));
     /* Beyond the L2 csr-stream ran within 2 % of cuSPARSE (powerlaw_1M,
      * dc1like_4M) where csr-merge was 8-30 % behind. */
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
@@ -754,6 +779,9 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_REGULAR:
     add(out, in, likely_best(in, sh, tpr));
+    /* Rows of 100 or more: TPR 32 races second where long_row_tpr is 16. */
+    if (p->rl_mean >= 100)
+      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     /* Beyond the L2 csr-stream16 led on cant_x16, pdb1HYS_x8 and
      * shipsec1_x8 (f64, within 1 % of sell16 on consph_x16) and on
      * cant, consph and shipsec1 in f32 by 3-5 % (bench_spmv_h200_v4.md). */

@@ -485,10 +485,17 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0 },
     { SPMV_FMT_CSR16, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
+  /* Skewed within the L2: csr-adaptive first (a fast leader, so that
+   * cuSPARSE drops on its first run); beyond it cuSPARSE first and
+   * csr-stream in csr-merge's place. */
   static const struct spmv_config skewed[] = {
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
+    { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+    { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
+  static const struct spmv_config skewed_beyond[] = {
     { SPMV_FMT_CUSPARSE, 0, 0, 2, 0 }, { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 2, 0 },
-    { SPMV_FMT_CSR_MERGE, 256, 0, 0, 0 } };
+    { SPMV_FMT_CSR_STREAM, 256, 0, 4, 0 } };
   /* Small: TPR the mean row's power of two (>= 4) first, at most 4, in
    * blocks of 512, and in f32 too csr-vector (no csr16). */
   static const struct spmv_config small[] = {
@@ -668,6 +675,29 @@ START_TEST(test_auto_candidates)
       ck_assert_int_eq(count(c, SPMV_FMT_SELL16), k == 1 ? 0 : 1);
     }
     mat_fini(&r);
+    /* Rows of 120 (pdb1HYS's 119): TPR 32 first in f64; in f32 an eighth
+     * of the row, 16, first and 32 second.  Rows of 480 (wbp256's 479):
+     * 32 first in both. */
+    for (int k = 0; k < 4; k++) {
+      int len = k < 2 ? 120 : 480;
+      enum spmv_dtype dt = k % 2 ? SPMV_F32 : SPMV_F64;
+
+      regular_rows(&r, len);
+      ri = input(&r, &gpu);
+      auto_list(c, &ri, &gpu, (uint64_t)60 << 20, dt);
+      ck_assert_int_ge(c->n, 3);
+      ck_assert_int_eq(c->cfg[0].bs, 128);
+      ck_assert_int_eq(c->cfg[0].tpr, len == 120 && dt == SPMV_F32 ? 16 : 32);
+      ck_assert(has(c, c->cfg[0].format, 128, 32, 0, 0));
+      if (len == 120 && dt == SPMV_F32) {
+        ck_assert_int_eq(c->cfg[1].format, c->cfg[0].format);
+        ck_assert_int_eq(c->cfg[1].tpr, 32);
+      }
+      /* The model strategy's pick is the shortlist's head here. */
+      ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &ri, c, NULL), 0);
+      ck_assert_int_eq(c->cfg[0].tpr, len == 120 && dt == SPMV_F32 ? 16 : 32);
+      mat_fini(&r);
+    }
     gpu.l2_bytes = (uint64_t)60 << 20;
   }
   /* cv 0.6: irregular. */
@@ -687,6 +717,9 @@ START_TEST(test_auto_candidates)
   m.p.rl_max = 1000;
   m.p.rl_cv = 5;
   AUTO_IS(skewed);
+  gpu.l2_bytes = 1 << 20;
+  AUTO_IS(skewed_beyond);
+  gpu.l2_bytes = (uint64_t)60 << 20;
   /* On the cpu: dia, csr, sell, csr-adaptive; no cusparse, no BS. */
   mat_fini(&m);
   mat_init(&m, 20000, 5);
