@@ -561,7 +561,7 @@ static int small_skewed(const struct spmv_profile *p)
 /*
  * Regular rows of 100 or more: AUTOCSR's largest TPR (32) in f64; in f32,
  * where a lane's step loads half the bytes, an eighth of the row as for
- * rows of 32-100, up to 32.  On pdb1HYS (rows of 119) csr16 ran TPR 32
+ * rows of 32-100, up to 32 (the only TPR of that size auto races).  On pdb1HYS (rows of 119) csr16 ran TPR 32
  * ahead in f64 (20.1 against 22.3 us on the H100, 18.7-20.3 against 21.1
  * on the H200) and TPR 16 ahead in f32 (11.9 against 12.1, 12.1-12.2
  * against 12.5-12.8), and so did pdb1HYS_x8 (f32 85.8 against 96.2 us on
@@ -779,9 +779,6 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_REGULAR:
     add(out, in, likely_best(in, sh, tpr));
-    /* Rows of 100 or more: TPR 32 races second where long_row_tpr is 16. */
-    if (p->rl_mean >= 100)
-      add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     /* Beyond the L2 csr-stream16 led on cant_x16, pdb1HYS_x8 and
      * shipsec1_x8 (f64, within 1 % of sell16 on consph_x16) and on
      * cant, consph and shipsec1 in f32 by 3-5 % (bench_spmv_h200_v4.md). */
@@ -801,9 +798,12 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     /* Rows of 32-100: a TPR of an eighth of the row, not AUTOCSR's
      * largest (32), which led on none of cant, consph, shipsec1 and pwtk
      * at the ELLR-T paper's size or 8-16x it; TPR 8 led cant_x16 in f32
-     * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4). */
+     * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4).  Rows of 100
+     * or more: long_row_tpr, so that f32 rows of 100-128 race no TPR 32
+     * (pdb1HYS f32: raced alongside 16, 32 read 0.2-1.7 % ahead in auto's
+     * two-run rounds in eval-h100-v68..v70 and confirmed 5-6 % behind). */
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128,
-                    t8 > 0 ? t8 : tpr[2], 0, 0));
+                    t8 > 0 ? t8 : long_row_tpr(in, tpr), 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
     add(out, in, sell_for(in, 128, sigma));
     out->n = out->n > 4 ? 4 : out->n;
