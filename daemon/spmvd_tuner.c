@@ -561,13 +561,14 @@ static int small_skewed(const struct spmv_profile *p)
 /*
  * Regular rows of 100 or more: AUTOCSR's largest TPR (32) in f64; in f32,
  * where a lane's step loads half the bytes, an eighth of the row as for
- * rows of 32-100, up to 32 (the only TPR of that size auto races).  On pdb1HYS (rows of 119) csr16 ran TPR 32
- * ahead in f64 (20.1 against 22.3 us on the H100, 18.7-20.3 against 21.1
- * on the H200) and TPR 16 ahead in f32 (11.9 against 12.1, 12.1-12.2
- * against 12.5-12.8), and so did pdb1HYS_x8 (f32 85.8 against 96.2 us on
- * the H200), while wbp256 (rows of 479) ran TPR 32 ahead in both (f32
- * 72.4 against 82.0 in auto's race, eval-h100-v68): gt-h100-v1, -v2,
- * gt-h200-v5..v8, bench_spmv_h200_v10_large.
+ * rows of 32-100, up to 32 (the only TPR of that size auto races).  On
+ * pdb1HYS (rows of 119) csr16 ran TPR 32 ahead in f64 (20.1 against 22.3
+ * us on the H100, 18.7-20.3 against 21.1 on the H200) and TPR 16 ahead in
+ * f32 (11.9 against 12.1, 12.1-12.2 against 12.5-12.8), and so did
+ * pdb1HYS_x8 (f32 85.8 against 96.2 us on the H200), while wbp256 (rows
+ * of 479) ran TPR 32 ahead in both (f32 72.4 against 82.0 in auto's race,
+ * eval-h100-v68): gt-h100-v1, -v2, gt-h200-v5..v8,
+ * bench_spmv_h200_v10_large.
  */
 static int long_row_tpr(const struct spmvd_tune_input *in, const int tpr[3])
 {
@@ -678,7 +679,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     /* Within the L2 csr-adaptive first (likely_best): cuSPARSE ALG2 there
      * ran 2.8x and ALG1 1.5x its time on ca-HepPh, and as the first
      * candidate ALG2's three runs cost 8.5 SpMV-equivalents of the pick
-     * (18.2-19.1 in all, the most costly race of every H100 evaluation,
+     * (17.6-19.1 in all, the most costly race of every H100 evaluation,
      * eval-h100-v63..v68); behind a fast leader it drops on its first run. */
     if (!beyond_l2(in))
       add(out, in, likely_best(in, sh, tpr));
