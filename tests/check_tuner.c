@@ -693,7 +693,8 @@ START_TEST(test_auto_candidates)
       ck_assert(has(c, SPMV_FMT_CSR16, 128, 16, 0, 0) ||
                 has(c, SPMV_FMT_CSR_VECTOR, 128, 16, 0, 0));
       /* The model strategy's pick is the shortlist's head here. */
-      ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &ri, c, NULL), 0);
+      ck_assert_int_eq(
+          spmvd_tuner_candidates(SPMVD_STRATEGY_MODEL, &ri, c, NULL), 0);
       ck_assert_int_eq(c->cfg[0].tpr, len == 120 && dt == SPMV_F32 ? 16 : 32);
       mat_fini(&r);
     }
