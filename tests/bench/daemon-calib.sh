@@ -16,10 +16,41 @@
 # timing on every real matrix ($SPMV_MATRICES): OUTDIR/measure-DTYPE/*.json
 # and the per-format mean in OUTDIR/measure-DTYPE.txt (MEASURE=0 skips it).
 # EVAL_ARGS adds options to eval_tuner (e.g. --gt-tsv FILE).
+# Where nvidia-smi runs, the GPU's SM and memory clocks, temperature and
+# power are sampled every second into OUTDIR/clocks-DTYPE.csv, and each
+# phase (calibrate, measure, eval) is summarised from them at the end
+# (OUTDIR/clocks-DTYPE.txt): the evaluation has measured the same
+# configurations 1-3 % slower than the daemon's measure minutes before
+# (results/predict-drift-h100.md), and whether the clocks moved is open.
 set -u
 dt=$1 out=$2 budget=${3:-150}
 dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
 mkdir -p "$out"
+phases=$dir/phases
+: >"$phases"
+# phase NAME start|end: a phase's bounds, in nvidia-smi's timestamp form.
+phase() { echo "$1 $2 $(date +'%Y/%m/%d %H:%M:%S')" >>"$phases"; }
+sampler=
+if [ "${BACKEND:-cuda}" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv,noheader,nounits -lms 1000 >"$out/clocks-$dt.csv" 2>/dev/null &
+  sampler=$!
+fi
+# Per phase: samples, mean and least SM clock (MHz), mean memory clock,
+# temperature (C) and power (W).
+clocks_summary() {
+  awk -F', ' 'NR == FNR { split($0, f, " "); t = f[3] " " f[4];
+                          if (f[2] == "start") { s[f[1]] = t; order[++n] = f[1] } else e[f[1]] = t; next }
+    { t = substr($1, 1, 19);  # to the second, as the bounds are
+      for (i = 1; i <= n; i++) { p = order[i];
+        if (t >= s[p] && (!(p in e) || t <= e[p])) {
+          c[p]++; sm[p] += $2; mem[p] += $3; tc[p] += $4; w[p] += $5;
+          if (!(p in lo) || $2 < lo[p]) lo[p] = $2 } } }
+    END { printf "%-10s %7s %8s %8s %8s %6s %7s\n", "phase", "samples", "sm_mean", "sm_min", "mem", "temp", "power";
+      for (i = 1; i <= n; i++) { p = order[i]; if (c[p] == 0) continue;
+        printf "%-10s %7d %8.0f %8.0f %8.0f %6.1f %7.1f\n", p, c[p], sm[p] / c[p], lo[p],
+               mem[p] / c[p], tc[p] / c[p], w[p] / c[p] } }' "$phases" "$out/clocks-$dt.csv"
+}
 if [ -n "${CALIB_DB:-}" ]; then
   cp "$CALIB_DB" "$dir/cache.db" || exit 1
   echo "calibration taken from $CALIB_DB"
@@ -29,13 +60,16 @@ else
   pid=$!
   for _ in $(seq 100); do [ -S "$dir/sock" ] && break; sleep 0.1; done
   t0=$(date +%s)
+  phase calibrate start
   client/spmvctl --socket "$dir/sock" calibrate --dtype "$dt" --json \
     ${BOUND:+--max-seconds "$BOUND"} \
     >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
   echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
+  phase calibrate end
   if [ "${MEASURE:-1}" = 1 ]; then
     t0=$(date +%s)
     mkdir -p "$out/measure-$dt"
+    phase measure start
     for f in "${SPMV_MATRICES:-../shared/matrices}"/*.mtx*; do
       client/spmvctl --socket "$dir/sock" -q predict --measure --json --dtype "$dt" "$f" \
         >"$out/measure-$dt/$(basename "$f" | sed 's/\.mtx.*//').json" 2>>"$out/measure-$dt.err"
@@ -49,17 +83,26 @@ else
       sort >"$out/measure-$dt.txt"
     echo "predict --measure on $(ls "$out/measure-$dt" | wc -l) matrices in $(( $(date +%s) - t0 ))s:"
     cat "$out/measure-$dt.txt"
+    phase measure end
   fi
   kill -TERM "$pid" && wait "$pid"
   echo "spmvd exited with $?"
 fi
 [ "${KEEP_DB:-0}" = 1 ] && cp "$dir/cache.db" "$out/cache-$dt.db"
 t0=$(date +%s)
+phase eval start
 timeout $((budget + 90)) tests/bench/eval_tuner --backend "${BACKEND:-cuda}" --quick \
   --suite paper,real --dtype "$dt" --calib-db "$dir/cache.db" \
   --budget "$budget" --deadline $((budget + 60)) --tsv "$out/eval-calib-$dt.tsv" \
   ${EVAL_ARGS:-} >"$out/eval-calib-$dt.md" 2>"$out/eval-calib-$dt.err"
 echo "eval_tuner --calib-db rc=$? in $(( $(date +%s) - t0 ))s"
+phase eval end
 sed -n '/targets (issue 5)/,/^### .*strategies/p' "$out/eval-calib-$dt.md"
 sed -n '/predictor error/,/^### .*per matrix/p' "$out/eval-calib-$dt.md"
+if [ -n "$sampler" ]; then
+  kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null
+  clocks_summary >"$out/clocks-$dt.txt"
+  echo "GPU clocks by phase ($out/clocks-$dt.csv):"
+  cat "$out/clocks-$dt.txt"
+fi
 rm -rf "$dir"
