@@ -35,6 +35,9 @@ if [ "${BACKEND:-cuda}" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv,noheader,nounits -lms 1000 >"$out/clocks-$dt.csv" 2>/dev/null &
   sampler=$!
+  # No sampler outlives the script, timed out (timeout's TERM) or not.
+  trap 'kill "$sampler" 2>/dev/null' EXIT
+  trap 'exit 143' TERM INT
 fi
 # Per phase: samples, mean and least SM clock (MHz), mean memory clock,
 # temperature (C) and power (W).
