@@ -24,7 +24,10 @@ def daemon(path):
     return d
 
 
-def full(path):
+def full(path, formats):
+    """The evaluation's predicted and measured times of the named formats
+    (its format:predicted/measured/... fields; the table's other fields,
+    hit:, single:, auto_race: and the like, are not formats)."""
     d = {}
     for line in open(path):
         if line.startswith('#'):
@@ -34,7 +37,7 @@ def full(path):
         for field in r[11:]:
             fmt, sep, rest = field.partition(':')
             parts = rest.split('/')
-            if not sep or len(parts) < 2 or fmt in ('hit', 'auto_race', 'raced_best_us', 'single'):
+            if not sep or fmt not in formats or len(parts) < 2:
                 continue
             try:
                 d[(m, fmt)] = (float(parts[0]), float(parts[1]))
@@ -53,7 +56,8 @@ def main():
     for run in sys.argv[2:]:
         for dt in ('f64', 'f32'):
             a = daemon(os.path.join(top, f'predict-measure-h100-{run}-{dt}.tsv'))
-            b = full(os.path.join(top, f'eval-h100-{run}-{dt}.tsv'))
+            b = full(os.path.join(top, f'eval-h100-{run}-{dt}.tsv'),
+                     {f for (_m, f) in a})
             q = sorted(b[k][1] / a[k][1] for k in a if k in b)
             s = st.median(q)
             e, e2 = defaultdict(list), defaultdict(list)
