@@ -30,14 +30,20 @@ phases=$dir/phases
 : >"$phases"
 # phase NAME start|end: a phase's bounds, in nvidia-smi's timestamp form.
 phase() { echo "$1 $2 $(date +'%Y/%m/%d %H:%M:%S')" >>"$phases"; }
-sampler=
+sampler= pid=
+# Neither the sampler nor the daemon outlives the script, timed out
+# (timeout's TERM) or not.
+cleanup() {
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
 if [ "${BACKEND:-cuda}" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv,noheader,nounits -lms 1000 >"$out/clocks-$dt.csv" 2>/dev/null &
   sampler=$!
-  # No sampler outlives the script, timed out (timeout's TERM) or not.
-  trap 'kill "$sampler" 2>/dev/null' EXIT
-  trap 'exit 143' TERM INT
 fi
 # Per phase: samples, mean and least SM clock (MHz), mean memory clock,
 # temperature (C) and power (W).
@@ -90,6 +96,7 @@ else
   fi
   kill -TERM "$pid" && wait "$pid"
   echo "spmvd exited with $?"
+  pid=
 fi
 [ "${KEEP_DB:-0}" = 1 ] && cp "$dir/cache.db" "$out/cache-$dt.db"
 t0=$(date +%s)
@@ -104,8 +111,8 @@ sed -n '/targets (issue 5)/,/^### .*strategies/p' "$out/eval-calib-$dt.md"
 sed -n '/predictor error/,/^### .*per matrix/p' "$out/eval-calib-$dt.md"
 if [ -n "$sampler" ]; then
   kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null
+  sampler=
   clocks_summary >"$out/clocks-$dt.txt"
   echo "GPU clocks by phase ($out/clocks-$dt.csv):"
   cat "$out/clocks-$dt.txt"
 fi
-rm -rf "$dir"
