@@ -432,7 +432,9 @@ double spmvd_predict_time(const struct spmvd_fit *f,
  * Ranks the calibrated formats for prof by predicted time, fastest first:
  * writes at most max fits' configurations to cfgs and their times to us
  * (may be NULL), both caller's storage; returns how many.  Formats that do
- * not apply (dia, ell when prof->ell_fill > 3) are left out.
+ * not apply (dia, ell when prof->ell_fill > 3) are left out, and so are
+ * those the calibration never times on such a matrix (spmvd_calib_applies:
+ * ellr-t past SPMVD_CALIB_MAX_FILL), whose fits would extrapolate.
  */
 int spmvd_predict_rank(const struct spmvd_predictor *pred,
                        const struct spmv_profile *prof,

@@ -494,6 +494,22 @@ START_TEST(test_calibrate_end_to_end)
   prof.ell_fill = 10;
   ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT),
                    11);
+  /* Past the calibration's fill (SPMVD_CALIB_MAX_FILL) ellr-t has no
+   * prediction either: the calibration never timed it there.  At the
+   * bound it still has. */
+  prof.ell_fill = SPMVD_CALIB_MAX_FILL;
+  ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT),
+                   11);
+  prof.ell_fill = 4 * SPMVD_CALIB_MAX_FILL;
+  n = spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT);
+  ck_assert_int_eq(n, 10);
+  for (k = 0; k < (size_t)n; k++) {
+    ck_assert_int_ne(ranked[k].format, SPMV_FMT_ELLR_T);
+    ck_assert_int_ne(ranked[k].format, SPMV_FMT_ELL);
+  }
+  doc = spmvd_predict_report_json(&pr, &prof, NULL);
+  ck_assert_int_eq(json_array_size(json_object_get(doc, "predictions")), 10);
+  json_decref(doc);
   /* Every fitted format has its work model too, kept through JSON. */
   for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++)
     if (pr.fit[fmt].kind != SPMVD_FIT_NONE)

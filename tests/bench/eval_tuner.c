@@ -547,7 +547,8 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
   for (k = 0; in.pred != NULL && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *f = &in.pred->fit[k];
     if (f->kind == SPMVD_FIT_NONE || k == SPMV_FMT_DIA ||
-        (k == SPMV_FMT_ELL && prof.ell_fill > 3))
+        (k == SPMV_FMT_ELL && prof.ell_fill > 3) ||
+        !spmvd_calib_applies(&f->cfg, &prof))
       continue;
     r->ppred[k] = spmvd_predict_time(f, &prof, &feat);
     r->ppaper[k] = spmvd_predict_time(f, &prof, NULL);
