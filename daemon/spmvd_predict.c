@@ -1675,7 +1675,7 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
     /* Nor where the calibration never times the format (ellr-t past
      * SPMVD_CALIB_MAX_FILL): its fit would extrapolate, e.g. ellr-t at
      * fill 214 on adder_dcop_05, f64 on an H100, predicted 157 us for a
-     * measured 109, 26x the best configuration (eval-h100-v73). */
+     * measured 109, 17x the best configuration (eval-h100-v73). */
     if (!spmvd_calib_applies(&pred->fit[f].cfg, prof))
       continue;
     tm[f] = spmvd_predict_time(&pred->fit[f], prof, feat);
