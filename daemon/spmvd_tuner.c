@@ -559,9 +559,10 @@ static int small_skewed(const struct spmv_profile *p)
 }
 
 /*
- * Regular rows of 100 or more: AUTOCSR's largest TPR (32) in f64; in f32,
- * where a lane's step loads half the bytes, an eighth of the row as for
- * rows of 32-100, up to 32 (the only TPR of that size auto races).  On
+ * The TPR of regular rows outside eighth_tpr's range: AUTOCSR's largest;
+ * but in f32 for rows of 100 or more, where a lane's step loads half the
+ * bytes, an eighth of the row as for rows of 32-100, up to 32 (the only
+ * TPR of that size auto races).  On
  * pdb1HYS (rows of 119) csr16 ran TPR 32 ahead in f64 (20.1 against 22.3
  * us on the H100, 18.7-20.3 against 21.1 on the H200) and TPR 16 ahead in
  * f32 (11.9 against 12.1, 12.1-12.2 against 12.5-12.8), and so did
@@ -574,7 +575,9 @@ static int long_row_tpr(const struct spmvd_tune_input *in, const int tpr[3])
 {
   int t = pow2_at_least(in->prof->rl_mean, 2, 256) / 8;
 
-  return in->dtype == SPMV_F32 && t < tpr[2] ? t : tpr[2];
+  return in->dtype == SPMV_F32 && in->prof->rl_mean >= 100 && t < tpr[2]
+             ? t
+             : tpr[2];
 }
 
 /*
@@ -799,8 +802,8 @@ static void auto_gpu(const struct spmvd_tune_input *in,
     /* Rows of 32-100: a TPR of an eighth of the row, not AUTOCSR's
      * largest (32), which led on none of cant, consph, shipsec1 and pwtk
      * at the ELLR-T paper's size or 8-16x it; TPR 8 led cant_x16 in f32
-     * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4).  Rows of 100
-     * or more: long_row_tpr, so that f32 rows of 100-128 race no TPR 32
+     * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4).  Outside
+     * that range long_row_tpr, so that f32 rows of 100-128 race no TPR 32
      * (pdb1HYS f32: raced alongside 16, 32 read 0.2-1.7 % ahead in auto's
      * two-run rounds in eval-h100-v68..v70 and confirmed 5-6 % behind). */
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128,

@@ -613,6 +613,11 @@ START_TEST(test_auto_candidates)
   m.p.rl_cv = 0.2;
   m.p.ell_fill = 2;
   AUTO_IS(regular);
+  /* The same list in f32: rows this short keep AUTOCSR's TPRs (the f32
+   * eighth-of-the-row rule is for rows of 100 or more). */
+  in.dtype = SPMV_F32;
+  AUTO_IS(regular);
+  in.dtype = SPMV_F64;
   gpu.l2_bytes = 1 << 20;
   AUTO_IS(regular_beyond);
   gpu.l2_bytes = 256 << 10;
