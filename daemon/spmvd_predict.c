@@ -1658,6 +1658,21 @@ out:
   return ret != 0 ? ret : nfit;
 }
 
+/* Whether a format has a prediction for a matrix. */
+int spmvd_predict_applies(const struct spmvd_predictor *pred,
+                          enum spmv_format f, const struct spmv_profile *prof)
+{
+  if (pred->fit[f].kind == SPMVD_FIT_NONE || f == SPMV_FMT_DIA)
+    return 0;
+  if (f == SPMV_FMT_ELL && prof->ell_fill > 3)
+    return 0;
+  /* And only where the calibration times the format (not ellr-t past
+   * SPMVD_CALIB_MAX_FILL): its fit would extrapolate, e.g. ellr-t at
+   * fill 214 on adder_dcop_05, f64 on an H100, predicted 157 us for a
+   * measured 109, 17x the best configuration (eval-h100-v73). */
+  return spmvd_calib_applies(&pred->fit[f].cfg, prof);
+}
+
 /* Ranks the calibrated formats for a matrix by predicted time. */
 int spmvd_predict_rank(const struct spmvd_predictor *pred,
                        const struct spmv_profile *prof,
@@ -1668,15 +1683,7 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
   int order[SPMV_FMT_COUNT], n = 0, f, a, b, tmp;
 
   for (f = 0; f < SPMV_FMT_COUNT; f++) {
-    if (pred->fit[f].kind == SPMVD_FIT_NONE || f == SPMV_FMT_DIA)
-      continue;
-    if (f == SPMV_FMT_ELL && prof->ell_fill > 3)
-      continue;
-    /* Nor where the calibration never times the format (ellr-t past
-     * SPMVD_CALIB_MAX_FILL): its fit would extrapolate, e.g. ellr-t at
-     * fill 214 on adder_dcop_05, f64 on an H100, predicted 157 us for a
-     * measured 109, 17x the best configuration (eval-h100-v73). */
-    if (!spmvd_calib_applies(&pred->fit[f].cfg, prof))
+    if (!spmvd_predict_applies(pred, (enum spmv_format)f, prof))
       continue;
     tm[f] = spmvd_predict_time(&pred->fit[f], prof, feat);
     if (!isfinite(tm[f]))

@@ -429,12 +429,19 @@ double spmvd_predict_time(const struct spmvd_fit *f,
                           const struct spmvd_pfeat *feat);
 
 /*
+ * Whether pred predicts format f on a matrix of profile prof: f is fitted,
+ * not dia, not ell past ell_fill 3 (the tuner never takes it there), and
+ * the calibration times it on such a matrix (spmvd_calib_applies: not
+ * ellr-t past SPMVD_CALIB_MAX_FILL, where its fit would extrapolate).
+ */
+int spmvd_predict_applies(const struct spmvd_predictor *pred,
+                          enum spmv_format f, const struct spmv_profile *prof);
+
+/*
  * Ranks the calibrated formats for prof by predicted time, fastest first:
  * writes at most max fits' configurations to cfgs and their times to us
- * (may be NULL), both caller's storage; returns how many.  Formats that do
- * not apply (dia, ell when prof->ell_fill > 3) are left out, and so are
- * those the calibration never times on such a matrix (spmvd_calib_applies:
- * ellr-t past SPMVD_CALIB_MAX_FILL), whose fits would extrapolate.
+ * (may be NULL), both caller's storage; returns how many.  Formats that
+ * spmvd_predict_applies() refuses are left out.
  */
 int spmvd_predict_rank(const struct spmvd_predictor *pred,
                        const struct spmv_profile *prof,

@@ -500,7 +500,12 @@ START_TEST(test_calibrate_end_to_end)
   prof.ell_fill = SPMVD_CALIB_MAX_FILL;
   ck_assert_int_eq(spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT),
                    11);
+  ck_assert(spmvd_predict_applies(&pr, SPMV_FMT_ELLR_T, &prof));
+  ck_assert(!spmvd_predict_applies(&pr, SPMV_FMT_ELL, &prof));
   prof.ell_fill = 4 * SPMVD_CALIB_MAX_FILL;
+  ck_assert(!spmvd_predict_applies(&pr, SPMV_FMT_ELLR_T, &prof));
+  ck_assert(!spmvd_predict_applies(&pr, SPMV_FMT_DIA, &prof));
+  ck_assert(spmvd_predict_applies(&pr, SPMV_FMT_CSR_SCALAR, &prof));
   n = spmvd_predict_rank(&pr, &prof, NULL, ranked, us, SPMV_FMT_COUNT);
   ck_assert_int_eq(n, 10);
   for (k = 0; k < (size_t)n; k++) {

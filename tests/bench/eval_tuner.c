@@ -546,9 +546,7 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
   spmvd_predict_features(A, &prof, dt, &feat);
   for (k = 0; in.pred != NULL && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *f = &in.pred->fit[k];
-    if (f->kind == SPMVD_FIT_NONE || k == SPMV_FMT_DIA ||
-        (k == SPMV_FMT_ELL && prof.ell_fill > 3) ||
-        !spmvd_calib_applies(&f->cfg, &prof))
+    if (!spmvd_predict_applies(in.pred, (enum spmv_format)k, &prof))
       continue;
     r->ppred[k] = spmvd_predict_time(f, &prof, &feat);
     r->ppaper[k] = spmvd_predict_time(f, &prof, NULL);
