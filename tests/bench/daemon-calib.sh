@@ -20,8 +20,8 @@
 # power are sampled every second into OUTDIR/clocks-DTYPE.csv, and each
 # phase (calibrate, measure, eval) is summarised from them at the end
 # (OUTDIR/clocks-DTYPE.txt): the evaluation has measured the same
-# configurations 1-3 % slower than the daemon's measure minutes before
-# (results/predict-drift-h100.md), and whether the clocks moved is open.
+# configurations 0.97-1.03x the daemon's measure minutes before
+# (results/predict-drift-h100.md), at clocks that did not move (v74).
 set -u
 dt=$1 out=$2 budget=${3:-150}
 dir=$(mktemp -d /tmp/spmvd-calib.XXXXXX)
