@@ -22,7 +22,7 @@
  *     (run_twins says how; matrices under N entries, 1M by default), to
  *     tell the calibration's matrices from real ones;
  *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
- *                [--each] [--refeature FILE]
+ *                [--each] [--each-point] [--refeature FILE]
  *     no device: fits the work model of every configuration in a
  *     --points table (plain or gzip), predicts each matrix of an
  *     eval_tuner --tsv table (any part of the suite, built here) and
@@ -31,7 +31,11 @@
  *     themselves (the best its terms allow); exits 1 when a format's mean
  *     error exceeds B (0.2).  M is the L2 of the device the points were
  *     timed on (its DRAM term).  --each first prints a line per matrix
- *     and format: matrix, type, format, predicted and measured us, error.
+ *     and format: matrix, type, format, predicted and measured us, error;
+ *     --each-point also a line per calibration point, the fit against its
+ *     own data: type, configuration, the point's place among that
+ *     configuration's lines of the table, rows, nnz, predicted and
+ *     measured us, error.
  *     --refeature computes every feature of the plan's matrices here (an
  *     H100's or H200's plan), for tables from before a feature, and keeps
  *     them in FILE for the next replay.
@@ -668,6 +672,26 @@ static int run_replay(const char *points, const char *measured, double bound,
                  &cp[k].fit, &e) != 0)
       fprintf(stderr, "calib_points: %s\n", e.msg);
   }
+  /* --each-point: the fit against its own points, in the table's order
+   * per configuration (the in-sample view: where the model's form, not
+   * its data, misses). */
+  for (k = 0; each > 1 && k < ncp; k++) {
+    char text[64];
+
+    spmv_config_format(&cp[k].cfg, text, sizeof text);
+    for (j = 0; j < cp[k].n; j++) {
+      struct spmv_profile pr;
+      double us;
+
+      memset(&pr, 0, sizeof pr);
+      pr.rows = (int64_t)cp[k].x[j].rows;
+      pr.nnz = (int64_t)cp[k].x[j].nnz;
+      us = spmvd_predict_time(&cp[k].fit, &pr, &cp[k].x[j]);
+      printf("point\t%s\t%s\t%zu\t%.0f\t%.0f\t%.3f\t%.3f\t%+.1f\n",
+             cp[k].dtype, text, j, cp[k].x[j].rows, cp[k].x[j].nnz, us,
+             cp[k].t[j], 100 * (us - cp[k].t[j]) / cp[k].t[j]);
+    }
+  }
   in = fopen(measured, "r");
   if (in == NULL) {
     fprintf(stderr, "calib_points: cannot open %s\n", measured);
@@ -782,7 +806,8 @@ int main(int argc, char **argv)
     {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'}, {"refeature", 1, 0, 'F'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
-    {"each", 0, 0, 'e'}, {"worker", 0, 0, 'W'}, {"twins", 0, 0, 'T'}, {"max-nnz", 1, 0, 'N'},
+    {"each", 0, 0, 'e'}, {"each-point", 0, 0, 'E'}, {"worker", 0, 0, 'W'},
+    {"twins", 0, 0, 'T'}, {"max-nnz", 1, 0, 'N'},
     {"rounds", 1, 0, 'R'}, {"rounds-tsv", 1, 0, 'O'},
     {0, 0, 0, 0},
   };
@@ -801,7 +826,8 @@ int main(int argc, char **argv)
 
   while ((c = getopt_long(argc, argv, "pfTN:b:t:w:B:s:o:r:m:x:l:eWF:R:O:", lo, NULL)) != -1) {
     switch (c) {
-    case 'e': each = 1; break;
+    case 'e': each = each > 1 ? each : 1; break;
+    case 'E': each = 2; break;
     case 'W': worker = 1; break;
     case 'R': rounds = atoi(optarg); break;
     case 'O': rounds_tsv = optarg; break;
@@ -835,7 +861,8 @@ int main(int argc, char **argv)
                       "       calib_points --twins [--suite S] [--only N] "
                       "[--dtype ...] [--max-nnz N]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
-                      "[--bound B] [--l2-mib M] [--each] [--refeature FILE]\n");
+                      "[--bound B] [--l2-mib M] [--each] [--each-point]\n"
+                      "                    [--refeature FILE]\n");
       return 2;
     }
   }
