@@ -162,15 +162,9 @@ static int64_t compare(const struct spmv_csr *A, const struct inputs *in,
                        const double *y, const double *ref, double alpha,
                        double beta, double *tol_out)
 {
-  double eps = in->dt == SPMV_F32 ? 5.96e-8 : 1.11e-16;
-  /* Below the normal range a rounding errs by up to half the smallest
-   * subnormal, whatever the size of the sum. */
-  double tiny = in->dt == SPMV_F32 ? 0x1p-149 : 0x1p-1074;
   for (int64_t i = 0; i < A->rows; i++) {
-    double len = (double)(A->row_ptr[i + 1] - A->row_ptr[i]);
-    double tol = 4 * eps * (len + 4) *
-                 (fabs(alpha) * in->absum[i] + fabs(beta * in->y0[i])) +
-                 2 * (len + 2) * tiny;
+    double mag = fabs(alpha) * in->absum[i] + fabs(beta * in->y0[i]);
+    double tol = gpu_row_tol(in->dt, A->row_ptr[i + 1] - A->row_ptr[i], mag);
     if (!(fabs(y[i] - ref[i]) <= tol)) {
       *tol_out = tol;
       return i;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -181,4 +182,53 @@ void gpu_random_vector(double *x, int64_t n, uint64_t seed)
     double v = 0.5 + (double)((s >> 20) & 0xfffff) / 1048576.0;
     x[i] = (s >> 63) ? -v : v;
   }
+}
+
+/* The tolerance of one row; see gpu_common.h. */
+double gpu_row_tol(enum spmv_dtype dt, int64_t len, double mag)
+{
+  double eps = dt == SPMV_F32 ? 0x1p-24 : 0x1p-53;
+  double tiny = dt == SPMV_F32 ? 0x1p-149 : 0x1p-1074;
+
+  return 4 * eps * (double)(len + 4) * mag + 2 * (double)(len + 2) * tiny;
+}
+
+/* The double reference and each row's magnitude. */
+void gpu_reference(const struct spmv_csr *A, const double *x, double *ref,
+                   double *mag)
+{
+  for (int64_t i = 0; i < A->rows; i++) {
+    double s = 0, m = 0;
+
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      double t = A->val[k] * x[A->col_idx[k]];
+      s += t;
+      m += fabs(t);
+    }
+    ref[i] = s;
+    mag[i] = m;
+  }
+}
+
+/* Rows out of tolerance; see gpu_common.h. */
+int64_t gpu_check_rows(const struct spmv_csr *A, enum spmv_dtype dt,
+                       const void *y, const double *ref, const double *mag,
+                       int64_t stride, int64_t phase, int64_t *first)
+{
+  int64_t bad = 0;
+
+  *first = -1;
+  if (stride < 1)
+    stride = 1;
+  for (int64_t i = phase % stride; i < A->rows; i += stride) {
+    double v = dt == SPMV_F32 ? (double)((const float *)y)[i]
+                              : ((const double *)y)[i];
+    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+
+    if (!(fabs(v - ref[i]) <= gpu_row_tol(dt, len, mag[i]))) {
+      if (bad++ == 0)
+        *first = i;
+    }
+  }
+  return bad;
 }

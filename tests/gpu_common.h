@@ -2,6 +2,7 @@
 #ifndef GPU_COMMON_H
 #define GPU_COMMON_H
 
+#include "spmv_csr.h"
 #include "spmv_formats.h"
 
 /*
@@ -41,5 +42,30 @@ void gpu_paths_free(char **paths, int n);
 
 /* Fills x[0 .. n) with values in +-[0.5, 1.5), never 0, exact in float. */
 void gpu_random_vector(double *x, int64_t n, uint64_t seed);
+
+/*
+ * How far a row of len entries computed in type dt may lie from its
+ * double reference: 4 eps (len + 4) times mag, the sum of the magnitudes
+ * of the terms the product adds (|alpha| sum |a_ij x_j| + |beta y_i|),
+ * plus 2 (len + 2) of the type's smallest subnormal, the most a rounding
+ * below the normal range loses whatever the sum's size.
+ */
+double gpu_row_tol(enum spmv_dtype dt, int64_t len, double mag);
+
+/*
+ * The double reference of y = A x: ref[i] and mag[i] = sum |a_ij x_j|
+ * (both rows long, owned by the caller).
+ */
+void gpu_reference(const struct spmv_csr *A, const double *x, double *ref,
+                   double *mag);
+
+/*
+ * Checks y (rows of type dt) against ref within gpu_row_tol of mag: the
+ * rows i = phase (mod stride), every row when stride is 1.  Returns how
+ * many are out (NaN included); *first the first of them, or -1.
+ */
+int64_t gpu_check_rows(const struct spmv_csr *A, enum spmv_dtype dt,
+                       const void *y, const double *ref, const double *mag,
+                       int64_t stride, int64_t phase, int64_t *first);
 
 #endif /* GPU_COMMON_H */

@@ -28,7 +28,8 @@
  * ALG2, each timed with CUDA events after 3 warm-up runs as the median of
  * -r runs (50 by default), with L2 flushed (a memset of twice its size)
  * before every timed run.  Each configuration's result is checked against
- * spmv_csr_ref() first-hand; a wrong one is marked and never "best".
+ * a plain double CSR product (gpu_reference) within gpu_row_tol; a wrong
+ * one is marked and never "best".
  * Layouts are converted on host threads ahead of the GPU, a few at a time.
  * Bytes are the CSR minimum: values + column indices + row pointers + x
  * once + y once.  The device's copy bandwidth (device-to-device memcpy,
@@ -321,14 +322,10 @@ static int64_t check_result(const struct spmv_csr *A, const void *y,
                             enum spmv_dtype dt, const double *ref,
                             const double *absum, int64_t stride, int64_t phase)
 {
-  double eps = dt == SPMV_F32 ? 5.96e-8 : 1.11e-16;
-  for (int64_t i = phase % stride; i < A->rows; i += stride) {
-    double v = dt == SPMV_F32 ? ((const float *)y)[i] : ((const double *)y)[i];
-    double len = (double)(A->row_ptr[i + 1] - A->row_ptr[i]);
-    if (!(fabs(v - ref[i]) <= 4 * eps * (len + 4) * absum[i] + 1e-300))
-      return i;
-  }
-  return -1;
+  int64_t first;
+
+  gpu_check_rows(A, dt, y, ref, absum, stride, phase, &first);
+  return first;
 }
 
 /* A bound kernel's launch (bound_gpu.cu), as time_flushed() makes it. */
@@ -454,10 +451,7 @@ static void bench_one(const char *name, const struct spmv_csr *A,
     else
       ((double *)xt)[i] = x[i];
   }
-  spmv_csr_ref(A, 1.0, x, 0.0, ref);
-  for (int64_t i = 0; i < A->rows; i++)
-    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-      absum[i] += fabs(A->val[k] * x[A->col_idx[k]]);
+  gpu_reference(A, x, ref, absum);
   CK(cudaMalloc(&dx, nc * es));
   CK(cudaMalloc(&dy, nr * es));
   CK(cudaMemcpy(dx, xt, (size_t)A->cols * es, cudaMemcpyHostToDevice));

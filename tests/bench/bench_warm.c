@@ -86,32 +86,25 @@ static double run_once(const struct spmv_dev_matrix *d, const void *dx,
 }
 
 /* Compares the device's y with the reference in double: the count of rows
- * beyond |y - ref| <= 4 eps (len + 4) sum |a x|. */
+ * beyond gpu_row_tol. */
 static int64_t check_y(const struct spmv_csr *A, enum spmv_dtype dt,
                        const double *x, const void *dy)
 {
-  size_t vs = spmv_dtype_size(dt);
-  void *y = malloc((size_t)A->rows * vs);
-  double eps = dt == SPMV_F32 ? 0x1p-24 : 0x1p-53;
-  int64_t bad = 0;
+  size_t vs = spmv_dtype_size(dt), nr = (size_t)(A->rows > 0 ? A->rows : 1);
+  void *y = malloc(nr * vs);
+  double *ref = malloc(nr * sizeof *ref), *mag = malloc(nr * sizeof *mag);
+  int64_t bad, first;
 
-  if (y == NULL) {
+  if (y == NULL || ref == NULL || mag == NULL) {
     fprintf(stderr, "bench_warm: out of memory\n");
     exit(1);
   }
   CK(cudaMemcpy(y, dy, (size_t)A->rows * vs, cudaMemcpyDeviceToHost));
-  for (int64_t i = 0; i < A->rows; i++) {
-    double ref = 0, mag = 0, got;
-    for (int64_t j = A->row_ptr[i]; j < A->row_ptr[i + 1]; j++) {
-      ref += A->val[j] * x[A->col_idx[j]];
-      mag += fabs(A->val[j] * x[A->col_idx[j]]);
-    }
-    double len = (double)(A->row_ptr[i + 1] - A->row_ptr[i]);
-    got = dt == SPMV_F32 ? (double)((float *)y)[i] : ((double *)y)[i];
-    if (!(fabs(got - ref) <= 4 * eps * (len + 4) * mag))
-      bad++;
-  }
+  gpu_reference(A, x, ref, mag);
+  bad = gpu_check_rows(A, dt, y, ref, mag, 1, 0, &first);
   free(y);
+  free(ref);
+  free(mag);
   return bad;
 }
 
