@@ -1886,10 +1886,10 @@ static int num(json_t *o, const char *fmt, const char *key, double *v,
   return 0;
 }
 
-/* Reads work tree node i (nodes before it read already): null exactly
- * where unused, else a leaf of SPMVD_WORK_TERMS non-negative numbers or a
- * split with children. */
-static int work_node_from_json(json_t *v, const char *name, int i,
+/* Reads work tree node i of a tree of n nodes (nodes before it read
+ * already): null exactly where unused, else a leaf of SPMVD_WORK_TERMS
+ * non-negative numbers or a split with children. */
+static int work_node_from_json(json_t *v, const char *name, int i, int n,
                                struct spmvd_fit *f, struct spmv_error *err)
 {
   enum spmvd_split s;
@@ -1926,7 +1926,7 @@ static int work_node_from_json(json_t *v, const char *name, int i,
     f->split[i] = SPMVD_SPLIT_NONE;
     return 0;
   }
-  if (!json_is_object(v) || 2 * i + 2 >= SPMVD_TREE_NODES ||
+  if (!json_is_object(v) || 2 * i + 2 >= n ||
       spmvd_split_parse(json_string_value(json_object_get(v, "split")),
                         &s) != 0 ||
       s == SPMVD_SPLIT_NONE ||
@@ -1942,24 +1942,28 @@ static int work_node_from_json(json_t *v, const char *name, int i,
 }
 
 /* Reads a fit's optional work model: its tree of SPMVD_TREE_NODES nodes,
- * or none. */
+ * or of SPMVD_TREE_NODES_D2 as depth-2 fits were stored (the nodes past
+ * them unused), or none. */
 static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           struct spmv_error *err)
 {
   json_t *w = json_object_get(o, "work");
   double np = 0;
-  int i, ret;
+  int i, n, ret;
 
   if (w == NULL)
     return 0;
-  if (!json_is_array(w) || json_array_size(w) != SPMVD_TREE_NODES)
+  n = json_is_array(w) ? (int)json_array_size(w) : 0;
+  if (n != SPMVD_TREE_NODES && n != SPMVD_TREE_NODES_D2)
     return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"work\" must be an array of %d "
-                          "tree nodes", name, SPMVD_TREE_NODES);
+                          "fit of %s: \"work\" must be an array of %d or %d "
+                          "tree nodes", name, SPMVD_TREE_NODES,
+                          SPMVD_TREE_NODES_D2);
   memset(f->split, 0, sizeof f->split);
-  for (i = 0; i < SPMVD_TREE_NODES; i++)
-    if ((ret = work_node_from_json(json_array_get(w, (size_t)i), name, i, f,
-                                   err)) != 0)
+  memset(f->wc, 0, sizeof f->wc);
+  for (i = 0; i < n; i++)
+    if ((ret = work_node_from_json(json_array_get(w, (size_t)i), name, i, n,
+                                   f, err)) != 0)
       return ret;
   if (num(o, name, "work_npoints", &np, err) != 0 || np < 1)
     return spmv_error_set(err, SPMV_EINVAL,

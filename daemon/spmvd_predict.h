@@ -97,17 +97,21 @@ struct spmvd_pfeat {
  * One line rarely fits a kernel from a launch of a few rows to a pass
  * over gigabytes: a merge kernel adds a fix-up once its work spans more
  * than one block, a thread per row goes from waiting on its longest row
- * to streaming.  So the calibration grows a model tree of depth 2 at
+ * to streaming.  So the calibration grows a model tree of depth 3 at
  * most: a node splits its points by rows, rows + nnz, the longest row or
  * the mean row length at a power of two, where the two sides' lines cut
  * the relative error by 3 % or more and each keeps 100 points or more
  * (about ten per coefficient: fewer let a leaf's line swing wide);
- * each leaf holds its own line.
+ * each leaf holds its own line.  Depth 2 (fits stored before, still
+ * read) left the f32 calibration's cusparse and csr-merge at 6.5 and 6.0 %
+ * in a replay where depth 3 gives 4.1 and 3.7, no format worse by more
+ * than 0.2 points (results/predictor-insample-h100-v77.md).
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
 #define SPMVD_WORK_BASIS 8     /* the basis new fits use (struct spmvd_fit) */
-#define SPMVD_TREE_NODES 7   /* depth 2: node i's children 2i+1, 2i+2 */
+#define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
+#define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
 /* What a model tree node splits on (struct spmvd_fit). */
 enum spmvd_split {

@@ -1229,9 +1229,30 @@ START_TEST(test_fit_tree)
   json_array_set_new(work, 1, json_pack("[fffffffff]", 1.0, 0.0, 0.0, 0.0, 0.0,
                                         0.0, 0.0, 0.0, 0.0));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
-  json_array_remove(work, 6);
+  json_array_remove(work, 14);
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  ck_assert_ptr_nonnull(strstr(e.msg, "array of 7 tree nodes"));
+  ck_assert_ptr_nonnull(strstr(e.msg, "array of 15 or 7 tree nodes"));
+  json_decref(doc);
+  /* A depth-2 fit as stored before (7 nodes) reads as the same tree. */
+  doc = spmvd_predict_to_json(&pr);
+  work = json_object_get(json_object_get(doc, "coo"), "work");
+  for (k = SPMVD_TREE_NODES - 1; k >= SPMVD_TREE_NODES_D2; k--) {
+    ck_assert(json_is_null(json_array_get(work, (size_t)k)));
+    json_array_remove(work, (size_t)k);
+  }
+  ck_assert_int_eq(json_array_size(work), SPMVD_TREE_NODES_D2);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  assert_same_tree(&pr2.fit[SPMV_FMT_COO], f);
+  for (k = 0; k < (int)nj; k++)
+    ck_assert_double_eq(spmvd_predict_time(&pr2.fit[SPMV_FMT_COO], &prof,
+                                           &xf[k]),
+                        spmvd_predict_time(f, &prof, &xf[k]));
+  /* ... where a split at depth 2 has no nodes below it. */
+  json_array_set_new(work, 1, json_pack("{sssf}", "split", "rows", "at", 8.0));
+  json_array_set_new(work, 3, json_pack("{sssf}", "split", "rows", "at", 4.0));
+  json_array_set_new(work, 4, json_deep_copy(json_array_get(work, 2)));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "work[3] is neither"));
   json_decref(doc);
 }
 END_TEST
