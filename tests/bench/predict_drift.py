@@ -55,7 +55,10 @@ def main():
     print('|---|---|---|---|---|---|---|---|')
     for run in sys.argv[2:]:
         for dt in ('f64', 'f32'):
-            a = daemon(os.path.join(top, f'predict-measure-h100-{run}-{dt}.tsv'))
+            path = os.path.join(top, f'predict-measure-h100-{run}-{dt}.tsv')
+            if not os.path.exists(path):
+                continue  # a run of one type only
+            a = daemon(path)
             b = full(os.path.join(top, f'eval-h100-{run}-{dt}.tsv'),
                      {f for (_m, f) in a})
             q = sorted(b[k][1] / a[k][1] for k in a if k in b)
