@@ -14,7 +14,12 @@
 # - the H100's f64 calib-points-h100-v59-f64 (kernels v15, csr-scalar's
 #   f64 walk in chunks) against eval-h100-v59, f64: within 10 % (csr-scalar
 #   7.4 % at worst when committed in basis 7, 7.7 % in basis 6; the others
-#   at 2.6-6.7 %).
+#   at 2.6-6.7 %);
+# - the H100's calib-points-h100-v77 (kernels v15, the daemon's default
+#   plan timed as the worker times it) against eval-h100-v77, timed on the
+#   same H100 right after: within 8 % (csr-scalar 6.1 % f64 and 7.0 % f32
+#   at worst when committed with the depth-3 tree, the others at 2.6-5.9
+#   %); and --each-point sets the fit against every one of its points.
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -40,4 +45,17 @@ status=0
 replay calib-points-h200-v8 eval-h200-v15 0.17 60
 replay calib-points-h100-v52 eval-h100-v52 0.10 50
 replay calib-points-h100-v59-f64 eval-h100-v59 0.10 50 f64
+for dt in f64 f32; do
+  replay calib-points-h100-v77-$dt eval-h100-v77 0.08 50 $dt
+done
+# The in-sample view: a line per calibration point of the table.
+pts=$results/calib-points-h100-v77-f32.tsv.gz
+want=$(gzip -dc "$pts" | grep -vc '^#')
+got=$(SPMV_MATRICES=$SPMV_MATRICES "$tool" --replay "$pts" \
+        --measured "$results/eval-h100-v77-f32.tsv" --l2-mib 50 --each-point |
+      grep -c '^point')
+echo "--each-point: $got lines for $want points"
+# Points of a configuration the fit left out (none in this table) print
+# nothing; every other point prints one line.
+[ "$got" -eq "$want" ] || { echo "--each-point: $got lines, $want points"; status=1; }
 exit $status
