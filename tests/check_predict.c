@@ -1147,6 +1147,24 @@ END_TEST
  * 6 us once rows + nnz passes 4096 (as a merge kernel's fix-up pass
  * does), fitted on three quarters of 400 generated matrices and judged on
  * the rest; then kept through JSON, and malformed trees refused. */
+/* doc, read back, holds coo's fit f: the same tree, the same predictions
+ * at the n features xf. */
+static void assert_reads_back(json_t *doc, const struct spmvd_fit *f,
+                              const struct spmv_profile *prof,
+                              const struct spmvd_pfeat *xf, size_t n)
+{
+  struct spmvd_predictor back;
+  struct spmv_error e;
+
+  spmv_error_clear(&e);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), 0);
+  assert_same_tree(&back.fit[SPMV_FMT_COO], f);
+  for (size_t k = 0; k < n; k++)
+    ck_assert_double_eq(spmvd_predict_time(&back.fit[SPMV_FMT_COO], prof,
+                                           &xf[k]),
+                        spmvd_predict_time(f, prof, &xf[k]));
+}
+
 START_TEST(test_fit_tree)
 {
   static struct spmvd_pfeat x[400], xf[400];
@@ -1204,12 +1222,7 @@ START_TEST(test_fit_tree)
   /* Through JSON. */
   doc = spmvd_predict_to_json(&pr);
   ck_assert_ptr_nonnull(doc);
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
-  assert_same_tree(&pr2.fit[SPMV_FMT_COO], f);
-  for (k = 0; k < (int)nj; k++)
-    ck_assert_double_eq(spmvd_predict_time(&pr2.fit[SPMV_FMT_COO], &prof,
-                                           &xf[k]),
-                        spmvd_predict_time(f, &prof, &xf[k]));
+  assert_reads_back(doc, f, &prof, xf, nj);
   work = json_object_get(json_object_get(doc, "coo"), "work");
   ck_assert_int_eq(json_array_size(work), SPMVD_TREE_NODES);
   ck_assert(json_is_null(json_array_get(work, 3)));
@@ -1241,12 +1254,7 @@ START_TEST(test_fit_tree)
     json_array_remove(work, (size_t)k);
   }
   ck_assert_int_eq(json_array_size(work), SPMVD_TREE_NODES_D2);
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
-  assert_same_tree(&pr2.fit[SPMV_FMT_COO], f);
-  for (k = 0; k < (int)nj; k++)
-    ck_assert_double_eq(spmvd_predict_time(&pr2.fit[SPMV_FMT_COO], &prof,
-                                           &xf[k]),
-                        spmvd_predict_time(f, &prof, &xf[k]));
+  assert_reads_back(doc, f, &prof, xf, nj);
   /* ... where a split at depth 2 has no nodes below it. */
   json_array_set_new(work, 1, json_pack("{sssf}", "split", "rows", "at", 8.0));
   json_array_set_new(work, 3, json_pack("{sssf}", "split", "rows", "at", 4.0));
