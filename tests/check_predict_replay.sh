@@ -57,5 +57,6 @@ got=$(SPMV_MATRICES=$SPMV_MATRICES "$tool" --replay "$pts" \
 echo "--each-point: $got lines for $want points"
 # Points of a configuration the fit left out (none in this table) print
 # nothing; every other point prints one line.
-[ "$got" -eq "$want" ] || { echo "--each-point: $got lines, $want points"; status=1; }
+[ "$got" -eq "$want" ] ||
+  { echo "--each-point: $got lines, $want points"; status=1; }
 exit $status
