@@ -1143,10 +1143,6 @@ START_TEST(test_fit_work)
 }
 END_TEST
 
-/* The tree finds a regime change no line can follow: times that jump by
- * 6 us once rows + nnz passes 4096 (as a merge kernel's fix-up pass
- * does), fitted on three quarters of 400 generated matrices and judged on
- * the rest; then kept through JSON, and malformed trees refused. */
 /* doc, read back, holds coo's fit f: the same tree, the same predictions
  * at the n features xf. */
 static void assert_reads_back(json_t *doc, const struct spmvd_fit *f,
@@ -1165,6 +1161,10 @@ static void assert_reads_back(json_t *doc, const struct spmvd_fit *f,
                         spmvd_predict_time(f, prof, &xf[k]));
 }
 
+/* The tree finds a regime change no line can follow: times that jump by
+ * 6 us once rows + nnz passes 4096 (as a merge kernel's fix-up pass
+ * does), fitted on three quarters of 400 generated matrices and judged on
+ * the rest; then kept through JSON, and malformed trees refused. */
 START_TEST(test_fit_tree)
 {
   static struct spmvd_pfeat x[400], xf[400];
