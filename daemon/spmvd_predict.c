@@ -62,6 +62,20 @@ static const double work_i[] = { 0.0001, 0.0005, 0.002, 0.01, 0.05, 0.25,
                                  1, 4 };
 static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
 
+/*
+ * The mid part: launches of a few warps a SM (2000 to 30000 rows on an
+ * H100 or H200) whose rows are long enough that the matrix straddles the
+ * half of the L2 that keeps data read once.  There the longest warp's
+ * steps wait on the L2 or on DRAM, and csr-scalar's fit missed its own
+ * points by +10 % at 12-25 MB and -14 % at 25-50 MB with 35 points in
+ * that regime (predictor-insample-h100-v77.md); the ELLR-T paper's
+ * matrices (rma10, pdb1HYS, cant) lie there.  The FEM shape, its
+ * log-normal twin and random columns.
+ */
+static const size_t mid_shapes[] = { WORK_FEM_SHAPE, 4, 0 };
+static const double mid_i[] = { 0.02, 0.035, 0.06, 0.1 };
+static const int mid_p[] = { 96, 160, 256, 384, 640 };
+
 /* The largest least-squares system. */
 #define MAXB SPMVD_WORK_TERMS
 
@@ -110,6 +124,7 @@ void spmvd_calib_params_default(struct spmvd_calib_params *p)
   p->cv = 0.25;
   p->seed = 1;
   p->work_nnz = (int64_t)240 << 20;
+  p->mid_nnz = 0;
 }
 
 /* Appends a point to the plan (capacity checked by the caller). */
@@ -210,20 +225,20 @@ static int work_len(size_t sh, size_t pi)
   return work_shapes[sh].cv == 0 && p >= 16 ? p - 1 : p;
 }
 
-/* Adds one work-part matrix: shape sh, work_i[ii] strips of the thread
- * strip st (sv: csr-vector's), mean length pp, under every configuration. */
+/* Adds one work-part matrix: shape sh, i strips of the thread strip st
+ * (sv: csr-vector's), mean length pp, under every configuration. */
 static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
-                            size_t ii, int pp, int64_t st, int64_t sv,
+                            double i, int pp, int64_t st, int64_t sv,
                             int cuda)
 {
-  int64_t rows = strip_rows(st, work_i[ii]);
+  int64_t rows = strip_rows(st, i);
   size_t k, pt0 = plan->n;
 
   add_point(plan, &vector_cfg, rows, (double)rows / (double)sv, pp,
             work_shapes[sh].dist, work_shapes[sh].cv);
   for (k = 0; k < NELEM(thread_cfgs); k++)
     if (cuda || !thread_cfgs[k].cuda_only)
-      add_point(plan, &thread_cfgs[k].cfg, rows, work_i[ii], pp,
+      add_point(plan, &thread_cfgs[k].cfg, rows, i, pp,
                 work_shapes[sh].dist, work_shapes[sh].cv);
   for (k = pt0; k < plan->n; k++) {
     plan->pt[k].place = work_shapes[sh].place;
@@ -273,11 +288,45 @@ static void add_work(struct spmvd_calib_plan *plan,
         break;
       taken[a] = 1;
       spent += nnz[a];
-      add_work_matrix(plan, sh, (a / np) % ni, work_len(sh, a % np), st, sv,
-                      cuda);
+      add_work_matrix(plan, sh, work_i[(a / np) % ni], work_len(sh, a % np),
+                      st, sv, cuda);
     }
     plan->total_nnz += spent;
   }
+}
+
+/* The mid part of the plan: mid_shapes x mid_i x mid_p by nonzeros, while
+ * p->mid_nnz (at most a quarter of max_nnz_total, so that a plan trimmed
+ * to a short bound trims it too) lasts; none at 0. */
+static void add_mid(struct spmvd_calib_plan *plan,
+                    const struct spmvd_calib_params *p, int64_t st,
+                    int64_t sv, int cuda)
+{
+  enum { NM = NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_p) };
+  int64_t nnz[NM], spent = 0;
+  int64_t budget = p->mid_nnz < p->max_nnz_total / 4 ? p->mid_nnz
+                                                      : p->max_nnz_total / 4;
+  size_t order[NM], a, b, t;
+  size_t ni = NELEM(mid_i), np = NELEM(mid_p);
+
+  /* Index a = (shape * ni + i) * np + p; insertion sort by nnz, stable. */
+  for (a = 0; a < NM; a++) {
+    nnz[a] = strip_rows(st, mid_i[(a / np) % ni]) * mid_p[a % np];
+    for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
+      order[b] = order[b - 1];
+    order[b] = a;
+  }
+  for (t = 0; t < NM; t++) {
+    a = order[t];
+    if (nnz[a] > p->max_nnz_matrix)
+      continue;
+    if (spent + nnz[a] > budget)
+      break;
+    spent += nnz[a];
+    add_work_matrix(plan, mid_shapes[a / (ni * np)], mid_i[(a / np) % ni],
+                    mid_p[a % np], st, sv, cuda);
+  }
+  plan->total_nnz += spent;
 }
 
 /* Makes the calibration plan for a device. */
@@ -310,7 +359,8 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
   cap = 2 * (NELEM(grid_p) + NELEM(vec_i)) +
         2 * (NELEM(grid_i1) + NELEM(grid_i2)) * NELEM(grid_p) *
             NELEM(thread_cfgs) +
-        NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) *
+        (NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) +
+         NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_p)) *
             (NELEM(thread_cfgs) + 1);
   if (plan != NULL)
     plan->pt = calloc(cap, sizeof *plan->pt);
@@ -356,6 +406,7 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
           add_grid_matrices(plan, p, st, gi[b], grid_p[a], cuda);
   }
   add_work(plan, p, st, sv, cuda);
+  add_mid(plan, p, st, sv, cuda);
   *out = plan;
   return 0;
 }

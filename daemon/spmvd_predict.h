@@ -187,6 +187,9 @@ struct spmvd_calib_params {
                               at most half of max_nnz_total), and half
                               as much again for its FEM shape's larger
                               matrices */
+  int64_t mid_nnz;         /* nnz of the mid part (spmvd_predict.c), after
+                              the work part, at most a quarter of
+                              max_nnz_total; 0: none */
 };
 
 /* Fills p with the defaults written above. */

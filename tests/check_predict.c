@@ -230,6 +230,72 @@ START_TEST(test_plan_bounds)
 }
 END_TEST
 
+/*
+ * The mid part: after the plan without it, unchanged, matrices of a few
+ * warps a SM (2000-30000 rows on an H100) whose f64 CSR lies on both sides
+ * of 25 MB, every configuration on each, within its budget; a quarter of
+ * max_nnz_total bounds that budget.
+ */
+START_TEST(test_plan_mid)
+{
+  struct spmvd_device_info h = device(132, 2048, 1);
+  struct spmvd_calib_params prm;
+  struct spmvd_calib_plan *base, *plan;
+  int64_t nnz, spent = 0, under = 0, over = 0;
+  size_t k;
+  int m = -1;
+
+  spmvd_calib_params_default(&prm);
+  prm.mid_nnz = 0;
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &base, NULL), 0);
+  prm.mid_nnz = (int64_t)120 << 20;
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &plan, NULL), 0);
+  ck_assert_uint_gt(plan->n, base->n);
+  ck_assert_int_eq((plan->n - base->n) % 12, 0);
+  for (k = 0; k < base->n; k++) {
+    ck_assert_int_eq(plan->pt[k].rows, base->pt[k].rows);
+    ck_assert_int_eq(plan->pt[k].p, base->pt[k].p);
+    ck_assert_int_eq(plan->pt[k].matrix, base->pt[k].matrix);
+    ck_assert_int_eq(plan->pt[k].cfg.format, base->pt[k].cfg.format);
+  }
+  for (; k < plan->n; k++) {
+    const struct spmvd_calib_point *pt = &plan->pt[k];
+
+    ck_assert(pt->work);
+    ck_assert_int_ge(pt->rows, 2000);
+    ck_assert_int_le(pt->rows, 30000);
+    ck_assert_int_ge(pt->p, 96);
+    if (pt->matrix == m)
+      continue;
+    ck_assert_int_eq(pt->matrix, m < 0 ? base->nmatrices : m + 1);
+    ck_assert_int_eq(pt->cfg.format, SPMV_FMT_CSR_VECTOR);
+    m = pt->matrix;
+    nnz = pt->rows * pt->p;
+    spent += nnz;
+    under += nnz * 12 < (int64_t)25 << 20;
+    over += nnz * 12 > (int64_t)25 << 20;
+  }
+  ck_assert_int_eq(m + 1, plan->nmatrices);
+  ck_assert_int_le(spent, prm.mid_nnz);
+  ck_assert_int_eq(plan->total_nnz, base->total_nnz + spent);
+  ck_assert_int_ge(under, 10);
+  ck_assert_int_ge(over, 10);
+  spmvd_calib_plan_free(plan);
+  spmvd_calib_plan_free(base);
+  /* A trimmed plan trims the mid part to a quarter of its total. */
+  prm.max_nnz_total = 40000000;
+  prm.mid_nnz = 0;
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &base, NULL), 0);
+  prm.mid_nnz = (int64_t)120 << 20;
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &plan, NULL), 0);
+  spent = plan->total_nnz - base->total_nnz;
+  ck_assert_int_gt(spent, 0);
+  ck_assert_int_le(spent, prm.max_nnz_total / 4);
+  spmvd_calib_plan_free(plan);
+  spmvd_calib_plan_free(base);
+}
+END_TEST
+
 /* The fake device: a known time per format from I = rows / S and
  * P = nnz / rows, read off the matrix it is given. */
 struct fake {
@@ -1432,6 +1498,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_strips);
   tcase_add_test(tc, test_plan_bounds);
   tcase_add_test(tc, test_plan_trimmed);
+  tcase_add_test(tc, test_plan_mid);
   tcase_add_test(tc, test_calibrate_end_to_end);
   tcase_add_test(tc, test_calibrate_bound);
   tcase_add_test(tc, test_calib_backend_time);

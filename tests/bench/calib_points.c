@@ -2,8 +2,8 @@
  * calib_points.c: the predictor's raw material as tables, for studying its
  * model off the device (a benchmark tool, never in make check).
  *
- *   calib_points --points [--dtype f64|f32|both] [--work-nnz N] [--budget S]
- *                [--worker]
+ *   calib_points --points [--dtype f64|f32|both] [--work-nnz N] [--mid-nnz N]
+ *                [--budget S] [--worker]
  *     runs the daemon's calibration plan on the device (the cuda store of
  *     eval_tuner, or the cpu backend) and prints a line per timed point:
  *     the matrix's shape, every feature of spmvd_predict_features, the
@@ -140,7 +140,7 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
 }
 
 static int run_points(const char *mode, int dts, int64_t work_nnz,
-                      double budget, int worker, int rounds,
+                      int64_t mid_nnz, double budget, int worker, int rounds,
                       const char *rounds_tsv)
 {
   struct spmvd_calib_ops ops = { point_time, NULL };
@@ -184,6 +184,8 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
     spmvd_calib_params_default(&prm);
     if (work_nnz > 0)
       prm.work_nnz = work_nnz;
+    if (mid_nnz >= 0)
+      prm.mid_nnz = mid_nnz;
     if (prm.max_nnz_total < 2 * prm.work_nnz)
       prm.max_nnz_total = 2 * prm.work_nnz;
     rc = spmvd_calib_plan_new(eval_store_info(c.s), dt, &prm, &plan, &e);
@@ -803,7 +805,8 @@ int main(int argc, char **argv)
 {
   static const struct option lo[] = {
     {"points", 0, 0, 'p'}, {"features", 0, 0, 'f'}, {"backend", 1, 0, 'b'},
-    {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"budget", 1, 0, 'B'},
+    {"dtype", 1, 0, 't'}, {"work-nnz", 1, 0, 'w'}, {"mid-nnz", 1, 0, 'M'},
+    {"budget", 1, 0, 'B'},
     {"suite", 1, 0, 's'}, {"only", 1, 0, 'o'}, {"replay", 1, 0, 'r'}, {"refeature", 1, 0, 'F'},
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
     {"each", 0, 0, 'e'}, {"each-point", 0, 0, 'E'}, {"worker", 0, 0, 'W'},
@@ -821,10 +824,10 @@ int main(int argc, char **argv)
   int c, what = 0, dts = 2, each = 0, worker = 0, rounds = 0;
   const char *rounds_tsv = NULL;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
-  int64_t work_nnz = 0, twin_max = 0;
+  int64_t work_nnz = 0, mid_nnz = -1, twin_max = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:B:s:o:r:m:x:l:eWF:R:O:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:M:B:s:o:r:m:x:l:eWF:R:O:", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = each > 1 ? each : 1; break;
     case 'E': each = 2; break;
@@ -843,6 +846,7 @@ int main(int argc, char **argv)
     case 'b': mode = optarg; break;
     case 'o': only = optarg; break;
     case 'w': work_nnz = strtoll(optarg, NULL, 10); break;
+    case 'M': mid_nnz = strtoll(optarg, NULL, 10); break;
     case 'B': budget = strtod(optarg, NULL); break;
     case 't':
       dts = strcmp(optarg, "f32") == 0 ? 1 : strcmp(optarg, "both") == 0 ? 3 : 2;
@@ -854,8 +858,8 @@ int main(int argc, char **argv)
       break;
     default:
       fprintf(stderr, "usage: calib_points --points [--backend cuda|cpu] "
-                      "[--dtype f64|f32|both] [--work-nnz N] [--budget S] "
-                      "[--worker [--rounds R --rounds-tsv FILE]]\n"
+                      "[--dtype f64|f32|both] [--work-nnz N] [--mid-nnz N] "
+                      "[--budget S] [--worker [--rounds R --rounds-tsv FILE]]\n"
                       "       calib_points --features [--suite S] [--only N] "
                       "[--dtype ...]\n"
                       "       calib_points --twins [--suite S] [--only N] "
@@ -867,7 +871,7 @@ int main(int argc, char **argv)
     }
   }
   if (what == 'p')
-    return run_points(mode, dts, work_nnz, budget, worker, rounds, rounds_tsv);
+    return run_points(mode, dts, work_nnz, mid_nnz, budget, worker, rounds, rounds_tsv);
   if (what == 'f')
     return run_features(sets, only, dts);
   if (what == 'T')
