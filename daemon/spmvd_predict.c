@@ -63,18 +63,23 @@ static const double work_i[] = { 0.0001, 0.0005, 0.002, 0.01, 0.05, 0.25,
 static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
 
 /*
- * The mid part: launches of a few warps a SM (2000 to 30000 rows on an
- * H100 or H200) whose rows are long enough that the matrix straddles the
- * half of the L2 that keeps data read once.  There the longest warp's
- * steps wait on the L2 or on DRAM, and csr-scalar's fit missed its own
- * points by +10 % at 12-25 MB and -14 % at 25-50 MB with 35 points in
- * that regime (predictor-insample-h100-v77.md); the ELLR-T paper's
- * matrices (rma10, pdb1HYS, cant) lie there.  The FEM shape, its
- * log-normal twin and random columns.
+ * The mid part, csr-scalar's alone: launches of 0.02 to 0.2 strips (5400
+ * to 54000 rows on an H100 or H200, a few warps to a fifth of the
+ * device's) whose matrix lies on either side of the L2's cliff (basis 9),
+ * at mid_l2 times the device's L2.  Its fit read its own points of a few
+ * warps 10 % high at 12-25 MB and 14 % low at 25-50 MB with 35 points
+ * there (predictor-insample-h100-v77.md), and the ELLR-T paper's
+ * matrices lie there (pdb1HYS, consph, rma10).  The FEM shape and its
+ * log-normal twin, near the diagonal as the paper's.  Only csr-scalar: the other
+ * formats' fits have no term for the cliff, and these points moved their
+ * errors on the evaluation by up to 0.7 points either way
+ * (eval-h100-v79.md).
  */
-static const size_t mid_shapes[] = { WORK_FEM_SHAPE, 4, 0 };
-static const double mid_i[] = { 0.02, 0.035, 0.06, 0.1 };
-static const int mid_p[] = { 96, 160, 256, 384, 640 };
+static const size_t mid_shapes[] = { WORK_FEM_SHAPE, 4 };
+static const double mid_i[] = { 0.02, 0.06, 0.2 };
+static const double mid_l2[] = { 0.5, 0.7, 0.9, 1.2 };
+static const struct spmv_config scalar_cfg = { SPMV_FMT_CSR_SCALAR, 256, 0,
+                                               0, 0 };
 
 /* The largest least-squares system. */
 #define MAXB SPMVD_WORK_TERMS
@@ -124,7 +129,7 @@ void spmvd_calib_params_default(struct spmvd_calib_params *p)
   p->cv = 0.25;
   p->seed = 1;
   p->work_nnz = (int64_t)240 << 20;
-  p->mid_nnz = 0;
+  p->mid_nnz = (int64_t)160 << 20;
 }
 
 /* Appends a point to the plan (capacity checked by the caller). */
@@ -295,23 +300,39 @@ static void add_work(struct spmvd_calib_plan *plan,
   }
 }
 
-/* The mid part of the plan: mid_shapes x mid_i x mid_p by nonzeros, while
- * p->mid_nnz (at most a quarter of max_nnz_total, so that a plan trimmed
- * to a short bound trims it too) lasts; none at 0. */
-static void add_mid(struct spmvd_calib_plan *plan,
-                    const struct spmvd_calib_params *p, int64_t st,
-                    int64_t sv, int cuda)
+/* The mean row length that puts a matrix of rows rows of values dt at
+ * share of an L2 of l2 bytes (values and 4-byte columns), at least 8. */
+static int mid_len(int64_t rows, double share, double l2, enum spmv_dtype dt)
 {
-  enum { NM = NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_p) };
-  int64_t nnz[NM], spent = 0;
-  int64_t budget = p->mid_nnz < p->max_nnz_total / 4 ? p->mid_nnz
-                                                      : p->max_nnz_total / 4;
-  size_t order[NM], a, b, t;
-  size_t ni = NELEM(mid_i), np = NELEM(mid_p);
+  double p = share * l2 / ((double)rows * (double)(spmv_dtype_size(dt) + 4));
 
-  /* Index a = (shape * ni + i) * np + p; insertion sort by nnz, stable. */
+  return p > 8 ? (int)lround(p) : 8;
+}
+
+/* The mid part of the plan: mid_shapes x mid_i x mid_l2 by nonzeros, while
+ * p->mid_nnz (at most a third of max_nnz_total, so that a plan trimmed
+ * to a short bound trims it too) lasts; none at 0 or without an L2. */
+static void add_mid(struct spmvd_calib_plan *plan,
+                    const struct spmvd_calib_params *p,
+                    const struct spmvd_device_info *dev, enum spmv_dtype dt,
+                    int64_t st)
+{
+  enum { NM = NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_l2) };
+  int64_t nnz[NM], spent = 0, rows;
+  int64_t budget = p->mid_nnz < p->max_nnz_total / 3 ? p->mid_nnz
+                                                      : p->max_nnz_total / 3;
+  double l2 = (double)dev->l2_bytes;
+  size_t order[NM], a, b, t, sh;
+  size_t ni = NELEM(mid_i), nl = NELEM(mid_l2);
+  int len[NM];
+
+  if (l2 <= 0)
+    return;
+  /* Index a = (shape * ni + i) * nl + share; insertion sort by nnz. */
   for (a = 0; a < NM; a++) {
-    nnz[a] = strip_rows(st, mid_i[(a / np) % ni]) * mid_p[a % np];
+    rows = strip_rows(st, mid_i[(a / nl) % ni]);
+    len[a] = mid_len(rows, mid_l2[a % nl], l2, dt);
+    nnz[a] = rows * len[a];
     for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
       order[b] = order[b - 1];
     order[b] = a;
@@ -323,8 +344,14 @@ static void add_mid(struct spmvd_calib_plan *plan,
     if (spent + nnz[a] > budget)
       break;
     spent += nnz[a];
-    add_work_matrix(plan, mid_shapes[a / (ni * np)], mid_i[(a / np) % ni],
-                    mid_p[a % np], st, sv, cuda);
+    sh = mid_shapes[a / (ni * nl)];
+    add_point(plan, &scalar_cfg, strip_rows(st, mid_i[(a / nl) % ni]),
+              mid_i[(a / nl) % ni], len[a], work_shapes[sh].dist,
+              work_shapes[sh].cv);
+    plan->pt[plan->n - 1].place = work_shapes[sh].place;
+    plan->pt[plan->n - 1].work = 1;
+    plan->pt[plan->n - 1].shape = (int)sh;
+    plan->nmatrices++;
   }
   plan->total_nnz += spent;
 }
@@ -359,9 +386,9 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
   cap = 2 * (NELEM(grid_p) + NELEM(vec_i)) +
         2 * (NELEM(grid_i1) + NELEM(grid_i2)) * NELEM(grid_p) *
             NELEM(thread_cfgs) +
-        (NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) +
-         NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_p)) *
-            (NELEM(thread_cfgs) + 1);
+        NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) *
+            (NELEM(thread_cfgs) + 1) +
+        NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_l2);
   if (plan != NULL)
     plan->pt = calloc(cap, sizeof *plan->pt);
   if (plan == NULL || plan->pt == NULL) {
@@ -406,7 +433,7 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
           add_grid_matrices(plan, p, st, gi[b], grid_p[a], cuda);
   }
   add_work(plan, p, st, sv, cuda);
-  add_mid(plan, p, st, sv, cuda);
+  add_mid(plan, p, dev, dt, st);
   *out = plan;
   return 0;
 }
@@ -1095,6 +1122,22 @@ static double dram_path(double lb, double l2_bytes, double rl_max)
   return l2_bytes > 0 && lb > kept ? (1 - kept / lb) * rl_max : 0;
 }
 
+/* csr-scalar's L2 cliff (basis 9): 0 for a layout of lb bytes up to
+ * SCALAR_CLIFF_LO of the L2, 1 from SCALAR_CLIFF_HI of it, linear
+ * between; 0 without an L2. */
+#define SCALAR_CLIFF_LO 0.6
+#define SCALAR_CLIFF_HI 0.8
+static double scalar_cliff(double lb, double l2_bytes)
+{
+  double r;
+
+  if (l2_bytes <= 0)
+    return 0;
+  r = (lb - SCALAR_CLIFF_LO * l2_bytes) /
+      ((SCALAR_CLIFF_HI - SCALAR_CLIFF_LO) * l2_bytes);
+  return r < 0 ? 0 : r > 1 ? 1 : r;
+}
+
 /* The work model's terms of format f. */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,
@@ -1257,6 +1300,21 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   lanes = cfg->format == SPMV_FMT_CSR_VECTOR && cfg->tpr > 0 ? cfg->tpr : 1;
   occ = threads > 0 ? x->rows * lanes / threads : 0;
   phi[10] = (occ < 1 ? occ : 1) * sect;
+  /* Basis 9: csr-scalar past the L2's cliff.  Its lanes walk their rows
+   * side by side, so a product sweeps the whole matrix before it reads
+   * any line again, and once the matrix outgrows what the L2 keeps of
+   * it the lines all come from DRAM: on the H100 the time per step of
+   * the longest row doubled between 32 and 40 MB and stayed there to
+   * 300 MB, where the share of the matrix beyond half the L2 (basis 7)
+   * grows smoothly (calib-points-h100-v79).  Its warp work and its
+   * longest row, each times that step (scalar_cliff), in place of basis
+   * 7's term and the occupancy-weighted sectors. */
+  if (basis >= 9 && cfg->format == SPMV_FMT_CSR_SCALAR) {
+    double r = scalar_cliff(x->bytes, l2_bytes);
+
+    phi[8] = r * x->w_warp;
+    phi[10] = r * x->rl_max;
+  }
 }
 
 /* The term of format cfg's basis that only some calibrations' points

@@ -109,7 +109,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 8     /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 9     /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -153,8 +153,9 @@ struct spmvd_fit {
                               ellr-t's longest row from DRAM, 5
                               jad's, 6 x_warp for csr-stream and coo,
                               7 csr-scalar's warp work from DRAM, 8
-                              (SPMVD_WORK_BASIS) its L1 term from rows
-                              of 32 entries on, not 16
+                              its L1 term from rows of 32 entries on,
+                              not 16, 9 (SPMVD_WORK_BASIS) its warp
+                              work and longest row past the L2's cliff
                               (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
@@ -187,8 +188,8 @@ struct spmvd_calib_params {
                               at most half of max_nnz_total), and half
                               as much again for its FEM shape's larger
                               matrices */
-  int64_t mid_nnz;         /* nnz of the mid part (spmvd_predict.c), after
-                              the work part, at most a quarter of
+  int64_t mid_nnz;         /* nnz of the mid part (160M; spmvd_predict.c),
+                              after the work part, at most a third of
                               max_nnz_total; 0: none */
 };
 
@@ -403,7 +404,10 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * csr-scalar, path_x for ell, ellr-t and sell, 0 for the rest), and the x
  * sectors again times the share of the device's threads (SMs x threads
  * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
- * 0 when threads is 0).
+ * 0 when threads is 0).  In basis 9, for csr-scalar, the two DRAM-side
+ * terms are instead w_warp and rl_max, each times the layout's place on
+ * the L2's cliff: 0 up to 0.6 of l2_bytes, 1 from 0.8, linear between
+ * (0 when l2_bytes is 0).
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,

@@ -151,8 +151,10 @@ START_TEST(test_plan_bounds)
   int64_t wtotal = 0, fem_max = 0, other_max = 0;
   double imax = 0;
 
+  /* The plan before its mid part (test_plan_mid). */
   spmvd_calib_params_default(&prm);
-  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, NULL, &plan, NULL), 0);
+  prm.mid_nnz = 0;
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &plan, NULL), 0);
   for (k = 0; k < plan->n; k++) {
     const struct spmvd_calib_point *pt = &plan->pt[k];
 
@@ -231,66 +233,84 @@ START_TEST(test_plan_bounds)
 END_TEST
 
 /*
- * The mid part: after the plan without it, unchanged, matrices of a few
- * warps a SM (2000-30000 rows on an H100) whose f64 CSR lies on both sides
- * of 25 MB, every configuration on each, within its budget; a quarter of
- * max_nnz_total bounds that budget.
+ * The mid part: after the plan without it, unchanged, csr-scalar alone on
+ * matrices of 0.02 to 0.2 strips near the diagonal whose CSR lies on both
+ * sides of the L2's cliff (0.6-0.8 of it), the same bytes in either value
+ * type, within its budget; a third of max_nnz_total bounds that budget,
+ * and a device without an L2 has none.
  */
 START_TEST(test_plan_mid)
 {
   struct spmvd_device_info h = device(132, 2048, 1);
   struct spmvd_calib_params prm;
   struct spmvd_calib_plan *base, *plan;
-  int64_t nnz, spent = 0, under = 0, over = 0;
+  double l2 = 50.0 * 1048576, lo = 1e300, hi = 0, bytes;
+  int64_t spent, under, over;
   size_t k;
-  int m = -1;
+  int d;
 
+  h.l2_bytes = (uint64_t)l2;
   spmvd_calib_params_default(&prm);
-  prm.mid_nnz = 0;
-  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &base, NULL), 0);
-  prm.mid_nnz = (int64_t)120 << 20;
-  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &plan, NULL), 0);
-  ck_assert_uint_gt(plan->n, base->n);
-  ck_assert_int_eq((plan->n - base->n) % 12, 0);
-  for (k = 0; k < base->n; k++) {
-    ck_assert_int_eq(plan->pt[k].rows, base->pt[k].rows);
-    ck_assert_int_eq(plan->pt[k].p, base->pt[k].p);
-    ck_assert_int_eq(plan->pt[k].matrix, base->pt[k].matrix);
-    ck_assert_int_eq(plan->pt[k].cfg.format, base->pt[k].cfg.format);
-  }
-  for (; k < plan->n; k++) {
-    const struct spmvd_calib_point *pt = &plan->pt[k];
+  ck_assert_int_gt(prm.mid_nnz, 0);
+  for (d = 0; d < 2; d++) {
+    enum spmv_dtype dt = d == 0 ? SPMV_F64 : SPMV_F32;
 
-    ck_assert(pt->work);
-    ck_assert_int_ge(pt->rows, 2000);
-    ck_assert_int_le(pt->rows, 30000);
-    ck_assert_int_ge(pt->p, 96);
-    if (pt->matrix == m)
-      continue;
-    ck_assert_int_eq(pt->matrix, m < 0 ? base->nmatrices : m + 1);
-    ck_assert_int_eq(pt->cfg.format, SPMV_FMT_CSR_VECTOR);
-    m = pt->matrix;
-    nnz = pt->rows * pt->p;
-    spent += nnz;
-    under += nnz * 12 < (int64_t)25 << 20;
-    over += nnz * 12 > (int64_t)25 << 20;
+    prm.mid_nnz = 0;
+    ck_assert_int_eq(spmvd_calib_plan_new(&h, dt, &prm, &base, NULL), 0);
+    ck_assert_int_eq(spmvd_calib_plan_new(&h, dt, NULL, &plan, NULL), 0);
+    spmvd_calib_params_default(&prm);
+    ck_assert_uint_gt(plan->n, base->n + 10);
+    for (k = 0; k < base->n; k++) {
+      ck_assert_int_eq(plan->pt[k].rows, base->pt[k].rows);
+      ck_assert_int_eq(plan->pt[k].p, base->pt[k].p);
+      ck_assert_int_eq(plan->pt[k].matrix, base->pt[k].matrix);
+      ck_assert_int_eq(plan->pt[k].cfg.format, base->pt[k].cfg.format);
+    }
+    for (spent = under = over = 0; k < plan->n; k++) {
+      const struct spmvd_calib_point *pt = &plan->pt[k];
+
+      ck_assert(pt->work);
+      ck_assert_int_eq(pt->cfg.format, SPMV_FMT_CSR_SCALAR);
+      ck_assert_int_eq(pt->place, SPMV_GEN_DIAGONAL);
+      ck_assert_int_eq(pt->matrix, base->nmatrices + (int)(k - base->n));
+      ck_assert_int_ge(pt->rows, llround(132 * 2048 * 0.02));
+      ck_assert_int_le(pt->rows, llround(132 * 2048 * 0.2));
+      spent += pt->rows * pt->p;
+      bytes = (double)(pt->rows * pt->p) * (spmv_dtype_size(dt) + 4);
+      under += bytes < 0.6 * l2;
+      over += bytes > 0.8 * l2;
+      lo = fmin(lo, bytes / l2);
+      hi = fmax(hi, bytes / l2);
+    }
+    ck_assert_int_eq(plan->nmatrices, base->nmatrices + (int)(plan->n - base->n));
+    ck_assert_int_le(spent, prm.mid_nnz);
+    ck_assert_int_eq(plan->total_nnz, base->total_nnz + spent);
+    ck_assert_int_ge(under, 6);
+    ck_assert_int_ge(over, 6);
+    spmvd_calib_plan_free(plan);
+    spmvd_calib_plan_free(base);
   }
-  ck_assert_int_eq(m + 1, plan->nmatrices);
-  ck_assert_int_le(spent, prm.mid_nnz);
-  ck_assert_int_eq(plan->total_nnz, base->total_nnz + spent);
-  ck_assert_int_ge(under, 10);
-  ck_assert_int_ge(over, 10);
-  spmvd_calib_plan_free(plan);
-  spmvd_calib_plan_free(base);
-  /* A trimmed plan trims the mid part to a quarter of its total. */
-  prm.max_nnz_total = 40000000;
+  ck_assert_double_ge(lo, 0.45);
+  ck_assert_double_le(hi, 1.25);
+  /* A trimmed plan trims the mid part to a third of its total. */
+  prm.max_nnz_total = 60000000;
   prm.mid_nnz = 0;
   ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &base, NULL), 0);
-  prm.mid_nnz = (int64_t)120 << 20;
+  spmvd_calib_params_default(&prm);
+  prm.max_nnz_total = 60000000;
   ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &plan, NULL), 0);
   spent = plan->total_nnz - base->total_nnz;
   ck_assert_int_gt(spent, 0);
-  ck_assert_int_le(spent, prm.max_nnz_total / 4);
+  ck_assert_int_le(spent, prm.max_nnz_total / 3);
+  spmvd_calib_plan_free(plan);
+  spmvd_calib_plan_free(base);
+  /* Without an L2, no mid part. */
+  h.l2_bytes = 0;
+  spmvd_calib_params_default(&prm);
+  prm.mid_nnz = 0;
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, &prm, &base, NULL), 0);
+  ck_assert_int_eq(spmvd_calib_plan_new(&h, SPMV_F64, NULL, &plan, NULL), 0);
+  ck_assert_uint_eq(plan->n, base->n);
   spmvd_calib_plan_free(plan);
   spmvd_calib_plan_free(base);
 }
@@ -819,9 +839,13 @@ START_TEST(test_features)
    * is (none before). */
   spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 6);
-  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&sc, 8, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * 36);
+  ck_assert_double_eq(phi[7], 0.5 * 7);
+  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 15);
+  ck_assert_double_eq(phi[10], 0);
   ck_assert_double_eq(phi[7], 0.5 * 7);
   spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 17, &f, phi);
   ck_assert_double_eq(phi[7], 7);
@@ -881,6 +905,29 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[8], 0);
   spmvd_predict_work_basis(&sc, 6, f.bytes / 2, 0, &f, phi);
   ck_assert_double_eq_tol(phi[8], 0.5 * (2 + 31 + 3), 1e-12);
+  /* csr-scalar in basis 9: its warp work (416) and longest row (600 by
+   * now) times the footprint's place on the L2's cliff: none up to 0.6
+   * of the L2, all from 0.8, linear between; none without an L2; the
+   * other formats as in basis 8. */
+  {
+    static const struct { double l2_per_byte, r; } cliff[] = {
+      { 1 / 0.5, 0 }, { 1 / 0.6, 0 }, { 1 / 0.7, 0.5 }, { 1 / 0.8, 1 },
+      { 1 / 1.0, 1 }, { 1 / 3.0, 1 },
+    };
+
+    for (size_t i = 0; i < sizeof cliff / sizeof cliff[0]; i++) {
+      spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS,
+                               f.bytes * cliff[i].l2_per_byte, 0, &f, phi);
+      ck_assert_double_eq_tol(phi[8], cliff[i].r * 416, 1e-9);
+      ck_assert_double_eq_tol(phi[10], cliff[i].r * 600, 1e-9);
+    }
+    spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+    ck_assert_double_eq(phi[8], 0);
+    ck_assert_double_eq(phi[10], 0);
+    spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, f.bytes / 4, 0, &f,
+                             phi);
+    ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
+  }
   /* The row term (34 rows): for a thread per row, hyb and csr-adaptive
    * only the rows beyond one wave of threads, all of them in basis 1, for
    * the other formats and when the threads are unknown. */
