@@ -19,7 +19,11 @@
 #   plan timed as the worker times it) against eval-h100-v77, timed on the
 #   same H100 right after: within 8 % (csr-scalar 6.1 % f64 and 7.0 % f32
 #   at worst when committed with the depth-3 tree, the others at 2.6-5.9
-#   %); and --each-point sets the fit against every one of its points.
+#   %); and --each-point sets the fit against every one of its points;
+# - the H100's f64 calib-points-h100-v81-f64 (the plan with csr-scalar's
+#   mid part on the L2's cliff) against eval-h100-v80, on another H100
+#   minutes before: within 6 % (csr-scalar 5.9 % and ellr-t 5.6 % at
+#   worst when committed in basis 9; csr-scalar 6.3 % in basis 8).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -48,6 +52,7 @@ replay calib-points-h100-v59-f64 eval-h100-v59 0.10 50 f64
 for dt in f64 f32; do
   replay calib-points-h100-v77-$dt eval-h100-v77 0.08 50 $dt
 done
+replay calib-points-h100-v81-f64 eval-h100-v80 0.06 50 f64
 # The in-sample view: a line per calibration point of the table.
 pts=$results/calib-points-h100-v77-f32.tsv.gz
 want=$(gzip -dc "$pts" | grep -vc '^#')
