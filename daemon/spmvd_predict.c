@@ -70,10 +70,10 @@ static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
  * warps 10 % high at 12-25 MB and 14 % low at 25-50 MB with 35 points
  * there (predictor-insample-h100-v77.md), and the ELLR-T paper's
  * matrices lie there (pdb1HYS, consph, rma10).  The FEM shape and its
- * log-normal twin, near the diagonal as the paper's.  Only csr-scalar: the other
- * formats' fits have no term for the cliff, and these points moved their
- * errors on the evaluation by up to 0.7 points either way
- * (eval-h100-v79.md).
+ * log-normal twin, near the diagonal as the paper's.  Only csr-scalar:
+ * the other formats' fits have no term for the cliff, and these points
+ * moved their errors on the evaluation by up to 0.7 points either way
+ * (eval-h100-v79-v81.md).
  */
 static const size_t mid_shapes[] = { WORK_FEM_SHAPE, 4 };
 static const double mid_i[] = { 0.02, 0.06, 0.2 };
