@@ -1124,9 +1124,14 @@ static double dram_path(double lb, double l2_bytes, double rl_max)
 
 /* csr-scalar's L2 cliff (basis 9): 0 for a layout of lb bytes up to
  * SCALAR_CLIFF_LO of the L2, 1 from SCALAR_CLIFF_HI of it, linear
- * between; 0 without an L2. */
-#define SCALAR_CLIFF_LO 0.6
-#define SCALAR_CLIFF_HI 0.8
+ * between; 0 without an L2.  On the H100's points of a few warps a SM
+ * the step began past 0.6 of the L2 (2703 rows, f64: half way at 0.6),
+ * was not yet taken at 0.7 (16220 rows), and was whole by 0.79 and 0.9
+ * (calib-points-h100-v79, v81); of the ramps 0.6-0.8, 0.65-0.85 and
+ * 0.7-0.9, 0.65-0.85 fitted v79's csr-scalar points best (6.5 against
+ * 6.9 and 7.0 %; eval-h100-v79-v81.md). */
+#define SCALAR_CLIFF_LO 0.65
+#define SCALAR_CLIFF_HI 0.85
 static double scalar_cliff(double lb, double l2_bytes)
 {
   double r;
@@ -1304,7 +1309,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * side by side, so a product sweeps the whole matrix before it reads
    * any line again, and once the matrix outgrows what the L2 keeps of
    * it the lines all come from DRAM: on the H100 the time per step of
-   * the longest row doubled between 32 and 40 MB and stayed there to
+   * the longest row doubled between 32 and 45 MB and stayed there to
    * 300 MB, where the share of the matrix beyond half the L2 (basis 7)
    * grows smoothly (calib-points-h100-v79).  Its warp work and its
    * longest row, each times that step (scalar_cliff), in place of basis

@@ -406,7 +406,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
  * 0 when threads is 0).  In basis 9, for csr-scalar, the two DRAM-side
  * terms are instead w_warp and rl_max, each times the layout's place on
- * the L2's cliff: 0 up to 0.6 of l2_bytes, 1 from 0.8, linear between
+ * the L2's cliff: 0 up to 0.65 of l2_bytes, 1 from 0.85, linear between
  * (0 when l2_bytes is 0).
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,

@@ -235,7 +235,7 @@ END_TEST
 /*
  * The mid part: after the plan without it, unchanged, csr-scalar alone on
  * matrices of 0.02 to 0.2 strips near the diagonal whose CSR lies on both
- * sides of the L2's cliff (0.6-0.8 of it), the same bytes in either value
+ * sides of the L2's cliff (0.65-0.85 of it), the same bytes in either value
  * type, within its budget; a third of max_nnz_total bounds that budget,
  * and a device without an L2 has none.
  */
@@ -277,8 +277,8 @@ START_TEST(test_plan_mid)
       ck_assert_int_le(pt->rows, llround(132 * 2048 * 0.2));
       spent += pt->rows * pt->p;
       bytes = (double)(pt->rows * pt->p) * (spmv_dtype_size(dt) + 4);
-      under += bytes < 0.6 * l2;
-      over += bytes > 0.8 * l2;
+      under += bytes < 0.65 * l2;
+      over += bytes > 0.85 * l2;
       lo = fmin(lo, bytes / l2);
       hi = fmax(hi, bytes / l2);
     }
@@ -906,12 +906,12 @@ START_TEST(test_features)
   spmvd_predict_work_basis(&sc, 6, f.bytes / 2, 0, &f, phi);
   ck_assert_double_eq_tol(phi[8], 0.5 * (2 + 31 + 3), 1e-12);
   /* csr-scalar in basis 9: its warp work (416) and longest row (600 by
-   * now) times the footprint's place on the L2's cliff: none up to 0.6
-   * of the L2, all from 0.8, linear between; none without an L2; the
+   * now) times the footprint's place on the L2's cliff: none up to 0.65
+   * of the L2, all from 0.85, linear between; none without an L2; the
    * other formats as in basis 8. */
   {
     static const struct { double l2_per_byte, r; } cliff[] = {
-      { 1 / 0.5, 0 }, { 1 / 0.6, 0 }, { 1 / 0.7, 0.5 }, { 1 / 0.8, 1 },
+      { 1 / 0.5, 0 }, { 1 / 0.65, 0 }, { 1 / 0.75, 0.5 }, { 1 / 0.85, 1 },
       { 1 / 1.0, 1 }, { 1 / 3.0, 1 },
     };
 

@@ -17,13 +17,13 @@
 #   at 2.6-6.7 %);
 # - the H100's calib-points-h100-v77 (kernels v15, the daemon's default
 #   plan timed as the worker times it) against eval-h100-v77, timed on the
-#   same H100 right after: within 8 % (csr-scalar 6.1 % f64 and 7.0 % f32
-#   at worst when committed with the depth-3 tree, the others at 2.6-5.9
-#   %); and --each-point sets the fit against every one of its points;
+#   same H100 right after: within 8 % (csr-scalar 7.2 % f32 at worst, and
+#   4.3 % f64 since basis 9, 6.1 % before; the others at 2.6-5.9 %); and
+#   --each-point sets the fit against every one of its points;
 # - the H100's f64 calib-points-h100-v81-f64 (the plan with csr-scalar's
 #   mid part on the L2's cliff) against eval-h100-v80, on another H100
-#   minutes before: within 6 % (csr-scalar 5.9 % and ellr-t 5.6 % at
-#   worst when committed in basis 9; csr-scalar 6.3 % in basis 8).
+#   minutes before: within 6 % (ellr-t 5.6 % at worst when committed;
+#   csr-scalar 5.2 % in basis 9, 6.3 % in basis 8).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
