@@ -230,6 +230,29 @@ static int work_len(size_t sh, size_t pi)
   return work_shapes[sh].cv == 0 && p >= 16 ? p - 1 : p;
 }
 
+/* Marks the plan's points from pt0 on as the work part's, of shape sh. */
+static void mark_work(struct spmvd_calib_plan *plan, size_t pt0, size_t sh)
+{
+  for (size_t k = pt0; k < plan->n; k++) {
+    plan->pt[k].place = work_shapes[sh].place;
+    plan->pt[k].work = 1;
+    plan->pt[k].shape = (int)sh;
+  }
+}
+
+/* Fills order[0..n) with 0..n-1 by nnz[] ascending, ties in index order
+ * (a stable insertion sort: n is a few hundred). */
+static void order_by_nnz(const int64_t *nnz, size_t n, size_t *order)
+{
+  size_t a, b;
+
+  for (a = 0; a < n; a++) {
+    for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
+      order[b] = order[b - 1];
+    order[b] = a;
+  }
+}
+
 /* Adds one work-part matrix: shape sh, i strips of the thread strip st
  * (sv: csr-vector's), mean length pp, under every configuration. */
 static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
@@ -245,11 +268,7 @@ static void add_work_matrix(struct spmvd_calib_plan *plan, size_t sh,
     if (cuda || !thread_cfgs[k].cuda_only)
       add_point(plan, &thread_cfgs[k].cfg, rows, i, pp,
                 work_shapes[sh].dist, work_shapes[sh].cv);
-  for (k = pt0; k < plan->n; k++) {
-    plan->pt[k].place = work_shapes[sh].place;
-    plan->pt[k].work = 1;
-    plan->pt[k].shape = (int)sh;
-  }
+  mark_work(plan, pt0, sh);
   plan->nmatrices++;
 }
 
@@ -262,21 +281,18 @@ static void add_work(struct spmvd_calib_plan *plan,
 {
   enum { NW = NELEM(work_shapes) * NELEM(work_i) * NELEM(work_p) };
   int64_t nnz[NW], budget, spent, cap;
-  size_t order[NW], a, b, t, sh;
+  size_t order[NW], a, t, sh;
   size_t ni = NELEM(work_i), np = NELEM(work_p);
   char taken[NW] = { 0 };
   int pass;
 
   budget = p->work_nnz < p->max_nnz_total / 2 ? p->work_nnz
                                               : p->max_nnz_total / 2;
-  /* Index a = (shape * ni + i) * np + p; insertion sort by nnz, stable. */
-  for (a = 0; a < NW; a++) {
+  /* Index a = (shape * ni + i) * np + p. */
+  for (a = 0; a < NW; a++)
     nnz[a] = strip_rows(st, work_i[(a / np) % ni]) *
              work_len(a / (ni * np), a % np);
-    for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
-      order[b] = order[b - 1];
-    order[b] = a;
-  }
+  order_by_nnz(nnz, NW, order);
   /* Every shape up to the budget; then, with half as much again, the
    * larger near-diagonal matrices of the FEM shape, the sizes of the
    * ELLR-T paper's set (a few 10^4 to 10^5 rows of 50 to 500), which the
@@ -318,25 +334,23 @@ static void add_mid(struct spmvd_calib_plan *plan,
                     int64_t st)
 {
   enum { NM = NELEM(mid_shapes) * NELEM(mid_i) * NELEM(mid_l2) };
-  int64_t nnz[NM], spent = 0, rows;
+  int64_t nnz[NM], rows[NM], spent = 0;
   int64_t budget = p->mid_nnz < p->max_nnz_total / 3 ? p->mid_nnz
                                                       : p->max_nnz_total / 3;
-  double l2 = (double)dev->l2_bytes;
-  size_t order[NM], a, b, t, sh;
+  double l2 = (double)dev->l2_bytes, i;
+  size_t order[NM], a, t, sh;
   size_t ni = NELEM(mid_i), nl = NELEM(mid_l2);
   int len[NM];
 
   if (l2 <= 0)
     return;
-  /* Index a = (shape * ni + i) * nl + share; insertion sort by nnz. */
+  /* Index a = (shape * ni + i) * nl + share. */
   for (a = 0; a < NM; a++) {
-    rows = strip_rows(st, mid_i[(a / nl) % ni]);
-    len[a] = mid_len(rows, mid_l2[a % nl], l2, dt);
-    nnz[a] = rows * len[a];
-    for (b = a; b > 0 && nnz[order[b - 1]] > nnz[a]; b--)
-      order[b] = order[b - 1];
-    order[b] = a;
+    rows[a] = strip_rows(st, mid_i[(a / nl) % ni]);
+    len[a] = mid_len(rows[a], mid_l2[a % nl], l2, dt);
+    nnz[a] = rows[a] * len[a];
   }
+  order_by_nnz(nnz, NM, order);
   for (t = 0; t < NM; t++) {
     a = order[t];
     if (nnz[a] > p->max_nnz_matrix)
@@ -345,12 +359,10 @@ static void add_mid(struct spmvd_calib_plan *plan,
       break;
     spent += nnz[a];
     sh = mid_shapes[a / (ni * nl)];
-    add_point(plan, &scalar_cfg, strip_rows(st, mid_i[(a / nl) % ni]),
-              mid_i[(a / nl) % ni], len[a], work_shapes[sh].dist,
+    i = mid_i[(a / nl) % ni];
+    add_point(plan, &scalar_cfg, rows[a], i, len[a], work_shapes[sh].dist,
               work_shapes[sh].cv);
-    plan->pt[plan->n - 1].place = work_shapes[sh].place;
-    plan->pt[plan->n - 1].work = 1;
-    plan->pt[plan->n - 1].shape = (int)sh;
+    mark_work(plan, plan->n - 1, sh);
     plan->nmatrices++;
   }
   plan->total_nnz += spent;
