@@ -2,7 +2,8 @@
 # Device code stays out of libtool: a plain archive, linked only by the
 # cuda worker, the GPU tests and the GPU benchmarks.
 SPMV_CUDA_SRC = \
-	kernels/spmv_device.cu kernels/spmv_timer.cu kernels/cusparse.cu \
+	kernels/spmv_device.cu kernels/spmv_timer.cu kernels/spmv_graph.cu \
+	kernels/cusparse.cu \
 	kernels/csr_scalar_gpu.cu kernels/csr_vector_gpu.cu \
 	kernels/csr_adaptive_gpu.cu kernels/csr_merge_gpu.cu kernels/ell_gpu.cu \
 	kernels/ellr_t_gpu.cu kernels/coo_gpu.cu kernels/hyb_gpu.cu \

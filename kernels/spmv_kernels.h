@@ -148,6 +148,44 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
                   struct spmv_error *err);
 
 /*
+ * A product replayed as a CUDA graph (spmv_graph.cu): m's launches for
+ * one (alpha, x, beta, y) and configuration, captured on first use and
+ * relaunched as one graph, which saves the GPU about 1 us between each
+ * two of its kernels (bench_graph; results/graph-h100-2026-11-27.md).  A
+ * capture costs the host about 50 us (one in ten over 120).  A product
+ * with other arguments captures again, as does one after m's
+ * configuration changed (m->L.cfg of the same arrays).  Launches that
+ * cannot be captured run directly, as spmv_dev_spmv() runs them.
+ * A graph serves one matrix at a time and must be freed before the
+ * matrices it served (it holds their arrays' addresses); owned by its
+ * creator, not shared between threads; NULL means direct launches.
+ */
+struct spmv_dev_graph;
+/* A new, empty graph, or NULL when out of host memory. */
+struct spmv_dev_graph *spmv_dev_graph_new(void);
+/* Frees g (NULL is a no-op); returns NULL. */
+struct spmv_dev_graph *spmv_dev_graph_free(struct spmv_dev_graph *g);
+/* Drops g's graph: it serves no matrix until its next product (call it
+ * before freeing the matrix it served, to keep g). */
+void spmv_dev_graph_reset(struct spmv_dev_graph *g);
+/* spmv_dev_spmv() through g: same arguments, contract and errors, plus
+ * SPMV_EGPU when the graph cannot be instantiated or launched. */
+int spmv_dev_graph_spmv(struct spmv_dev_graph *g,
+                        const struct spmv_dev_matrix *m, double alpha,
+                        const void *x, double beta, void *y, cudaStream_t s,
+                        struct spmv_error *err);
+/* Captures the product spmv_dev_graph_spmv() would launch, launching
+ * nothing; 0 or an error as spmv_dev_graph_spmv(). */
+int spmv_dev_graph_prepare(struct spmv_dev_graph *g,
+                           const struct spmv_dev_matrix *m, double alpha,
+                           const void *x, double beta, void *y,
+                           cudaStream_t s, struct spmv_error *err);
+/* How many times g captured a product; whether its matrix's launches run
+ * directly (g NULL, or they could not be captured). */
+long spmv_dev_graph_captures(const struct spmv_dev_graph *g);
+int spmv_dev_graph_plain(const struct spmv_dev_graph *g);
+
+/*
  * Takes m's arrays into the L2 at normal priority as spmv_l2_warm_mode
  * says for them, x (cols values) and y (rows values): read where they
  * fit half of it, read and written back unchanged up to 90 %; else does
@@ -176,8 +214,10 @@ int spmv_dev_timer_new(struct spmv_dev_timer **out, struct spmv_error *err);
 struct spmv_dev_timer *spmv_dev_timer_free(struct spmv_dev_timer *t);
 
 /*
- * Times m's product y = A*x (alpha 1, beta 0) on stream s: warmup runs,
- * then reps runs (1..SPMV_DEV_TIME_MAX_REPS) with an event between each.
+ * Times m's product y = A*x (alpha 1, beta 0) on stream s, through graph
+ * g as spmv_dev_graph_spmv() launches it (NULL: launched directly):
+ * warmup runs, then reps runs (1..SPMV_DEV_TIME_MAX_REPS) with an event
+ * between each.
  * The stream is held by a spinning kernel until every launch is queued,
  * so the runs execute back to back: the times are the GPU's, not the
  * host's launch rate (a 5 us product takes about as long to launch).
@@ -186,9 +226,10 @@ struct spmv_dev_timer *spmv_dev_timer_free(struct spmv_dev_timer *t);
  * us[k] receives run k's time in microseconds.  Returns 0 or the first
  * error.
  */
-int spmv_dev_time(struct spmv_dev_timer *t, const struct spmv_dev_matrix *m,
-                  const void *x, void *y, cudaStream_t s, int warmup,
-                  int reps, double *us, struct spmv_error *err);
+int spmv_dev_time(struct spmv_dev_timer *t, struct spmv_dev_graph *g,
+                  const struct spmv_dev_matrix *m, const void *x, void *y,
+                  cudaStream_t s, int warmup, int reps, double *us,
+                  struct spmv_error *err);
 
 /* The per-format launchers behind spmv_dev_spmv(), same contract. */
 #define SPMV_LAUNCH_PROTO(name)                                              \

@@ -302,6 +302,10 @@ static int check_dtype(const struct spmv_csr *A, const char *name,
     rc = spmv_dev_matrix_new(L, handle, &d, &err);
     ck_assert_msg(rc == 0, "%s %s %s: upload: %s", name, cfgtxt,
                   spmv_dtype_name(dt), err.msg);
+    /* Odd products replay a graph, as the daemon runs them; each new
+     * alpha, beta captures again. */
+    struct spmv_dev_graph *g = spmv_dev_graph_new();
+    ck_assert(g != NULL);
     for (int p = 0; p < npairs; p++) {
       int pi = npairs == 9 ? p : (p == 0 ? (c + salt) % 9 : 4);
       double alpha = pairs[pi][0], beta = pairs[pi][1];
@@ -322,9 +326,10 @@ static int check_dtype(const struct spmv_csr *A, const char *name,
        * changes no result. */
       rc = (p & 1) ? spmv_dev_matrix_warm_l2(d, stream, &err) : 0;
       ck_assert_msg(rc == 0, "%s %s: L2 warm-up: %s", name, cfgtxt, err.msg);
-      rc = spmv_dev_spmv(d, alpha, in.dx, beta, in.dy, stream, &err);
-      ck_assert_msg(rc == 0, "%s %s %s: launch: %s", name, cfgtxt,
-                    spmv_dtype_name(dt), err.msg);
+      rc = (p & 1) ? spmv_dev_graph_spmv(g, d, alpha, in.dx, beta, in.dy, stream, &err)
+                   : spmv_dev_spmv(d, alpha, in.dx, beta, in.dy, stream, &err);
+      ck_assert_msg(rc == 0, "%s %s %s: launch%s: %s", name, cfgtxt,
+                    spmv_dtype_name(dt), (p & 1) ? " as a graph" : "", err.msg);
       cudaError_t e = cudaStreamSynchronize(stream);
       ck_assert_msg(e == cudaSuccess, "%s %s %s: %s", name, cfgtxt,
                     spmv_dtype_name(dt), cudaGetErrorString(e));
@@ -353,6 +358,11 @@ static int check_dtype(const struct spmv_csr *A, const char *name,
         fails++;
       }
     }
+    /* Every format's launches can be captured: none falls back. */
+    ck_assert_msg(npairs < 2 || !spmv_dev_graph_plain(g),
+                  "%s %s %s: the product could not be captured as a graph", name,
+                  cfgtxt, spmv_dtype_name(dt));
+    g = spmv_dev_graph_free(g);
     if (spmv_layout_shell_ok(configs[c].format))
       fails += check_shell(A, name, &in, &configs[c], &lim, d);
     spmv_dev_matrix_free(d);
@@ -748,6 +758,81 @@ START_TEST(test_upload_ready)
 }
 END_TEST
 
+/* One graph product of d through g into in->dy, compared with the
+ * reference; returns spmv_dev_graph_captures(g) after it. */
+static long graph_product(const struct spmv_csr *A, struct inputs *in,
+                          struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
+                          void *dy, double alpha, double beta, const char *what)
+{
+  struct spmv_error err = {0};
+  size_t yb = (size_t)A->rows * in->es;
+  double tol = 0;
+  int64_t bad;
+
+  ck_assert_int_eq(cudaMemcpy(dy, in->y0t, yb, cudaMemcpyHostToDevice), cudaSuccess);
+  ck_assert_msg(spmv_dev_graph_spmv(g, d, alpha, in->dx, beta, dy, stream, &err) == 0,
+                "%s: %s", what, err.msg);
+  ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+  ck_assert_int_eq(cudaMemcpy(in->yt, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
+  get_typed(in->got, in->yt, A->rows, in->dt);
+  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
+  spmv_csr_ref(A, alpha, in->x, beta, in->ref);
+  bad = compare(A, in, in->got, in->ref, alpha, beta, &tol);
+  ck_assert_msg(bad < 0, "%s: row %lld got %.17g, want %.17g (tol %.3g)", what,
+                (long long)bad, bad < 0 ? 0.0 : in->got[bad], bad < 0 ? 0.0 : in->ref[bad], tol);
+  return spmv_dev_graph_captures(g);
+}
+
+/* A graph replays its product while the arguments stay; another alpha,
+ * beta or y captures again, and each product is right (the gallery's odd
+ * products check every format and matrix; this checks the bookkeeping). */
+START_TEST(test_graph)
+{
+  struct spmv_limits lim = {(size_t)1 << 30, 4096, 40.0};
+  struct spmv_error err = {0};
+  struct spmv_csr *A = spmv_gen_from_text("pareto rows=3000 alpha=0.8", 5, &err);
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  for (int t = 0; t < 2; t++) {
+    enum spmv_dtype dt = t == 0 ? SPMV_F64 : SPMV_F32;
+    struct inputs in;
+    void *dy2 = NULL;
+
+    inputs_init(&in, A, dt);
+    ck_assert_int_eq(cudaMalloc(&dy2, (size_t)A->rows * in.es), cudaSuccess);
+    for (int c = 0; c < nconfigs; c++) {
+      struct spmv_layout *L = NULL;
+      struct spmv_dev_matrix *d = NULL;
+      struct spmv_dev_graph *g = spmv_dev_graph_new();
+      char w[160], cfgtxt[96];
+      long n;
+
+      spmv_config_format(&configs[c], cfgtxt, sizeof cfgtxt);
+      snprintf(w, sizeof w, "%s %s", cfgtxt, spmv_dtype_name(dt));
+      if (spmv_layout_new(A, dt, &configs[c], &lim, &L, &err) == SPMV_ETOOBIG) {
+        spmv_dev_graph_free(g);
+        continue;
+      }
+      ck_assert_msg(L != NULL && spmv_dev_matrix_new(L, handle, &d, &err) == 0, "%s: %s", w,
+                    err.msg);
+      ck_assert_int_eq(graph_product(A, &in, g, d, in.dy, 1.0, 0.0, w), 1);
+      ck_assert_msg(graph_product(A, &in, g, d, in.dy, 1.0, 0.0, w) == 1,
+                    "%s: the same product captured again", w);
+      n = graph_product(A, &in, g, d, in.dy, -1.5, 0.75, w);
+      ck_assert_msg(n == 2, "%s: new alpha, beta: %ld captures, want 2", w, n);
+      n = graph_product(A, &in, g, d, dy2, -1.5, 0.75, w);
+      ck_assert_msg(n == 3, "%s: another y: %ld captures, want 3", w, n);
+      ck_assert_msg(!spmv_dev_graph_plain(g), "%s: launched directly", w);
+      spmv_dev_graph_free(g);
+      spmv_dev_matrix_free(d);
+      spmv_layout_free(L);
+    }
+    cudaFree(dy2);
+    inputs_fini(&in);
+  }
+  spmv_csr_free(A);
+}
+END_TEST
+
 static Suite *gpu_formats_suite(void)
 {
   Suite *s = suite_create("gpu_formats");
@@ -756,6 +841,7 @@ static Suite *gpu_formats_suite(void)
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
   tcase_add_test(tc, test_edges);
+  tcase_add_test(tc, test_graph);
   tcase_add_test(tc, test_subnormal);
   tcase_add_test(tc, test_l2_rewrite);
   tcase_add_test(tc, test_pool);

@@ -31,8 +31,9 @@
  * (eval_store_prefetch announces the order), uploaded once and kept until
  * device memory runs short or the matrix changes; a load whose key is
  * resident only retargets the configuration.  The products and their
- * timing are those of the cuda backend: spmv_dev_spmv between two CUDA
- * events, the median of the runs, x random and never zero.
+ * timing are those of the cuda backend: each product replayed as a CUDA
+ * graph (spmv_dev_graph_spmv) between two CUDA events, the median of the
+ * runs, x random and never zero.
  */
 
 #define AHEAD 4
@@ -90,6 +91,7 @@ struct eval_store {
 #ifdef HAVE_CUDA
   cudaStream_t stream;
   struct spmv_dev_timer *timer;
+  struct spmv_dev_graph *graph;  /* products as the backend runs them */
   struct spmv_cusparse_handle *cs;
 #endif
 };
@@ -309,7 +311,8 @@ static int dev_time(struct eval_store *s, void *h, const struct spmv_config *cfg
   if (s->mode == M_CUDA) {
     struct spmv_dev_matrix *d = h;
     d->L.cfg = *cfg;
-    if ((rc = spmv_dev_time(s->timer, d, s->x, s->y, s->stream, warmup, reps, t, err)) < 0)
+    if ((rc = spmv_dev_time(s->timer, s->graph, d, s->x, s->y, s->stream, warmup, reps,
+                             t, err)) < 0)
       return rc;
     *us = spmv_median(t, (size_t)reps);
     return 0;
@@ -332,6 +335,9 @@ static int dev_time(struct eval_store *s, void *h, const struct spmv_config *cfg
 /* Frees every resident layout. */
 static void evict_all(struct eval_store *s)
 {
+#ifdef HAVE_CUDA
+  spmv_dev_graph_reset(s->graph);  /* it may hold a resident's arrays */
+#endif
   for (int i = 0; i < s->nres; i++)
     dev_release(s, s->res[i].h);
   s->nres = 0;
@@ -524,6 +530,10 @@ int eval_store_open(const char *mode, struct eval_store **out,
         (rc = spmv_cusparse_handle_new(s->stream, &s->cs, err)) < 0 ||
         (rc = spmv_dev_timer_new(&s->timer, err)) < 0)
       goto fail;
+    if ((s->graph = spmv_dev_graph_new()) == NULL) {
+      rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+      goto fail;
+    }
   }
 #endif
   *out = s;
@@ -547,6 +557,7 @@ void eval_store_close(struct eval_store *s)
   if (s->mode == M_CUDA) {
     spmv_cusparse_handle_free(s->cs);
     spmv_dev_timer_free(s->timer);
+    spmv_dev_graph_free(s->graph);
     if (s->stream)
       cudaStreamDestroy(s->stream);
   }

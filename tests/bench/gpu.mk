@@ -8,7 +8,8 @@ EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
 	tests/bench/probe_scrub.c tests/bench/probe_rounds.c \
 	tests/bench/race_replay.py tests/bench/race_positions.py \
 	tests/bench/predict_drift.py tests/bench/bench_load.c \
-	tests/bench/bench_warm.c
+	tests/bench/bench_warm.c tests/bench/bench_graph.c \
+	tests/bench/probe_launch.cu
 
 if HAVE_CUDA
 GPU_LDADD = kernels/libspmvkernels_cuda.a kernels/libspmvcore.la \
@@ -25,7 +26,8 @@ tests_check_gpu_formats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_gpu_formats_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
 
 noinst_PROGRAMS += tests/bench/bench_spmv tests/bench/probe_scrub \
-	tests/bench/probe_rounds tests/bench/bench_load tests/bench/bench_warm
+	tests/bench/probe_rounds tests/bench/bench_load tests/bench/bench_warm \
+	tests/bench/bench_graph tests/bench/probe_launch
 
 # The benchmark: every configuration against cuSPARSE.
 tests_bench_bench_spmv_SOURCES = tests/bench/bench_spmv.c \
@@ -56,4 +58,16 @@ tests_bench_bench_warm_SOURCES = tests/bench/bench_warm.c $(GPU_SUITE) \
 	$(GPU_COMMON)
 tests_bench_bench_warm_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_bench_warm_LDADD = $(GPU_LDADD) -lpthread
+
+# A product launched kernel by kernel against it replayed as a graph.
+tests_bench_bench_graph_SOURCES = tests/bench/bench_graph.c $(GPU_SUITE) \
+	$(GPU_COMMON)
+tests_bench_bench_graph_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_bench_graph_LDADD = $(GPU_LDADD)
+
+# The GPU's cost between a product's kernels, one by one and as a graph.
+tests_bench_probe_launch_SOURCES = tests/bench/probe_launch.cu
+tests_bench_probe_launch_LDADD = $(CUDA_LIBS)
+tests_bench_probe_launch_LINK = $(CCLD) $(AM_CFLAGS) $(CFLAGS) $(AM_LDFLAGS) \
+	$(LDFLAGS) -o $@
 endif

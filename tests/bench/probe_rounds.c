@@ -80,6 +80,7 @@ struct cand {
   const char *name;  /* as the race lists it */
   struct spmv_config cfg;
   struct spmv_dev_matrix *d;
+  struct spmv_dev_graph *g;  /* its products as the worker runs them */
   /* t[v][rep][pos]: positions 0-6 probe and the rounds' runs (long: runs
    * 0-11), 19 the 2 + 10 median. */
   double t[V_COUNT][MAXREP][NPOS];
@@ -99,7 +100,7 @@ static void timed(struct spmv_dev_timer *tm, struct cand *c, const void *x,
   struct spmv_error e = {0};
   double us[16];
 
-  if (spmv_dev_time(tm, c->d, x, y, s, warmup, reps, us, &e) < 0)
+  if (spmv_dev_time(tm, c->g, c->d, x, y, s, warmup, reps, us, &e) < 0)
     die(&e, "timing");
   for (int i = 0; i < reps && *pos < NPOS - 1; i++)
     row[(*pos)++] = us[i];
@@ -129,7 +130,7 @@ static void sequence(struct spmv_dev_timer *tm, struct cand *c, const void *x,
     for (int r = 0; r < 3; r++)
       timed(tm, c, x, y, s, v == V_WAKE ? 1 : 0, 2, row, &pos);
   }
-  if (spmv_dev_time(tm, c->d, x, y, s, 2, 10, ex, &e) < 0)
+  if (spmv_dev_time(tm, c->g, c->d, x, y, s, 2, 10, ex, &e) < 0)
     die(&e, "timing");
   row[NPOS - 1] = spmv_median(ex, 10);
 }
@@ -306,9 +307,12 @@ int main(int argc, char **argv)
           spmv_layout_new(A, SPMV_F32, &c[nc].cfg, NULL, &L, &e) < 0 ||
           spmv_dev_matrix_new(L, cs, &c[nc].d, &e) < 0)
         die(&e, races[m].cfg[k]);
+      if ((c[nc].g = spmv_dev_graph_new()) == NULL)
+        return 1;
       spmv_layout_free(L);
       c[nc].name = races[m].cfg[k];
       if (verify(A, &c[nc], ref, mag, dx, dy, s, races[m].cfg[k]) < 0) {
+        c[nc].g = spmv_dev_graph_free(c[nc].g);
         c[nc].d = spmv_dev_matrix_free(c[nc].d);
         continue;  /* named on stderr, left out of the tables */
       }
@@ -344,8 +348,10 @@ int main(int argc, char **argv)
           printf(" | | | |\n");
         }
       }
-    for (int k = 0; k < nc; k++)
+    for (int k = 0; k < nc; k++) {
+      spmv_dev_graph_free(c[k].g);
       spmv_dev_matrix_free(c[k].d);
+    }
     spmv_dev_free(dx);
     spmv_dev_free(dy);
     free(hx);

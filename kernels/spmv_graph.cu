@@ -1,0 +1,148 @@
+/* spmv_graph.cu: a matrix's product replayed as a CUDA graph. */
+/*
+ * Every launch of a product queued one after another costs the GPU about
+ * 2 us between dependent kernels on an H100, and a product of a small
+ * matrix is mostly that: coo's three kernels took 10.7 us on a 156-entry
+ * matrix against csr-vector's one at 4.3 us.  Captured once as a graph
+ * and relaunched, three near-empty kernels ran in 5.3-5.6 us against
+ * 7.7-8.5 us launched one by one.  On the real and paper matrices the
+ * formats of several kernels gained 1.9-3.0 us a product (coo, hyb,
+ * csr-merge, cusparse: 1.12-1.21x in geometric mean), those of one
+ * kernel 0.03-0.06 us (results/graph-h100-2026-11-27.md).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv_cuda.cuh"
+
+struct spmv_dev_graph {
+  cudaGraphExec_t exec;
+  /* What exec replays; a product of anything else captures again. */
+  const struct spmv_dev_matrix *m;
+  struct spmv_config cfg; /* m's, which a caller may change between products */
+  const void *x;
+  void *y;
+  double alpha, beta;
+  int plain; /* m's launches cannot be captured: launch them directly */
+  long captures;
+};
+
+extern "C" struct spmv_dev_graph *spmv_dev_graph_new(void) {
+  return (struct spmv_dev_graph *)calloc(1, sizeof(struct spmv_dev_graph));
+}
+
+extern "C" struct spmv_dev_graph *spmv_dev_graph_free(struct spmv_dev_graph *g) {
+  if (g == NULL) return NULL;
+  if (g->exec) cudaGraphExecDestroy(g->exec);
+  free(g);
+  return NULL;
+}
+
+extern "C" void spmv_dev_graph_reset(struct spmv_dev_graph *g) {
+  if (g == NULL) return;
+  if (g->exec) cudaGraphExecDestroy(g->exec);
+  long captures = g->captures;
+  memset(g, 0, sizeof *g);
+  g->captures = captures;
+}
+
+extern "C" long spmv_dev_graph_captures(const struct spmv_dev_graph *g) {
+  return g == NULL ? 0 : g->captures;
+}
+
+extern "C" int spmv_dev_graph_plain(const struct spmv_dev_graph *g) {
+  return g == NULL || g->plain;
+}
+
+/* Whether g's graph replays exactly this product. */
+static int graph_matches(const struct spmv_dev_graph *g, const struct spmv_dev_matrix *m,
+                         double alpha, const void *x, double beta, const void *y) {
+  const struct spmv_config *c = &m->L.cfg;
+  return g->exec != NULL && g->m == m && g->x == x && g->y == y &&
+         g->alpha == alpha && g->beta == beta && g->cfg.format == c->format &&
+         g->cfg.bs == c->bs && g->cfg.tpr == c->tpr && g->cfg.param == c->param &&
+         g->cfg.param2 == c->param2;
+}
+
+/*
+ * Captures m's launches for (alpha, x, beta, y) on s into g->exec.
+ * Returns 0, 1 when the launches cannot be captured (g->plain is set; the
+ * stream is left as it was), or a launcher's or the runtime's error.
+ */
+static int graph_capture(struct spmv_dev_graph *g, const struct spmv_dev_matrix *m,
+                         double alpha, const void *x, double beta, void *y,
+                         cudaStream_t s, struct spmv_error *err) {
+  cudaGraph_t graph = NULL;
+  cudaError_t e;
+  int rc;
+
+  /* Thread-local: another thread's unrelated calls do not end this
+   * capture, and ours fail rather than run. */
+  if ((e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {
+    cudaGetLastError();
+    g->plain = 1;
+    return 1;
+  }
+  rc = spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+  e = cudaStreamEndCapture(s, &graph);
+  if (rc < 0 || e != cudaSuccess || graph == NULL) {
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    if (rc < 0) {
+      /* A launcher that refuses its configuration refuses it launched
+       * directly too; one that failed only for the capture gets a try. */
+      if (rc == SPMV_EGPU_STICKY || rc == SPMV_EINVAL || rc == SPMV_EFORMAT) return rc;
+      spmv_error_clear(err);
+    }
+    g->plain = 1;
+    return 1;
+  }
+  /* Instantiated anew, not updated in place: another alpha or beta may
+   * change which kernels run, and a refused update is an API error that
+   * compute-sanitizer reports (x68: 100 of them in the quick run). */
+  if (g->exec) {
+    cudaGraphExecDestroy(g->exec);
+    g->exec = NULL;
+  }
+  if ((e = cudaGraphInstantiate(&g->exec, graph, 0)) != cudaSuccess) {
+    g->exec = NULL;
+    cudaGraphDestroy(graph);
+    return spmv_cuda_error(e, "instantiating a product's graph", err);
+  }
+  cudaGraphDestroy(graph);
+  g->m = m;
+  g->cfg = m->L.cfg;
+  g->x = x;
+  g->y = y;
+  g->alpha = alpha;
+  g->beta = beta;
+  g->captures++;
+  /* Its launch data in device memory now, not on the first launch. */
+  return spmv_cuda_error(cudaGraphUpload(g->exec, s), "uploading a product's graph", err);
+}
+
+extern "C" int spmv_dev_graph_prepare(struct spmv_dev_graph *g,
+                                      const struct spmv_dev_matrix *m, double alpha,
+                                      const void *x, double beta, void *y,
+                                      cudaStream_t s, struct spmv_error *err) {
+  if (g == NULL) return 0;
+  if (g->plain && g->m != m) {  /* another matrix: its launches may capture */
+    g->plain = 0;
+  }
+  if (g->plain || graph_matches(g, m, alpha, x, beta, y)) return 0;
+  int rc = graph_capture(g, m, alpha, x, beta, y, s, err);
+  if (rc == 1) g->m = m;
+  return rc < 0 ? rc : 0;
+}
+
+extern "C" int spmv_dev_graph_spmv(struct spmv_dev_graph *g,
+                                   const struct spmv_dev_matrix *m, double alpha,
+                                   const void *x, double beta, void *y,
+                                   cudaStream_t s, struct spmv_error *err) {
+  int rc;
+
+  if (g == NULL) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+  if ((rc = spmv_dev_graph_prepare(g, m, alpha, x, beta, y, s, err)) < 0) return rc;
+  if (g->plain) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+  return spmv_cuda_error(cudaGraphLaunch(g->exec, s), "launching a product's graph", err);
+}
