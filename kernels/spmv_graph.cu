@@ -15,15 +15,26 @@
 
 #include "spmv_cuda.cuh"
 
-struct spmv_dev_graph {
-  cudaGraphExec_t exec;
-  /* What exec replays; a product of anything else captures again. */
+/* A product as a graph replays it: the same matrix, configuration,
+ * vectors and scalars. */
+struct product_key {
   const struct spmv_dev_matrix *m;
   struct spmv_config cfg; /* m's, which a caller may change between products */
   const void *x;
-  void *y;
+  const void *y;
   double alpha, beta;
-  int plain; /* m's launches cannot be captured: launch them directly */
+};
+
+struct spmv_dev_graph {
+  cudaGraphExec_t exec;
+  struct product_key key;  /* what exec replays */
+  /* The product before: one is captured only when it comes twice in a
+   * row, so a caller that changes alpha or beta every product, or
+   * alternates two pairs, never pays a capture (about 50 us of host
+   * time). */
+  struct product_key last;
+  int have_last;
+  const struct spmv_dev_matrix *plain; /* its launches cannot be captured */
   long captures;
 };
 
@@ -51,27 +62,44 @@ extern "C" long spmv_dev_graph_captures(const struct spmv_dev_graph *g) {
 }
 
 extern "C" int spmv_dev_graph_plain(const struct spmv_dev_graph *g) {
-  return g == NULL || g->plain;
+  return g == NULL || g->plain != NULL;
 }
 
-/* Whether g's graph replays exactly this product. */
-static int graph_matches(const struct spmv_dev_graph *g, const struct spmv_dev_matrix *m,
-                         double alpha, const void *x, double beta, const void *y) {
-  const struct spmv_config *c = &m->L.cfg;
-  return g->exec != NULL && g->m == m && g->x == x && g->y == y &&
-         g->alpha == alpha && g->beta == beta && g->cfg.format == c->format &&
-         g->cfg.bs == c->bs && g->cfg.tpr == c->tpr && g->cfg.param == c->param &&
-         g->cfg.param2 == c->param2;
+static struct product_key key_of(const struct spmv_dev_matrix *m, double alpha,
+                                 const void *x, double beta, const void *y) {
+  struct product_key k;
+  memset(&k, 0, sizeof k);
+  k.m = m;
+  k.cfg = m->L.cfg;
+  k.x = x;
+  k.y = y;
+  k.alpha = alpha;
+  k.beta = beta;
+  return k;
+}
+
+static int key_equal(const struct product_key *a, const struct product_key *b) {
+  return a->m == b->m && a->x == b->x && a->y == b->y && a->alpha == b->alpha &&
+         a->beta == b->beta && a->cfg.format == b->cfg.format && a->cfg.bs == b->cfg.bs &&
+         a->cfg.tpr == b->cfg.tpr && a->cfg.param == b->cfg.param &&
+         a->cfg.param2 == b->cfg.param2;
+}
+
+/* Whether g's graph replays exactly product k. */
+static int graph_serves(const struct spmv_dev_graph *g, const struct product_key *k) {
+  return g->exec != NULL && key_equal(&g->key, k);
 }
 
 /*
- * Captures m's launches for (alpha, x, beta, y) on s into g->exec.
- * Returns 0, 1 when the launches cannot be captured (g->plain is set; the
- * stream is left as it was), or a launcher's or the runtime's error.
+ * Captures product k (m's launches for alpha, x, beta, y) on s into
+ * g->exec.  Returns 0, 1 when the launches cannot be captured (g->plain is
+ * set to m; the stream is left as it was), or a launcher's or the
+ * runtime's error.
  */
-static int graph_capture(struct spmv_dev_graph *g, const struct spmv_dev_matrix *m,
-                         double alpha, const void *x, double beta, void *y,
-                         cudaStream_t s, struct spmv_error *err) {
+static int graph_capture(struct spmv_dev_graph *g, const struct product_key *k,
+                         const struct spmv_dev_matrix *m, double alpha,
+                         const void *x, double beta, void *y, cudaStream_t s,
+                         struct spmv_error *err) {
   cudaGraph_t graph = NULL;
   cudaError_t e;
   int rc;
@@ -80,7 +108,7 @@ static int graph_capture(struct spmv_dev_graph *g, const struct spmv_dev_matrix 
    * capture, and ours fail rather than run. */
   if ((e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {
     cudaGetLastError();
-    g->plain = 1;
+    g->plain = m;
     return 1;
   }
   rc = spmv_dev_spmv(m, alpha, x, beta, y, s, err);
@@ -94,7 +122,7 @@ static int graph_capture(struct spmv_dev_graph *g, const struct spmv_dev_matrix 
       if (rc == SPMV_EGPU_STICKY || rc == SPMV_EINVAL || rc == SPMV_EFORMAT) return rc;
       spmv_error_clear(err);
     }
-    g->plain = 1;
+    g->plain = m;
     return 1;
   }
   /* Instantiated anew, not updated in place: another alpha or beta may
@@ -110,12 +138,7 @@ static int graph_capture(struct spmv_dev_graph *g, const struct spmv_dev_matrix 
     return spmv_cuda_error(e, "instantiating a product's graph", err);
   }
   cudaGraphDestroy(graph);
-  g->m = m;
-  g->cfg = m->L.cfg;
-  g->x = x;
-  g->y = y;
-  g->alpha = alpha;
-  g->beta = beta;
+  g->key = *k;
   g->captures++;
   /* Its launch data in device memory now, not on the first launch. */
   return spmv_cuda_error(cudaGraphUpload(g->exec, s), "uploading a product's graph", err);
@@ -125,13 +148,10 @@ extern "C" int spmv_dev_graph_prepare(struct spmv_dev_graph *g,
                                       const struct spmv_dev_matrix *m, double alpha,
                                       const void *x, double beta, void *y,
                                       cudaStream_t s, struct spmv_error *err) {
-  if (g == NULL) return 0;
-  if (g->plain && g->m != m) {  /* another matrix: its launches may capture */
-    g->plain = 0;
-  }
-  if (g->plain || graph_matches(g, m, alpha, x, beta, y)) return 0;
-  int rc = graph_capture(g, m, alpha, x, beta, y, s, err);
-  if (rc == 1) g->m = m;
+  if (g == NULL || g->plain == m) return 0;
+  struct product_key k = key_of(m, alpha, x, beta, y);
+  if (graph_serves(g, &k)) return 0;
+  int rc = graph_capture(g, &k, m, alpha, x, beta, y, s, err);
   return rc < 0 ? rc : 0;
 }
 
@@ -139,10 +159,19 @@ extern "C" int spmv_dev_graph_spmv(struct spmv_dev_graph *g,
                                    const struct spmv_dev_matrix *m, double alpha,
                                    const void *x, double beta, void *y,
                                    cudaStream_t s, struct spmv_error *err) {
+  struct product_key k;
   int rc;
 
-  if (g == NULL) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
-  if ((rc = spmv_dev_graph_prepare(g, m, alpha, x, beta, y, s, err)) < 0) return rc;
-  if (g->plain) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+  if (g == NULL || g->plain == m) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+  k = key_of(m, alpha, x, beta, y);
+  int again = g->have_last && key_equal(&g->last, &k);
+  g->last = k;
+  g->have_last = 1;
+  if (!graph_serves(g, &k)) {
+    if (!again) /* not the product before it: directly */
+      return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+    if ((rc = graph_capture(g, &k, m, alpha, x, beta, y, s, err)) < 0) return rc;
+    if (rc == 1) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
+  }
   return spmv_cuda_error(cudaGraphLaunch(g->exec, s), "launching a product's graph", err);
 }

@@ -149,13 +149,16 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
 
 /*
  * A product replayed as a CUDA graph (spmv_graph.cu): m's launches for
- * one (alpha, x, beta, y) and configuration, captured on first use and
- * relaunched as one graph, which saves the GPU about 1 us between each
- * two of its kernels (bench_graph; results/graph-h100-2026-11-27.md).  A
- * capture costs the host about 50 us (one in ten over 120).  A product
- * with other arguments captures again, as does one after m's
- * configuration changed (m->L.cfg of the same arrays).  Launches that
- * cannot be captured run directly, as spmv_dev_spmv() runs them.
+ * one (alpha, x, beta, y) and configuration, captured and relaunched as
+ * one graph, which saves the GPU about 1 us between each two of its
+ * kernels (bench_graph; results/graph-h100-2026-11-27.md).  A capture
+ * costs the host about 50 us (one in ten over 120), so a product is
+ * captured when it comes twice in a row: the first product of other
+ * arguments, or after m's configuration changed (m->L.cfg of the same
+ * arrays), runs directly, and a caller that changes alpha or beta every
+ * product never captures.  spmv_dev_graph_prepare() captures at once.
+ * Launches that cannot be captured run directly, as spmv_dev_spmv()
+ * runs them.
  * A graph serves one matrix at a time and must be freed before the
  * matrices it served (it holds their arrays' addresses); owned by its
  * creator, not shared between threads; NULL means direct launches.
@@ -174,8 +177,9 @@ int spmv_dev_graph_spmv(struct spmv_dev_graph *g,
                         const struct spmv_dev_matrix *m, double alpha,
                         const void *x, double beta, void *y, cudaStream_t s,
                         struct spmv_error *err);
-/* Captures the product spmv_dev_graph_spmv() would launch, launching
- * nothing; 0 or an error as spmv_dev_graph_spmv(). */
+/* Captures the product (unless g already replays it), launching nothing,
+ * so that spmv_dev_graph_spmv() replays it from its first call; 0 or an
+ * error as spmv_dev_graph_spmv(). */
 int spmv_dev_graph_prepare(struct spmv_dev_graph *g,
                            const struct spmv_dev_matrix *m, double alpha,
                            const void *x, double beta, void *y,

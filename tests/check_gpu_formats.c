@@ -302,8 +302,8 @@ static int check_dtype(const struct spmv_csr *A, const char *name,
     rc = spmv_dev_matrix_new(L, handle, &d, &err);
     ck_assert_msg(rc == 0, "%s %s %s: upload: %s", name, cfgtxt,
                   spmv_dtype_name(dt), err.msg);
-    /* Odd products replay a graph, as the daemon runs them; each new
-     * alpha, beta captures again. */
+    /* Odd products replay a graph, as the daemon runs them, captured
+     * first for their alpha, beta (a product the worker has seen twice). */
     struct spmv_dev_graph *g = spmv_dev_graph_new();
     ck_assert(g != NULL);
     for (int p = 0; p < npairs; p++) {
@@ -326,6 +326,11 @@ static int check_dtype(const struct spmv_csr *A, const char *name,
        * changes no result. */
       rc = (p & 1) ? spmv_dev_matrix_warm_l2(d, stream, &err) : 0;
       ck_assert_msg(rc == 0, "%s %s: L2 warm-up: %s", name, cfgtxt, err.msg);
+      if (p & 1) {
+        rc = spmv_dev_graph_prepare(g, d, alpha, in.dx, beta, in.dy, stream, &err);
+        ck_assert_msg(rc == 0, "%s %s %s: capture: %s", name, cfgtxt, spmv_dtype_name(dt),
+                      err.msg);
+      }
       rc = (p & 1) ? spmv_dev_graph_spmv(g, d, alpha, in.dx, beta, in.dy, stream, &err)
                    : spmv_dev_spmv(d, alpha, in.dx, beta, in.dy, stream, &err);
       ck_assert_msg(rc == 0, "%s %s %s: launch%s: %s", name, cfgtxt,
@@ -783,9 +788,11 @@ static long graph_product(const struct spmv_csr *A, struct inputs *in,
   return spmv_dev_graph_captures(g);
 }
 
-/* A graph replays its product while the arguments stay; another alpha,
- * beta or y captures again, and each product is right (the gallery's odd
- * products check every format and matrix; this checks the bookkeeping). */
+/* A product is captured when it comes twice in a row and replayed while
+ * it stays; another alpha, beta or y runs directly once, then captures;
+ * two that alternate never capture; each product is right (the
+ * gallery's odd products check every format and matrix as graphs; this
+ * checks the bookkeeping). */
 START_TEST(test_graph)
 {
   struct spmv_limits lim = {(size_t)1 << 30, 4096, 40.0};
@@ -814,13 +821,25 @@ START_TEST(test_graph)
       }
       ck_assert_msg(L != NULL && spmv_dev_matrix_new(L, handle, &d, &err) == 0, "%s: %s", w,
                     err.msg);
-      ck_assert_int_eq(graph_product(A, &in, g, d, in.dy, 1.0, 0.0, w), 1);
-      ck_assert_msg(graph_product(A, &in, g, d, in.dy, 1.0, 0.0, w) == 1,
-                    "%s: the same product captured again", w);
-      n = graph_product(A, &in, g, d, in.dy, -1.5, 0.75, w);
-      ck_assert_msg(n == 2, "%s: new alpha, beta: %ld captures, want 2", w, n);
-      n = graph_product(A, &in, g, d, dy2, -1.5, 0.75, w);
-      ck_assert_msg(n == 3, "%s: another y: %ld captures, want 3", w, n);
+      /* want[k]: captures after product k of seq. */
+      static const struct { double alpha, beta; int y2; long want; } seq[] = {
+        {1.0, 0.0, 0, 0},   /* seen once: directly */
+        {1.0, 0.0, 0, 1},   /* twice: captured */
+        {1.0, 0.0, 0, 1},   /* replayed */
+        {-1.5, 0.75, 0, 1}, /* new scalars: directly */
+        {1.0, 0.0, 0, 1},   /* the graph's own: replayed */
+        {-1.5, 0.75, 0, 1}, /* alternating: directly */
+        {1.0, 0.0, 0, 1},
+        {-1.5, 0.75, 0, 1},
+        {-1.5, 0.75, 0, 2}, /* twice in a row: captured */
+        {-1.5, 0.75, 1, 2}, /* another y: directly */
+        {-1.5, 0.75, 1, 3}, /* then captured */
+      };
+      for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
+        n = graph_product(A, &in, g, d, seq[k].y2 ? dy2 : in.dy, seq[k].alpha, seq[k].beta, w);
+        ck_assert_msg(n == seq[k].want, "%s: product %zu: %ld captures, want %ld", w, k, n,
+                      seq[k].want);
+      }
       ck_assert_msg(!spmv_dev_graph_plain(g), "%s: launched directly", w);
       spmv_dev_graph_free(g);
       spmv_dev_matrix_free(d);
