@@ -92,13 +92,6 @@ static int is_cpu(const struct spmvd_device_info *dev)
   return strcmp(dev->backend, "cuda") != 0 || dev->warp_size < 2;
 }
 
-/* Whether two configurations are the same. */
-static int same_cfg(const struct spmv_config *a, const struct spmv_config *b)
-{
-  return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
-         a->param == b->param && a->param2 == b->param2;
-}
-
 /* Whether the operator excluded format f (spmvd.conf exclude_formats). */
 static int format_excluded(const struct spmvd_tune_input *in,
                            enum spmv_format f)
@@ -115,7 +108,7 @@ static int excluded(const struct spmvd_tune_input *in,
   if (format_excluded(in, c->format))
     return 1;
   for (k = 0; k < in->nexclude; k++)
-    if (same_cfg(c, &in->exclude[k]))
+    if (spmv_config_equal(c, &in->exclude[k]))
       return 1;
   return 0;
 }
@@ -145,7 +138,7 @@ static void add(struct spmvd_candidates *out,
   if (excluded(in, &cfg))
     return;
   for (k = 0; k < out->n; k++)
-    if (same_cfg(&cfg, &out->cfg[k]))
+    if (spmv_config_equal(&cfg, &out->cfg[k]))
       return;
   if (out->n < SPMVD_MAX_CANDIDATES)
     out->cfg[out->n++] = cfg;
@@ -446,7 +439,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
     }
     keep = !excluded(in, &c);
     for (j = 0; j < n && keep; j++)
-      keep = !same_cfg(&c, &out->cfg[j]);
+      keep = !spmv_config_equal(&c, &out->cfg[j]);
     if (keep)
       out->cfg[n++] = c;
   }
@@ -645,10 +638,10 @@ static void panel_first(const struct spmvd_tune_input *in,
   struct spmv_config pc;
   size_t k;
 
-  if (!panel_pick(in, &pc) || out->n == 0 || same_cfg(&out->cfg[0], &pc) ||
+  if (!panel_pick(in, &pc) || out->n == 0 || spmv_config_equal(&out->cfg[0], &pc) ||
       excluded(in, &pc))
     return;
-  for (k = 1; k < out->n && !same_cfg(&out->cfg[k], &pc); k++)
+  for (k = 1; k < out->n && !spmv_config_equal(&out->cfg[k], &pc); k++)
     ;
   if (k == out->n)
     k--;  /* not listed: the last one goes */

@@ -131,6 +131,13 @@ static int field_get(const struct spmv_config *c, enum field f)
   return 0;
 }
 
+/* See spmv_formats.h. */
+int spmv_config_equal(const struct spmv_config *a, const struct spmv_config *b)
+{
+  return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
+         a->param == b->param && a->param2 == b->param2;
+}
+
 /* Writes "ellr-t bs=256 t=4" style text; returns what snprintf returns. */
 int spmv_config_format(const struct spmv_config *c, char *buf, size_t n)
 {

@@ -58,6 +58,8 @@ struct spmv_config {
   int param2; /* sell, sell16: sigma, the sorting window in rows (1 = no sorting) */
 };
 
+/* Whether a and b are the same configuration, field by field. */
+int spmv_config_equal(const struct spmv_config *a, const struct spmv_config *b);
 /* Writes "ellr-t bs=256 t=4" style text; returns what snprintf returns. */
 int spmv_config_format(const struct spmv_config *c, char *buf, size_t n);
 /* Parses the text of spmv_config_format(); returns 0 or SPMV_EINVAL. */

@@ -31,9 +31,8 @@ struct spmv_dev_graph {
   /* The product before: one is captured only when it comes twice in a
    * row, so a caller that changes alpha or beta every product, or
    * alternates two pairs, never pays a capture (about 50 us of host
-   * time). */
+   * time).  last.m is NULL before the first. */
   struct product_key last;
-  int have_last;
   const struct spmv_dev_matrix *plain; /* its launches cannot be captured */
   long captures;
 };
@@ -80,9 +79,7 @@ static struct product_key key_of(const struct spmv_dev_matrix *m, double alpha,
 
 static int key_equal(const struct product_key *a, const struct product_key *b) {
   return a->m == b->m && a->x == b->x && a->y == b->y && a->alpha == b->alpha &&
-         a->beta == b->beta && a->cfg.format == b->cfg.format && a->cfg.bs == b->cfg.bs &&
-         a->cfg.tpr == b->cfg.tpr && a->cfg.param == b->cfg.param &&
-         a->cfg.param2 == b->cfg.param2;
+         a->beta == b->beta && spmv_config_equal(&a->cfg, &b->cfg);
 }
 
 /* Whether g's graph replays exactly product k. */
@@ -164,9 +161,8 @@ extern "C" int spmv_dev_graph_spmv(struct spmv_dev_graph *g,
 
   if (g == NULL || g->plain == m) return spmv_dev_spmv(m, alpha, x, beta, y, s, err);
   k = key_of(m, alpha, x, beta, y);
-  int again = g->have_last && key_equal(&g->last, &k);
+  int again = key_equal(&g->last, &k); /* last.m NULL: never */
   g->last = k;
-  g->have_last = 1;
   if (!graph_serves(g, &k)) {
     if (!again) /* not the product before it: directly */
       return spmv_dev_spmv(m, alpha, x, beta, y, s, err);

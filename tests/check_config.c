@@ -74,6 +74,28 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* Configurations are equal field by field: each canonical one equals
+ * itself parsed again and no other (no two canonical texts coincide). */
+START_TEST(equality)
+{
+  struct spmv_config a, b;
+  struct spmv_error err;
+  size_t i, j, n = sizeof canonical / sizeof canonical[0];
+
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      ck_assert(spmv_config_parse(canonical[i], &a, &err) == 0);
+      ck_assert(spmv_config_parse(canonical[j], &b, &err) == 0);
+      ck_assert_msg(spmv_config_equal(&a, &b) == (i == j), "%s against %s",
+                    canonical[i], canonical[j]);
+    }
+  ck_assert(spmv_config_parse(canonical[0], &a, &err) == 0);
+  b = a;
+  b.param2++;
+  ck_assert(!spmv_config_equal(&a, &b));
+}
+END_TEST
+
 START_TEST(fields)
 {
   struct spmv_config c;
@@ -228,6 +250,7 @@ Suite *config_suite(void)
 
   tcase_add_test(tc, format_names);
   tcase_add_test(tc, round_trip);
+  tcase_add_test(tc, equality);
   tcase_add_test(tc, fields);
   tcase_add_test(tc, every_format_formats);
   tcase_add_test(tc, layout_keys);

@@ -614,7 +614,7 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
         strcmp(f[0], "f32") == 0 ? SPMV_F32 : SPMV_F64);
     for (k = 0; k < *ncp; k++)
       if (strcmp(cp[k].dtype, f[0]) == 0 &&
-          eval_config_equal(&cp[k].cfg, &cfg))
+          spmv_config_equal(&cp[k].cfg, &cfg))
         break;
     if (k == *ncp) {
       if (*ncp == MAX_CFGS)

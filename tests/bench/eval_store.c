@@ -96,13 +96,6 @@ struct eval_store {
 #endif
 };
 
-/* Whether two configurations are the same. */
-int eval_config_equal(const struct spmv_config *a, const struct spmv_config *b)
-{
-  return a->format == b->format && a->bs == b->bs && a->tpr == b->tpr &&
-         a->param == b->param && a->param2 == b->param2;
-}
-
 /* ---- the conversion pool ---- */
 
 static void *pool_main(void *arg)
@@ -165,9 +158,9 @@ static void pool_start(struct eval_store *s, const struct spmv_config *cfgs,
     return;  /* no prefetch: loads convert on demand */
   for (size_t i = 0; i < n; i++) {
     struct spmv_config key = spmv_config_layout_key(&cfgs[i]);
-    for (j = 0; j < s->nres && !eval_config_equal(&s->res[j].key, &key); j++)
+    for (j = 0; j < s->nres && !spmv_config_equal(&s->res[j].key, &key); j++)
       ;
-    for (k = 0; k < p->n && !eval_config_equal(&p->slot[k].key, &key); k++)
+    for (k = 0; k < p->n && !spmv_config_equal(&p->slot[k].key, &key); k++)
       ;
     if (j == s->nres && k == p->n)
       p->slot[p->n++].key = key;
@@ -201,7 +194,7 @@ static int pool_take(struct pool *p, const struct spmv_config *key,
   if (p->nthreads == 0)
     return 0;
   pthread_mutex_lock(&p->mu);
-  for (k = 0; k < p->n && !(eval_config_equal(&p->slot[k].key, key) && !p->slot[k].taken);
+  for (k = 0; k < p->n && !(spmv_config_equal(&p->slot[k].key, key) && !p->slot[k].taken);
        k++)
     ;
   if (k == p->n) {
@@ -357,7 +350,7 @@ static int resident_load(struct eval_store *s, const struct spmv_config *cfg,
   if (s->A == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "eval store: no matrix");
   for (int i = 0; i < s->nres; i++)
-    if (eval_config_equal(&s->res[i].key, &key)) {
+    if (spmv_config_equal(&s->res[i].key, &key)) {
       s->cur = i;
       s->cur_cfg = *cfg;
       return 0;
@@ -456,7 +449,7 @@ void eval_store_group(struct spmvd_candidates *c)
     struct spmv_config key = spmv_config_layout_key(&c->cfg[i]);
     for (size_t j = i; j < c->n; j++) {
       struct spmv_config kj = spmv_config_layout_key(&c->cfg[j]);
-      if (!used[j] && eval_config_equal(&kj, &key)) {
+      if (!used[j] && spmv_config_equal(&kj, &key)) {
         o->cfg[o->n++] = c->cfg[j];
         used[j] = 1;
       }

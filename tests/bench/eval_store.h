@@ -50,9 +50,6 @@ int eval_store_matrix(struct eval_store *s, const struct spmv_csr *A,
 void eval_store_prefetch(struct eval_store *s,
                          const struct spmvd_candidates *c);
 
-/* Whether a and b (borrowed) are the same configuration. */
-int eval_config_equal(const struct spmv_config *a, const struct spmv_config *b);
-
 /* Reorders c so that the configurations sharing a layout are adjacent
  * (each layout is then converted and uploaded once). */
 void eval_store_group(struct spmvd_candidates *c);

@@ -165,7 +165,7 @@ static size_t gt_find(const struct gt *g, const struct spmv_config *cfg)
 {
   size_t k;
 
-  for (k = 0; k < g->n && !eval_config_equal(&g->t[k].cfg, cfg); k++)
+  for (k = 0; k < g->n && !spmv_config_equal(&g->t[k].cfg, cfg); k++)
     ;
   return k;
 }
@@ -1000,7 +1000,7 @@ static const struct rp_row *rp_find(const struct rp_tab *t,
     cfg.tpr = cfg.bs;
   for (int pass = 0; pass < 2; pass++) {
     for (size_t k = 0; k < t->n; k++)
-      if (strcmp(t->r[k].name, t->cur) == 0 && eval_config_equal(&t->r[k].cfg, &cfg))
+      if (strcmp(t->r[k].name, t->cur) == 0 && spmv_config_equal(&t->r[k].cfg, &cfg))
         return &t->r[k];
     /* The tables hold BS 128 and 256 only (the best of the two is within
      * 1.2 % of the best of 64..512): BS 64 reads as 128, larger as 256. */
