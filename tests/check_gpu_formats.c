@@ -170,18 +170,20 @@ static int64_t compare(const struct spmv_csr *A, const struct inputs *in,
   return -1;
 }
 
-/* One product of d on in's vectors with y starting from y0; the result in
- * in->yt (typed). */
+/* One product of d on in's x into dy (in->dy or another of its size),
+ * through g (NULL: launched directly), with y starting from y0; the
+ * result in in->yt (typed). */
 static void run_once(const struct spmv_csr *A, struct inputs *in,
-                     const struct spmv_dev_matrix *d, double alpha, double beta)
+                     struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
+                     void *dy, double alpha, double beta)
 {
   struct spmv_error err = {0};
   size_t yb = (size_t)A->rows * in->es;
-  ck_assert_int_eq(cudaMemcpy(in->dy, in->y0t, yb, cudaMemcpyHostToDevice), cudaSuccess);
-  ck_assert_msg(spmv_dev_spmv(d, alpha, in->dx, beta, in->dy, stream, &err) == 0,
-                "launch: %s", err.msg);
+  ck_assert_int_eq(cudaMemcpy(dy, in->y0t, yb, cudaMemcpyHostToDevice), cudaSuccess);
+  ck_assert_msg(spmv_dev_graph_spmv(g, d, alpha, in->dx, beta, dy, stream, &err) == 0,
+                "launch%s: %s", g ? " through a graph" : "", err.msg);
   ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
-  ck_assert_int_eq(cudaMemcpy(in->yt, in->dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
+  ck_assert_int_eq(cudaMemcpy(in->yt, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
 /* The first of a's device arrays whose bytes differ from b's (padding
@@ -244,9 +246,9 @@ static int check_shell(const struct spmv_csr *A, const char *name,
                 "%s %s: shell: %s", name, cfgtxt, err.msg);
   ck_assert_msg(spmv_dev_matrix_new_csr(S, A, handle, &d, &err) == 0,
                 "%s %s: device conversion: %s", name, cfgtxt, err.msg);
-  run_once(A, in, host_d, alpha, beta);
+  run_once(A, in, NULL, host_d, in->dy, alpha, beta);
   memcpy(want, in->yt, yb);
-  run_once(A, in, d, alpha, beta);
+  run_once(A, in, NULL, d, in->dy, alpha, beta);
   get_typed(in->got, in->yt, A->rows, in->dt);
   memcpy(in->ref, in->y0, (size_t)A->rows * 8);
   spmv_csr_ref(A, alpha, in->x, beta, in->ref);
@@ -769,16 +771,10 @@ static long graph_product(const struct spmv_csr *A, struct inputs *in,
                           struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
                           void *dy, double alpha, double beta, const char *what)
 {
-  struct spmv_error err = {0};
-  size_t yb = (size_t)A->rows * in->es;
   double tol = 0;
   int64_t bad;
 
-  ck_assert_int_eq(cudaMemcpy(dy, in->y0t, yb, cudaMemcpyHostToDevice), cudaSuccess);
-  ck_assert_msg(spmv_dev_graph_spmv(g, d, alpha, in->dx, beta, dy, stream, &err) == 0,
-                "%s: %s", what, err.msg);
-  ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
-  ck_assert_int_eq(cudaMemcpy(in->yt, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
+  run_once(A, in, g, d, dy, alpha, beta);
   get_typed(in->got, in->yt, A->rows, in->dt);
   memcpy(in->ref, in->y0, (size_t)A->rows * 8);
   spmv_csr_ref(A, alpha, in->x, beta, in->ref);
