@@ -16,7 +16,16 @@
  *   idle   the race's, after a 3 ms host pause before the probe;
  *   long   one hold of 12 runs (0 + 12) after the load, then 2 + 10;
  *   cold   the race's, the first candidate after a 300 ms host pause (as
- *          a race's first candidate follows an idle GPU).
+ *          a race's first candidate follows an idle GPU);
+ *   direct the race's, every product launched directly, not as a graph;
+ *   fresh  the race's, its graph captured anew in the probe's timing;
+ *   reload the race's on the candidate loaded anew (its device copy
+ *          freed and made again from the layout) and captured anew in
+ *          the probe's timing, as auto's race loads each candidate;
+ *   primed reload's, with one untimed graph launch, waited for, after
+ *          the capture and before the probe.
+ * The race, wake, idle, long and cold variants reuse one graph per
+ * candidate, captured in its first sequence.
  * Every run's time is kept; the table gives, per candidate and variant,
  * the median over the repetitions of each run position and of the
  * 2 + 10 median, and the first round's mean over it.  Every product is
@@ -28,9 +37,9 @@
  * The second form reads the races from RACES, a line per matrix: its
  * suite name, a tab, its candidates' configurations separated by ';' (one
  * marked '*' is timed but was not raced: the exhaustive best), runs the
- * race variant only and writes every run's time to RAW.tsv (matrix,
- * candidate, repetition, p, r1a .. r3b, the 2 + 10 median), for replaying
- * estimators of a round offline.
+ * race, direct, fresh, reload and primed variants and writes every run's
+ * time to RAW.tsv (matrix, candidate, variant, repetition, p, r1a .. r3b,
+ * the 2 + 10 median), for replaying estimators of a round offline.
  */
 #include "config.h"
 
@@ -72,13 +81,22 @@ static const struct race builtin[] = {
                 "csr16 bs=128 tpr=2", NULL}},
 };
 
-enum variant { V_RACE, V_WAKE, V_IDLE, V_LONG, V_COLD, V_COUNT };
-static const char *const vnames[V_COUNT] = {"race", "wake", "idle", "long",
-                                            "cold"};
+enum variant {
+  V_RACE, V_WAKE, V_IDLE, V_LONG, V_COLD,
+  V_DIRECT, V_FRESH, V_RELOAD, V_PRIMED, V_COUNT
+};
+static const char *const vnames[V_COUNT] = {
+    "race", "wake", "idle", "long", "cold", "direct", "fresh", "reload", "primed"};
+/* The variants of each form (see the usage). */
+static const enum variant builtin_variants[] = {V_RACE, V_WAKE, V_IDLE, V_LONG,
+                                                V_COLD};
+static const enum variant file_variants[] = {V_RACE, V_DIRECT, V_FRESH,
+                                             V_RELOAD, V_PRIMED};
 
 struct cand {
   const char *name;  /* as the race lists it */
   struct spmv_config cfg;
+  struct spmv_layout *L;     /* host layout, for reloads */
   struct spmv_dev_matrix *d;
   struct spmv_dev_graph *g;  /* its products as the worker runs them */
   /* t[v][rep][pos]: positions 0-6 probe and the rounds' runs (long: runs
@@ -92,45 +110,60 @@ static void die(const struct spmv_error *e, const char *what)
   exit(1);
 }
 
-/* Times reps runs after warmup, appending each to row at *pos. */
-static void timed(struct spmv_dev_timer *tm, struct cand *c, const void *x,
-                  void *y, cudaStream_t s, int warmup, int reps, double *row,
-                  int *pos)
+/* Times reps runs after warmup, appending each to row at *pos; g NULL
+ * launches directly. */
+static void timed(struct spmv_dev_timer *tm, struct cand *c,
+                  struct spmv_dev_graph *g, const void *x, void *y,
+                  cudaStream_t s, int warmup, int reps, double *row, int *pos)
 {
   struct spmv_error e = {0};
   double us[16];
 
-  if (spmv_dev_time(tm, c->g, c->d, x, y, s, warmup, reps, us, &e) < 0)
+  if (spmv_dev_time(tm, g, c->d, x, y, s, warmup, reps, us, &e) < 0)
     die(&e, "timing");
   for (int i = 0; i < reps && *pos < NPOS - 1; i++)
     row[(*pos)++] = us[i];
 }
 
-/* One sequence of variant v on candidate c. */
-static void sequence(struct spmv_dev_timer *tm, struct cand *c, const void *x,
-                     void *y, cudaStream_t s, enum variant v, int first,
-                     double *row)
+/* One sequence of variant v on candidate c; cs makes reloads. */
+static void sequence(struct spmv_dev_timer *tm, struct cand *c,
+                     struct spmv_cusparse_handle *cs, const void *x, void *y,
+                     cudaStream_t s, enum variant v, int first, double *row)
 {
   struct spmv_error e = {0};
+  struct spmv_dev_graph *g = v == V_DIRECT ? NULL : c->g;
   double ex[10];
   int pos = 0;
 
   for (int i = 0; i < NPOS; i++)
     row[i] = NAN;
+  if (v == V_RELOAD || v == V_PRIMED) {
+    spmv_dev_graph_reset(c->g);  /* before the arrays it points at */
+    c->d = spmv_dev_matrix_free(c->d);
+    if (spmv_dev_matrix_new(c->L, cs, &c->d, &e) < 0)
+      die(&e, "reload");
+  }
+  if (v == V_FRESH)
+    spmv_dev_graph_reset(c->g);
   if (spmv_dev_matrix_warm_l2(c->d, s, &e) < 0)
     die(&e, "warm-up");
+  if (v == V_PRIMED &&
+      (spmv_dev_graph_prepare(c->g, c->d, 1.0, x, 0.0, y, s, &e) < 0 ||
+       spmv_dev_graph_spmv(c->g, c->d, 1.0, x, 0.0, y, s, &e) < 0 ||
+       cudaStreamSynchronize(s) != cudaSuccess))
+    die(&e, "priming");
   if (v == V_IDLE || (v == V_COLD && first)) {
     cudaStreamSynchronize(s);
     usleep(v == V_IDLE ? 3000 : 300000);
   }
   if (v == V_LONG) {
-    timed(tm, c, x, y, s, 0, 12, row, &pos);
+    timed(tm, c, g, x, y, s, 0, 12, row, &pos);
   } else {
-    timed(tm, c, x, y, s, 0, 1, row, &pos);
+    timed(tm, c, g, x, y, s, 0, 1, row, &pos);
     for (int r = 0; r < 3; r++)
-      timed(tm, c, x, y, s, v == V_WAKE ? 1 : 0, 2, row, &pos);
+      timed(tm, c, g, x, y, s, v == V_WAKE ? 1 : 0, 2, row, &pos);
   }
-  if (spmv_dev_time(tm, c->g, c->d, x, y, s, 2, 10, ex, &e) < 0)
+  if (spmv_dev_time(tm, g, c->d, x, y, s, 2, 10, ex, &e) < 0)
     die(&e, "timing");
   row[NPOS - 1] = spmv_median(ex, 10);
 }
@@ -236,6 +269,8 @@ int main(int argc, char **argv)
   const struct race *races = builtin;
   size_t nraces = sizeof builtin / sizeof builtin[0];
   FILE *raw = NULL;
+  const enum variant *vars = builtin_variants;
+  int nvar = (int)(sizeof builtin_variants / sizeof builtin_variants[0]);
 
   if (nrep < 1 || nrep > MAXREP || argc == 3 || argc > 4) {
     fprintf(stderr, "usage: probe_rounds [REPS 1..%d [RACES RAW.tsv]]\n",
@@ -246,11 +281,13 @@ int main(int argc, char **argv)
     if (read_races(argv[2], from_file, &nraces) < 0)
       return 1;
     races = from_file;
+    vars = file_variants;
+    nvar = (int)(sizeof file_variants / sizeof file_variants[0]);
     if ((raw = fopen(argv[3], "w")) == NULL) {
       perror(argv[3]);
       return 1;
     }
-    fprintf(raw, "matrix\tcandidate\trep\tp\tr1a\tr1b\tr2a\tr2b\tr3a\tr3b\t2+10\n");
+    fprintf(raw, "matrix\tcandidate\tvariant\trep\tp\tr1a\tr1b\tr2a\tr2b\tr3a\tr3b\t2+10\n");
   }
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     fprintf(stderr, "probe_rounds: no CUDA device\n");
@@ -309,30 +346,33 @@ int main(int argc, char **argv)
         die(&e, races[m].cfg[k]);
       if ((c[nc].g = spmv_dev_graph_new()) == NULL)
         return 1;
-      spmv_layout_free(L);
+      c[nc].L = L;
       c[nc].name = races[m].cfg[k];
       if (verify(A, &c[nc], ref, mag, dx, dy, s, races[m].cfg[k]) < 0) {
         c[nc].g = spmv_dev_graph_free(c[nc].g);
         c[nc].d = spmv_dev_matrix_free(c[nc].d);
+        spmv_layout_free(c[nc].L);
         continue;  /* named on stderr, left out of the tables */
       }
       nc++;
     }
     /* Repetitions of the race's order, variants interleaved. */
     for (int r = 0; r < nrep; r++)
-      for (int v = 0; v < (raw != NULL ? 1 : V_COUNT); v++)
+      for (int i = 0; i < nvar; i++)
         for (int k = 0; k < nc; k++)
-          sequence(tm, &c[k], dx, dy, s, (enum variant)v, k == 0,
-                   c[k].t[v][r]);
+          sequence(tm, &c[k], cs, dx, dy, s, vars[i], k == 0, c[k].t[vars[i]][r]);
     for (int k = 0; raw != NULL && k < nc; k++)
-      for (int r = 0; r < nrep; r++) {
-        fprintf(raw, "%s\t%s\t%d", races[m].name, c[k].name, r);
-        for (int p = 0; p < 7; p++)
-          fprintf(raw, "\t%.3f", c[k].t[V_RACE][r][p]);
-        fprintf(raw, "\t%.3f\n", c[k].t[V_RACE][r][NPOS - 1]);
-      }
+      for (int i = 0; i < nvar; i++)
+        for (int r = 0; r < nrep; r++) {
+          fprintf(raw, "%s\t%s\t%s\t%d", races[m].name, c[k].name,
+                  vnames[vars[i]], r);
+          for (int p = 0; p < 7; p++)
+            fprintf(raw, "\t%.3f", c[k].t[vars[i]][r][p]);
+          fprintf(raw, "\t%.3f\n", c[k].t[vars[i]][r][NPOS - 1]);
+        }
     for (int k = 0; k < nc; k++)
-      for (int v = 0; v < (raw != NULL ? 1 : V_COUNT); v++) {
+      for (int i = 0; i < nvar; i++) {
+        enum variant v = vars[i];
         double q[NPOS];
         for (int p = 0; p < NPOS; p++)
           q[p] = pos_median(c[k].t[v], nrep, p);
@@ -351,6 +391,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nc; k++) {
       spmv_dev_graph_free(c[k].g);
       spmv_dev_matrix_free(c[k].d);
+      spmv_layout_free(c[k].L);
     }
     spmv_dev_free(dx);
     spmv_dev_free(dy);

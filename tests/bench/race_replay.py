@@ -4,11 +4,12 @@ times that probe_rounds RACES RAW.tsv recorded, repetition by repetition,
 with a round's estimator and the comparison of two candidates varied.
 
 The truth of a configuration is the median over the repetitions of its
-2 + 10 medians; a '*' configuration (the exhaustive best, not raced)
-counts only as the best.  Prints, per variant, best/pick over every
-replayed race (geometric mean, worst, how many under 95 and 97 %), the
-cost in SpMV-equivalents of the pick, and the regret against the best
-configuration of the shortlist itself.
+2 + 10 medians (of the race variant, where RAW.tsv has several: products
+as the worker runs them); a '*' configuration (the exhaustive best, not
+raced) counts only as the best.  Prints, per probe_rounds variant and
+replay rule, best/pick over every replayed race (geometric mean, worst,
+how many under 95 and 97 %), the cost in SpMV-equivalents of the pick,
+and the regret against the best configuration of the shortlist itself.
 
     usage: race_replay.py RAW.tsv[.gz] [MAX_COST] [-v]
 """
@@ -24,17 +25,21 @@ P = dict(reps=2, max_rounds=3, min_rounds=1, stable_tol=0.03, drop_ratio=1.5,
 
 
 def load(path):
+    """data[variant][matrix][candidate][rep] = [p, r1a .. r3b, 2+10]; RAW
+    files without a variant column hold the race variant only."""
     opener = gzip.open if path.endswith('.gz') else open
-    data = defaultdict(lambda: defaultdict(dict))
+    data = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
     order = defaultdict(list)
     with opener(path, 'rt') as f:
-        next(f)
+        has_variant = 'variant' in next(f).split('\t')
         for line in f:
             r = line.rstrip('\n').split('\t')
-            m, c, rep = r[0], r[1], int(r[2])
+            if not has_variant:
+                r.insert(2, 'race')
+            m, c, v, rep = r[0], r[1], r[2], int(r[3])
             if c not in order[m]:
                 order[m].append(c)
-            data[m][c][rep] = [float(x) for x in r[3:]]
+            data[v][m][c][rep] = [float(x) for x in r[4:]]
     return data, order
 
 
@@ -103,16 +108,23 @@ def main():
         sys.exit(__doc__)
     if len(args) > 1:
         P['max_cost'] = float(args[1])
-    data, order = load(args[0])
-    truth = {m: {c: st.median(v[7] for v in data[m][c].values())
+    alldata, order = load(args[0])
+    ref = alldata['race'] if 'race' in alldata else next(iter(alldata.values()))
+    truth = {m: {c: st.median(v[7] for v in ref[m][c].values())
                  for c in order[m]} for m in order}
-    variants = [('mean', 'first'), ('mean', 'plain'), ('min', 'first'),
-                ('min', 'plain')]
-    print('| round, comparison | geomean % | worst % | races < 95 % | < 97 % '
-          '| max cost | mean cost | regret vs the shortlist best: mean % '
-          '| max % | races > 2 % off it |')
-    print('|---|---|---|---|---|---|---|---|---|---|')
-    for mode, rule in variants:
+    rules = [('mean', 'first'), ('mean', 'plain'), ('min', 'first'),
+             ('min', 'plain')]
+    print('| variant | round, comparison | geomean % | worst % | races < 95 % '
+          '| < 97 % | max cost | mean cost | regret vs the shortlist best: '
+          'mean % | max % | races > 2 % off it |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
+    for var, data in alldata.items():
+        replay(var, data, order, truth, rules, verbose)
+
+
+def replay(var, data, order, truth, rules, verbose):
+    """Prints one table row per rule for variant var's runs."""
+    for mode, rule in rules:
         q, costs, reg, per_m = [], [], [], defaultdict(list)
         for m in order:
             best = min(truth[m].values())
@@ -125,16 +137,16 @@ def main():
                 costs.append(cost)
                 reg.append(truth[m][c] / sbest - 1)
         g = math.exp(sum(math.log(x) for x in q) / len(q))
-        print(f'| {mode} of 2, {rule} | {100 * g:.2f} | {100 * min(q):.1f} '
+        print(f'| {var} | {mode} of 2, {rule} | {100 * g:.2f} | {100 * min(q):.1f} '
               f'| {sum(x < .95 for x in q)} of {len(q)} | {sum(x < .97 for x in q)} '
               f'| {max(costs):.1f} | {st.mean(costs):.1f} | {100 * st.mean(reg):.2f} '
               f'| {100 * max(reg):.1f} | {sum(x > .02 for x in reg)} |')
         if verbose:
             for m in order:
                 if min(per_m[m]) < 0.97:
-                    print(f'|   {m} | min {100 * min(per_m[m]):.1f} | mean '
+                    print(f'| | {m} | min {100 * min(per_m[m]):.1f} | mean '
                           f'{100 * st.mean(per_m[m]):.1f} | < 95 %: '
-                          f'{sum(x < .95 for x in per_m[m])} | | | | | | |')
+                          f'{sum(x < .95 for x in per_m[m])} | | | | | | | |')
 
 
 if __name__ == '__main__':
