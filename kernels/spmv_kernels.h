@@ -235,6 +235,29 @@ int spmv_dev_time(struct spmv_dev_timer *t, struct spmv_dev_graph *g,
                   cudaStream_t s, int warmup, int reps, double *us,
                   struct spmv_error *err);
 
+/*
+ * Products timed in turns: n of them (1..SPMV_DEV_TIME_TURNS_MAX), each
+ * y = A*x through its graph (NULL: directly), reps rounds of one run of
+ * each in order, after warmup rounds, all queued behind one hold as
+ * spmv_dev_time() does (n x reps <= SPMV_DEV_TIME_MAX_REPS).  Replayed
+ * as graphs, a 4 us product's time drifts by a few percent from one
+ * millisecond to the next, the same way for whatever runs then
+ * (probe-turns-h100.md); runs in turns share the drift, so their ratio
+ * is steadier than that of runs timed one after the other.  p[i].us[k]
+ * receives round k's time of product i.  Returns 0 or the first error.
+ */
+#define SPMV_DEV_TIME_TURNS_MAX 4
+struct spmv_dev_timed {
+  struct spmv_dev_graph *g;
+  const struct spmv_dev_matrix *m;
+  const void *x;
+  void *y;
+  double *us; /* reps times, the caller's */
+};
+int spmv_dev_time_turns(struct spmv_dev_timer *t, const struct spmv_dev_timed *p,
+                        int n, cudaStream_t s, int warmup, int reps,
+                        struct spmv_error *err);
+
 /* The per-format launchers behind spmv_dev_spmv(), same contract. */
 #define SPMV_LAUNCH_PROTO(name)                                              \
   int spmv_launch_##name(const struct spmv_dev_matrix *m, double alpha,     \

@@ -59,48 +59,72 @@ extern "C" struct spmv_dev_timer *spmv_dev_timer_free(struct spmv_dev_timer *t) 
   return NULL;
 }
 
-extern "C" int spmv_dev_time(struct spmv_dev_timer *t, struct spmv_dev_graph *g,
-                             const struct spmv_dev_matrix *m, const void *x,
-                             void *y, cudaStream_t s, int warmup, int reps,
-                             double *us, struct spmv_error *err) {
-  int rc = 0, held = 0;
+extern "C" int spmv_dev_time_turns(struct spmv_dev_timer *t,
+                                   const struct spmv_dev_timed *p, int n,
+                                   cudaStream_t s, int warmup, int reps,
+                                   struct spmv_error *err) {
+  int rc = 0, held = 0, nev = n * reps + 1;
 
-  if (reps < 1 || reps > SPMV_DEV_TIME_MAX_REPS || warmup < 0)
+  if (n < 1 || n > SPMV_DEV_TIME_TURNS_MAX || reps < 1 ||
+      n * reps > SPMV_DEV_TIME_MAX_REPS || warmup < 0)
     return spmv_error_set(err, SPMV_EINVAL,
-                          "timing: reps %d not in [1, %d] or warmup %d < 0",
-                          reps, SPMV_DEV_TIME_MAX_REPS, warmup);
+                          "timing: %d products x %d reps not in [1, %d] x [1, %d] "
+                          "within %d runs, or warmup %d < 0",
+                          n, reps, SPMV_DEV_TIME_TURNS_MAX, SPMV_DEV_TIME_MAX_REPS,
+                          SPMV_DEV_TIME_MAX_REPS, warmup);
   /* Captured before anything is queued: the timed runs only launch. */
-  if ((rc = spmv_dev_graph_prepare(g, m, 1.0, x, 0.0, y, s, err)) < 0)
-    return rc;
+  for (int i = 0; i < n; i++)
+    if ((rc = spmv_dev_graph_prepare(p[i].g, p[i].m, 1.0, p[i].x, 0.0, p[i].y, s,
+                                     err)) < 0)
+      return rc;
   /* Runs after warm-ups are the resident ones (spmv_dev_matrix_warm_l2). */
-  if (warmup > 0 && (rc = spmv_dev_matrix_warm_l2(m, s, err)) < 0)
-    return rc;
+  for (int i = 0; warmup > 0 && i < n; i++)
+    if ((rc = spmv_dev_matrix_warm_l2(p[i].m, s, err)) < 0)
+      return rc;
   __atomic_store_n((int *)t->flag, 0, __ATOMIC_SEQ_CST);
   spmv_hold_kernel<<<1, 1, 0, s>>>(t->dflag);
   if ((rc = spmv_cuda_error(cudaGetLastError(), "timer hold kernel", err)) < 0)
     goto out;
   held = 1;
-  for (int i = 0; i < warmup; i++)
-    if ((rc = spmv_dev_graph_spmv(g, m, 1.0, x, 0.0, y, s, err)) < 0) goto out;
+  for (int k = 0; k < warmup; k++)
+    for (int i = 0; i < n; i++)
+      if ((rc = spmv_dev_graph_spmv(p[i].g, p[i].m, 1.0, p[i].x, 0.0, p[i].y, s,
+                                    err)) < 0)
+        goto out;
   if ((rc = spmv_cuda_error(cudaEventRecord(t->ev[0], s), "cudaEventRecord", err)) < 0)
     goto out;
-  for (int i = 0; i < reps; i++)
-    if ((rc = spmv_dev_graph_spmv(g, m, 1.0, x, 0.0, y, s, err)) < 0 ||
-        (rc = spmv_cuda_error(cudaEventRecord(t->ev[i + 1], s), "cudaEventRecord",
-                              err)) < 0)
-      goto out;
+  for (int k = 0; k < reps; k++)
+    for (int i = 0; i < n; i++)
+      if ((rc = spmv_dev_graph_spmv(p[i].g, p[i].m, 1.0, p[i].x, 0.0, p[i].y, s,
+                                    err)) < 0 ||
+          (rc = spmv_cuda_error(cudaEventRecord(t->ev[k * n + i + 1], s),
+                                "cudaEventRecord", err)) < 0)
+        goto out;
 out:
   /* Release the stream whatever happened, then wait for it. */
   if (held) __atomic_store_n((int *)t->flag, 1, __ATOMIC_SEQ_CST);
   if (rc < 0) return rc;
-  if ((rc = spmv_cuda_error(cudaEventSynchronize(t->ev[reps]), "SpMV", err)) < 0)
+  if ((rc = spmv_cuda_error(cudaEventSynchronize(t->ev[nev - 1]), "SpMV", err)) < 0)
     return rc;
-  for (int i = 0; i < reps; i++) {
+  for (int e = 1; e < nev; e++) {
     float ms;
-    if ((rc = spmv_cuda_error(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]),
+    if ((rc = spmv_cuda_error(cudaEventElapsedTime(&ms, t->ev[e - 1], t->ev[e]),
                               "cudaEventElapsedTime", err)) < 0)
       return rc;
-    us[i] = 1e3 * (double)ms;
+    p[(e - 1) % n].us[(e - 1) / n] = 1e3 * (double)ms;
   }
   return 0;
+}
+
+extern "C" int spmv_dev_time(struct spmv_dev_timer *t, struct spmv_dev_graph *g,
+                             const struct spmv_dev_matrix *m, const void *x,
+                             void *y, cudaStream_t s, int warmup, int reps,
+                             double *us, struct spmv_error *err) {
+  struct spmv_dev_timed one = {g, m, x, y, us};
+
+  if (reps < 1 || reps > SPMV_DEV_TIME_MAX_REPS || warmup < 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "timing: reps %d not in [1, %d] or warmup %d < 0",
+                          reps, SPMV_DEV_TIME_MAX_REPS, warmup);
+  return spmv_dev_time_turns(t, &one, 1, s, warmup, reps, err);
 }

@@ -25,7 +25,9 @@
  *   primed reload's, with one untimed graph launch, waited for, after
  *          the capture and before the probe.
  * The race, wake, idle, long and cold variants reuse one graph per
- * candidate, captured in its first sequence.
+ * candidate, captured in its first sequence.  RACES runs one more timing
+ * per repetition and candidate after the first: the two in turns
+ * (spmv_dev_time_turns: one warm-up round, six timed).
  * Every run's time is kept; the table gives, per candidate and variant,
  * the median over the repetitions of each run position and of the
  * 2 + 10 median, and the first round's mean over it.  Every product is
@@ -39,7 +41,9 @@
  * marked '*' is timed but was not raced: the exhaustive best), runs the
  * race, direct, fresh, reload and primed variants and writes every run's
  * time to RAW.tsv (matrix, candidate, variant, repetition, p, r1a .. r3b,
- * the 2 + 10 median), for replaying estimators of a round offline.
+ * the 2 + 10 median), for replaying estimators of a round offline; rows
+ * of variant turns hold the candidate's six runs in turns with the first
+ * candidate in r1a .. r3b and the first's median of its six in 2+10.
  */
 #include "config.h"
 
@@ -361,6 +365,18 @@ int main(int argc, char **argv)
       for (int i = 0; i < nvar; i++)
         for (int k = 0; k < nc; k++)
           sequence(tm, &c[k], cs, dx, dy, s, vars[i], k == 0, c[k].t[vars[i]][r]);
+    for (int r = 0; raw != NULL && r < nrep; r++)
+      for (int k = 1; k < nc; k++) {
+        double us[2][6];
+        struct spmv_dev_timed p[2] = {{c[k].g, c[k].d, dx, dy, us[0]},
+                                      {c[0].g, c[0].d, dx, dy, us[1]}};
+        if (spmv_dev_time_turns(tm, p, 2, s, 1, 6, &e) < 0)
+          die(&e, "timing in turns");
+        fprintf(raw, "%s\t%s\tturns\t%d\tnan", races[m].name, c[k].name, r);
+        for (int j = 0; j < 6; j++)
+          fprintf(raw, "\t%.3f", us[0][j]);
+        fprintf(raw, "\t%.3f\n", spmv_median(us[1], 6));
+      }
     for (int k = 0; raw != NULL && k < nc; k++)
       for (int i = 0; i < nvar; i++)
         for (int r = 0; r < nrep; r++) {

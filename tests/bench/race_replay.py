@@ -37,7 +37,7 @@ def load(path):
             if not has_variant:
                 r.insert(2, 'race')
             m, c, v, rep = r[0], r[1], r[2], int(r[3])
-            if c not in order[m]:
+            if v != 'turns' and c not in order[m]:
                 order[m].append(c)
             data[v][m][c][rep] = [float(x) for x in r[4:]]
     return data, order
@@ -119,7 +119,8 @@ def main():
           'mean % | max % | races > 2 % off it |')
     print('|---|---|---|---|---|---|---|---|---|---|---|')
     for var, data in alldata.items():
-        replay(var, data, order, truth, rules, verbose)
+        if var != 'turns':  # not a race's sequence (probe_rounds.c)
+            replay(var, data, order, truth, rules, verbose)
 
 
 def replay(var, data, order, truth, rules, verbose):
