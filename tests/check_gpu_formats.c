@@ -848,6 +848,105 @@ START_TEST(test_graph)
 }
 END_TEST
 
+/* The product in in->dy after timed runs of y = A*x against the double
+ * reference; what names it. */
+static void check_timed_y(const struct spmv_csr *A, struct inputs *in, const char *what)
+{
+  double tol = 0;
+  int64_t bad;
+
+  ck_assert_int_eq(cudaMemcpy(in->yt, in->dy, (size_t)A->rows * in->es,
+                              cudaMemcpyDeviceToHost), cudaSuccess);
+  get_typed(in->got, in->yt, A->rows, in->dt);
+  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
+  spmv_csr_ref(A, 1.0, in->x, 0.0, in->ref);
+  bad = compare(A, in, in->got, in->ref, 1.0, 0.0, &tol);
+  ck_assert_msg(bad < 0, "%s: row %lld got %.17g, want %.17g (tol %.3g)", what,
+                (long long)bad, bad < 0 ? 0.0 : in->got[bad], bad < 0 ? 0.0 : in->ref[bad], tol);
+}
+
+static void check_times(const double *us, int n, const char *what)
+{
+  for (int k = 0; k < n; k++)
+    ck_assert_msg(isfinite(us[k]) && us[k] > 0 && us[k] < 1e6, "%s: run %d took %g us",
+                  what, k, us[k]);
+}
+
+/* spmv_dev_time and spmv_dev_time_turns: every run timed, the products
+ * right (y is poisoned first), a product of several kernels captured
+ * once, bad counts refused with SPMV_EINVAL. */
+START_TEST(test_timer)
+{
+  struct spmv_limits lim = {(size_t)1 << 30, 4096, 40.0};
+  struct spmv_error err = {0};
+  struct spmv_dev_timer *tm = NULL;
+  const char *gens[2] = {"pareto rows=3000 alpha=0.8", "random rows=500 cols=700 k=5"};
+  const char *cfgs[2] = {"csr-vector bs=256 tpr=8", "coo bs=256"};
+  struct spmv_csr *M[2];
+
+  ck_assert_msg(spmv_dev_timer_new(&tm, &err) == 0, "%s", err.msg);
+  for (int i = 0; i < 2; i++) {
+    M[i] = spmv_gen_from_text(gens[i], 7 + i, &err);
+    ck_assert_msg(M[i] != NULL, "%s", err.msg);
+  }
+  for (int t = 0; t < 2; t++) {
+    enum spmv_dtype dt = t == 0 ? SPMV_F64 : SPMV_F32;
+    struct inputs in[2];
+    struct spmv_dev_matrix *d[2];
+    struct spmv_dev_graph *g[2];
+    double us[2][8];
+    char w[2][128];
+
+    for (int i = 0; i < 2; i++) {
+      struct spmv_config cfg;
+      struct spmv_layout *L = NULL;
+      snprintf(w[i], sizeof w[i], "%s %s", cfgs[i], spmv_dtype_name(dt));
+      inputs_init(&in[i], M[i], dt);
+      ck_assert_msg(spmv_config_parse(cfgs[i], &cfg, &err) == 0 &&
+                    spmv_layout_new(M[i], dt, &cfg, &lim, &L, &err) == 0 &&
+                    spmv_dev_matrix_new(L, handle, &d[i], &err) == 0, "%s: %s", w[i], err.msg);
+      spmv_layout_free(L);
+      ck_assert((g[i] = spmv_dev_graph_new()) != NULL);
+      ck_assert_int_eq(cudaMemset(in[i].dy, 0xff, (size_t)M[i]->rows * in[i].es), cudaSuccess);
+    }
+    ck_assert_msg(spmv_dev_time(tm, g[0], d[0], in[0].dx, in[0].dy, stream, 1, 8, us[0],
+                                &err) == 0, "%s: %s", w[0], err.msg);
+    check_times(us[0], 8, w[0]);
+    check_timed_y(M[0], &in[0], w[0]);
+
+    ck_assert_int_eq(cudaMemset(in[0].dy, 0xff, (size_t)M[0]->rows * in[0].es), cudaSuccess);
+    struct spmv_dev_timed p[2] = {{g[0], d[0], in[0].dx, in[0].dy, us[0]},
+                                  {g[1], d[1], in[1].dx, in[1].dy, us[1]}};
+    ck_assert_msg(spmv_dev_time_turns(tm, p, 2, stream, 2, 8, &err) == 0, "turns: %s",
+                  err.msg);
+    for (int i = 0; i < 2; i++) {
+      check_times(us[i], 8, w[i]);
+      check_timed_y(M[i], &in[i], w[i]);
+      ck_assert_msg(spmv_dev_graph_captures(g[i]) == 1 && !spmv_dev_graph_plain(g[i]),
+                    "%s: %ld captures", w[i], spmv_dev_graph_captures(g[i]));
+    }
+
+    ck_assert_int_eq(spmv_dev_time_turns(tm, p, 0, stream, 1, 2, &err), SPMV_EINVAL);
+    ck_assert_int_eq(spmv_dev_time_turns(tm, p, SPMV_DEV_TIME_TURNS_MAX + 1, stream, 1, 2,
+                                         &err), SPMV_EINVAL);
+    ck_assert_int_eq(spmv_dev_time_turns(tm, p, 2, stream, 1, SPMV_DEV_TIME_MAX_REPS / 2 + 1,
+                                         &err), SPMV_EINVAL);
+    ck_assert_int_eq(spmv_dev_time_turns(tm, p, 2, stream, -1, 2, &err), SPMV_EINVAL);
+    ck_assert_int_eq(spmv_dev_time(tm, g[0], d[0], in[0].dx, in[0].dy, stream, 0, 0, us[0],
+                                   &err), SPMV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "reps") != NULL, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+      spmv_dev_graph_free(g[i]);
+      spmv_dev_matrix_free(d[i]);
+      inputs_fini(&in[i]);
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    spmv_csr_free(M[i]);
+  spmv_dev_timer_free(tm);
+}
+END_TEST
+
 static Suite *gpu_formats_suite(void)
 {
   Suite *s = suite_create("gpu_formats");
@@ -857,6 +956,7 @@ static Suite *gpu_formats_suite(void)
   tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_graph);
+  tcase_add_test(tc, test_timer);
   tcase_add_test(tc, test_subnormal);
   tcase_add_test(tc, test_l2_rewrite);
   tcase_add_test(tc, test_pool);

@@ -10,7 +10,7 @@ EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
 	tests/bench/race_bias.py \
 	tests/bench/predict_drift.py tests/bench/bench_load.c \
 	tests/bench/bench_warm.c tests/bench/bench_graph.c \
-	tests/bench/probe_launch.cu
+	tests/bench/probe_launch.cu tests/bench/probe_drift.c
 
 if HAVE_CUDA
 GPU_LDADD = kernels/libspmvkernels_cuda.a kernels/libspmvcore.la \
@@ -28,7 +28,7 @@ tests_check_gpu_formats_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
 
 noinst_PROGRAMS += tests/bench/bench_spmv tests/bench/probe_scrub \
 	tests/bench/probe_rounds tests/bench/bench_load tests/bench/bench_warm \
-	tests/bench/bench_graph tests/bench/probe_launch
+	tests/bench/bench_graph tests/bench/probe_launch tests/bench/probe_drift
 
 # The benchmark: every configuration against cuSPARSE.
 tests_bench_bench_spmv_SOURCES = tests/bench/bench_spmv.c \
@@ -47,6 +47,12 @@ tests_bench_probe_rounds_SOURCES = tests/bench/probe_rounds.c $(GPU_SUITE) \
 	$(GPU_COMMON)
 tests_bench_probe_rounds_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_probe_rounds_LDADD = $(GPU_LDADD)
+
+# How a small product's timed speed moves from one millisecond to the next.
+tests_bench_probe_drift_SOURCES = tests/bench/probe_drift.c $(GPU_SUITE) \
+	$(GPU_COMMON)
+tests_bench_probe_drift_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_bench_probe_drift_LDADD = $(GPU_LDADD)
 
 # Where loading a matrix onto the GPU spends its time.
 tests_bench_bench_load_SOURCES = tests/bench/bench_load.c $(GPU_SUITE) \
