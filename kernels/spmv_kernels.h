@@ -239,12 +239,11 @@ int spmv_dev_time(struct spmv_dev_timer *t, struct spmv_dev_graph *g,
  * Products timed in turns: n of them (1..SPMV_DEV_TIME_TURNS_MAX), each
  * y = A*x through its graph (NULL: directly), reps rounds of one run of
  * each in order, after warmup rounds, all queued behind one hold as
- * spmv_dev_time() does (n x reps <= SPMV_DEV_TIME_MAX_REPS).  Replayed
- * as graphs, a 4 us product's time drifts by a few percent from one
- * millisecond to the next, the same way for whatever runs then
- * (probe-turns-h100.md); runs in turns share the drift, so their ratio
- * is steadier than that of runs timed one after the other.  p[i].us[k]
+ * spmv_dev_time() does (n x reps <= SPMV_DEV_TIME_MAX_REPS).  p[i].us[k]
  * receives round k's time of product i.  Returns 0 or the first error.
+ * Not a way to rank products of 3.6-4.3 us: two such graphs in turns
+ * read alike (often to the 32 ns tick) where timed apart they differ by
+ * 5 % (results/timing-small-h100.md).
  */
 #define SPMV_DEV_TIME_TURNS_MAX 4
 struct spmv_dev_timed {
