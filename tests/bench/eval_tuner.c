@@ -347,8 +347,10 @@ out:
  * fresh runs, in interleaved passes, and those times decide best/pick;
  * the table keeps them.  The same bias would return if the best were the
  * least of these times too: on 3.6-4.3 us products, which a load may set
- * 0.1-0.2 us apart (results/timing-small-h100.md), the least of nine candidates'
- * medians reads lower than the same candidate timed again.  So the even
+ * 0.1-0.2 us apart (results/timing-small-h100.md), the least of nine
+ * candidates' medians reads lower than the same candidate timed again
+ * (probe_rounds' races: 13 of 135 best/oracle picks under 0.97 against 8
+ * with the best chosen and timed on separate repetitions).  So the even
  * passes choose the best and the odd passes time it and the picks
  * (before v85 one set of three passes did both: same_best_us keeps that
  * reading).

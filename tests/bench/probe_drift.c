@@ -3,10 +3,11 @@
  * millisecond to the next.  Replayed as graphs, a race candidate's round
  * on a 4 us product read within 1 % of its next round, but its 2 + 10
  * median moved by 5 % between repetitions a few milliseconds apart, and
- * candidates timed one after the other moved together (probe_rounds,
- * turns-h100.md).  Whether that is one state of the GPU that every
- * product shares, at which time scale, and whether launching directly
- * escapes it, is what a race needs to know to compare its candidates.
+ * candidates timed one after the other moved together (probe_rounds;
+ * results/timing-small-h100.md).  Whether that is one state of the GPU
+ * that every product shares, at which time scale, and whether launching
+ * directly escapes it, is what a race needs to know to compare its
+ * candidates.
  *
  * Products of a few f32 matrices of the suite, all resident at once (a
  * graph each, one launched directly), are timed in steps: each step times
