@@ -811,7 +811,8 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
     }
   if (s_n > 0)
     fprintf(f, "\nOne product at a time (each of %d timed alone after the held runs, the same\n"
-               "configurations, the best chosen on the even passes and timed on the odd): auto %.1f %% of the best in geometric mean, worst %.1f %% (%s),\n"
+               "configurations, the best chosen on the even passes and timed on the odd):\n"
+               "auto %.1f %% of the best in geometric mean, worst %.1f %% (%s),\n"
                "%d of %d at >= 95 %%.\n",
             CONFIRM_SINGLES, 100 * exp(s_log / s_n), 100 * s_worst, s_wname, s_95, s_n);
 
