@@ -1881,7 +1881,10 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
   return spmvd_calib_backend_time_rounds(ctx, A, dt, cfg, 1, NULL, us, err);
 }
 
-/* Times A as cfg: one load, `rounds` timings, their median. */
+/* Times A as cfg: `rounds` loads, each timed once, their median.  Each
+ * its own load: a 3.6-4.3 us product reads one of a few values a load
+ * draws anew, 5 % apart (results/timing-small-h100.md), which timings of
+ * one load would all repeat. */
 int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,
@@ -1896,13 +1899,14 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
   if (rounds < 1 || rounds > SPMVD_CALIB_MAX_ROUNDS)
     return spmv_error_set(err, SPMV_EINVAL, "rounds %d out of [1, %d]",
                           rounds, SPMVD_CALIB_MAX_ROUNDS);
-  if ((ret = cb->ops->load(cb->be, A, dt, cfg, &m, err)) != 0)
-    return ret;
-  for (k = 0; k < rounds && ret == 0; k++)
+  for (k = 0; k < rounds; k++) {
+    if ((ret = cb->ops->load(cb->be, A, dt, cfg, &m, err)) != 0)
+      return ret;
     ret = cb->ops->time(cb->be, m, cb->warmup, cb->reps, &t[k], err);
-  cb->ops->unload(cb->be, m);
-  if (ret != 0)
-    return ret;
+    cb->ops->unload(cb->be, m);
+    if (ret != 0)
+      return ret;
+  }
   if (each != NULL)
     memcpy(each, t, (size_t)rounds * sizeof *t);
   *us = spmv_median(t, (size_t)rounds);  /* sorts t */

@@ -491,13 +491,13 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
                              enum spmv_dtype dt, const struct spmv_config *cfg,
                              double *us, struct spmv_error *err);
 
-/* Timings of one load that spmvd_calib_backend_time_rounds (and bench's
- * named configurations) take at most. */
+/* Loads that spmvd_calib_backend_time_rounds (and bench's named
+ * configurations) time at most. */
 #define SPMVD_CALIB_MAX_ROUNDS 9
 
-/* The same with `rounds` timings of one load (1 to SPMVD_CALIB_MAX_ROUNDS):
- * each round's time into each[0 .. rounds) in the order timed when each is
- * not NULL, their median into *us. */
+/* The same `rounds` times (1 to SPMVD_CALIB_MAX_ROUNDS), each of its own
+ * load: each round's time into each[0 .. rounds) in the order timed when
+ * each is not NULL, their median into *us. */
 int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,

@@ -40,7 +40,7 @@
  *    format, measured = the time of the configuration the fit was
  *    calibrated with, taken as the calibration took its points (through
  *    the backend, as the worker: eval_store_worker_time, the median of
- *    MEAS_ROUNDS); the error against the ground-truth race's time of the
+ *    MEAS_ROUNDS loads); the error against the ground-truth race's time of the
  *    same configuration is reported beside it;
  *  - a cache hit of the best configuration through the backend: load
  *    (conversion and upload), the first product, as multiples of the
@@ -51,7 +51,7 @@
  */
 
 #define NSTRAT 4
-#define MEAS_ROUNDS 3  /* worker timings of a format for the predictor */
+#define MEAS_ROUNDS 3  /* worker loads of a format for the predictor */
 static const enum spmvd_strategy strats[NSTRAT] = {
   SPMVD_STRATEGY_MODEL, SPMVD_STRATEGY_PREDICT, SPMVD_STRATEGY_TRIAL,
   SPMVD_STRATEGY_AUTO,
@@ -866,7 +866,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   fprintf(f, "Predictions by the work model (spmvd_predict.h); the paper's form alone (saddle, or\n"
              "csr-vector's product of lines, on the paper's grid) in its own column.  Measured as the\n"
              "calibration timed its points: loaded through the backend as the worker loads, 2 warm-up\n"
-             "runs and the median of 10, the median of %d such timings; the last column is the work\n"
+             "runs and the median of 10, the median of %d such loads; the last column is the work\n"
              "model's error against the ground-truth race's time of the same configuration instead.\n\n",
           MEAS_ROUNDS);
   fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time |\n|---|---|---|---|---|---|---|---|---|\n");
