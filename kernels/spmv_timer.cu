@@ -63,15 +63,16 @@ extern "C" int spmv_dev_time_turns(struct spmv_dev_timer *t,
                                    const struct spmv_dev_timed *p, int n,
                                    cudaStream_t s, int warmup, int reps,
                                    struct spmv_error *err) {
-  int rc = 0, held = 0, nev = n * reps + 1;
+  int rc = 0, held = 0, nev;
 
   if (n < 1 || n > SPMV_DEV_TIME_TURNS_MAX || reps < 1 ||
-      n * reps > SPMV_DEV_TIME_MAX_REPS || warmup < 0)
+      reps > SPMV_DEV_TIME_MAX_REPS / n || warmup < 0) /* no n x reps overflow */
     return spmv_error_set(err, SPMV_EINVAL,
                           "timing: %d products x %d reps not in [1, %d] x [1, %d] "
                           "within %d runs, or warmup %d < 0",
                           n, reps, SPMV_DEV_TIME_TURNS_MAX, SPMV_DEV_TIME_MAX_REPS,
                           SPMV_DEV_TIME_MAX_REPS, warmup);
+  nev = n * reps + 1;
   /* Captured before anything is queued: the timed runs only launch. */
   for (int i = 0; i < n; i++)
     if ((rc = spmv_dev_graph_prepare(p[i].g, p[i].m, 1.0, p[i].x, 0.0, p[i].y, s,
