@@ -40,8 +40,8 @@
  *    format, measured = the time of the configuration the fit was
  *    calibrated with, taken as the calibration took its points (through
  *    the backend, as the worker: eval_store_worker_time, the median of
- *    MEAS_ROUNDS loads); the error against the ground-truth race's time of the
- *    same configuration is reported beside it;
+ *    MEAS_ROUNDS loads); the error against the ground-truth race's time
+ *    of the same configuration is reported beside it;
  *  - a cache hit of the best configuration through the backend: load
  *    (conversion and upload), the first product, as multiples of the
  *    kernel's steady time.
