@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_common.h"
+#include "spmv_error.h"
+#include "spmv_kernels.h"
 
 /* Probes for a CUDA device in a child process. */
 int gpu_present(void)
@@ -231,4 +234,33 @@ int64_t gpu_check_rows(const struct spmv_csr *A, enum spmv_dtype dt,
     }
   }
   return bad;
+}
+
+int gpu_probe_setup(const char *prog, char *name, size_t cap, void **stream,
+                    struct spmv_dev_timer **tm, struct spmv_cusparse_handle **cs)
+{
+  struct spmv_error e = {0};
+  struct cudaDeviceProp prop;
+  cudaStream_t s;
+  int ndev = 0;
+
+  *tm = NULL;
+  *cs = NULL;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    fprintf(stderr, "%s: no CUDA device\n", prog);
+    return 77;
+  }
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+    fprintf(stderr, "%s: no stream on device 0\n", prog);
+    return 1;
+  }
+  *stream = s;
+  snprintf(name, cap, "%s", prop.name);
+  if (spmv_dev_pool_keep(&e) < 0 || spmv_dev_timer_new(tm, &e) < 0 ||
+      spmv_cusparse_handle_new(s, cs, &e) < 0) {
+    fprintf(stderr, "%s: set-up: %s\n", prog, e.msg);
+    return 1;
+  }
+  return 0;
 }

@@ -13,6 +13,19 @@
 int gpu_present(void);
 
 /*
+ * A GPU probe's set-up on device 0: its name into name (cap bytes), a
+ * non-blocking stream, freed device memory kept for reuse
+ * (spmv_dev_pool_keep), a timer and a cuSPARSE handle on the stream.
+ * Returns 0, 77 when there is no CUDA device, or 1 after naming the
+ * failure on stderr after prog.  The stream, timer and handle are the
+ * caller's.
+ */
+struct spmv_dev_timer;
+struct spmv_cusparse_handle;
+int gpu_probe_setup(const char *prog, char *name, size_t cap, void **stream,
+                    struct spmv_dev_timer **tm, struct spmv_cusparse_handle **cs);
+
+/*
  * Fills out[0 .. cap) with the configurations the tuner would try: every
  * format, BS in {64, 128, 256, 512}, TPR / T in {1, 2, 4, 8, 16, 32} where
  * the format has one, csr-adaptive's (max TPR, base) pairs, sell's

@@ -507,6 +507,39 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   }
 }
 
+/* auto's best/pick over one type's matrices, read another way than the
+ * targets': the same passes choosing and timing (as before v85), or one
+ * product at a time. */
+enum ratio_kind { RATIO_SAME_PASSES, RATIO_SINGLE };
+struct ratios {
+  int n, n95;
+  double log, worst;
+  const char *wname;
+};
+
+static void ratios_of(const struct mrec *r, size_t n, enum spmv_dtype dt,
+                      enum ratio_kind kind, struct ratios *o)
+{
+  o->n = o->n95 = 0;
+  o->log = 0;
+  o->worst = INFINITY;
+  o->wname = "-";
+  for (size_t i = 0; i < n; i++) {
+    double b = kind == RATIO_SINGLE ? r[i].single_best_us : r[i].same_best_us;
+    double p = kind == RATIO_SINGLE ? r[i].single_us[NSTRAT - 1] : r[i].same_auto_us;
+    if (r[i].dt != dt || !(b > 0) || !(p > 0))
+      continue;
+    double x = b / p;
+    o->n++;
+    o->log += log(x);
+    o->n95 += x >= 0.95;
+    if (x < o->worst) {
+      o->worst = x;
+      o->wname = r[i].name;
+    }
+  }
+}
+
 /* Evaluates one matrix in one value type into r; returns 0 or a code. */
 static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
                        const struct spmv_csr *A, enum spmv_dtype dt,
@@ -756,23 +789,12 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
           100 * aa->worst, aa->worst_name ? aa->worst_name : "-", aa->n95, aa->n,
           pass(aa->n > 0 && aa->worst >= 0.95));
   /* The reading before v85 (confirm()): beside, not a target's verdict. */
-  int o_n = 0, o_95 = 0;
-  double o_worst = INFINITY;
-  const char *o_wname = "-";
-  for (size_t i = 0; i < n; i++)
-    if (r[i].dt == dt && r[i].same_best_us > 0 && r[i].same_auto_us > 0) {
-      double x = r[i].same_best_us / r[i].same_auto_us;
-      o_n++;
-      o_95 += x >= 0.95;
-      if (x < o_worst) {
-        o_worst = x;
-        o_wname = r[i].name;
-      }
-    }
-  if (o_n > 0)
+  struct ratios o;
+  ratios_of(r, n, dt, RATIO_SAME_PASSES, &o);
+  if (o.n > 0)
     fprintf(f, "| (auto, every matrix, the best chosen and timed on the same passes, as before v85) "
                "| worst %.1f %% (%s); %d of %d at >= 95 %% | - | - |\n",
-            100 * o_worst, o_wname, o_95, o_n);
+            100 * o.worst, o.wname, o.n95, o.n);
   fprintf(f, "| auto, tuning cost on first sight | max %.1f, geomean %.1f SpMV-equivalents | <= 20 | %s |\n",
           aa->cmax, gmean(aa->logc, aa->n), pass(aa->n > 0 && aa->cmax <= 20));
   if (am->n > 0)
@@ -795,26 +817,15 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
 
   /* auto against the confirmed configurations timed one product at a
    * time (confirm()'s CONFIRM_SINGLES), beside the held runs above. */
-  int s_n = 0, s_95 = 0;
-  double s_log = 0, s_worst = INFINITY;
-  const char *s_wname = "-";
-  for (size_t i = 0; i < n; i++)
-    if (r[i].dt == dt && r[i].single_best_us > 0 && r[i].single_us[3] > 0) {
-      double x = r[i].single_best_us / r[i].single_us[3];
-      s_n++;
-      s_log += log(x);
-      s_95 += x >= 0.95;
-      if (x < s_worst) {
-        s_worst = x;
-        s_wname = r[i].name;
-      }
-    }
-  if (s_n > 0)
+  struct ratios o1;
+  ratios_of(r, n, dt, RATIO_SINGLE, &o1);
+  if (o1.n > 0)
     fprintf(f, "\nOne product at a time (each of %d timed alone after the held runs, the same\n"
                "configurations, the best chosen on the even passes and timed on the odd):\n"
                "auto %.1f %% of the best in geometric mean, worst %.1f %% (%s),\n"
                "%d of %d at >= 95 %%.\n",
-            CONFIRM_SINGLES, 100 * exp(s_log / s_n), 100 * s_worst, s_wname, s_95, s_n);
+            CONFIRM_SINGLES, 100 * exp(o1.log / o1.n), 100 * o1.worst, o1.wname, o1.n95,
+            o1.n);
 
   fprintf(f, "\n### %s: strategies in aggregate\n\n", dn);
   fprintf(f, "| strategy | matrices | geomean best/pick | worst (matrix) | >= 95 %% | geomean cost | max cost | by part (geomean: large / paper / real) |\n");

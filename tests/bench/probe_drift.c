@@ -70,26 +70,6 @@ static void die(const struct spmv_error *e, const char *what)
   exit(1);
 }
 
-/* The suite entry named name (its file name without .mtx or .mtx.gz). */
-static struct spmv_csr *make_matrix(const char *name, struct spmv_error *e)
-{
-  struct bench_suite suite;
-  struct spmv_csr *A = NULL;
-
-  if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, name,
-                       NULL, e) < 0)
-    return NULL;
-  for (size_t i = 0; i < suite.n && A == NULL; i++) {
-    size_t len = strcspn(suite.e[i].name, ".");
-    if (len == strlen(name) && strncmp(suite.e[i].name, name, len) == 0)
-      A = bench_suite_make(&suite.e[i], NULL, e);
-  }
-  if (A == NULL && e->msg[0] == '\0')
-    spmv_error_set(e, SPMV_EINVAL, "no matrix %s in the suite", name);
-  bench_suite_fini(&suite);
-  return A;
-}
-
 /* Loads product i into p (sharing the matrix of an earlier product of the
  * same name) and checks one product against the double reference. */
 static void load(size_t i, struct prod *p, struct spmv_cusparse_handle *cs,
@@ -103,7 +83,8 @@ static void load(size_t i, struct prod *p, struct spmv_cusparse_handle *cs,
   for (size_t j = 0; j < i && A == NULL; j++)
     if (strcmp(products[j].matrix, products[i].matrix) == 0)
       A = p[j].A;  /* NULL but at its owner */
-  if (A == NULL && (A = p[i].A = make_matrix(products[i].matrix, &e)) == NULL)
+  if (A == NULL &&
+      (A = p[i].A = bench_suite_make_named(products[i].matrix, &e)) == NULL)
     die(&e, products[i].matrix);
   if (spmv_config_parse(products[i].cfg, &cfg, &e) < 0 ||
       spmv_layout_new(A, SPMV_F32, &cfg, NULL, &L, &e) < 0 ||
@@ -152,11 +133,13 @@ static void load(size_t i, struct prod *p, struct spmv_cusparse_handle *cs,
 
 int main(int argc, char **argv)
 {
-  int steps = argc > 1 ? atoi(argv[1]) : 200, ndev = 0;
+  int steps = argc > 1 ? atoi(argv[1]) : 200;
   struct spmv_error e = {0};
   struct spmv_dev_timer *tm = NULL;
   struct spmv_cusparse_handle *cs = NULL;
-  struct cudaDeviceProp prop;
+  char devname[256];
+  void *sv = NULL;
+  int rc;
   struct prod p[NPROD];
   cudaStream_t s;
 
@@ -164,20 +147,14 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: probe_drift [STEPS]\n");
     return 2;
   }
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    fprintf(stderr, "probe_drift: no CUDA device\n");
-    return 77;
-  }
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
-      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
-    return 1;
-  if (spmv_dev_pool_keep(&e) < 0 || spmv_dev_timer_new(&tm, &e) < 0 ||
-      spmv_cusparse_handle_new(s, &cs, &e) < 0)
-    die(&e, "set-up");
+  if ((rc = gpu_probe_setup("probe_drift", devname, sizeof devname, &sv, &tm,
+                             &cs)) != 0)
+    return rc;
+  s = (cudaStream_t)sv;
   memset(p, 0, sizeof p);
   for (size_t i = 0; i < NPROD; i++)
     load(i, p, cs, s);
-  printf("# probe_drift: %s, f32, %d steps a series\n", prop.name, steps);
+  printf("# probe_drift: %s, f32, %d steps a series\n", devname, steps);
   printf("series\tstep\tproduct\tmedian_us\n");
   for (int series = 0; series < 2; series++)
     for (int k = 0; k < steps; k++) {

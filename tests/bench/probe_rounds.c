@@ -240,33 +240,15 @@ static int read_races(const char *path, struct race *r, size_t *n)
   return 0;
 }
 
-/* The suite entry named name (its file name without .mtx or .mtx.gz). */
-static struct spmv_csr *make_matrix(const char *name, struct spmv_error *e)
-{
-  struct bench_suite suite;
-  struct spmv_csr *A = NULL;
-
-  if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, name,
-                       NULL, e) < 0)
-    return NULL;
-  for (size_t i = 0; i < suite.n && A == NULL; i++) {
-    size_t len = strcspn(suite.e[i].name, ".");
-    if (len == strlen(name) && strncmp(suite.e[i].name, name, len) == 0)
-      A = bench_suite_make(&suite.e[i], NULL, e);
-  }
-  if (A == NULL && e->msg[0] == '\0')
-    spmv_error_set(e, SPMV_EINVAL, "no matrix %s in the suite", name);
-  bench_suite_fini(&suite);
-  return A;
-}
-
 int main(int argc, char **argv)
 {
-  int nrep = argc > 1 ? atoi(argv[1]) : 9, ndev = 0;
+  int nrep = argc > 1 ? atoi(argv[1]) : 9;
   struct spmv_error e = {0};
   struct spmv_dev_timer *tm = NULL;
   struct spmv_cusparse_handle *cs = NULL;
-  struct cudaDeviceProp prop;
+  char devname[256];
+  void *sv = NULL;
+  int rc;
   cudaStream_t s;
 
   static struct race from_file[MAXRACES];
@@ -293,17 +275,11 @@ int main(int argc, char **argv)
     }
     fprintf(raw, "matrix\tcandidate\tvariant\trep\tp\tr1a\tr1b\tr2a\tr2b\tr3a\tr3b\t2+10\n");
   }
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    fprintf(stderr, "probe_rounds: no CUDA device\n");
-    return 77;
-  }
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
-      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
-    return 1;
-  if (spmv_dev_pool_keep(&e) < 0 || spmv_dev_timer_new(&tm, &e) < 0 ||
-      spmv_cusparse_handle_new(s, &cs, &e) < 0)
-    die(&e, "set-up");
-  printf("# First rounds, run by run (%s, f32, %d repetitions)\n\n", prop.name,
+  if ((rc = gpu_probe_setup("probe_rounds", devname, sizeof devname, &sv, &tm,
+                             &cs)) != 0)
+    return rc;
+  s = (cudaStream_t)sv;
+  printf("# First rounds, run by run (%s, f32, %d repetitions)\n\n", devname,
          nrep);
   printf("Microseconds, medians over the repetitions of each run position.\n"
          "race/idle/wake: p = probe run, r1a r1b = round 1's two runs, ...;\n"
@@ -322,7 +298,7 @@ int main(int argc, char **argv)
     if (c == NULL)
       return 1;
     spmv_error_clear(&e);
-    if ((A = make_matrix(races[m].name, &e)) == NULL)
+    if ((A = bench_suite_make_named(races[m].name, &e)) == NULL)
       die(&e, races[m].name);
     hx = malloc(sizeof *hx * (size_t)A->cols);
     x = malloc(sizeof *x * (size_t)A->cols);

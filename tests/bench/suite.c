@@ -218,3 +218,22 @@ struct spmv_csr *bench_suite_make(const struct bench_suite_entry *e,
   spmv_csr_free(A);
   return T;
 }
+
+struct spmv_csr *bench_suite_make_named(const char *name, struct spmv_error *err)
+{
+  struct bench_suite suite;
+  struct spmv_csr *A = NULL;
+
+  if (bench_suite_init(&suite, BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, name,
+                       NULL, err) < 0)
+    return NULL;
+  for (size_t i = 0; i < suite.n && A == NULL; i++) {
+    size_t len = strcspn(suite.e[i].name, ".");
+    if (len == strlen(name) && strncmp(suite.e[i].name, name, len) == 0)
+      A = bench_suite_make(&suite.e[i], NULL, err);
+  }
+  if (A == NULL && err->msg[0] == '\0')
+    spmv_error_set(err, SPMV_EINVAL, "no matrix %s in the suite", name);
+  bench_suite_fini(&suite);
+  return A;
+}

@@ -69,4 +69,10 @@ void bench_suite_fini(struct bench_suite *s);
 struct spmv_csr *bench_suite_make(const struct bench_suite_entry *e,
                                   const char *dir, struct spmv_error *err);
 
+/* The paper or real matrix named name (its file name without .mtx or
+ * .mtx.gz, or a paper entry's name) from $SPMV_MATRICES or its default;
+ * NULL with err set when there is none or it cannot be made.  The caller
+ * frees it. */
+struct spmv_csr *bench_suite_make_named(const char *name, struct spmv_error *err);
+
 #endif /* BENCH_SUITE_H */
