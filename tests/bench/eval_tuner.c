@@ -529,7 +529,9 @@ static void ratios_of(const struct mrec *r, size_t n, enum spmv_dtype dt,
     double p = kind == RATIO_SINGLE ? r[i].single_us[NSTRAT - 1] : r[i].same_auto_us;
     if (r[i].dt != dt || !(b > 0) || !(p > 0))
       continue;
-    double x = b / p;
+    /* At most 1, as confirm() caps the targets' reading: one product at
+     * a time the best is chosen on the even passes too. */
+    double x = fmin(1.0, b / p);
     o->n++;
     o->log += log(x);
     o->n95 += x >= 0.95;
