@@ -186,6 +186,30 @@ static void run_once(const struct spmv_csr *A, struct inputs *in,
   ck_assert_int_eq(cudaMemcpy(in->yt, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
+/* in->got from the typed result in in->yt, and in->ref the double
+ * reference alpha A x + beta y0: the first row out of tolerance (*tol
+ * its bound), or -1. */
+static int64_t check_yt(const struct spmv_csr *A, struct inputs *in, double alpha,
+                        double beta, double *tol)
+{
+  get_typed(in->got, in->yt, A->rows, in->dt);
+  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
+  spmv_csr_ref(A, alpha, in->x, beta, in->ref);
+  return compare(A, in, in->got, in->ref, alpha, beta, tol);
+}
+
+/* check_yt() asserted: every row within tolerance; what names the
+ * product. */
+static void assert_yt(const struct spmv_csr *A, struct inputs *in, double alpha,
+                      double beta, const char *what)
+{
+  double tol = 0;
+  int64_t bad = check_yt(A, in, alpha, beta, &tol);
+
+  ck_assert_msg(bad < 0, "%s: row %lld got %.17g, want %.17g (tol %.3g)", what,
+                (long long)bad, bad < 0 ? 0.0 : in->got[bad], bad < 0 ? 0.0 : in->ref[bad], tol);
+}
+
 /* The first of a's device arrays whose bytes differ from b's (padding
  * included: a kernel that never reads a pad would not show it; 0 when
  * the two hold different numbers of arrays), -1 when none does. */
@@ -249,10 +273,7 @@ static int check_shell(const struct spmv_csr *A, const char *name,
   run_once(A, in, NULL, host_d, in->dy, alpha, beta);
   memcpy(want, in->yt, yb);
   run_once(A, in, NULL, d, in->dy, alpha, beta);
-  get_typed(in->got, in->yt, A->rows, in->dt);
-  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
-  spmv_csr_ref(A, alpha, in->x, beta, in->ref);
-  bad = compare(A, in, in->got, in->ref, alpha, beta, &tol);
+  bad = check_yt(A, in, alpha, beta, &tol);
   int differs = cfg->format != SPMV_FMT_CUSPARSE && memcmp(want, in->yt, yb) != 0;
   int arrays = arrays_differ(host_d, d);
   int fail = differs || bad >= 0 || arrays >= 0;
@@ -328,28 +349,23 @@ static int check_dtype(const struct spmv_csr *A, const char *name,
        * changes no result. */
       rc = (p & 1) ? spmv_dev_matrix_warm_l2(d, stream, &err) : 0;
       ck_assert_msg(rc == 0, "%s %s: L2 warm-up: %s", name, cfgtxt, err.msg);
-      if (p & 1) {
-        rc = spmv_dev_graph_prepare(g, d, alpha, in.dx, beta, in.dy, stream, &err);
-        ck_assert_msg(rc == 0, "%s %s %s: capture: %s", name, cfgtxt, spmv_dtype_name(dt),
-                      err.msg);
-      }
-      rc = (p & 1) ? spmv_dev_graph_spmv(g, d, alpha, in.dx, beta, in.dy, stream, &err)
-                   : spmv_dev_spmv(d, alpha, in.dx, beta, in.dy, stream, &err);
+      struct spmv_dev_graph *gp = (p & 1) ? g : NULL; /* NULL: directly */
+      rc = spmv_dev_graph_prepare(gp, d, alpha, in.dx, beta, in.dy, stream, &err);
+      ck_assert_msg(rc == 0, "%s %s %s: capture: %s", name, cfgtxt, spmv_dtype_name(dt),
+                    err.msg);
+      rc = spmv_dev_graph_spmv(gp, d, alpha, in.dx, beta, in.dy, stream, &err);
       ck_assert_msg(rc == 0, "%s %s %s: launch%s: %s", name, cfgtxt,
-                    spmv_dtype_name(dt), (p & 1) ? " as a graph" : "", err.msg);
+                    spmv_dtype_name(dt), gp ? " as a graph" : "", err.msg);
       cudaError_t e = cudaStreamSynchronize(stream);
       ck_assert_msg(e == cudaSuccess, "%s %s %s: %s", name, cfgtxt,
                     spmv_dtype_name(dt), cudaGetErrorString(e));
       ck_assert_int_eq(cudaMemcpy(in.yt, in.dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
-      get_typed(in.got, in.yt, A->rows, dt);
-      /* The independent reference, in double. */
-      memcpy(in.ref, in.y0, (size_t)A->rows * 8);
-      spmv_csr_ref(A, alpha, in.x, beta, in.ref);
+      /* Against the independent reference, in double. */
+      double tol = 0;
+      int64_t bad = check_yt(A, &in, alpha, beta, &tol);
       /* The CPU product over the very same layout. */
       ck_assert_int_eq(spmv_layout_spmv(L, alpha, in.xt, beta, in.ylt), 0);
       get_typed(in.yl, in.ylt, A->rows, dt);
-      double tol = 0;
-      int64_t bad = compare(A, &in, in.got, in.ref, alpha, beta, &tol);
       const char *what = "spmv_csr_ref";
       const double *want = in.ref;
       if (bad < 0) {
@@ -771,16 +787,8 @@ static long graph_product(const struct spmv_csr *A, struct inputs *in,
                           struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
                           void *dy, double alpha, double beta, const char *what)
 {
-  double tol = 0;
-  int64_t bad;
-
   run_once(A, in, g, d, dy, alpha, beta);
-  get_typed(in->got, in->yt, A->rows, in->dt);
-  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
-  spmv_csr_ref(A, alpha, in->x, beta, in->ref);
-  bad = compare(A, in, in->got, in->ref, alpha, beta, &tol);
-  ck_assert_msg(bad < 0, "%s: row %lld got %.17g, want %.17g (tol %.3g)", what,
-                (long long)bad, bad < 0 ? 0.0 : in->got[bad], bad < 0 ? 0.0 : in->ref[bad], tol);
+  assert_yt(A, in, alpha, beta, what);
   return spmv_dev_graph_captures(g);
 }
 
@@ -852,17 +860,9 @@ END_TEST
  * reference; what names it. */
 static void check_timed_y(const struct spmv_csr *A, struct inputs *in, const char *what)
 {
-  double tol = 0;
-  int64_t bad;
-
   ck_assert_int_eq(cudaMemcpy(in->yt, in->dy, (size_t)A->rows * in->es,
                               cudaMemcpyDeviceToHost), cudaSuccess);
-  get_typed(in->got, in->yt, A->rows, in->dt);
-  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
-  spmv_csr_ref(A, 1.0, in->x, 0.0, in->ref);
-  bad = compare(A, in, in->got, in->ref, 1.0, 0.0, &tol);
-  ck_assert_msg(bad < 0, "%s: row %lld got %.17g, want %.17g (tol %.3g)", what,
-                (long long)bad, bad < 0 ? 0.0 : in->got[bad], bad < 0 ? 0.0 : in->ref[bad], tol);
+  assert_yt(A, in, 1.0, 0.0, what);
 }
 
 static void check_times(const double *us, int n, const char *what)

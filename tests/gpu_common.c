@@ -2,8 +2,8 @@
 #include "config.h"
 
 #include <dirent.h>
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -263,4 +263,29 @@ int gpu_probe_setup(const char *prog, char *name, size_t cap, void **stream,
     return 1;
   }
   return 0;
+}
+
+int64_t gpu_product_check(const struct spmv_csr *A, enum spmv_dtype dt,
+                          struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
+                          const void *dx, void *dy, void *hy, void *stream,
+                          const double *ref, const double *mag, int64_t *first,
+                          struct spmv_error *err)
+{
+  cudaStream_t s = stream;
+  size_t yb = (size_t)A->rows * spmv_dtype_size(dt);
+  cudaError_t ce;
+
+  *first = -1;
+  if ((ce = cudaMemsetAsync(dy, 0xff, yb, s)) != cudaSuccess) {
+    spmv_error_set(err, SPMV_EGPU, "poisoning y: %s", cudaGetErrorString(ce));
+    return -1;
+  }
+  if (spmv_dev_graph_spmv(g, d, 1.0, dx, 0.0, dy, s, err) < 0)
+    return -1;
+  if ((ce = cudaMemcpyAsync(hy, dy, yb, cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+      (ce = cudaStreamSynchronize(s)) != cudaSuccess) {
+    spmv_error_set(err, SPMV_EGPU, "the product: %s", cudaGetErrorString(ce));
+    return -1;
+  }
+  return gpu_check_rows(A, dt, hy, ref, mag, 1, 0, first);
 }

@@ -81,4 +81,22 @@ int64_t gpu_check_rows(const struct spmv_csr *A, enum spmv_dtype dt,
                        const void *y, const double *ref, const double *mag,
                        int64_t stride, int64_t phase, int64_t *first);
 
+/*
+ * One product y = A x of d (values of type dt) on stream, through graph
+ * g (NULL: launched directly), into dy, which is poisoned first so that
+ * a product that writes nothing fails; y copied into hy (rows values)
+ * and checked as gpu_check_rows() checks every row against ref and mag
+ * (gpu_reference of A and the x in dx).  Returns the rows out of
+ * tolerance (*first the first, or -1), or -1 with err set when the
+ * product could not run.
+ */
+struct spmv_dev_graph;
+struct spmv_dev_matrix;
+struct spmv_error;
+int64_t gpu_product_check(const struct spmv_csr *A, enum spmv_dtype dt,
+                          struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
+                          const void *dx, void *dy, void *hy, void *stream,
+                          const double *ref, const double *mag, int64_t *first,
+                          struct spmv_error *err);
+
 #endif /* GPU_COMMON_H */

@@ -90,21 +90,20 @@ static void tally_add(struct tally *t, double direct, double graph)
   }
 }
 
-/* One product of d (through g when not NULL) checked against ref. */
+/* One product of d (through g when not NULL) checked against ref: 0, or
+ * -1 when a row is out of tolerance (*bad the first); exits when the
+ * product cannot run. */
 static int verify(const struct spmv_csr *A, enum spmv_dtype dt,
                   struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
                   const void *dx, void *dy, void *hy, const double *ref,
                   const double *mag, cudaStream_t s, int64_t *bad)
 {
   struct spmv_error e = {0};
-  size_t yb = (size_t)A->rows * spmv_dtype_size(dt);
+  int64_t n = gpu_product_check(A, dt, g, d, dx, dy, hy, s, ref, mag, bad, &e);
 
-  if (cudaMemsetAsync(dy, 0xff, yb, s) != cudaSuccess ||
-      spmv_dev_graph_spmv(g, d, 1.0, dx, 0.0, dy, s, &e) < 0 ||
-      cudaMemcpyAsync(hy, dy, yb, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
-      cudaStreamSynchronize(s) != cudaSuccess)
-    die("product", e.msg[0] ? e.msg : cudaGetErrorString(cudaGetLastError()));
-  return gpu_check_rows(A, dt, hy, ref, mag, 1, 0, bad) == 0 ? 0 : -1;
+  if (n < 0)
+    die("product", e.msg);
+  return n == 0 ? 0 : -1;
 }
 
 static void run_matrix(const char *name, const struct spmv_csr *A,
@@ -216,7 +215,9 @@ int main(int argc, char **argv)
   struct spmv_dev_timer *tm = NULL;
   struct spmv_cusparse_handle *cs = NULL;
   const char *only = NULL, *dir = bench_suite_dir(NULL);
-  int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL, dts = 3, rounds = 5, opt;
+  int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL, dts = 3, rounds = 5, opt, rc;
+  char devname[256];
+  void *sv = NULL;
   cudaStream_t s;
 
   while ((opt = getopt(argc, argv, "s:m:t:r:")) != -1) {
@@ -236,14 +237,9 @@ int main(int argc, char **argv)
   }
   if (rounds < 1 || rounds > MAX_ROUNDS || sets == 0)
     die("usage", "-r takes 1 to 21 rounds, -s one of paper, real, large");
-  if (!gpu_present()) {
-    fprintf(stderr, "bench_graph: no CUDA device\n");
-    return 77;
-  }
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
-      spmv_cusparse_handle_new(s, &cs, &e) < 0 || spmv_dev_timer_new(&tm, &e) < 0 ||
-      spmv_dev_pool_keep(&e) < 0)
-    die("set-up", e.msg[0] ? e.msg : "cudaStreamCreate");
+  if ((rc = gpu_probe_setup("bench_graph", devname, sizeof devname, &sv, &tm, &cs)) != 0)
+    return rc;
+  s = (cudaStream_t)sv;
   if (bench_suite_init(&suite, sets, 0, only, dir, &e) < 0)
     die("suite", e.msg);
   printf("# matrix\tdtype\trows\tnnz\tconfig\tdirect_us\tgraph_us\tdirect/graph\tsaving_us\tlaunched\tcapture_us\n");

@@ -395,15 +395,15 @@ static double passes_median(const double pass[CONFIRM_PASSES], enum passes w)
   return m > 0 ? spmv_median(v, (size_t)m) : NAN;
 }
 
-/* Of n configurations' passes, the one whose PASSES_CHOOSE median is
- * least (-1 when none ran). */
-static int passes_least(double pass[][CONFIRM_PASSES], size_t n)
+/* Of n configurations' passes, the one whose median of kind w is least
+ * (-1 when none ran). */
+static int passes_least(double pass[][CONFIRM_PASSES], size_t n, enum passes w)
 {
   int best = -1;
   double bu = 0;
 
   for (size_t i = 0; i < n; i++) {
-    double x = passes_median(pass[i], PASSES_CHOOSE);
+    double x = passes_median(pass[i], w);
     if (isfinite(x) && (best < 0 || x < bu)) {
       best = (int)i;
       bu = x;
@@ -465,7 +465,7 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     if (isfinite(x))
       g->t[idx[i]].time_us = x;
   }
-  int b = passes_least(med, n);
+  int b = passes_least(med, n, PASSES_CHOOSE);
   if (b >= 0 && isfinite(passes_median(med[b], PASSES_TIME))) {
     r->best_us = g->t[idx[b]].time_us;
     spmv_config_format(&g->t[idx[b]].cfg, r->best, sizeof r->best);
@@ -473,19 +473,15 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   /* The same configurations one product at a time, chosen and timed the
    * same way; each pick's single time. */
   r->single_best_us = 0;
-  b = passes_least(one, n);
+  b = passes_least(one, n, PASSES_CHOOSE);
   if (b >= 0) {
     double x = passes_median(one[b], PASSES_TIME);
     r->single_best_us = isnan(x) ? 0 : x;
     spmv_config_format(&g->t[idx[b]].cfg, r->single_best, sizeof r->single_best);
   }
   /* The reading before v85: the least of every pass's medians. */
-  r->same_best_us = 0;
-  for (i = 0; i < n; i++) {
-    double x = passes_median(med[i], PASSES_ALL);
-    if (isfinite(x) && (r->same_best_us == 0 || x < r->same_best_us))
-      r->same_best_us = x;
-  }
+  b = passes_least(med, n, PASSES_ALL);
+  r->same_best_us = b >= 0 ? passes_median(med[b], PASSES_ALL) : 0;
   r->same_auto_us = 0;
   for (k = 0; k < NSTRAT; k++) {
     r->single_us[k] = 0;
@@ -1421,8 +1417,8 @@ static void print_report(struct run *r, const char *stopped)
          "- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
          "  medians agree within 2 %% (at most 4; one 10x slower than the leader keeps its first round's\n"
          "  median); strategies as the worker runs them (default race).  Then the 6 fastest and\n"
-         "  every pick are timed again, 6 interleaved passes of 30 runs after 20 warm-up runs,\n"
-         "  each loading the configuration anew: the least median of the even passes names the\n"
+         "  every pick are timed again, 6 interleaved passes of 30 runs after 20 warm-up runs\n"
+         "  (each loads or captures its product anew): the least median of the even passes names the\n"
          "  best, the median of the odd passes times it and each pick (the least of several\n"
          "  medians is biased low by their noise); best/pick = throughput ratio, at most 1.\n"
          "  Each pass then times 30 products one at a time, each in its own hold, for the line\n"

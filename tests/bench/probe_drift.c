@@ -102,24 +102,19 @@ static void load(size_t i, struct prod *p, struct spmv_cusparse_handle *cs,
   int64_t row;
   if (hx == NULL || hy == NULL || x == NULL || ref == NULL || mag == NULL)
     exit(1);
-  for (int64_t j = 0; j < A->cols; j++) {
-    hx[j] = (float)(0.5 + (double)((j * 7919) % 1000) / 1000.0) *
-            ((j & 1) ? -1.0f : 1.0f);
-    x[j] = hx[j];
-  }
+  gpu_random_vector(x, A->cols, 7919);  /* exact in float */
+  for (int64_t j = 0; j < A->cols; j++)
+    hx[j] = (float)x[j];
   gpu_reference(A, x, ref, mag);
   if (spmv_dev_alloc(&p[i].dx, sizeof *hx * (size_t)A->cols, "x", &e) < 0 ||
       spmv_dev_alloc(&p[i].dy, sizeof *hy * (size_t)A->rows, "y", &e) < 0 ||
-      spmv_dev_upload(p[i].dx, hx, sizeof *hx * (size_t)A->cols, "x", &e) < 0 ||
-      spmv_dev_graph_spmv(p[i].g, p[i].d, 1.0, p[i].dx, 0.0, p[i].dy, s, &e) < 0)
+      spmv_dev_upload(p[i].dx, hx, sizeof *hx * (size_t)A->cols, "x", &e) < 0)
     die(&e, products[i].cfg);
-  if (cudaStreamSynchronize(s) != cudaSuccess ||
-      cudaMemcpy(hy, p[i].dy, sizeof *hy * (size_t)A->rows,
-                 cudaMemcpyDeviceToHost) != cudaSuccess) {
-    fprintf(stderr, "probe_drift: %s: product failed\n", products[i].cfg);
-    exit(1);
-  }
-  if (gpu_check_rows(A, SPMV_F32, hy, ref, mag, 1, 0, &row) > 0) {
+  int64_t bad = gpu_product_check(A, SPMV_F32, p[i].g, p[i].d, p[i].dx, p[i].dy, hy, s,
+                                  ref, mag, &row, &e);
+  if (bad < 0)
+    die(&e, products[i].cfg);
+  if (bad > 0) {
     fprintf(stderr, "probe_drift: %s %s: wrong product at row %lld: %g, not %g\n",
             products[i].matrix, products[i].cfg, (long long)row, hy[row], ref[row]);
     exit(1);

@@ -184,8 +184,9 @@ static double pos_median(double t[][NPOS], int n, int p)
   return k > 0 ? spmv_median(v, (size_t)k) : NAN;
 }
 
-/* Checks c's product against ref (gpu_reference of A and x): 0, or -1
- * with the first row out of gpu_row_tol named on stderr. */
+/* Checks c's product, launched directly, against ref (gpu_reference of
+ * A and x): 0, or -1 with the first row out of gpu_row_tol named on
+ * stderr; exits when it cannot run. */
 static int verify(const struct spmv_csr *A, struct cand *c, const double *ref,
                   const double *mag, const void *dx, void *dy, cudaStream_t s,
                   const char *what)
@@ -194,14 +195,12 @@ static int verify(const struct spmv_csr *A, struct cand *c, const double *ref,
   float *hy = malloc(sizeof *hy * (size_t)(A->rows > 0 ? A->rows : 1));
   int64_t bad, row;
 
-  if (hy == NULL || spmv_dev_spmv(c->d, 1.0, dx, 0.0, dy, s, &e) < 0 ||
-      cudaStreamSynchronize(s) != cudaSuccess ||
-      cudaMemcpy(hy, dy, sizeof *hy * (size_t)A->rows, cudaMemcpyDeviceToHost) !=
-          cudaSuccess) {
+  if (hy == NULL ||
+      (bad = gpu_product_check(A, SPMV_F32, NULL, c->d, dx, dy, hy, s, ref, mag, &row,
+                               &e)) < 0) {
     fprintf(stderr, "probe_rounds: %s: product failed: %s\n", what, e.msg);
     exit(1);
   }
-  bad = gpu_check_rows(A, SPMV_F32, hy, ref, mag, 1, 0, &row);
   if (bad > 0)
     fprintf(stderr, "probe_rounds: %s: wrong product: %lld rows of %lld, the "
             "first %lld: %g, not %g\n", what, (long long)bad,
