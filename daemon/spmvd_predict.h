@@ -76,6 +76,9 @@ struct spmvd_pfeat {
                         order, summed over the warps: the x a warp of a
                         thread per row keeps in its SM's L1 at once */
   double x_warp_jad; /* the same along jad's warps (rows by length) */
+  double w_stream;   /* csr-stream's sums (bs 128, k 4): over its row
+                        blocks, the steps of each block's slowest warp */
+  double path_stream; /* the most such steps of one block */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -109,7 +112,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 9     /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 10    /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -154,8 +157,9 @@ struct spmvd_fit {
                               jad's, 6 x_warp for csr-stream and coo,
                               7 csr-scalar's warp work from DRAM, 8
                               its L1 term from rows of 32 entries on,
-                              not 16, 9 (SPMVD_WORK_BASIS) its warp
-                              work and longest row past the L2's cliff
+                              not 16, 9 its warp work and longest row
+                              past the L2's cliff, 10 (SPMVD_WORK_BASIS)
+                              csr-stream's sum steps
                               (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
@@ -407,7 +411,8 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * 0 when threads is 0).  In basis 9, for csr-scalar, the two DRAM-side
  * terms are instead w_warp and rl_max, each times the layout's place on
  * the L2's cliff: 0 up to 0.65 of l2_bytes, 1 from 0.85, linear between
- * (0 when l2_bytes is 0).
+ * (0 when l2_bytes is 0).  In basis 10, for csr-stream and csr-stream16,
+ * the padded entries' term is w_stream and the path's path_stream.
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,

@@ -734,6 +734,53 @@ static double term6(const struct spmv_config *cfg, int basis, double l2_bytes,
   return phi[6];
 }
 
+/* csr-stream's sum steps over its cut, counted by hand: rows 0..99 of one
+ * entry, row 100 of 600 (longer than a block's 512: a row of its own, in
+ * no block), rows 101..150 of 7.  Block 0..99: a lane a row (2 x 100 >
+ * 128), 128 groups, one round of one step.  Block 101..150: 2 lanes a row
+ * (2 x 2 x 50 > 128), one round of ceil(7 / 2) = 4 steps.  Then 600 rows
+ * of one entry: blocks of 512 rows at most, the first in 4 rounds of 128
+ * rows (4 steps), the second of 88 rows in one (1 step). */
+START_TEST(test_features_stream)
+{
+  struct spmv_csr *A = spmv_csr_new(151, 600, 100 + 600 + 50 * 7);
+  struct spmv_csr *B = spmv_csr_new(600, 600, 600);
+  struct spmv_profile prof;
+  struct spmvd_pfeat f;
+  int64_t r, k = 0;
+
+  ck_assert_ptr_nonnull(A);
+  ck_assert_ptr_nonnull(B);
+  for (r = 0; r < 151; r++) {
+    int len = r < 100 ? 1 : r == 100 ? 600 : 7;
+
+    A->row_ptr[r] = k;
+    for (int c = 0; c < len; c++) {
+      A->col_idx[k] = c;
+      A->val[k++] = 1;
+    }
+  }
+  A->row_ptr[151] = k;
+  ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
+  ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+  spmvd_predict_features(A, &prof, SPMV_F64, &f);
+  ck_assert_double_eq(f.w_stream, 1 + 4);
+  ck_assert_double_eq(f.path_stream, 4);
+  for (r = 0; r < 600; r++) {
+    B->row_ptr[r] = r;
+    B->col_idx[r] = (int32_t)r;
+    B->val[r] = 1;
+  }
+  B->row_ptr[600] = 600;
+  ck_assert_int_eq(spmv_profile_compute(B, &prof, NULL), 0);
+  spmvd_predict_features(B, &prof, SPMV_F32, &f);
+  ck_assert_double_eq(f.w_stream, 4 + 1);
+  ck_assert_double_eq(f.path_stream, 4);
+  spmv_csr_free(A);
+  spmv_csr_free(B);
+}
+END_TEST
+
 /* The features of a hand-made matrix, counted by hand: 34 rows of 64
  * columns; row 0 has columns 0..9, rows 1..31 the column r, row 32 none,
  * row 33 the columns 0, 31, 63. */
@@ -803,6 +850,11 @@ START_TEST(test_features)
   /* Along jad's warps: rows 0, 33, 1..30 (sectors 0..7 and 15: 9), then
    * 31 and the empty 32 (sector 7: 1). */
   ck_assert_double_eq(f.x_warp_jad, 9 + 1);
+  /* csr-stream at BS 128, k 4: one block of the 34 rows, summed 2 lanes a
+   * row (2 x 2 x 34 > 128) in 64 groups, 16 a warp, in one round: the
+   * first warp waits ceil(10 / 2) steps for row 0. */
+  ck_assert_double_eq(f.w_stream, 5);
+  ck_assert_double_eq(f.path_stream, 5);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
@@ -876,8 +928,15 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[4], 1);
   ck_assert_double_eq(phi[6], 1);
   ck_assert_double_eq(phi[7], 11);
-  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, 9, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 0);
+  ck_assert_double_eq(phi[9], 0);
+  /* From basis 10 csr-stream's sum steps, in all and along the slowest
+   * block. */
+  f.w_stream = 7;
+  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[3], 7);
+  ck_assert_double_eq(phi[9], 5);
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
   ck_assert_double_eq(phi[7], 7);
@@ -1551,6 +1610,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_calibrate_bound);
   tcase_add_test(tc, test_calib_backend_time);
   tcase_add_test(tc, test_features);
+  tcase_add_test(tc, test_features_stream);
   tcase_add_test(tc, test_features_jad);
   tcase_add_test(tc, test_fit_work);
   tcase_add_test(tc, test_fit_tree);

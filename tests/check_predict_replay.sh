@@ -23,7 +23,11 @@
 # - the H100's f64 calib-points-h100-v81-f64 (the plan with csr-scalar's
 #   mid part on the L2's cliff) against eval-h100-v80, on another H100
 #   minutes before: within 6 % (ellr-t 5.6 % at worst when committed;
-#   csr-scalar 5.2 % in basis 9, 6.3 % in basis 8).
+#   csr-scalar 5.2 % in basis 9, 6.3 % in basis 8);
+# - the H100's calib-points-h100-v87 (the plan as the daemon's worker
+#   times it, with the features of basis 10) against eval-h100-v86, on
+#   another H100 hours before: within 8 % (csr-scalar 7.5 % f32 at worst;
+#   csr-stream 4.7 % f64 and 4.6 % f32 in basis 10, 5.3 and 5.4 before).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -53,6 +57,9 @@ for dt in f64 f32; do
   replay calib-points-h100-v77-$dt eval-h100-v77 0.08 50 $dt
 done
 replay calib-points-h100-v81-f64 eval-h100-v80 0.06 50 f64
+for dt in f64 f32; do
+  replay calib-points-h100-v87-$dt eval-h100-v86 0.08 50 $dt
+done
 # The in-sample view: a line per calibration point of the table.
 pts=$results/calib-points-h100-v77-f32.tsv.gz
 want=$(gzip -dc "$pts" | grep -vc '^#')

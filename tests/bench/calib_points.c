@@ -22,7 +22,7 @@
  *     (run_twins says how; matrices under N entries, 1M by default), to
  *     tell the calibration's matrices from real ones;
  *   calib_points --replay POINTS --measured EVAL_TSV [--bound B] [--l2-mib M]
- *                [--each] [--each-point] [--refeature FILE]
+ *                [--each] [--each-point] [--refeature FILE [--rewrite OUT]]
  *     no device: fits the work model of every configuration in a
  *     --points table (plain or gzip), predicts each matrix of an
  *     eval_tuner --tsv table (any part of the suite, built here) and
@@ -38,7 +38,8 @@
  *     measured us, error.
  *     --refeature computes every feature of the plan's matrices here (an
  *     H100's or H200's plan), for tables from before a feature, and keeps
- *     them in FILE for the next replay.
+ *     them in FILE for the next replay; --rewrite OUT writes the table
+ *     again there with those features (plain text).
  */
 #include "config.h"
 
@@ -71,15 +72,21 @@ struct ctx {
   FILE *rfile;               /* where they go */
 };
 
-static void print_feat(const struct spmvd_pfeat *f)
+static void fprint_feat(FILE *fp, const struct spmvd_pfeat *f)
 {
-  printf("%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
-         f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
-         f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
-         f->path_x, f->path_x_jad, f->path_m, f->x_warp, f->x_warp_jad);
+  fprintf(fp, "%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
+          f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
+          f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
+          f->path_x, f->path_x_jad, f->path_m, f->x_warp, f->x_warp_jad,
+          f->w_stream, f->path_stream);
 }
 
-#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m\tx_warp\tx_warp_jad"
+static void print_feat(const struct spmvd_pfeat *f)
+{
+  fprint_feat(stdout, f);
+}
+
+#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m\tx_warp\tx_warp_jad\tw_stream\tpath_stream"
 
 /* The calibration's time callback: features once per matrix, a line per
  * point.  Past the budget every point is skipped (not timed). */
@@ -532,6 +539,9 @@ static int refeat_load(const char *path, double l2_bytes)
   return 0;
 }
 
+/* --rewrite's table, or NULL. */
+static FILE *rewrite;
+
 /* Replaces the features x of plan matrix m (of type dtype) when on. */
 static int refeat_apply(const char *dtype, int m, struct spmvd_pfeat *x)
 {
@@ -570,12 +580,13 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     struct spmv_config cfg;
     double us;
 
-    /* 27 fields; 25 in dumps from before x_warp and x_warp_jad and 22
-     * before path_x (then 0: --refeature recomputes them), 21 before
-     * sectors_jad (then the per-row count stands in for it). */
+    /* 29 fields; 27 in dumps from before w_stream and path_stream, 25
+     * before x_warp and x_warp_jad and 22 before path_x (then 0:
+     * --refeature recomputes them), 21 before sectors_jad (then the
+     * per-row count stands in for it). */
     if (line[0] == '#' ||
         ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25 &&
-         nf != 27))
+         nf != 27 && nf != 29))
       continue;
     us = strtod(f[nf - 1], NULL);
     if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
@@ -598,13 +609,24 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       x.path_x_jad = strtod(f[21], NULL);
       x.path_m = strtod(f[22], NULL);
     }
-    if (nf == 27) {
+    if (nf >= 27) {
       x.x_warp = strtod(f[23], NULL);
       x.x_warp_jad = strtod(f[24], NULL);
+    }
+    if (nf == 29) {
+      x.w_stream = strtod(f[25], NULL);
+      x.path_stream = strtod(f[26], NULL);
     }
     if (refeat_apply(f[0], atoi(f[1]), &x) != 0) {
       gzclose(gz);
       return -1;
+    }
+    /* --rewrite: the line again with the features as they now are. */
+    if (rewrite != NULL) {
+      for (k = 0; k < 8; k++)
+        fprintf(rewrite, "%s\t", f[k]);
+      fprint_feat(rewrite, &x);
+      fprintf(rewrite, "\t%s\t%s\n", f[nf - 2], f[nf - 1]);
     }
     x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
     /* The calibration's matrices are square unless too few rows hold
@@ -825,7 +847,7 @@ int main(int argc, char **argv)
     {"measured", 1, 0, 'm'}, {"bound", 1, 0, 'x'}, {"l2-mib", 1, 0, 'l'},
     {"each", 0, 0, 'e'}, {"each-point", 0, 0, 'E'}, {"worker", 0, 0, 'W'},
     {"twins", 0, 0, 'T'}, {"max-nnz", 1, 0, 'N'},
-    {"rounds", 1, 0, 'R'}, {"rounds-tsv", 1, 0, 'O'},
+    {"rounds", 1, 0, 'R'}, {"rounds-tsv", 1, 0, 'O'}, {"rewrite", 1, 0, 'Z'},
     {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
@@ -836,18 +858,19 @@ int main(int argc, char **argv)
   const char *only = NULL, *points = NULL, *measured = NULL, *refile = NULL;
   double bound = 0.2, l2_bytes = 0;
   int c, what = 0, dts = 2, each = 0, worker = 0, rounds = 0;
-  const char *rounds_tsv = NULL;
+  const char *rounds_tsv = NULL, *rewrite_path = NULL;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0, mid_nnz = -1, twin_max = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:M:B:s:o:r:m:x:l:eWF:R:O:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:M:B:s:o:r:m:x:l:eWF:R:O:Z:", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = each > 1 ? each : 1; break;
     case 'E': each = 2; break;
     case 'W': worker = 1; break;
     case 'R': rounds = atoi(optarg); break;
     case 'O': rounds_tsv = optarg; break;
+    case 'Z': rewrite_path = optarg; break;
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
     case 'F': refile = optarg; break;
@@ -880,7 +903,7 @@ int main(int argc, char **argv)
                       "[--dtype ...] [--max-nnz N]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
                       "[--bound B] [--l2-mib M] [--each] [--each-point]\n"
-                      "                    [--refeature FILE]\n");
+                      "                    [--refeature FILE [--rewrite OUT]]\n");
       return 2;
     }
   }
@@ -892,8 +915,28 @@ int main(int argc, char **argv)
     return run_twins(mode, sets, only, dts, twin_max > 0 ? twin_max : 1000000);
   if (what == 'r' && refile != NULL && refeat_load(refile, l2_bytes) != 0)
     return 1;
-  if (what == 'r' && measured != NULL)
-    return run_replay(points, measured, bound, l2_bytes, each);
+  if (what == 'r' && rewrite_path != NULL) {
+    if (refile == NULL) {
+      fprintf(stderr, "calib_points: --rewrite needs --refeature\n");
+      return 2;
+    }
+    if ((rewrite = fopen(rewrite_path, "w")) == NULL) {
+      perror(rewrite_path);
+      return 1;
+    }
+    fprintf(rewrite, "# %s, its features computed again (calib_points "
+                     "--refeature)\n# dtype\tmatrix\twork\tdist\tcv\tplace\t"
+                     "strips\tp\t" FEAT_HEADER "\tconfig\tus\n", points);
+  }
+  if (what == 'r' && measured != NULL) {
+    int rc = run_replay(points, measured, bound, l2_bytes, each);
+
+    if (rewrite != NULL && fclose(rewrite) != 0) {
+      perror(rewrite_path);
+      return 1;
+    }
+    return rc;
+  }
   fprintf(stderr, "calib_points: --points, --features or --replay with "
                   "--measured\n");
   return 2;
