@@ -3,9 +3,14 @@
 candidate auto raced (the evaluation table's auto_race field: its median
 and its probe, the timed warm-up run), the ratio to the exhaustive race's
 time of the same configuration (the ground-truth table, gt-...tsv[.gz]),
-split by the matrix's best time (under 6 us, 6 us up).
+split by the matrix's best time (under 6 us, 6 us up); then the race's
+ratio by the matrix's CSR footprint as a share of the L2 (--l2-mib, 50 by
+default: an H100's), and by format for the matrices that fit in 0.04-0.6
+of it, where the race (no warm-up run, so no spmv_dev_matrix_warm_l2)
+reads a matrix that the ground truth and the served products read from
+the L2.
 
-    usage: race_bias.py EVAL.tsv GT.tsv[.gz] [EVAL.tsv GT.tsv[.gz] ...]
+    usage: race_bias.py [--l2-mib M] EVAL.tsv GT.tsv[.gz] [EVAL.tsv GT.tsv[.gz] ...]
 """
 import gzip
 import re
@@ -48,8 +53,19 @@ def raced(path):
                 m = ITEM.match(item.strip())
                 if m:
                     out.append((r[0], float(r[7]), m.group(1), float(m.group(2)),
-                                float(m.group(5))))
+                                float(m.group(5)), footprint(r)))
     return out
+
+
+def footprint(r):
+    """The CSR's bytes of an evaluation row: values and columns, row
+    offsets, x and y (square matrices: x as long as y)."""
+    vb = 8 if r[2] == 'f64' else 4
+    rows, nnz = int(r[3]), int(r[4])
+    return nnz * (vb + 4) + (rows + 1) * 4 + 2 * rows * vb
+
+
+SHARES = ((0, 0.04), (0.04, 0.6), (0.6, 1.2), (1.2, float('inf')))
 
 
 def quantiles(v):
@@ -59,6 +75,10 @@ def quantiles(v):
 
 def main():
     args = sys.argv[1:]
+    l2 = 50.0 * 2**20
+    if args[:1] == ['--l2-mib'] and len(args) > 1:
+        l2 = float(args[1]) * 2**20
+        args = args[2:]
     if not args or len(args) % 2:
         sys.exit(__doc__)
     print(f'| evaluation | best under {SMALL_US:g} us: candidates | race / truth: median | p10 | p90 '
@@ -75,6 +95,26 @@ def main():
               f'| {quantiles([x[3] / g[(x[0], x[2])] for x in small])} '
               f'| {quantiles([x[4] / g[(x[0], x[2])] for x in small])} '
               f'| {len(big)} | {st.median([x[3] / g[(x[0], x[2])] for x in big]):.3f} |')
+    pooled = []
+    for ev, gt in zip(args[::2], args[1::2]):
+        g = ground_truth(gt)
+        pooled += [(x, x[3] / g[(x[0], x[2])]) for x in raced(ev) if (x[0], x[2]) in g]
+    print()
+    print('| footprint / L2 | candidates | race / truth: median | p10 | p90 |')
+    print('|---|---|---|---|---|')
+    for lo, hi in SHARES:
+        v = [q for x, q in pooled if lo <= x[5] / l2 < hi]
+        if v:
+            print(f'| {lo:g}-{hi:g} | {len(v)} | {quantiles(v)} |')
+    print()
+    print('| format (footprint 0.04-0.6 of the L2) | candidates | race / truth: median | p10 | p90 |')
+    print('|---|---|---|---|---|')
+    by = {}
+    for x, q in pooled:
+        if 0.04 <= x[5] / l2 < 0.6:
+            by.setdefault(x[2].split()[0], []).append(q)
+    for f in sorted(by):
+        print(f'| {f} | {len(by[f])} | {quantiles(by[f])} |')
 
 
 if __name__ == '__main__':
