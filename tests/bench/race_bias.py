@@ -6,9 +6,8 @@ time of the same configuration (the ground-truth table, gt-...tsv[.gz]),
 split by the matrix's best time (under 6 us, 6 us up); then the race's
 ratio by the matrix's CSR footprint as a share of the L2 (--l2-mib, 50 by
 default: an H100's), and by format for the matrices that fit in 0.04-0.6
-of it, where the race (no warm-up run, so no spmv_dev_matrix_warm_l2)
-reads a matrix that the ground truth and the served products read from
-the L2.
+of it, where the race read its candidates slow in v86-v88
+(results/race-mid-h100.md).
 
     usage: race_bias.py [--l2-mib M] EVAL.tsv GT.tsv[.gz] [EVAL.tsv GT.tsv[.gz] ...]
 """
