@@ -1409,6 +1409,16 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
     phi[3] = x->w_stream;
     phi[9] = x->path_stream;
   }
+  /* Basis 11: hyb's ELL part is a thread per row as ell's is, each warp
+   * keeping the x of its 32 rows in the L1, so it gets their term, x_warp
+   * times the share of the device's threads the rows occupy, in its path
+   * slot (its own slot of that term holds the COO part's entries).
+   * Replayed on calib-points-h100-v87 against eval-h100-v86..v88, hyb's
+   * error fell from 4.0-4.2 to 3.5-3.7 % (f64) and 5.7-6.1 to 4.8-5.1 %
+   * (f32), its fit on its own points from 4.1 to 3.7 and 5.1 to 4.5 %
+   * (basis10-replay-h100.md). */
+  if (basis >= 11 && cfg->format == SPMV_FMT_HYB)
+    phi[9] = share * x->x_warp;
 }
 
 /* The term of format cfg's basis that only some calibrations' points

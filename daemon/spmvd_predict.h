@@ -112,7 +112,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 10    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 11    /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -158,9 +158,9 @@ struct spmvd_fit {
                               7 csr-scalar's warp work from DRAM, 8
                               its L1 term from rows of 32 entries on,
                               not 16, 9 its warp work and longest row
-                              past the L2's cliff, 10 (SPMVD_WORK_BASIS)
-                              csr-stream's sum steps
-                              (spmvd_predict_work_basis) */
+                              past the L2's cliff, 10 csr-stream's sum
+                              steps, 11 (SPMVD_WORK_BASIS) hyb's x per
+                              warp (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -412,7 +412,9 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * terms are instead w_warp and rl_max, each times the layout's place on
  * the L2's cliff: 0 up to 0.65 of l2_bytes, 1 from 0.85, linear between
  * (0 when l2_bytes is 0).  In basis 10, for csr-stream and csr-stream16,
- * the padded entries' term is w_stream and the path's path_stream.
+ * the padded entries' term is w_stream and the path's path_stream; in
+ * basis 11, for hyb, the path's is x_warp times the share of the device's
+ * threads the rows occupy (at most 1, 0 when threads is 0).
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,

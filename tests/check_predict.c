@@ -928,6 +928,14 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[4], 1);
   ck_assert_double_eq(phi[6], 1);
   ck_assert_double_eq(phi[7], 11);
+  ck_assert_double_eq(phi[9], 0);
+  /* From basis 11 hyb's ELL part keeps x per warp as ell does: x_warp
+   * times the share of the device (34 rows of 68 threads); none before. */
+  spmvd_predict_work_basis(&hyb, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 0.5 * 7);
+  ck_assert_double_eq(phi[7], 11);
+  spmvd_predict_work_basis(&hyb, 10, 0, 68, &f, phi);
+  ck_assert_double_eq(phi[9], 0);
   spmvd_predict_work_basis(&st128, 9, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 0);
   ck_assert_double_eq(phi[9], 0);
