@@ -34,7 +34,7 @@
  * checked against a double-precision CSR product once per candidate.
  *
  *   usage: probe_rounds [REPS] > table.md     (default 9 repetitions)
- *          probe_rounds REPS RACES RAW.tsv
+ *          probe_rounds REPS RACES RAW.tsv [f32|f64]   (f32 by default)
  *
  * The second form reads the races from RACES, a line per matrix: its
  * suite name, a tab, its candidates' configurations separated by ';' (one
@@ -187,16 +187,16 @@ static double pos_median(double t[][NPOS], int n, int p)
 /* Checks c's product, launched directly, against ref (gpu_reference of
  * A and x): 0, or -1 with the first row out of gpu_row_tol named on
  * stderr; exits when it cannot run. */
-static int verify(const struct spmv_csr *A, struct cand *c, const double *ref,
-                  const double *mag, const void *dx, void *dy, cudaStream_t s,
-                  const char *what)
+static int verify(const struct spmv_csr *A, enum spmv_dtype dt, struct cand *c,
+                  const double *ref, const double *mag, const void *dx,
+                  void *dy, cudaStream_t s, const char *what)
 {
   struct spmv_error e = {0};
-  float *hy = malloc(sizeof *hy * (size_t)(A->rows > 0 ? A->rows : 1));
+  double *hy = malloc(sizeof *hy * (size_t)(A->rows > 0 ? A->rows : 1));
   int64_t bad, row;
 
   if (hy == NULL ||
-      (bad = gpu_product_check(A, SPMV_F32, NULL, c->d, dx, dy, hy, s, ref, mag, &row,
+      (bad = gpu_product_check(A, dt, NULL, c->d, dx, dy, hy, s, ref, mag, &row,
                                &e)) < 0) {
     fprintf(stderr, "probe_rounds: %s: product failed: %s\n", what, e.msg);
     exit(1);
@@ -204,7 +204,8 @@ static int verify(const struct spmv_csr *A, struct cand *c, const double *ref,
   if (bad > 0)
     fprintf(stderr, "probe_rounds: %s: wrong product: %lld rows of %lld, the "
             "first %lld: %g, not %g\n", what, (long long)bad,
-            (long long)A->rows, (long long)row, hy[row], ref[row]);
+            (long long)A->rows, (long long)row,
+            dt == SPMV_F32 ? ((float *)hy)[row] : hy[row], ref[row]);
   free(hy);
   return bad > 0 ? -1 : 0;
 }
@@ -242,6 +243,8 @@ static int read_races(const char *path, struct race *r, size_t *n)
 int main(int argc, char **argv)
 {
   int nrep = argc > 1 ? atoi(argv[1]) : 9;
+  enum spmv_dtype dt = argc > 4 && strcmp(argv[4], "f64") == 0 ? SPMV_F64 : SPMV_F32;
+  size_t vs = spmv_dtype_size(dt);
   struct spmv_error e = {0};
   struct spmv_dev_timer *tm = NULL;
   struct spmv_cusparse_handle *cs = NULL;
@@ -257,12 +260,13 @@ int main(int argc, char **argv)
   const enum variant *vars = builtin_variants;
   int nvar = (int)(sizeof builtin_variants / sizeof builtin_variants[0]);
 
-  if (nrep < 1 || nrep > MAXREP || argc == 3 || argc > 4) {
-    fprintf(stderr, "usage: probe_rounds [REPS 1..%d [RACES RAW.tsv]]\n",
+  if (nrep < 1 || nrep > MAXREP || argc == 3 || argc > 5 ||
+      (argc == 5 && strcmp(argv[4], "f64") != 0 && strcmp(argv[4], "f32") != 0)) {
+    fprintf(stderr, "usage: probe_rounds [REPS 1..%d [RACES RAW.tsv [f32|f64]]]\n",
             MAXREP);
     return 2;
   }
-  if (argc == 4) {
+  if (argc >= 4) {
     if (read_races(argv[2], from_file, &nraces) < 0)
       return 1;
     races = from_file;
@@ -278,8 +282,8 @@ int main(int argc, char **argv)
                              &cs)) != 0)
     return rc;
   s = (cudaStream_t)sv;
-  printf("# First rounds, run by run (%s, f32, %d repetitions)\n\n", devname,
-         nrep);
+  printf("# First rounds, run by run (%s, %s, %d repetitions)\n\n", devname,
+         spmv_dtype_name(dt), nrep);
   printf("Microseconds, medians over the repetitions of each run position.\n"
          "race/idle/wake: p = probe run, r1a r1b = round 1's two runs, ...;\n"
          "long: runs 1-12 of one hold.  2+10 = the exhaustive race's median;\n"
@@ -290,7 +294,7 @@ int main(int argc, char **argv)
     struct spmv_csr *A;
     struct cand *c = calloc(NCAND, sizeof *c);
     int nc = 0;
-    float *hx;
+    void *hx;
     double *x, *ref, *mag;
     void *dx = NULL, *dy = NULL;
 
@@ -299,35 +303,40 @@ int main(int argc, char **argv)
     spmv_error_clear(&e);
     if ((A = bench_suite_make_named(races[m].name, &e)) == NULL)
       die(&e, races[m].name);
-    hx = malloc(sizeof *hx * (size_t)A->cols);
+    hx = malloc(vs * (size_t)A->cols);
     x = malloc(sizeof *x * (size_t)A->cols);
     ref = malloc(sizeof *ref * (size_t)(A->rows > 0 ? A->rows : 1));
     mag = malloc(sizeof *mag * (size_t)(A->rows > 0 ? A->rows : 1));
     if (hx == NULL || x == NULL || ref == NULL || mag == NULL)
       return 1;
     for (int64_t j = 0; j < A->cols; j++) {
-      hx[j] = (float)(0.5 + (double)((j * 7919) % 1000) / 1000.0) *
-              ((j & 1) ? -1.0f : 1.0f);
-      x[j] = hx[j];
+      float v = (float)(0.5 + (double)((j * 7919) % 1000) / 1000.0) *
+                ((j & 1) ? -1.0f : 1.0f);
+
+      x[j] = v;  /* the same x in both types: f32's values exactly */
+      if (dt == SPMV_F32)
+        ((float *)hx)[j] = v;
+      else
+        ((double *)hx)[j] = v;
     }
     gpu_reference(A, x, ref, mag);
-    if (spmv_dev_alloc(&dx, sizeof *hx * (size_t)A->cols, "x", &e) < 0 ||
-        spmv_dev_alloc(&dy, sizeof *hx * (size_t)A->rows, "y", &e) < 0)
+    if (spmv_dev_alloc(&dx, vs * (size_t)A->cols, "x", &e) < 0 ||
+        spmv_dev_alloc(&dy, vs * (size_t)A->rows, "y", &e) < 0)
       die(&e, "vectors");
-    if (spmv_dev_upload(dx, hx, sizeof *hx * (size_t)A->cols, "x", &e) < 0)
+    if (spmv_dev_upload(dx, hx, vs * (size_t)A->cols, "x", &e) < 0)
       die(&e, "x");
     for (int k = 0; k < NCAND && races[m].cfg[k] != NULL; k++) {
       struct spmv_layout *L = NULL;
       const char *text = races[m].cfg[k] + (races[m].cfg[k][0] == '*');
       if (spmv_config_parse(text, &c[nc].cfg, &e) < 0 ||
-          spmv_layout_new(A, SPMV_F32, &c[nc].cfg, NULL, &L, &e) < 0 ||
+          spmv_layout_new(A, dt, &c[nc].cfg, NULL, &L, &e) < 0 ||
           spmv_dev_matrix_new(L, cs, &c[nc].d, &e) < 0)
         die(&e, races[m].cfg[k]);
       if ((c[nc].g = spmv_dev_graph_new()) == NULL)
         return 1;
       c[nc].L = L;
       c[nc].name = races[m].cfg[k];
-      if (verify(A, &c[nc], ref, mag, dx, dy, s, races[m].cfg[k]) < 0) {
+      if (verify(A, dt, &c[nc], ref, mag, dx, dy, s, races[m].cfg[k]) < 0) {
         c[nc].g = spmv_dev_graph_free(c[nc].g);
         c[nc].d = spmv_dev_matrix_free(c[nc].d);
         spmv_layout_free(c[nc].L);
