@@ -1070,32 +1070,31 @@ static double stream_block_steps(const struct spmv_csr *A, int64_t r0,
   return (double)wmax;
 }
 
-/* csr-stream's cut (spmv_csr_stream_init at FEAT_STREAM_BS and
- * FEAT_STREAM_K): blocks of at most cap entries and cap rows, long rows
- * in none; *w the sum of the blocks' steps, *path the most. */
+/* stream_steps' sums over the blocks of a cut. */
+struct stream_sum {
+  const struct spmv_csr *A;
+  double w, path;
+};
+
+static void stream_sum_block(void *ctx, int64_t r0, int64_t r1)
+{
+  struct stream_sum *t = ctx;
+  double s = stream_block_steps(t->A, r0, r1 - r0);
+
+  t->w += s;
+  t->path = s > t->path ? s : t->path;
+}
+
+/* csr-stream's sum steps over its cut at FEAT_STREAM_BS and FEAT_STREAM_K
+ * (spmv_csr_stream_cut): *w the blocks' steps summed, *path the most. */
 static void stream_steps(const struct spmv_csr *A, double *w, double *path)
 {
-  const int64_t cap = FEAT_STREAM_BS * FEAT_STREAM_K;
-  int64_t i, start = 0, entries = 0, len;
-  double s;
+  struct stream_sum t = { A, 0, 0 };
 
-  *w = *path = 0;
-  for (i = 0; i <= A->rows; i++) {
-    len = i < A->rows ? A->row_ptr[i + 1] - A->row_ptr[i] : 0;
-    if (i == A->rows || len > cap || entries + len > cap ||
-        i - start == cap) {
-      if (i > start) {
-        s = stream_block_steps(A, start, i - start);
-        *w += s;
-        *path = s > *path ? s : *path;
-      }
-      start = i < A->rows && len > cap ? i + 1 : i;
-      entries = 0;
-      if (i < A->rows && len > cap)
-        continue;
-    }
-    entries += len;
-  }
+  spmv_csr_stream_cut(A, (int64_t)FEAT_STREAM_BS * FEAT_STREAM_K,
+                      stream_sum_block, NULL, &t);
+  *w = t.w;
+  *path = t.path;
 }
 
 /* Computes the work model's features of A. */

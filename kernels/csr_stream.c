@@ -38,60 +38,90 @@ static int stream_params(struct spmv_stream_layout *D,
   return 0;
 }
 
-/* Records rows r0 .. r1-1 of A as block b when fill is set. */
-static void stream_emit(struct spmv_stream_layout *D, const struct spmv_csr *A,
-                        int64_t b, int64_t r0, int64_t r1, int fill)
+/* See spmv_layout.h. */
+void spmv_csr_stream_cut(const struct spmv_csr *A, int64_t cap,
+                         void (*block)(void *ctx, int64_t r0, int64_t r1),
+                         void (*long_row)(void *ctx, int64_t i), void *ctx)
 {
-  if (!fill)
-    return;
-  D->blk_row[2 * b] = (int32_t)r0;
-  D->blk_row[2 * b + 1] = (int32_t)r1;
-  D->blk_ent[2 * b] = A->row_ptr[r0];
-  D->blk_ent[2 * b + 1] = A->row_ptr[r1];
-}
+  int64_t i, start = 0, entries = 0;
 
-/*
- * Walks the cut: rows go into the open block while it holds at most cap
- * entries and cap rows; a long row closes the open block (when it has
- * rows) and belongs to none.  With fill == 0 only counts blocks, long rows
- * and chunks.
- */
-static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
-                       int fill)
-{
-  int64_t i, start = 0, entries = 0, b = 0, r = 0, chunks = 0, empty = 0;
-
-  if (fill)
-    D->long_chunk[0] = 0;
   for (i = 0; i < A->rows; i++) {
     int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
 
-    empty += len == 0;
-    if (len > D->cap) {
+    if (len > cap) {
       if (i > start)
-        stream_emit(D, A, b++, start, i, fill);
-      chunks += (len + D->chunk_len - 1) / D->chunk_len;
-      if (fill) {
-        D->long_rows[r] = (int32_t)i;
-        D->long_chunk[r + 1] = chunks;
-      }
-      r++;
+        block(ctx, start, i);
+      if (long_row != NULL)
+        long_row(ctx, i);
       start = i + 1;
       entries = 0;
       continue;
     }
-    if (entries + len > D->cap || i - start == D->cap) {
-      stream_emit(D, A, b++, start, i, fill);
+    if (entries + len > cap || i - start == cap) {
+      block(ctx, start, i);
       start = i;
       entries = 0;
     }
     entries += len;
   }
   if (start < A->rows)
-    stream_emit(D, A, b++, start, A->rows, fill);
-  D->nblocks = b;
-  D->nlong = r;
-  D->nchunks = chunks;
+    block(ctx, start, A->rows);
+}
+
+/* stream_cut's walk: the layout being cut, and its counts so far. */
+struct stream_walk {
+  struct spmv_stream_layout *D;
+  const struct spmv_csr *A;
+  int fill;
+  int64_t b, r, chunks;
+};
+
+/* Records rows r0 .. r1-1 as the next block when filling. */
+static void stream_block(void *ctx, int64_t r0, int64_t r1)
+{
+  struct stream_walk *w = ctx;
+
+  if (w->fill) {
+    w->D->blk_row[2 * w->b] = (int32_t)r0;
+    w->D->blk_row[2 * w->b + 1] = (int32_t)r1;
+    w->D->blk_ent[2 * w->b] = w->A->row_ptr[r0];
+    w->D->blk_ent[2 * w->b + 1] = w->A->row_ptr[r1];
+  }
+  w->b++;
+}
+
+/* Counts long row i's chunks and records it when filling. */
+static void stream_long_row(void *ctx, int64_t i)
+{
+  struct stream_walk *w = ctx;
+  int64_t len = w->A->row_ptr[i + 1] - w->A->row_ptr[i];
+
+  w->chunks += (len + w->D->chunk_len - 1) / w->D->chunk_len;
+  if (w->fill) {
+    w->D->long_rows[w->r] = (int32_t)i;
+    w->D->long_chunk[w->r + 1] = w->chunks;
+  }
+  w->r++;
+}
+
+/*
+ * Walks the cut (spmv_csr_stream_cut at D's cap).  With fill == 0 only
+ * counts blocks, long rows and chunks.
+ */
+static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
+                       int fill)
+{
+  struct stream_walk w = { D, A, fill, 0, 0, 0 };
+  int64_t i, empty = 0;
+
+  if (fill)
+    D->long_chunk[0] = 0;
+  spmv_csr_stream_cut(A, D->cap, stream_block, stream_long_row, &w);
+  for (i = 0; i < A->rows; i++)
+    empty += A->row_ptr[i + 1] == A->row_ptr[i];
+  D->nblocks = w.b;
+  D->nlong = w.r;
+  D->nchunks = w.chunks;
   D->sparse = A->rows > 0 && (double)empty >= SPMV_STREAM_SPARSE * (double)A->rows;
 }
 

@@ -40,6 +40,16 @@ SPMV_DECLARE_FORMAT(jad);          /* jad.c */
 SPMV_DECLARE_FORMAT(sell);         /* sell.c: sell and sell16 */
 SPMV_DECLARE_FORMAT(csr_panel);    /* csr_panel.c */
 
+/* csr-stream's cut of A for blocks of cap = BS x k entries: rows go into
+ * the open block while it holds at most cap entries and cap rows; a row
+ * longer than cap closes the open block (when it has rows) and belongs to
+ * none.  Calls block(ctx, r0, r1) for each block of rows r0 .. r1-1 in row
+ * order and, when not NULL, long_row(ctx, i) for each such row i.  The
+ * layout's own cut, for whoever models it (the predictor's features). */
+void spmv_csr_stream_cut(const struct spmv_csr *A, int64_t cap,
+                         void (*block)(void *ctx, int64_t r0, int64_t r1),
+                         void (*long_row)(void *ctx, int64_t i), void *ctx);
+
 /* Pieces that one format builds for another (hyb uses ell and coo,
  * csr-adaptive uses the typed CSR). */
 
