@@ -83,9 +83,11 @@ def main():
     print(f'| evaluation | best under {SMALL_US:g} us: candidates | race / truth: median | p10 | p90 '
           f'| probe / truth: median | p10 | p90 | best {SMALL_US:g} us up: candidates | race / truth: median |')
     print('|---|---|---|---|---|---|---|---|---|---|')
+    pooled = []
     for ev, gt in zip(args[::2], args[1::2]):
         g = ground_truth(gt)
         rows = [x for x in raced(ev) if (x[0], x[2]) in g]
+        pooled += [(x, x[3] / g[(x[0], x[2])]) for x in rows]
         small = [x for x in rows if x[1] < SMALL_US]
         big = [x for x in rows if x[1] >= SMALL_US]
         if not small or not big:
@@ -94,10 +96,6 @@ def main():
               f'| {quantiles([x[3] / g[(x[0], x[2])] for x in small])} '
               f'| {quantiles([x[4] / g[(x[0], x[2])] for x in small])} '
               f'| {len(big)} | {st.median([x[3] / g[(x[0], x[2])] for x in big]):.3f} |')
-    pooled = []
-    for ev, gt in zip(args[::2], args[1::2]):
-        g = ground_truth(gt)
-        pooled += [(x, x[3] / g[(x[0], x[2])]) for x in raced(ev) if (x[0], x[2]) in g]
     print()
     print('| footprint / L2 | candidates | race / truth: median | p10 | p90 |')
     print('|---|---|---|---|---|')
