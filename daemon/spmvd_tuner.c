@@ -410,15 +410,6 @@ static int beyond_l2(const struct spmvd_tune_input *in)
  * load the next columns ahead in csr-vector from TPR 16 and in csr16 only
  * at TPR 32, so in f64 csr-vector at TPR 16 stays: within the L2 it then
  * led csr16 by 5-11 % on cant, consph and shipsec1 (eval-h200-v12-f64).
- * In f32 irregular rows within the L2 keep csr-vector too.  On the H100
- * csr16 comes down to its time over more runs there: the race's first
- * rounds read it 2.4 % high in the median, 5 % on cop20k_A (csr-vector
- * 0.9 %; race-mid-h100.md), so the race took csr-stream16 over it and
- * auto fell to 94.6-96.0 % of cop20k_A's best in four evaluations out of
- * four (eval-h100-v86..v89), though after 20 warm-up runs csr16 tied or
- * led.  With 2 warm-up runs and 10 timed, as the exhaustive race times,
- * csr-vector read 1.9-3.2 % ahead of csr16 at its best on cop20k_A,
- * 0.6-3.9 % on rma10 and within 2 % on mac_econ.
  * Drops what the rewrite makes excluded or duplicate. */
 static void narrow_csr(const struct spmvd_tune_input *in,
                        struct spmvd_candidates *out)
@@ -436,8 +427,7 @@ static void narrow_csr(const struct spmvd_tune_input *in,
    * five. */
   if (is_cpu(in->dev) || !sell16_fits(in) ||
       format_excluded(in, SPMV_FMT_CSR16) ||
-      (!flat && (in->dtype == SPMV_F64 || sh == SHAPE_SMALL ||
-                 !beyond_l2(in))))
+      (!flat && (in->dtype == SPMV_F64 || sh == SHAPE_SMALL)))
     return;
   for (k = 0; k < out->n; k++) {
     c = out->cfg[k];

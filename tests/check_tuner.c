@@ -461,18 +461,17 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_SELL16, 128, 0, 32, 256 },
     { SPMV_FMT_CSR16, 128, 8, 0, 0 } };
   /* Irregular rows within the L2: csr-stream16 at BS 128, k 4 in f64 (in
-   * f32 AUTOCSR's largest TPR instead; both types keep csr-vector off
-   * flat rows within the L2); 20000 rows fit one wave at 8 threads each:
-   * TPR 8 at BS 512 first, so that it wins a tie. */
+   * f32 AUTOCSR's largest TPR instead, csr-vector as csr16 there: f64
+   * keeps csr-vector off flat rows); 20000 rows fit one wave at 8 threads
+   * each: TPR 8 at BS 512 first, so that it wins a tie. */
   static const struct spmv_config irregular[] = {
     { SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0 },
     { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config irregular_f32[] = {
-    { SPMV_FMT_CSR_VECTOR, 512, 8, 0, 0 },
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
-    { SPMV_FMT_CSR_VECTOR, 128, 8, 0, 0 },
+    { SPMV_FMT_CSR16, 512, 8, 0, 0 }, { SPMV_FMT_CSR16, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 8, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   /* 100000 rows (at most 2 threads each in one wave): csr-stream16 second
    * (K 8 in f32), AUTOCSR's least TPR third, no ALG1. */
@@ -482,9 +481,9 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   static const struct spmv_config irregular_many_f32[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 },
     { SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0 },
-    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   /* Skewed within the L2: csr-adaptive first (a fast leader, so that
    * cuSPARSE drops on its first run); beyond it cuSPARSE first and
@@ -717,13 +716,6 @@ START_TEST(test_auto_candidates)
   AUTO_IS(irregular_many);
   in.dtype = SPMV_F32;
   AUTO_IS(irregular_many_f32);
-  /* Beyond the L2 f32's csr-vector becomes csr16 on irregular rows too. */
-  gpu.l2_bytes = 1 << 20;
-  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_AUTO, &in, c, NULL),
-                   0);
-  ck_assert_int_gt(count(c, SPMV_FMT_CSR16), 0);
-  ck_assert_int_eq(count(c, SPMV_FMT_CSR_VECTOR), 0);
-  gpu.l2_bytes = (uint64_t)60 << 20;
   in.dtype = SPMV_F64;
   m.p.rows = 20000;
   /* A row of 1000 (> 16 x 5) and cv 5: skewed; mean < 8: base 2. */
@@ -1352,7 +1344,7 @@ START_TEST(test_run_strategies)
   spmvd_decision_fini(&d);
   gpu.l2_bytes = 0;
   /* Irregular rows within the L2: csr-vector at AUTOCSR's middle TPR (80:
-   * 8, 16, 32), in both types; beyond it csr-stream16 (rows span < 2^16
+   * 8, 16, 32), as csr-vector in f64 (csr16 in f32); beyond it csr-stream16 (rows span < 2^16
    * columns) at BS 128, k 4 in f64; auto races it, csr-stream, ALG1 and
    * csr-vector (f64 beyond the L2 keeps csr-vector). */
   m.p.rl_max = 300;
@@ -1366,7 +1358,7 @@ START_TEST(test_run_strategies)
   in.dtype = SPMV_F32;
   ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, NULL, NULL,
                                    NULL, &d, &e), 0);
-  ck_assert_str_eq(d.text, "csr-vector bs=128 tpr=16");
+  ck_assert_str_eq(d.text, "csr16 bs=128 tpr=16");
   spmvd_decision_fini(&d);
   in.dtype = SPMV_F64;
   gpu.l2_bytes = (uint64_t)8 << 20;
