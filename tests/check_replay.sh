@@ -17,7 +17,8 @@
 # v8 f64 at 94.5 % where the live evaluations of the same runs, which
 # time the fastest again, measured auto at 99.4 % and 99.0 %.  A rule change that picks
 # worse on these matrices fails here first; re-measure on a GPU
-# (tests/bench/device-run.sh) before changing the bounds.
+# (tests/bench/device-run.sh) before changing the bounds.  Last, the
+# probe's options on the cpu backend.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 eval_tuner=$top_builddir/tests/bench/eval_tuner
@@ -96,4 +97,23 @@ for dt in f32 f64; do
       { echo "v10 large $dt $s: a pick below 95 % or missing"; status=1; }
   done
 done
+# eval_tuner --probe on the cpu backend: each configuration's load is timed
+# once per --probe-pads size (a column for it), with --probe-long's extra
+# timings after the nine of the plan; a pad that is not a byte count is
+# refused by name.
+"$eval_tuner" --backend cpu --matrices "$SPMV_MATRICES" --suite real --only karate \
+  --probe "csr-vector bs=128 tpr=16;csr-scalar bs=128" --probe-turns 1 \
+  --probe-pads 0,4096 --probe-long 2 >"$tmp/probe.tsv" 2>"$tmp/probe.err" ||
+  { echo "eval_tuner --probe failed"; cat "$tmp/probe.err"; status=1; }
+awk -F'\t' 'NR == 1 { if ($5 != "pad" || NF != 14) bad = 1; next }
+             { n++; if (NF != 16 || ($5 != 0 && $5 != 4096)) bad = 1
+               for (i = 6; i <= NF; i++) if (!($i > 0)) bad = 1 }
+             END { exit bad || n != 4 }' "$tmp/probe.tsv" ||
+  { echo "eval_tuner --probe: not one row per configuration and pad with 11 times"
+    cat "$tmp/probe.tsv"; status=1; }
+if "$eval_tuner" --backend cpu --matrices "$SPMV_MATRICES" --suite real --only karate \
+     --probe "csr-vector bs=128 tpr=16" --probe-pads 12x >/dev/null 2>"$tmp/pad.err" ||
+   ! grep -q "probe-pads '12x'" "$tmp/pad.err"; then
+  echo "eval_tuner --probe-pads 12x: not refused by name"; cat "$tmp/pad.err"; status=1
+fi
 exit $status

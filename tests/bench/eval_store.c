@@ -74,6 +74,7 @@ struct resident {
 
 struct eval_store {
   enum mode mode;
+  void *pad;                 /* eval_store_probe_pad's allocation */
   const struct spmvd_backend_ops *bops;
   struct spmvd_backend *be;
   struct spmvd_device_info info;
@@ -402,6 +403,9 @@ int eval_store_matrix(struct eval_store *s, const struct spmv_csr *A,
 
   pool_stop(&s->pool);
   evict_all(s);
+#ifdef HAVE_CUDA
+  spmv_dev_free(s->pad);
+#endif
   if (s->bm != NULL)
     s->bops->unload(s->be, s->bm);
   s->bm = NULL;
@@ -619,6 +623,25 @@ static void race_unload(void *ctx)
     return;
   }
   s->cur = -1;  /* stays resident for the next configuration of its key */
+}
+
+/* See eval_store.h. */
+int eval_store_probe_pad(struct eval_store *s, size_t bytes,
+                         struct spmv_error *err)
+{
+  if (s->mode != M_CUDA)
+    return 0;
+  evict_all(s);
+#ifdef HAVE_CUDA
+  spmv_dev_free(s->pad);
+  s->pad = NULL;
+  if (bytes > 0)
+    return spmv_dev_alloc(&s->pad, bytes, "probe pad", err);
+#else
+  (void)bytes;
+  (void)err;
+#endif
+  return 0;
 }
 
 /* The race callbacks over a store. */

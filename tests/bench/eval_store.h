@@ -85,6 +85,13 @@ void eval_store_calib_plan(struct eval_store *s,
  * (spmvd_calib_backend_time), no resident layouts and no prefetch. */
 void eval_store_calib_direct(struct eval_store *s, int on);
 
+/* Frees every resident layout and holds a device allocation of bytes (0:
+ * none) ahead of the next loads, so that their arrays land elsewhere:
+ * eval_tuner --probe-pads asks whether a layout's time depends on where
+ * its arrays lie.  Returns 0 or an error code. */
+int eval_store_probe_pad(struct eval_store *s, size_t bytes,
+                         struct spmv_error *err);
+
 /* A cache hit as the worker serves it, in microseconds. */
 struct eval_cache_hit {
   double load_us;          /* conversion and upload of the configuration */

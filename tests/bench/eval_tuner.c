@@ -125,6 +125,8 @@ struct opts {
   int probe_idle_ms;         /* --probe: host sleep before each load */
   int probe_busy_ms;         /* --probe: host busy before each load */
   int probe_turns;           /* --probe: turns over the configurations */
+  int probe_long;            /* --probe: more timings of 30 runs a load */
+  const char *probe_pads;    /* --probe: pad sizes before each load */
 };
 
 /* The configuration as the tuner lists it on dev (cpu: no bs, csr-vector
@@ -1284,6 +1286,10 @@ static void usage(FILE *f)
           "  --probe-idle MS: sleep MS ms before each of --probe's loads (an idle GPU)\n"
           "  --probe-busy MS: keep the host busy MS ms before each of them instead\n"
           "  --probe-turns N: turns over the configurations (3)\n"
+          "  --probe-long N: after each load's columns, N more timings of 30 runs (0)\n"
+          "  --probe-pads B,B..: each load once after each pad of B bytes held on the\n"
+          "              device, every resident layout freed first (does the time move\n"
+          "              with where the arrays lie?)\n"
           "  --calib-db  the daemon's cache: judge the calibration `spmvctl calibrate`\n"
           "              stored there for this device rather than calibrating here\n"
           "The markdown report goes to stdout, progress to stderr.\n");
@@ -1298,7 +1304,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"tsv", 1, 0, 'w'}, {"deadline", 1, 0, 'D'}, {"help", 0, 0, 'h'},
     {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'}, {"probe", 1, 0, 'P'},
     {"probe-idle", 1, 0, 'I'}, {"calib-db", 1, 0, 'C'},
-    {"probe-busy", 1, 0, 'U'}, {"probe-turns", 1, 0, 'T'}, {0, 0, 0, 0},
+    {"probe-busy", 1, 0, 'U'}, {"probe-turns", 1, 0, 'T'},
+    {"probe-long", 1, 0, 'L'}, {"probe-pads", 1, 0, 'A'}, {0, 0, 0, 0},
   };
   int c;
   char *end;
@@ -1312,7 +1319,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
   o->probe_turns = 3;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:U:T:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:U:T:L:A:", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -1331,6 +1338,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return -1;
       }
       break;
+    case 'L':
+      o->probe_long = atoi(optarg);
+      if (o->probe_long < 0) {
+        fprintf(stderr, "eval_tuner: --probe-long %s: not negative\n", optarg);
+        return -1;
+      }
+      break;
+    case 'A': o->probe_pads = optarg; break;
     case 'C': o->calib_db = optarg; break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
@@ -1547,23 +1562,27 @@ static void busy_host(int ms)
  * --probe: for each matrix and value type, --probe-turns turns (3) over
  * the listed configurations, each load after --probe-idle's sleep or
  * --probe-busy's busy host when given; each load is timed as auto's race
- * times it (a run alone, then rounds of 2 without warm-up), as the
+ * times it (a run alone, then rounds of 2 without warm-up), then 30
+ * more runs without warm-up (as a client's products go on after the
+ * race: no warm-up takes the matrix into the L2 again), as the
  * exhaustive race does (2 + 10) and as confirm() does
  * (CONFIRM_WARMUP + CONFIRM_REPS), then confirm()'s warm-ups with the
  * race's 10 runs and the race's warm-ups with confirm()'s runs (which of
  * the two its offset follows), the medians printed in that order.
  */
 #define PROBE_MAX 8
+#define PROBE_MAX_PADS 16
 static int probe_main(const struct opts *o, struct eval_store *s,
                       const struct bench_suite *suite)
 {
-  static const int plan[][2] = { {0, 1}, {0, 2}, {0, 2}, {0, 2}, {2, 10},
+  static const int plan[][2] = { {0, 1}, {0, 2}, {0, 2}, {0, 2}, {0, 30}, {2, 10},
                                  {CONFIRM_WARMUP, CONFIRM_REPS},
                                  {CONFIRM_WARMUP, 10}, {2, CONFIRM_REPS} };
   struct spmv_config cfg[PROBE_MAX];
   struct spmv_error err;
   char buf[512], *tok, *save = NULL;
-  int n = 0, bad = 0;
+  long pads[PROBE_MAX_PADS] = { 0 };
+  int n = 0, bad = 0, npads = 1;
 
   snprintf(buf, sizeof buf, "%s", o->probe);
   for (tok = strtok_r(buf, ";", &save); tok != NULL && n < PROBE_MAX;
@@ -1575,8 +1594,23 @@ static int probe_main(const struct opts *o, struct eval_store *s,
     }
     n++;
   }
-  printf("matrix\tdtype\tturn\tconfig\trace 0+1\t0+2\t0+2\t0+2\t2+10\tconfirm %d+%d"
-         "\t%d+10\t2+%d\n", CONFIRM_WARMUP, CONFIRM_REPS, CONFIRM_WARMUP, CONFIRM_REPS);
+  if (o->probe_pads != NULL) {
+    snprintf(buf, sizeof buf, "%s", o->probe_pads);
+    npads = 0;
+    for (tok = strtok_r(buf, ",", &save); tok != NULL && npads < PROBE_MAX_PADS;
+         tok = strtok_r(NULL, ",", &save)) {
+      char *end;
+      pads[npads] = strtol(tok, &end, 10);
+      if (*end != '\0' || pads[npads] < 0) {
+        fprintf(stderr, "eval_tuner: --probe-pads '%s': a byte count\n", tok);
+        return 1;
+      }
+      npads++;
+    }
+  }
+  printf("matrix\tdtype\tturn\tconfig%s\trace 0+1\t0+2\t0+2\t0+2\t0+30\t2+10\tconfirm %d+%d"
+         "\t%d+10\t2+%d\n", o->probe_pads != NULL ? "\tpad" : "", CONFIRM_WARMUP,
+         CONFIRM_REPS, CONFIRM_WARMUP, CONFIRM_REPS);
   for (size_t q = 0; q < suite->n; q++) {
     struct spmv_csr *A = bench_suite_make(&suite->e[q], o->dir, &err);
     if (A == NULL) {
@@ -1595,10 +1629,19 @@ static int probe_main(const struct opts *o, struct eval_store *s,
         continue;
       }
       for (int turn = 0; turn < o->probe_turns; turn++)
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n * npads; k++) {
           char name[96];
-          spmv_config_format(&cfg[k], name, sizeof name);
+          spmv_config_format(&cfg[k / npads], name, sizeof name);
           printf("%s\t%s\t%d\t%s", suite->e[q].name, spmv_dtype_name(dt), turn, name);
+          if (o->probe_pads != NULL) {
+            printf("\t%ld", pads[k % npads]);
+            spmv_error_clear(&err);
+            if (eval_store_probe_pad(s, (size_t)pads[k % npads], &err) < 0) {
+              printf("\t%s\n", err.msg);
+              bad++;
+              continue;
+            }
+          }
           if (o->probe_busy_ms > 0)
             busy_host(o->probe_busy_ms);
           if (o->probe_idle_ms > 0) {
@@ -1607,13 +1650,21 @@ static int probe_main(const struct opts *o, struct eval_store *s,
             nanosleep(&ts, NULL);
           }
           spmv_error_clear(&err);
-          if (eval_store_race_ops.load(s, &cfg[k], &err) < 0) {
+          if (eval_store_race_ops.load(s, &cfg[k / npads], &err) < 0) {
             printf("\t%s\n", err.msg);
             continue;
           }
           for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
             double us = NAN;
             if (eval_store_race_ops.time(s, plan[i][0], plan[i][1], &us, &err) < 0)
+              bad++;
+            printf("\t%.3f", us);
+          }
+          /* --probe-long: whether a layout keeps getting faster over
+           * hundreds of runs (30 a timing, no warm-up). */
+          for (int i = 0; i < o->probe_long; i++) {
+            double us = NAN;
+            if (eval_store_race_ops.time(s, 0, 30, &us, &err) < 0)
               bad++;
             printf("\t%.3f", us);
           }
