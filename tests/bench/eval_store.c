@@ -403,9 +403,6 @@ int eval_store_matrix(struct eval_store *s, const struct spmv_csr *A,
 
   pool_stop(&s->pool);
   evict_all(s);
-#ifdef HAVE_CUDA
-  spmv_dev_free(s->pad);
-#endif
   if (s->bm != NULL)
     s->bops->unload(s->be, s->bm);
   s->bm = NULL;
@@ -547,6 +544,9 @@ void eval_store_close(struct eval_store *s)
     return;
   pool_stop(&s->pool);
   evict_all(s);
+#ifdef HAVE_CUDA
+  spmv_dev_free(s->pad);
+#endif
   if (s->bm != NULL)
     s->bops->unload(s->be, s->bm);
   free_vectors(s);

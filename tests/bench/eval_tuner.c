@@ -1607,6 +1607,10 @@ static int probe_main(const struct opts *o, struct eval_store *s,
       }
       npads++;
     }
+    if (npads == 0) {
+      fprintf(stderr, "eval_tuner: --probe-pads '%s': no byte counts\n", o->probe_pads);
+      return 1;
+    }
   }
   printf("matrix\tdtype\tturn\tconfig%s\trace 0+1\t0+2\t0+2\t0+2\t0+30\t2+10\tconfirm %d+%d"
          "\t%d+10\t2+%d\n", o->probe_pads != NULL ? "\tpad" : "", CONFIRM_WARMUP,
