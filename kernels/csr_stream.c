@@ -106,7 +106,8 @@ static void stream_long_row(void *ctx, int64_t i)
 
 /*
  * Walks the cut (spmv_csr_stream_cut at D's cap).  With fill == 0 only
- * counts blocks, long rows and chunks.
+ * counts blocks, long rows and chunks, and tells whether the rows are
+ * sparse (the filling pass keeps that).
  */
 static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
                        int fill)
@@ -117,11 +118,13 @@ static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
   if (fill)
     D->long_chunk[0] = 0;
   spmv_csr_stream_cut(A, D->cap, stream_block, stream_long_row, &w);
-  for (i = 0; i < A->rows; i++)
-    empty += A->row_ptr[i + 1] == A->row_ptr[i];
   D->nblocks = w.b;
   D->nlong = w.r;
   D->nchunks = w.chunks;
+  if (fill)
+    return;
+  for (i = 0; i < A->rows; i++)
+    empty += A->row_ptr[i + 1] == A->row_ptr[i];
   D->sparse = A->rows > 0 && (double)empty >= SPMV_STREAM_SPARSE * (double)A->rows;
 }
 
