@@ -72,18 +72,14 @@ struct ctx {
   FILE *rfile;               /* where they go */
 };
 
-static void fprint_feat(FILE *fp, const struct spmvd_pfeat *f)
+/* The features' columns of a points table (FEAT_HEADER), on fp. */
+static void print_feat(FILE *fp, const struct spmvd_pfeat *f)
 {
   fprintf(fp, "%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
           f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
           f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
           f->path_x, f->path_x_jad, f->path_m, f->x_warp, f->x_warp_jad,
           f->w_stream, f->path_stream);
-}
-
-static void print_feat(const struct spmvd_pfeat *f)
-{
-  fprint_feat(stdout, f);
 }
 
 #define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m\tx_warp\tx_warp_jad\tw_stream\tpath_stream"
@@ -140,7 +136,7 @@ static int point_time(void *vctx, const struct spmv_csr *A, enum spmv_dtype dt,
   }
   printf("%s\t%d\t%d\t%d\t%.3f\t%d\t%g\t%d\t", spmv_dtype_name(dt), pt->matrix,
          pt->work, (int)pt->dist, pt->cv, (int)pt->place, pt->strips, pt->p);
-  print_feat(&c->f);
+  print_feat(stdout, &c->f);
   printf("\t%s\t%.4f\n", text, rc == 0 ? *us : -1.0);
   fflush(stdout);
   return rc;
@@ -367,7 +363,7 @@ static int run_features(int sets, const char *only, int dts)
       spmvd_predict_features(A, &prof, dt, &f);
       printf("%s\t%s\t%.4f\t", suite.e[k].name, spmv_dtype_name(dt),
              prof.rl_cv);
-      print_feat(&f);
+      print_feat(stdout, &f);
       printf("\t%.0f\n", f.bytes);
     }
     spmv_csr_free(A);
@@ -625,7 +621,7 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     if (rewrite != NULL) {
       for (k = 0; k < 8; k++)
         fprintf(rewrite, "%s\t", f[k]);
-      fprint_feat(rewrite, &x);
+      print_feat(rewrite, &x);
       fprintf(rewrite, "\t%s\t%s\n", f[nf - 2], f[nf - 1]);
     }
     x.hyb_k = x.rows > 0 ? x.w_hyb / x.rows : 0;
