@@ -104,11 +104,12 @@ def main():
         if v:
             print(f'| {lo:g}-{hi:g} | {len(v)} | {quantiles(v)} |')
     print()
-    print('| format (footprint 0.04-0.6 of the L2) | candidates | race / truth: median | p10 | p90 |')
+    lo, hi = SHARES[1]
+    print(f'| format (footprint {lo:g}-{hi:g} of the L2) | candidates | race / truth: median | p10 | p90 |')
     print('|---|---|---|---|---|')
     by = {}
     for x, q in pooled:
-        if 0.04 <= x[5] / l2 < 0.6:
+        if lo <= x[5] / l2 < hi:
             by.setdefault(x[2].split()[0], []).append(q)
     for f in sorted(by):
         print(f'| {f} | {len(by[f])} | {quantiles(by[f])} |')
