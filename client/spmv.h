@@ -343,6 +343,26 @@ int spmv_calibrate(struct spmv_client *c, enum spmv_dtype dtype,
                    double max_seconds, spmv_progress_fn progress, void *arg,
                    char **json);
 
+/* Called with each points event of a calibration; json is the event as
+ * JSON text, valid during the call only. */
+typedef void (*spmv_points_fn)(const char *json, void *arg);
+
+/*
+ * As spmv_calibrate(), and when points is not NULL spmvd also sends the
+ * points its fits were computed from, before its reply: points is called
+ * (with arg, as progress is) for each event of up to 128 of them, json
+ * {event:"points", dtype, device, l2_bytes, threads, first, total,
+ * columns:["matrix", "work", ..., "config", "us"], points:[[...], ...]}:
+ * the timed points first .. first + n - 1 of total, each an array of
+ * values in columns' order (the synthetic matrix's index, its shape, the
+ * predictor's features, the configuration's text and its time in
+ * microseconds), and the device's L2 bytes and resident threads, which
+ * the fits use.  spmvctl calibrate --points writes them as a table.
+ */
+int spmv_calibrate_points(struct spmv_client *c, enum spmv_dtype dtype,
+                          double max_seconds, spmv_progress_fn progress,
+                          spmv_points_fn points, void *arg, char **json);
+
 #ifdef __cplusplus
 }
 #endif

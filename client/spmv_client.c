@@ -136,12 +136,31 @@ static void break_connection(struct spmv_client *c)
   }
 }
 
-/* Passes one progress event to cb. */
+/* Passes a calibration's points event to cb's points callback as its
+ * JSON text. */
+static void deliver_points(const json_t *ev, const struct spmvc_progress_cb *cb)
+{
+  char *text;
+
+  if (cb == NULL || cb->points == NULL)
+    return;
+  text = json_dumps(ev, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  if (text != NULL)
+    cb->points(text, cb->arg);
+  free(text);
+}
+
+/* Passes one event to cb: progress, or a calibration's points. */
 static void deliver_progress(const json_t *ev, const struct spmvc_progress_cb *cb)
 {
+  const char *kind = json_string_value(json_object_get(ev, "event"));
   struct spmv_progress p;
   json_t *v;
 
+  if (kind != NULL && strcmp(kind, "points") == 0) {
+    deliver_points(ev, cb);
+    return;
+  }
   if (cb == NULL || cb->fn == NULL)
     return;
   v = json_object_get(ev, "stage");
@@ -764,7 +783,16 @@ int spmv_calibrate(struct spmv_client *c, enum spmv_dtype dtype,
                    double max_seconds, spmv_progress_fn progress, void *arg,
                    char **json)
 {
-  struct spmvc_progress_cb cb = { progress, arg };
+  return spmv_calibrate_points(c, dtype, max_seconds, progress, NULL, arg,
+                               json);
+}
+
+/* The same, handing the timed points to points when it is not NULL. */
+int spmv_calibrate_points(struct spmv_client *c, enum spmv_dtype dtype,
+                          double max_seconds, spmv_progress_fn progress,
+                          spmv_points_fn points, void *arg, char **json)
+{
+  struct spmvc_progress_cb cb = { progress, arg, points };
   const char *dt = spmv_dtype_name(dtype);
   struct spmv_error err;
   json_t *req, *reply = NULL;
@@ -779,8 +807,11 @@ int spmv_calibrate(struct spmv_client *c, enum spmv_dtype dtype,
     return spmvc_fail(c, &err);
   }
   req = json_pack("{s:s, s:s}", "op", "calibrate", "dtype", dt);
-  if (req != NULL && max_seconds > 0 &&
-      json_object_set_new(req, "max_seconds", json_real(max_seconds)) < 0) {
+  if (req != NULL &&
+      ((max_seconds > 0 &&
+        json_object_set_new(req, "max_seconds", json_real(max_seconds)) < 0) ||
+       (points != NULL &&
+        json_object_set_new(req, "points", json_true()) < 0))) {
     json_decref(req);
     req = NULL;
   }

@@ -47,6 +47,7 @@ struct spmv_matrix {
 struct spmvc_progress_cb {
   spmv_progress_fn fn;
   void *arg;
+  spmv_points_fn points;  /* NULL, or called for each points event */
 };
 
 /* A request's payload, up to two pieces sent back to back. */

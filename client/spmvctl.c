@@ -25,7 +25,7 @@ static const struct spmvctl_command commands[] = {
   { "bench", "FILE", "time every candidate configuration on FILE",
     "t", 1, 1, spmvctl_bench },
   { "calibrate", "", "time synthetic matrices on spmvd's device, store fits",
-    "tM", 0, 0, spmvctl_calibrate },
+    "tMp", 0, 0, spmvctl_calibrate },
   { "predict", "FILE", "each format's predicted time on spmvd's device",
     "tm", 1, 1, spmvctl_predict },
   { "model", "FILE", "the ELLR-T model's M(BS, T) grid and pick (no daemon)",
@@ -51,6 +51,7 @@ static const struct option long_options[] = {
   { "force", no_argument, NULL, 'f' },
   { "output", required_argument, NULL, 'o' },
   { "max-seconds", required_argument, NULL, 'M' },
+  { "points", required_argument, NULL, 'p' },
   { "measure", no_argument, NULL, 'm' },
   { "sms", required_argument, NULL, 'N' },
   { "warp-size", required_argument, NULL, 'W' },
@@ -64,7 +65,7 @@ static const struct option long_options[] = {
 
 /* The options that only some commands take (the long-only ones have
  * letters here that the short option string does not accept). */
-#define COMMAND_OPTIONS "StfoMmNWXBP"
+#define COMMAND_OPTIONS "StfoMpmNWXBP"
 
 /* Prints the usage text on out. */
 static void usage(FILE *out, const char *prog)
@@ -97,6 +98,8 @@ static void usage(FILE *out, const char *prog)
           "  -o, --output FILE     export: write to FILE instead of stdout\n"
           "      --max-seconds N   calibrate: finish within N seconds (default: the\n"
           "                        daemon's, 300 on a GPU, 10 on the cpu backend)\n"
+          "      --points FILE     calibrate: also write the points the fits were\n"
+          "                        computed from to FILE, a tab-separated table\n"
           "      --measure         predict: also time each prediction's configuration\n"
           "                        in spmvd, as its calibration timed, and the error\n"
           "  model's GPU (default: an H100/H200, %d SMs, warp %d, %d threads and\n"
@@ -324,6 +327,7 @@ int main(int argc, char **argv)
     case 'f': ctl.force = 1; break;
     case 'o': ctl.output = optarg; break;
     case 'm': ctl.measure = 1; break;
+    case 'p': ctl.points = optarg; break;
     case 'M': {
       char *end;
 

@@ -29,6 +29,7 @@ struct spmvctl {
   int force;             /* --force (tune): tune again even when cached */
   const char *output;    /* --output (export) */
   double max_seconds;    /* --max-seconds (calibrate), 0: spmvd's default */
+  const char *points;    /* --points FILE (calibrate): the timed points */
   int measure;           /* --measure (predict): time each prediction too */
   struct {               /* the GPU of model: --sms and the others */
     int sms, warp_size, max_threads_per_sm, max_blocks_per_sm,

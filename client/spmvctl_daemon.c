@@ -1,10 +1,11 @@
 /* spmvctl_daemon.c: the commands that ask spmvd: status, tune, bench,
- * forget, import. */
+ * forget, import, calibrate. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spmvctl.h"
 
@@ -46,6 +47,8 @@ static void print_status(const json_t *s)
 /*
  * Connects, runs call (which makes one request and fills *text with its
  * JSON reply, a new string) and prints the reply as JSON or with table.
+ * call returns 0, a library code (reported here), or an exit status above
+ * 0 after reporting a failure of its own.
  */
 static int json_command(struct spmvctl *ctl,
                         int (*call)(struct spmvctl *ctl, struct spmv_client *c,
@@ -61,8 +64,8 @@ static int json_command(struct spmvctl *ctl,
   if (status != SPMVCTL_EXIT_OK)
     return status;
   rc = call(ctl, c, &text);
-  if (rc < 0) {
-    status = spmvctl_call_failed(ctl, c, rc);
+  if (rc != 0) {
+    status = rc > 0 ? rc : spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
   r = spmvctl_parse_json(ctl, text);
@@ -402,12 +405,111 @@ static void print_calibrate(const json_t *r)
   printf("\nstored in spmvd's cache: the predict strategy and `spmvctl predict` use them\n");
 }
 
-/* calibrate's request, with progress on stderr. */
+/* spmvctl calibrate --points: the table being written. */
+struct points_out {
+  struct spmvctl *ctl;
+  FILE *fp;
+  long long written;   /* rows written */
+  long long total;     /* the points spmvd said it sends */
+  int bad;             /* a malformed event or a failed write */
+};
+
+/* The progress callback of calibrate --points (its arg is the table). */
+static void points_progress(const struct spmv_progress *p, void *arg)
+{
+  struct points_out *po = arg;
+
+  spmvctl_progress(p, po->ctl);
+}
+
+/* Writes one table value: integers as they are, reals to 15 digits, the
+ * configuration's text as it is. */
+static int put_value(FILE *fp, const json_t *v)
+{
+  if (json_is_integer(v))
+    return fprintf(fp, "%lld", (long long)json_integer_value(v));
+  if (json_is_real(v))
+    return fprintf(fp, "%.15g", json_real_value(v));
+  if (json_is_string(v) && strpbrk(json_string_value(v), "\t\n") == NULL)
+    return fprintf(fp, "%s", json_string_value(v));
+  return -1;
+}
+
+/* One points event: the header before the first, then a line a point:
+ * the value type, then its values in the event's column order. */
+static void points_event(const char *text, void *arg)
+{
+  struct points_out *po = arg;
+  json_t *ev = json_loads(text, 0, NULL), *cols, *rows, *row, *v;
+  const char *dt = json_string_value(json_object_get(ev, "dtype"));
+  size_t i, j;
+
+  cols = json_object_get(ev, "columns");
+  rows = json_object_get(ev, "points");
+  if (po->bad || !dt || json_array_size(cols) == 0 || !json_is_array(rows) ||
+      json_integer_value(json_object_get(ev, "first")) != po->written) {
+    po->bad = 1;
+    json_decref(ev);
+    return;
+  }
+  po->total = json_integer_value(json_object_get(ev, "total"));
+  if (po->written == 0) {
+    fprintf(po->fp, "# spmvd calibration points (spmvctl calibrate "
+                    "--points), device %s\n# l2_bytes: %.0f\n# threads: "
+                    "%.0f\n# dtype", spmvctl_str(ev, "device"),
+            spmvctl_num(ev, "l2_bytes"), spmvctl_num(ev, "threads"));
+    json_array_foreach(cols, i, v)
+      fprintf(po->fp, "\t%s", json_string_value(v));
+    fputc('\n', po->fp);
+  }
+  json_array_foreach(rows, i, row) {
+    if (json_array_size(row) != json_array_size(cols)) {
+      po->bad = 1;
+      break;
+    }
+    fputs(dt, po->fp);
+    json_array_foreach(row, j, v) {
+      fputc('\t', po->fp);
+      if (put_value(po->fp, v) < 0)
+        po->bad = 1;
+    }
+    fputc('\n', po->fp);
+    po->written++;
+  }
+  json_decref(ev);
+}
+
+/* calibrate's request, with progress on stderr (and the points into
+ * ctl->points' table when asked for; a failed calibration leaves no table
+ * behind). */
 static int calibrate_call(struct spmvctl *ctl, struct spmv_client *c,
                           char **text)
 {
-  return spmv_calibrate(c, ctl->dtype, ctl->max_seconds, spmvctl_progress,
-                        ctl, text);
+  struct points_out po = { ctl, NULL, 0, 0, 0 };
+  int rc, werr;
+
+  if (ctl->points == NULL)
+    return spmv_calibrate(c, ctl->dtype, ctl->max_seconds, spmvctl_progress,
+                          ctl, text);
+  if ((po.fp = fopen(ctl->points, "w")) == NULL)
+    return spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "cannot write %s: %s",
+                        ctl->points, strerror(errno));
+  rc = spmv_calibrate_points(c, ctl->dtype, ctl->max_seconds, points_progress,
+                             points_event, &po, text);
+  errno = 0;
+  werr = ferror(po.fp) | (fclose(po.fp) != 0);
+  if (rc == 0 && werr)
+    rc = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "cannot write %s%s%s",
+                      ctl->points, errno ? ": " : "",
+                      errno ? strerror(errno) : "");
+  else if (rc == 0 && (po.bad || po.total == 0 || po.written != po.total))
+    rc = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR,
+                      "%s: spmvd's points were incomplete or malformed "
+                      "(%lld of %lld written)", ctl->points, po.written,
+                      po.total);
+  if (rc != 0)
+    unlink(ctl->points);
+  return rc;
 }
 
 /* spmvctl calibrate: the predictor's calibration of spmvd's device. */

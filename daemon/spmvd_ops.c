@@ -464,6 +464,17 @@ static void on_progress(void *ctx, json_t *ev)
   }
   if (o->c->closing)
     return;
+  /* A calibration's points (asked for): relayed whole, under the
+   * client's id. */
+  if (kind && strcmp(kind, "points") == 0) {
+    if ((e = json_copy(ev)) != NULL) {
+      json_object_del(e, "seq");
+      json_object_set_new(e, "id", json_integer((json_int_t)o->id));
+      spmvd_conn_send(o->c, e, NULL, 0, 0);
+    }
+    json_decref(e);
+    return;
+  }
   e = json_pack("{sI ss sO sO sO sO sO}", "id", (json_int_t)o->id, "event",
                 "progress", "stage", json_object_get(ev, "stage"), "done",
                 json_object_get(ev, "done"), "total",
@@ -1225,6 +1236,7 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
   const char *name = dev ? dev->name : "the device";  /* NULL: starting */
   json_t *dtv = json_object_get(req, "dtype");
   json_t *msv = json_object_get(req, "max_seconds");
+  json_t *ptv = json_object_get(req, "points");
   char bound[48];
   enum spmv_dtype dt = SPMV_F64;
   struct spmv_error err;
@@ -1237,6 +1249,9 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
                         "field \"dtype\" must be \"f32\" or \"f64\"");
   else if (msv && get_number(req, "max_seconds", &max_s, &err) < 0)
     rc = err.code;
+  else if (ptv && !json_is_boolean(ptv))
+    rc = spmv_error_set(&err, SPMV_EPROTO,
+                        "field \"points\" must be true or false");
   else if (msv && !(max_s > 0 && max_s <= CALIB_MAX_S))
     rc = spmv_error_set(&err, SPMV_EINVAL,
                         "max_seconds is %g, must be in (0, %g]", max_s,
@@ -1270,6 +1285,8 @@ static void run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
                            spmv_dtype_name(dt));
   if (call && max_s > 0)
     json_object_set_new(call, "max_seconds", json_real(max_s));
+  if (call && json_is_true(ptv))
+    json_object_set_new(call, "points", json_true());
   if (!call || spmvd_worker_call(srv->worker, call, NULL, 0, on_calibrated,
                                  on_progress, o, &err) < 0) {
     if (!call)

@@ -1,6 +1,7 @@
 /* spmvd_predict.c: the statistical performance predictor (Wang, Gu & Li):
  * calibration plan and driver, least-squares fits, predictions. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1095,6 +1096,26 @@ static void stream_steps(const struct spmv_csr *A, double *w, double *path)
                       stream_sum_block, NULL, &t);
   *w = t.w;
   *path = t.path;
+}
+
+#define PFEAT_COLUMN(m) { #m, offsetof(struct spmvd_pfeat, m) }
+const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS] = {
+  PFEAT_COLUMN(rows), PFEAT_COLUMN(nnz), PFEAT_COLUMN(rl_max),
+  PFEAT_COLUMN(w_warp), PFEAT_COLUMN(w_sell), PFEAT_COLUMN(w_ell),
+  PFEAT_COLUMN(w_vec), PFEAT_COLUMN(hyb_coo), PFEAT_COLUMN(sectors),
+  PFEAT_COLUMN(empty), PFEAT_COLUMN(w_hyb), PFEAT_COLUMN(sectors_jad),
+  PFEAT_COLUMN(path_x), PFEAT_COLUMN(path_x_jad), PFEAT_COLUMN(path_m),
+  PFEAT_COLUMN(x_warp), PFEAT_COLUMN(x_warp_jad), PFEAT_COLUMN(w_stream),
+  PFEAT_COLUMN(path_stream),
+};
+
+/* Feature i of spmvd_pfeat_columns in f. */
+double spmvd_pfeat_value(const struct spmvd_pfeat *f, int i)
+{
+  double v;
+
+  memcpy(&v, (const char *)f + spmvd_pfeat_columns[i].offset, sizeof v);
+  return v;
 }
 
 /* Computes the work model's features of A. */

@@ -373,6 +373,23 @@ int spmvd_predict_fit_vector(const double *i, const double *p,
 double spmvd_predict_footprint(double rows, double cols, double nnz,
                                enum spmv_dtype dt);
 
+/* A feature's column in a table of calibration points: its name and its
+ * place in struct spmvd_pfeat. */
+struct spmvd_pfeat_column {
+  const char *name;
+  size_t offset;
+};
+
+/* The features a table of calibration points lists, in its column order
+ * (calib_points, and the calibrate op's points events that spmvctl
+ * calibrate --points writes): every feature but bytes and hyb_k, which
+ * a replay derives (spmvd_predict_footprint, w_hyb / rows). */
+#define SPMVD_PFEAT_NCOLUMNS 19
+extern const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS];
+
+/* Feature i of spmvd_pfeat_columns in f. */
+double spmvd_pfeat_value(const struct spmvd_pfeat *f, int i);
+
 /* Computes the features of A (borrowed; its profile prof) for values dt
  * into out. */
 void spmvd_predict_features(const struct spmv_csr *A,

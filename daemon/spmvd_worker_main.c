@@ -52,9 +52,11 @@
  *            only configs (the front end refuses excluded ones), each as a
  *            calibration point is timed, in the given order
  *            (bench_configs()); replies {trials}.
- *   calibrate {dtype, max_seconds}: the predictor's calibration, bounded
- *            in time, sending {seq, event:"progress", stage:"calibration",
- *            done, total, candidate, time_us}; replies {fits, ...} (see
+ *   calibrate {dtype, max_seconds, points?}: the predictor's calibration,
+ *            bounded in time, sending {seq, event:"progress",
+ *            stage:"calibration", done, total, candidate, time_us}, then
+ *            with points the timed points in {seq, event:"points", ...}
+ *            (calib_send_points()); replies {fits, ...} (see
  *            op_calibrate()).
  *   multiply {handle, alpha, beta, nvec, buf?, buf_size?} fds [vectors]:
  *            x_1..x_k then y_1..y_k in the memfd; y is overwritten in
@@ -1310,10 +1312,11 @@ static int calib_trim(struct worker *w, enum spmv_dtype dt,
 }
 
 /*
- * calibrate {dtype, max_seconds}: the statistical predictor's calibration
- * (spmvd_predict.h) bounded in time: a probe measures what points cost, the
- * plan is trimmed to fit what is left, and points still waiting at the
- * deadline are skipped.  Replies {fits, planned_points, points,
+ * calibrate {dtype, max_seconds, points}: the statistical predictor's
+ * calibration (spmvd_predict.h) bounded in time: a probe measures what
+ * points cost, the plan is trimmed to fit what is left, and points still
+ * waiting at the deadline are skipped.  With points, the timed points go
+ * out as events once fitted.  Replies {fits, planned_points, points,
  * timed, late, matrices, nnz, trimmed, probe_seconds, estimate_seconds,
  * seconds}; the front end stores the fits.
  */
@@ -1336,6 +1339,86 @@ static void calib_log_plan(const char *dts, double max_s,
                  lo, hi);
 }
 
+/* Points in one points event: at most about 600 bytes of JSON each, so
+ * an event stays well within SPMVD_IPC_MAX_BYTES. */
+#define CALIB_POINTS_PER_EVENT 128
+
+/* A table value: integral values as integers (features are counts),
+ * others as reals. */
+static json_t *point_value(double v)
+{
+  if (v == floor(v) && fabs(v) < 9e15)
+    return json_integer((json_int_t)v);
+  return json_real(v);
+}
+
+/* The plan's timed points as {seq, event:"points", dtype, device,
+ * l2_bytes, threads, first, total, columns, points} events of at most
+ * CALIB_POINTS_PER_EVENT rows, in the plan's order: what the fits were
+ * computed from, for replaying them off the device (calib_points
+ * --replay reads the table spmvctl calibrate --points writes). */
+static int calib_send_points(struct worker *w, json_int_t seq,
+                             enum spmv_dtype dt,
+                             const struct spmvd_calib_plan *plan, size_t timed,
+                             struct spmv_error *err)
+{
+  static const char *const head[] = {"matrix", "work", "dist", "cv", "place",
+                                     "strips", "p"};
+  json_t *cols = json_array(), *rows = NULL, *row, *ev;
+  size_t sent = 0;
+  char text[64];
+  int i;
+
+  for (i = 0; cols && i < (int)(sizeof head / sizeof head[0]); i++)
+    json_array_append_new(cols, json_string(head[i]));
+  for (i = 0; cols && i < SPMVD_PFEAT_NCOLUMNS; i++)
+    json_array_append_new(cols, json_string(spmvd_pfeat_columns[i].name));
+  if (cols) {
+    json_array_append_new(cols, json_string("config"));
+    json_array_append_new(cols, json_string("us"));
+  }
+  for (size_t k = 0; cols && k < plan->n; k++) {
+    const struct spmvd_calib_point *pt = &plan->pt[k];
+
+    if (!pt->ok)
+      continue;
+    if (!rows && !(rows = json_array()))
+      break;
+    spmv_config_format(&pt->cfg, text, sizeof text);
+    row = json_pack("[i i i f i f i]", pt->matrix, pt->work, (int)pt->dist,
+                    pt->cv, (int)pt->place, pt->strips, pt->p);
+    for (i = 0; row && i < SPMVD_PFEAT_NCOLUMNS; i++)
+      json_array_append_new(row, point_value(spmvd_pfeat_value(&pt->feat, i)));
+    if (!row || json_array_append_new(row, json_string(text)) < 0 ||
+        json_array_append_new(row, json_real(pt->time_us)) < 0 ||
+        json_array_append_new(rows, row) < 0)
+      break;
+    if (json_array_size(rows) < CALIB_POINTS_PER_EVENT &&
+        sent + json_array_size(rows) < timed)
+      continue;
+    ev = json_pack("{sI ss ss ss sf sf sI sI sO sO}", "seq", seq, "event",
+                   "points", "dtype", spmv_dtype_name(dt), "device",
+                   w->dev.name, "l2_bytes", (double)w->dev.l2_bytes,
+                   "threads", (double)w->dev.sms *
+                   (double)(w->dev.max_threads_per_sm > 0
+                                ? w->dev.max_threads_per_sm : 1),
+                   "first", (json_int_t)sent, "total", (json_int_t)timed,
+                   "columns", cols, "points", rows);
+    if (!ev)
+      break;
+    sent += json_array_size(rows);
+    json_decref(rows);
+    rows = NULL;
+    send_msg(w, ev);
+  }
+  json_decref(cols);
+  json_decref(rows);
+  if (sent < timed)
+    return spmv_error_set(err, SPMV_ENOMEM,
+                          "out of memory sending the calibration's points");
+  return 0;
+}
+
 static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
                         json_t **rep, struct spmv_error *err)
 {
@@ -1349,9 +1432,10 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
   struct calib_rates r;
   struct calib k;
   size_t planned, timed = 0;
-  int rc, nfit, trimmed = 0;
+  int rc, nfit, trimmed = 0, want_points = 0;
 
-  if (json_unpack(req, "{ss s?F}", "dtype", &dts, "max_seconds", &max_s) < 0 ||
+  if (json_unpack(req, "{ss s?F s?b}", "dtype", &dts, "max_seconds", &max_s,
+                  "points", &want_points) < 0 ||
       !(max_s >= 0))
     return spmv_error_set(err, SPMV_EPROTO, "bad calibrate message");
   /* No bound given: this backend's default (the front end may not know
@@ -1411,6 +1495,10 @@ static int op_calibrate(struct worker *w, json_t *req, json_int_t seq,
                         max_s, w->dev.name, timed, planned, probe_s, plan->n);
     goto out;
   }
+  /* The points before the reply, which ends the request. */
+  if (want_points &&
+      (rc = calib_send_points(w, seq, dt, plan, timed, err)) < 0)
+    goto out;
   *rep = json_pack("{so sI sI sI si si sI sb sf sf sf sf}", "fits",
                    spmvd_predict_to_json(&pred), "planned_points", (json_int_t)planned, "points",
                    (json_int_t)plan->n, "timed", (json_int_t)timed, "late",

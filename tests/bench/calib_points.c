@@ -36,6 +36,12 @@
  *     own data: type, configuration, the point's place among that
  *     configuration's lines of the table, rows, nnz, predicted and
  *     measured us, error.
+ *     A table that spmvctl calibrate --points wrote names the L2 and the
+ *     resident threads of its device, which then replace --l2-mib's and
+ *     an H100's.  --fits prints, in place of the errors against a
+ *     measured table, each configuration's fit against its own points
+ *     (points, work_points, work_err), as the daemon's calibration
+ *     reports its fits: what it fitted on the device, replayed here.
  *     --refeature computes every feature of the plan's matrices here (an
  *     H100's or H200's plan), for tables from before a feature, and keeps
  *     them in FILE for the next replay; --rewrite OUT writes the table
@@ -72,17 +78,19 @@ struct ctx {
   FILE *rfile;               /* where they go */
 };
 
-/* The features' columns of a points table (FEAT_HEADER), on fp. */
+/* The features' columns of a points table (spmvd_pfeat_columns), on fp. */
 static void print_feat(FILE *fp, const struct spmvd_pfeat *f)
 {
-  fprintf(fp, "%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f",
-          f->rows, f->nnz, f->rl_max, f->w_warp, f->w_sell, f->w_ell, f->w_vec,
-          f->hyb_coo, f->sectors, f->empty, f->w_hyb, f->sectors_jad,
-          f->path_x, f->path_x_jad, f->path_m, f->x_warp, f->x_warp_jad,
-          f->w_stream, f->path_stream);
+  for (int i = 0; i < SPMVD_PFEAT_NCOLUMNS; i++)
+    fprintf(fp, "%s%.0f", i > 0 ? "\t" : "", spmvd_pfeat_value(f, i));
 }
 
-#define FEAT_HEADER "rows\tnnz\trl_max\tw_warp\tw_sell\tw_ell\tw_vec\thyb_coo\tsectors\tempty\tw_hyb\tsectors_jad\tpath_x\tpath_x_jad\tpath_m\tx_warp\tx_warp_jad\tw_stream\tpath_stream"
+/* Their names, tab-separated, on fp. */
+static void print_feat_header(FILE *fp)
+{
+  for (int i = 0; i < SPMVD_PFEAT_NCOLUMNS; i++)
+    fprintf(fp, "%s%s", i > 0 ? "\t" : "", spmvd_pfeat_columns[i].name);
+}
 
 /* The calibration's time callback: features once per matrix, a line per
  * point.  Past the budget every point is skipped (not timed). */
@@ -176,9 +184,10 @@ static int run_points(const char *mode, int dts, int64_t work_nnz,
   if (c.rfile)
     fprintf(c.rfile, "# dtype\tmatrix\trows\tnnz\tconfig\teach round's us, "
                      "in the order timed after one load\n");
-  printf("# device: %s (%d SMs)\n# dtype\tmatrix\twork\tdist\tcv\tplace\tstrips\tp\t"
-         FEAT_HEADER "\tconfig\tus\n",
+  printf("# device: %s (%d SMs)\n# dtype\tmatrix\twork\tdist\tcv\tplace\tstrips\tp\t",
          eval_store_info(c.s)->name, eval_store_info(c.s)->sms);
+  print_feat_header(stdout);
+  printf("\tconfig\tus\n");
   for (d = 0; d < 2 && rc == 0; d++) {
     enum spmv_dtype dt = d == 0 ? SPMV_F64 : SPMV_F32;
 
@@ -347,7 +356,9 @@ static int run_features(int sets, const char *only, int dts)
     fprintf(stderr, "calib_points: %s\n", e.msg);
     return 1;
   }
-  printf("# matrix\tdtype\tcv\t" FEAT_HEADER "\tbytes\n");
+  printf("# matrix\tdtype\tcv\t");
+  print_feat_header(stdout);
+  printf("\tbytes\n");
   for (k = 0; k < suite.n; k++) {
     A = bench_suite_make(&suite.e[k], dir, &e);
     if (A == NULL || spmv_profile_compute(A, &prof, &e) != 0) {
@@ -449,7 +460,7 @@ static int refeat_compute(double l2_bytes)
   memset(&dev, 0, sizeof dev);
   snprintf(dev.backend, sizeof dev.backend, "cuda");
   snprintf(dev.name, sizeof dev.name, "plan of a 132-SM GPU");
-  dev.sms = 132;  /* REPLAY_THREADS */
+  dev.sms = 132;  /* replay_threads */
   dev.warp_size = 32;
   dev.max_threads_per_sm = 2048;
   dev.max_blocks_per_sm = 32;
@@ -558,6 +569,11 @@ static int refeat_apply(const char *dtype, int m, struct spmvd_pfeat *x)
   return 0;
 }
 
+/* The resident threads of the device the tables were timed on: an H100's
+ * or H200's 132 SMs x 2048, as every committed table's, unless the table
+ * names them (then its L2 too). */
+static double replay_threads = 132.0 * 2048.0, table_l2;
+
 /* Reads a --points table into cp[0 .. *ncp). */
 static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
 {
@@ -580,6 +596,12 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
      * before x_warp and x_warp_jad and 22 before path_x (then 0:
      * --refeature recomputes them), 21 before sectors_jad (then the
      * per-row count stands in for it). */
+    /* spmvctl calibrate --points names the device's L2 and resident
+     * threads, which its fits used. */
+    if (sscanf(line, "# l2_bytes: %lf", &us) == 1 && us > 0)
+      table_l2 = us;
+    if (sscanf(line, "# threads: %lf", &us) == 1 && us > 0)
+      replay_threads = us;
     if (line[0] == '#' ||
         ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25 &&
          nf != 27 && nf != 29))
@@ -652,10 +674,6 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
   return 0;
 }
 
-/* The resident threads of the device the tables were timed on: an H100's
- * or H200's 132 SMs x 2048, as every committed table's. */
-#define REPLAY_THREADS (132.0 * 2048.0)
-
 /* The work model of cfg over n samples (x[k], t[k]) into f (cleared
  * first), on an L2 of l2_bytes; returns spmvd_predict_fit_work's code. */
 static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
@@ -667,7 +685,7 @@ static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
   f->strip = 1;
   f->cfg = *cfg;
   f->l2_bytes = l2_bytes;
-  f->threads = REPLAY_THREADS;
+  f->threads = replay_threads;
   return spmvd_predict_fit_work(cfg, x, t, n, f, e);
 }
 
@@ -701,6 +719,8 @@ static int run_replay(const char *points, const char *measured, double bound,
 
   if (read_points(points, cp, &ncp) != 0)
     return 1;
+  if (l2_bytes == 0)
+    l2_bytes = table_l2;
   for (k = 0; k < ncp; k++) {
     if (fit_work(&cp[k].cfg, cp[k].x, cp[k].t, cp[k].n, l2_bytes,
                  &cp[k].fit, &e) != 0)
@@ -725,6 +745,19 @@ static int run_replay(const char *points, const char *measured, double bound,
              cp[k].dtype, text, j, cp[k].x[j].rows, cp[k].x[j].nnz, us,
              cp[k].t[j], 100 * (us - cp[k].t[j]) / cp[k].t[j]);
     }
+  }
+  /* --fits: each configuration's work model against its own points, as
+   * the daemon's calibration reports it (work_npoints, work_err). */
+  if (measured == NULL) {
+    printf("# dtype\tconfig\tpoints\twork_points\twork_err\n");
+    for (k = 0; k < ncp; k++) {
+      char text[64];
+
+      spmv_config_format(&cp[k].cfg, text, sizeof text);
+      printf("%s\t%s\t%zu\t%d\t%.9f\n", cp[k].dtype, text, cp[k].n,
+             (int)cp[k].fit.work_npoints, cp[k].fit.work_err);
+    }
+    goto done;
   }
   in = fopen(measured, "r");
   if (in == NULL) {
@@ -824,6 +857,7 @@ static int run_replay(const char *points, const char *measured, double bound,
     if (sum[k] / cnt[k] > bound)
       status = 1;
   }
+done:
   for (k = 0; k < ncp; k++) {
     free(cp[k].x);
     free(cp[k].t);
@@ -844,6 +878,7 @@ int main(int argc, char **argv)
     {"each", 0, 0, 'e'}, {"each-point", 0, 0, 'E'}, {"worker", 0, 0, 'W'},
     {"twins", 0, 0, 'T'}, {"max-nnz", 1, 0, 'N'},
     {"rounds", 1, 0, 'R'}, {"rounds-tsv", 1, 0, 'O'}, {"rewrite", 1, 0, 'Z'},
+    {"fits", 0, 0, 'i'},
     {0, 0, 0, 0},
   };
 #ifdef HAVE_CUDA
@@ -853,13 +888,13 @@ int main(int argc, char **argv)
 #endif
   const char *only = NULL, *points = NULL, *measured = NULL, *refile = NULL;
   double bound = 0.2, l2_bytes = 0;
-  int c, what = 0, dts = 2, each = 0, worker = 0, rounds = 0;
+  int c, what = 0, dts = 2, each = 0, worker = 0, rounds = 0, fits = 0;
   const char *rounds_tsv = NULL, *rewrite_path = NULL;
   int sets = BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   int64_t work_nnz = 0, mid_nnz = -1, twin_max = 0;
   double budget = 0;
 
-  while ((c = getopt_long(argc, argv, "pfTN:b:t:w:M:B:s:o:r:m:x:l:eWF:R:O:Z:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "pfiTN:b:t:w:M:B:s:o:r:m:x:l:eWF:R:O:Z:", lo, NULL)) != -1) {
     switch (c) {
     case 'e': each = each > 1 ? each : 1; break;
     case 'E': each = 2; break;
@@ -869,6 +904,7 @@ int main(int argc, char **argv)
     case 'Z': rewrite_path = optarg; break;
     case 'r': what = 'r'; points = optarg; break;
     case 'm': measured = optarg; break;
+    case 'i': fits = 1; break;
     case 'F': refile = optarg; break;
     case 'x': bound = strtod(optarg, NULL); break;
     case 'l': l2_bytes = strtod(optarg, NULL) * 1048576.0; break;
@@ -899,6 +935,7 @@ int main(int argc, char **argv)
                       "[--dtype ...] [--max-nnz N]\n"
                       "       calib_points --replay POINTS --measured EVAL_TSV "
                       "[--bound B] [--l2-mib M] [--each] [--each-point]\n"
+                      "       calib_points --replay POINTS --fits [--l2-mib M]\n"
                       "                    [--refeature FILE [--rewrite OUT]]\n");
       return 2;
     }
@@ -922,10 +959,12 @@ int main(int argc, char **argv)
     }
     fprintf(rewrite, "# %s, its features computed again (calib_points "
                      "--refeature)\n# dtype\tmatrix\twork\tdist\tcv\tplace\t"
-                     "strips\tp\t" FEAT_HEADER "\tconfig\tus\n", points);
+                     "strips\tp\t", points);
+    print_feat_header(rewrite);
+    fprintf(rewrite, "\tconfig\tus\n");
   }
-  if (what == 'r' && measured != NULL) {
-    int rc = run_replay(points, measured, bound, l2_bytes, each);
+  if (what == 'r' && (measured != NULL || fits)) {
+    int rc = run_replay(points, fits ? NULL : measured, bound, l2_bytes, each);
 
     if (rewrite != NULL && fclose(rewrite) != 0) {
       perror(rewrite_path);
@@ -934,6 +973,6 @@ int main(int argc, char **argv)
     return rc;
   }
   fprintf(stderr, "calib_points: --points, --features or --replay with "
-                  "--measured\n");
+                  "--measured or --fits\n");
   return 2;
 }

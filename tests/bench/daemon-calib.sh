@@ -7,7 +7,8 @@
 # the predictor's error is the one users get.
 #   usage: tests/bench/daemon-calib.sh f64|f32 OUTDIR [EVAL_BUDGET_S]
 # Writes OUTDIR/calibrate-DTYPE.json (the daemon's reply), its progress
-# and log, and OUTDIR/eval-calib-DTYPE.{md,tsv}.  BACKEND=cpu tries it here;
+# and log, the points its fits were computed from (calib-points-DTYPE.tsv,
+# for calib_points --replay) and OUTDIR/eval-calib-DTYPE.{md,tsv}.  BACKEND=cpu tries it here;
 # BOUND=S passes --max-seconds S instead of the daemon's default.
 # KEEP_DB=1 copies the calibrated cache to OUTDIR/cache-DTYPE.db; CALIB_DB=F
 # skips the calibration and judges the one in cache F (an A/B of tuner code
@@ -71,7 +72,7 @@ else
   t0=$(date +%s)
   phase calibrate start
   client/spmvctl --socket "$dir/sock" calibrate --dtype "$dt" --json \
-    ${BOUND:+--max-seconds "$BOUND"} \
+    --points "$out/calib-points-$dt.tsv" ${BOUND:+--max-seconds "$BOUND"} \
     >"$out/calibrate-$dt.json" 2>"$out/calibrate-$dt.progress"
   echo "spmvctl calibrate --dtype $dt rc=$? in $(( $(date +%s) - t0 ))s"
   phase calibrate end

@@ -113,7 +113,7 @@ static const json_t *fit_of(const json_t *r, const char *format)
 /*
  * `spmvctl calibrate`'s path on the GPU, within a short bound: the cuda
  * worker times the plan, fits every GPU format (cusparse included) with
- * its work model, and stores the fits; then the predict strategy (which
+ * its work model, sends the points it fitted, and stores the fits; then the predict strategy (which
  * reads them) and the model strategy (which needs the GPU's parameters)
  * tune real matrices, and their picks multiply right.
  */
@@ -125,9 +125,12 @@ START_TEST(calibrate_predict_model)
   int fd = itest_open(&itest_d), events = 0;
   json_t *r;
 
-  ck_assert_int_eq(itest_send(fd, json_pack("{ss sI ss sf}", "op", "calibrate",
+  /* With its points (schema-checked events, the GPU's feature values in
+   * each under the worker's message bound). */
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss sI ss sf sb}", "op", "calibrate",
                                             "id", (json_int_t)1, "dtype", "f32",
-                                            "max_seconds", bound), NULL, 0), 0);
+                                            "max_seconds", bound, "points", 1),
+                              NULL, 0), 0);
   r = itest_recv_reply(fd, NULL, NULL, &events);
   ck_assert_ptr_nonnull(r);
   ck_assert_msg(itest_error_code(r)[0] == '\0', "calibrate: %s",
@@ -141,6 +144,8 @@ START_TEST(calibrate_predict_model)
                 bound);
   ck_assert(json_is_true(json_object_get(r, "trimmed")));
   ck_assert_int_ge(json_integer_value(json_object_get(r, "timed")), 100);
+  /* Progress, and the points in events of 128 at most. */
+  ck_assert_int_ge(events, 1 + (int)((json_integer_value(json_object_get(r, "timed")) + 127) / 128));
   ck_assert_uint_ge(json_array_size(json_object_get(r, "formats")), 10);
   for (size_t i = 0; gpu_formats[i] != NULL; i++) {
     const json_t *f = fit_of(r, gpu_formats[i]);

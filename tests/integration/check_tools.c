@@ -562,6 +562,160 @@ START_TEST(calibrate_and_predict)
 }
 END_TEST
 
+/* What spmv_calibrate_points handed over: the events, checked as they
+ * come, and the points per configuration. */
+struct points_seen {
+  int events;
+  int64_t next, total;        /* the next point expected, of total */
+  json_t *per_config;         /* config text -> points */
+};
+
+static void collect_points(const char *text, void *arg)
+{
+  struct points_seen *ps = arg;
+  json_t *ev = json_loads(text, 0, NULL), *cols, *row;
+  size_t i;
+
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_str_eq(json_string_value(json_object_get(ev, "event")), "points");
+  ck_assert_str_eq(json_string_value(json_object_get(ev, "dtype")), "f32");
+  ck_assert_int_eq(json_integer_value(json_object_get(ev, "first")), ps->next);
+  ps->total = json_integer_value(json_object_get(ev, "total"));
+  cols = json_object_get(ev, "columns");
+  /* The shape, the 19 features, the configuration and its time: the
+   * 28 columns after the type of calib_points' tables. */
+  ck_assert_uint_eq(json_array_size(cols), 28);
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 0)), "matrix");
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 7)), "rows");
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 26)), "config");
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 27)), "us");
+  ck_assert_uint_le(json_array_size(json_object_get(ev, "points")), 128);
+  json_array_foreach(json_object_get(ev, "points"), i, row) {
+    const char *cfg = json_string_value(json_array_get(row, 26));
+    ck_assert_uint_eq(json_array_size(row), 28);
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert(json_number_value(json_array_get(row, 27)) > 0);
+    ck_assert(json_number_value(json_array_get(row, 7)) >= 1);
+    json_object_set_new(ps->per_config, cfg, json_integer(
+        json_integer_value(json_object_get(ps->per_config, cfg)) + 1));
+    ps->next++;
+  }
+  ps->events++;
+  json_decref(ev);
+}
+
+/* Each fitted format's points among those handed over: as many as its
+ * work model was fitted on. */
+static void check_points_per_format(const json_t *r, const json_t *per_config)
+{
+  const json_t *fits = json_object_get(r, "fits"), *f, *n;
+  const char *name, *cfg;
+
+  json_object_foreach((json_t *)fits, name, f) {
+    int64_t want = json_integer_value(json_object_get(f, "work_npoints"));
+    int64_t have = 0;
+    json_object_foreach((json_t *)per_config, cfg, n)
+      if (strncmp(cfg, name, strlen(name)) == 0 && cfg[strlen(name)] == ' ')
+        have += json_integer_value(n);
+    ck_assert_msg(have == want, "%s: %lld points handed over, its fit has %lld",
+                  name, (long long)have, (long long)want);
+  }
+}
+
+/* calibrate's points (for replaying its fits off the device): the raw
+ * events (schema-checked), the library's callback, and spmvctl
+ * calibrate --points, whose table calib_points --replay --fits fits to
+ * the daemon's own work models; a bad value or path is refused by name. */
+START_TEST(calibrate_points)
+{
+  char args[1200], err[2048], path[400], line[512];
+  int fd = itest_open(&itest_d), events = 0;
+  json_t *r, *j;
+
+  /* Raw: "points" must be a boolean; with true, points events come
+   * before the reply. */
+  j = calibrate_req(1, "f64", 1);
+  json_object_set_new(j, "points", json_string("yes"));
+  r = itest_call(fd, j, NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  ck_assert_ptr_nonnull(strstr(error_message(r), "\"points\""));
+  json_decref(r);
+  j = calibrate_req(2, "f64", 1);
+  json_object_set_new(j, "points", json_true());
+  ck_assert_int_eq(itest_send(fd, j, NULL, 0), 0);
+  r = itest_recv_reply(fd, NULL, NULL, &events);
+  check_calibration(r, "f64", 1);
+  /* At most 128 points an event, and progress besides. */
+  ck_assert_int_ge(events, (int)((json_integer_value(json_object_get(r, "timed")) + 127) / 128) + 1);
+  json_decref(r);
+  close(fd);
+
+  /* The library: every timed point once, in order, as many per format as
+   * its fit used. */
+  struct spmv_client *c = NULL;
+  struct points_seen ps = { 0, 0, 0, json_object() };
+  char *text = NULL;
+  ck_assert_int_eq(spmv_connect(itest_d.sock, &c), 0);
+  ck_assert_msg(spmv_calibrate_points(c, SPMV_F32, 1.0, NULL, collect_points,
+                                      &ps, &text) == 0, "%s",
+                spmv_client_errmsg(c));
+  j = json_loads(text, 0, NULL);
+  check_calibration(j, "f32", 1.0);
+  ck_assert_int_ge(ps.events, 1);
+  ck_assert_int_eq(ps.next, ps.total);
+  ck_assert_int_eq(ps.total, json_integer_value(json_object_get(j, "timed")));
+  check_points_per_format(j, ps.per_config);
+  json_decref(j);
+  json_decref(ps.per_config);
+  free(text);
+  spmv_disconnect(c);
+
+  /* spmvctl: the table, then its replay gives each format's work model
+   * the daemon fitted: its points and its error. */
+  snprintf(path, sizeof path, "%s/points.tsv", itest_d.dir);
+  snprintf(args, sizeof args, "calibrate --max-seconds 1 --points '%s'", path);
+  j = spmvctl_json(args, 0);
+  check_calibration(j, "f64", 1);
+  const char *b = getenv("SPMV_TOP_BUILDDIR");
+  char cmd[1600];
+  snprintf(cmd, sizeof cmd, "%s/tests/bench/calib_points --replay '%s' --fits",
+           b ? b : ".", path);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  int replayed = 0;
+  while (fgets(line, sizeof line, p)) {
+    char dt[8], cfg[128];
+    int npts, nwork;
+    double werr;
+    if (line[0] == '#')
+      continue;
+    ck_assert_msg(sscanf(line, "%7[^\t]\t%127[^\t]\t%d\t%d\t%lf", dt, cfg,
+                         &npts, &nwork, &werr) == 5, "%s", line);
+    ck_assert_str_eq(dt, "f64");
+    *strchr(cfg, ' ') = '\0';  /* the format's name */
+    const json_t *fit = json_object_get(json_object_get(j, "fits"), cfg);
+    ck_assert_msg(fit != NULL, "%s replayed, not fitted", cfg);
+    ck_assert_int_eq(nwork, json_integer_value(json_object_get(fit, "work_npoints")));
+    ck_assert_msg(fabs(werr - json_number_value(json_object_get(fit, "work_err"))) < 1e-6,
+                  "%s: replayed work error %.9f, the daemon's %.9f", cfg, werr,
+                  json_number_value(json_object_get(fit, "work_err")));
+    replayed++;
+  }
+  ck_assert_int_eq(WEXITSTATUS(pclose(p)), 0);
+  ck_assert_int_eq(replayed, (int)json_object_size(json_object_get(j, "fits")));
+  json_decref(j);
+
+  /* A table that cannot be written: refused before calibrating; and the
+   * option is calibrate's only. */
+  snprintf(args, sizeof args, "calibrate --points '%s/no/such/dir/p.tsv'",
+           itest_d.dir);
+  ck_assert_int_eq(spmvctl_fails(args, err, sizeof err), 1);
+  ck_assert_msg(strstr(err, "cannot write") && strstr(err, "p.tsv"), "%s", err);
+  ck_assert_int_eq(spmvctl_fails("status --points x", err, sizeof err), 2);
+  ck_assert_msg(strstr(err, "--points does not apply to 'status'"), "%s", err);
+}
+END_TEST
+
 /* A calibration asked for while the device's worker still starts waits
  * for it, as a load does, and runs under the backend's default bound (the
  * front end cannot know it before the worker says which backend it has). */
@@ -629,6 +783,7 @@ static Suite *tools_suite(void)
   tcase_add_test(tc, client_products_in_place);
   tcase_add_test(tc, spmvctl_json_outputs);
   tcase_add_test(tc, calibrate_and_predict);
+  tcase_add_test(tc, calibrate_points);
   tcase_add_test(tc, calibrate_while_worker_starts);
   tcase_add_test(tc, products_during_calibration);
   tcase_add_test(tc, products_during_tuning);
