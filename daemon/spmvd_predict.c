@@ -1203,6 +1203,13 @@ static int per_row_thread(enum spmv_format f)
  * f64 error fell from 7.0-7.4 to 6.2-6.6 % at 24 or 32 (6.4-6.8 at 20,
  * 7.2-7.5 at 48); f32's moved by 0.1 at most (calib-points-h100-v52). */
 #define SCALAR_L1_OCC 0.4
+/* From basis 12 the share counts from 0.32: on the live calibrations'
+ * points of two H200 evaluations (calib-points-h200-v93, v94) and the
+ * H100's v77, v81 and v87, csr-scalar's replayed error fell 0.1-0.3
+ * points on every one of the nine tables (v94 f64 4.6 -> 4.5 %, f32 7.9
+ * -> 7.7; v93 f64 5.3 -> 5.1), v94's taken after 0.32 was chosen; from
+ * 0.25 or 0.2 the H100's f64 rose (eval-h200-v93-v94.md). */
+#define SCALAR_L1_OCC_B12 0.32
 #define SCALAR_LINE_ROW 16
 #define SCALAR_LINE_ROW_B8 32
 
@@ -1243,7 +1250,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
-  double w = 0, cap, lanes, occ;
+  double w = 0, cap, lanes, occ, l1_occ;
   double sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad : x->sectors;
   /* The share of the device's threads the rows occupy, at most 1 (0 when
    * the threads are unknown). */
@@ -1308,11 +1315,11 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * columns; the share of the lanes beyond the L1 times the entries x
    * does not cost (nnz - sectors) took csr-scalar's replayed error from
    * 10.1 to 8.9 % (f64); eval-h100-v46-v49.md. */
+  l1_occ = basis >= 12 ? SCALAR_L1_OCC_B12 : SCALAR_L1_OCC;
   if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR &&
       x->nnz >= (basis >= 8 ? SCALAR_LINE_ROW_B8 : SCALAR_LINE_ROW) * x->rows &&
-      share > SCALAR_L1_OCC &&
-      x->nnz > x->sectors)
-    phi[6] = (1 - SCALAR_L1_OCC / share) * (x->nnz - x->sectors);
+      share > l1_occ && x->nnz > x->sectors)
+    phi[6] = (1 - l1_occ / share) * (x->nnz - x->sectors);
   /* Basis 4: ellr-t's longest row from DRAM.  A thread walks its row
    * alone, one step after another, through an interleaved layout padded
    * to the longest row (as ELL's, rows x rl_max slots, about the CSR's

@@ -112,7 +112,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 11    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 12    /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -159,8 +159,10 @@ struct spmvd_fit {
                               its L1 term from rows of 32 entries on,
                               not 16, 9 its warp work and longest row
                               past the L2's cliff, 10 csr-stream's sum
-                              steps, 11 (SPMVD_WORK_BASIS) hyb's x per
-                              warp (spmvd_predict_work_basis) */
+                              steps, 11 hyb's x per warp, 12
+                              (SPMVD_WORK_BASIS) csr-scalar's L1 term
+                              from 0.32 of a full SM's lanes, not 0.4
+                              (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };

@@ -1043,6 +1043,14 @@ START_TEST(test_features)
                             (1 - 0.4 / 0.85) * (32 * 34 - 300), 1e-9);
     g.nnz = 15 * 34;
     ck_assert_double_eq(term6(&sc, 3, 0, 40, &g), 0);
+    /* Basis 12 counts the lanes past the L1 from 0.32 of the device: 34
+     * rows on 100 threads (0.34) are past it there, not in basis 11. */
+    g.nnz = 32 * 34;
+    ck_assert_double_eq(term6(&sc, 11, 0, 100, &g), 0);
+    ck_assert_double_eq_tol(term6(&sc, 12, 0, 100, &g),
+                            (1 - 0.32 / 0.34) * (32 * 34 - 300), 1e-9);
+    ck_assert_double_eq_tol(term6(&sc, 12, 0, 40, &g),
+                            (1 - 0.32 / 0.85) * (32 * 34 - 300), 1e-9);
   }
   /* Basis 4, ellr-t's longest row from DRAM: rl_max times the share of
    * its padded layout (bytes x w_ell / nnz) beyond half the L2.  Nothing
