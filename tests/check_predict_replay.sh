@@ -28,12 +28,13 @@
 #   times it, with the features of basis 10) against eval-h100-v86, on
 #   another H100 hours before: within 8 % (csr-scalar 7.5 % f32 at worst;
 #   csr-stream 4.7 % f64 and 4.6 % f32 in basis 10, 5.3 and 5.4 before).
-# - the H200's calib-points-h200-v93 and v94 (tables from live
+# - the H200's calib-points-h200-v93, v94 and v95 (tables from live
 #   calibrations, spmvctl calibrate --points; the L2 and threads in their
-#   headers) against eval-h200-v93 and v94, the evaluations of those
+#   headers) against eval-h200-v93..v95, the evaluations of those
 #   calibrations' caches minutes later: within 8 % (csr-scalar f32 at
 #   worst: 7.3 and 7.9 % in basis 11, the evaluations' own figures to the
-#   tenth; 7.1 and 7.7 % in basis 12; the others at 3.0-5.8 %).
+#   tenth; 7.1, 7.7 and 6.9 % in basis 12, v95's own; the others at
+#   3.0-6.3 %).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -66,7 +67,7 @@ replay calib-points-h100-v81-f64 eval-h100-v80 0.06 50 f64
 for dt in f64 f32; do
   replay calib-points-h100-v87-$dt eval-h100-v86 0.08 50 $dt
 done
-for v in v93 v94; do
+for v in v93 v94 v95; do
   for dt in f64 f32; do
     replay calib-points-h200-$v-$dt eval-h200-$v 0.08 60 $dt
   done
