@@ -502,7 +502,11 @@ static int calibrate_call(struct spmvctl *ctl, struct spmv_client *c,
     rc = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "cannot write %s%s%s",
                       ctl->points, errno ? ": " : "",
                       errno ? strerror(errno) : "");
-  else if (rc == 0 && (po.bad || po.total == 0 || po.written != po.total))
+  else if (rc == 0 && po.total == 0 && !po.bad)
+    rc = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR,
+                      "%s: spmvd sent no points (a daemon older than "
+                      "calibrate's points?); the fits are stored", ctl->points);
+  else if (rc == 0 && (po.bad || po.written != po.total))
     rc = spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR,
                       "%s: spmvd's points were incomplete or malformed "
                       "(%lld of %lld written)", ctl->points, po.written,

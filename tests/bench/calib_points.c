@@ -37,8 +37,8 @@
  *     configuration's lines of the table, rows, nnz, predicted and
  *     measured us, error.
  *     A table that spmvctl calibrate --points wrote names the L2 and the
- *     resident threads of its device, which then replace --l2-mib's and
- *     an H100's.  --fits prints, in place of the errors against a
+ *     resident threads of its device: its L2 serves when --l2-mib is not
+ *     given, its threads in place of an H100's.  --fits prints, in place of the errors against a
  *     measured table, each configuration's fit against its own points
  *     (points, work_points, work_err), as the daemon's calibration
  *     reports its fits: what it fitted on the device, replayed here.
@@ -592,16 +592,16 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
     struct spmv_config cfg;
     double us;
 
-    /* 29 fields; 27 in dumps from before w_stream and path_stream, 25
-     * before x_warp and x_warp_jad and 22 before path_x (then 0:
-     * --refeature recomputes them), 21 before sectors_jad (then the
-     * per-row count stands in for it). */
     /* spmvctl calibrate --points names the device's L2 and resident
      * threads, which its fits used. */
     if (sscanf(line, "# l2_bytes: %lf", &us) == 1 && us > 0)
       table_l2 = us;
     if (sscanf(line, "# threads: %lf", &us) == 1 && us > 0)
       replay_threads = us;
+    /* 29 fields; 27 in dumps from before w_stream and path_stream, 25
+     * before x_warp and x_warp_jad and 22 before path_x (then 0:
+     * --refeature recomputes them), 21 before sectors_jad (then the
+     * per-row count stands in for it). */
     if (line[0] == '#' ||
         ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25 &&
          nf != 27 && nf != 29))
