@@ -108,6 +108,14 @@ static const struct {
 static const struct spmv_config vector_cfg = { SPMV_FMT_CSR_VECTOR, 256, 16,
                                                0, 0 };
 
+/* Returns the resident threads of dev that the fits' occupancy terms use. */
+double spmvd_predict_threads(const struct spmvd_device_info *dev)
+{
+  return (double)dev->sms * (double)(dev->max_threads_per_sm > 0
+                                         ? dev->max_threads_per_sm
+                                         : 1);
+}
+
 /* Returns the strip S of format f on dev. */
 int64_t spmvd_predict_strip(enum spmv_format f,
                             const struct spmvd_device_info *dev)
@@ -1886,9 +1894,7 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
         t[n++] = plan->pt[k].time_us;
       }
     f->l2_bytes = (double)dev->l2_bytes;
-    f->threads = (double)dev->sms * (double)(dev->max_threads_per_sm > 0
-                                                 ? dev->max_threads_per_sm
-                                                 : 1);
+    f->threads = spmvd_predict_threads(dev);
     spmvd_predict_fit_work(&f->cfg, x, t, n, f, NULL);
   }
 out:

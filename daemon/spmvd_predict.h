@@ -180,6 +180,10 @@ double spmvd_split_value(enum spmvd_split s, const struct spmvd_pfeat *x);
 const char *spmvd_split_name(enum spmvd_split s);
 int spmvd_split_parse(const char *name, enum spmvd_split *out);
 
+/* The resident threads of dev (SMs x threads per SM) that a fit's
+ * occupancy terms use (struct spmvd_fit's threads). */
+double spmvd_predict_threads(const struct spmvd_device_info *dev);
+
 /* The strip S of format f on device dev (rows), 0 when dev is unusable. */
 int64_t spmvd_predict_strip(enum spmv_format f,
                             const struct spmvd_device_info *dev);

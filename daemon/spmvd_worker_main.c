@@ -1399,9 +1399,7 @@ static int calib_send_points(struct worker *w, json_int_t seq,
     ev = json_pack("{sI ss ss ss sf sf sI sI sO sO}", "seq", seq, "event",
                    "points", "dtype", spmv_dtype_name(dt), "device",
                    w->dev.name, "l2_bytes", (double)w->dev.l2_bytes,
-                   "threads", (double)w->dev.sms *
-                   (double)(w->dev.max_threads_per_sm > 0
-                                ? w->dev.max_threads_per_sm : 1),
+                   "threads", spmvd_predict_threads(&w->dev),
                    "first", (json_int_t)sent, "total", (json_int_t)timed,
                    "columns", cols, "points", rows);
     if (!ev)

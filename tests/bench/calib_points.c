@@ -594,9 +594,10 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
 
     /* spmvctl calibrate --points names the device's L2 and resident
      * threads, which its fits used. */
-    if (sscanf(line, "# l2_bytes: %lf", &us) == 1 && us > 0)
+    if (line[0] == '#' && sscanf(line, "# l2_bytes: %lf", &us) == 1 &&
+        us > 0)
       table_l2 = us;
-    if (sscanf(line, "# threads: %lf", &us) == 1 && us > 0)
+    if (line[0] == '#' && sscanf(line, "# threads: %lf", &us) == 1 && us > 0)
       replay_threads = us;
     /* 29 fields; 27 in dumps from before w_stream and path_stream, 25
      * before x_warp and x_warp_jad and 22 before path_x (then 0:

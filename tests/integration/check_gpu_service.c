@@ -113,9 +113,10 @@ static const json_t *fit_of(const json_t *r, const char *format)
 /*
  * `spmvctl calibrate`'s path on the GPU, within a short bound: the cuda
  * worker times the plan, fits every GPU format (cusparse included) with
- * its work model, sends the points it fitted, and stores the fits; then the predict strategy (which
- * reads them) and the model strategy (which needs the GPU's parameters)
- * tune real matrices, and their picks multiply right.
+ * its work model, sends the points it fitted, and stores the fits; then
+ * the predict strategy (which reads them) and the model strategy (which
+ * needs the GPU's parameters) tune real matrices, and their picks
+ * multiply right.
  */
 START_TEST(calibrate_predict_model)
 {
