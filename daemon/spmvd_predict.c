@@ -1053,7 +1053,7 @@ static double path_sectors(const struct spmv_csr *A, int64_t rl_max,
  * to 32 with TPR * nr <= BS, rows taken by groups of TPR lanes in rounds,
  * a warp's round as long as its longest row's ceil(len / TPR)). */
 static double stream_block_steps(const struct spmv_csr *A, int64_t r0,
-                                 int64_t nr)
+                                 int64_t nr, double *rounds)
 {
   int64_t tpr = 1, groups, first, g, w, len, steps, wmax = 0, per_warp;
 
@@ -1061,6 +1061,7 @@ static double stream_block_steps(const struct spmv_csr *A, int64_t r0,
     tpr *= 2;
   groups = FEAT_STREAM_BS / tpr;
   per_warp = 32 / tpr;
+  *rounds = (double)((nr + groups - 1) / groups);
   for (w = 0; w < groups; w += per_warp) {
     int64_t tot = 0;
 
@@ -1082,28 +1083,32 @@ static double stream_block_steps(const struct spmv_csr *A, int64_t r0,
 /* stream_steps' sums over the blocks of a cut. */
 struct stream_sum {
   const struct spmv_csr *A;
-  double w, path;
+  double w, path, rounds;
 };
 
 static void stream_sum_block(void *ctx, int64_t r0, int64_t r1)
 {
   struct stream_sum *t = ctx;
-  double s = stream_block_steps(t->A, r0, r1 - r0);
+  double r, s = stream_block_steps(t->A, r0, r1 - r0, &r);
 
   t->w += s;
   t->path = s > t->path ? s : t->path;
+  t->rounds = r > t->rounds ? r : t->rounds;
 }
 
 /* csr-stream's sum steps over its cut at FEAT_STREAM_BS and FEAT_STREAM_K
- * (spmv_csr_stream_cut): *w the blocks' steps summed, *path the most. */
-static void stream_steps(const struct spmv_csr *A, double *w, double *path)
+ * (spmv_csr_stream_cut): *w the blocks' steps summed, *path the most,
+ * *rounds the most rounds of one block. */
+static void stream_steps(const struct spmv_csr *A, double *w, double *path,
+                         double *rounds)
 {
-  struct stream_sum t = { A, 0, 0 };
+  struct stream_sum t = { A, 0, 0, 0 };
 
   spmv_csr_stream_cut(A, (int64_t)FEAT_STREAM_BS * FEAT_STREAM_K,
                       stream_sum_block, NULL, &t);
   *w = t.w;
   *path = t.path;
+  *rounds = t.rounds;
 }
 
 #define PFEAT_COLUMN(m) { #m, offsetof(struct spmvd_pfeat, m) }
@@ -1114,7 +1119,7 @@ const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS] = {
   PFEAT_COLUMN(empty), PFEAT_COLUMN(w_hyb), PFEAT_COLUMN(sectors_jad),
   PFEAT_COLUMN(path_x), PFEAT_COLUMN(path_x_jad), PFEAT_COLUMN(path_m),
   PFEAT_COLUMN(x_warp), PFEAT_COLUMN(x_warp_jad), PFEAT_COLUMN(w_stream),
-  PFEAT_COLUMN(path_stream),
+  PFEAT_COLUMN(path_stream), PFEAT_COLUMN(path_rounds),
 };
 
 /* Feature i of spmvd_pfeat_columns in f. */
@@ -1168,7 +1173,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
     }
   }
   out->w_ell = (double)A->rows * out->rl_max;
-  stream_steps(A, &out->w_stream, &out->path_stream);
+  stream_steps(A, &out->w_stream, &out->path_stream, &out->path_rounds);
   out->sectors_jad = jad_sectors(A, (int64_t)out->rl_max, shift,
                                  &out->path_x_jad, &out->x_warp_jad);
   out->path_x = path_sectors(A, (int64_t)out->rl_max, shift, &out->path_m);
@@ -1444,6 +1449,20 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                       cfg->format == SPMV_FMT_CSR_STREAM16)) {
     phi[3] = x->w_stream;
     phi[9] = x->path_stream;
+    /* Basis 13: a block of more rows than its groups of lanes sums
+     * them in rounds, each a pass of every lane over the staged
+     * products, so a block of 512 one-entry rows takes four (Pd,
+     * tols4000, zenios, hep-th ran 7-13 % slower than predicted, while
+     * blocks of one round ran 5-8 % faster).  The block with the most
+     * rounds (path_rounds) takes the slot of x's sectors, which stay in
+     * the occupancy-weighted term (phi[10], the same count once the
+     * rows fill the device).  Replayed on the 11 committed tables of
+     * live and plan calibrations (H200 v93-v95, H100 v77, v81, v87),
+     * csr-stream's error fell from 3.9-5.8 to 2.9-4.7 %, on every one;
+     * in a twelfth slot of its own it fell as far but fitted a leaf
+     * with zenios 107 % high (basis13-replay.md). */
+    if (basis >= 13)
+      phi[5] = x->path_rounds;
   }
   /* Basis 11: hyb's ELL part is a thread per row as ell's is, each warp
    * keeping the x of its 32 rows in the L1, so it gets their term, x_warp

@@ -79,6 +79,8 @@ struct spmvd_pfeat {
   double w_stream;   /* csr-stream's sums (bs 128, k 4): over its row
                         blocks, the steps of each block's slowest warp */
   double path_stream; /* the most such steps of one block */
+  double path_rounds; /* the most rounds of sums of one such block: its
+                        rows over the groups of lanes that sum them */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -112,7 +114,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 12    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 13    /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -160,9 +162,11 @@ struct spmvd_fit {
                               not 16, 9 its warp work and longest row
                               past the L2's cliff, 10 csr-stream's sum
                               steps, 11 hyb's x per warp, 12
-                              (SPMVD_WORK_BASIS) csr-scalar's L1 term
-                              from 0.32 of a full SM's lanes, not 0.4
-                              (spmvd_predict_work_basis) */
+                              csr-scalar's L1 term from 0.32 of a
+                              full SM's lanes, not 0.4, 13
+                              (SPMVD_WORK_BASIS) csr-stream's block of
+                              the most rounds of sums in place of x's
+                              sectors (spmvd_predict_work_basis) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -390,7 +394,7 @@ struct spmvd_pfeat_column {
  * (calib_points, and the calibrate op's points events that spmvctl
  * calibrate --points writes): every feature but bytes and hyb_k, which
  * a replay derives (spmvd_predict_footprint, w_hyb / rows). */
-#define SPMVD_PFEAT_NCOLUMNS 19
+#define SPMVD_PFEAT_NCOLUMNS 20
 extern const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS];
 
 /* Feature i of spmvd_pfeat_columns in f. */
@@ -437,7 +441,9 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * (0 when l2_bytes is 0).  In basis 10, for csr-stream and csr-stream16,
  * the padded entries' term is w_stream and the path's path_stream; in
  * basis 11, for hyb, the path's is x_warp times the share of the device's
- * threads the rows occupy (at most 1, 0 when threads is 0).
+ * threads the rows occupy (at most 1, 0 when threads is 0); in basis 12
+ * csr-scalar's L1 share counts from 0.32, not 0.4; in basis 13, for
+ * csr-stream and csr-stream16, the sectors' term is path_rounds.
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,

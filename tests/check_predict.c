@@ -766,6 +766,8 @@ START_TEST(test_features_stream)
   spmvd_predict_features(A, &prof, SPMV_F64, &f);
   ck_assert_double_eq(f.w_stream, 1 + 4);
   ck_assert_double_eq(f.path_stream, 4);
+  /* Each of the two blocks in one round. */
+  ck_assert_double_eq(f.path_rounds, 1);
   for (r = 0; r < 600; r++) {
     B->row_ptr[r] = r;
     B->col_idx[r] = (int32_t)r;
@@ -776,6 +778,8 @@ START_TEST(test_features_stream)
   spmvd_predict_features(B, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.w_stream, 4 + 1);
   ck_assert_double_eq(f.path_stream, 4);
+  /* The first block's 512 rows in four rounds of 128. */
+  ck_assert_double_eq(f.path_rounds, 4);
   spmv_csr_free(A);
   spmv_csr_free(B);
 }
@@ -855,6 +859,7 @@ START_TEST(test_features)
    * first warp waits ceil(10 / 2) steps for row 0. */
   ck_assert_double_eq(f.w_stream, 5);
   ck_assert_double_eq(f.path_stream, 5);
+  ck_assert_double_eq(f.path_rounds, 1);
   /* Of 8 floats: row 0 spans 2. */
   spmvd_predict_features(A, &prof, SPMV_F32, &f);
   ck_assert_double_eq(f.sectors, 2 + 31 + 3);
@@ -948,6 +953,16 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
   ck_assert_double_eq(phi[7], 7);
+  /* From basis 13 its block of the most rounds in the sectors' slot (x's
+   * sectors stay in the occupancy-weighted term); the sectors before. */
+  ck_assert_double_eq(phi[5], 1);
+  f.path_rounds = 3;
+  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[5], 3);
+  spmvd_predict_work_basis(&st128, 12, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[5], f.sectors);
+  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[5], f.sectors);
   f.rl_max = 600;
   spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);

@@ -35,6 +35,12 @@
 #   worst: 7.3 and 7.9 % in basis 11, the evaluations' own figures to the
 #   tenth; 7.1, 7.7 and 6.9 % in basis 12, v95's own; the others at
 #   3.0-6.3 %).
+# Basis 13 gives csr-stream the rounds of sums of its block of the most
+# rounds (path_rounds), added to the tables of v87 and v93..v95 by
+# calib_points --refeature: there csr-stream's error fell from 4.6-5.8 to
+# 3.0-4.7 %.  The tables before it have no such column and fit
+# csr-stream without that term or x's sectors (v8's f64 7.2 -> 12.0 %,
+# the others within 0.4 points).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}

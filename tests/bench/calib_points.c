@@ -599,13 +599,18 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       table_l2 = us;
     if (line[0] == '#' && sscanf(line, "# threads: %lf", &us) == 1 && us > 0)
       replay_threads = us;
-    /* 29 fields; 27 in dumps from before w_stream and path_stream, 25
+    /* --rewrite keeps the table's own comments (its device, L2 and
+     * threads) but for its column names, which it writes anew. */
+    if (rewrite != NULL && line[0] == '#' && strncmp(line, "# dtype\t", 8) != 0)
+      fputs(line, rewrite);
+    /* 30 fields; 29 in dumps from before path_rounds (then 0: --refeature
+     * recomputes it), 27 before w_stream and path_stream, 25
      * before x_warp and x_warp_jad and 22 before path_x (then 0:
      * --refeature recomputes them), 21 before sectors_jad (then the
      * per-row count stands in for it). */
     if (line[0] == '#' ||
         ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25 &&
-         nf != 27 && nf != 29))
+         nf != 27 && nf != 29 && nf != 30))
       continue;
     us = strtod(f[nf - 1], NULL);
     if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
@@ -632,10 +637,12 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       x.x_warp = strtod(f[23], NULL);
       x.x_warp_jad = strtod(f[24], NULL);
     }
-    if (nf == 29) {
+    if (nf >= 29) {
       x.w_stream = strtod(f[25], NULL);
       x.path_stream = strtod(f[26], NULL);
     }
+    if (nf >= 30)
+      x.path_rounds = strtod(f[27], NULL);
     if (refeat_apply(f[0], atoi(f[1]), &x) != 0) {
       gzclose(gz);
       return -1;
