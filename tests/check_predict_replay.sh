@@ -41,9 +41,10 @@
 # 3.0-4.7 %.  The tables before it have no such column and fit
 # csr-stream without that term or x's sectors (v8's f64 7.2 -> 12.0 %,
 # the others within 0.4 points).
-# - the H200's calib-points-h200-v96 (basis 13 live, path_rounds timed
-#   with the points) against eval-h200-v96: the evaluation's own figures
-#   to the tenth (csr-scalar f32 7.2 % at worst; csr-stream 3.8 and 4.3 %).
+# - the H200's calib-points-h200-v96 and v97 (basis 13 live, path_rounds
+#   in the daemon's points) against eval-h200-v96 and v97: the
+#   evaluations' own figures to the tenth (csr-scalar f32 7.2 and 6.8 %
+#   at worst; csr-stream 3.8-4.3 %).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -76,7 +77,7 @@ replay calib-points-h100-v81-f64 eval-h100-v80 0.06 50 f64
 for dt in f64 f32; do
   replay calib-points-h100-v87-$dt eval-h100-v86 0.08 50 $dt
 done
-for v in v93 v94 v95 v96; do
+for v in v93 v94 v95 v96 v97; do
   for dt in f64 f32; do
     replay calib-points-h200-$v-$dt eval-h200-$v 0.08 60 $dt
   done
