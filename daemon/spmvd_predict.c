@@ -1131,6 +1131,12 @@ double spmvd_pfeat_value(const struct spmvd_pfeat *f, int i)
   return v;
 }
 
+/* Sets feature i of spmvd_pfeat_columns in f to v. */
+void spmvd_pfeat_set(struct spmvd_pfeat *f, int i, double v)
+{
+  memcpy((char *)f + spmvd_pfeat_columns[i].offset, &v, sizeof v);
+}
+
 /* Computes the work model's features of A. */
 void spmvd_predict_features(const struct spmv_csr *A,
                             const struct spmv_profile *prof,

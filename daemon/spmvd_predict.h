@@ -400,6 +400,9 @@ extern const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS]
 /* Feature i of spmvd_pfeat_columns in f. */
 double spmvd_pfeat_value(const struct spmvd_pfeat *f, int i);
 
+/* Sets feature i of spmvd_pfeat_columns in f to v. */
+void spmvd_pfeat_set(struct spmvd_pfeat *f, int i, double v);
+
 /* Computes the features of A (borrowed; its profile prof) for values dt
  * into out. */
 void spmvd_predict_features(const struct spmv_csr *A,

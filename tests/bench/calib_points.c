@@ -580,7 +580,7 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
   gzFile gz = gzopen(path, "rb");
   char line[4096], *f[32];
   size_t k;
-  int nf;
+  int nf, i;
 
   if (gz == NULL) {
     fprintf(stderr, "calib_points: cannot open %s\n", path);
@@ -603,46 +603,26 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
      * threads) but for its column names, which it writes anew. */
     if (rewrite != NULL && line[0] == '#' && strncmp(line, "# dtype\t", 8) != 0)
       fputs(line, rewrite);
-    /* 30 fields; 29 in dumps from before path_rounds (then 0: --refeature
-     * recomputes it), 27 before w_stream and path_stream, 25
-     * before x_warp and x_warp_jad and 22 before path_x (then 0:
-     * --refeature recomputes them), 21 before sectors_jad (then the
-     * per-row count stands in for it). */
+    /* The shape's 8 fields, the features in spmvd_pfeat_columns' order,
+     * the configuration and its time.  Older tables hold a prefix of the
+     * features: 29 fields before path_rounds (then 0: --refeature
+     * recomputes it), 27 before w_stream and path_stream, 25 before
+     * x_warp and x_warp_jad and 22 before path_x (then 0: --refeature
+     * recomputes them), 21 before sectors_jad (then the per-row count
+     * stands in for it). */
     if (line[0] == '#' ||
         ((nf = split_tabs(line, f, 32)) != 21 && nf != 22 && nf != 25 &&
-         nf != 27 && nf != 29 && nf != 30))
+         nf != 27 && nf != 29 && nf != 30 &&
+         nf != 10 + SPMVD_PFEAT_NCOLUMNS))
       continue;
     us = strtod(f[nf - 1], NULL);
     if (!(us > 0) || spmv_config_parse(f[nf - 2], &cfg, NULL) != 0)
       continue;
     memset(&x, 0, sizeof x);
-    x.rows = strtod(f[8], NULL);
-    x.nnz = strtod(f[9], NULL);
-    x.rl_max = strtod(f[10], NULL);
-    x.w_warp = strtod(f[11], NULL);
-    x.w_sell = strtod(f[12], NULL);
-    x.w_ell = strtod(f[13], NULL);
-    x.w_vec = strtod(f[14], NULL);
-    x.hyb_coo = strtod(f[15], NULL);
-    x.sectors = strtod(f[16], NULL);
-    x.empty = strtod(f[17], NULL);
-    x.w_hyb = strtod(f[18], NULL);
-    x.sectors_jad = nf >= 22 ? strtod(f[19], NULL) : x.sectors;
-    if (nf >= 25) {
-      x.path_x = strtod(f[20], NULL);
-      x.path_x_jad = strtod(f[21], NULL);
-      x.path_m = strtod(f[22], NULL);
-    }
-    if (nf >= 27) {
-      x.x_warp = strtod(f[23], NULL);
-      x.x_warp_jad = strtod(f[24], NULL);
-    }
-    if (nf >= 29) {
-      x.w_stream = strtod(f[25], NULL);
-      x.path_stream = strtod(f[26], NULL);
-    }
-    if (nf >= 30)
-      x.path_rounds = strtod(f[27], NULL);
+    for (i = 0; i < nf - 10; i++)
+      spmvd_pfeat_set(&x, i, strtod(f[8 + i], NULL));
+    if (nf == 21)
+      x.sectors_jad = x.sectors;
     if (refeat_apply(f[0], atoi(f[1]), &x) != 0) {
       gzclose(gz);
       return -1;
