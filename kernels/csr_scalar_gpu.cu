@@ -8,13 +8,14 @@
  * segments per step (uncoalesced: good only for very short rows), read
  * through the L1 where rows are longer than a sector (spmv_keep_entries);
  * x goes through the read-only data cache.
- * In f64 a thread walks its row in chunks of 8 entries
- * (spmv_csr_dot_chunks), two entries a step in f32.  On an H100 the
- * chunks ran f64 6 % faster over the paper and real matrices (impcol_a
- * 7.4 -> 5.7 us; jagmesh7 6.0 -> 6.3 the worst) and 7 % over the large
- * suite (stencil3d_27pt_128 996 -> 774 us), but f32 14-16 % slower (pwtk
- * 112 -> 190 us), so f32 keeps the two-entry walk
- * (scalar-chunks-h100.md).
+ * In f64 a thread walks its row in chunks of 8 entries, each predicated
+ * past the row's end (spmv_csr_dot_chunks).  On an H100 the chunks ran
+ * f64 6 % faster over the paper and real matrices (impcol_a 7.4 -> 5.7
+ * us; jagmesh7 6.0 -> 6.3 the worst) and 7 % over the large suite
+ * (stencil3d_27pt_128 996 -> 774 us), but f32 14-16 % slower (pwtk 112 ->
+ * 190 us; scalar-chunks-h100.md).  f32 walks its whole chunks
+ * unpredicated and only the row's last 1..7 entries as a predicated
+ * chunk (spmv_csr_dot_chunks_tail; scalar-tail-h200.md).
  * Valid parameters: BS in 32..1024, a multiple of 32.  32- or 64-bit row
  * offsets; f32 or f64.
  */
@@ -30,8 +31,8 @@ __global__ void spmv_csr_scalar_kernel(int64_t rows, const I *__restrict__ rp,
   if (i >= rows) return;
   T sum = sizeof(T) == 8
               ? spmv_csr_dot_chunks<T, I, KEEP>(col, val, x, rp[i], rp[i + 1])
-              : spmv_csr_dot<T, I, false, KEEP>(col, val, x, rp[i], rp[i + 1],
-                                                (I)1);
+              : spmv_csr_dot_chunks_tail<T, I, KEEP>(col, val, x, rp[i],
+                                                     rp[i + 1]);
   y[i] = spmv_axpby(alpha, sum, beta, y + i);
 }
 

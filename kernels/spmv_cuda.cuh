@@ -165,7 +165,6 @@ __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
   return spmv_dot_cols<T, I, int32_t, PIPE, KEEP>(col, val, x, j, e, stride);
 }
 
-/* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
 /*
  * csr-scalar's f64 row walk in chunks of SPMV_CHUNK entries: each chunk
  * loads its columns and values (predicated past the row's end), then
@@ -178,6 +177,29 @@ __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
  * about 0.4 us more on small matrices.)
  */
 #define SPMV_CHUNK 8
+/* One chunk of SPMV_CHUNK entries from j, predicated past the row's end
+ * e: its columns and values, then their x, summed into the two chains
+ * (even entries into s0, odd into s1). */
+template <typename T, typename I, bool KEEP>
+__device__ __forceinline__ void spmv_chunk_pred(const int32_t *__restrict__ col,
+                                                const T *__restrict__ val,
+                                                const T *__restrict__ x, I j,
+                                                I e, T &s0, T &s1) {
+  int32_t c[SPMV_CHUNK];
+  T v[SPMV_CHUNK];
+#pragma unroll
+  for (int k = 0; k < SPMV_CHUNK; k++) {
+    bool in = j + k < e;
+    c[k] = in ? spmv_ld_entry<KEEP>(col + j + k) : 0;
+    v[k] = in ? spmv_ld_entry<KEEP>(val + j + k) : T(0);
+  }
+#pragma unroll
+  for (int k = 0; k < SPMV_CHUNK; k += 2) {
+    if (j + k < e) s0 += v[k] * spmv_ldg(x + c[k]);
+    if (j + k + 1 < e) s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
+  }
+}
+
 template <typename T, typename I, bool KEEP>
 __device__ __forceinline__ T spmv_csr_dot_chunks(const int32_t *__restrict__ col,
                                                  const T *__restrict__ val,
@@ -185,24 +207,51 @@ __device__ __forceinline__ T spmv_csr_dot_chunks(const int32_t *__restrict__ col
                                                  I e) {
   T s0 = 0, s1 = 0;
 #pragma unroll 1
-  for (; j < e; j += SPMV_CHUNK) {
+  for (; j < e; j += SPMV_CHUNK)
+    spmv_chunk_pred<T, I, KEEP>(col, val, x, j, e, s0, s1);
+  return s0 + s1;
+}
+
+/*
+ * csr-scalar's f32 row walk: whole chunks of SPMV_CHUNK entries, then the
+ * row's last 1..7 entries as one predicated chunk, so a warp takes one
+ * step past its longest row's whole chunks.  The two-entry loop of
+ * spmv_dot_cols compiled to an 8-entry loop followed by 4-, 2- and 1-entry
+ * steps, each behind its own reconvergence barrier (H200 SASS, CUDA 13.0);
+ * a warp whose rows ended at different remainders ran them all, one after
+ * another.  On an H200 this walk ran the small regular matrices 5-10 %
+ * faster (lp_afiro 6.6 -> 6.0 us) and the large regular ones 6-12 %
+ * faster (pwtk 80.3 -> 75.5, lap2d_5pt_4096 240 -> 212), and a few short
+ * matrices with long rows slower (email-Eu-core 25.1 -> 33.1, bp_1200
+ * 17.8 -> 20.4), where csr-scalar is 13 % to 12x off the best format;
+ * the predictor's fit on its calibration points fell from 6.2-6.4 to
+ * 4.7-4.8 % (scalar-tail-h200.md).
+ */
+template <typename T, typename I, bool KEEP>
+__device__ __forceinline__ T spmv_csr_dot_chunks_tail(
+    const int32_t *__restrict__ col, const T *__restrict__ val,
+    const T *__restrict__ x, I j, I e) {
+  T s0 = 0, s1 = 0;
+#pragma unroll 1
+  for (; j + SPMV_CHUNK <= e; j += SPMV_CHUNK) {
     int32_t c[SPMV_CHUNK];
     T v[SPMV_CHUNK];
 #pragma unroll
     for (int k = 0; k < SPMV_CHUNK; k++) {
-      bool in = j + k < e;
-      c[k] = in ? spmv_ld_entry<KEEP>(col + j + k) : 0;
-      v[k] = in ? spmv_ld_entry<KEEP>(val + j + k) : T(0);
+      c[k] = spmv_ld_entry<KEEP>(col + j + k);
+      v[k] = spmv_ld_entry<KEEP>(val + j + k);
     }
 #pragma unroll
     for (int k = 0; k < SPMV_CHUNK; k += 2) {
-      if (j + k < e) s0 += v[k] * spmv_ldg(x + c[k]);
-      if (j + k + 1 < e) s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
+      s0 += v[k] * spmv_ldg(x + c[k]);
+      s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
     }
   }
+  if (j < e) spmv_chunk_pred<T, I, KEEP>(col, val, x, j, e, s0, s1);
   return s0 + s1;
 }
 
+/* spmv_csr_dot over csr16's 16-bit offsets from the row's base column. */
 template <typename T, typename I, bool PIPE = false, bool KEEP = false>
 __device__ __forceinline__ T spmv_csr16_dot(const uint16_t *__restrict__ col16,
                                             int32_t base,

@@ -45,6 +45,10 @@
 #   in the daemon's points) against eval-h200-v96 and v97: the
 #   evaluations' own figures to the tenth (csr-scalar f32 7.2 and 6.8 %
 #   at worst; csr-stream 3.8-4.3 %).
+# - the H200's calib-points-h200-v98 and v100, f32 only: csr-scalar's f32
+#   walk of kernels 17 (whole chunks and one predicated tail; v98 from the
+#   switch that tried it, v100 as landed) against eval-h200-v98 and v100:
+#   csr-scalar 5.7 and 6.4 % (scalar-tail-h200.md).
 # A change to the features, the terms or the fit that predicts worse
 # fails here first.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
@@ -81,6 +85,9 @@ for v in v93 v94 v95 v96 v97; do
   for dt in f64 f32; do
     replay calib-points-h200-$v-$dt eval-h200-$v 0.08 60 $dt
   done
+done
+for v in v98 v100; do
+  replay calib-points-h200-$v-f32 eval-h200-$v 0.08 60 f32
 done
 # The in-sample view: a line per calibration point of the table.
 pts=$results/calib-points-h100-v77-f32.tsv.gz
