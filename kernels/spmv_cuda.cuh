@@ -219,7 +219,7 @@ __device__ __forceinline__ T spmv_csr_dot_chunks(const int32_t *__restrict__ col
  * spmv_dot_cols compiled to an 8-entry loop followed by 4-, 2- and 1-entry
  * steps, each behind its own reconvergence barrier (H200 SASS, CUDA 13.0);
  * a warp whose rows ended at different remainders ran them all, one after
- * another.  On an H200 this walk ran the small regular matrices 5-10 %
+ * another.  On an H200 this walk ran the small regular matrices 2-10 %
  * faster (lp_afiro 6.6 -> 6.0 us) and the large regular ones 6-12 %
  * faster (pwtk 80.3 -> 75.5, lap2d_5pt_4096 240 -> 212), and a few short
  * matrices with long rows slower (email-Eu-core 25.1 -> 33.1, bp_1200
