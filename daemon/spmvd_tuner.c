@@ -827,7 +827,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, wt, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
       /* f64: csr-stream16, as beyond one wave; in f32 AUTOCSR's largest
-       * TPR, which led within a wave (crack, bayer10, gt-h200-v5.tsv). */
+       * TPR, which led within a wave (crack, bayer10, gt-h200-v5.tsv.gz). */
       if (in->dtype == SPMV_F64)
         add(out, in, stream_for(in, sell16_fits(in)));
       else
@@ -840,7 +840,7 @@ static void auto_gpu(const struct spmvd_tune_input *in,
        * 8.59 and csr-adaptive's 8.56, gt-h200-v8; f32 auto there picked a
        * csr16 or csr-adaptive that confirmed at 89-91 %, v25-v26);
        * then AUTOCSR's least TPR (rma10, cop20k_A: 8.6 against 12.0,
-       * 11.5 / 14.0 us as csr16 at the largest, gt-h200-v5.tsv). */
+       * 11.5 / 14.0 us as csr16 at the largest, gt-h200-v5.tsv.gz). */
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
       add(out, in, stream_for(in, sell16_fits(in)));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));

@@ -1,15 +1,15 @@
 #!/bin/sh
 # check_replay.sh: the tuner's rules against the H200's measured ground
 # truth, with no GPU.  eval_tuner --replay races the strategies on the
-# committed tables for the 45 shared real matrices (gt-h200-v2.tsv, kernels
-# v2, f64 and f32; gt-h200-v3.tsv, kernels v3 with csr-stream, f64: its
-# f32 half is partial; gt-h200-v4.tsv, kernels v4, f64 and f32;
-# gt-h200-v5.tsv, kernels v5 timed resident in the L2, f64 and f32;
-# gt-h200-v6.tsv, the same kernels, taken with the rules of eval-h200-v9;
-# gt-h200-v7.tsv, kernels v6 with the next columns loaded ahead, the
-# rules of eval-h200-v13; gt-h200-v8.tsv, kernels v8, the rules and the
+# committed tables for the 45 shared real matrices (gt-h200-v2.tsv.gz, kernels
+# v2, f64 and f32; gt-h200-v3.tsv.gz, kernels v3 with csr-stream, f64: its
+# f32 half is partial; gt-h200-v4.tsv.gz, kernels v4, f64 and f32;
+# gt-h200-v5.tsv.gz, kernels v5 timed resident in the L2, f64 and f32;
+# gt-h200-v6.tsv.gz, the same kernels, taken with the rules of eval-h200-v9;
+# gt-h200-v7.tsv.gz, kernels v6 with the next columns loaded ahead, the
+# rules of eval-h200-v13; gt-h200-v8.tsv.gz, kernels v8, the rules and the
 # model-tree predictor of eval-h200-v15; and two large-suite matrices of
-# bench_spmv_h200_v10_large.tsv for csr-panel's rule): auto and
+# bench_spmv_h200_v10_large.tsv.gz for csr-panel's rule): auto and
 # model must pick a configuration that ran on every matrix, auto within
 # 94 % of the table's best in geometric mean and within 20
 # SpMV-equivalents of tuning cost.  A table's best is the least of some
@@ -42,7 +42,7 @@ replay() {
 status=0
 for run in v2:f64 v2:f32 v3:f64 v4:f64 v4:f32 v5:f64 v5:f32 v6:f64 v6:f32 v7:f64 v7:f32 v8:f64 v8:f32; do
   v=${run%%:*} dt=${run#*:}
-  replay "$v-$dt" "$results/gt-h200-$v.tsv" "$dt" --suite real
+  replay "$v-$dt" "$results/gt-h200-$v.tsv.gz" "$dt" --suite real
   # | strategy | matrices | geomean % of best | worst | >= 95 % | geomean cost | max cost |
   for s in auto model; do
     line=$(grep "^| $s |" "$tmp/$v-$dt.md")
@@ -54,7 +54,7 @@ for run in v2:f64 v2:f32 v3:f64 v4:f64 v4:f32 v5:f64 v5:f32 v6:f64 v6:f32 v7:f64
   echo "$line" | awk -F'|' '{ if ($4 + 0 < 94 || $8 + 0 > 20) exit 1 }' ||
     { echo "$v $dt: auto below 94 % or above 20 SpMV-equivalents"; status=1; }
 done
-# The H100 with kernels v15 (gt-h100-v1.tsv, gt-h100-v2.tsv: two
+# The H100 with kernels v15 (gt-h100-v1.tsv.gz, gt-h100-v2.tsv.gz: two
 # repetitions in one device call, f64 and f32, the exhaustive race's times
 # before confirm()): replayed as an H100 (its L2 and memory, from the
 # header), auto must hold 98.5 % of the best in geometric mean, 95 % on
@@ -68,7 +68,7 @@ done
 # half in geometric mean fails here.
 for run in v1:f64 v1:f32 v2:f64 v2:f32; do
   v=${run%%:*} dt=${run#*:}
-  replay "h100-$v-$dt" "$results/gt-h100-$v.tsv" "$dt" --suite real
+  replay "h100-$v-$dt" "$results/gt-h100-$v.tsv.gz" "$dt" --suite real
   grep -q "^# Tuner replay on NVIDIA H100 " "$tmp/h100-$v-$dt.md" ||
     { echo "h100 $v $dt: not replayed as an H100: $(head -1 "$tmp/h100-$v-$dt.md")"; status=1; }
   line=$(grep "^| auto |" "$tmp/h100-$v-$dt.md")
@@ -76,7 +76,7 @@ for run in v1:f64 v1:f32 v2:f64 v2:f32; do
   echo "$line" | awk -F'|' '{ gsub(/ /, "", $3);
     if ($3 != 45 || $4 + 0 < 98.5 || $5 + 0 < 95 || $8 + 0 > 20) exit 1 }' ||
     { echo "h100 $v $dt: auto below 98.5 % (95 % on a matrix) or above 20"; status=1; }
-  replay "h100-paper-$v-$dt" "$results/gt-h100-$v.tsv" "$dt" --suite paper
+  replay "h100-paper-$v-$dt" "$results/gt-h100-$v.tsv.gz" "$dt" --suite paper
   line=$(grep "^| auto |" "$tmp/h100-paper-$v-$dt.md")
   echo "h100 paper $v $dt: $line"
   echo "$line" | awk -F'|' '{ gsub(/ /, "", $3);
@@ -88,7 +88,7 @@ done
 # (csr16's ground, where it ran 2-5x behind): auto and model at 95 % or
 # more of the table's best on both.
 for dt in f32 f64; do
-  replay "v10-large-$dt" "$results/bench_spmv_h200_v10_large.tsv" "$dt" \
+  replay "v10-large-$dt" "$results/bench_spmv_h200_v10_large.tsv.gz" "$dt" \
     --suite large --only denserows_20k_x2000,wbp256_x2
   for s in auto model; do
     line=$(grep "^| $s |" "$tmp/v10-large-$dt.md")

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "eval_store.h"
 #include "spmv_profile.h"
@@ -1023,19 +1024,19 @@ struct rp_tab {
   double cur_us;          /* the loaded configuration's median */
 };
 
-/* Reads the rows of value type dt of a bench_spmv TSV into t; returns 0
- * or -1. */
+/* Reads the rows of value type dt of a bench_spmv TSV, plain or
+ * gzip-compressed, into t; returns 0 or -1. */
 static int rp_read(struct rp_tab *t, const char *path, const char *dt)
 {
   char line[1024], *f[6], *save, *p;
-  FILE *fp = fopen(path, "r");
+  gzFile fp = gzopen(path, "rb");  /* plain or gzip-compressed */
   int k;
 
   if (fp == NULL) {
     perror(path);
     return -1;
   }
-  while (fgets(line, sizeof line, fp) != NULL) {
+  while (gzgets(fp, line, sizeof line) != NULL) {
     if (line[0] == '#' || strncmp(line, "matrix\t", 7) == 0)
       continue;
     for (k = 0, p = strtok_r(line, "\t\n", &save); p != NULL && k < 6;
@@ -1047,7 +1048,7 @@ static int rp_read(struct rp_tab *t, const char *path, const char *dt)
       size_t nc = t->cap ? 2 * t->cap : 1024;
       struct rp_row *nr = realloc(t->r, nc * sizeof *nr);
       if (nr == NULL) {
-        fclose(fp);
+        gzclose(fp);
         return -1;
       }
       t->r = nr;
@@ -1062,7 +1063,7 @@ static int rp_read(struct rp_tab *t, const char *path, const char *dt)
     r->us = strcmp(f[3], "ok") == 0 && k >= 5 ? strtod(f[4], NULL) : 0;
     t->n++;
   }
-  fclose(fp);
+  gzclose(fp);
   return 0;
 }
 
@@ -1127,13 +1128,13 @@ static const struct spmvd_race_ops rp_ops = { rp_load, rp_time, rp_unload, NULL 
 static void rp_device(const char *first, struct spmvd_device_info *d)
 {
   char head[512] = "";
-  FILE *fp = fopen(first, "r");
+  gzFile fp = gzopen(first, "rb");
   int h100;
 
   if (fp != NULL) {
-    if (fgets(head, sizeof head, fp) == NULL)
+    if (gzgets(fp, head, sizeof head) == NULL)
       head[0] = '\0';
-    fclose(fp);
+    gzclose(fp);
   }
   h100 = head[0] == '#' && strstr(head, "H100") != NULL;
   memset(d, 0, sizeof *d);
