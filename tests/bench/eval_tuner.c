@@ -998,8 +998,9 @@ static void tsv_line(FILE *f, const struct mrec *r)
 
 /*
  * --replay FILE[,FILE]: no device.  The tables of bench_spmv or --gt-tsv
- * (matrix, dtype, config, status, us, ...) are the ground truth: each
- * matrix of the suite found in them is built and profiled as on the GPU,
+ * (matrix, dtype, config, status, us, ...; plain or gzipped) are the
+ * ground truth: each matrix of the suite found in them is built and
+ * profiled as on the GPU,
  * the device is the one the tables name (an H100 or H200 as seen by the
  * tuner: 132 SMs, warp 32, 2048 threads and 32 blocks per SM, 1024
  * threads per block; rp_device), and every
@@ -1281,7 +1282,7 @@ static void usage(FILE *f)
           "  --gt-tsv    the ground truth of every matrix, in bench_spmv's table form\n"
           "              (the exhaustive race's times, before confirm())\n"
           "  --replay    no device: replay the strategies on bench_spmv's (or --gt-tsv's)\n"
-          "              tables, of the first --dtype\n"
+          "              tables (plain or gzipped), of the first --dtype\n"
           "  --probe     'CFG;CFG...': no evaluation; time each configuration as the race\n"
           "              does and as confirm() does, in turns (why they disagree)\n"
           "  --probe-idle MS: sleep MS ms before each of --probe's loads (an idle GPU)\n"
