@@ -177,26 +177,27 @@ __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
  * about 0.4 us more on small matrices.)
  */
 #define SPMV_CHUNK 8
-/* One chunk of SPMV_CHUNK entries from j, predicated past the row's end
- * e: its columns and values, then their x, summed into the two chains
- * (even entries into s0, odd into s1). */
-template <typename T, typename I, bool KEEP>
-__device__ __forceinline__ void spmv_chunk_pred(const int32_t *__restrict__ col,
-                                                const T *__restrict__ val,
-                                                const T *__restrict__ x, I j,
-                                                I e, T &s0, T &s1) {
+/* One chunk of SPMV_CHUNK entries from j: its columns and values, then
+ * their x, summed into the two chains (even entries into s0, odd into
+ * s1); PRED guards each entry against the row's end e, without it the
+ * chunk must lie whole before e. */
+template <typename T, typename I, bool KEEP, bool PRED>
+__device__ __forceinline__ void spmv_chunk(const int32_t *__restrict__ col,
+                                           const T *__restrict__ val,
+                                           const T *__restrict__ x, I j, I e,
+                                           T &s0, T &s1) {
   int32_t c[SPMV_CHUNK];
   T v[SPMV_CHUNK];
 #pragma unroll
   for (int k = 0; k < SPMV_CHUNK; k++) {
-    bool in = j + k < e;
+    bool in = !PRED || j + k < e;
     c[k] = in ? spmv_ld_entry<KEEP>(col + j + k) : 0;
     v[k] = in ? spmv_ld_entry<KEEP>(val + j + k) : T(0);
   }
 #pragma unroll
   for (int k = 0; k < SPMV_CHUNK; k += 2) {
-    if (j + k < e) s0 += v[k] * spmv_ldg(x + c[k]);
-    if (j + k + 1 < e) s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
+    if (!PRED || j + k < e) s0 += v[k] * spmv_ldg(x + c[k]);
+    if (!PRED || j + k + 1 < e) s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
   }
 }
 
@@ -208,7 +209,7 @@ __device__ __forceinline__ T spmv_csr_dot_chunks(const int32_t *__restrict__ col
   T s0 = 0, s1 = 0;
 #pragma unroll 1
   for (; j < e; j += SPMV_CHUNK)
-    spmv_chunk_pred<T, I, KEEP>(col, val, x, j, e, s0, s1);
+    spmv_chunk<T, I, KEEP, true>(col, val, x, j, e, s0, s1);
   return s0 + s1;
 }
 
@@ -233,21 +234,9 @@ __device__ __forceinline__ T spmv_csr_dot_chunks_tail(
     const T *__restrict__ x, I j, I e) {
   T s0 = 0, s1 = 0;
 #pragma unroll 1
-  for (; j + SPMV_CHUNK <= e; j += SPMV_CHUNK) {
-    int32_t c[SPMV_CHUNK];
-    T v[SPMV_CHUNK];
-#pragma unroll
-    for (int k = 0; k < SPMV_CHUNK; k++) {
-      c[k] = spmv_ld_entry<KEEP>(col + j + k);
-      v[k] = spmv_ld_entry<KEEP>(val + j + k);
-    }
-#pragma unroll
-    for (int k = 0; k < SPMV_CHUNK; k += 2) {
-      s0 += v[k] * spmv_ldg(x + c[k]);
-      s1 += v[k + 1] * spmv_ldg(x + c[k + 1]);
-    }
-  }
-  if (j < e) spmv_chunk_pred<T, I, KEEP>(col, val, x, j, e, s0, s1);
+  for (; j + SPMV_CHUNK <= e; j += SPMV_CHUNK)
+    spmv_chunk<T, I, KEEP, false>(col, val, x, j, e, s0, s1);
+  if (j < e) spmv_chunk<T, I, KEEP, true>(col, val, x, j, e, s0, s1);
   return s0 + s1;
 }
 
