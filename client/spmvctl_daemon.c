@@ -456,8 +456,9 @@ static void points_event(const char *text, void *arg)
   if (po->written == 0) {
     fprintf(po->fp, "# spmvd calibration points (spmvctl calibrate "
                     "--points), device %s\n# l2_bytes: %.0f\n# threads: "
-                    "%.0f\n# dtype", spmvctl_str(ev, "device"),
-            spmvctl_num(ev, "l2_bytes"), spmvctl_num(ev, "threads"));
+                    "%.0f\n# sms: %.0f\n# dtype", spmvctl_str(ev, "device"),
+            spmvctl_num(ev, "l2_bytes"), spmvctl_num(ev, "threads"),
+            spmvctl_num(ev, "sms"));
     json_array_foreach(cols, i, v)
       fprintf(po->fp, "\t%s", json_string_value(v));
     fputc('\n', po->fp);

@@ -1537,6 +1537,50 @@ int spmvd_split_parse(const char *name, enum spmvd_split *out)
   return -1;
 }
 
+/* The busiest SM's blocks against an even spread (spmvd_predict.h). */
+double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
+                                 double sms)
+{
+  double b;
+
+  if (cfg->bs <= 0 || !(sms > 0) || !(rows > 0))
+    return 1;
+  b = ceil(rows / cfg->bs);
+  return ceil(b / sms) * sms / b;
+}
+
+/*
+ * The terms of fit f at features x.  Basis 14: csr-scalar's lanes walk a
+ * row each, so every load of a warp asks its SM's L1 for 32 sectors, and
+ * a launch of f32 values waits for its busiest SM: on an H200 the paper's
+ * FEM twins and the calibration's FEM points of 13517 to 270336 rows ran
+ * 380-470 ps a lane-step of the busiest SM's blocks (w_warp x ceil(B /
+ * 132) / B), pdb1HYS's 143 blocks, two on 11 SMs, as long as 264 would
+ * take, where the device's totals read it 26 % fast.  Its throughput
+ * terms times the block share took csr-scalar's replayed error down on
+ * all nine f32 tables (H200 v93-v98, v100 6.4 -> 5.4 %, v98 5.7 -> 5.3;
+ * H100 v77, v87), and up on six of the eight f64 ones (H100 v77 4.1 ->
+ * 6.0 %), so
+ * fits of 8-byte values keep the totals (block-share-h200.md).  The
+ * past-the-cliff warp work stays a total: DRAM is the device's.
+ */
+static void fit_basis(const struct spmvd_fit *f, const struct spmv_config *cfg,
+                      const struct spmvd_pfeat *x, double phi[SPMVD_WORK_TERMS])
+{
+  double q;
+
+  spmvd_predict_work_basis(cfg, f->basis, f->l2_bytes, f->threads, x, phi);
+  if (f->basis < 14 || cfg->format != SPMV_FMT_CSR_SCALAR ||
+      f->value_bytes != 4)
+    return;
+  q = spmvd_predict_block_share(cfg, x->rows, f->sms);
+  phi[2] *= q;
+  phi[3] *= q;
+  phi[5] *= q;
+  phi[6] *= q;
+  phi[7] *= q;
+}
+
 /* The tree's leaf for features x. */
 static int work_leaf(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
 {
@@ -1556,8 +1600,7 @@ static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
   double phi[SPMVD_WORK_TERMS], t = 0;
   int j, i = work_leaf(f, x);
 
-  spmvd_predict_work_basis(&f->cfg, f->basis, f->l2_bytes, f->threads, x,
-                           phi);
+  fit_basis(f, &f->cfg, x, phi);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
     t += f->wc[i][j] * phi[j];
   return t;
@@ -1794,8 +1837,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
     return spmv_error_set(err, SPMV_ENOMEM, "work fit: out of memory");
   }
   for (k = 0; k < n; k++) {
-    spmvd_predict_work_basis(cfg, f->basis, f->l2_bytes, f->threads, &x[k],
-                             &phi[k * SPMVD_WORK_TERMS]);
+    fit_basis(f, cfg, &x[k], &phi[k * SPMVD_WORK_TERMS]);
     idx[k] = k;
   }
   w.x = x;
@@ -1920,6 +1962,8 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
       }
     f->l2_bytes = (double)dev->l2_bytes;
     f->threads = spmvd_predict_threads(dev);
+    f->sms = dev->sms;
+    f->value_bytes = plan->dtype == SPMV_F32 ? 4 : 8;
     spmvd_predict_fit_work(&f->cfg, x, t, n, f, NULL);
   }
 out:
@@ -2121,6 +2165,9 @@ static json_t *fit_json(const struct spmvd_fit *f)
                           json_integer(f->work_npoints)) != 0 ||
       json_object_set_new(o, "l2_bytes", json_real(f->l2_bytes)) != 0 ||
       json_object_set_new(o, "threads", json_real(f->threads)) != 0 ||
+      json_object_set_new(o, "sms", json_real(f->sms)) != 0 ||
+      json_object_set_new(o, "value_bytes", json_integer(f->value_bytes)) !=
+          0 ||
       json_object_set_new(o, "basis", json_integer(f->basis)) != 0 ||
       json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
     json_decref(o);
@@ -2258,6 +2305,22 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"threads\" not a non-negative number",
                           name);
+  /* Absent from fits stored before basis 14 (0: its block share off). */
+  f->sms = 0;
+  if (json_object_get(o, "sms") != NULL &&
+      (num(o, name, "sms", &f->sms, err) != 0 || f->sms < 0))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"sms\" not a non-negative number",
+                          name);
+  f->value_bytes = 0;
+  if (json_object_get(o, "value_bytes") != NULL) {
+    double vb = 0;
+    if (num(o, name, "value_bytes", &vb, err) != 0 ||
+        (vb != 0 && vb != 4 && vb != 8))
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: \"value_bytes\" not 0, 4 or 8", name);
+    f->value_bytes = (int)vb;
+  }
   /* Absent from fits stored before the row term's second basis: those
    * predict in the first, as they were fitted. */
   f->basis = 1;

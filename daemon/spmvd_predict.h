@@ -114,7 +114,7 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 13    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 14    /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -150,6 +150,10 @@ struct spmvd_fit {
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   double threads;          /* its resident threads, SMs x threads per SM
                               (0: unknown, the occupancy term off) */
+  double sms;              /* its SMs (0: unknown, basis 14's block
+                              share off) */
+  int value_bytes;         /* the width of the values timed: 4 (f32) or
+                              8 (f64); 0 unknown */
   int basis;               /* the terms it was fitted on: 1 counts every
                               row in the row term, 2 only the rows beyond
                               one wave of threads for the formats that
@@ -164,9 +168,12 @@ struct spmvd_fit {
                               steps, 11 hyb's x per warp, 12
                               csr-scalar's L1 term from 0.32 of a
                               full SM's lanes, not 0.4, 13
-                              (SPMVD_WORK_BASIS) csr-stream's block of
-                              the most rounds of sums in place of x's
-                              sectors (spmvd_predict_work_basis) */
+                              csr-stream's block of the most rounds of
+                              sums in place of x's sectors
+                              (spmvd_predict_work_basis), 14
+                              (SPMVD_WORK_BASIS) csr-scalar f32's
+                              throughput terms at the busiest SM's
+                              share (spmvd_predict_block_share) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -452,6 +459,18 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,
                               const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
+
+/*
+ * Basis 14's block share of a launch of cfg over rows on a device of sms
+ * SMs: ceil(B / sms) x sms / B for its B = ceil(rows / cfg->bs) blocks,
+ * the busiest SM's blocks against an even spread (1 where B is a multiple
+ * of sms; 1 when sms, bs or rows is 0).  A fit of basis 14 or later for
+ * csr-scalar over 4-byte values multiplies the entries, warp work,
+ * sectors, L1 and x-per-warp terms of spmvd_predict_work_basis by it
+ * (spmvd_predict_time does, and the fit).
+ */
+double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
+                                 double sms);
 
 /*
  * The work model's tree over n samples (features x[k], times t[k],

@@ -1396,10 +1396,11 @@ static int calib_send_points(struct worker *w, json_int_t seq,
     if (json_array_size(rows) < CALIB_POINTS_PER_EVENT &&
         sent + json_array_size(rows) < timed)
       continue;
-    ev = json_pack("{sI ss ss ss sf sf sI sI sO sO}", "seq", seq, "event",
+    ev = json_pack("{sI ss ss ss sf sf si sI sI sO sO}", "seq", seq, "event",
                    "points", "dtype", spmv_dtype_name(dt), "device",
                    w->dev.name, "l2_bytes", (double)w->dev.l2_bytes,
                    "threads", spmvd_predict_threads(&w->dev),
+                   "sms", w->dev.sms,
                    "first", (json_int_t)sent, "total", (json_int_t)timed,
                    "columns", cols, "points", rows);
     if (!ev)

@@ -621,6 +621,29 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].l2_bytes, f.dev.l2_bytes);
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].threads,
                       (double)f.dev.sms * f.dev.max_threads_per_sm);
+  /* Basis 14's SMs and value width: the device's, the plan's f32. */
+  ck_assert_double_eq(pr2.fit[SPMV_FMT_CSR_SCALAR].sms, f.dev.sms);
+  ck_assert_int_eq(pr2.fit[SPMV_FMT_CSR_SCALAR].value_bytes, 4);
+  {
+    json_t *fj = json_object_get(doc, "csr-scalar");
+    struct spmvd_predictor old;
+
+    /* Fits stored before basis 14 have neither: 0, the share off. */
+    json_object_del(fj, "sms");
+    json_object_del(fj, "value_bytes");
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
+    ck_assert_double_eq(old.fit[SPMV_FMT_CSR_SCALAR].sms, 0);
+    ck_assert_int_eq(old.fit[SPMV_FMT_CSR_SCALAR].value_bytes, 0);
+    json_object_set_new(fj, "value_bytes", json_integer(6));
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "csr-scalar"));
+    ck_assert_ptr_nonnull(strstr(e.msg, "value_bytes"));
+    json_object_set_new(fj, "value_bytes", json_integer(4));
+    json_object_set_new(fj, "sms", json_real(-1));
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "sms"));
+    json_object_set_new(fj, "sms", json_real(f.dev.sms));
+  }
   /* The basis goes with the fit.  One stored before the row term's
    * second basis (no "basis") reads as basis 1, the terms it was fitted
    * on; a basis not known is refused, naming the format. */
@@ -1510,6 +1533,76 @@ START_TEST(test_fit_l1_term)
 }
 END_TEST
 
+/* Basis 14's block share, by hand: 36417 rows are 143 blocks of 256, two
+ * on 11 of 132 SMs, so the busiest SM holds 2 where 143/132 is the mean. */
+START_TEST(test_block_share)
+{
+  struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
+  struct spmv_config none = { SPMV_FMT_CSR_SCALAR, 0, 0, 0, 0 };
+
+  ck_assert_double_eq_tol(spmvd_predict_block_share(&sc, 36417, 132),
+                          264.0 / 143.0, 1e-12);
+  ck_assert_double_eq(spmvd_predict_block_share(&sc, 256.0 * 132, 132), 1);
+  ck_assert_double_eq(spmvd_predict_block_share(&sc, 256.0 * 264, 132), 1);
+  ck_assert_double_eq(spmvd_predict_block_share(&sc, 1, 132), 132);
+  ck_assert_double_eq_tol(spmvd_predict_block_share(&sc, 1300, 4), 8.0 / 6.0,
+                          1e-12);
+  ck_assert_double_eq(spmvd_predict_block_share(&sc, 36417, 0), 1);
+  ck_assert_double_eq(spmvd_predict_block_share(&sc, 0, 132), 1);
+  ck_assert_double_eq(spmvd_predict_block_share(&none, 36417, 132), 1);
+}
+END_TEST
+
+/* A csr-scalar fit over f32 values sees its throughput terms at the
+ * busiest SM's share: times made of the entries at that share (2 to 8
+ * blocks on 4 SMs) are fitted exactly and predicted so, where the same
+ * points over f64 values (the device's totals) are not. */
+START_TEST(test_fit_block_share)
+{
+  struct spmvd_pfeat x[60], y;
+  struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
+  struct spmv_profile prof;
+  struct spmvd_fit f;
+  struct spmv_error e;
+  double t[60];
+  int k, vb;
+
+  memset(x, 0, sizeof x);
+  for (k = 0; k < 60; k++) {
+    x[k].rows = 300 + 29 * k;
+    x[k].nnz = 8 * x[k].rows;
+    x[k].w_warp = x[k].nnz;
+    x[k].rl_max = 8;
+    x[k].sectors = x[k].nnz;
+    t[k] = 2 + 1e-3 * spmvd_predict_block_share(&sc, x[k].rows, 4) *
+                   x[k].nnz;
+  }
+  y = x[0];
+  y.rows = 1300;
+  y.nnz = y.w_warp = y.sectors = 8 * y.rows;
+  memset(&prof, 0, sizeof prof);
+  prof.rows = (int64_t)y.rows;
+  prof.nnz = (int64_t)y.nnz;
+  for (vb = 4; vb <= 8; vb += 4) {
+    memset(&f, 0, sizeof f);
+    f.kind = SPMVD_FIT_SADDLE;
+    f.cfg = sc;
+    f.strip = 1;
+    f.sms = 4;
+    f.value_bytes = vb;
+    ck_assert_int_eq(spmvd_predict_fit_work(&sc, x, t, 60, &f, &e), 0);
+    ck_assert_int_eq(f.basis, SPMVD_WORK_BASIS);
+    if (vb == 4) {
+      ck_assert_double_lt(f.work_err, 1e-6);
+      ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &y),
+                              2 + 1e-3 * 8.0 / 6.0 * y.nnz, 1e-6);
+    } else {
+      ck_assert_double_gt(f.work_err, 1e-3);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_load_path)
 {
   ck_assert_int_eq(spmvd_load_path(1, 100, 50, 150), SPMVD_LOAD_DEVICE);
@@ -1646,6 +1739,8 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_fit_work);
   tcase_add_test(tc, test_fit_tree);
   tcase_add_test(tc, test_fit_l1_term);
+  tcase_add_test(tc, test_block_share);
+  tcase_add_test(tc, test_fit_block_share);
   tcase_add_test(tc, test_load_path);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);

@@ -573,6 +573,10 @@ static int refeat_apply(const char *dtype, int m, struct spmvd_pfeat *x)
  * or H200's 132 SMs x 2048, as every committed table's, unless the table
  * names them (then its L2 too). */
 static double replay_threads = 132.0 * 2048.0, table_l2;
+/* The table's SMs ("# sms:", written since basis 14); else its threads
+ * over the 2048 an SM of the H100 and H200 holds. */
+#define REPLAY_SM_THREADS 2048.0
+static double replay_sms;
 
 /* Reads a --points table into cp[0 .. *ncp). */
 static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
@@ -599,6 +603,8 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       table_l2 = us;
     if (line[0] == '#' && sscanf(line, "# threads: %lf", &us) == 1 && us > 0)
       replay_threads = us;
+    if (line[0] == '#' && sscanf(line, "# sms: %lf", &us) == 1 && us > 0)
+      replay_sms = us;
     /* --rewrite keeps the table's own comments (its device, L2 and
      * threads) but for its column names, which it writes anew. */
     if (rewrite != NULL && line[0] == '#' && strncmp(line, "# dtype\t", 8) != 0)
@@ -664,9 +670,9 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
 
 /* The work model of cfg over n samples (x[k], t[k]) into f (cleared
  * first), on an L2 of l2_bytes; returns spmvd_predict_fit_work's code. */
-static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
-                    const double *t, size_t n, double l2_bytes,
-                    struct spmvd_fit *f, struct spmv_error *e)
+static int fit_work(const struct spmv_config *cfg, const char *dtype,
+                    const struct spmvd_pfeat *x, const double *t, size_t n,
+                    double l2_bytes, struct spmvd_fit *f, struct spmv_error *e)
 {
   memset(f, 0, sizeof *f);
   f->kind = SPMVD_FIT_SADDLE;  /* predict_time needs a kind */
@@ -674,6 +680,8 @@ static int fit_work(const struct spmv_config *cfg, const struct spmvd_pfeat *x,
   f->cfg = *cfg;
   f->l2_bytes = l2_bytes;
   f->threads = replay_threads;
+  f->sms = replay_sms > 0 ? replay_sms : replay_threads / REPLAY_SM_THREADS;
+  f->value_bytes = strcmp(dtype, "f32") == 0 ? 4 : 8;
   return spmvd_predict_fit_work(cfg, x, t, n, f, e);
 }
 
@@ -710,7 +718,7 @@ static int run_replay(const char *points, const char *measured, double bound,
   if (l2_bytes == 0)
     l2_bytes = table_l2;
   for (k = 0; k < ncp; k++) {
-    if (fit_work(&cp[k].cfg, cp[k].x, cp[k].t, cp[k].n, l2_bytes,
+    if (fit_work(&cp[k].cfg, cp[k].dtype, cp[k].x, cp[k].t, cp[k].n, l2_bytes,
                  &cp[k].fit, &e) != 0)
       fprintf(stderr, "calib_points: %s\n", e.msg);
   }
@@ -836,7 +844,7 @@ static int run_replay(const char *points, const char *measured, double bound,
     if (cnt[k] == 0)
       continue;
     spmv_config_format(&cp[k].cfg, text, sizeof text);
-    if (fit_work(&cp[k].cfg, cp[k].mx, cp[k].mt, cp[k].mn, l2_bytes, &self,
+    if (fit_work(&cp[k].cfg, cp[k].dtype, cp[k].mx, cp[k].mt, cp[k].mn, l2_bytes, &self,
                  &e) == 0)
       snprintf(own, sizeof own, "%.1f %%", 100 * self.work_err);
     printf("| %s | %s | %zu | %.1f %% | %d | %.1f %% | %.1f %% | %s |\n",
