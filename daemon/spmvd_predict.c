@@ -829,6 +829,8 @@ static int len_desc(const void *a, const void *b)
 }
 
 #define FEAT_GROUP 32     /* a warp of rows */
+_Static_assert(SPMVD_FEAT_BLOCK % FEAT_GROUP == 0,
+               "w_block's blocks are whole warps of rows");
 #define FEAT_WINDOW 256   /* sell's sigma in the calibrated configuration */
 #define FEAT_VEC_TPR 16   /* csr-vector's TPR in the calibrated configuration */
 #define FEAT_STREAM_BS 128 /* csr-stream's calibrated configuration */
@@ -1120,6 +1122,7 @@ const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS] = {
   PFEAT_COLUMN(path_x), PFEAT_COLUMN(path_x_jad), PFEAT_COLUMN(path_m),
   PFEAT_COLUMN(x_warp), PFEAT_COLUMN(x_warp_jad), PFEAT_COLUMN(w_stream),
   PFEAT_COLUMN(path_stream), PFEAT_COLUMN(path_rounds),
+  PFEAT_COLUMN(w_block),
 };
 
 /* Feature i of spmvd_pfeat_columns in f. */
@@ -1144,6 +1147,7 @@ void spmvd_predict_features(const struct spmv_csr *A,
 {
   int64_t win[FEAT_WINDOW], r, r0, k, len, mx, steps[2];
   int shift = spmv_dtype_size(dt) == 4 ? 3 : 2; /* columns per sector: 8/4 */
+  double blk = 0;
   size_t n, j;
 
   memset(out, 0, sizeof *out);
@@ -1165,6 +1169,11 @@ void spmvd_predict_features(const struct spmv_csr *A,
           out->sectors += 1;
     }
     out->w_warp += (double)FEAT_GROUP * (double)mx;
+    /* Its block's share of it (a block starts every SPMVD_FEAT_BLOCK
+     * rows, a multiple of FEAT_GROUP). */
+    blk = (r0 % SPMVD_FEAT_BLOCK == 0 ? 0 : blk) +
+          (double)FEAT_GROUP * (double)mx;
+    out->w_block = blk > out->w_block ? blk : out->w_block;
     out->rl_max = (double)mx > out->rl_max ? (double)mx : out->rl_max;
     /* csr-vector: two rows per warp at TPR 16, the warp as slow as the
      * longer of each pair. */
@@ -1574,6 +1583,16 @@ static void fit_basis(const struct spmvd_fit *f, const struct spmv_config *cfg,
       f->value_bytes != 4)
     return;
   q = spmvd_predict_block_share(cfg, x->rows, f->sms);
+  /* Basis 15: with no SM holding two blocks the launch waits for the
+   * heaviest one, which an even share misses where blocks differ:
+   * Groebner_id2003_aug holds 46 % of its entries in one of its 20
+   * blocks.  Replayed on the nine H200 f32 tables (points refeatured),
+   * csr-scalar's error fell on eight and held on v94 (v98 5.3 -> 4.6 %,
+   * v100 5.4 -> 5.0, v102 4.6 -> 4.3, v104 5.6 -> 5.2; v95 6.4 -> 5.2);
+   * Groebner -23.6 -> -9.7 % on v104 (block-share-h200.md). */
+  if (f->basis >= 15 && cfg->bs == SPMVD_FEAT_BLOCK && x->w_block > 0 &&
+      x->w_warp > 0 && ceil(x->rows / cfg->bs) <= f->sms)
+    q = f->sms * x->w_block / x->w_warp;
   phi[2] *= q;
   phi[3] *= q;
   phi[5] *= q;
@@ -2209,6 +2228,20 @@ static int num(json_t *o, const char *fmt, const char *key, double *v,
   return 0;
 }
 
+/* Reads an optional non-negative number member of a fit: 0 when absent. */
+static int opt_count(json_t *o, const char *fmt, const char *key, double *v,
+                     struct spmv_error *err)
+{
+  *v = 0;
+  if (json_object_get(o, key) == NULL)
+    return 0;
+  if (num(o, fmt, key, v, err) != 0 || *v < 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"%s\" not a non-negative number", fmt,
+                          key);
+  return 0;
+}
+
 /* Reads work tree node i of a tree of n nodes (nodes before it read
  * already): null exactly where unused, else a leaf of SPMVD_WORK_TERMS
  * non-negative numbers or a split with children. */
@@ -2298,20 +2331,11 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"l2_bytes\" missing or negative",
                           name);
-  /* Absent from fits stored before the occupancy term (0: the term off). */
-  f->threads = 0;
-  if (json_object_get(o, "threads") != NULL &&
-      (num(o, name, "threads", &f->threads, err) != 0 || f->threads < 0))
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"threads\" not a non-negative number",
-                          name);
-  /* Absent from fits stored before basis 14 (0: its block share off). */
-  f->sms = 0;
-  if (json_object_get(o, "sms") != NULL &&
-      (num(o, name, "sms", &f->sms, err) != 0 || f->sms < 0))
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"sms\" not a non-negative number",
-                          name);
+  /* Absent from fits stored before the occupancy term (0: the term off),
+   * and before basis 14 (0: its block share off). */
+  if ((ret = opt_count(o, name, "threads", &f->threads, err)) != 0 ||
+      (ret = opt_count(o, name, "sms", &f->sms, err)) != 0)
+    return ret;
   f->value_bytes = 0;
   if (json_object_get(o, "value_bytes") != NULL) {
     double vb = 0;

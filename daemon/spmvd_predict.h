@@ -81,6 +81,9 @@ struct spmvd_pfeat {
   double path_stream; /* the most such steps of one block */
   double path_rounds; /* the most rounds of sums of one such block: its
                         rows over the groups of lanes that sum them */
+  double w_block;    /* the most of w_warp one block of SPMVD_FEAT_BLOCK
+                        rows holds: csr-scalar's heaviest block (basis
+                        15) */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -114,7 +117,9 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 14    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 15    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_FEAT_BLOCK 256   /* rows of a block in w_block: the calibrated
+                                  csr-scalar's */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 
@@ -171,9 +176,12 @@ struct spmvd_fit {
                               csr-stream's block of the most rounds of
                               sums in place of x's sectors
                               (spmvd_predict_work_basis), 14
-                              (SPMVD_WORK_BASIS) csr-scalar f32's
-                              throughput terms at the busiest SM's
-                              share (spmvd_predict_block_share) */
+                              csr-scalar f32's throughput terms at the
+                              busiest SM's share
+                              (spmvd_predict_block_share), 15
+                              (SPMVD_WORK_BASIS) that share from its
+                              heaviest block (w_block) when no SM holds
+                              two */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
 };
@@ -401,7 +409,7 @@ struct spmvd_pfeat_column {
  * (calib_points, and the calibrate op's points events that spmvctl
  * calibrate --points writes): every feature but bytes and hyb_k, which
  * a replay derives (spmvd_predict_footprint, w_hyb / rows). */
-#define SPMVD_PFEAT_NCOLUMNS 20
+#define SPMVD_PFEAT_NCOLUMNS 21
 extern const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS];
 
 /* Feature i of spmvd_pfeat_columns in f. */
@@ -467,7 +475,9 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
  * of sms; 1 when sms, bs or rows is 0).  A fit of basis 14 or later for
  * csr-scalar over 4-byte values multiplies the entries, warp work,
  * sectors, L1 and x-per-warp terms of spmvd_predict_work_basis by it
- * (spmvd_predict_time does, and the fit).
+ * (spmvd_predict_time does, and the fit).  From basis 15, where B <= sms
+ * (a block an SM) and the features hold w_block at cfg's block size, the
+ * share is sms x w_block / w_warp instead: the heaviest block's.
  */
 double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
                                  double sms);

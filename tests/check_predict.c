@@ -1553,6 +1553,63 @@ START_TEST(test_block_share)
 }
 END_TEST
 
+/* Basis 15: where no SM holds two blocks, the heaviest block's share.
+ * 600 rows are three blocks of 256 (the last of 88 rows, three warps);
+ * the middle block's rows hold 5 entries, the others 1: w_warp 8 x 32 +
+ * 8 x 32 x 5 + 3 x 32 = 1632, w_block 1280.  A fit of the entries alone
+ * (1e-3 us each) on 4 SMs then predicts 4 x 1280 / 1632 of them, where
+ * basis 14 took the even 4 / 3. */
+START_TEST(test_heaviest_block)
+{
+  struct spmv_csr *A = spmv_csr_new(600, 600, 256 + 256 * 5 + 88);
+  struct spmv_config sc = { SPMV_FMT_CSR_SCALAR, 256, 0, 0, 0 };
+  struct spmv_profile prof;
+  struct spmvd_pfeat x;
+  struct spmvd_fit f;
+  int64_t r, k = 0;
+
+  ck_assert_ptr_nonnull(A);
+  for (r = 0; r < 600; r++) {
+    A->row_ptr[r] = k;
+    for (int c = 0; c < (r >= 256 && r < 512 ? 5 : 1); c++) {
+      A->col_idx[k] = (int32_t)((r + c) % 600);
+      A->val[k++] = 1;
+    }
+  }
+  A->row_ptr[600] = k;
+  ck_assert_int_eq(spmv_csr_validate(A, 0, NULL), 0);
+  ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+  spmvd_predict_features(A, &prof, SPMV_F32, &x);
+  spmv_csr_free(A);
+  ck_assert_double_eq(x.w_warp, 1632);
+  ck_assert_double_eq(x.w_block, 1280);
+  memset(&f, 0, sizeof f);
+  f.kind = SPMVD_FIT_SADDLE;
+  f.cfg = sc;
+  f.strip = 1;
+  f.work_npoints = 1;
+  f.sms = 4;
+  f.value_bytes = 4;
+  f.wc[0][2] = 1e-3;
+  f.basis = 15;
+  ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
+                          1e-3 * x.nnz * 4 * 1280 / 1632, 1e-9);
+  f.basis = 14;
+  ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
+                          1e-3 * x.nnz * 4 / 3, 1e-9);
+  /* Two blocks an SM: the even share, whatever the heaviest. */
+  f.basis = 15;
+  f.sms = 2;
+  ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
+                          1e-3 * x.nnz * 4 / 3, 1e-9);
+  /* Over f64 values: the device's totals. */
+  f.sms = 4;
+  f.value_bytes = 8;
+  ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x), 1e-3 * x.nnz,
+                          1e-9);
+}
+END_TEST
+
 /* A csr-scalar fit over f32 values sees its throughput terms at the
  * busiest SM's share: times made of the entries at that share (2 to 8
  * blocks on 4 SMs) are fitted exactly and predicted so, where the same
@@ -1740,6 +1797,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_fit_tree);
   tcase_add_test(tc, test_fit_l1_term);
   tcase_add_test(tc, test_block_share);
+  tcase_add_test(tc, test_heaviest_block);
   tcase_add_test(tc, test_fit_block_share);
   tcase_add_test(tc, test_load_path);
   tcase_set_timeout(tc, 120);

@@ -53,6 +53,11 @@
 # - the H200's calib-points-h200-v102-f32 (basis 14 live) against
 #   eval-h200-v102-f32: within 5 %, the evaluation's own figures to the
 #   tenth (hyb 4.8 % at worst, csr-scalar 4.6 %; block-share-h200.md).
+# - the H200's calib-points-h200-v105-f32 (basis 15 live, w_block in the
+#   daemon's points) against eval-h200-v105-f32: within 6 %, the
+#   evaluation's own figures to the tenth (ell and hyb 5.2 % at worst,
+#   csr-scalar 4.3 %).  The tables before v105 have no w_block and
+#   replay basis 15 as basis 14 (the even share).
 # Basis 14 multiplies csr-scalar's throughput terms by the block share
 # in fits of f32 values, from the table's SMs ("# sms:", else its
 # threads over 2048): csr-scalar f32 fell on all nine f32 tables (v77
@@ -98,6 +103,7 @@ for v in v98 v100; do
   replay calib-points-h200-$v-f32 eval-h200-$v 0.06 60 f32
 done
 replay calib-points-h200-v102-f32 eval-h200-v102 0.05 60 f32
+replay calib-points-h200-v105-f32 eval-h200-v105 0.06 60 f32
 # The in-sample view: a line per calibration point of the table.
 pts=$results/calib-points-h100-v77-f32.tsv.gz
 want=$(gzip -dc "$pts" | grep -vc '^#')

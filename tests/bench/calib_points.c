@@ -611,7 +611,9 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       fputs(line, rewrite);
     /* The shape's 8 fields, the features in spmvd_pfeat_columns' order,
      * the configuration and its time.  Older tables hold a prefix of the
-     * features: 29 fields before path_rounds (then 0: --refeature
+     * features: 30 fields before w_block (then 0: basis 15 takes the
+     * even block share, unless --refeature recomputes it), 29 before
+     * path_rounds (then 0: --refeature
      * recomputes it), 27 before w_stream and path_stream, 25 before
      * x_warp and x_warp_jad and 22 before path_x (then 0: --refeature
      * recomputes them), 21 before sectors_jad (then the per-row count

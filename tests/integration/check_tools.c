@@ -582,20 +582,25 @@ static void collect_points(const char *text, void *arg)
   ck_assert_int_eq(json_integer_value(json_object_get(ev, "first")), ps->next);
   ps->total = json_integer_value(json_object_get(ev, "total"));
   cols = json_object_get(ev, "columns");
-  /* The shape, the 20 features, the configuration and its time: the
-   * 29 columns after the type of calib_points' tables. */
-  ck_assert_uint_eq(json_array_size(cols), 29);
+  /* The shape, the 21 features, the configuration and its time: the
+   * 30 columns after the type of calib_points' tables. */
+  ck_assert_uint_eq(json_array_size(cols), 30);
   ck_assert_str_eq(json_string_value(json_array_get(cols, 0)), "matrix");
   ck_assert_str_eq(json_string_value(json_array_get(cols, 7)), "rows");
   ck_assert_str_eq(json_string_value(json_array_get(cols, 26)), "path_rounds");
-  ck_assert_str_eq(json_string_value(json_array_get(cols, 27)), "config");
-  ck_assert_str_eq(json_string_value(json_array_get(cols, 28)), "us");
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 27)), "w_block");
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 28)), "config");
+  ck_assert_str_eq(json_string_value(json_array_get(cols, 29)), "us");
   ck_assert_uint_le(json_array_size(json_object_get(ev, "points")), 128);
   json_array_foreach(json_object_get(ev, "points"), i, row) {
-    const char *cfg = json_string_value(json_array_get(row, 27));
-    ck_assert_uint_eq(json_array_size(row), 29);
+    const char *cfg = json_string_value(json_array_get(row, 28));
+    ck_assert_uint_eq(json_array_size(row), 30);
     ck_assert_ptr_nonnull(cfg);
-    ck_assert(json_number_value(json_array_get(row, 28)) > 0);
+    ck_assert(json_number_value(json_array_get(row, 29)) > 0);
+    /* The heaviest block holds at most all of the warp work. */
+    ck_assert(json_number_value(json_array_get(row, 27)) > 0);
+    ck_assert(json_number_value(json_array_get(row, 27)) <=
+              json_number_value(json_array_get(row, 10)));
     ck_assert(json_number_value(json_array_get(row, 7)) >= 1);
     json_object_set_new(ps->per_config, cfg, json_integer(
         json_integer_value(json_object_get(ps->per_config, cfg)) + 1));
