@@ -48,16 +48,20 @@
 # - the H200's calib-points-h200-v98 and v100, f32 only: csr-scalar's f32
 #   walk of kernels 17 (whole chunks and one predicated tail; v98 from the
 #   switch that tried it, v100 as landed) against eval-h200-v98 and v100:
-#   within 6 % (csr-scalar 5.3 and 5.4 % at worst in basis 14, 5.7 and
-#   6.4 % before: block-share-h200.md; the others at 3.0-5.1 %).
+#   within 6 % (csr-scalar 5.3 and 5.4 % in basis 14, 4.7 and 5.0 in
+#   basis 15, 5.7 and 6.4 % before: block-share-h200.md; the others at
+#   3.0-5.1 %).
 # - the H200's calib-points-h200-v102-f32 (basis 14 live) against
 #   eval-h200-v102-f32: within 5 %, the evaluation's own figures to the
-#   tenth (hyb 4.8 % at worst, csr-scalar 4.6 %; block-share-h200.md).
+#   tenth in basis 14 (hyb 4.8 % at worst, csr-scalar 4.6 %, 4.2 in
+#   basis 15; block-share-h200.md).
 # - the H200's calib-points-h200-v105-f32 (basis 15 live, w_block in the
 #   daemon's points) against eval-h200-v105-f32: within 6 %, the
 #   evaluation's own figures to the tenth (ell and hyb 5.2 % at worst,
-#   csr-scalar 4.3 %).  The tables before v105 have no w_block and
-#   replay basis 15 as basis 14 (the even share).
+#   csr-scalar 4.3 %).  The tables before v105 have no w_block: their
+#   points are fitted at the even share and the matrices predicted at
+#   their heaviest block's (csr-scalar f32 v98 4.7 %, v100 5.0, v102
+#   4.2, within 0.2 points of the points refeatured).
 # Basis 14 multiplies csr-scalar's throughput terms by the block share
 # in fits of f32 values, from the table's SMs ("# sms:", else its
 # threads over 2048): csr-scalar f32 fell on all nine f32 tables (v77
