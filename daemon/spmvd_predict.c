@@ -1569,9 +1569,9 @@ double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
  * terms times the block share took csr-scalar's replayed error down on
  * all nine f32 tables (H200 v93-v98, v100 6.4 -> 5.4 %, v98 5.7 -> 5.3;
  * H100 v77, v87), and up on six of the eight f64 ones (H100 v77 4.1 ->
- * 6.0 %), so
- * fits of 8-byte values keep the totals (block-share-h200.md).  The
- * past-the-cliff warp work stays a total: DRAM is the device's.
+ * 6.0 %), so fits of 8-byte values keep the totals
+ * (block-share-h200.md).  The past-the-cliff warp work stays a total:
+ * DRAM is the device's.
  */
 static void fit_basis(const struct spmvd_fit *f, const struct spmv_config *cfg,
                       const struct spmvd_pfeat *x, double phi[SPMVD_WORK_TERMS])
@@ -1982,7 +1982,7 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
     f->l2_bytes = (double)dev->l2_bytes;
     f->threads = spmvd_predict_threads(dev);
     f->sms = dev->sms;
-    f->value_bytes = plan->dtype == SPMV_F32 ? 4 : 8;
+    f->value_bytes = (int)spmv_dtype_size(plan->dtype);
     spmvd_predict_fit_work(&f->cfg, x, t, n, f, NULL);
   }
 out:
@@ -2304,7 +2304,7 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           struct spmv_error *err)
 {
   json_t *w = json_object_get(o, "work");
-  double np = 0;
+  double np = 0, vb;
   int i, n, ret;
 
   if (w == NULL)
@@ -2336,15 +2336,12 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
   if ((ret = opt_count(o, name, "threads", &f->threads, err)) != 0 ||
       (ret = opt_count(o, name, "sms", &f->sms, err)) != 0)
     return ret;
-  f->value_bytes = 0;
-  if (json_object_get(o, "value_bytes") != NULL) {
-    double vb = 0;
-    if (num(o, name, "value_bytes", &vb, err) != 0 ||
-        (vb != 0 && vb != 4 && vb != 8))
-      return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: \"value_bytes\" not 0, 4 or 8", name);
-    f->value_bytes = (int)vb;
-  }
+  if ((ret = opt_count(o, name, "value_bytes", &vb, err)) != 0)
+    return ret;
+  if (vb != 0 && vb != 4 && vb != 8)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"value_bytes\" not 0, 4 or 8", name);
+  f->value_bytes = (int)vb;
   /* Absent from fits stored before the row term's second basis: those
    * predict in the first, as they were fitted. */
   f->basis = 1;

@@ -475,9 +475,10 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
  * of sms; 1 when sms, bs or rows is 0).  A fit of basis 14 or later for
  * csr-scalar over 4-byte values multiplies the entries, warp work,
  * sectors, L1 and x-per-warp terms of spmvd_predict_work_basis by it
- * (spmvd_predict_time does, and the fit).  From basis 15, where B <= sms
- * (a block an SM) and the features hold w_block at cfg's block size, the
- * share is sms x w_block / w_warp instead: the heaviest block's.
+ * (spmvd_predict_time does, and the fit).  From basis 15 the fit takes,
+ * where B <= sms (a block an SM) and the features hold w_block at cfg's
+ * block size, sms x w_block / w_warp instead: the heaviest block's share,
+ * which this even one equals when the blocks are alike.
  */
 double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
                                  double sms);

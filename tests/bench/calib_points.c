@@ -683,7 +683,8 @@ static int fit_work(const struct spmv_config *cfg, const char *dtype,
   f->l2_bytes = l2_bytes;
   f->threads = replay_threads;
   f->sms = replay_sms > 0 ? replay_sms : replay_threads / REPLAY_SM_THREADS;
-  f->value_bytes = strcmp(dtype, "f32") == 0 ? 4 : 8;
+  f->value_bytes = (int)spmv_dtype_size(strcmp(dtype, "f32") == 0 ? SPMV_F32
+                                                                : SPMV_F64);
   return spmvd_predict_fit_work(cfg, x, t, n, f, e);
 }
 
