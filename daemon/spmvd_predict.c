@@ -1,6 +1,7 @@
 /* spmvd_predict.c: the statistical performance predictor (Wang, Gu & Li):
  * calibration plan and driver, least-squares fits, predictions. */
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1320,12 +1321,36 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   phi[3] = w;
   /* A thread of HYB's ELL kernel steps through hyb_k entries at most. */
   phi[4] = cfg->format == SPMV_FMT_HYB ? x->hyb_k : x->rl_max;
+  /* Basis 16: csr-adaptive gives a row of length L 2^k lanes, the fewest
+   * that leave each lane 8 entries (kernels/csr_adaptive.c), so its
+   * longest row's path grows with the reduction's log2 steps, not with L:
+   * karate (17 entries a row at most) and dwt_992 (18) ran 9-10 % faster
+   * than rl_max predicted, rdb3200l (6) and crack (9) 6-7 % slower.
+   * Replayed on the 13 committed H200 tables of kernels 17 with the
+   * bootstrap trees, csr-adaptive's mean error was 4.9 % with rl_max and
+   * 4.5 % with this (bagging-h200.md); the reduction's steps themselves,
+   * ceil(L / 2^k) + k, fitted worse than rl_max. */
+  if (basis >= 16 && cfg->format == SPMV_FMT_CSR_ADAPTIVE)
+    phi[4] = log2(1 + x->rl_max);
   phi[5] = sect;
   /* A second kernel: HYB's COO part when there is one; csr-stream's sum of
    * the chunks of rows longer than a block holds. */
   phi[6] = 0;
   if (cfg->format == SPMV_FMT_HYB)
     phi[6] = x->hyb_coo > 0 ? 1 : 0;
+  /* Basis 16: hyb's COO part, past its two launches, costs more with its
+   * entries long before their count does: about 3.8 us over the ELL part
+   * for crack's one entry, 5.5 for a calibration point's thousand, 6.5
+   * for ten thousand (H200, f32).  A fit with one step for all of them
+   * took the points' 5.5-7 us and put crack 25 % over its time, mhd3200b
+   * (1584 entries) 16 %.  The step grows by 5 % of itself for each
+   * doubling of the entries; replayed on the 13 committed H200 tables of
+   * kernels 17 (with the bootstrap trees) hyb's mean error fell from 4.4
+   * to 3.8 %, its worst f32 table from 5.2 to 4.7 (bagging-h200.md; 2,
+   * 3 and 10 % a doubling left 4.0, 3.9 and 4.1 %, 20 and 40 % 4.4 and
+   * 4.8, the log as a term of its own in the sectors' place 4.0). */
+  if (basis >= 16 && cfg->format == SPMV_FMT_HYB && x->hyb_coo > 0)
+    phi[6] = 1 + 0.05 * log2(1 + x->hyb_coo);
   if (cfg->format == SPMV_FMT_CSR_STREAM ||
       cfg->format == SPMV_FMT_CSR_STREAM16) {
     cap = (double)(cfg->bs > 0 ? cfg->bs : SPMV_STREAM_BS) *
@@ -1601,28 +1626,54 @@ static void fit_basis(const struct spmvd_fit *f, const struct spmv_config *cfg,
 }
 
 /* The tree's leaf for features x. */
-static int work_leaf(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
+static int tree_leaf(const struct spmvd_tree *w, const struct spmvd_pfeat *x)
 {
   int i = 0;
 
-  while (i < SPMVD_TREE_NODES && f->split[i] != SPMVD_SPLIT_NONE &&
+  while (i < SPMVD_TREE_NODES && w->split[i] != SPMVD_SPLIT_NONE &&
          2 * i + 2 < SPMVD_TREE_NODES)
-    i = spmvd_split_value((enum spmvd_split)f->split[i], x) <= f->thr[i]
+    i = spmvd_split_value((enum spmvd_split)w->split[i], x) <= w->thr[i]
             ? 2 * i + 1
             : 2 * i + 2;
   return i;
 }
 
-/* The work model at features x. */
+/* Tree w's time for terms phi of features x. */
+static double tree_eval(const struct spmvd_tree *w, const struct spmvd_pfeat *x,
+                        const double phi[SPMVD_WORK_TERMS])
+{
+  double t = 0;
+  int j, i = tree_leaf(w, x);
+
+  for (j = 0; j < SPMVD_WORK_TERMS; j++)
+    t += w->wc[i][j] * phi[j];
+  return t;
+}
+
+/* The work model at features x: its tree's time alone, or with its
+ * bootstrap trees the mean of their and its times but the least and the
+ * greatest.  A resample can leave a leaf to extrapolate wildly: one of
+ * nine trees put an H100 f64 matrix at 157 % over its time, and the plain
+ * mean took csr-vector's replayed error from 4.0 to 8.7 % (4.1 trimmed;
+ * bagging-h200.md). */
 static double work_eval(const struct spmvd_fit *f, const struct spmvd_pfeat *x)
 {
-  double phi[SPMVD_WORK_TERMS], t = 0;
-  int j, i = work_leaf(f, x);
+  double phi[SPMVD_WORK_TERMS], t, lo, hi, sum;
+  int b;
 
   fit_basis(f, &f->cfg, x, phi);
-  for (j = 0; j < SPMVD_WORK_TERMS; j++)
-    t += f->wc[i][j] * phi[j];
-  return t;
+  t = tree_eval(&f->tree, x, phi);
+  if (f->nbag < 2)
+    return f->nbag == 0 ? t : (t + tree_eval(&f->bag[0], x, phi)) / 2;
+  lo = hi = sum = t;
+  for (b = 0; b < f->nbag; b++) {
+    double tb = tree_eval(&f->bag[b], x, phi);
+
+    sum += tb;
+    lo = tb < lo ? tb : lo;
+    hi = tb > hi ? tb : hi;
+  }
+  return (sum - lo - hi) / (f->nbag - 1);
 }
 
 /*
@@ -1777,22 +1828,22 @@ static void partition(struct tree_fit *w, const size_t *idx, size_t n,
   }
 }
 
-/* Grows node i of f over the samples idx[0 .. n) (reordered): a leaf, or,
+/* Grows node i of tree tr over the samples idx[0 .. n) (reordered): a leaf, or,
  * where node i has children, the split whose two leaves cut the error
  * most.  Returns 0 or -1 when not even a leaf fits. */
 static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
-                struct spmvd_fit *f)
+                struct spmvd_tree *tr)
 {
   double c[SPMVD_WORK_TERMS], cl[SPMVD_WORK_TERMS], cr[SPMVD_WORK_TERMS];
   double e, el, er, best, thr = 0;
   size_t nl, nr;
   int s, q, bs = SPMVD_SPLIT_NONE;
 
-  f->split[i] = SPMVD_SPLIT_NONE;
+  tr->split[i] = SPMVD_SPLIT_NONE;
   if (leaf_fit(w->phi, w->t, idx, n, w->guard, w->ref, w->sub, w->tsub, c,
                &e) != 0)
     return -1;
-  memcpy(f->wc[i], c, sizeof c);
+  memcpy(tr->wc[i], c, sizeof c);
   if (2 * i + 2 >= SPMVD_TREE_NODES || n < 2 * TREE_MIN_LEAF)
     return 0;
   best = TREE_GAIN * e;
@@ -1820,15 +1871,25 @@ static int grow(struct tree_fit *w, size_t *idx, size_t n, int i,
   partition(w, idx, n, bs, thr, &nl, &nr);
   memcpy(idx, w->left, nl * sizeof *idx);
   memcpy(idx + nl, w->right, nr * sizeof *idx);
-  if (grow(w, idx, nl, 2 * i + 1, f) != 0 ||
-      grow(w, idx + nl, nr, 2 * i + 2, f) != 0)
+  if (grow(w, idx, nl, 2 * i + 1, tr) != 0 ||
+      grow(w, idx + nl, nr, 2 * i + 2, tr) != 0)
     return -1;
-  f->split[i] = bs;
-  f->thr[i] = thr;
+  tr->split[i] = bs;
+  tr->thr[i] = thr;
   return 0;
 }
 
-/* Fits the work model's tree. */
+/* The next of a xorshift64 generator's numbers: the bootstrap trees'
+ * resamples, the same on every run. */
+static uint64_t bag_next(uint64_t *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* Fits the work model's tree and its bootstrap trees. */
 int spmvd_predict_fit_work(const struct spmv_config *cfg,
                            const struct spmvd_pfeat *x,
                            const double *t, size_t n, struct spmvd_fit *f,
@@ -1837,13 +1898,14 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   struct tree_fit w;
   double *phi, s = 0;
   size_t *idx, k, m = 0;
-  int rc;
+  uint64_t state = 0x9e3779b97f4a7c15u;
+  int b, rc;
 
   f->work_npoints = 0;
   f->basis = SPMVD_WORK_BASIS;
-  memset(f->split, 0, sizeof f->split);
-  memset(f->thr, 0, sizeof f->thr);
-  memset(f->wc, 0, sizeof f->wc);
+  memset(&f->tree, 0, sizeof f->tree);
+  memset(f->bag, 0, sizeof f->bag);
+  f->nbag = 0;
   if (n < SPMVD_WORK_TERMS)
     return spmv_error_set(err, SPMV_EINVAL,
                           "work fit of %s: %zu samples, %d needed",
@@ -1867,7 +1929,17 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   w.left = idx + n;
   w.right = idx + 2 * n;
   w.guard = guarded_term(cfg, f->basis, &w.ref);
-  rc = grow(&w, idx, n, 0, f);
+  rc = grow(&w, idx, n, 0, &f->tree);
+  /* A resample that leaves no non-negative line (all its points of one
+   * kind) is dropped; the others still average. */
+  for (b = 0; rc == 0 && b < SPMVD_BAG_TREES; b++) {
+    for (k = 0; k < n; k++)
+      idx[k] = (size_t)(bag_next(&state) % n);
+    if (grow(&w, idx, n, 0, &f->bag[f->nbag]) == 0)
+      f->nbag++;
+    else
+      memset(&f->bag[f->nbag], 0, sizeof f->bag[0]);
+  }
   free(phi);
   free(idx);
   if (rc != 0)
@@ -2123,32 +2195,46 @@ int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
 }
 
 /* Whether tree node i is reached: the root, or a child of a split. */
-static int node_used(const struct spmvd_fit *f, int i)
+static int node_used(const struct spmvd_tree *t, int i)
 {
-  return i == 0 || (f->split[(i - 1) / 2] != SPMVD_SPLIT_NONE &&
-                    node_used(f, (i - 1) / 2));
+  return i == 0 || (t->split[(i - 1) / 2] != SPMVD_SPLIT_NONE &&
+                    node_used(t, (i - 1) / 2));
 }
 
 /* A work tree node as JSON: null where unused, a leaf's coefficients, or
  * {"split": NAME, "at": THRESHOLD}. */
-static json_t *work_node_json(const struct spmvd_fit *f, int i)
+static json_t *work_node_json(const struct spmvd_tree *t, int i)
 {
   json_t *a;
   int j;
 
-  if (!node_used(f, i))
+  if (!node_used(t, i))
     return json_null();
-  if (f->split[i] != SPMVD_SPLIT_NONE)
+  if (t->split[i] != SPMVD_SPLIT_NONE)
     return json_pack("{sssf}", "split",
-                     spmvd_split_name((enum spmvd_split)f->split[i]), "at",
-                     f->thr[i]);
+                     spmvd_split_name((enum spmvd_split)t->split[i]), "at",
+                     t->thr[i]);
   a = json_array();
   for (j = 0; a != NULL && j < SPMVD_WORK_TERMS; j++)
-    if (json_array_append_new(a, json_real(f->wc[i][j])) != 0) {
+    if (json_array_append_new(a, json_real(t->wc[i][j])) != 0) {
       json_decref(a);
       a = NULL;
     }
   return a;
+}
+
+/* Returns a new reference to tree t as an array of its nodes. */
+static json_t *tree_json(const struct spmvd_tree *t)
+{
+  json_t *w = json_array();
+  int j;
+
+  for (j = 0; w != NULL && j < SPMVD_TREE_NODES; j++)
+    if (json_array_append_new(w, work_node_json(t, j)) != 0) {
+      json_decref(w);
+      w = NULL;
+    }
+  return w;
 }
 
 /* Returns a new reference to one fit as JSON. */
@@ -2157,7 +2243,7 @@ static json_t *fit_json(const struct spmvd_fit *f)
   char text[64];
 
   spmv_config_format(&f->cfg, text, sizeof text);
-  json_t *o, *w;
+  json_t *o, *w, *bag;
   int j;
 
   if (f->kind == SPMVD_FIT_VECTOR)
@@ -2173,12 +2259,7 @@ static json_t *fit_json(const struct spmvd_fit *f)
                   f->err_mean);
   if (o == NULL || f->work_npoints <= 0)
     return o;
-  w = json_array();
-  for (j = 0; w != NULL && j < SPMVD_TREE_NODES; j++)
-    if (json_array_append_new(w, work_node_json(f, j)) != 0) {
-      json_decref(w);
-      w = NULL;
-    }
+  w = tree_json(&f->tree);
   if (w == NULL || json_object_set_new(o, "work", w) != 0 ||
       json_object_set_new(o, "work_npoints",
                           json_integer(f->work_npoints)) != 0 ||
@@ -2191,6 +2272,18 @@ static json_t *fit_json(const struct spmvd_fit *f)
       json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
     json_decref(o);
     return NULL;
+  }
+  if (f->nbag > 0) {
+    bag = json_array();
+    for (j = 0; bag != NULL && j < f->nbag; j++)
+      if (json_array_append_new(bag, tree_json(&f->bag[j])) != 0) {
+        json_decref(bag);
+        bag = NULL;
+      }
+    if (bag == NULL || json_object_set_new(o, "bag", bag) != 0) {
+      json_decref(o);
+      return NULL;
+    }
   }
   return o;
 }
@@ -2245,18 +2338,19 @@ static int opt_count(json_t *o, const char *fmt, const char *key, double *v,
 /* Reads work tree node i of a tree of n nodes (nodes before it read
  * already): null exactly where unused, else a leaf of SPMVD_WORK_TERMS
  * non-negative numbers or a split with children. */
-static int work_node_from_json(json_t *v, const char *name, int i, int n,
-                               struct spmvd_fit *f, struct spmv_error *err)
+static int work_node_from_json(json_t *v, const char *name, const char *what,
+                               int i, int n, struct spmvd_tree *t,
+                               struct spmv_error *err)
 {
   enum spmvd_split s;
   json_t *c;
   size_t j;
 
-  if (!node_used(f, i)) {
+  if (!node_used(t, i)) {
     if (!json_is_null(v))
       return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: work[%d] is under a leaf and must "
-                            "be null", name, i);
+                            "fit of %s: %s[%d] is under a leaf and must "
+                            "be null", name, what, i);
     return 0;
   }
   if (json_is_array(v)) {
@@ -2266,20 +2360,20 @@ static int work_node_from_json(json_t *v, const char *name, int i, int n,
     if (json_array_size(v) != SPMVD_WORK_TERMS &&
         json_array_size(v) != SPMVD_WORK_TERMS_V1)
       return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: work[%d] must hold %d numbers (%d "
+                            "fit of %s: %s[%d] must hold %d numbers (%d "
                             "in a fit stored before the path and occupancy "
-                            "terms)", name, i, SPMVD_WORK_TERMS,
+                            "terms)", name, what, i, SPMVD_WORK_TERMS,
                             SPMVD_WORK_TERMS_V1);
-    memset(f->wc[i], 0, sizeof f->wc[i]);
+    memset(t->wc[i], 0, sizeof t->wc[i]);
     json_array_foreach(v, j, c) {
       if (!json_is_number(c) || !isfinite(json_number_value(c)) ||
           json_number_value(c) < 0)
         return spmv_error_set(err, SPMV_EINVAL,
-                              "fit of %s: work[%d][%zu] is not a "
-                              "non-negative number", name, i, j);
-      f->wc[i][j] = json_number_value(c);
+                              "fit of %s: %s[%d][%zu] is not a "
+                              "non-negative number", name, what, i, j);
+      t->wc[i][j] = json_number_value(c);
     }
-    f->split[i] = SPMVD_SPLIT_NONE;
+    t->split[i] = SPMVD_SPLIT_NONE;
     return 0;
   }
   if (!json_is_object(v) || 2 * i + 2 >= n ||
@@ -2289,11 +2383,26 @@ static int work_node_from_json(json_t *v, const char *name, int i, int n,
       !json_is_number(json_object_get(v, "at")) ||
       !isfinite(json_number_value(json_object_get(v, "at"))))
     return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: work[%d] is neither a leaf nor a split "
+                          "fit of %s: %s[%d] is neither a leaf nor a split "
                           "{\"split\": rows|work|rl_max|mean, \"at\": N} "
-                          "above two more nodes", name, i);
-  f->split[i] = s;
-  f->thr[i] = json_number_value(json_object_get(v, "at"));
+                          "above two more nodes", name, what, i);
+  t->split[i] = s;
+  t->thr[i] = json_number_value(json_object_get(v, "at"));
+  return 0;
+}
+
+/* Reads a tree of n nodes (an array of them, v) into t; what names it in
+ * errors. */
+static int tree_from_json(json_t *v, const char *name, const char *what,
+                          int n, struct spmvd_tree *t, struct spmv_error *err)
+{
+  int i, ret;
+
+  memset(t, 0, sizeof *t);
+  for (i = 0; i < n; i++)
+    if ((ret = work_node_from_json(json_array_get(v, (size_t)i), name, what,
+                                   i, n, t, err)) != 0)
+      return ret;
   return 0;
 }
 
@@ -2303,7 +2412,7 @@ static int work_node_from_json(json_t *v, const char *name, int i, int n,
 static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           struct spmv_error *err)
 {
-  json_t *w = json_object_get(o, "work");
+  json_t *w = json_object_get(o, "work"), *bag;
   double np = 0, vb;
   int i, n, ret;
 
@@ -2315,12 +2424,30 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           "fit of %s: \"work\" must be an array of %d or %d "
                           "tree nodes", name, SPMVD_TREE_NODES,
                           SPMVD_TREE_NODES_D2);
-  memset(f->split, 0, sizeof f->split);
-  memset(f->wc, 0, sizeof f->wc);
-  for (i = 0; i < n; i++)
-    if ((ret = work_node_from_json(json_array_get(w, (size_t)i), name, i, n,
-                                   f, err)) != 0)
+  if ((ret = tree_from_json(w, name, "work", n, &f->tree, err)) != 0)
+    return ret;
+  /* Absent from fits stored before the bootstrap trees: the tree alone
+   * predicts, as it did. */
+  bag = json_object_get(o, "bag");
+  if (bag != NULL && (!json_is_array(bag) || json_array_size(bag) < 1 ||
+                      json_array_size(bag) > SPMVD_BAG_TREES))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"bag\" must be an array of 1 to %d "
+                          "trees", name, SPMVD_BAG_TREES);
+  for (i = 0; bag != NULL && i < (int)json_array_size(bag); i++) {
+    json_t *t = json_array_get(bag, (size_t)i);
+    char what[32];
+
+    snprintf(what, sizeof what, "bag[%d]", i);
+    if (!json_is_array(t) || json_array_size(t) != SPMVD_TREE_NODES)
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "fit of %s: %s must be an array of %d tree nodes",
+                            name, what, SPMVD_TREE_NODES);
+    if ((ret = tree_from_json(t, name, what, SPMVD_TREE_NODES, &f->bag[i],
+                              err)) != 0)
       return ret;
+    f->nbag = i + 1;
+  }
   if (num(o, name, "work_npoints", &np, err) != 0 || np < 1)
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"work_npoints\" missing or < 1",

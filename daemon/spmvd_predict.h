@@ -117,11 +117,36 @@ struct spmvd_pfeat {
  */
 #define SPMVD_WORK_TERMS 11
 #define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 15    /* the basis new fits use (struct spmvd_fit) */
+#define SPMVD_WORK_BASIS 16    /* the basis new fits use (struct spmvd_fit) */
 #define SPMVD_FEAT_BLOCK 256   /* rows of a block in w_block: the calibrated
                                   csr-scalar's */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 #define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
+/*
+ * Bootstrap trees a work fit keeps beside its tree.  A tree's splits and
+ * the terms its leaves keep jump with a few points' noise: two H200
+ * calibrations of one plan whose points agreed within 0.2 % in median
+ * predicted mid-size real matrices up to 16 % apart (csr-scalar f64,
+ * v94 and v95).  Trees grown on resamples of the points, averaged with
+ * the tree, hold still: replayed on the 13 committed H200 tables of
+ * kernels 17, the mean error of 11 of the 12 formats fell (csr-vector
+ * 4.6 -> 4.1, coo 4.6 -> 4.3, ell 4.0 -> 3.5, csr-scalar 5.1 -> 4.8 %;
+ * v103's csr-stream 5.7 -> 3.5 %, its zenios outlier gone), hyb's held.
+ * Another seed for the resamples moves a format by up to 0.4 points
+ * (ell 3.4-3.9 %); 8 trees did as well as 16 and better than 4 or 6, and
+ * keep 12 fits' JSON at about 77 KB (bagging-h200.md).
+ */
+#define SPMVD_BAG_TREES 8
+
+/* One work model tree: a matrix goes from node 0 to the left child where
+ * its split[i] value is <= thr[i], else to the right, down to a leaf
+ * (split NONE) whose coefficients wc[i] give its time; nodes below a leaf
+ * are unused. */
+struct spmvd_tree {
+  int split[SPMVD_TREE_NODES];
+  double thr[SPMVD_TREE_NODES];
+  double wc[SPMVD_TREE_NODES][SPMVD_WORK_TERMS];
+};
 
 /* What a model tree node splits on (struct spmvd_fit). */
 enum spmvd_split {
@@ -145,13 +170,8 @@ struct spmvd_fit {
   int npoints;             /* samples the fit used */
   double err_mean;         /* mean |fit - measured| / measured over them */
   /* The work model (spmvd_predict_work_basis): fitted when work_npoints
-   * > 0 and then what predictions use.  A matrix goes from node 0 to the
-   * left child where its split[i] value is <= thr[i], else to the right,
-   * down to a leaf (split NONE) whose coefficients wc[i] give its time;
-   * nodes below a leaf are unused. */
-  int split[SPMVD_TREE_NODES];
-  double thr[SPMVD_TREE_NODES];
-  double wc[SPMVD_TREE_NODES][SPMVD_WORK_TERMS];
+   * > 0 and then what predictions use, with the bootstrap trees below. */
+  struct spmvd_tree tree;
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   double threads;          /* its resident threads, SMs x threads per SM
                               (0: unknown, the occupancy term off) */
@@ -179,11 +199,18 @@ struct spmvd_fit {
                               csr-scalar f32's throughput terms at the
                               busiest SM's share
                               (spmvd_predict_block_share), 15
-                              (SPMVD_WORK_BASIS) that share from its
-                              heaviest block (w_block) when no SM holds
-                              two */
+                              that share from its heaviest block
+                              (w_block) when no SM holds two, 16
+                              (SPMVD_WORK_BASIS) csr-adaptive's longest
+                              row as log2(1 + rl_max) */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
+  /* The bootstrap trees (SPMVD_BAG_TREES, or 0 for fits stored before
+   * them): each grown as the tree above on as many points drawn at random
+   * with replacement from its points; the time is then the mean of the
+   * tree's and theirs. */
+  int nbag;
+  struct spmvd_tree bag[SPMVD_BAG_TREES];
 };
 
 /* A device's fits, indexed by format (kind NONE where not calibrated). */
@@ -461,7 +488,8 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * basis 11, for hyb, the path's is x_warp times the share of the device's
  * threads the rows occupy (at most 1, 0 when threads is 0); in basis 12
  * csr-scalar's L1 share counts from 0.32, not 0.4; in basis 13, for
- * csr-stream and csr-stream16, the sectors' term is path_rounds.
+ * csr-stream and csr-stream16, the sectors' term is path_rounds; in
+ * basis 16, for csr-adaptive, the longest path's is log2(1 + rl_max).
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,
@@ -486,9 +514,12 @@ double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
 /*
  * The work model's tree over n samples (features x[k], times t[k],
  * borrowed), each leaf a non-negative weighted least squares, into f's
- * split, thr, wc, work_npoints and work_err, in basis SPMVD_WORK_BASIS
- * (set into f->basis), on f->l2_bytes's L2 (set by the caller).  Returns 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples
- * determine no model (fewer than SPMVD_WORK_TERMS).
+ * split, thr, wc, and its SPMVD_BAG_TREES bootstrap trees into bag and
+ * nbag (the resamples drawn by a fixed generator: the same samples give
+ * the same fit), work_npoints and work_err, in basis SPMVD_WORK_BASIS
+ * (set into f->basis), on f->l2_bytes's L2 (set by the caller).  Returns
+ * 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples determine no model
+ * (fewer than SPMVD_WORK_TERMS).
  */
 int spmvd_predict_fit_work(const struct spmv_config *cfg,
                            const struct spmvd_pfeat *x,

@@ -324,10 +324,10 @@ struct fake {
   int bound;  /* > 0: calls after this many are past the time bound */
 };
 
-/* Asserts that a and b hold the same work tree: splits, thresholds and the
- * leaves' coefficients, node by node from the root. */
-static void assert_same_tree(const struct spmvd_fit *a,
-                             const struct spmvd_fit *b)
+/* Asserts that a and b are the same work tree: splits, thresholds and
+ * the leaves' coefficients, node by node from the root. */
+static void assert_same_nodes(const struct spmvd_tree *a,
+                              const struct spmvd_tree *b)
 {
   int reach[SPMVD_TREE_NODES] = { 1 }, i, j;
 
@@ -344,6 +344,17 @@ static void assert_same_tree(const struct spmvd_fit *a,
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
       ck_assert_double_eq(a->wc[i][j], b->wc[i][j]);
   }
+}
+
+/* Asserts that fits a and b hold the same work trees: the tree and each
+ * bootstrap tree. */
+static void assert_same_tree(const struct spmvd_fit *a,
+                             const struct spmvd_fit *b)
+{
+  assert_same_nodes(&a->tree, &b->tree);
+  ck_assert_int_eq(a->nbag, b->nbag);
+  for (int k = 0; k < a->nbag; k++)
+    assert_same_nodes(&a->bag[k], &b->bag[k]);
 }
 
 /* The true saddle coefficients of format f. */
@@ -690,11 +701,11 @@ START_TEST(test_calibrate_end_to_end)
     ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
     ck_assert_double_eq(old.fit[SPMV_FMT_JAD].threads, 0);
     for (node = 0; node < SPMVD_TREE_NODES; node++)
-      if (pr2.fit[SPMV_FMT_JAD].split[node] == SPMVD_SPLIT_NONE) {
-        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].wc[node][9], 0);
-        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].wc[node][10], 0);
-        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].wc[node][2],
-                            pr2.fit[SPMV_FMT_JAD].wc[node][2]);
+      if (pr2.fit[SPMV_FMT_JAD].tree.split[node] == SPMVD_SPLIT_NONE) {
+        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].tree.wc[node][9], 0);
+        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].tree.wc[node][10], 0);
+        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].tree.wc[node][2],
+                            pr2.fit[SPMV_FMT_JAD].tree.wc[node][2]);
       }
   }
   /* A negative coefficient in one of coo's leaves is refused. */
@@ -954,9 +965,13 @@ START_TEST(test_features)
   spmvd_predict_work_basis(&hyb, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 34);
   ck_assert_double_eq(phi[4], 1);
-  ck_assert_double_eq(phi[6], 1);
+  /* Its COO part's step grows 5 % a doubling of its 11 entries from basis
+   * 16, 1 before. */
+  ck_assert_double_eq_tol(phi[6], 1 + 0.05 * log2(12), 1e-12);
   ck_assert_double_eq(phi[7], 11);
   ck_assert_double_eq(phi[9], 0);
+  spmvd_predict_work_basis(&hyb, 15, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[6], 1);
   /* From basis 11 hyb's ELL part keeps x per warp as ell does: x_warp
    * times the share of the device (34 rows of 68 threads); none before. */
   spmvd_predict_work_basis(&hyb, SPMVD_WORK_BASIS, 0, 68, &f, phi);
@@ -986,6 +1001,15 @@ START_TEST(test_features)
   ck_assert_double_eq(phi[5], f.sectors);
   spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[5], f.sectors);
+  /* From basis 16 csr-adaptive's longest row counts as log2(1 + rl_max)
+   * (its lanes grow with the row), as rl_max before. */
+  struct spmv_config ad = { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 };
+  spmvd_predict_work_basis(&ad, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  ck_assert_double_eq_tol(phi[4], log2(11), 1e-12);
+  spmvd_predict_work_basis(&ad, 15, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[4], 10);
+  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  ck_assert_double_eq(phi[4], 10);
   f.rl_max = 600;
   spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);
@@ -1037,7 +1061,6 @@ START_TEST(test_features)
    * only the rows beyond one wave of threads, all of them in basis 1, for
    * the other formats and when the threads are unknown. */
   {
-    struct spmv_config ad = { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 };
     const struct spmv_config *beyond[] = { &sc, &ell, &hyb, &ad };
     const struct spmv_config *all[] = { &vec, &coo, &jad, &st128 };
 
@@ -1340,7 +1363,7 @@ START_TEST(test_fit_work)
     ck_assert_int_eq(f.work_npoints, 30);
     ck_assert_double_lt(f.work_err, 1e-6);
     for (j = 0; j < SPMVD_WORK_TERMS; j++)
-      ck_assert_double_ge(f.wc[0][j], 0);
+      ck_assert_double_ge(f.tree.wc[0][j], 0);
     memset(&prof, 0, sizeof prof);
     prof.rows = 1;
     for (k = 30; k < 40; k++) {
@@ -1362,7 +1385,7 @@ START_TEST(test_fit_work)
     t[k] = 50 - 1e-3 * x[k].rows + 1e-3 * x[k].nnz;
   ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 40, &f, &e), 0);
   for (j = 0; j < SPMVD_WORK_TERMS; j++)
-    ck_assert_double_ge(f.wc[0][j], 0);
+    ck_assert_double_ge(f.tree.wc[0][j], 0);
   ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 5, &f, &e),
                    SPMV_EINVAL);
   ck_assert_ptr_nonnull(strstr(e.msg, "coo"));
@@ -1430,10 +1453,10 @@ START_TEST(test_fit_tree)
   f->cfg = coo;
   f->strip = 1;
   ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, nf, f, &e), 0);
-  ck_assert_int_eq(f->split[0], SPMVD_SPLIT_WORK);
-  ck_assert_double_eq(f->thr[0], 4096);
-  ck_assert_int_eq(f->split[1], SPMVD_SPLIT_NONE);
-  ck_assert_int_eq(f->split[2], SPMVD_SPLIT_NONE);
+  ck_assert_int_eq(f->tree.split[0], SPMVD_SPLIT_WORK);
+  ck_assert_double_eq(f->tree.thr[0], 4096);
+  ck_assert_int_eq(f->tree.split[1], SPMVD_SPLIT_NONE);
+  ck_assert_int_eq(f->tree.split[2], SPMVD_SPLIT_NONE);
   ck_assert_double_lt(f->work_err, 1e-6);
   memset(&prof, 0, sizeof prof);
   prof.rows = 1;
@@ -1443,7 +1466,7 @@ START_TEST(test_fit_tree)
   /* A single line misses the jump by far. */
   struct spmvd_fit line = *f;
   ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 150, &line, &e), 0);
-  ck_assert_int_eq(line.split[0], SPMVD_SPLIT_NONE);  /* no 100 a side */
+  ck_assert_int_eq(line.tree.split[0], SPMVD_SPLIT_NONE);  /* no 100 a side */
   ck_assert_double_gt(line.work_err, 0.05);
   /* Through JSON. */
   doc = spmvd_predict_to_json(&pr);
@@ -1491,6 +1514,144 @@ START_TEST(test_fit_tree)
 }
 END_TEST
 
+/* Fit f's time at x from its tree alone (tree -1) or from bootstrap tree
+ * b alone. */
+static double one_tree_time(const struct spmvd_fit *f, int b,
+                            const struct spmv_profile *prof,
+                            const struct spmvd_pfeat *x)
+{
+  static struct spmvd_fit g;
+
+  g = *f;
+  if (b >= 0)
+    g.tree = f->bag[b];
+  g.nbag = 0;
+  return spmvd_predict_time(&g, prof, x);
+}
+
+/* The bootstrap trees: grown on resamples of the points by a fixed
+ * generator, so one set of points gives one fit; exact times of a line
+ * give every tree that line; on noisy times of test_fit_tree's jump the
+ * trees differ and a prediction is the mean of theirs and the tree's but
+ * the least and the greatest, so one wild tree moves nothing past the
+ * others.  Through JSON the bag reads back, a fit stored without one
+ * predicts from its tree alone, and malformed bags are refused by name. */
+START_TEST(test_fit_bag)
+{
+  static struct spmvd_pfeat x[300];
+  static double t[300];
+  struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
+  static struct spmvd_predictor pr, pr2;
+  struct spmvd_fit *f = &pr.fit[SPMV_FMT_COO], *g = &pr2.fit[SPMV_FMT_COO];
+  struct spmv_profile prof;
+  struct spmv_gen_spec spec;
+  struct spmv_csr *A;
+  struct spmv_error e;
+  json_t *doc, *fj, *bag;
+  unsigned seed = 7;
+  int k, b, differ = 0;
+
+  for (k = 0; k < 300; k++) {
+    memset(&spec, 0, sizeof spec);
+    spec.rows = (int64_t)32 << (k % 10);
+    spec.mean = 2 << ((k / 10) % 4);
+    spec.cv = 0.3;
+    A = spmv_gen_matching(&spec, 900 + (uint64_t)k, &e);
+    ck_assert_msg(A != NULL, "%s", e.msg);
+    ck_assert_int_eq(spmv_profile_compute(A, &prof, NULL), 0);
+    spmvd_predict_features(A, &prof, SPMV_F64, &x[k]);
+    t[k] = 3 + 2e-4 * x[k].nnz;
+    spmv_csr_free(A);
+  }
+  memset(&prof, 0, sizeof prof);
+  prof.rows = 1;
+  memset(&pr, 0, sizeof pr);
+  f->kind = SPMVD_FIT_SADDLE;
+  f->cfg = coo;
+  f->strip = 1;
+  /* One line, exactly: every tree holds it (to the ridge's 1e-10 of
+   * the trace, up to a few 1e-6 here). */
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 300, f, &e), 0);
+  ck_assert_int_eq(f->nbag, SPMVD_BAG_TREES);
+  for (b = -1; b < f->nbag; b++)
+    for (k = 0; k < 300; k += 7)
+      ck_assert_double_eq_tol(one_tree_time(f, b, &prof, &x[k]), t[k],
+                              1e-5 * t[k]);
+  /* The jump with 5 % noise: the same points give the same fit. */
+  for (k = 0; k < 300; k++)
+    t[k] = (3 + 2e-4 * x[k].nnz +
+            (x[k].rows + x[k].nnz > 4096 ? 6 + 1e-5 * x[k].rows : 0)) *
+           noise(&seed, 0.05);
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 300, f, &e), 0);
+  *g = *f;
+  ck_assert_int_eq(spmvd_predict_fit_work(&coo, x, t, 300, g, &e), 0);
+  assert_same_tree(f, g);
+  ck_assert_int_eq(f->nbag, SPMVD_BAG_TREES);
+  for (k = 0; k < 300; k++) {
+    double one = one_tree_time(f, -1, &prof, &x[k]);
+    double sum = one, lo = one, hi = one;
+
+    for (b = 0; b < f->nbag; b++) {
+      double tb = one_tree_time(f, b, &prof, &x[k]);
+
+      differ += fabs(tb - one) > 1e-9 * one;
+      sum += tb;
+      lo = fmin(lo, tb);
+      hi = fmax(hi, tb);
+    }
+    ck_assert_double_eq_tol(spmvd_predict_time(f, &prof, &x[k]),
+                            (sum - lo - hi) / (f->nbag - 1), 1e-9 * sum);
+  }
+  ck_assert_int_gt(differ, 0);
+  /* One tree 100 times too slow everywhere: the others bound the time. */
+  *g = *f;
+  for (int i = 0; i < SPMVD_TREE_NODES; i++)
+    for (int j = 0; j < SPMVD_WORK_TERMS; j++)
+      g->bag[3].wc[i][j] *= 100;
+  for (k = 0; k < 300; k += 3) {
+    double hi = one_tree_time(g, -1, &prof, &x[k]);
+
+    for (b = 0; b < g->nbag; b++)
+      if (b != 3)
+        hi = fmax(hi, one_tree_time(g, b, &prof, &x[k]));
+    ck_assert_double_le(spmvd_predict_time(g, &prof, &x[k]), hi);
+  }
+  /* Through JSON, bag and all. */
+  doc = spmvd_predict_to_json(&pr);
+  ck_assert_ptr_nonnull(doc);
+  fj = json_object_get(doc, "coo");
+  bag = json_object_get(fj, "bag");
+  ck_assert_int_eq(json_array_size(bag), SPMVD_BAG_TREES);
+  spmv_error_clear(&e);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  assert_same_tree(g, f);
+  for (k = 0; k < 300; k += 3)
+    ck_assert_double_eq(spmvd_predict_time(g, &prof, &x[k]),
+                        spmvd_predict_time(f, &prof, &x[k]));
+  /* Malformed bags, each named. */
+  json_array_set_new(json_array_get(bag, 2), 0, json_string("tree"));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "bag[2][0] is neither"));
+  json_array_remove(json_array_get(bag, 2), 0);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "bag[2] must be an array of 15"));
+  json_array_set(bag, 2, json_array_get(bag, 1));
+  json_array_append(bag, json_array_get(bag, 1));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "\"bag\" must be an array of 1 to"));
+  json_object_set_new(fj, "bag", json_object());
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  /* Stored before the bag: the tree alone. */
+  json_object_del(fj, "bag");
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  ck_assert_int_eq(g->nbag, 0);
+  for (k = 0; k < 300; k += 3)
+    ck_assert_double_eq(spmvd_predict_time(g, &prof, &x[k]),
+                        one_tree_time(f, -1, &prof, &x[k]));
+  json_decref(doc);
+}
+END_TEST
+
 /* Where a load goes: staged on the device when the layout and its staging
  * fit, converted on the host when only the layout does (it stages
  * nothing), refused when not even the layout fits. */
@@ -1528,7 +1689,7 @@ START_TEST(test_fit_l1_term)
   f.threads = 1000;
   ck_assert_int_eq(spmvd_predict_fit_work(&sc, x, t, 40, &f, &e), 0);
   ck_assert_int_eq(f.basis, SPMVD_WORK_BASIS);
-  ck_assert_double_eq_tol(f.wc[0][6], 5e-3, 1e-6);
+  ck_assert_double_eq_tol(f.tree.wc[0][6], 5e-3, 1e-6);
   ck_assert_double_lt(f.work_err, 1e-6);
 }
 END_TEST
@@ -1590,7 +1751,7 @@ START_TEST(test_heaviest_block)
   f.work_npoints = 1;
   f.sms = 4;
   f.value_bytes = 4;
-  f.wc[0][2] = 1e-3;
+  f.tree.wc[0][2] = 1e-3;
   f.basis = 15;
   ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
                           1e-3 * x.nnz * 4 * 1280 / 1632, 1e-9);
@@ -1795,6 +1956,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_features_jad);
   tcase_add_test(tc, test_fit_work);
   tcase_add_test(tc, test_fit_tree);
+  tcase_add_test(tc, test_fit_bag);
   tcase_add_test(tc, test_fit_l1_term);
   tcase_add_test(tc, test_block_share);
   tcase_add_test(tc, test_heaviest_block);

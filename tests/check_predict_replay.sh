@@ -62,6 +62,16 @@
 #   points are fitted at the even share and the matrices predicted at
 #   their heaviest block's (csr-scalar f32 v98 4.7 %, v100 5.0, v102
 #   4.2, within 0.2 points of the points refeatured).
+# - the H200's calib-points-h200-v107 (basis 16 and the bootstrap trees
+#   live) against eval-h200-v107, both types: within 5 %, the
+#   evaluations' own figures to the tenth (csr-scalar 4.7 % at worst in
+#   each).
+# Basis 16 and the bootstrap trees (the mean of the tree's and its 8
+# resampled trees' times but the least and the greatest): on the 13
+# tables of kernels 17 (f32 v98..v106, f64 v93..v104) every format's mean
+# over them fell or held, the worst format of each table 5.3 -> 4.9 %
+# in the mean (6.3 -> 5.2 at worst: v95 f64's csr-scalar); v102 f32's
+# hyb 4.8 -> 4.1 (bagging-h200.md).
 # Basis 14 multiplies csr-scalar's throughput terms by the block share
 # in fits of f32 values, from the table's SMs ("# sms:", else its
 # threads over 2048): csr-scalar f32 fell on all nine f32 tables (v77
@@ -108,6 +118,9 @@ for v in v98 v100; do
 done
 replay calib-points-h200-v102-f32 eval-h200-v102 0.05 60 f32
 replay calib-points-h200-v105-f32 eval-h200-v105 0.06 60 f32
+for dt in f64 f32; do
+  replay calib-points-h200-v107-$dt eval-h200-v107 0.05 60 $dt
+done
 # The in-sample view: a line per calibration point of the table.
 pts=$results/calib-points-h100-v77-f32.tsv.gz
 want=$(gzip -dc "$pts" | grep -vc '^#')
