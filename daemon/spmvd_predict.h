@@ -134,7 +134,7 @@ struct spmvd_pfeat {
  * v103's csr-stream 5.7 -> 3.5 %, its zenios outlier gone), hyb's held.
  * Another seed for the resamples moves a format by up to 0.4 points
  * (ell 3.4-3.9 %); 8 trees did as well as 16 and better than 4 or 6, and
- * keep 12 fits' JSON at about 77 KB (bagging-h200.md).
+ * keep 12 fits' JSON at about 78 KB (bagging-h200.md).
  */
 #define SPMVD_BAG_TREES 8
 
@@ -202,13 +202,14 @@ struct spmvd_fit {
                               that share from its heaviest block
                               (w_block) when no SM holds two, 16
                               (SPMVD_WORK_BASIS) csr-adaptive's longest
-                              row as log2(1 + rl_max) */
+                              row as log2(1 + rl_max) and hyb's COO
+                              step growing with its entries */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
   /* The bootstrap trees (SPMVD_BAG_TREES, or 0 for fits stored before
    * them): each grown as the tree above on as many points drawn at random
    * with replacement from its points; the time is then the mean of the
-   * tree's and theirs. */
+   * tree's and theirs but the least and the greatest. */
   int nbag;
   struct spmvd_tree bag[SPMVD_BAG_TREES];
 };
@@ -489,7 +490,8 @@ void spmvd_predict_features(const struct spmv_csr *A,
  * threads the rows occupy (at most 1, 0 when threads is 0); in basis 12
  * csr-scalar's L1 share counts from 0.32, not 0.4; in basis 13, for
  * csr-stream and csr-stream16, the sectors' term is path_rounds; in
- * basis 16, for csr-adaptive, the longest path's is log2(1 + rl_max).
+ * basis 16, for csr-adaptive, the longest path's is log2(1 + rl_max),
+ * and hyb's second kernel's is 1 + 0.05 log2(1 + its COO entries).
  */
 void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
                               double l2_bytes, double threads,
@@ -514,7 +516,7 @@ double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
 /*
  * The work model's tree over n samples (features x[k], times t[k],
  * borrowed), each leaf a non-negative weighted least squares, into f's
- * split, thr, wc, and its SPMVD_BAG_TREES bootstrap trees into bag and
+ * tree, and its SPMVD_BAG_TREES bootstrap trees into bag and
  * nbag (the resamples drawn by a fixed generator: the same samples give
  * the same fit), work_npoints and work_err, in basis SPMVD_WORK_BASIS
  * (set into f->basis), on f->l2_bytes's L2 (set by the caller).  Returns
