@@ -41,7 +41,8 @@
  *    format, measured = the time of the configuration the fit was
  *    calibrated with, taken as the calibration took its points (through
  *    the backend, as the worker: eval_store_worker_time, the median of
- *    MEAS_ROUNDS loads); the error against the ground-truth race's time
+ *    MEAS_ROUNDS loads, MEAS_ROUNDS_SMALL on small products); the error
+ *    against the ground-truth race's time
  *    of the same configuration is reported beside it;
  *  - a cache hit of the best configuration through the backend: load
  *    (conversion and upload), the first product, as multiples of the
@@ -53,6 +54,15 @@
 
 #define NSTRAT 4
 #define MEAS_ROUNDS 3  /* worker loads of a format for the predictor */
+/* Since v111, six loads more where the three read under MEAS_SMALL_US, and
+ * the median of the nine.  There a load's runs move by a few percent as a
+ * whole (graph replays: timing-small-h100.md), which a median of three
+ * carries into every error: against the geometric mean of the three loads
+ * and the race's time, csr-scalar's mean error in f32 was 0.2-0.4 points
+ * lower in three of eval-h200-v107..v110 and the same in the fourth.
+ * The median of the first three stays beside (pmeas3). */
+#define MEAS_ROUNDS_SMALL 9
+#define MEAS_SMALL_US 20.0
 static const enum spmvd_strategy strats[NSTRAT] = {
   SPMVD_STRATEGY_MODEL, SPMVD_STRATEGY_PREDICT, SPMVD_STRATEGY_TRIAL,
   SPMVD_STRATEGY_AUTO,
@@ -86,6 +96,9 @@ struct mrec {
   /* As confirm() read best/pick before v85: the best the least of every
    * pass's times, each pick's time from the same passes (auto's). */
   double same_best_us, same_auto_us;
+  /* As confirm() read best/pick in v85..v109, on six passes (three to
+   * choose, three to time); auto's. */
+  double six_best_us, six_auto_us;
   double raced_best_us;            /* as the exhaustive race timed it */
   /* The confirmed configurations timed again one product at a time
    * (confirm()): the best of them and each strategy's pick, 0 when not. */
@@ -97,6 +110,7 @@ struct mrec {
   struct strat_res st[NSTRAT];
   double perr[SPMV_FMT_COUNT];     /* predictor error, NAN when none */
   double ppred[SPMV_FMT_COUNT], pmeas[SPMV_FMT_COUNT];
+  double pmeas3[SPMV_FMT_COUNT];   /* pmeas on MEAS_ROUNDS loads, as before v111 */
   double ppaper[SPMV_FMT_COUNT];   /* the paper's form alone (MODELS.md 3) */
   double pstore[SPMV_FMT_COUNT];   /* the ground-truth race's time */
   int hit_ok;
@@ -357,9 +371,18 @@ out:
  * passes choose the best and the odd passes time it and the picks
  * (before v85 one set of three passes did both: same_best_us keeps that
  * reading).
+ *
+ * Twelve passes, six of each kind, since v110.  With six, a pick's
+ * best/pick moved by 2.5 % either way (p5, p95) from its true ratio, the
+ * ratio of the medians of its and the best's times over 17 evaluations
+ * (eval-h200-v93..v109, the small matrices); every pick under 96 % in
+ * those evaluations was truly at 95.4 % or more but one, and the 95 %
+ * target failed on such noise in half of them (confirm-passes-h200.md).
+ * The reading of the first six passes stays beside (six_best_us).
  */
 #define CONFIRM_TOP 6
-#define CONFIRM_PASSES 6
+#define CONFIRM_PASSES 12
+#define CONFIRM_PASSES_V109 6
 #define CONFIRM_REPS 30
 /* Warm-up runs before each timing.  (Matrices of about the L2's size once
  * timed 20-26 % slower here than in the race: the evict-first matrix
@@ -387,26 +410,34 @@ enum passes { PASSES_CHOOSE, PASSES_TIME, PASSES_ALL };
 
 /* The median of a configuration's pass medians of kind w that ran, NAN
  * when none. */
-static double passes_median(const double pass[CONFIRM_PASSES], enum passes w)
+static double passes_median_of(const double pass[CONFIRM_PASSES], enum passes w,
+                               int np)
 {
   double v[CONFIRM_PASSES];
   int m = 0;
 
-  for (int p = 0; p < CONFIRM_PASSES; p++)
+  for (int p = 0; p < np; p++)
     if (isfinite(pass[p]) && (w == PASSES_ALL || p % 2 == (w == PASSES_TIME)))
       v[m++] = pass[p];
   return m > 0 ? spmv_median(v, (size_t)m) : NAN;
 }
 
+/* The same over every pass. */
+static double passes_median(const double pass[CONFIRM_PASSES], enum passes w)
+{
+  return passes_median_of(pass, w, CONFIRM_PASSES);
+}
+
 /* Of n configurations' passes, the one whose median of kind w is least
  * (-1 when none ran). */
-static int passes_least(double pass[][CONFIRM_PASSES], size_t n, enum passes w)
+static int passes_least(double pass[][CONFIRM_PASSES], size_t n, enum passes w,
+                        int np)
 {
   int best = -1;
   double bu = 0;
 
   for (size_t i = 0; i < n; i++) {
-    double x = passes_median(pass[i], w);
+    double x = passes_median_of(pass[i], w, np);
     if (isfinite(x) && (best < 0 || x < bu)) {
       best = (int)i;
       bu = x;
@@ -468,23 +499,28 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     if (isfinite(x))
       g->t[idx[i]].time_us = x;
   }
-  int b = passes_least(med, n, PASSES_CHOOSE);
+  int b = passes_least(med, n, PASSES_CHOOSE, CONFIRM_PASSES);
   if (b >= 0 && isfinite(passes_median(med[b], PASSES_TIME))) {
     r->best_us = g->t[idx[b]].time_us;
     spmv_config_format(&g->t[idx[b]].cfg, r->best, sizeof r->best);
   }
+  /* The reading of v85..v109: the first six passes alone. */
+  b = passes_least(med, n, PASSES_CHOOSE, CONFIRM_PASSES_V109);
+  r->six_best_us = b >= 0 ? passes_median_of(med[b], PASSES_TIME, CONFIRM_PASSES_V109) : 0;
+  r->six_auto_us = 0;
   /* The same configurations one product at a time, chosen and timed the
    * same way; each pick's single time. */
   r->single_best_us = 0;
-  b = passes_least(one, n, PASSES_CHOOSE);
+  b = passes_least(one, n, PASSES_CHOOSE, CONFIRM_PASSES);
   if (b >= 0) {
     double x = passes_median(one[b], PASSES_TIME);
     r->single_best_us = isnan(x) ? 0 : x;
     spmv_config_format(&g->t[idx[b]].cfg, r->single_best, sizeof r->single_best);
   }
-  /* The reading before v85: the least of every pass's medians. */
-  b = passes_least(med, n, PASSES_ALL);
-  r->same_best_us = b >= 0 ? passes_median(med[b], PASSES_ALL) : 0;
+  /* The reading before v85: the least of every pass's medians (of the
+   * first six, as v85..v109 read it). */
+  b = passes_least(med, n, PASSES_ALL, CONFIRM_PASSES_V109);
+  r->same_best_us = b >= 0 ? passes_median_of(med[b], PASSES_ALL, CONFIRM_PASSES_V109) : 0;
   r->same_auto_us = 0;
   for (k = 0; k < NSTRAT; k++) {
     r->single_us[k] = 0;
@@ -500,16 +536,18 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
       if (idx[i] == gi) {
         double x = passes_median(one[i], PASSES_TIME);
         r->single_us[k] = isnan(x) ? 0 : x;
-        if (k == NSTRAT - 1)
-          r->same_auto_us = passes_median(med[i], PASSES_ALL);
+        if (k == NSTRAT - 1) {
+          r->same_auto_us = passes_median_of(med[i], PASSES_ALL, CONFIRM_PASSES_V109);
+          r->six_auto_us = passes_median_of(med[i], PASSES_TIME, CONFIRM_PASSES_V109);
+        }
       }
   }
 }
 
 /* auto's best/pick over one type's matrices, read another way than the
- * targets': the same passes choosing and timing (as before v85), or one
- * product at a time. */
-enum ratio_kind { RATIO_SAME_PASSES, RATIO_SINGLE };
+ * targets': the same passes choosing and timing (as before v85), the first
+ * six passes (as v85..v109), or one product at a time. */
+enum ratio_kind { RATIO_SAME_PASSES, RATIO_SIX_PASSES, RATIO_SINGLE };
 struct ratios {
   int n, n95;
   double log, worst;
@@ -524,8 +562,12 @@ static void ratios_of(const struct mrec *r, size_t n, enum spmv_dtype dt,
   o->worst = INFINITY;
   o->wname = "-";
   for (size_t i = 0; i < n; i++) {
-    double b = kind == RATIO_SINGLE ? r[i].single_best_us : r[i].same_best_us;
-    double p = kind == RATIO_SINGLE ? r[i].single_us[NSTRAT - 1] : r[i].same_auto_us;
+    double b = kind == RATIO_SINGLE      ? r[i].single_best_us
+               : kind == RATIO_SIX_PASSES ? r[i].six_best_us
+                                          : r[i].same_best_us;
+    double p = kind == RATIO_SINGLE      ? r[i].single_us[NSTRAT - 1]
+               : kind == RATIO_SIX_PASSES ? r[i].six_auto_us
+                                          : r[i].same_auto_us;
     if (r[i].dt != dt || !(b > 0) || !(p > 0))
       continue;
     /* At most 1, as confirm() caps the targets' reading: one product at
@@ -564,7 +606,7 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
   r->rows = A->rows;
   r->nnz = A->nnz;
   for (k = 0; k < SPMV_FMT_COUNT; k++)
-    r->perr[k] = r->ppred[k] = r->pmeas[k] = r->ppaper[k] = r->pstore[k] = NAN;
+    r->perr[k] = r->ppred[k] = r->pmeas[k] = r->pmeas3[k] = r->ppaper[k] = r->pstore[k] = NAN;
   if ((rc = spmv_profile_compute(A, &prof, err)) < 0 ||
       (rc = eval_store_matrix(s, A, dt, err)) < 0)
     return rc;
@@ -633,8 +675,14 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
      * by all) timed csr-vector on tiny matrices up to 15 % slower than
      * the worker does (calib_points --twins). */
     spmv_error_clear(err);
-    if (eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS, NULL, &r->pmeas[k], err) != 0)
+    double each[MEAS_ROUNDS_SMALL], more;
+    if (eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS, each, &r->pmeas[k], err) != 0)
       r->pmeas[k] = NAN;
+    r->pmeas3[k] = r->pmeas[k];
+    if (r->pmeas[k] < MEAS_SMALL_US &&
+        eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS_SMALL - MEAS_ROUNDS,
+                               each + MEAS_ROUNDS, &more, err) == 0)
+      r->pmeas[k] = spmv_median(each, MEAS_ROUNDS_SMALL);
     if (r->pmeas[k] > 0 && isfinite(r->ppred[k]))
       r->perr[k] = fabs(r->ppred[k] - r->pmeas[k]) / r->pmeas[k];
   }
@@ -732,6 +780,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   /* Predictor errors per format. */
   double pe_sum[SPMV_FMT_COUNT] = {0}, pe_max[SPMV_FMT_COUNT] = {0};
   double pp_sum[SPMV_FMT_COUNT] = {0}, ps_sum[SPMV_FMT_COUNT] = {0};
+  double p3_sum[SPMV_FMT_COUNT] = {0};
   int pe_n[SPMV_FMT_COUNT] = {0}, ps_n[SPMV_FMT_COUNT] = {0};
   const char *pe_worst[SPMV_FMT_COUNT] = {0};
   for (size_t i = 0; i < n; i++)
@@ -739,6 +788,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
       if (r[i].dt == dt && isfinite(r[i].perr[k])) {
         pe_sum[k] += r[i].perr[k];
         pp_sum[k] += fabs(r[i].ppaper[k] - r[i].pmeas[k]) / r[i].pmeas[k];
+        p3_sum[k] += fabs(r[i].ppred[k] - r[i].pmeas3[k]) / r[i].pmeas3[k];
         pe_n[k]++;
         if (r[i].pstore[k] > 0) {
           ps_sum[k] += fabs(r[i].ppred[k] - r[i].pstore[k]) / r[i].pstore[k];
@@ -789,13 +839,19 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   fprintf(f, "| auto, every matrix | worst %.1f %% (%s); %d of %d at >= 95 %% | >= 95 %% | %s |\n",
           100 * aa->worst, aa->worst_name ? aa->worst_name : "-", aa->n95, aa->n,
           pass(aa->n > 0 && aa->worst >= 0.95));
-  /* The reading before v85 (confirm()): beside, not a target's verdict. */
+  /* The readings before v85 and before v110 (confirm()): beside, not a
+   * target's verdict. */
   struct ratios o;
+  ratios_of(r, n, dt, RATIO_SIX_PASSES, &o);
+  if (o.n > 0)
+    fprintf(f, "| (auto, every matrix, on the first %d passes, as v85..v109 read it) "
+               "| worst %.1f %% (%s); %d of %d at >= 95 %% | - | - |\n",
+            CONFIRM_PASSES_V109, 100 * o.worst, o.wname, o.n95, o.n);
   ratios_of(r, n, dt, RATIO_SAME_PASSES, &o);
   if (o.n > 0)
-    fprintf(f, "| (auto, every matrix, the best chosen and timed on the same passes, as before v85) "
+    fprintf(f, "| (auto, every matrix, the best chosen and timed on the same %d passes, as before v85) "
                "| worst %.1f %% (%s); %d of %d at >= 95 %% | - | - |\n",
-            100 * o.worst, o.wname, o.n95, o.n);
+            CONFIRM_PASSES_V109, 100 * o.worst, o.wname, o.n95, o.n);
   fprintf(f, "| auto, tuning cost on first sight | max %.1f, geomean %.1f SpMV-equivalents | <= 20 | %s |\n",
           aa->cmax, gmean(aa->logc, aa->n), pass(aa->n > 0 && aa->cmax <= 20));
   if (am->n > 0)
@@ -878,24 +934,29 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   fprintf(f, "Predictions by the work model (spmvd_predict.h); the paper's form alone (saddle, or\n"
              "csr-vector's product of lines, on the paper's grid) in its own column.  Measured as the\n"
              "calibration timed its points: loaded through the backend as the worker loads, 2 warm-up\n"
-             "runs and the median of 10, the median of %d such loads; the last column is the work\n"
-             "model's error against the ground-truth race's time of the same configuration instead.\n\n",
+             "runs and the median of 10, the median of %d such loads (%d where they read under %.0f us);\n"
+             "the next to last column is the work model's error against the ground-truth race's time\n"
+             "of the same configuration instead, the last against the first %d loads alone (as before\n"
+             "v111).\n\n",
+          MEAS_ROUNDS, MEAS_ROUNDS_SMALL, MEAS_SMALL_US, MEAS_ROUNDS);
+  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time | on %d loads |\n|---|---|---|---|---|---|---|---|---|---|\n",
           MEAS_ROUNDS);
-  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time |\n|---|---|---|---|---|---|---|---|---|\n");
   for (k = 0; cr->done && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *ft = &cr->pred.fit[k];
     char txt[64];
     if (ft->kind == SPMVD_FIT_NONE)
       continue;
     spmv_config_format(&ft->cfg, txt, sizeof txt);
-    char v[4][24];
+    char v[5][24];
     num(v[0], pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[1], pe_n[k] ? 100 * pe_max[k] : NAN, "%.1f %%");
     num(v[2], pe_n[k] ? 100 * pp_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[3], ps_n[k] ? 100 * ps_sum[k] / ps_n[k] : NAN, "%.1f %%");
-    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s | %s |\n",
+    num(v[4], pe_n[k] ? 100 * p3_sum[k] / pe_n[k] : NAN, "%.1f %%");
+    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s | %s | %s |\n",
             spmv_format_name((enum spmv_format)k), txt, 100 * ft->work_err, ft->work_npoints,
-            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2], v[3]);
+            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2], v[3],
+            v[4]);
   }
 
   fprintf(f, "\n### %s: per matrix (best/pick in %%, cost in SpMV-equivalents of the pick)\n\n", dn);
@@ -989,6 +1050,11 @@ static void tsv_line(FILE *f, const struct mrec *r)
   fprintf(f, "\tsingle:%s/%.3f/%.3f", r->single_best, r->single_best_us,
           r->single_us[NSTRAT - 1]);
   fprintf(f, "\tsame_passes:%.3f/%.3f", r->same_best_us, r->same_auto_us);
+  fprintf(f, "\tsix_passes:%.3f/%.3f", r->six_best_us, r->six_auto_us);
+  fprintf(f, "\tmeas3:");
+  for (int k = 0, c = 0; k < SPMV_FMT_COUNT; k++)
+    if (isfinite(r->perr[k]))
+      fprintf(f, "%s%s=%.3f", c++ ? ";" : "", spmv_format_name((enum spmv_format)k), r->pmeas3[k]);
   fprintf(f, "\tauto_race:%s", r->st[NSTRAT - 1].race);
   fputc('\n', f);
   fflush(f);
@@ -1433,13 +1499,14 @@ static void print_report(struct run *r, const char *stopped)
          "  (spmv_l2_warm_mode: read within half, read and written back beyond).\n"
          "- ground truth: every exhaustive candidate, 2 warm-up runs, rounds of 10 until two round\n"
          "  medians agree within 2 %% (at most 4; one 10x slower than the leader keeps its first round's\n"
-         "  median); strategies as the worker runs them (default race).  Then the 6 fastest and\n"
-         "  every pick are timed again, 6 interleaved passes of 30 runs after 20 warm-up runs\n"
+         "  median); strategies as the worker runs them (default race).  Then the %d fastest and\n"
+         "  every pick are timed again, %d interleaved passes of %d runs after %d warm-up runs\n"
          "  (each loads or captures its product anew): the least median of the even passes names the\n"
          "  best, the median of the odd passes times it and each pick (the least of several\n"
          "  medians is biased low by their noise); best/pick = throughput ratio, at most 1.\n"
          "  Each pass then times 30 products one at a time, each in its own hold, for the line\n"
-         "  'One product at a time' under the targets, chosen and timed the same way.\n");
+         "  'One product at a time' under the targets, chosen and timed the same way.\n",
+         CONFIRM_TOP, CONFIRM_PASSES, CONFIRM_REPS, CONFIRM_WARMUP);
   printf("- cost: the decision's cost_spmv (every timed and warm-up run / the pick's time); layout\n"
          "  conversions and uploads are not in it.\n");
   for (int dti = 2; dti >= 1; dti--)
@@ -1726,6 +1793,8 @@ int main(int argc, char **argv)
                  "\traced_best_us:the exhaustive race's best before confirm()"
                  "\tsingle:best config/its us/auto's pick us, one product at a time"
                  "\tsame_passes:best us/auto's pick us, the best chosen and timed on the same passes (before v85)"
+                 "\tsix_passes:best us/auto's pick us, on the first six passes (v85..v109)"
+                 "\tmeas3:format=measured us on the first three loads (as before v111)"
                  "\tauto_race:auto's trials, config=median us, status, runs, "
                  "probe (its timed warm-up run) us\n");
   }
