@@ -97,6 +97,17 @@ for dt in f32 f64; do
       { echo "v10 large $dt $s: a pick below 95 % or missing"; status=1; }
   done
 done
+# pick_truth.py on the committed H200 evaluations v93..v109, where python3
+# is: of their 18 readings of auto under 95 %, 3 were of picks truly under
+# it (a configuration's truth the median of its ground-truth times over
+# the evaluations; confirm-passes-h200.md).
+if command -v python3 >/dev/null 2>&1; then
+  python3 "$top_srcdir/tests/bench/pick_truth.py" "$results" h200 93 109 \
+    >"$tmp/truth.txt" 2>&1 || { echo "pick_truth.py failed"; cat "$tmp/truth.txt"; status=1; }
+  grep -q "readings under 95 %: 18, truly under 95 %: 3$" "$tmp/truth.txt" ||
+    { echo "pick_truth.py: not 18 readings under 95 % with 3 truly under, in v93..v109"
+      cat "$tmp/truth.txt"; status=1; }
+fi
 # eval_tuner --probe on the cpu backend: each configuration's load is timed
 # once per --probe-pads size (a column for it), with --probe-long's extra
 # timings after the nine of the plan; a pad that is not a byte count is

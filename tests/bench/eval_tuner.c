@@ -372,13 +372,14 @@ out:
  * (before v85 one set of three passes did both: same_best_us keeps that
  * reading).
  *
- * Twelve passes, six of each kind, since v110.  With six, a pick's
- * best/pick moved by 2.5 % either way (p5, p95) from its true ratio, the
- * ratio of the medians of its and the best's times over 17 evaluations
- * (eval-h200-v93..v109, the small matrices); every pick under 96 % in
- * those evaluations was truly at 95.4 % or more but one, and the 95 %
- * target failed on such noise in half of them (confirm-passes-h200.md).
- * The reading of the first six passes stays beside (six_best_us).
+ * Twelve passes, six of each kind, since v110.  With six, auto's
+ * best/pick on products under 5 us read 2.5 % under to 3.2 % over (p5,
+ * p95) its true ratio: the true best's time over the pick's, each the
+ * median of a configuration's ground-truth times over 17 evaluations
+ * (eval-h200-v93..v109; tests/bench/pick_truth.py).  Of their 18
+ * readings under 95 %, 15 were of picks truly at 95.4 % or more
+ * (confirm-passes-h200.md).  The reading of the first six passes stays
+ * beside (six_best_us).
  */
 #define CONFIRM_TOP 6
 #define CONFIRM_PASSES 12

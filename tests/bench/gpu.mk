@@ -7,7 +7,7 @@ EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
 	tests/bench/bound_gpu.h tests/bench/results \
 	tests/bench/probe_scrub.c tests/bench/probe_rounds.c \
 	tests/bench/race_replay.py tests/bench/race_positions.py \
-	tests/bench/race_bias.py \
+	tests/bench/race_bias.py tests/bench/pick_truth.py \
 	tests/bench/predict_drift.py tests/bench/bench_load.c \
 	tests/bench/bench_warm.c tests/bench/bench_graph.c \
 	tests/bench/probe_launch.cu tests/bench/probe_drift.c
