@@ -17,8 +17,9 @@
 # v8 f64 at 94.5 % where the live evaluations of the same runs, which
 # time the fastest again, measured auto at 99.4 % and 99.0 %.  A rule change that picks
 # worse on these matrices fails here first; re-measure on a GPU
-# (tests/bench/device-run.sh) before changing the bounds.  Last, the
-# probe's options on the cpu backend.
+# (tests/bench/device-run.sh) before changing the bounds.  Last,
+# pick_truth.py on the committed evaluations, a whole evaluation of two
+# small matrices on the cpu backend, and the probe's options there.
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 eval_tuner=$top_builddir/tests/bench/eval_tuner
@@ -108,6 +109,27 @@ if command -v python3 >/dev/null 2>&1; then
     { echo "pick_truth.py: not 18 readings under 95 % with 3 truly under, in v93..v109"
       cat "$tmp/truth.txt"; status=1; }
 fi
+# A whole evaluation on the cpu backend, two small matrices and a small
+# calibration: the targets with the six-pass reading beside them, the
+# predictor's table with its 3-load column, and in the TSV each matrix's
+# six-pass times and 3-load measurements.
+"$eval_tuner" --backend cpu --matrices "$SPMV_MATRICES" --suite real --only karate,lp_afiro \
+  --dtype f32 --calib-nnz 200000 --tsv "$tmp/eval.tsv" >"$tmp/eval.md" 2>"$tmp/eval.err" ||
+  { echo "eval_tuner on the cpu backend failed"; cat "$tmp/eval.err"; status=1; }
+for want in "12 interleaved passes" "| auto, every matrix |" \
+            "(auto, every matrix, on the first 6 passes, as v85..v109 read it)" \
+            "| work model vs the race's time | on 3 loads |"; do
+  grep -qF "$want" "$tmp/eval.md" || { echo "eval_tuner's report lacks '$want'"; status=1; }
+done
+awk -F'\t' '/^#/ { next }
+             { n++; six = meas = 0
+               for (i = 1; i <= NF; i++) {
+                 if ($i ~ /^six_passes:/) { split(substr($i, 12), t, "/"); six = t[1] > 0 && t[2] > 0 }
+                 if ($i ~ /^meas3:[a-z0-9-]+=[0-9.]+/) { split($i, t, "="); meas = t[2] + 0 > 0 } }
+               if (!six || !meas) bad = 1 }
+             END { exit bad || n != 2 }' "$tmp/eval.tsv" ||
+  { echo "eval_tuner --tsv: not two matrices with six-pass times and 3-load measurements"
+    cat "$tmp/eval.tsv"; status=1; }
 # eval_tuner --probe on the cpu backend: each configuration's load is timed
 # once per --probe-pads size (a column for it), with --probe-long's extra
 # timings after the nine of the plan; a pad that is not a byte count is
