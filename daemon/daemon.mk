@@ -42,18 +42,19 @@ endif
 # systemd units, installed under $(prefix) so that distcheck stays inside it.
 systemdsystemunitdir = $(prefix)/lib/systemd/system
 systemduserunitdir = $(prefix)/lib/systemd/user
-systemdsystemunit_DATA = daemon/spmvd.service
-dist_systemdsystemunit_DATA = daemon/spmvd.socket
+systemdsystemunit_DATA = daemon/spmvd.service daemon/spmvd.socket
 systemduserunit_DATA = daemon/user/spmvd.service
 # The group spmv that may connect to the system socket.
 sysusersdir = $(prefix)/lib/sysusers.d
 dist_sysusers_DATA = daemon/sysusers/spmvd.conf
-EXTRA_DIST += daemon/spmvd.service.in daemon/spmvd-user.service.in
-CLEANFILES += daemon/spmvd.service daemon/user/spmvd.service
-SPMVD_UNIT_SUBST = sed -e 's|@sbindir[@]|$(sbindir)|g'
+EXTRA_DIST += daemon/spmvd.service.in daemon/spmvd.socket.in daemon/spmvd-user.service.in
+CLEANFILES += daemon/spmvd.service daemon/spmvd.socket daemon/user/spmvd.service
 daemon/spmvd.service: $(top_srcdir)/daemon/spmvd.service.in Makefile
 	@$(MKDIR_P) $(@D)
-	$(AM_V_GEN)$(SPMVD_UNIT_SUBST) $(top_srcdir)/daemon/spmvd.service.in > $@
+	$(AM_V_GEN)$(SPMV_SUBST) $(top_srcdir)/daemon/spmvd.service.in > $@
+daemon/spmvd.socket: $(top_srcdir)/daemon/spmvd.socket.in Makefile
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(SPMV_SUBST) $(top_srcdir)/daemon/spmvd.socket.in > $@
 daemon/user/spmvd.service: $(top_srcdir)/daemon/spmvd-user.service.in Makefile
 	@$(MKDIR_P) $(@D)
-	$(AM_V_GEN)$(SPMVD_UNIT_SUBST) $(top_srcdir)/daemon/spmvd-user.service.in > $@
+	$(AM_V_GEN)$(SPMV_SUBST) $(top_srcdir)/daemon/spmvd-user.service.in > $@

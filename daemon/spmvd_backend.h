@@ -33,7 +33,7 @@ struct spmvd_device_info {
 };
 
 /* Bumped whenever any kernel or layout changes, so cached tunings expire. */
-#define SPMV_KERNEL_VERSION 17  /* 2: sell16, csr16; 3: csr-stream(16); 4: their f32 K 8 and long rows faster; 5: csr-stream on empty rows, matrices read into the L2; 6: sell(16), csr kernels, ell(r-t) load the next columns ahead; 7: csr-stream sums a row in four chains; 8: sell and ellr-t share one four-step loop; 9: csr-stream f32 stages a vector per store; 10: csr-panel; 11: jad walks four diagonals at a time, csr-scalar and csr-vector at TPR 1-2 read their entries through the L1; 12: coo loads its eight entries first; 13: in f32 without the reduction; 14: coo loads y ahead, no reduction; 15: csr-scalar f64 walks rows in chunks of 8; 16: products replayed as CUDA graphs; 17: csr-scalar f32 walks whole chunks of 8 and one predicated tail */
+#define SPMV_KERNEL_VERSION 17  /* bumped with every kernel change: NEWS lists them */
 
 struct spmvd_backend;   /* a backend's state, owned by the worker */
 struct spmvd_bmatrix;   /* one matrix converted and resident on the device */

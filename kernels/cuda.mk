@@ -23,6 +23,6 @@ $(kernels_libspmvkernels_cuda_a_OBJECTS): $(SPMV_CUDA_HDR) \
 SUFFIXES = .cu
 .cu.o:
 	@$(MKDIR_P) $(@D)
-	$(NVCC) -O3 $(CUDA_ARCH_FLAGS) -Xcompiler -fPIC -I$(top_srcdir)/kernels \
+	$(NVCC) -O3 $(CUDA_ARCH_FLAGS) $(NVCCFLAGS) -Xcompiler -fPIC -I$(top_srcdir)/kernels \
 		-I$(top_srcdir)/client -I$(top_builddir) -c -o $@ $<
 endif

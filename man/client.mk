@@ -1,5 +1,7 @@
 # man/client.mk: libspmvclient(3) and spmvctl(1).
-dist_man_MANS += man/spmvctl.1 man/libspmvclient.3
+man_MANS += man/spmvctl.1 man/libspmvclient.3
+EXTRA_DIST += man/spmvctl.1.in man/libspmvclient.3.in
+CLEANFILES += man/spmvctl.1 man/libspmvclient.3
 
 # Every option and command of `spmvctl --help` is in spmvctl(1), every
 # function of spmv.h in libspmvclient(3).

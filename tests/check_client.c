@@ -18,6 +18,7 @@
 #include <check.h>
 
 #include "spmv.h"
+#include "testdata.h"
 #include "spmv_csr.h"
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
@@ -391,7 +392,7 @@ static void mock_start_version(struct mock *m, int version)
 
   memset(m, 0, sizeof *m);
   m->hello_version = version;
-  snprintf(m->dir, sizeof m->dir, "%s", "/tmp/check_client.XXXXXX");
+  testdata_tmp(m->dir, sizeof m->dir, "check_client.XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(m->dir));
   snprintf(m->path, sizeof m->path, "%s/spmvd.sock", m->dir);
   m->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -423,14 +424,13 @@ static void mock_stop(struct mock *m)
   rmdir(m->dir);
 }
 
-/* Reads a shared test matrix, or skips when the collection is absent. */
+/* Reads a matrix of the test data (testdata.h); its path in path. */
 static struct spmv_csr *read_matrix(const char *name, char *path, size_t n)
 {
-  const char *dir = getenv("SPMV_MATRICES");
   struct spmv_csr *A = NULL;
   struct spmv_error err;
 
-  snprintf(path, n, "%s/%s", dir != NULL ? dir : "../shared/matrices", name);
+  ck_assert_msg(testdata_path(name, path, n) == 0, "%s: not found", path);
   ck_assert_msg(spmv_mmio_read(path, &A, NULL, &err) == 0, "%s", err.msg);
   return A;
 }
@@ -555,7 +555,7 @@ START_TEST(test_connect_refused)
   struct sockaddr_un addr;
   int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
-  snprintf(m.dir, sizeof m.dir, "%s", "/tmp/check_client.XXXXXX");
+  testdata_tmp(m.dir, sizeof m.dir, "check_client.XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(m.dir));
   snprintf(m.path, sizeof m.path, "%s/stale.sock", m.dir);
   memset(&addr, 0, sizeof addr);

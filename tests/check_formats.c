@@ -10,6 +10,7 @@
 #include "spmv_formats.h"
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
+#include "testdata.h"
 
 Suite *formats_suite(void);
 
@@ -1197,15 +1198,13 @@ static int cmp_str(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Lists $SPMV_MATRICES (default ../shared/matrices). */
+/* Lists the matrix folder (testdata.h). */
 static void list_matrices(void)
 {
-  const char *dir = getenv("SPMV_MATRICES");
+  const char *dir = testdata_dir();
   struct dirent *e;
   DIR *d;
 
-  if (dir == NULL)
-    dir = "../shared/matrices";
   d = opendir(dir);
   if (d == NULL)
     return;
@@ -1316,6 +1315,6 @@ int main(void)
   failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   if (nmatrices == 0)
-    fprintf(stderr, "no .mtx or .mtx.gz files in $SPMV_MATRICES\n");
+    fprintf(stderr, "no .mtx or .mtx.gz files in %s\n", testdata_dir());
   return failed == 0 && nmatrices > 0 ? 0 : 1;
 }

@@ -11,6 +11,7 @@
 #include "spmv_gen.h"
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
+#include "testdata.h"
 
 Suite *gen_suite(void);
 
@@ -401,19 +402,18 @@ static void check_tile(const struct spmv_csr *A, int64_t k, int64_t b)
   spmv_csr_free(T);
 }
 
-/* A real matrix from $SPMV_MATRICES, or a banded stand-in without one. */
+/* A real matrix of the test data. */
 static struct spmv_csr *real_matrix(void)
 {
-  const char *dir = getenv("SPMV_MATRICES");
   struct spmv_csr *A = NULL;
+  struct spmv_error err;
   char path[4096];
 
-  if (dir != NULL) {
-    snprintf(path, sizeof path, "%s/bcspwr10.mtx", dir);
-    if (spmv_mmio_read(path, &A, NULL, NULL) == 0)
-      return A;
-  }
-  return spmv_gen_banded(5300, 5, 30, 1, NULL);
+  ck_assert_msg(testdata_path("bcspwr10.mtx", path, sizeof path) == 0,
+                "%s: not found", path);
+  ck_assert_msg(spmv_mmio_read(path, &A, NULL, &err) == 0, "%s: %s", path,
+                err.msg);
+  return A;
 }
 
 START_TEST(tile)

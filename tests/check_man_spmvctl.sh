@@ -5,8 +5,8 @@
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 spmvctl=$top_builddir/client/spmvctl
-man1=$top_srcdir/man/spmvctl.1
-man3=$top_srcdir/man/libspmvclient.3
+man1=$top_builddir/man/spmvctl.1
+man3=$top_builddir/man/libspmvclient.3
 header=$top_srcdir/client/spmv.h
 
 [ -x "$spmvctl" ] || { echo "no $spmvctl: skipped"; exit 77; }

@@ -16,6 +16,7 @@
 
 #include "spmv_mmio.h"
 #include "spmv_mmio_scan.h"
+#include "testdata.h"
 
 #ifndef SPMV_TEST_SRCDIR
 #define SPMV_TEST_SRCDIR "."
@@ -36,16 +37,10 @@ static const char *srcdir(void)
   return s != NULL && *s != '\0' ? s : SPMV_TEST_SRCDIR;
 }
 
-/* Returns the directory of the shared matrices. */
+/* Returns the matrix folder (testdata.h). */
 static const char *matrices_dir(void)
 {
-  static char buf[4096];
-  const char *s = getenv("SPMV_MATRICES");
-
-  if (s != NULL && *s != '\0')
-    return s;
-  snprintf(buf, sizeof buf, "%s/../shared/matrices", srcdir());
-  return buf;
+  return testdata_dir();
 }
 
 /* Reads a whole file into a new NUL-terminated buffer (caller frees). */
@@ -863,11 +858,14 @@ START_TEST(test_shared_matrices)
     ck_assert_msg(sscanf(line, "%255s %lld %lld %lld %lld %lld %lld %lf %lf", file, &rows,
                          &cols, &nnz, &dups, &rowsum, &colsum, &valsum, &abssum) == 9,
                   "bad line in %s: %s", tsv, line);
+    /* The folder holds some of the table's matrices, plain or gzipped. */
     for (i = 0; i < n; i++)
-      if (strcmp(names[i], file) == 0)
+      if (testdata_same(names[i], file)) {
         found[i] = 1;
-    check_figures(dir, file, rows, cols, nnz, dups, rowsum, colsum, valsum, abssum);
-    seen++;
+        check_figures(dir, names[i], rows, cols, nnz, dups, rowsum, colsum, valsum,
+                      abssum);
+        seen++;
+      }
   }
   fclose(f);
   for (i = 0; i < n; i++)
@@ -918,8 +916,8 @@ int main(void)
   int failed;
 
   if (!with_shared)
-    fprintf(stderr, "check_mmio: no shared matrices at %s (set SPMV_MATRICES); "
-            "their comparison with matrices.tsv is skipped\n", dir);
+    fprintf(stderr, "check_mmio: no matrix folder at %s; "
+            "its comparison with matrices.tsv is skipped\n", dir);
   sr = srunner_create(mmio_suite(with_shared));
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

@@ -18,6 +18,7 @@
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
 #include "spmvd_model.h"
+#include "testdata.h"
 
 /* What one run printed. */
 struct run {
@@ -42,8 +43,7 @@ static void slurp(int fd, char *buf, size_t n)
 static void ctl(struct run *r, const char *arg, ...)
 {
   const char *b = getenv("SPMV_TOP_BUILDDIR");
-  char prog[512], tout[] = "/tmp/spmvctl.out.XXXXXX",
-       terr[] = "/tmp/spmvctl.err.XXXXXX";
+  char prog[512], tout[4096], terr[4096];
   const char *argv[32];
   int fo, fe, n = 1, st;
   va_list ap;
@@ -56,6 +56,8 @@ static void ctl(struct run *r, const char *arg, ...)
     argv[n++] = arg;
   va_end(ap);
   argv[n] = NULL;
+  testdata_tmp(tout, sizeof tout, "spmvctl.out.XXXXXX");
+  testdata_tmp(terr, sizeof terr, "spmvctl.err.XXXXXX");
   fo = mkstemp(tout);
   fe = mkstemp(terr);
   ck_assert(fo >= 0 && fe >= 0);
@@ -89,16 +91,15 @@ static json_t *out_json(const struct run *r)
   return o;
 }
 
-/* The path of a shared matrix. */
+/* The path of a matrix of the test data (testdata.h). */
 static const char *matrix(const char *name)
 {
-  static char path[4][512];
+  static char path[4][4096];
   static int k;
-  const char *dir = getenv("SPMV_MATRICES");
 
   k = (k + 1) % 4;
-  snprintf(path[k], sizeof path[k], "%s/%s", dir != NULL ? dir : "../shared/matrices",
-           name);
+  ck_assert_msg(testdata_path(name, path[k], sizeof path[k]) == 0, "%s: not found",
+                path[k]);
   return path[k];
 }
 
@@ -193,10 +194,11 @@ END_TEST
 
 START_TEST(test_profile_errors)
 {
-  char path[] = "/tmp/spmvctl-bad.XXXXXX";
+  char path[4096];
   struct run r;
   int fd;
 
+  testdata_tmp(path, sizeof path, "spmvctl-bad.XXXXXX");
   ctl(&r, "profile", "/nonexistent/m.mtx", NULL);
   ck_assert_int_eq(r.status, 4);
   ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/m.mtx"));

@@ -4,8 +4,8 @@
 top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 spmvd=$top_builddir/daemon/spmvd
-man8=$top_srcdir/man/spmvd.8
-man5=$top_srcdir/man/spmvd.conf.5
+man8=$top_builddir/man/spmvd.8
+man5=$top_builddir/man/spmvd.conf.5
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_spmvd_man.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail=0

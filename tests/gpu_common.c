@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_common.h"
+#include "testdata.h"
 #include "spmv_error.h"
 #include "spmv_kernels.h"
 
@@ -129,15 +130,13 @@ static int cmp_str(const void *a, const void *b)
 /* Lists the real matrices; see gpu_common.h. */
 int gpu_matrix_paths(char ***paths)
 {
-  const char *dir = getenv("SPMV_MATRICES");
+  const char *dir = testdata_dir();
   char **v = NULL;
   int n = 0, cap = 0;
   struct dirent *e;
   DIR *d;
 
   *paths = NULL;
-  if (!dir || !*dir)
-    dir = "../shared/matrices";
   d = opendir(dir);
   if (!d)
     return -1;

@@ -45,8 +45,8 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask);
 int gpu_format_samples(const struct spmv_config **out);
 
 /*
- * Lists the .mtx and .mtx.gz files of $SPMV_MATRICES (default
- * ../shared/matrices), sorted by name.  *paths is a new array of new
+ * Lists the .mtx and .mtx.gz files of the matrix folder (tests/testdata.h:
+ * $SPMV_MATRICES, else tests/data/matrices), sorted by name.  *paths is a new array of new
  * strings, freed by gpu_paths_free().  Returns the count, or -1 when the
  * folder cannot be read.
  */

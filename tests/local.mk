@@ -96,5 +96,12 @@ ITEST_LOGS += tests/integration/check_gpu_service.log
 endif
 # (Through a variable: automake would take a literal target for an override
 # of its own rule for this log.)
-SCHEMA_COVERAGE_LOG = tests/integration/check_schema_coverage.sh.log
+SCHEMA_COVERAGE_LOG = tests/integration/check_schema_coverage.log
 $(SCHEMA_COVERAGE_LOG): $(ITEST_LOGS)
+
+# make installcheck (and so make distcheck): the installed tree on its own.
+EXTRA_DIST += tests/installcheck.sh
+installcheck-local:
+	$(SHELL) $(top_srcdir)/tests/installcheck.sh "$(DESTDIR)$(sbindir)" \
+		"$(DESTDIR)$(bindir)" "$(DESTDIR)$(libdir)" "$(DESTDIR)$(mandir)" \
+		"$(abs_top_srcdir)/tests/data/matrices/west0479.mtx.gz"

@@ -14,7 +14,7 @@
 
 /* Where the shared matrices are when SPMV_MATRICES is not set. */
 #ifndef SPMV_BENCH_MATRICES
-#define SPMV_BENCH_MATRICES "../shared/matrices"
+#define SPMV_BENCH_MATRICES "tests/data/matrices"
 #endif
 
 /*

@@ -571,7 +571,7 @@ static struct spmv_csr *make_matrix(const struct mspec *s, struct spmv_error *er
   const char *dir = getenv("SPMV_MATRICES");
   char path[4096];
   struct spmv_csr *A = NULL, *T;
-  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/matrices", s->file);
+  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "tests/data/matrices", s->file);
   if (spmv_mmio_read(path, &A, NULL, err) < 0)
     return NULL;
   if (s->tile_k <= 1)

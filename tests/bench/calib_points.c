@@ -65,6 +65,7 @@
 #include "spmvd_predict.h"
 #include "suite.h"
 #include "bench_clock.h"
+#include "../testdata.h"
 
 struct ctx {
   struct eval_store *s;
@@ -688,20 +689,6 @@ static int fit_work(const struct spmv_config *cfg, const char *dtype,
   return spmvd_predict_fit_work(cfg, x, t, n, f, e);
 }
 
-/* Whether suite name a and table name b are one matrix: a real matrix is
- * named by its file, and the device's copy of a folder may hold it
- * gzipped where this one does not (or the other way). */
-static int same_matrix(const char *a, const char *b)
-{
-  size_t la = strlen(a), lb = strlen(b);
-
-  if (la > 3 && strcmp(a + la - 3, ".gz") == 0)
-    la -= 3;
-  if (lb > 3 && strcmp(b + lb - 3, ".gz") == 0)
-    lb -= 3;
-  return la == lb && strncmp(a, b, la) == 0;
-}
-
 /* The replay: fits from the points, errors against the measured table. */
 static int run_replay(const char *points, const char *measured, double bound,
                       double l2_bytes, int each)
@@ -714,7 +701,7 @@ static int run_replay(const char *points, const char *measured, double bound,
   const char *dir = bench_suite_dir(NULL);
   char line[8192], *f[128];
   size_t ncp = 0, k, j;
-  FILE *in;
+  gzFile in;
 
   if (read_points(points, cp, &ncp) != 0)
     return 1;
@@ -758,7 +745,7 @@ static int run_replay(const char *points, const char *measured, double bound,
     }
     goto done;
   }
-  in = fopen(measured, "r");
+  in = gzopen(measured, "rb");  /* plain or gzip-compressed */
   if (in == NULL) {
     fprintf(stderr, "calib_points: cannot open %s\n", measured);
     return 1;
@@ -767,10 +754,10 @@ static int run_replay(const char *points, const char *measured, double bound,
   if (bench_suite_init(&suite, BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL, 0, NULL,
                        dir, &e) != 0) {
     fprintf(stderr, "calib_points: %s\n", e.msg);
-    fclose(in);
+    gzclose(in);
     return 1;
   }
-  while (fgets(line, sizeof line, in) != NULL) {
+  while (gzgets(in, line, sizeof line) != NULL) {
     struct spmv_profile prof;
     struct spmvd_pfeat x;
     struct spmv_csr *A = NULL;
@@ -783,7 +770,7 @@ static int run_replay(const char *points, const char *measured, double bound,
     if (n < 4)
       continue;
     dt = strcmp(f[2], "f32") == 0 ? SPMV_F32 : SPMV_F64;
-    for (j = 0; j < suite.n && !same_matrix(suite.e[j].name, f[0]); j++)
+    for (j = 0; j < suite.n && !testdata_same(suite.e[j].name, f[0]); j++)
       ;
     if (j == suite.n) {
       fprintf(stderr, "calib_points: %s: not in the suite\n", f[0]);
@@ -833,7 +820,7 @@ static int run_replay(const char *points, const char *measured, double bound,
       cnt[k]++;
     }
   }
-  fclose(in);
+  gzclose(in);
   bench_suite_fini(&suite);
   /* The last column fits the same model to the measured matrices
    * themselves: how close its terms can come at best, whatever the

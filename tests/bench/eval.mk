@@ -1,7 +1,7 @@
-# tests/bench/eval.mk: the tuner evaluation (issue 5), a benchmark, never in make check.
-# Built with the tree (cpu backend; cuda too when configured with it), run by
-# hand: tests/bench/eval_tuner --help.
-noinst_PROGRAMS += tests/bench/eval_tuner
+# tests/bench/eval.mk: the tuner's evaluation and the predictor's replay.
+# Both are run by hand as benchmarks (tests/bench/eval_tuner --help) and by
+# make check on fixed tables and small matrices, so make check builds them.
+check_PROGRAMS += tests/bench/eval_tuner
 tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
@@ -21,7 +21,7 @@ endif
 EXTRA_DIST += tests/bench/device-run.sh tests/bench/daemon-calib.sh
 
 # The predictor's calibration points and the suite's features as tables.
-noinst_PROGRAMS += tests/bench/calib_points
+check_PROGRAMS += tests/bench/calib_points
 tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
@@ -32,7 +32,8 @@ if HAVE_CUDA
 tests_bench_calib_points_SOURCES += daemon/spmvd_backend_cuda.c
 endif
 
-# The tuner's rules replayed on the H200's measured tables (no GPU).
-TESTS += tests/check_replay.sh tests/check_predict_replay.sh
-# Their tables ship with tests/bench/results (gpu.mk).
-EXTRA_DIST += tests/check_predict_replay.sh tests/check_replay.sh
+# The tuner's rules and the predictor replayed on measured tables
+# (tests/data/replay, no GPU), and the evaluation run whole on the cpu
+# backend.
+TESTS += tests/check_replay.sh tests/check_predict_replay.sh tests/check_eval_cpu.sh
+EXTRA_DIST += tests/check_predict_replay.sh tests/check_replay.sh tests/check_eval_cpu.sh

@@ -1,14 +1,12 @@
 # tests/bench/gpu.mk: SpMV kernels against cuSPARSE, and the GPU probes.
 # Everything here needs CUDA: built only when configure found it.  The GPU
 # tests exit 77 (skipped) on a machine without a GPU; the benchmarks and
-# probes are built by `make` and run by hand (never by make check).
+# probes are built by `make bench` and run by hand (never by make check).
 EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
 	tests/bench/bench_spmv.c tests/bench/bound_gpu.cu \
-	tests/bench/bound_gpu.h tests/bench/results \
+	tests/bench/bound_gpu.h \
 	tests/bench/probe_scrub.c tests/bench/probe_rounds.c \
-	tests/bench/race_replay.py tests/bench/race_positions.py \
-	tests/bench/race_bias.py tests/bench/pick_truth.py \
-	tests/bench/predict_drift.py tests/bench/bench_load.c \
+	tests/bench/bench_load.c \
 	tests/bench/bench_warm.c tests/bench/bench_graph.c \
 	tests/bench/probe_launch.cu tests/bench/probe_drift.c
 
@@ -26,7 +24,7 @@ tests_check_gpu_formats_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_check_gpu_formats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_gpu_formats_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
 
-noinst_PROGRAMS += tests/bench/bench_spmv tests/bench/probe_scrub \
+EXTRA_PROGRAMS += tests/bench/bench_spmv tests/bench/probe_scrub \
 	tests/bench/probe_rounds tests/bench/bench_load tests/bench/bench_warm \
 	tests/bench/bench_graph tests/bench/probe_launch tests/bench/probe_drift
 

@@ -1,6 +1,13 @@
-# tests/bench/local.mk: benchmarks (never run by make check).
+# tests/bench/local.mk: benchmarks and probes, built by `make bench` (or by
+# every make with ./configure --enable-bench), never run by make check.
 include tests/bench/mmio.mk
 include tests/bench/gpu.mk
 include tests/bench/eval.mk
 include tests/bench/roundtrip.mk
 EXTRA_DIST += tests/bench/bench_clock.h
+
+bench: $(EXTRA_PROGRAMS) tests/bench/eval_tuner$(EXEEXT) tests/bench/calib_points$(EXEEXT)
+.PHONY: bench
+if ENABLE_BENCH
+all-local: bench
+endif

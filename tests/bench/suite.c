@@ -71,7 +71,7 @@ const char *bench_suite_dir(const char *dir)
 
   if (dir != NULL && *dir != '\0')
     return dir;
-  return env != NULL && *env != '\0' ? env : "../shared/matrices";
+  return env != NULL && *env != '\0' ? env : "tests/data/matrices";
 }
 
 static int has_suffix(const char *s, const char *suf)

@@ -43,7 +43,7 @@ struct bench_suite {
 };
 
 /* The matrix folder: dir when not NULL or empty, else $SPMV_MATRICES, else
- * "../shared/matrices".  Returns a borrowed string. */
+ * "tests/data/matrices" (the tree's own).  Returns a borrowed string. */
 const char *bench_suite_dir(const char *dir);
 
 /*

@@ -17,8 +17,8 @@
 /* The matrices of the suite: real ones of each kind, and two generated
  * ones large enough that the GPU kernels, not the launch, dominate. */
 static const char *const real[] = {
-  "bcsstk16.mtx", "raefsky1.mtx.gz", "rajat01_pattern.mtx",
-  "ca-HepPh_snap_rawids.mtx", "Trefethen_500.mtx", "lp_afiro.mtx",
+  "bcsstk16.mtx", "bcsstk13.mtx", "rajat01_pattern.mtx",
+  "email-Eu-core.mtx", "Trefethen_500.mtx", "lp_afiro.mtx",
   "illc1850.mtx", NULL
 };
 #define NGEN 2

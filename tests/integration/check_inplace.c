@@ -61,15 +61,14 @@ START_TEST(library_inplace)
 {
   static const char *const files[] = {"bcsstk13.mtx", "west0479.mtx"};
   struct spmv_client *c = NULL;
-  char path[1024];
-  const char *dir = getenv("SPMV_MATRICES");
+  char path[4096];
 
   ck_assert_int_eq(spmv_connect(itest_d.sock, &c), 0);
   for (int f32 = 0; f32 < 2; f32++)
     for (size_t f = 0; f < 2; f++) {
       struct spmv_csr *A = itest_matrix(files[f]);
       struct spmv_matrix *m = NULL;
-      snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", files[f]);
+      itest_matrix_path(files[f], path, sizeof path);
       ck_assert_msg(spmv_load_mtx(c, path, f32 ? SPMV_F32 : SPMV_F64, NULL,
                                   &m) == 0, "%s", spmv_client_errmsg(c));
       if (f32)  /* the reference sees the values the daemon holds */

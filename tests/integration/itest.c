@@ -20,6 +20,7 @@
 
 #include "itest.h"
 #include "spmv_mmio.h"
+#include "../testdata.h"
 
 struct itest_daemon itest_d;
 
@@ -527,15 +528,14 @@ out:
   return result;
 }
 
-/* Reads a shared matrix by file name from $SPMV_MATRICES. */
+/* Reads a matrix of the test data by file name (testdata.h). */
 struct spmv_csr *itest_matrix(const char *name)
 {
-  const char *dir = getenv("SPMV_MATRICES");
-  char path[1024];
+  char path[4096];
   struct spmv_csr *A = NULL;
   struct spmv_error err;
 
-  snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", name);
+  itest_matrix_path(name, path, sizeof path);
   ck_assert_msg(spmv_mmio_read(path, &A, NULL, &err) == 0, "%s: %s", path,
                 err.msg);
   return A;
@@ -546,16 +546,22 @@ static int cmp_str(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Lists the .mtx / .mtx.gz files of $SPMV_MATRICES. */
+/* The path of a matrix of the test data, asserted to exist. */
+void itest_matrix_path(const char *name, char *path, size_t n)
+{
+  ck_assert_msg(testdata_path(name, path, n) == 0, "%s: not found", path);
+}
+
+/* Lists the .mtx / .mtx.gz files of the matrix folder (testdata.h). */
 char **itest_matrix_names(void)
 {
-  const char *dir = getenv("SPMV_MATRICES");
-  DIR *d = opendir(dir ? dir : ".");
+  const char *dir = testdata_dir();
+  DIR *d = opendir(dir);
   char **names = calloc(1024, sizeof *names);
   struct dirent *e;
   size_t n = 0;
 
-  ck_assert_msg(d != NULL, "cannot open SPMV_MATRICES=%s", dir ? dir : "");
+  ck_assert_msg(d != NULL, "cannot open the matrix folder %s", dir);
   while ((e = readdir(d)) && n < 1023) {
     size_t l = strlen(e->d_name);
     if ((l > 4 && strcmp(e->d_name + l - 4, ".mtx") == 0) ||

@@ -116,10 +116,13 @@ double itest_multiply_check(int fd, int64_t handle, const struct spmv_csr *A,
 /* Seconds on the monotonic clock, for the tests that time the daemon. */
 double itest_now_s(void);
 
-/* Reads a shared matrix by file name from $SPMV_MATRICES. */
+/* The path of a matrix of the test data (tests/testdata.h), asserted to
+ * exist. */
+void itest_matrix_path(const char *name, char *path, size_t n);
+/* Reads a matrix of the test data by file name. */
 struct spmv_csr *itest_matrix(const char *name);
 
-/* Lists the .mtx / .mtx.gz files of $SPMV_MATRICES (sorted, NULL-ended;
+/* Lists the .mtx / .mtx.gz files of the matrix folder (sorted, NULL-ended;
  * free with itest_names_free). */
 char **itest_matrix_names(void);
 void itest_names_free(char **names);

@@ -1,0 +1,13 @@
+#!/bin/sh
+# run-test.sh: make check's wrapper of every test: the test runs with a
+# TMPDIR of its own, removed afterwards whether it passed or not, so that
+# no run leaves anything in /tmp.
+base=${TMPDIR:-/tmp}
+dir=$(mktemp -d "$base/spmvd-check.XXXXXX") || { echo "run-test.sh: cannot create a directory in $base" >&2; exit 99; }
+# Open to all, as /tmp is: tests that drop privileges reach their sockets.
+chmod 755 "$dir"
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM
+TMPDIR=$dir
+export TMPDIR
+"$@"
