@@ -21,17 +21,16 @@
  * (spmv_layout_shell_ok) is converted on the device instead:
  * the host builds their row offsets, tables and slices
  * (spmv_layout_new_shell), the columns and values go from the CSR to the
- * GPU and are placed and narrowed there (spmv_dev_matrix_new_csr): on an
- * H200 host the conversion was most of a load
- * (tests/bench/results/load-h200.md).  Products run on the backend's
+ * GPU and are placed and narrowed there (spmv_dev_matrix_new_csr): on the
+ * host the conversion is most of a load.  Products run on the backend's
  * one stream; multiply() copies each vector in and out around the launch.
  * Each matrix's products, timed or for clients, replay one CUDA graph
  * (spmv_dev_graph_spmv) of its launches on its own x and y.
  * Device memory comes from the device's pool, which keeps what is
  * freed until trim() (spmv_dev_pool_keep): a tuner's race frees a
  * candidate's layout and staging right before timing the next, and memory
- * given back to the driver is scrubbed meanwhile, which slowed those
- * timings by up to a fifth.
+ * given back to the driver is scrubbed meanwhile, which slows those
+ * timings.
  * Any CUDA failure that leaves the context unusable comes back as
  * SPMV_EGPU_STICKY, on which the worker must exit.
  */
@@ -114,10 +113,10 @@ static int cuda_open(int dev, struct spmvd_backend **out,
 
   *out = NULL;
   /* Every kernel loaded now, before CUDA starts, not at its first launch:
-   * lazily, a fresh worker's first race timed each candidate's one-off
-   * load (ca-HepPh_snap_rawids on an H200: csr-adaptive's first run 53 us
-   * against 6.4 us), dropped the fastest and cached cusparse at 9.2 us.
-   * An operator's own setting is kept. */
+   * lazily, a fresh worker's first race times each candidate's one-off
+   * module load with its first run, many times the run itself, and may
+   * drop the fastest and cache a slower format.  An operator's own
+   * setting is kept. */
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
@@ -354,11 +353,11 @@ static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
   return rc;
 }
 
-/* Registers a matrix's host copy for the loads of one operation: on an
- * H200 host, registering and unregistering a 64M-entry CSR took 49 ms and
- * its copy fell from 91 to 14 ms, so even one load gains
- * (tests/bench/results/load-h200.md).  The copy is registered only while
- * loads need it, not for the matrix's life: pinned memory is the host's. */
+/* Registers a matrix's host copy for the loads of one operation: a copy
+ * from pinned memory is so much faster than from pageable memory that
+ * registering and unregistering pay back within one load of a large
+ * matrix.  The copy is registered only while loads need it, not for the
+ * matrix's life: pinned memory is the host's. */
 static int cuda_pin(struct spmvd_backend *b, void *addr, size_t size)
 {
   if (size == 0 || cudaSetDevice(b->dev) != cudaSuccess)

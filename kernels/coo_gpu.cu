@@ -15,17 +15,10 @@
  * read-only data cache.  All eight entries are loaded first, then the
  * eight x gathered together with y of each row that starts in the
  * thread, so that adding a row the thread owns whole waits on nothing.
- * Entry by entry, each entry had waited for its column and then its x,
- * and each row for a load of y.  On an H100 (bench_spmv, BS 256, L2
- * flushed, every configuration), the entries loaded first ran coo 0.89
- * (f64) of its old time on the paper and real sets and 0.69 on the large
- * suite, with owned rows added by a reduction in memory
- * (eval-h100-v51.md).  y loaded ahead then ran 0.95 (f64, against that
- * reduction) and 0.93 (f32, against a wait on y) on the paper and real
- * sets, 0.73 on the large suite (wbp256 f64 463 -> 311 us), hyb 0.96 /
- * 0.94 and 0.84; mac_econ alone was slower (6-8 %; cuSPARSE's control
- * 0.985) (coo-ypre-h100.md).  No reduction: f32's flushes subnormals to
- * zero (PTX's atom.add.f32), and one code serves both types.
+ * Entry by entry, each entry waits for its column and then its x, and
+ * each row for a load of y.  Owned rows are added to the y loaded ahead,
+ * not by a reduction in memory: f32's flushes subnormals to zero (PTX's
+ * atom.add.f32), and one code serves both types.
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64; up to
  * 2^31 - 1 rows.
  */

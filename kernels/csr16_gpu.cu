@@ -7,16 +7,14 @@
  * base[i] once (one broadcast load) and 2 bytes per entry instead of 4, so
  * a product moves 2 bytes less per nonzero (a sixth of f64 CSR's 12, a
  * quarter of f32's 8).  At TPR 32 a lane's next offsets load while its
- * x gathers are in flight (spmv_dot_cols says where that was faster); at
+ * x gathers are in flight (spmv_dot_cols says where that pays); at
  * TPR 1 and 2 rows longer than a sector are read through the L1
  * (spmv_keep_entries).
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a
  * multiple of 32.  32- or 64-bit row offsets; f32 or f64.
  * Why a copy of csr-vector's kernel: one inner loop shared through a
- * column accessor (32-bit column or base + offset) was tried and measured
- * 8 % slower for both formats in f64 on the H200 (wbp256_x2, TPR 32:
- * csr-vector 207.8 -> 224.0 us, csr16 182.9 -> 198.0 us; cuSPARSE
- * unchanged in the same runs), so it was reverted.
+ * column accessor (32-bit column or base + offset) made both formats
+ * slower in f64, so each keeps its own loop.
  */
 #include "spmv_cuda.cuh"
 

@@ -4,7 +4,7 @@
  * memory, then walks rows of chunk c as csr16 does (groups of TPR lanes
  * per row, lane t taking entries t, t + TPR, ...), gathering from that
  * copy: on a matrix whose x is far larger than the L1 and whose rows are
- * long (denserows_20k_x2000: 2000 entries over 2M columns) a product
+ * long (thousands of entries over millions of columns) a product
  * otherwise moves a 32-byte L2 sector of x per entry.  A lane issues its
  * loads four entries at a time, so that a group's short run of a row in
  * one panel still has several loads in flight.  With several panels each
@@ -70,8 +70,7 @@ __global__ void spmv_panel_kernel(int64_t rows, int64_t cols, int shift,
   /* Every lane runs the same passes (the group sum needs the whole warp);
    * a pass loads the next pass's slot offsets before its own entries, so
    * that it waits for one memory latency, not two.  (Two or four slots a
-   * group per pass, walked as one run, measured no faster: 141 us against
-   * 156-160 us in f32 on denserows_20k_x2000, H200.) */
+   * group per pass, walked as one run, are no faster.) */
   for (; row - threadIdx.x / TPR < r1; row += per) {
     I nb = 0, ne = 0;
     if (row + per < r1) {
@@ -107,7 +106,7 @@ __global__ void spmv_panel_kernel(int64_t rows, int64_t cols, int shift,
  * takes SUM_ROWS rows, lane l adding panels l, l + SUM_LANES, ... (reads
  * coalesced along the rows), then the lanes' sums are added in lane
  * order: a fixed order, and enough loads in flight where rows are few
- * and panels many (20000 rows x 245 panels). */
+ * and panels many. */
 #define SUM_ROWS 32
 #define SUM_LANES 8
 template <typename T>
@@ -170,9 +169,8 @@ static int launch(const struct spmv_dev_matrix *m, const I *rp, int bs, T alpha,
   }
   /* Rows per block: about four waves of blocks over all panels, each
    * chunk a whole number of passes.  Fewer rows a block shorten its run of
-   * passes, more blocks reread their panel's x: four waves measured 6 %
-   * faster than two in f32 and 2 % slower in f64 (denserows_20k_x2000,
-   * H200: 124 against 131 us, 251 against 245). */
+   * passes, more blocks reread their panel's x: four waves suit f32 better
+   * than two and cost f64 little. */
   int per = bs / TPR;
   /* Blocks an SM holds by shared memory, 1 KB of which the runtime keeps
    * per block, and by threads. */

@@ -9,13 +9,10 @@
  * through the L1 where rows are longer than a sector (spmv_keep_entries);
  * x goes through the read-only data cache.
  * In f64 a thread walks its row in chunks of 8 entries, each predicated
- * past the row's end (spmv_csr_dot_chunks).  On an H100 the chunks ran
- * f64 6 % faster over the paper and real matrices (impcol_a 7.4 -> 5.7
- * us; jagmesh7 6.0 -> 6.3 the worst) and 7 % over the large suite
- * (stencil3d_27pt_128 996 -> 774 us), but f32 14-16 % slower (pwtk 112 ->
- * 190 us; scalar-chunks-h100.md).  f32 walks its whole chunks
- * unpredicated and only the row's last 1..7 entries as a predicated
- * chunk (spmv_csr_dot_chunks_tail; scalar-tail-h200.md).
+ * past the row's end (spmv_csr_dot_chunks): in f64 that beats the
+ * compiled two-entry loop, but it slows f32, which walks its whole
+ * chunks unpredicated and only the row's last 1..7 entries as a
+ * predicated chunk (spmv_csr_dot_chunks_tail).
  * Valid parameters: BS in 32..1024, a multiple of 32.  32- or 64-bit row
  * offsets; f32 or f64.
  */

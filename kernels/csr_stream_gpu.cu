@@ -8,20 +8,16 @@
  * row ends into shared memory, then the K gathers of x, and stages
  * val[j]*x[col[j]] in shared memory: every load coalesced whatever the
  * row lengths.  In f32 with K >= 4 a thread loads its entries 4 at a time
- * (16 bytes of values, from the aligned vector at or before e0): on the
- * H200 that ran 5-16 % faster on irregular rows (maceconlike_x16 at K 4,
- * cop20k_A_x16 and rma10_x16 at K 8); in f64 (2 per 16 bytes) it ran
- * 5-20 % slower at K 4, the best K there, so f64 loads one at a time.
+ * (16 bytes of values, from the aligned vector at or before e0), which
+ * speeds irregular rows; f64 fits only 2 values in 16 bytes and is
+ * slower that way at K 4, its best K, so f64 loads one at a time.
  * At K 16, and at K 8 with 16-bit columns, the products are staged a
- * vector per store, tests only at the block's ends (kernels v9:
- * cop20k_A_x16, rma10_x16 and maceconlike_x16 f32 3-5 % faster at K 8
- * on the H200, bench_spmv_h200_v9_stream.md).  Then
- * groups of TPR threads sum the rows, TPR the largest power of two up to
- * 32 with TPR * rows <= BS, in rounds that every lane of a warp takes
- * together (the shuffles need them all); a lane adds its share of a row
- * in four chains (spmv_stream_sum: in f32 3-4 % faster on
- * maceconlike_x16, cop20k_A_x16 and ca-HepPh_tiled_x128 on the H200,
- * bench_spmv_h200_v7.md).
+ * vector per store, tests only at the block's ends (spmv_stream_ents).
+ * Then groups of TPR threads sum the rows, TPR the largest power of two
+ * up to 32 with TPR * rows <= BS, in rounds that every lane of a warp
+ * takes together (the shuffles need them all); a lane adds its share of
+ * a row in four chains, so that its shared-memory loads overlap
+ * (spmv_stream_sum).
  * Why: rows of a few to a few hundred entries of irregular length waste
  * lanes in csr-vector (a fixed TPR per row) and pay a merge-path search
  * per product in csr-merge; here the cut costs nothing per product, and
@@ -35,12 +31,10 @@
  * Valid parameters: BS in 32..1024, a multiple of 32 and equal to the BS
  * the layout was cut for; K in {1, 2, 4, 8, 16} with the shared memory
  * within SPMV_STREAM_SHMEM bytes; f32, f64; 32- or 64-bit row offsets.
- * Tried on the H200 and slower there (bench_spmv_h200_v4.md): a
- * persistent grid keeping the next block's loads in flight during a
- * block's sums (0.52-0.66x on irregular rows: 72-127 registers); a
- * segmented sum by entry spans for rows of uneven length (0.7-0.8x);
- * values and row ends by asynchronous copies to shared memory (f64 4-12 %
- * slower at K 4).
+ * Tried and slower: a persistent grid keeping the next block's loads in
+ * flight during a block's sums (it took 72-127 registers); a segmented
+ * sum by entry spans for rows of uneven length; values and row ends by
+ * asynchronous copies to shared memory.
  */
 #include "spmv_longrow.cuh"
 
@@ -106,10 +100,9 @@ struct spmv_stream_ents {
 template <typename T, typename C, int K>
 struct spmv_stream_ents<T, C, K, true> {
   static constexpr int V = 4, NV = K / V + 1; /* one more for the skew */
-  /* Whole vectors per store where that measured faster on the H200
-   * (bench_spmv_h200_v9_stream.md): at K 16, and at K 8 with 16-bit
-   * columns (3-12 % faster).  At K 4 it ran 2-3 % slower, and at K 8 with
-   * 32-bit columns 3-5 % slower (20 bytes spilled within 32 registers). */
+  /* Whole vectors per store where the saved tests pay: at K 16, and at
+   * K 8 with 16-bit columns.  At K 4 they do not, and at K 8 with 32-bit
+   * columns the vectors spill (20 bytes within 32 registers). */
   static constexpr bool WHOLE = SPMV_STREAM_WHOLE(K, sizeof(T), sizeof(C) == 2);
   static constexpr int PAD = WHOLE ? V : 0;
   spmv_vec<C, V> c[NV];
@@ -188,8 +181,8 @@ struct spmv_stream_args {
 
 /* Row ends of the block into shared memory (as slots of sh, from the
  * block's base), then its staged products.
- * (Loading a thread's first row end with the gathers instead was 1-6 %
- * faster in f64 at K <= 2 and up to 12 % slower elsewhere on the H200.) */
+ * (Loading a thread's first row end with the gathers instead helps only
+ * f64 at K <= 2 and costs more elsewhere.) */
 template <typename T, typename I, typename C, int K>
 __device__ __forceinline__ void spmv_stream_stage(
     const spmv_stream_args<T, I, C> &a, const struct spmv_stream_range &r,
@@ -251,8 +244,7 @@ __device__ __forceinline__ void spmv_stream_reduce(
  * listed in the free tail of ends (the count in its last slot, zeroed
  * before the barrier), then summed by groups of TPR sized to their number.
  * Why: summing every row with one thread, a warp waits for its longest
- * row while most of its lanes hold empty ones (ca-HepPh_tiled_x128, 86 %
- * empty rows: 13 of 32 lanes active under Nsight Compute).  A row's sum
+ * row while most of its lanes hold empty ones.  A row's sum
  * does not depend on which group takes it, so results stay bit for bit.
  * More rows than the tail holds: the plain sums, empty rows skipped.
  */
@@ -338,10 +330,10 @@ __global__ void spmv_csr_stream_kernel(spmv_stream_args<T, I, C> a, T alpha,
 }
 
 /* The same within 32 registers (two blocks of 1024 threads per SM), for
- * f32 at K 8: 39 registers left it at 75 % occupancy; at 32 (4 bytes
- * spilled) it ran 2-8 % faster on the H200 (cop20k_A_x16 123 -> 119 us,
- * pwtk_x8 228 -> 219).  f64 at K 8 spills 92 bytes at 32 and ran 1.5x
- * slower; K 16 spills more in both. */
+ * f32 at K 8: its 39 registers otherwise leave it at 75 % occupancy, and
+ * the 4 bytes it spills at 32 cost less than the occupancy gains.  f64 at
+ * K 8 spills 92 bytes at 32, and K 16 spills more in both, so they keep
+ * their registers. */
 template <typename T, typename I, typename C, int K, bool S>
 __global__ void __launch_bounds__(1024, 2)
     spmv_csr_stream_kernel32(spmv_stream_args<T, I, C> a, T alpha,

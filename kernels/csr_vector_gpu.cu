@@ -8,7 +8,7 @@
  * so a warp reads 32/TPR runs of TPR consecutive elements per step (fully
  * coalesced at TPR = 32).  x goes through the read-only data cache.
  * From TPR 16 a lane's next columns load while its x gathers are in
- * flight (spmv_dot_cols says where that was measured faster); at TPR 1
+ * flight (spmv_dot_cols says where that pays); at TPR 1
  * and 2 rows longer than a sector are read through the L1
  * (spmv_keep_entries).
  * Valid parameters: TPR in {1, 2, 4, 8, 16, 32}; BS in 32..1024, a

@@ -12,13 +12,9 @@
  * while this four's x gathers are in flight (as spmv_walk4 does for
  * ellr-t and sell).  One diagonal at a time, each step waited for its
  * column and then its x, two memory latencies in a row, and the longest
- * rows set the time.  On an H100 (bench_spmv, large suite, BS 256, L2
- * flushed) the geomean fell to 0.75 of the old kernel's in both types
- * (rma10_x16 f64 484 -> 290 us, pdb1HYS_x8 322 -> 211), and in the
- * evaluation's suite to 0.76 (f64) and 0.85 (f32): pdb1HYS 149 -> 67 us,
- * wbp256 443 -> 211.  It costs 48 registers in f64 (32 before): short
- * rows lost 8 % (lap2d_5pt f64) to 15-21 % (mc2depi), and lone very long
- * rows up to 20 % (adder_dcop, watt_2), where jad is never the best.
+ * rows set the time.  The price is registers (48 in f64, against 32 one
+ * diagonal at a time), which slows matrices of short rows and of lone
+ * very long rows, where jad is never the best format.
  * Valid parameters: BS in 32..1024, a multiple of 32; f32, f64.
  */
 #include "spmv_cuda.cuh"

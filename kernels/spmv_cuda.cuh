@@ -71,13 +71,12 @@ __device__ __forceinline__ T spmv_lds(const T *__restrict__ p) {
  * Whether a CSR kernel whose groups of tpr lanes walk a row (csr-scalar:
  * 1) should read the entries through the L1 (spmv_dot_cols' KEEP).  A
  * group of 1 or 2 lanes takes a quarter or half of a 32-byte sector of
- * f64 values a step; streamed, the sector was gone before its next step
- * came back to it, and rows longer than one sector were read several
- * times over.  On an H100 (tests/bench/results/keep-entries-h100.md):
- * csr-scalar f64 pwtk 297 -> 199 us, wbp256 482 -> 263, csr16 at TPR 2
- * f64 pwtk 151 -> 90; TPR 4 and up gained nothing.  Rows of 4 or fewer
- * entries lie side by side in the warp's own sectors and ran 3-10 %
- * slower through the L1 (mc2depi), so they stream as before.
+ * f64 values a step; streamed, the sector is gone before its next step
+ * comes back to it, and rows longer than one sector are read several
+ * times over.  A group of 4 or more lanes uses its whole sector in one
+ * step, so it has nothing to keep.  Rows of 4 or fewer entries lie side
+ * by side in the warp's own sectors and are only slowed by the L1, so
+ * they stream as before.
  */
 static inline bool spmv_keep_entries(int tpr, int64_t rows, int64_t nnz) {
   return tpr <= 2 && nnz > 4 * rows;
@@ -106,14 +105,9 @@ __device__ __forceinline__ T spmv_group_sum_rt(T v, int w) {
  * type: 32-bit columns, or csr16's 16-bit offsets from the row's base
  * column (xb = x + base).  With PIPE the next step's columns load while
  * this step's x gathers are in flight, so a step waits for one memory
- * latency rather than two (column, then x).  On the H200 that ran faster
- * for csr-vector at TPR 16 and 32 (f64 at TPR 16: cant_x16 257 -> 235 us;
- * in the L2 consph 26.8 -> 24.2, pwtk 47.5 -> 41.8) and for csr16 at TPR
- * 32 (f64 wbp256_x2 185 -> 177), but slower at TPR 8 (csr16 f64 in the
- * L2: pdb1HYS 24.5 -> 30.3 us; f32 csr-vector beyond it: cant_x16 193 ->
- * 216) and for csr16 at TPR 16 (f64 cant_x16 252 -> 264)
- * (bench_spmv_h200_v6_large.tsv, eval-h200-v12-f64), so the kernels
- * choose.
+ * latency rather than two (column, then x).  That pays for csr-vector at
+ * TPR 16 and 32 and for csr16 at TPR 32, but costs more than it saves at
+ * TPR 8 and for csr16 at TPR 16, so the kernels choose.
  * With KEEP the entries are read through the L1 rather than streamed
  * (spmv_keep_entries says when: TPR 1 and 2, which never pipeline, so
  * only the plain loop reads that way).
@@ -171,10 +165,8 @@ __device__ __forceinline__ T spmv_csr_dot(const int32_t *__restrict__ col,
  * gathers their x, so a chunk waits for two memory latencies whatever its
  * length, and every lane of a warp runs the same code: a warp takes as
  * many chunks as its longest row.  (ptxas unrolls the two-entry loop of
- * spmv_dot_cols into 8-entry steps plus a remainder loop (H100 SASS,
- * CUDA 13.0), and a warp whose rows straddle 8 entries runs both paths
- * one after the other: f64 rows of 8 or more among shorter ones cost
- * about 0.4 us more on small matrices.)
+ * spmv_dot_cols into 8-entry steps plus a remainder loop, and a warp
+ * whose rows straddle 8 entries runs both paths one after the other.)
  */
 #define SPMV_CHUNK 8
 /* One chunk of SPMV_CHUNK entries from j: its columns and values, then
@@ -217,16 +209,12 @@ __device__ __forceinline__ T spmv_csr_dot_chunks(const int32_t *__restrict__ col
  * csr-scalar's f32 row walk: whole chunks of SPMV_CHUNK entries, then the
  * row's last 1..7 entries as one predicated chunk, so a warp takes one
  * step past its longest row's whole chunks.  The two-entry loop of
- * spmv_dot_cols compiled to an 8-entry loop followed by 4-, 2- and 1-entry
- * steps, each behind its own reconvergence barrier (H200 SASS, CUDA 13.0);
- * a warp whose rows ended at different remainders ran them all, one after
- * another.  On an H200 this walk ran the small regular matrices 2-10 %
- * faster (lp_afiro 6.6 -> 6.0 us) and the large regular ones 6-12 %
- * faster (pwtk 80.3 -> 75.5, lap2d_5pt_4096 240 -> 212), and a few short
- * matrices with long rows slower (email-Eu-core 25.1 -> 33.1, bp_1200
- * 17.8 -> 20.4), where csr-scalar is 13 % to 12x off the best format;
- * the predictor's fit on its calibration points fell from 6.2-6.4 to
- * 4.7-4.8 % (scalar-tail-h200.md).
+ * spmv_dot_cols compiles to an 8-entry loop followed by 4-, 2- and 1-entry
+ * steps, each behind its own reconvergence barrier, and a warp whose rows
+ * end at different remainders runs them all, one after another.  This
+ * walk suits regular matrices, small and large; it is slower on small
+ * matrices with a few long rows, where csr-scalar is far from the best
+ * format anyway.
  */
 template <typename T, typename I, bool KEEP>
 __device__ __forceinline__ T spmv_csr_dot_chunks_tail(
@@ -270,10 +258,9 @@ struct spmv_cols_plain {
  * ELLPACK-like layouts: sell, ellr-t) into s0 and s1, stopping at the
  * first padding column; base is C::at's base.  Four steps at a time, the
  * next four columns loaded while this four's x gathers are in flight, so
- * that a step waits for one memory latency, not two (sell16 on the H200:
- * cant_x16 f64 220.6 -> 207.7 us, f32 158.2 -> 137.6;
- * bench_spmv_h200_v6.md); then one at a time.  The loop is not unrolled
- * further (ellr-t rose to 64-72 registers when it was).
+ * that a step waits for one memory latency, not two; then one at a time.
+ * The loop is not unrolled further (ellr-t rose to 64-72 registers when
+ * it was).
  */
 template <typename V, typename C>
 __device__ __forceinline__ void spmv_walk4(const typename C::idx *__restrict__ cp,

@@ -177,7 +177,7 @@ struct spmv_stream_layout {
 #define SPMV_STREAM_SHMEM (48 * 1024)
 /* Whether csr-stream's GPU kernel stages whole aligned 4-entry vectors of
  * products: f32 at k 16, and at k 8 with 16-bit columns (narrow,
- * csr-stream16), where that measured faster (csr_stream_gpu.cu).  A
+ * csr-stream16), where that pays for its cost (csr_stream_gpu.cu).  A
  * block's first entry then sits up to 3 slots in. */
 #define SPMV_STREAM_WHOLE(k, dsize, narrow) \
   ((dsize) == 4 && ((k) >= 16 || ((k) == 8 && (narrow))))
@@ -377,9 +377,9 @@ int spmv_layout_shell_ok(enum spmv_format f);
  * look at the whole matrix is built: row offsets and tables, csr16's row
  * bases, sell's slices and sell16's lane bases, ell's width, ellr-t's row
  * lengths, hyb's K, jad's order, dia's offsets and csr-stream16's block
- * and chunk bases.  Why: converting on the host is most of a load's time
- * (tests/bench/results/load-h200-v1.tsv).  spmv_layout_spmv() refuses a
- * shell.  SPMV_EFORMAT for a format not of spmv_layout_shell_ok().
+ * and chunk bases.  Why: converting on the host is most of a load's time.
+ * spmv_layout_spmv() refuses a shell.  SPMV_EFORMAT for a format not of
+ * spmv_layout_shell_ok().
  */
 int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
                           const struct spmv_config *cfg,
@@ -400,11 +400,9 @@ struct spmv_layout *spmv_layout_free(struct spmv_layout *L);
  * L2 of l2_bytes (0: unknown, never).
  *  - READ within half the L2: one word of each 32-byte sector.
  *  - WRITE within SPMV_L2_WRITE_SHARE of it: every 16 bytes read and
- *    stored back unchanged.  On the H200 a 34 MB working set in a 60 MB
- *    L2 kept none of what the reads brought (each half of the L2 keeps
- *    its own copy of lines that far SMs read), while written lines stay:
- *    pdb1HYS's sell ran 52-53 us after a rewrite against 44 just uploaded
- *    and 60 after other matrices (probe-l2-h200-v2.md).  The values never
+ *    stored back unchanged.  A working set over half the L2 keeps none
+ *    of what reads bring (each half of the L2 keeps its own copy of
+ *    lines that far SMs read), while written lines stay.  The values never
  *    change, so a product reading them meanwhile reads the same numbers;
  *    the cost is the dirty lines' write-back, paid once by what follows.
  *  - NONE beyond: the kernels stream the matrix.
@@ -423,13 +421,11 @@ enum spmv_l2_warm spmv_l2_warm_mode(size_t array_bytes, int64_t rows,
  * Whether the worker takes a matrix of warm-up mode `mode` (READ or
  * WRITE) into the L2 before a request of nvec products, when `run`
  * products of it have run in a row just before (0: another matrix's ran
- * last): only once the matrix is reused (run + nvec >= 2).  On an H200
- * the warm-up cost 8-18 us (a read) and 21-41 us (a write-back) and paid
- * back after 4-16 products; before the first product it made a client
- * that alternates matrices product by product 3-10 us (read) and 13-30
- * us (write) slower a switch, before the second it cost within 1.3 us of
- * nothing and kept the gain over 16 products
- * (tests/bench/results/bench-warm-h200.md).  Never for nvec <= 0.
+ * last): only once the matrix is reused (run + nvec >= 2).  A warm-up
+ * costs more than a product and pays back only over several; before a
+ * matrix's first product it slows a client that alternates matrices
+ * product by product at every switch, while before the second its cost
+ * is all but hidden and its gain kept.  Never for nvec <= 0.
  */
 int spmv_l2_warm_now(enum spmv_l2_warm mode, int64_t run, int nvec);
 

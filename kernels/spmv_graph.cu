@@ -1,14 +1,11 @@
 /* spmv_graph.cu: a matrix's product replayed as a CUDA graph. */
 /*
- * Every launch of a product queued one after another costs the GPU about
- * 2 us between dependent kernels on an H100, and a product of a small
- * matrix is mostly that: coo's three kernels took 10.7 us on a 156-entry
- * matrix against csr-vector's one at 4.3 us.  Captured once as a graph
- * and relaunched, three near-empty kernels ran in 5.3-5.6 us against
- * 7.7-8.5 us launched one by one.  On the real and paper matrices the
- * formats of several kernels gained 1.9-3.0 us a product (coo, hyb,
- * csr-merge, cusparse: 1.12-1.21x in geometric mean), those of one
- * kernel 0.03-0.06 us (results/graph-h100-2026-11-27.md).
+ * Launches of a product queued one after another leave the GPU a gap
+ * between dependent kernels, and a product of a small matrix is mostly
+ * that gap: a format of several kernels (coo, hyb, csr-merge, cusparse)
+ * loses to a one-kernel format on launches alone.  Captured once as a
+ * graph and relaunched, the kernels follow each other with much shorter
+ * gaps; a format of one kernel gains little.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +27,8 @@ struct spmv_dev_graph {
   struct product_key key;  /* what exec replays */
   /* The product before: one is captured only when it comes twice in a
    * row, so a caller that changes alpha or beta every product, or
-   * alternates two pairs, never pays a capture (about 50 us of host
-   * time).  last.m is NULL before the first. */
+   * alternates two pairs, never pays a capture (many launches' worth of
+   * host time).  last.m is NULL before the first. */
   struct product_key last;
   const struct spmv_dev_matrix *plain; /* its launches cannot be captured */
   long captures;

@@ -150,10 +150,9 @@ int spmv_dev_spmv(const struct spmv_dev_matrix *m, double alpha,
 /*
  * A product replayed as a CUDA graph (spmv_graph.cu): m's launches for
  * one (alpha, x, beta, y) and configuration, captured and relaunched as
- * one graph, which saves the GPU about 1 us between each two of its
- * kernels (bench_graph; results/graph-h100-2026-11-27.md).  A capture
- * costs the host about 50 us (one in ten over 120), so a product is
- * captured when it comes twice in a row: the first product of other
+ * one graph, which saves the GPU the gap between each two of its
+ * kernels.  A capture costs the host many launches' worth, so a product
+ * is captured when it comes twice in a row: the first product of other
  * arguments, or after m's configuration changed (m->L.cfg of the same
  * arrays), runs directly, and a caller that changes alpha or beta every
  * product never captures.  spmv_dev_graph_prepare() captures at once.
@@ -196,10 +195,10 @@ int spmv_dev_graph_plain(const struct spmv_dev_graph *g);
  * nothing.  Why: the kernels stream the matrix with evict-first loads (x
  * keeps the L2), so a matrix of about the L2's size that is not resident
  * stays out of it however often it is multiplied, while one just uploaded
- * stays in: the same kernel timed 10.7 or 13.4 us on cop20k_A (f32, H200)
- * depending on what ran before.  Called before a run of products (timing
- * warm-ups; a matrix reused after another's, spmv_l2_warm_now), it makes
- * their speed the resident one whatever ran before.  Asynchronous on s.
+ * stays in, and the same kernel's time depends on what ran before.
+ * Called before a run of products (timing warm-ups; a matrix reused
+ * after another's, spmv_l2_warm_now), it makes their speed the resident
+ * one whatever ran before.  Asynchronous on s.
  */
 int spmv_dev_matrix_warm_l2(const struct spmv_dev_matrix *m, cudaStream_t s,
                             struct spmv_error *err);
@@ -224,7 +223,8 @@ struct spmv_dev_timer *spmv_dev_timer_free(struct spmv_dev_timer *t);
  * between each.
  * The stream is held by a spinning kernel until every launch is queued,
  * so the runs execute back to back: the times are the GPU's, not the
- * host's launch rate (a 5 us product takes about as long to launch).
+ * host's launch rate (a small product takes about as long to launch as
+ * to run).
  * With warmup > 0 the warm-ups follow spmv_dev_matrix_warm_l2(), so that
  * the times are those of the matrix resident where it fits the L2.
  * us[k] receives run k's time in microseconds.  Returns 0 or the first
@@ -241,9 +241,9 @@ int spmv_dev_time(struct spmv_dev_timer *t, struct spmv_dev_graph *g,
  * each in order, after warmup rounds, all queued behind one hold as
  * spmv_dev_time() does (n x reps <= SPMV_DEV_TIME_MAX_REPS).  p[i].us[k]
  * receives round k's time of product i.  Returns 0 or the first error.
- * Not a way to rank products of 3.6-4.3 us: two such graphs in turns
- * read alike (often to the 32 ns tick) where timed apart they differ by
- * 5 % (results/timing-small-h100.md).
+ * Not a way to rank products of a few microseconds: two such graphs in
+ * turns read alike (often to the 32 ns tick) even where timed apart they
+ * differ.
  */
 #define SPMV_DEV_TIME_TURNS_MAX 4
 struct spmv_dev_timed {

@@ -71,9 +71,9 @@ __device__ __forceinline__ void spmv_long_chunk(
 /* Second step: y of each long row from its chunks' partial sums, one warp
  * per row: lane l adds chunks l, l+32, ... in order, then a fixed shuffle
  * tree adds the lanes.  The order depends only on the layout, so results
- * repeat bit for bit.  One thread per row took 24-82 us on dc1like_4M's
- * rows of 10^5..10^6 entries (thousands of chunks each) on the H200, as
- * long as the main kernel's tenth part. */
+ * repeat bit for bit.  A warp rather than one thread per row: a row of
+ * 10^5..10^6 entries has thousands of chunks, and one thread adding
+ * them in turn made this step a sizeable part of the product. */
 #define SPMV_LONG_FINISH_BS 256
 template <typename T>
 __global__ void spmv_long_finish_kernel(

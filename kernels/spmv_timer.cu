@@ -1,13 +1,13 @@
 /* spmv_timer.cu: GPU time of a product, free of host launch gaps. */
 /*
  * Host code and one spinning kernel.  A product of a small matrix runs in
- * 2-5 us, about what the host needs to queue a launch and an event; timed
- * one launch at a time, the GPU waits on the host and the events measure
- * the host.  So the stream is first held by a one-thread kernel that spins
- * on a host-mapped flag; the host queues every run and its event, then
- * raises the flag, and the runs execute back to back.  The spin gives up
- * after about 20 ms (a host descheduled mid-queue costs accuracy, never
- * a hang).
+ * a few microseconds, about what the host needs to queue a launch and an
+ * event; timed one launch at a time, the GPU waits on the host and the
+ * events measure the host.  So the stream is first held by a one-thread
+ * kernel that spins on a host-mapped flag; the host queues every run and
+ * its event, then raises the flag, and the runs execute back to back.
+ * The spin gives up after about 20 ms (a host descheduled mid-queue costs
+ * accuracy, never a hang).
  */
 #include <stdlib.h>
 

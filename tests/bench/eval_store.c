@@ -588,9 +588,8 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
   /* The worker's race uploads each candidate, which leaves a matrix that
    * meets the L2 rule (spmv_l2_warm_mode) in the L2; a layout already
    * resident here may have been displaced since, and the race's runs
-   * (no warm-ups after its first) would then time it cold: csr16 at TPR 8
-   * on cop20k_A in f32 raced at 13.2-13.6 us in eval-h200-v23..v27 and
-   * confirmed at 11.1-11.5.  Take it in as the upload would. */
+   * (no warm-ups after its first) would then time it cold.  Take it in
+   * as the upload would. */
   if (rc == 0 && s->mode == M_CUDA)
     rc = spmv_dev_matrix_warm_l2(s->res[s->cur].h, s->stream, err);
 #endif

@@ -54,13 +54,10 @@
 
 #define NSTRAT 4
 #define MEAS_ROUNDS 3  /* worker loads of a format for the predictor */
-/* Since v111, six loads more where the three read under MEAS_SMALL_US, and
- * the median of the nine.  There a load's runs move by a few percent as a
- * whole (graph replays: timing-small-h100.md), which a median of three
- * carries into every error: against the geometric mean of the three loads
- * and the race's time, csr-scalar's mean error in f32 was 0.2-0.4 points
- * lower in three of eval-h200-v107..v110 and the same in the fourth.
- * The median of the first three stays beside (pmeas3). */
+/* Six loads more where the three read under MEAS_SMALL_US, and the
+ * median of the nine.  There a load's runs move by a few percent as a
+ * whole (graph replays), which a median of three carries into every
+ * error.  The median of the first three stays beside (pmeas3). */
 #define MEAS_ROUNDS_SMALL 9
 #define MEAS_SMALL_US 20.0
 static const enum spmvd_strategy strats[NSTRAT] = {
@@ -93,11 +90,12 @@ struct mrec {
   double cv;
   char best[64];
   double best_us;                  /* confirmed (see confirm()) */
-  /* As confirm() read best/pick before v85: the best the least of every
-   * pass's times, each pick's time from the same passes (auto's). */
+  /* best/pick with the same passes choosing and timing: the best the
+   * least of every pass's times, each pick's time from the same passes
+   * (auto's). */
   double same_best_us, same_auto_us;
-  /* As confirm() read best/pick in v85..v109, on six passes (three to
-   * choose, three to time); auto's. */
+  /* best/pick on the first six passes alone (three to choose, three to
+   * time); auto's. */
   double six_best_us, six_auto_us;
   double raced_best_us;            /* as the exhaustive race timed it */
   /* The confirmed configurations timed again one product at a time
@@ -110,7 +108,7 @@ struct mrec {
   struct strat_res st[NSTRAT];
   double perr[SPMV_FMT_COUNT];     /* predictor error, NAN when none */
   double ppred[SPMV_FMT_COUNT], pmeas[SPMV_FMT_COUNT];
-  double pmeas3[SPMV_FMT_COUNT];   /* pmeas on MEAS_ROUNDS loads, as before v111 */
+  double pmeas3[SPMV_FMT_COUNT];   /* pmeas on the first MEAS_ROUNDS loads */
   double ppaper[SPMV_FMT_COUNT];   /* the paper's form alone (MODELS.md 3) */
   double pstore[SPMV_FMT_COUNT];   /* the ground-truth race's time */
   int hit_ok;
@@ -359,41 +357,35 @@ out:
 
 /*
  * The exhaustive race names as best the least of ~80 medians, so its time
- * is biased low by their noise (at 5 us a median of 10 moves by 10 %).
- * The best few and every strategy's pick are therefore timed again on
- * fresh runs, in interleaved passes, and those times decide best/pick;
- * the table keeps them.  The same bias would return if the best were the
- * least of these times too: on 3.6-4.3 us products, which a load may set
- * 0.1-0.2 us apart (results/timing-small-h100.md), the least of nine
- * candidates' medians reads lower than the same candidate timed again
- * (probe_rounds' races: 13 of 135 best/oracle picks under 0.97 against 8
- * with the best chosen and timed on separate repetitions).  So the even
- * passes choose the best and the odd passes time it and the picks
- * (before v85 one set of three passes did both: same_best_us keeps that
- * reading).
+ * is biased low by their noise (a median of 10 runs of a product of a few
+ * microseconds is noisy).  The best few and every strategy's pick are
+ * therefore timed again on fresh runs, in interleaved passes, and those
+ * times decide best/pick; the table keeps them.  The same bias would
+ * return if the best were the least of these times too: on products of a
+ * few microseconds, which a load may set apart by as much as their
+ * differences, the least of several candidates' medians reads lower than
+ * the same candidate timed again.  So the even passes choose the best and
+ * the odd passes time it and the picks (same_best_us keeps the reading
+ * where the same passes do both).
  *
- * Twelve passes, six of each kind, since v110.  With six, auto's
- * best/pick on products under 5 us read 2.5 % under to 3.2 % over (p5,
- * p95) its true ratio: the true best's time over the pick's, each the
- * median of a configuration's ground-truth times over 17 evaluations
- * (eval-h200-v93..v109; tests/bench/pick_truth.py).  Of their 18
- * readings under 95 %, 15 were of picks truly at 95.4 % or more
- * (confirm-passes-h200.md).  The reading of the first six passes stays
+ * Twelve passes, six of each kind: on six, auto's best/pick on the
+ * smallest products strays a few percent either side of its true ratio
+ * (the true best's time over the pick's), enough to read picks truly
+ * above 95 % as below it.  The reading of the first six passes stays
  * beside (six_best_us).
  */
 #define CONFIRM_TOP 6
 #define CONFIRM_PASSES 12
 #define CONFIRM_PASSES_V109 6
 #define CONFIRM_REPS 30
-/* Warm-up runs before each timing.  (Matrices of about the L2's size once
- * timed 20-26 % slower here than in the race: the evict-first matrix
- * loads could not bring a layout back into an L2 that other data held;
- * spmv_dev_time now reads it in first.  results/probe-l2-h200.md.) */
+/* Warm-up runs before each timing.  (The evict-first matrix loads cannot
+ * bring a layout of about the L2's size back into an L2 that other data
+ * holds, so spmv_dev_time reads it in first.) */
 #define CONFIRM_WARMUP 20
 /* After each held timing, as many products timed one at a time, each in
  * its own hold: no queue of back-to-back runs behind it, as a client's
- * request runs in the worker (the held runs' queue read +0.6-0.7 us on
- * 4-5 us products: probe-race-h200.md). */
+ * request runs in the worker (the held runs' queue reads small products
+ * slower). */
 #define CONFIRM_SINGLES CONFIRM_REPS
 
 /* Whether index i is among the first n of idx. */
@@ -505,7 +497,7 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     r->best_us = g->t[idx[b]].time_us;
     spmv_config_format(&g->t[idx[b]].cfg, r->best, sizeof r->best);
   }
-  /* The reading of v85..v109: the first six passes alone. */
+  /* The six-pass reading: the first six passes alone. */
   b = passes_least(med, n, PASSES_CHOOSE, CONFIRM_PASSES_V109);
   r->six_best_us = b >= 0 ? passes_median_of(med[b], PASSES_TIME, CONFIRM_PASSES_V109) : 0;
   r->six_auto_us = 0;
@@ -518,8 +510,8 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     r->single_best_us = isnan(x) ? 0 : x;
     spmv_config_format(&g->t[idx[b]].cfg, r->single_best, sizeof r->single_best);
   }
-  /* The reading before v85: the least of every pass's medians (of the
-   * first six, as v85..v109 read it). */
+  /* The same-passes reading: the least of every pass's medians (of the
+   * first six, as the six-pass reading). */
   b = passes_least(med, n, PASSES_ALL, CONFIRM_PASSES_V109);
   r->same_best_us = b >= 0 ? passes_median_of(med[b], PASSES_ALL, CONFIRM_PASSES_V109) : 0;
   r->same_auto_us = 0;
@@ -546,8 +538,8 @@ static void confirm(struct eval_store *s, struct gt *g, struct mrec *r)
 }
 
 /* auto's best/pick over one type's matrices, read another way than the
- * targets': the same passes choosing and timing (as before v85), the first
- * six passes (as v85..v109), or one product at a time. */
+ * targets': the same passes choosing and timing, the first six passes, or
+ * one product at a time. */
 enum ratio_kind { RATIO_SAME_PASSES, RATIO_SIX_PASSES, RATIO_SINGLE };
 struct ratios {
   int n, n95;
@@ -646,8 +638,8 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
     run_strategy(strats[k], s, &in, &g, r->best_us, &r->st[k]);
   /* The ground truth in bench_spmv's table form, for --replay: every
    * configuration in one timing (the exhaustive race's), before confirm()
-   * times a few of them again in its own (+0.6 us on 4-5 us products:
-   * probe-race-h200.md), which would mix the two in one table. */
+   * times a few of them again in its own (whose 30-run holds read small
+   * products slower), which would mix the two in one table. */
   for (size_t t = 0; gtf != NULL && t < g.n; t++) {
     char text[64];
     spmv_config_format(&g.t[t].cfg, text, sizeof text);
@@ -673,8 +665,8 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
     r->pstore[k] = gt_time(&g, f->cfg, s, &in);
     /* Measured as the calibration timed its points, through the worker's
      * load: the race among the store's resident layouts (x and y shared
-     * by all) timed csr-vector on tiny matrices up to 15 % slower than
-     * the worker does (calib_points --twins). */
+     * by all) times csr-vector on tiny matrices slower than the worker
+     * does (calib_points --twins). */
     spmv_error_clear(err);
     double each[MEAS_ROUNDS_SMALL], more;
     if (eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS, each, &r->pmeas[k], err) != 0)
@@ -840,7 +832,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   fprintf(f, "| auto, every matrix | worst %.1f %% (%s); %d of %d at >= 95 %% | >= 95 %% | %s |\n",
           100 * aa->worst, aa->worst_name ? aa->worst_name : "-", aa->n95, aa->n,
           pass(aa->n > 0 && aa->worst >= 0.95));
-  /* The readings before v85 and before v110 (confirm()): beside, not a
+  /* The six-pass and same-passes readings (confirm()): beside, not a
    * target's verdict. */
   struct ratios o;
   ratios_of(r, n, dt, RATIO_SIX_PASSES, &o);
@@ -1145,8 +1137,8 @@ static const struct rp_row *rp_find(const struct rp_tab *t,
     for (size_t k = 0; k < t->n; k++)
       if (strcmp(t->r[k].name, t->cur) == 0 && spmv_config_equal(&t->r[k].cfg, &cfg))
         return &t->r[k];
-    /* The tables hold BS 128 and 256 only (the best of the two is within
-     * 1.2 % of the best of 64..512): BS 64 reads as 128, larger as 256. */
+    /* The tables hold BS 128 and 256 only (the best of the two is close
+     * to the best of 64..512): BS 64 reads as 128, larger as 256. */
     if (cfg.format == SPMV_FMT_CUSPARSE || cfg.bs == 128 || cfg.bs == 256)
       break;
     if (cfg.format == SPMV_FMT_CSR_ADAPTIVE && cfg.tpr == cfg.bs)

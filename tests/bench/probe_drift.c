@@ -1,13 +1,12 @@
 /*
  * probe_drift.c: how a small product's timed speed moves from one
- * millisecond to the next.  Replayed as graphs, a race candidate's round
- * on a 4 us product read within 1 % of its next round, but its 2 + 10
- * median moved by 5 % between repetitions a few milliseconds apart, and
- * candidates timed one after the other moved together (probe_rounds;
- * results/timing-small-h100.md).  Whether that is one state of the GPU
- * that every product shares, at which time scale, and whether launching
- * directly escapes it, is what a race needs to know to compare its
- * candidates.
+ * millisecond to the next.  Replayed as graphs, a race candidate's
+ * rounds on a product of a few microseconds read alike, but its 2 + 10
+ * median moves between repetitions a few milliseconds apart, and
+ * candidates timed one after the other move together (probe_rounds).
+ * Whether that is one state of the GPU that every product shares, at
+ * which time scale, and whether launching directly escapes it, is what a
+ * race needs to know to compare its candidates.
  *
  * Products of a few f32 matrices of the suite, all resident at once (a
  * graph each, one launched directly), are timed in steps: each step times
@@ -39,8 +38,8 @@
 #include "gpu_common.h"
 #include "suite.h"
 
-/* Products of the matrices whose races missed in eval-h100-v84 (f32),
- * and one of about 11 us. */
+/* Small f32 products of matrices whose races have missed the best, and
+ * a longer one to compare. */
 static const struct {
   const char *matrix, *cfg;
   int direct;

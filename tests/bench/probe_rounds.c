@@ -2,10 +2,10 @@
  * probe_rounds.c: why does a race's first round read slow?  auto's race
  * times a candidate right after its load with one probe run and rounds of
  * two runs (spmvd_tuner.c: time_rounds), each round held behind the
- * timer's spinning kernel (spmv_dev_time); on 5-17 us f32 products the
- * first round read 3-8 % above the exhaustive race's 2 warm-ups + 10
- * (race-rounds-h100.md).  This times the same sequence run by run, and
- * variants of it, on the candidates of such races.
+ * timer's spinning kernel (spmv_dev_time); on small f32 products the
+ * first round reads above the exhaustive race's 2 warm-ups + 10.  This
+ * times the same sequence run by run, and variants of it, on the
+ * candidates of such races.
  *
  * Per candidate, in the order the race loads them, each sequence starts
  * as the evaluation's load does (layout resident, spmv_dev_matrix_warm_l2)
@@ -68,7 +68,8 @@
 #define NCAND 6
 #define MAXRACES 128
 
-/* The candidates auto raced for these matrices in f32 (eval-h100-v59). */
+/* Candidates of auto's f32 races on these matrices: the races run
+ * unless RACES names others. */
 struct race {
   const char *name;
   const char *cfg[NCAND];

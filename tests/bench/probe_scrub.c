@@ -12,7 +12,8 @@
  * (the memory freed was written first), so its run 0 also pays the
  * clocks' rise after an idle host, as the baseline's does.
  *
- *   usage: probe_scrub [MILLION_ENTRIES] > table.md   (default 12: pwtk)
+ *   usage: probe_scrub [MILLION_ENTRIES] > table.md   (default 12: a
+ *          large matrix's entries, far beyond the L2)
  */
 #include "config.h"
 
