@@ -11,3 +11,4 @@ bench: $(EXTRA_PROGRAMS) tests/bench/eval_tuner$(EXEEXT) tests/bench/calib_point
 if ENABLE_BENCH
 all-local: bench
 endif
+EXTRA_DIST += tests/bench/RESULTS.md
