@@ -1,5 +1,5 @@
 # client/client.mk: the wire code, libspmvclient and spmvctl.
-include_HEADERS += client/spmv.h
+include_HEADERS += client/spmv.h kernels/spmv_types.h
 
 # The frame code, written once and linked by the daemon and the client.
 noinst_LTLIBRARIES += client/libspmvwire.la
@@ -22,7 +22,7 @@ tests_check_wire_LDADD = client/libspmvwire.la $(JANSSON_LIBS) $(CHECK_LIBS)
 # ^spmv_ names it exports exactly the API of spmv.h (SPMV_CLIENT_API), so
 # the core's internals are not part of its ABI; tests/check_exports.sh
 # checks both.
-SPMV_CLIENT_API = '^spmv_(connect|disconnect|client_errmsg|client_path|load_csr|load_mtx|load_options_init|matrix_free|matrix_client|matrix_decision_json|multiply|multiply_batch|multiply_inplace|matrix_vectors|info|info_json|tune|bench_json|bench_configs_json|status_json|list_json|forget|import_json|calibrate|calibrate_points|strerror|err_name|err_from_name|dtype_name|dtype_size)$$'
+SPMV_CLIENT_API = '^spmv_(connect|disconnect|client_errmsg|client_path|load_csr|load_mtx|load_options_init|matrix_free|matrix_client|matrix_decision_json|multiply|multiply_batch|multiply_inplace|matrix_vectors|info|info_json|tune|bench_json|bench_configs_json|status_json|list_json|forget|import_json|calibrate|calibrate_points|strerror|err_name|err_from_name|dtype_name|dtype_size|dtype_parse)$$'
 
 noinst_LTLIBRARIES += client/libspmvclientimpl.la
 client_libspmvclientimpl_la_SOURCES = client/spmv_client.c \

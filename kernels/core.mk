@@ -2,7 +2,7 @@
 # generators) and its tests.  Formats add their files in kernels/formats.mk.
 noinst_LTLIBRARIES += kernels/libspmvcore.la
 kernels_libspmvcore_la_SOURCES = \
-	kernels/spmv_error.c kernels/spmv_error.h \
+	kernels/spmv_error.c kernels/spmv_error.h kernels/spmv_types.h \
 	kernels/spmv_csr.c kernels/spmv_csr.h \
 	kernels/spmv_config.c kernels/spmv_stats.c kernels/spmv_stats.h \
 	kernels/spmv_profile.c kernels/spmv_fingerprint.c \

@@ -18,11 +18,11 @@ noinst_LIBRARIES += kernels/libspmvkernels_cuda.a
 kernels_libspmvkernels_cuda_a_SOURCES = $(SPMV_CUDA_SRC)
 # nvcc does not track headers: rebuild every kernel when one changes.
 $(kernels_libspmvkernels_cuda_a_OBJECTS): $(SPMV_CUDA_HDR) \
-	kernels/spmv_formats.h kernels/spmv_csr.h kernels/spmv_error.h
+	kernels/spmv_formats.h kernels/spmv_csr.h kernels/spmv_error.h kernels/spmv_types.h
 
 SUFFIXES = .cu
 .cu.o:
 	@$(MKDIR_P) $(@D)
 	$(NVCC) -O3 $(CUDA_ARCH_FLAGS) $(NVCCFLAGS) -Xcompiler -fPIC -I$(top_srcdir)/kernels \
-		-I$(top_srcdir)/client -I$(top_builddir) -c -o $@ $<
+		-I$(top_builddir) -c -o $@ $<
 endif

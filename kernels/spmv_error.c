@@ -59,6 +59,17 @@ size_t spmv_dtype_size(enum spmv_dtype dt)
   return 0;
 }
 
+int spmv_dtype_parse(const char *s, enum spmv_dtype *dt)
+{
+  if (s != NULL && strcmp(s, "f32") == 0)
+    *dt = SPMV_F32;
+  else if (s != NULL && strcmp(s, "f64") == 0)
+    *dt = SPMV_F64;
+  else
+    return SPMV_EINVAL;
+  return 0;
+}
+
 int spmv_error_set(struct spmv_error *err, int code, const char *fmt, ...)
 {
   va_list ap;

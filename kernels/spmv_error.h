@@ -2,7 +2,7 @@
 #ifndef SPMV_ERROR_H
 #define SPMV_ERROR_H
 
-#include "spmv.h"
+#include "spmv_types.h"
 
 #ifdef __cplusplus
 extern "C" {

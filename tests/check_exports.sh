@@ -5,6 +5,7 @@ top_srcdir=${SPMV_TOP_SRCDIR:-${srcdir:-.}/..}
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 lib=$top_builddir/client/.libs/libspmvclient.so
 header=$top_srcdir/client/spmv.h
+types=$top_srcdir/kernels/spmv_types.h
 
 [ -f "$lib" ] || { echo "no $lib (shared libraries disabled?): skipped"; exit 77; }
 command -v nm >/dev/null 2>&1 || { echo "no nm: skipped"; exit 77; }
@@ -16,7 +17,7 @@ nm -D --defined-only "$lib" | awk '{ print $NF }' | sed 's/@.*//' |
   grep -v '^$' | sort -u >"$tmp/exported"
 # Every function the public header declares: a name followed by "(" on a
 # line that is a prototype, not a comment.
-sed -e 's,/\*.*\*/,,g' "$header" | grep -v '^ *\*' |
+sed -e 's,/\*.*\*/,,g' "$header" "$types" | grep -v '^ *\*' |
   grep -o '\bspmv_[a-z0-9_]* *(' | sed 's/ *($//' | sort -u >"$tmp/declared"
 
 status=0

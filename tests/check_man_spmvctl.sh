@@ -8,6 +8,7 @@ spmvctl=$top_builddir/client/spmvctl
 man1=$top_builddir/man/spmvctl.1
 man3=$top_builddir/man/libspmvclient.3
 header=$top_srcdir/client/spmv.h
+types=$top_srcdir/kernels/spmv_types.h
 
 [ -x "$spmvctl" ] || { echo "no $spmvctl: skipped"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_man.XXXXXX")
@@ -45,7 +46,7 @@ for code in 0 1 2 3 4 5; do
     { echo "spmvctl.1 does not document exit status $code"; status=1; }
 done
 # libspmvclient(3): every function the public header declares.
-sed -e 's,/\*.*\*/,,g' "$header" | grep -v '^ *\*' |
+sed -e 's,/\*.*\*/,,g' "$header" "$types" | grep -v '^ *\*' |
   grep -oE '\bspmv_[a-z0-9_]+ *\(' | sed 's/ *($//' | sort -u >"$tmp/funcs"
 while read -r f; do
   grep -q "$f *(" "$tmp/man3" || { echo "libspmvclient.3 lacks $f"; status=1; }
