@@ -363,14 +363,9 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
 static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
                         int sendfd, struct spmv_error *err)
 {
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } ctl;
   struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   struct iovec iov[4], *v = iov;
-  struct msghdr mh;
   size_t jlen;
   char *text = spmv_wire_json_dump(req, &jlen);
   int n = 4, rc = 0;
@@ -385,22 +380,7 @@ static int write_frame2(int fd, json_t *req, const struct spmvc_payload *pl,
   iov[2] = (struct iovec){(void *)pl->p1, pl->n1};
   iov[3] = (struct iovec){(void *)pl->p2, pl->n2};
   while (n > 0) {
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = v;
-    mh.msg_iovlen = (size_t)n;
-    if (sendfd >= 0) {
-      memset(&ctl, 0, sizeof ctl);
-      mh.msg_control = ctl.buf;
-      mh.msg_controllen = sizeof ctl.buf;
-      struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      memcpy(CMSG_DATA(cm), &sendfd, sizeof(int));
-    }
-    ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR)
-      continue;
+    ssize_t k = spmv_wire_sendmsg(fd, v, n, &sendfd, sendfd >= 0 ? 1 : 0);
     if (k < 0) {
       rc = errno == EPIPE || errno == ECONNRESET
                ? spmv_error_set(err, SPMV_ECLOSED, "connection closed by the "

@@ -437,3 +437,38 @@ fail:
   json_decref(obj);
   return rc;
 }
+
+ssize_t spmv_wire_sendmsg(int fd, const struct iovec *iov, int n, const int *fds,
+                          int nfds)
+{
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int) * SPMV_WIRE_MAX_FDS)];
+  } ctl;
+  struct msghdr mh;
+  ssize_t k;
+
+  if (nfds < 0 || nfds > SPMV_WIRE_MAX_FDS) {
+    errno = EINVAL;
+    return -1;
+  }
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = (struct iovec *)iov;
+  mh.msg_iovlen = (size_t)n;
+  if (nfds > 0) {
+    struct cmsghdr *cm;
+
+    memset(&ctl, 0, sizeof ctl);
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+  }
+  do
+    k = sendmsg(fd, &mh, MSG_NOSIGNAL);
+  while (k < 0 && errno == EINTR);
+  return k;
+}

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include <jansson.h>
 
@@ -79,6 +81,16 @@ json_t *spmv_wire_json_parse(const char *buf, size_t len,
  * the caller; returns it and its length in *len, or NULL when out of memory.
  */
 char *spmv_wire_json_dump(const json_t *obj, size_t *len);
+
+/* The most descriptors spmv_wire_sendmsg() attaches to one message. */
+#define SPMV_WIRE_MAX_FDS 8
+
+/* Sends the n pieces of iov on socket fd in one sendmsg, with nfds
+ * descriptors (at most SPMV_WIRE_MAX_FDS) attached to its first byte
+ * (SCM_RIGHTS); never raises SIGPIPE and retries on EINTR.  Returns the
+ * bytes sent, or -1 with errno set (EINVAL for too many fds). */
+ssize_t spmv_wire_sendmsg(int fd, const struct iovec *iov, int n, const int *fds,
+                          int nfds);
 
 /* Writes a whole frame to a blocking fd (json borrowed, payload may be
  * NULL when payload_len is 0).  Returns 0 or a negative SPMV_E* code. */

@@ -10,7 +10,8 @@ daemon_libspmvdbase_la_SOURCES = \
 	daemon/spmvd_registry.c daemon/spmvd_registry.h \
 	daemon/spmvd_backend.h
 daemon_libspmvdbase_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
-daemon_libspmvdbase_la_LIBADD = daemon/libspmvdtune.la kernels/libspmvcore.la $(JANSSON_LIBS)
+daemon_libspmvdbase_la_LIBADD = daemon/libspmvdtune.la client/libspmvwire.la \
+	kernels/libspmvcore.la $(JANSSON_LIBS)
 
 # The front end.
 sbin_PROGRAMS += daemon/spmvd

@@ -11,6 +11,7 @@
 
 #include "spmvd_cache.h"
 #include "spmvd_ipc.h"
+#include "spmv_wire.h"
 
 /* Creates the front end's and the worker's ends of a socketpair. */
 int spmvd_ipc_pair(int sv[2], struct spmv_error *err)
@@ -31,11 +32,6 @@ int spmvd_ipc_pair(int sv[2], struct spmv_error *err)
 int spmvd_ipc_send(int fd, const json_t *msg, const int *fds, int nfds,
                    struct spmv_error *err)
 {
-  union {
-    struct cmsghdr hdr;
-    char buf[CMSG_SPACE(sizeof(int) * SPMVD_IPC_MAX_FDS)];
-  } ctl;
-  struct msghdr mh = {0};
   struct iovec iov;
   char *text;
   ssize_t n;
@@ -53,21 +49,7 @@ int spmvd_ipc_send(int fd, const json_t *msg, const int *fds, int nfds,
   }
   iov.iov_base = text;
   iov.iov_len = strlen(text);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  if (nfds > 0) {
-    memset(&ctl, 0, sizeof ctl);
-    mh.msg_control = ctl.buf;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-  }
-  do
-    n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
+  n = spmv_wire_sendmsg(fd, &iov, 1, fds, nfds);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK)
       rc = spmv_error_set(err, SPMV_EBUSY, "worker socket full");
