@@ -320,7 +320,6 @@ START_TEST(products_during_calibration)
 {
   struct spmv_csr *A = itest_matrix("west0479.mtx");
   int fd, fd2, events = 0;
-  double t0, products_s, calib_s;
   int64_t h;
   json_t *r;
 
@@ -332,12 +331,14 @@ START_TEST(products_during_calibration)
   r = itest_load(fd2, 1, A, 0, "trial");
   h = json_integer_value(json_object_get(r, "handle"));
   json_decref(r);
-  t0 = itest_now_s();
   ck_assert_int_eq(itest_send(fd, calibrate_req(2, "f64", 4), NULL, 0), 0);
   usleep(300 * 1000);
   for (int k = 0; k < 3; k++)
     ck_assert(itest_multiply_check(fd2, h, A, 0, 20 + k, NULL) <= 1.0);
-  products_s = itest_now_s() - t0;
+  /* The products were answered while the calibration still ran. */
+  r = itest_recv_ready(fd, &events);
+  ck_assert_msg(r == NULL, "the calibration ended before the products were answered: "
+                "they waited for it");
   /* A load waits for the calibration's end, then tunes as usual. */
   r = itest_load(fd2, 3, A, 1, "trial");
   ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", error_message(r));
@@ -347,10 +348,6 @@ START_TEST(products_during_calibration)
   r = itest_recv_reply(fd, NULL, NULL, &events);
   ck_assert_ptr_nonnull(r);
   check_calibration(r, "f64", 4);
-  calib_s = json_number_value(json_object_get(r, "seconds"));
-  ck_assert_msg(products_s < calib_s - 0.2,
-                "the products ended %.2f s after the calibration began, the "
-                "calibration took %.2f s: they waited for it", products_s, calib_s);
   json_decref(r);
   close(fd);
   close(fd2);
@@ -365,7 +362,6 @@ START_TEST(products_during_tuning)
 {
   struct spmv_csr *A = itest_matrix("west0479.mtx");
   struct spmv_csr *B = itest_matrix("bcsstk13.mtx");
-  double t0, products_s, load_s;
   uint64_t len;
   void *payload;
   int fd, fd2;
@@ -386,20 +382,18 @@ START_TEST(products_during_tuning)
                   "dtype", "f64", "rows", (json_int_t)B->rows, "cols",
                   (json_int_t)B->cols, "nnz", (json_int_t)B->nnz, "index", "i32",
                   "strategy", "exhaustive");
-  t0 = itest_now_s();
   ck_assert_int_eq(itest_send(fd, req, payload, len), 0);
   free(payload);
   usleep(300 * 1000);
   for (int k = 0; k < 3; k++)
     ck_assert(itest_multiply_check(fd2, h, A, 0, 40 + k, NULL) <= 1.0);
-  products_s = itest_now_s() - t0;
+  /* The products were answered while the tune still ran. */
+  r = itest_recv_ready(fd, NULL);
+  ck_assert_msg(r == NULL, "the load (an exhaustive tune) ended before the products "
+                "were answered: they waited for it");
   r = itest_recv_reply(fd, NULL, NULL, NULL);
-  load_s = itest_now_s() - t0;
   ck_assert_ptr_nonnull(r);
   ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", error_message(r));
-  ck_assert_msg(products_s < load_s - 0.3,
-                "the products ended %.2f s after the load began, the load (an "
-                "exhaustive tune) %.2f s: they waited for it", products_s, load_s);
   ck_assert(itest_multiply_check(fd, json_integer_value(json_object_get(r, "handle")),
                                  B, 0, 50, NULL) <= 1.0);
   json_decref(r);

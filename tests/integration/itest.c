@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,33 @@ int itest_send(int fd, json_t *json, const void *payload, uint64_t len)
 }
 
 /* Reads frames until the reply. */
+/* Reads one frame: 0 after counting it when it is an event, 1 with the
+ * reply in *out, -1 when the read failed. */
+static int recv_reply_or_event(int fd, json_t **out, int *events)
+{
+  struct spmv_wire_limits lim;
+  struct spmv_error err;
+  json_t *j = NULL;
+  void *p = NULL;
+  uint64_t n = 0;
+
+  spmv_wire_limits_default(&lim);
+  lim.max_payload = (uint64_t)1 << 40;
+  if (spmv_wire_read_frame(fd, &lim, &j, &p, &n, &err) < 0)
+    return -1;
+  free(p);
+  if (fd >= 0 && fd < 1024)
+    itest_schema_check(last_op[fd], j);
+  if (json_object_get(j, "event") && !json_object_get(j, "ok")) {
+    if (events)
+      (*events)++;
+    json_decref(j);
+    return 0;
+  }
+  *out = j;
+  return 1;
+}
+
 json_t *itest_recv_reply(int fd, void **payload, uint64_t *plen, int *events)
 {
   struct spmv_wire_limits lim;
@@ -310,6 +338,21 @@ json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
   if (rc < 0)
     return NULL;
   return itest_recv_reply(fd, reply_payload, reply_len, NULL);
+}
+
+/* See itest.h. */
+json_t *itest_recv_ready(int fd, int *events)
+{
+  struct pollfd p = {fd, POLLIN, 0};
+
+  while (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP))) {
+    json_t *j = NULL;
+    int rc = recv_reply_or_event(fd, &j, events);
+    ck_assert_msg(rc >= 0, "the connection failed while its events were read");
+    if (rc == 1)
+      return j;
+  }
+  return NULL;
 }
 
 /* See itest.h. */

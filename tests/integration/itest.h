@@ -78,6 +78,11 @@ int itest_send(int fd, json_t *json, const void *payload, uint64_t len);
  * connection ended.
  */
 json_t *itest_recv_reply(int fd, void **payload, uint64_t *plen, int *events);
+/* Reads the frames already waiting on fd without blocking for more: the
+ * reply if it is among them (a new reference), else NULL; events are
+ * counted into *events (may be NULL) as itest_recv_reply() counts them.
+ * It orders what a test observes without timing it. */
+json_t *itest_recv_ready(int fd, int *events);
 
 /* Sends a request and reads its reply (see itest_recv_reply). */
 json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
