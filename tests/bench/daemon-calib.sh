@@ -80,7 +80,7 @@ else
     t0=$(date +%s)
     mkdir -p "$out/measure-$dt"
     phase measure start
-    for f in "${SPMV_MATRICES:-../shared/matrices}"/*.mtx*; do
+    for f in "${SPMV_MATRICES:-tests/data/matrices}"/*.mtx*; do
       client/spmvctl --socket "$dir/sock" -q predict --measure --json --dtype "$dt" "$f" \
         >"$out/measure-$dt/$(basename "$f" | sed 's/\.mtx.*//').json" 2>>"$out/measure-$dt.err"
     done
