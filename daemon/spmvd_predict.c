@@ -67,7 +67,7 @@ static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
 /*
  * The mid part, csr-scalar's alone: launches of 0.02 to 0.2 strips (5400
  * to 54000 rows on an H100 or H200, a few warps to a fifth of the
- * device's) whose matrix lies on either side of the L2's cliff (basis 9),
+ * device's) whose matrix lies on either side of the L2's cliff,
  * at mid_l2 times the device's L2.  Its fit read its own points of a few
  * warps 10 % high at 12-25 MB and 14 % low at 25-50 MB with 35 points
  * there (predictor-insample-h100-v77.md), and the ELLR-T paper's
@@ -1224,26 +1224,22 @@ static int per_row_thread(enum spmv_format f)
          f == SPMV_FMT_ELL || f == SPMV_FMT_SELL;
 }
 
-/* csr-scalar's L1 term (basis 3): the share of a full SM's lanes whose
- * two lines fit the L1, and the mean row length from which a lane's row
- * spans a line of f64 values (bases 3-7) or, from basis 8, a line of its
- * 4-byte columns as well, in either type: 16 against 32 entries.  Replayed
- * on calib-points-h100-v59-f64 against eval-h100-v57..v59, csr-scalar's
- * f64 error fell from 7.0-7.4 to 6.2-6.6 % at 24 or 32 (6.4-6.8 at 20,
- * 7.2-7.5 at 48); f32's moved by 0.1 at most (calib-points-h100-v52). */
-#define SCALAR_L1_OCC 0.4
-/* From basis 12 the share counts from 0.32: on the live calibrations'
- * points of two H200 evaluations (calib-points-h200-v93, v94) and the
- * H100's v77, v81 and v87, csr-scalar's replayed error fell 0.1-0.3
- * points on every one of the nine tables (v94 f64 4.6 -> 4.5 %, f32 7.9
- * -> 7.7; v93 f64 5.3 -> 5.1), v94's taken after 0.32 was chosen, and
- * on v95's, fitted in basis 12 live (f64 6.5 -> 6.3); from 0.25 or 0.2
- * the H100's f64 rose (eval-h200-v93-v95.md). */
-#define SCALAR_L1_OCC_B12 0.32
-#define SCALAR_LINE_ROW 16
-#define SCALAR_LINE_ROW_B8 32
+/* csr-scalar's L1 term: the share of a full SM's lanes whose two lines
+ * fit the L1, and the mean row length from which a lane's row spans a
+ * line of its 4-byte columns (and so of its values, in either type).
+ * Replayed on calib-points-h100-v59-f64 against eval-h100-v57..v59,
+ * csr-scalar's f64 error fell from 7.0-7.4 to 6.2-6.6 % with rows of 32
+ * against 16 (6.4-6.8 at 20, 7.2-7.5 at 48); f32's moved by 0.1 at most
+ * (calib-points-h100-v52).  On the live calibrations' points of two H200
+ * evaluations (calib-points-h200-v93, v94) and the H100's v77, v81 and
+ * v87, csr-scalar's replayed error fell 0.1-0.3 points on every one of
+ * the nine tables with the share from 0.32 against 0.4 (v94 f64 4.6 ->
+ * 4.5 %, f32 7.9 -> 7.7; v93 f64 5.3 -> 5.1); from 0.25 or 0.2 the
+ * H100's f64 rose (eval-h200-v93-v95.md). */
+#define SCALAR_L1_OCC 0.32
+#define SCALAR_LINE_ROW 32
 
-/* A thread's longest row read from DRAM (bases 4 and 5): rl_max times the
+/* A thread's longest row read from DRAM (ellr-t, jad): rl_max times the
  * share of a layout of lb bytes beyond what the L2 keeps of data it only
  * reads (about half of it: probe-l2-h200.md); 0 without an L2. */
 static double dram_path(double lb, double l2_bytes, double rl_max)
@@ -1253,7 +1249,7 @@ static double dram_path(double lb, double l2_bytes, double rl_max)
   return l2_bytes > 0 && lb > kept ? (1 - kept / lb) * rl_max : 0;
 }
 
-/* csr-scalar's L2 cliff (basis 9): 0 for a layout of lb bytes up to
+/* csr-scalar's L2 cliff: 0 for a layout of lb bytes up to
  * SCALAR_CLIFF_LO of the L2, 1 from SCALAR_CLIFF_HI of it, linear
  * between; 0 without an L2.  On the H100's points of a few warps a SM
  * the step began past 0.6 of the L2 (2703 rows, f64: half way at 0.6),
@@ -1275,12 +1271,11 @@ static double scalar_cliff(double lb, double l2_bytes)
 }
 
 /* The work model's terms of format f. */
-void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
-                              double l2_bytes, double threads,
-                              const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
+                              double threads, const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS])
 {
-  double w = 0, cap, lanes, occ, l1_occ;
+  double w = 0, cap, lanes, occ;
   double sect = cfg->format == SPMV_FMT_JAD ? x->sectors_jad : x->sectors;
   /* The share of the device's threads the rows occupy, at most 1 (0 when
    * the threads are unknown). */
@@ -1313,7 +1308,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * its own threads (replayed on the committed H200 calibration points:
    * csr-adaptive 5.0-5.2 to 4.3-4.7 %, ell f32 -0.5, hyb f64 -0.5 points,
    * no format worse by more than 0.2; eval-h100-v38-v45.md). */
-  if (basis >= 2 && threads > 0 &&
+  if (threads > 0 &&
       (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_HYB ||
        cfg->format == SPMV_FMT_CSR_ADAPTIVE))
     phi[1] = x->rows > threads ? x->rows - threads : 0;
@@ -1321,7 +1316,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   phi[3] = w;
   /* A thread of HYB's ELL kernel steps through hyb_k entries at most. */
   phi[4] = cfg->format == SPMV_FMT_HYB ? x->hyb_k : x->rl_max;
-  /* Basis 16: csr-adaptive gives a row of length L 2^k lanes, the fewest
+  /* csr-adaptive gives a row of length L 2^k lanes, the fewest
    * that leave each lane 8 entries (kernels/csr_adaptive.c), so its
    * longest row's path grows with the reduction's log2 steps, not with L:
    * karate (17 entries a row at most) and dwt_992 (18) ran 9-10 % faster
@@ -1330,15 +1325,13 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * bootstrap trees, csr-adaptive's mean error was 4.9 % with rl_max and
    * 4.5 % with this (bagging-h200.md); the reduction's steps themselves,
    * ceil(L / 2^k) + k, fitted worse than rl_max. */
-  if (basis >= 16 && cfg->format == SPMV_FMT_CSR_ADAPTIVE)
+  if (cfg->format == SPMV_FMT_CSR_ADAPTIVE)
     phi[4] = log2(1 + x->rl_max);
   phi[5] = sect;
   /* A second kernel: HYB's COO part when there is one; csr-stream's sum of
    * the chunks of rows longer than a block holds. */
   phi[6] = 0;
-  if (cfg->format == SPMV_FMT_HYB)
-    phi[6] = x->hyb_coo > 0 ? 1 : 0;
-  /* Basis 16: hyb's COO part, past its two launches, costs more with its
+  /* hyb's COO part, past its two launches, costs more with its
    * entries long before their count does: about 3.8 us over the ELL part
    * for crack's one entry, 5.5 for a calibration point's thousand, 6.5
    * for ten thousand (H200, f32).  A fit with one step for all of them
@@ -1349,7 +1342,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * to 3.8 %, its worst f32 table from 5.2 to 4.7 (bagging-h200.md; 2,
    * 3 and 10 % a doubling left 4.0, 3.9 and 4.1 %, 20 and 40 % 4.4 and
    * 4.8, the log as a term of its own in the sectors' place 4.0). */
-  if (basis >= 16 && cfg->format == SPMV_FMT_HYB && x->hyb_coo > 0)
+  if (cfg->format == SPMV_FMT_HYB && x->hyb_coo > 0)
     phi[6] = 1 + 0.05 * log2(1 + x->hyb_coo);
   if (cfg->format == SPMV_FMT_CSR_STREAM ||
       cfg->format == SPMV_FMT_CSR_STREAM16) {
@@ -1357,7 +1350,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
           (double)(cfg->param > 0 ? cfg->param : SPMV_STREAM_K);
     phi[6] = x->rl_max > cap ? 1 : 0;
   }
-  /* Basis 3: csr-scalar's lanes past the L1.  A lane keeps a line of its
+  /* csr-scalar's lanes past the L1.  A lane keeps a line of its
    * row's values and one of its columns while it walks them (the kernel
    * reads them through the L1: spmv_keep_entries); once a row spans a
    * line (16 f64 values) and the resident lanes' lines overflow the L1
@@ -1369,12 +1362,11 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * columns; the share of the lanes beyond the L1 times the entries x
    * does not cost (nnz - sectors) took csr-scalar's replayed error from
    * 10.1 to 8.9 % (f64); eval-h100-v46-v49.md. */
-  l1_occ = basis >= 12 ? SCALAR_L1_OCC_B12 : SCALAR_L1_OCC;
-  if (basis >= 3 && cfg->format == SPMV_FMT_CSR_SCALAR &&
-      x->nnz >= (basis >= 8 ? SCALAR_LINE_ROW_B8 : SCALAR_LINE_ROW) * x->rows &&
-      share > l1_occ && x->nnz > x->sectors)
-    phi[6] = (1 - l1_occ / share) * (x->nnz - x->sectors);
-  /* Basis 4: ellr-t's longest row from DRAM.  A thread walks its row
+  if (cfg->format == SPMV_FMT_CSR_SCALAR &&
+      x->nnz >= SCALAR_LINE_ROW * x->rows && share > SCALAR_L1_OCC &&
+      x->nnz > x->sectors)
+    phi[6] = (1 - SCALAR_L1_OCC / share) * (x->nnz - x->sectors);
+  /* ellr-t's longest row from DRAM.  A thread walks its row
    * alone, one step after another, through an interleaved layout padded
    * to the longest row (as ELL's, rows x rl_max slots, about the CSR's
    * bytes times w_ell / nnz); once that layout outgrows what the L2 keeps
@@ -1385,9 +1377,9 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * eval-h100-v46..v48, ellr-t's error fell from 6.0-7.1 to 4.8-5.5 %
    * in all six; against the whole L2 it fell in f64 only, against a third
    * of it f32 rose to 9 % (eval-h100-v46-v49.md). */
-  if (basis >= 4 && cfg->format == SPMV_FMT_ELLR_T && x->nnz > 0)
+  if (cfg->format == SPMV_FMT_ELLR_T && x->nnz > 0)
     phi[6] = dram_path(x->bytes * x->w_ell / x->nnz, l2_bytes, x->rl_max);
-  /* Basis 5: jad's longest row from DRAM, as basis 4's for ellr-t; its
+  /* jad's longest row from DRAM, as ellr-t's; its
    * layout has no padding, so it is the CSR's bytes.  Four diagonals at a
    * time (the kernel since SPMV_KERNEL_VERSION 11), a thread still waits
    * on its entries once for each four.  On the H100's points of that
@@ -1395,7 +1387,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * (f64) and 2.9 to 2.4 % (f32); replayed against eval-h100-v50, timed
    * on another H100, f64 went 4.0 to 4.7 % and f32 5.0 to 4.3; the old
    * kernel's replays fell 10.5 to 9.3 and 10.0 to 8.9 % (eval-h100-v50.md). */
-  if (basis >= 5 && cfg->format == SPMV_FMT_JAD)
+  if (cfg->format == SPMV_FMT_JAD)
     phi[6] = dram_path(x->bytes, l2_bytes, x->rl_max);
   phi[7] = cfg->format == SPMV_FMT_HYB ? x->hyb_coo : 0;
   /* A thread per row, or csr-adaptive's blocks of rows in row order: each
@@ -1407,7 +1399,7 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * replays did not move: predictor-anchor-h200.md). */
   if (per_row_thread(cfg->format) || cfg->format == SPMV_FMT_CSR_ADAPTIVE)
     phi[7] = share * x->x_warp;
-  /* Basis 6: csr-stream's blocks and coo's threads walk rows in order
+  /* csr-stream's blocks and coo's threads walk rows in order
    * over entries laid side by side, so neighbouring rows' x comes from
    * the sectors a group of them shares, whatever the device's occupancy:
    * x_warp as it is.  Replayed on the H100's points against their
@@ -1417,9 +1409,8 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * 27-29 to 15-19 %; coo's from 5.9 and 7.7 to 3.4 and 7.6 % (f64), 2.7
    * and 7.5 to 2.2 and 7.2 % (f32).  For csr-vector and csr-merge the
    * same term was mixed (eval-h100-v52.md). */
-  if (basis >= 6 && (cfg->format == SPMV_FMT_CSR_STREAM ||
-                     cfg->format == SPMV_FMT_CSR_STREAM16 ||
-                     cfg->format == SPMV_FMT_COO))
+  if (cfg->format == SPMV_FMT_CSR_STREAM ||
+      cfg->format == SPMV_FMT_CSR_STREAM16 || cfg->format == SPMV_FMT_COO)
     phi[7] = x->x_warp;
   /* jad's warps, of rows by length: x once a warp, as it would come were
    * it kept for the warp's life (replayed, the occupancy weight fitted
@@ -1430,19 +1421,6 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   phi[8] = l2_bytes > 0 && x->bytes > l2_bytes
                ? (1 - l2_bytes / x->bytes) * sect
                : 0;
-  /* Basis 7: csr-scalar's warps' entries from DRAM.  Its lanes walk 32
-   * rows a warp through the L1, and the lines the L1 cannot keep come
-   * again from the L2 while the matrix is in it, from DRAM once it
-   * outgrows what the L2 keeps of data it only reads (dram_path): the
-   * warp work (w_warp) times that share, in place of x's share.  The
-   * paper matrices of 33-134 MB ran 15-34 % slower than predicted, those
-   * of 18-30 MB up to 30 % faster (eval-h100-v57, v58).  Replayed on
-   * calib-points-h100-v52 against eval-h100-v57 and v58, csr-scalar's
-   * error fell from 8.8-9.1 to 7.9-8.1 % (f32) and 7.9-8.0 to 7.3-7.4 %
-   * (f64, points of the kernel before v15's); x's share and the entries
-   * (nnz) in its place did less. */
-  if (basis >= 7 && cfg->format == SPMV_FMT_CSR_SCALAR)
-    phi[8] = dram_path(x->bytes, l2_bytes, x->w_warp);
   /* The longest warp of a launch with few warps: its steps wait on the
    * sectors its lanes load, one step after another: x's, or csr-scalar's
    * own entries, a row apart for each lane (which fit it better,
@@ -1460,22 +1438,22 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
   lanes = cfg->format == SPMV_FMT_CSR_VECTOR && cfg->tpr > 0 ? cfg->tpr : 1;
   occ = threads > 0 ? x->rows * lanes / threads : 0;
   phi[10] = (occ < 1 ? occ : 1) * sect;
-  /* Basis 9: csr-scalar past the L2's cliff.  Its lanes walk their rows
+  /* csr-scalar past the L2's cliff.  Its lanes walk their rows
    * side by side, so a product sweeps the whole matrix before it reads
    * any line again, and once the matrix outgrows what the L2 keeps of
    * it the lines all come from DRAM: on the H100 the time per step of
    * the longest row doubled between 32 and 45 MB and stayed there to
-   * 300 MB, where the share of the matrix beyond half the L2 (basis 7)
-   * grows smoothly (calib-points-h100-v79).  Its warp work and its
-   * longest row, each times that step (scalar_cliff), in place of basis
-   * 7's term and the occupancy-weighted sectors. */
-  if (basis >= 9 && cfg->format == SPMV_FMT_CSR_SCALAR) {
+   * 300 MB, where the share of the matrix beyond half the L2 grows
+   * smoothly (calib-points-h100-v79).  Its warp work and its
+   * longest row, each times that step (scalar_cliff), in place of x's
+   * sectors from DRAM and the occupancy-weighted sectors. */
+  if (cfg->format == SPMV_FMT_CSR_SCALAR) {
     double r = scalar_cliff(x->bytes, l2_bytes);
 
     phi[8] = r * x->w_warp;
     phi[10] = r * x->rl_max;
   }
-  /* Basis 10: csr-stream's sums.  A row block's rows are summed by groups
+  /* csr-stream's sums.  A row block's rows are summed by groups
    * of lanes in rounds, so one long row among many short ones holds its
    * warp for ceil(len / TPR) steps at a TPR of 1 or 2: the blocks' steps
    * in all (w_stream) and along the slowest block, which a launch of one
@@ -1485,11 +1463,11 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * Replayed on the plan's points timed on an H100 against
    * eval-h100-v86, csr-stream's error fell from 5.3 to 4.7 % (f64) and
    * 5.4 to 4.6 % (f32), no other format moved (basis10-replay-h100.md). */
-  if (basis >= 10 && (cfg->format == SPMV_FMT_CSR_STREAM ||
-                      cfg->format == SPMV_FMT_CSR_STREAM16)) {
+  if (cfg->format == SPMV_FMT_CSR_STREAM ||
+      cfg->format == SPMV_FMT_CSR_STREAM16) {
     phi[3] = x->w_stream;
     phi[9] = x->path_stream;
-    /* Basis 13: a block of more rows than its groups of lanes sums
+    /* A block of more rows than its groups of lanes sums
      * them in rounds, each a pass of every lane over the staged
      * products, so a block of 512 one-entry rows takes four (Pd,
      * tols4000, zenios, hep-th ran 7-13 % slower than predicted, while
@@ -1501,10 +1479,9 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
      * csr-stream's error fell from 3.9-5.8 to 2.9-4.7 %, on every one;
      * in a twelfth slot of its own it fell as far but fitted a leaf
      * with zenios 107 % high (basis13-replay.md). */
-    if (basis >= 13)
-      phi[5] = x->path_rounds;
+    phi[5] = x->path_rounds;
   }
-  /* Basis 11: hyb's ELL part is a thread per row as ell's is, each warp
+  /* hyb's ELL part is a thread per row as ell's is, each warp
    * keeping the x of its 32 rows in the L1, so it gets their term, x_warp
    * times the share of the device's threads the rows occupy, in its path
    * slot (its own slot of that term holds the COO part's entries).
@@ -1512,21 +1489,20 @@ void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
    * error fell from 4.0-4.2 to 3.5-3.7 % (f64) and 5.7-6.1 to 4.8-5.1 %
    * (f32), its fit on its own points from 4.1 to 3.7 and 5.1 to 4.5 %
    * (basis10-replay-h100.md). */
-  if (basis >= 11 && cfg->format == SPMV_FMT_HYB)
+  if (cfg->format == SPMV_FMT_HYB)
     phi[9] = share * x->x_warp;
 }
 
 /* The term of format cfg's basis that only some calibrations' points
  * carry, and the term its share is taken of (leaf_fit's guard), or -1:
- * csr-scalar's L1 term (basis 3) of the entries, ellr-t's and jad's DRAM
- * paths (bases 4 and 5) of the longest row. */
-static int guarded_term(const struct spmv_config *cfg, int basis, int *ref)
+ * csr-scalar's L1 term of the entries, ellr-t's and jad's DRAM paths of
+ * the longest row. */
+static int guarded_term(const struct spmv_config *cfg, int *ref)
 {
   *ref = 2;
-  if (cfg->format == SPMV_FMT_CSR_SCALAR && basis >= 3)
+  if (cfg->format == SPMV_FMT_CSR_SCALAR)
     return 6;
-  if ((cfg->format == SPMV_FMT_ELLR_T && basis >= 4) ||
-      (cfg->format == SPMV_FMT_JAD && basis >= 5)) {
+  if (cfg->format == SPMV_FMT_ELLR_T || cfg->format == SPMV_FMT_JAD) {
     *ref = 4;
     return 6;
   }
@@ -1584,7 +1560,7 @@ double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
 }
 
 /*
- * The terms of fit f at features x.  Basis 14: csr-scalar's lanes walk a
+ * The terms of fit f at features x.  csr-scalar's lanes walk a
  * row each, so every load of a warp asks its SM's L1 for 32 sectors, and
  * a launch of f32 values waits for its busiest SM: on an H200 the paper's
  * FEM twins and the calibration's FEM points of 13517 to 270336 rows ran
@@ -1603,19 +1579,18 @@ static void fit_basis(const struct spmvd_fit *f, const struct spmv_config *cfg,
 {
   double q;
 
-  spmvd_predict_work_basis(cfg, f->basis, f->l2_bytes, f->threads, x, phi);
-  if (f->basis < 14 || cfg->format != SPMV_FMT_CSR_SCALAR ||
-      f->value_bytes != 4)
+  spmvd_predict_work_basis(cfg, f->l2_bytes, f->threads, x, phi);
+  if (cfg->format != SPMV_FMT_CSR_SCALAR || f->value_bytes != 4)
     return;
   q = spmvd_predict_block_share(cfg, x->rows, f->sms);
-  /* Basis 15: with no SM holding two blocks the launch waits for the
+  /* With no SM holding two blocks the launch waits for the
    * heaviest one, which an even share misses where blocks differ:
    * Groebner_id2003_aug holds 46 % of its entries in one of its 20
    * blocks.  Replayed on the nine H200 f32 tables (points refeatured),
    * csr-scalar's error fell on eight and held on v94 (v98 5.3 -> 4.6 %,
    * v100 5.4 -> 5.0, v102 4.6 -> 4.3, v104 5.6 -> 5.2; v95 6.4 -> 5.2);
    * Groebner -23.6 -> -9.7 % on v104 (block-share-h200.md). */
-  if (f->basis >= 15 && cfg->bs == SPMVD_FEAT_BLOCK && x->w_block > 0 &&
+  if (cfg->bs == SPMVD_FEAT_BLOCK && x->w_block > 0 &&
       x->w_warp > 0 && ceil(x->rows / cfg->bs) <= f->sms)
     q = f->sms * x->w_block / x->w_warp;
   phi[2] *= q;
@@ -1728,7 +1703,7 @@ static int work_lsq(const double *phi, const double *t, size_t n,
 }
 
 /* A term that only some calibrations' points carry (csr-scalar's lanes
- * past the L1, basis 3) enters a leaf only where GUARD_POINTS of its
+ * past the L1) enters a leaf only where GUARD_POINTS of its
  * points hold it at GUARD_SHARE of their entries or more.  A leaf of
  * random columns holds it at a few entries in 10^4 (x sectors shared by
  * chance); fitted to those, it took a coefficient 10^4 times too large
@@ -1902,7 +1877,6 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   int b, rc;
 
   f->work_npoints = 0;
-  f->basis = SPMVD_WORK_BASIS;
   memset(&f->tree, 0, sizeof f->tree);
   memset(f->bag, 0, sizeof f->bag);
   f->nbag = 0;
@@ -1928,7 +1902,7 @@ int spmvd_predict_fit_work(const struct spmv_config *cfg,
   w.tsub = phi + 2 * n * SPMVD_WORK_TERMS;
   w.left = idx + n;
   w.right = idx + 2 * n;
-  w.guard = guarded_term(cfg, f->basis, &w.ref);
+  w.guard = guarded_term(cfg, &w.ref);
   rc = grow(&w, idx, n, 0, &f->tree);
   /* A resample that leaves no non-negative line (all its points of one
    * kind) is dropped; the others still average. */
@@ -2237,26 +2211,27 @@ static json_t *tree_json(const struct spmvd_tree *t)
   return w;
 }
 
-/* Returns a new reference to one fit as JSON. */
+/* Returns a new reference to one fit as JSON: its paper form and basis,
+ * then its work model (tree, bootstrap trees and the device's figures it
+ * was fitted with) when it has one. */
 static json_t *fit_json(const struct spmvd_fit *f)
 {
-  char text[64];
-
-  spmv_config_format(&f->cfg, text, sizeof text);
   json_t *o, *w, *bag;
+  char text[64];
   int j;
 
+  spmv_config_format(&f->cfg, text, sizeof text);
   if (f->kind == SPMVD_FIT_VECTOR)
-    o = json_pack("{sssssIsfsfsfsfsfsfsfsisf}", "kind", "vector", "config",
+    o = json_pack("{sssssIsfsfsfsfsfsfsfsisfsi}", "kind", "vector", "config",
                   text, "strip", (json_int_t)f->strip, "m", f->m, "c", f->c,
                   "p", f->p, "q", f->q, "t0", f->t0, "i_cal", f->i_cal,
                   "p_cal", f->p_cal, "npoints", f->npoints, "err_mean",
-                  f->err_mean);
+                  f->err_mean, "basis", SPMVD_WORK_BASIS);
   else
-    o = json_pack("{sssssIsfsfsfsfsisf}", "kind", "saddle", "config", text,
+    o = json_pack("{sssssIsfsfsfsfsisfsi}", "kind", "saddle", "config", text,
                   "strip", (json_int_t)f->strip, "a", f->a, "b", f->b, "c",
                   f->gc, "d", f->gd, "npoints", f->npoints, "err_mean",
-                  f->err_mean);
+                  f->err_mean, "basis", SPMVD_WORK_BASIS);
   if (o == NULL || f->work_npoints <= 0)
     return o;
   w = tree_json(&f->tree);
@@ -2268,22 +2243,19 @@ static json_t *fit_json(const struct spmvd_fit *f)
       json_object_set_new(o, "sms", json_real(f->sms)) != 0 ||
       json_object_set_new(o, "value_bytes", json_integer(f->value_bytes)) !=
           0 ||
-      json_object_set_new(o, "basis", json_integer(f->basis)) != 0 ||
       json_object_set_new(o, "work_err", json_real(f->work_err)) != 0) {
     json_decref(o);
     return NULL;
   }
-  if (f->nbag > 0) {
-    bag = json_array();
-    for (j = 0; bag != NULL && j < f->nbag; j++)
-      if (json_array_append_new(bag, tree_json(&f->bag[j])) != 0) {
-        json_decref(bag);
-        bag = NULL;
-      }
-    if (bag == NULL || json_object_set_new(o, "bag", bag) != 0) {
-      json_decref(o);
-      return NULL;
+  bag = json_array();
+  for (j = 0; bag != NULL && j < f->nbag; j++)
+    if (json_array_append_new(bag, tree_json(&f->bag[j])) != 0) {
+      json_decref(bag);
+      bag = NULL;
     }
+  if (bag == NULL || json_object_set_new(o, "bag", bag) != 0) {
+    json_decref(o);
+    return NULL;
   }
   return o;
 }
@@ -2321,25 +2293,22 @@ static int num(json_t *o, const char *fmt, const char *key, double *v,
   return 0;
 }
 
-/* Reads an optional non-negative number member of a fit: 0 when absent. */
-static int opt_count(json_t *o, const char *fmt, const char *key, double *v,
-                     struct spmv_error *err)
+/* Reads a non-negative number member of a fit. */
+static int count(json_t *o, const char *fmt, const char *key, double *v,
+                 struct spmv_error *err)
 {
-  *v = 0;
-  if (json_object_get(o, key) == NULL)
-    return 0;
   if (num(o, fmt, key, v, err) != 0 || *v < 0)
     return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"%s\" not a non-negative number", fmt,
-                          key);
+                          "fit of %s: \"%s\" missing or not a non-negative "
+                          "number", fmt, key);
   return 0;
 }
 
-/* Reads work tree node i of a tree of n nodes (nodes before it read
- * already): null exactly where unused, else a leaf of SPMVD_WORK_TERMS
- * non-negative numbers or a split with children. */
+/* Reads work tree node i (nodes before it read already): null exactly
+ * where unused, else a leaf of SPMVD_WORK_TERMS non-negative numbers or a
+ * split with children. */
 static int work_node_from_json(json_t *v, const char *name, const char *what,
-                               int i, int n, struct spmvd_tree *t,
+                               int i, struct spmvd_tree *t,
                                struct spmv_error *err)
 {
   enum spmvd_split s;
@@ -2354,17 +2323,10 @@ static int work_node_from_json(json_t *v, const char *name, const char *what,
     return 0;
   }
   if (json_is_array(v)) {
-    /* A leaf stored before the path and occupancy terms holds the first
-     * SPMVD_WORK_TERMS_V1; those terms are then 0 and it predicts as it
-     * did. */
-    if (json_array_size(v) != SPMVD_WORK_TERMS &&
-        json_array_size(v) != SPMVD_WORK_TERMS_V1)
+    if (json_array_size(v) != SPMVD_WORK_TERMS)
       return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: %s[%d] must hold %d numbers (%d "
-                            "in a fit stored before the path and occupancy "
-                            "terms)", name, what, i, SPMVD_WORK_TERMS,
-                            SPMVD_WORK_TERMS_V1);
-    memset(t->wc[i], 0, sizeof t->wc[i]);
+                            "fit of %s: %s[%d] must hold %d numbers", name,
+                            what, i, SPMVD_WORK_TERMS);
     json_array_foreach(v, j, c) {
       if (!json_is_number(c) || !isfinite(json_number_value(c)) ||
           json_number_value(c) < 0)
@@ -2376,7 +2338,7 @@ static int work_node_from_json(json_t *v, const char *name, const char *what,
     t->split[i] = SPMVD_SPLIT_NONE;
     return 0;
   }
-  if (!json_is_object(v) || 2 * i + 2 >= n ||
+  if (!json_is_object(v) || 2 * i + 2 >= SPMVD_TREE_NODES ||
       spmvd_split_parse(json_string_value(json_object_get(v, "split")),
                         &s) != 0 ||
       s == SPMVD_SPLIT_NONE ||
@@ -2391,60 +2353,50 @@ static int work_node_from_json(json_t *v, const char *name, const char *what,
   return 0;
 }
 
-/* Reads a tree of n nodes (an array of them, v) into t; what names it in
- * errors. */
+/* Reads a tree (an array of SPMVD_TREE_NODES nodes, v) into t; what names
+ * it in errors. */
 static int tree_from_json(json_t *v, const char *name, const char *what,
-                          int n, struct spmvd_tree *t, struct spmv_error *err)
+                          struct spmvd_tree *t, struct spmv_error *err)
 {
   int i, ret;
 
   memset(t, 0, sizeof *t);
-  for (i = 0; i < n; i++)
+  if (!json_is_array(v) || json_array_size(v) != SPMVD_TREE_NODES)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: %s must be an array of %d tree nodes",
+                          name, what, SPMVD_TREE_NODES);
+  for (i = 0; i < SPMVD_TREE_NODES; i++)
     if ((ret = work_node_from_json(json_array_get(v, (size_t)i), name, what,
-                                   i, n, t, err)) != 0)
+                                   i, t, err)) != 0)
       return ret;
   return 0;
 }
 
-/* Reads a fit's optional work model: its tree of SPMVD_TREE_NODES nodes,
- * or of SPMVD_TREE_NODES_D2 as depth-2 fits were stored (the nodes past
- * them unused), or none. */
+/* Reads a fit's work model, when it has one: its tree, its bootstrap
+ * trees and every figure of the device it was fitted with. */
 static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           struct spmv_error *err)
 {
-  json_t *w = json_object_get(o, "work"), *bag;
-  double np = 0, vb;
-  int i, n, ret;
+  json_t *bag;
+  double np = 0, vb = 0;
+  int i, ret;
 
-  if (w == NULL)
+  if (json_object_get(o, "work") == NULL)
     return 0;
-  n = json_is_array(w) ? (int)json_array_size(w) : 0;
-  if (n != SPMVD_TREE_NODES && n != SPMVD_TREE_NODES_D2)
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"work\" must be an array of %d or %d "
-                          "tree nodes", name, SPMVD_TREE_NODES,
-                          SPMVD_TREE_NODES_D2);
-  if ((ret = tree_from_json(w, name, "work", n, &f->tree, err)) != 0)
+  if ((ret = tree_from_json(json_object_get(o, "work"), name, "work",
+                            &f->tree, err)) != 0)
     return ret;
-  /* Absent from fits stored before the bootstrap trees: the tree alone
-   * predicts, as it did. */
   bag = json_object_get(o, "bag");
-  if (bag != NULL && (!json_is_array(bag) || json_array_size(bag) < 1 ||
-                      json_array_size(bag) > SPMVD_BAG_TREES))
+  if (!json_is_array(bag) || json_array_size(bag) > SPMVD_BAG_TREES)
     return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"bag\" must be an array of 1 to %d "
+                          "fit of %s: \"bag\" must be an array of at most %d "
                           "trees", name, SPMVD_BAG_TREES);
-  for (i = 0; bag != NULL && i < (int)json_array_size(bag); i++) {
-    json_t *t = json_array_get(bag, (size_t)i);
+  for (i = 0; i < (int)json_array_size(bag); i++) {
     char what[32];
 
     snprintf(what, sizeof what, "bag[%d]", i);
-    if (!json_is_array(t) || json_array_size(t) != SPMVD_TREE_NODES)
-      return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: %s must be an array of %d tree nodes",
-                            name, what, SPMVD_TREE_NODES);
-    if ((ret = tree_from_json(t, name, what, SPMVD_TREE_NODES, &f->bag[i],
-                              err)) != 0)
+    if ((ret = tree_from_json(json_array_get(bag, (size_t)i), name, what,
+                              &f->bag[i], err)) != 0)
       return ret;
     f->nbag = i + 1;
   }
@@ -2453,40 +2405,52 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                           "fit of %s: \"work_npoints\" missing or < 1",
                           name);
   f->work_npoints = (int)np;
-  json_unpack(o, "{s?F}", "work_err", &f->work_err);
-  if (num(o, name, "l2_bytes", &f->l2_bytes, err) != 0 || f->l2_bytes < 0)
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"l2_bytes\" missing or negative",
-                          name);
-  /* Absent from fits stored before the occupancy term (0: the term off),
-   * and before basis 14 (0: its block share off). */
-  if ((ret = opt_count(o, name, "threads", &f->threads, err)) != 0 ||
-      (ret = opt_count(o, name, "sms", &f->sms, err)) != 0)
-    return ret;
-  if ((ret = opt_count(o, name, "value_bytes", &vb, err)) != 0)
+  if ((ret = count(o, name, "work_err", &f->work_err, err)) != 0 ||
+      (ret = count(o, name, "l2_bytes", &f->l2_bytes, err)) != 0 ||
+      (ret = count(o, name, "threads", &f->threads, err)) != 0 ||
+      (ret = count(o, name, "sms", &f->sms, err)) != 0 ||
+      (ret = count(o, name, "value_bytes", &vb, err)) != 0)
     return ret;
   if (vb != 0 && vb != 4 && vb != 8)
     return spmv_error_set(err, SPMV_EINVAL,
                           "fit of %s: \"value_bytes\" not 0, 4 or 8", name);
   f->value_bytes = (int)vb;
-  /* Absent from fits stored before the row term's second basis: those
-   * predict in the first, as they were fitted. */
-  f->basis = 1;
-  if (json_object_get(o, "basis") != NULL) {
-    double b = 0;
-    if (num(o, name, "basis", &b, err) != 0 || b != floor(b) || b < 1 ||
-        b > SPMVD_WORK_BASIS)
-      return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: \"basis\" not an integer from 1 to %d",
-                            name, SPMVD_WORK_BASIS);
-    f->basis = (int)b;
-  }
+  return 0;
+}
+
+/* Refuses a fit of another basis than SPMVD_WORK_BASIS (or of none: from
+ * before fits named theirs), telling the operator to run redo, the
+ * calibration that replaces it. */
+static int basis_check(json_t *o, const char *name, const char *redo,
+                       struct spmv_error *err)
+{
+  json_t *b = json_object_get(o, "basis");
+  double v;
+
+  if (b == NULL)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "calibration fit of %s has no basis: it is from an "
+                          "older spmvd; run `%s`", name, redo);
+  v = json_number_value(b);
+  if (!json_is_number(b) || v != floor(v) || v < 1 || v > INT32_MAX)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: \"basis\" is not a positive integer",
+                          name);
+  if (v < SPMVD_WORK_BASIS)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "calibration fit of %s, basis %d, is from an older "
+                          "spmvd; run `%s`", name, (int)v, redo);
+  if (v > SPMVD_WORK_BASIS)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "calibration fit of %s, basis %d, is from a newer "
+                          "spmvd (this one reads basis %d); run `%s`", name,
+                          (int)v, SPMVD_WORK_BASIS, redo);
   return 0;
 }
 
 /* Reads one format's fit. */
-static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
-                         struct spmv_error *err)
+static int fit_from_json(json_t *o, const char *name, const char *redo,
+                         struct spmvd_fit *f, struct spmv_error *err)
 {
   const char *kind = json_string_value(json_object_get(o, "kind"));
   const char *cfg = json_string_value(json_object_get(o, "config"));
@@ -2494,6 +2458,10 @@ static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
   int ret;
 
   memset(f, 0, sizeof *f);
+  if (!json_is_object(o))
+    return spmv_error_set(err, SPMV_EINVAL, "fit of %s: not an object", name);
+  if ((ret = basis_check(o, name, redo, err)) != 0)
+    return ret;
   if (cfg == NULL || spmv_config_parse(cfg, &f->cfg, NULL) != 0)
     return spmv_error_set(err, SPMV_EINVAL, "fit of %s: bad \"config\"",
                           name);
@@ -2502,9 +2470,10 @@ static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
                     : spmv_error_set(err, SPMV_EINVAL,
                                      "fit of %s: strip must be >= 1", name);
   f->strip = (int64_t)strip;
-  json_unpack(o, "{s?F}", "err_mean", &f->err_mean);
-  if (num(o, name, "npoints", &np, NULL) == 0)
-    f->npoints = (int)np;
+  if ((ret = count(o, name, "npoints", &np, err)) != 0 ||
+      (ret = count(o, name, "err_mean", &f->err_mean, err)) != 0)
+    return ret;
+  f->npoints = (int)np;
   if (kind != NULL && strcmp(kind, "vector") == 0) {
     if ((ret = num(o, name, "m", &f->m, err)) != 0 ||
         (ret = num(o, name, "c", &f->c, err)) != 0 ||
@@ -2533,9 +2502,10 @@ static int fit_from_json(json_t *o, const char *name, struct spmvd_fit *f,
   return work_from_json(o, name, f, err);
 }
 
-/* Reads the fits of spmvd_predict_to_json(). */
-int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
-                            struct spmv_error *err)
+/* Reads the fits of spmvd_predict_to_json(); redo names the calibration
+ * that replaces a fit of another basis. */
+static int fits_from_json(json_t *doc, const char *redo,
+                          struct spmvd_predictor *out, struct spmv_error *err)
 {
   const char *key;
   json_t *val;
@@ -2547,17 +2517,24 @@ int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
     return spmv_error_set(err, SPMV_EINVAL, "fits: expected an object");
   json_object_foreach(doc, key, val) {
     if (spmv_format_parse(key, &f) != 0)
-      return spmv_error_set(err, SPMV_EINVAL, "fits: unknown format \"%s\"",
-                            key);
-    ret = fit_from_json(val, key, &out->fit[f], err);
-    if (ret != 0)
+      ret = spmv_error_set(err, SPMV_EINVAL, "fits: unknown format \"%s\"",
+                           key);
+    else if ((ret = fit_from_json(val, key, redo, &out->fit[f], err)) == 0 &&
+             out->fit[f].cfg.format != f)
+      ret = spmv_error_set(err, SPMV_EINVAL,
+                           "fit of %s: its config is of another format", key);
+    if (ret != 0) {
+      memset(out, 0, sizeof *out);
       return ret;
-    if (out->fit[f].cfg.format != f)
-      return spmv_error_set(err, SPMV_EINVAL,
-                            "fit of %s: its config is of another format",
-                            key);
+    }
   }
   return 0;
+}
+
+int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
+                            struct spmv_error *err)
+{
+  return fits_from_json(doc, "spmvctl calibrate", out, err);
 }
 
 /* Stores the calibrated fits in the cache. */
@@ -2596,7 +2573,9 @@ int spmvd_predict_load(struct spmvd_cache *c,
                                     &doc, err);
   if (ret <= 0)
     return ret;
-  ret = spmvd_predict_from_json(doc, out, err);
+  ret = fits_from_json(doc, dt == SPMV_F32 ? "spmvctl calibrate --dtype f32"
+                                           : "spmvctl calibrate",
+                       out, err);
   json_decref(doc);
   return ret == 0 ? 1 : ret;
 }

@@ -82,8 +82,7 @@ struct spmvd_pfeat {
   double path_rounds; /* the most rounds of sums of one such block: its
                         rows over the groups of lanes that sum them */
   double w_block;    /* the most of w_warp one block of SPMVD_FEAT_BLOCK
-                        rows holds: csr-scalar's heaviest block (basis
-                        15) */
+                        rows holds: csr-scalar's heaviest block */
   double empty;      /* empty rows */
   double bytes;      /* the CSR's footprint with dt's values: values and
                         columns, row offsets, x and y */
@@ -110,18 +109,20 @@ struct spmvd_pfeat {
  * the mean row length at a power of two, where the two sides' lines cut
  * the relative error by 3 % or more and each keeps 100 points or more
  * (about ten per coefficient: fewer let a leaf's line swing wide);
- * each leaf holds its own line.  Depth 2 (fits stored before, still
- * read) left the f32 calibration's cusparse and csr-merge at 6.5 and 6.0 %
- * in a replay where depth 3 gives 4.1 and 3.7, no format worse by more
- * than 0.2 points (results/predictor-insample-h100-v77.md).
+ * each leaf holds its own line.  Depth 2 left the f32 calibration's
+ * cusparse and csr-merge at 6.5 and 6.0 % in a replay where depth 3 gives
+ * 4.1 and 3.7, no format worse by more than 0.2 points
+ * (results/predictor-insample-h100-v77.md).
  */
 #define SPMVD_WORK_TERMS 11
-#define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 16    /* the basis new fits use (struct spmvd_fit) */
+/* The work model's terms as spmvd_predict_work_basis computes them: a
+ * stored fit names its basis and is read only when it is this one (a fit
+ * of another basis was fitted on other terms, and predicts nothing
+ * here). */
+#define SPMVD_WORK_BASIS 16
 #define SPMVD_FEAT_BLOCK 256   /* rows of a block in w_block: the calibrated
                                   csr-scalar's */
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
-#define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 /*
  * Bootstrap trees a work fit keeps beside its tree.  A tree's splits and
  * the terms its leaves keep jump with a few points' noise: two H200
@@ -175,41 +176,16 @@ struct spmvd_fit {
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   double threads;          /* its resident threads, SMs x threads per SM
                               (0: unknown, the occupancy term off) */
-  double sms;              /* its SMs (0: unknown, basis 14's block
-                              share off) */
+  double sms;              /* its SMs (0: unknown, the block share off:
+                              spmvd_predict_block_share) */
   int value_bytes;         /* the width of the values timed: 4 (f32) or
                               8 (f64); 0 unknown */
-  int basis;               /* the terms it was fitted on: 1 counts every
-                              row in the row term, 2 only the rows beyond
-                              one wave of threads for the formats that
-                              give a row its own threads, 3 adds
-                              csr-scalar's lanes past the L1, 4
-                              ellr-t's longest row from DRAM, 5
-                              jad's, 6 x_warp for csr-stream and coo,
-                              7 csr-scalar's warp work from DRAM, 8
-                              its L1 term from rows of 32 entries on,
-                              not 16, 9 its warp work and longest row
-                              past the L2's cliff, 10 csr-stream's sum
-                              steps, 11 hyb's x per warp, 12
-                              csr-scalar's L1 term from 0.32 of a
-                              full SM's lanes, not 0.4, 13
-                              csr-stream's block of the most rounds of
-                              sums in place of x's sectors
-                              (spmvd_predict_work_basis), 14
-                              csr-scalar f32's throughput terms at the
-                              busiest SM's share
-                              (spmvd_predict_block_share), 15
-                              that share from its heaviest block
-                              (w_block) when no SM holds two, 16
-                              (SPMVD_WORK_BASIS) csr-adaptive's longest
-                              row as log2(1 + rl_max) and hyb's COO
-                              step growing with its entries */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
-  /* The bootstrap trees (SPMVD_BAG_TREES, or 0 for fits stored before
-   * them): each grown as the tree above on as many points drawn at random
-   * with replacement from its points; the time is then the mean of the
-   * tree's and theirs but the least and the greatest. */
+  /* The bootstrap trees (SPMVD_BAG_TREES, fewer where a resample fitted
+   * no tree): each grown as the tree above on as many points drawn at
+   * random with replacement from its points; the time is then the mean of
+   * the tree's and theirs but the least and the greatest. */
   int nbag;
   struct spmvd_tree bag[SPMVD_BAG_TREES];
 };
@@ -453,62 +429,57 @@ void spmvd_predict_features(const struct spmv_csr *A,
                             enum spmv_dtype dt, struct spmvd_pfeat *out);
 
 /*
- * The work model's terms for configuration cfg in basis (1, or
- * SPMVD_WORK_BASIS): 1, rows (in basis 2, for csr-scalar, ell, ellr-t,
- * sell, hyb and csr-adaptive, only the rows beyond one wave of threads,
- * where threads > 0), nnz, the format's padded entries (w_warp for csr-scalar and ellr-t, w_vec for
- * csr-vector, w_ell, w_sell, w_hyb; 0 for the others), the longest path
- * of one thread (hyb_k for hyb, rl_max otherwise), sectors (for jad
- * those of its own order, sectors_jad), whether a second kernel runs
- * (hyb: its COO part; csr-stream: rows longer than a block's BS x k
- * entries, summed in a second step; in basis 3, for csr-scalar with
- * threads > 0 and a mean row length of 16 or more, the entries whose x
- * costs nothing, nnz - sectors, times the share of the lanes past the
- * L1, 1 - 0.4 / (rows / threads at most 1), where that share is
- * positive; in basis 4, for ellr-t with l2_bytes > 0, rl_max times the
- * share of its padded layout, bytes x w_ell / nnz, beyond half the L2;
- * in basis 5, for jad likewise, its layout being bytes),
- * hyb's COO entries (for hyb; for
- * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp times the share
- * of the device's threads the rows occupy, at most 1, 0 when threads is
- * 0; for jad x_warp_jad; in basis 6 for csr-stream, csr-stream16 and
- * coo x_warp as it is; 0 for the others), and the sectors again times
- * the share of the footprint that does not fit an L2 of l2_bytes (1 - l2
- * / bytes, 0 when it fits or l2_bytes is 0): x's gathers that go to DRAM
- * (in basis 7, for csr-scalar, w_warp times the share of bytes beyond
- * half the L2 instead); then the
- * sectors along the longest warp's path (path_x_jad for jad, path_m for
- * csr-scalar, path_x for ell, ellr-t and sell, 0 for the rest), and the x
- * sectors again times the share of the device's threads (SMs x threads
- * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
- * 0 when threads is 0).  In basis 9, for csr-scalar, the two DRAM-side
- * terms are instead w_warp and rl_max, each times the layout's place on
- * the L2's cliff: 0 up to 0.65 of l2_bytes, 1 from 0.85, linear between
- * (0 when l2_bytes is 0).  In basis 10, for csr-stream and csr-stream16,
- * the padded entries' term is w_stream and the path's path_stream; in
- * basis 11, for hyb, the path's is x_warp times the share of the device's
- * threads the rows occupy (at most 1, 0 when threads is 0); in basis 12
- * csr-scalar's L1 share counts from 0.32, not 0.4; in basis 13, for
- * csr-stream and csr-stream16, the sectors' term is path_rounds; in
- * basis 16, for csr-adaptive, the longest path's is log2(1 + rl_max),
- * and hyb's second kernel's is 1 + 0.05 log2(1 + its COO entries).
+ * The work model's terms (SPMVD_WORK_BASIS) for configuration cfg at
+ * features x, on a device of an L2 of l2_bytes and threads resident
+ * threads (either 0 when unknown: the terms that need it are then 0).
+ * "The share" is rows / threads, at most 1.
+ *   0: 1.
+ *   1: rows; for csr-scalar, ell, ellr-t, sell, hyb and csr-adaptive only
+ *      the rows beyond one wave of threads.
+ *   2: nnz.
+ *   3: the padded entries: w_warp (csr-scalar, ellr-t), w_vec
+ *      (csr-vector), w_ell, w_sell, w_hyb, w_stream (csr-stream,
+ *      csr-stream16); 0 for the others.
+ *   4: one thread's longest path: hyb_k for hyb, log2(1 + rl_max) for
+ *      csr-adaptive, rl_max for the others.
+ *   5: x's sectors (sectors_jad for jad); path_rounds for csr-stream and
+ *      csr-stream16.
+ *   6: hyb's COO part, 1 + 0.05 log2(1 + hyb_coo) where it has one;
+ *      csr-stream's second kernel, 1 where a row is longer than a block's
+ *      BS x k entries; csr-scalar's lanes past the L1, (1 - 0.32 / share)
+ *      x (nnz - sectors) for a mean row of 32 or more where the share is
+ *      over 0.32; ellr-t's longest row from DRAM, rl_max times the share
+ *      of its padded layout (bytes x w_ell / nnz) beyond half the L2, and
+ *      jad's, of its layout (bytes); 0 for the others.
+ *   7: hyb_coo for hyb; the share times x_warp for csr-scalar, ell,
+ *      ellr-t, sell and csr-adaptive; x_warp for csr-stream, csr-stream16
+ *      and coo; x_warp_jad for jad; 0 for the others.
+ *   8: x's sectors from DRAM, the sectors times (1 - l2_bytes / bytes)
+ *      where the footprint outgrows the L2; for csr-scalar w_warp times
+ *      the footprint's place on the L2's cliff (0 up to 0.65 of l2_bytes,
+ *      1 from 0.85, linear between).
+ *   9: the longest warp's sectors: path_x_jad for jad, path_m for
+ *      csr-scalar, path_x for ell, ellr-t and sell, path_stream for
+ *      csr-stream and csr-stream16, the share times x_warp for hyb; 0 for
+ *      the others.
+ *  10: the sectors times rows x lanes / threads, at most 1 (lanes:
+ *      csr-vector's TPR, else 1); for csr-scalar rl_max times the
+ *      footprint's place on the L2's cliff.
  */
-void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
-                              double l2_bytes, double threads,
-                              const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
+                              double threads, const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*
- * Basis 14's block share of a launch of cfg over rows on a device of sms
- * SMs: ceil(B / sms) x sms / B for its B = ceil(rows / cfg->bs) blocks,
- * the busiest SM's blocks against an even spread (1 where B is a multiple
- * of sms; 1 when sms, bs or rows is 0).  A fit of basis 14 or later for
- * csr-scalar over 4-byte values multiplies the entries, warp work,
- * sectors, L1 and x-per-warp terms of spmvd_predict_work_basis by it
- * (spmvd_predict_time does, and the fit).  From basis 15 the fit takes,
- * where B <= sms (a block an SM) and the features hold w_block at cfg's
- * block size, sms x w_block / w_warp instead: the heaviest block's share,
- * which this even one equals when the blocks are alike.
+ * The block share of a launch of cfg over rows on a device of sms SMs:
+ * ceil(B / sms) x sms / B for its B = ceil(rows / cfg->bs) blocks, the
+ * busiest SM's blocks against an even spread (1 where B is a multiple of
+ * sms; 1 when sms, bs or rows is 0).  A csr-scalar fit over 4-byte values
+ * multiplies the entries, warp work, sectors, L1 and x-per-warp terms of
+ * spmvd_predict_work_basis by it (spmvd_predict_time does, and the fit),
+ * or, where B <= sms (a block an SM) and the features hold w_block at
+ * cfg's block size, by sms x w_block / w_warp: the heaviest block's
+ * share, which this even one equals when the blocks are alike.
  */
 double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
                                  double sms);
@@ -518,8 +489,9 @@ double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
  * borrowed), each leaf a non-negative weighted least squares, into f's
  * tree, and its SPMVD_BAG_TREES bootstrap trees into bag and
  * nbag (the resamples drawn by a fixed generator: the same samples give
- * the same fit), work_npoints and work_err, in basis SPMVD_WORK_BASIS
- * (set into f->basis), on f->l2_bytes's L2 (set by the caller).  Returns
+ * the same fit), work_npoints and work_err, in basis SPMVD_WORK_BASIS, on
+ * the device of f's l2_bytes, threads, sms and value_bytes (set by the
+ * caller).  Returns
  * 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples determine no model
  * (fewer than SPMVD_WORK_TERMS).
  */
@@ -564,8 +536,13 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
 /* The fits as JSON {"csr-vector": {...}, ...}: a new reference or NULL. */
 json_t *spmvd_predict_to_json(const struct spmvd_predictor *pred);
 
-/* Reads spmvd_predict_to_json()'s output (borrowed) into out; returns 0 or
- * SPMV_EINVAL naming the bad format or field. */
+/*
+ * Reads spmvd_predict_to_json()'s output (borrowed) into out; returns 0 or
+ * SPMV_EINVAL naming the bad format or field, out then cleared (no
+ * calibration).  Every field is required.  A fit of another basis than
+ * SPMVD_WORK_BASIS, or of none, is refused so: "calibration fit of
+ * csr-scalar, basis 12, is from an older spmvd; run `spmvctl calibrate`".
+ */
 int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
                             struct spmv_error *err);
 
@@ -616,7 +593,8 @@ int spmvd_predict_save(struct spmvd_cache *c,
                        struct spmv_error *err);
 
 /* Loads dev's fits: returns 1 and fills out, 0 when the device was never
- * calibrated, or a negative code. */
+ * calibrated, or a negative code (spmvd_predict_from_json's refusals, the
+ * calibration to run named for dt), out then cleared. */
 int spmvd_predict_load(struct spmvd_cache *c,
                        const struct spmvd_device_info *dev,
                        enum spmv_dtype dt, struct spmvd_predictor *out,
