@@ -15,12 +15,12 @@
  * grid starts below one strip.  On a large GPU a strip is big (an H200:
  * 132 x 2048 = 270336 rows), most matrices are a fraction of one and the
  * largest are tens of strips; the paper's I = ceil(rows / S) in 1..10
- * predicted a 46835-row matrix as a whole strip (6x its work) and
- * extrapolated a 63-strip one 6x past its data.  So the thread-per-row
- * formats take I in {0.1, 0.25, 0.5, 1} over every P first (small
- * matrices: cheap in nonzeros, and the span of P matters most to the
- * saddle), then I in {2, 4, 8, 16} while the budget lasts; csr-vector's I
- * sweep runs from 0.1 to 32 strips.
+ * would count a matrix of a fifth of a strip as a whole one and
+ * extrapolate one of tens of strips far past its data.  So the
+ * thread-per-row formats take I in {0.1, 0.25, 0.5, 1} over every P first
+ * (small matrices: cheap in nonzeros, and the span of P matters most to
+ * the saddle), then I in {2, 4, 8, 16} while the budget lasts;
+ * csr-vector's I sweep runs from 0.1 to 32 strips.
  */
 static const double grid_i1[] = { 0.1, 0.25, 0.5, 1 };
 static const double grid_i2[] = { 2, 4, 8, 16 };
@@ -64,15 +64,12 @@ static const int work_p[] = { 2, 4, 8, 16, 32, 64, 128, 256, 1024 };
 /*
  * The mid part, csr-scalar's alone: launches of 0.02 to 0.2 strips (5400
  * to 54000 rows on an H100 or H200, a few warps to a fifth of the
- * device's) whose matrix lies on either side of the L2's cliff,
- * at mid_l2 times the device's L2.  Its fit read its own points of a few
- * warps 10 % high at 12-25 MB and 14 % low at 25-50 MB with 35 points
- * there (predictor-insample-h100-v77.md), and the ELLR-T paper's
- * matrices lie there (pdb1HYS, consph, rma10).  The FEM shape and its
- * log-normal twin, near the diagonal as the paper's.  Only csr-scalar:
- * the other formats' fits have no term for the cliff, and these points
- * moved their errors on the evaluation by up to 0.7 points either way
- * (eval-h100-v79-v81.md).
+ * device's) whose matrix lies on either side of the L2's cliff, at mid_l2
+ * times the device's L2: the rest of the plan has few points of a few
+ * warps there, where the ELLR-T paper's matrices lie (pdb1HYS, consph,
+ * rma10).  The FEM shape and its log-normal twin, near the diagonal as
+ * the paper's.  Only csr-scalar: the other formats' fits have no term for
+ * the cliff, and these points would only move them about.
  */
 static const size_t mid_shapes[] = { WORK_FEM_SHAPE, 4 };
 static const double mid_i[] = { 0.02, 0.06, 0.2 };
@@ -197,11 +194,9 @@ static void add_grid_matrices(struct spmvd_calib_plan *plan,
 /* The mean row length of work-part shape sh at work_p[pi].  Equal rows
  * are one entry short of a power of two from 16 up: rows of exactly 2^k
  * put a warp's lanes of csr-scalar 2^k entries apart, on conflicting
- * cache sets, and from 32 entries and 135 rows up ran 1.6-1.9x slower on
- * the H200 than rows of the same mean with cv 0.25 (1.0-1.4x at 16),
- * which real matrices' rows of varied or odd lengths do not show; the
- * fits then bent to them (csr-scalar's fit error on its points 13.9 %,
- * 9.7 % without them). */
+ * cache sets, and run far slower than rows of the same mean and some
+ * spread, which real matrices' rows of varied or odd lengths do not show;
+ * the fits would bend to them. */
 static int work_len(size_t sh, size_t pi)
 {
   int p = work_p[pi];
@@ -387,12 +382,12 @@ int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
     return spmv_error_set(err, SPMV_ENOMEM, "calibration: out of memory");
   }
   plan->dtype = dt;
-  /* csr-vector: P sweep at I = SPMVD_VEC_I_CAL, then I sweep at P = SPMVD_VEC_P_CAL,
-   * within a quarter of the budget (its whole sweeps take about 104M
-   * nonzeros on an H200, a fifth of the default): admitted first, they
-   * took a trimmed budget whole, and the thread-per-row formats were left
-   * without the two P and two I their fits need.  The two smallest of
-   * each sweep come first, what its fit needs. */
+  /* csr-vector: P sweep at I = SPMVD_VEC_I_CAL, then I sweep at P =
+   * SPMVD_VEC_P_CAL, within a quarter of the budget (its whole sweeps
+   * take about a fifth of the default on an H200): admitted first, they
+   * would take a trimmed budget whole and leave the thread-per-row
+   * formats without the two P and two I their fits need.  The two
+   * smallest of each sweep come first, what its fit needs. */
   vp = *p;
   vp.max_nnz_total = p->max_nnz_total / 4;
   for (pass = 0; pass < 2; pass++) {
@@ -585,9 +580,9 @@ int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
 }
 
 /* Times A as cfg: `rounds` loads, each timed once, their median.  Each
- * its own load: a 3.6-4.3 us product reads one of a few values a load
- * draws anew, 5 % apart (results/timing-small-h100.md), which timings of
- * one load would all repeat. */
+ * its own load: a short product reads one of a few values that a load
+ * draws anew, a few percent apart, which timings of one load would all
+ * repeat. */
 int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
                                     const struct spmv_csr *A,
                                     enum spmv_dtype dt,

@@ -132,12 +132,10 @@ struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
 
 /*
  * The fill (rows x longest row / nonzeros) past which ell and ellr-t are
- * not timed in a calibration.  On an H200's plan, ell's points past it
- * were 43 of 519 (8 %) and held 84 % of its padded entries.  Converting
- * the work part's layouts took 217 s on a 2-core host with them and 75 s
- * without.  Fitting without them left both formats' errors on the 55
- * evaluation matrices within 0.3 points (predictor-h200-v20.md).  The
- * tuner never takes ell past fill 3.
+ * not timed in a calibration.  The few points past it hold most of ell's
+ * padded entries and most of the time spent converting the work part's
+ * layouts, and the fits do as well without them; the tuner never takes
+ * ell past fill 3.
  */
 #define SPMVD_CALIB_MAX_FILL 50.0
 

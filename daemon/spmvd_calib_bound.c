@@ -18,10 +18,8 @@
 #define CALIB_MAX_CFGS 16
 /* The time bound when the request gives none, in seconds (the cpu
  * backend's is small: its fits only serve tests and small hosts).  Five
- * minutes, once per device and software key: on an H200, 180 s trimmed
- * the plan to 312-512M of its 834M nonzeros and the predictor's mean
- * error over formats rose from 7.0 % (f64) and 7.6 % (f32) on the whole
- * plan to 7.8 % and 9.8 % (tests/bench/results/daemon-calib-h200.md). */
+ * minutes, once per device and software key: a GPU's bound of a few
+ * minutes trims the plan, and a trimmed plan fits worse. */
 #define CALIB_DEFAULT_S 300.0
 #define CALIB_DEFAULT_CPU_S 10.0
 
@@ -173,10 +171,8 @@ static struct spmvd_calib_point grid_point(const struct spmvd_calib_params *prm,
  * under the plan's configurations; the rates are the lines through the
  * two.  A pass over a small one comes first, untimed: a configuration's
  * first launch loads its kernels (and cuSPARSE its handle), tens of
- * milliseconds that no later point pays; counted, they made the H200's
- * per-point estimate 13x too high (126 s estimated for a plan timed in
- * 8 s), so the bound's trim cut the plan to a twentieth.  On an H100 the
- * estimate now comes within 1 % (42.7 s for a 60 s bound, 42.6 taken).
+ * milliseconds that no later point pays, which would make the estimate
+ * many times too high and the bound's trim cut the plan far too short.
  */
 static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
                        const struct spmvd_calib_params *prm,
@@ -185,11 +181,10 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
   struct spmv_config cfgs[CALIB_MAX_CFGS];
   int64_t st = spmvd_predict_strip(SPMV_FMT_CSR_SCALAR, k->h->dev);
   /* The larger probe matrix near the plan's large ones (17.3M nonzeros
-   * on an H200 from a bound of 180 s or more): from 1.1M and 4.3M the
-   * H200's rates came out 1.6x low (125 s estimated, 5522 of the plan's
-   * 5890 points timed in 180 s).  A short bound gets a smaller one (2.2M
-   * at 20 s): the probe, 5-7 s with 17.3M, took most of a 20 s bound on
-   * an H100 and left a plan that fitted no format. */
+   * on an H200 from a bound of 180 s or more), since rates from smaller
+   * ones come out low for them; a short bound gets a smaller one (2.2M
+   * at 20 s), lest the probe take most of the bound and leave a plan
+   * that fits no format. */
   double left_s = k->deadline - now_s();
   int64_t cap = (int64_t)fmax(0.0, left_s * 1e5);
   if (cap > prm->max_nnz_matrix)
@@ -213,9 +208,9 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
   if (rc < 0)
     return rc;
   /* The fixed costs from a matrix as small as the work part's smallest,
-   * where most of its points are (a line through two larger ones put
-   * them 1.5x low on an H200 and several times high on an H100); the
-   * costs per nonzero from the larger one. */
+   * where most of its points are (a line through two larger ones misses
+   * them, low or high by device); the costs per nonzero from the larger
+   * one. */
   for (int s = 0; s < 2; s++) {
     int64_t rows = s == 0 ? (st / 10000 > 1 ? st / 10000 : 1) : st;
     int p = s == 0 ? 16 : p1;
@@ -230,9 +225,9 @@ static int calib_probe(struct calib *k, const struct spmvd_calib_plan *plan,
   r->gen_b = fmax(0.0, (g[1] - g[0]) / (nnz[1] - nnz[0]));
   r->pt_a = c[0];
   r->pt_b = fmax(0.0, (c[1] - c[0]) / (nnz[1] - nnz[0]));
-  /* One matrix of each work-part shape, a twentieth of a strip of rows
-   * of 16 (216k nonzeros on an H200): on the H200 the work part took
-   * twice what the grid's lines predicted for it (114.7 s for 58.4). */
+  /* One matrix of each work-part shape, a twentieth of a strip of rows of
+   * 16 (216k nonzeros on an H200): the work part costs more than the
+   * grid's lines predict for matrices of its sizes. */
   for (int sh = 0; sh < SPMVD_CALIB_SHAPES; sh++) {
     double gs, cs, nz, want;
     int64_t rows = st / 20 > 1 ? st / 20 : 1;

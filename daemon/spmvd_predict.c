@@ -41,9 +41,7 @@ int spmvd_predict_applies(const struct spmvd_predictor *pred,
   if (f == SPMV_FMT_ELL && prof->ell_fill > 3)
     return 0;
   /* And only where the calibration times the format (not ellr-t past
-   * SPMVD_CALIB_MAX_FILL): its fit would extrapolate, e.g. ellr-t at
-   * fill 214 on adder_dcop_05, f64 on an H100, predicted 157 us for a
-   * measured 109, 17x the best configuration (eval-h100-v73). */
+   * SPMVD_CALIB_MAX_FILL): elsewhere its fit would extrapolate, and far. */
   return spmvd_calib_applies(&pred->fit[f].cfg, prof);
 }
 

@@ -62,14 +62,12 @@ enum spmvd_fit_kind {
  * over gigabytes: a merge kernel adds a fix-up once its work spans more
  * than one block, a thread per row goes from waiting on its longest row
  * to streaming.  So the calibration grows a model tree of depth 3 at
- * most: a node splits its points by rows, rows + nnz, the longest row or
- * the mean row length at a power of two, where the two sides' lines cut
- * the relative error by 3 % or more and each keeps 100 points or more
- * (about ten per coefficient: fewer let a leaf's line swing wide);
- * each leaf holds its own line.  Depth 2 left the f32 calibration's
- * cusparse and csr-merge at 6.5 and 6.0 % in a replay where depth 3 gives
- * 4.1 and 3.7, no format worse by more than 0.2 points
- * (results/predictor-insample-h100-v77.md).
+ * most (depth 2 leaves some formats' regimes to one line): a node splits
+ * its points by rows, rows + nnz, the longest row or the mean row length
+ * at a power of two, where the two sides' lines cut the relative error
+ * by 3 % or more and each keeps 100 points or more (about ten per
+ * coefficient: fewer let a leaf's line swing wide); each leaf holds its
+ * own line.
  */
 #define SPMVD_WORK_TERMS 11
 /* The work model's terms as spmvd_predict_work_basis computes them: a
@@ -80,17 +78,11 @@ enum spmvd_fit_kind {
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
 /*
  * Bootstrap trees a work fit keeps beside its tree.  A tree's splits and
- * the terms its leaves keep jump with a few points' noise: two H200
- * calibrations of one plan whose points agreed within 0.2 % in median
- * predicted mid-size real matrices up to 16 % apart (csr-scalar f64,
- * v94 and v95).  Trees grown on resamples of the points, averaged with
- * the tree, hold still: replayed on the 13 committed H200 tables of
- * kernels 17, the mean error of 11 of the 12 formats fell (csr-vector
- * 4.6 -> 4.1, coo 4.6 -> 4.3, ell 4.0 -> 3.5, csr-scalar 5.1 -> 4.8 %;
- * v103's csr-stream 5.7 -> 3.5 %, its zenios outlier gone), hyb's held.
- * Another seed for the resamples moves a format by up to 0.4 points
- * (ell 3.4-3.9 %); 8 trees did as well as 16 and better than 4 or 6, and
- * keep 12 fits' JSON at about 78 KB (bagging-h200.md).
+ * the terms its leaves keep jump with a few points' noise, so that two
+ * calibrations of one device whose points agree closely can predict a
+ * matrix far apart; trees grown on resamples of the points, averaged
+ * with the tree, hold still.  Eight do as well as more, better than
+ * fewer, and keep the fits' JSON small.
  */
 #define SPMVD_BAG_TREES 8
 

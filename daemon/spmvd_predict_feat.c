@@ -36,9 +36,9 @@ double spmvd_predict_footprint(double rows, double cols, double nnz,
 }
 
 /* Warps jad_sectors() and warp_x_sectors() visit at most: beyond, every
- * k-th, scaled up by the entries (a full pass cost 10 ns per entry on a
- * 100M-entry matrix, two thirds of the features' time; sampled, 0.04 %
- * off). */
+ * k-th, scaled up by the entries; a full pass over a large matrix's warps
+ * would take most of the features' time, and the sample comes within a
+ * fraction of a percent of it. */
 #define JAD_SAMPLE_WARPS 8192
 
 /* A row and its length, for jad_order's sort. */
@@ -160,15 +160,14 @@ static double warp_x_sectors(const struct spmv_csr *A, const int32_t *order,
 
 /*
  * x's sectors as jad's warps gather them: rows in descending length, ties
- * in row order (jad_order), 32 rows to a warp, and at each
- * step one sector for the first lane plus one for every lane whose sector
- * differs from the previous lane's.  Why: sorting by length scatters the
- * rows of a warp over the matrix, so neighbouring lanes no longer share
- * the sectors of x that neighbouring rows' columns share; the per-row
- * count cannot see that (the paper matrices with near-diagonal columns
- * ran jad 1.6-1.9x slower than it predicted on the H200).  *x_warp the
- * distinct sectors per warp in that order (warp_x_sectors).  Returns -1
- * when out of memory (the caller then uses the per-row counts).
+ * in row order (jad_order), 32 rows to a warp, and at each step one
+ * sector for the first lane plus one for every lane whose sector differs
+ * from the previous lane's.  Why: sorting by length scatters the rows of
+ * a warp over the matrix, so neighbouring lanes no longer share the
+ * sectors of x that neighbouring rows' columns share, which the per-row
+ * count cannot see.  *x_warp the distinct sectors per warp in that order
+ * (warp_x_sectors).  Returns -1 when out of memory (the caller then uses
+ * the per-row counts).
  */
 static double jad_sectors(const struct spmv_csr *A, int64_t rl_max, int shift,
                           double *first, double *x_warp)

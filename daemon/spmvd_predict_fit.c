@@ -85,9 +85,11 @@ int spmvd_predict_solve(double M[SPMVD_LSQ_MAX][SPMVD_LSQ_MAX],
  * basis(i, p, phi) writes the nb basis values.  Returns 0 or -1.
  */
 static int lsq(const double *i, const double *p, const double *t, size_t n,
-               int nb, void (*basis)(double, double, double *), double x[SPMVD_LSQ_MAX])
+               int nb, void (*basis)(double, double, double *),
+               double x[SPMVD_LSQ_MAX])
 {
-  double M[SPMVD_LSQ_MAX][SPMVD_LSQ_MAX] = { { 0 } }, r[SPMVD_LSQ_MAX] = { 0 }, phi[SPMVD_LSQ_MAX], w;
+  double M[SPMVD_LSQ_MAX][SPMVD_LSQ_MAX] = { { 0 } };
+  double r[SPMVD_LSQ_MAX] = { 0 }, phi[SPMVD_LSQ_MAX], w;
   size_t k;
   int a, b;
 
@@ -188,7 +190,8 @@ int spmvd_predict_fit_vector(const double *i, const double *p,
                              double p_cal, struct spmvd_fit *f,
                              struct spmv_error *err)
 {
-  double *si = NULL, *sp = NULL, *stt = NULL, xp[SPMVD_LSQ_MAX], xi[SPMVD_LSQ_MAX], t0 = 0;
+  double *si = NULL, *sp = NULL, *stt = NULL, t0 = 0;
+  double xp[SPMVD_LSQ_MAX], xi[SPMVD_LSQ_MAX];
   size_t k, np = 0, ni = 0, n0 = 0;
   int ret = 0;
 
@@ -302,8 +305,8 @@ int spmvd_predict_fit(const struct spmvd_calib_plan *plan,
       continue;
     f->strip = strip;
     if (fmt == SPMV_FMT_CSR_VECTOR)
-      ret = spmvd_predict_fit_vector(i, p, t, n, SPMVD_VEC_I_CAL, SPMVD_VEC_P_CAL, f,
-                                     NULL);
+      ret = spmvd_predict_fit_vector(i, p, t, n, SPMVD_VEC_I_CAL,
+                                     SPMVD_VEC_P_CAL, f, NULL);
     else
       ret = spmvd_predict_fit_saddle(i, p, t, n, f, NULL);
     if (ret != 0) {

@@ -73,10 +73,8 @@ static double tree_eval(const struct spmvd_tree *w, const struct spmvd_pfeat *x,
 
 /* The work model at features x: its tree's time alone, or with its
  * bootstrap trees the mean of their and its times but the least and the
- * greatest.  A resample can leave a leaf to extrapolate wildly: one of
- * nine trees put an H100 f64 matrix at 157 % over its time, and the plain
- * mean took csr-vector's replayed error from 4.0 to 8.7 % (4.1 trimmed;
- * bagging-h200.md). */
+ * greatest: a resample can leave a leaf to extrapolate wildly, and one
+ * such tree would move a plain mean far. */
 double spmvd_predict_work_eval(const struct spmvd_fit *f,
                                const struct spmvd_pfeat *x)
 {
@@ -108,7 +106,8 @@ double spmvd_predict_work_eval(const struct spmvd_fit *f,
 static int work_lsq(const double *phi, const double *t, size_t n,
                     const int on[SPMVD_WORK_TERMS], double c[SPMVD_WORK_TERMS])
 {
-  double M[SPMVD_LSQ_MAX][SPMVD_LSQ_MAX] = { { 0 } }, r[SPMVD_LSQ_MAX] = { 0 }, x[SPMVD_LSQ_MAX], sc[SPMVD_LSQ_MAX];
+  double M[SPMVD_LSQ_MAX][SPMVD_LSQ_MAX] = { { 0 } };
+  double r[SPMVD_LSQ_MAX] = { 0 }, x[SPMVD_LSQ_MAX], sc[SPMVD_LSQ_MAX];
   double v[SPMVD_LSQ_MAX], w, tr = 0;
   int idx[SPMVD_LSQ_MAX], nb = 0, a, b;
   size_t k;
@@ -150,14 +149,12 @@ static int work_lsq(const double *phi, const double *t, size_t n,
 }
 
 /* A term that only some calibrations' points carry (csr-scalar's lanes
- * past the L1) enters a leaf only where GUARD_POINTS of its
- * points hold it at GUARD_SHARE of their entries or more.  A leaf of
- * random columns holds it at a few entries in 10^4 (x sectors shared by
- * chance); fitted to those, it took a coefficient 10^4 times too large
- * and predicted near-diagonal matrices 100x too slow (the H200's
- * calib-points-h200-v8, which has no near-diagonal points:
- * check_predict_replay.sh).  Four points instead of two dropped it from
- * an f32 leaf of the H100's plan that it helped (8.1 -> 8.6 %). */
+ * past the L1) enters a leaf only where GUARD_POINTS of its points hold
+ * it at GUARD_SHARE of their entries or more.  A leaf of random columns
+ * holds it at a few entries in 10^4 (x sectors shared by chance); fitted
+ * to those, it takes a coefficient 10^4 times too large and predicts
+ * near-diagonal matrices 100x too slow.  More points than two would drop
+ * it from leaves it helps. */
 #define GUARD_POINTS 2
 #define GUARD_SHARE 0.1
 

@@ -407,9 +407,8 @@ static void fake_progress(void *ctx, int done, int total,
  * A calibration trimmed to a short time bound (spmvctl calibrate's probe
  * cuts max_nnz_total) still fits every format from 3M nonzeros up:
  * csr-vector's sweeps keep to a quarter of the budget, and each part
- * admits first the two P by two I its fit needs.  Before, a bound that
- * left 34M nonzeros fitted csr-vector alone on an H200, and on an H100 a
- * 20 s bound fitted one format.
+ * admits first the two P by two I its fit needs, where admitting
+ * csr-vector's sweeps first would leave a short bound fitting it alone.
  */
 START_TEST(test_plan_trimmed)
 {
@@ -1695,15 +1694,12 @@ START_TEST(test_refuse_other_basis)
 }
 END_TEST
 
-/* Where a load goes: staged on the device when the layout and its staging
- * fit, converted on the host when only the layout does (it stages
- * nothing), refused when not even the layout fits. */
 /* csr-scalar's L1 term is fitted where the points hold it: a
  * quarter of them near the diagonal (x sectors half the entries) at 0.5
- * to 1 of the device's threads, rows of 34 to 40.  (Its guard, which
- * keeps it out of a leaf where fewer than two points hold it, is what
- * check_predict_replay.sh needs: without it the H200's v8 points, all of
- * random columns, predict csr-scalar at 1452 % mean error.) */
+ * to 1 of the device's threads, rows of 34 to 40.  (Its guard keeps it
+ * out of a leaf where fewer than two points hold it: fitted on points of
+ * random columns alone, it predicts near-diagonal matrices far too
+ * slow.) */
 START_TEST(test_fit_l1_term)
 {
   struct spmvd_pfeat x[40];
@@ -1856,6 +1852,9 @@ START_TEST(test_fit_block_share)
 }
 END_TEST
 
+/* Where a load goes: staged on the device when the layout and its staging
+ * fit, converted on the host when only the layout does (it stages
+ * nothing), refused when not even the layout fits. */
 START_TEST(test_load_path)
 {
   ck_assert_int_eq(spmvd_load_path(1, 100, 50, 150), SPMVD_LOAD_DEVICE);
