@@ -847,9 +847,10 @@ static int cmp_trial(const void *a, const void *b)
 /*
  * bench with configs: each configuration timed as a calibration point is
  * (loaded, SPMVD_CALIB_WARMUP runs and the median of SPMVD_CALIB_REPS,
- * the median of rounds such loads), in the given order, so that the predictor's time
- * can be set against the measure it was fitted to, in this process.  One
- * that cannot run is a failed trial with its message; the others go on.
+ * the median of rounds such loads), in the given order, so that the
+ * predictor's time can be set against the measure it was fitted to, in
+ * this process.  One that cannot run is a failed trial with its message;
+ * the others go on.
  */
 static int bench_configs(struct worker *w, struct wmatrix *m,
                          const json_t *configs, int rounds, json_int_t seq,
