@@ -30,7 +30,9 @@ daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
 
 # The device worker: cpu always, cuda when configured with it.
 libexec_PROGRAMS += daemon/spmvd-worker
-daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c daemon/spmvd_backend_cpu.c
+daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
+	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \
+	daemon/spmvd_backend_cpu.c
 daemon_spmvd_worker_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS) -lpthread -lm

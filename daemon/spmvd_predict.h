@@ -1,5 +1,7 @@
-/* spmvd_predict.h: the statistical performance predictor (Wang, Gu & Li):
- * calibration plan, fits, predictions. */
+/* spmvd_predict.h: the statistical performance predictor (Wang, Gu & Li)
+ * and its work model: fits, trees, predictions and their JSON.  The
+ * calibration they are fitted from is spmvd_calib.h's, the features they
+ * see spmvd_predict_feat.h's; both come with this header. */
 #ifndef SPMVD_PREDICT_H
 #define SPMVD_PREDICT_H
 
@@ -11,9 +13,10 @@
 #include "spmv_csr.h"
 #include "spmv_error.h"
 #include "spmv_formats.h"
-#include "spmv_gen.h"
 #include "spmv_profile.h"
 #include "spmvd_backend.h"
+#include "spmvd_calib.h"
+#include "spmvd_predict_feat.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,7 +35,7 @@ extern "C" {
  *    f(I) = a*I + b and g(I) = c*I + d, by least squares;
  * where I0 = rows / S, a real number (the paper's ceil(rows / S) in 1..10
  * mispredicts matrices below one strip and far above ten on a large GPU:
- * spmvd_predict.c says more), and P0 = nnz / rows.
+ * spmvd_calib.c says more), and P0 = nnz / rows.
  */
 
 /* The two forms of fit. */
@@ -40,53 +43,6 @@ enum spmvd_fit_kind {
   SPMVD_FIT_NONE = 0,    /* not calibrated */
   SPMVD_FIT_VECTOR = 1,
   SPMVD_FIT_SADDLE = 2
-};
-
-/*
- * What the work model sees of a matrix beyond the paper's two numbers,
- * from its row lengths and columns (O(nnz), no allocation); entries are
- * counted as a kernel of each kind steps through them.
- */
-struct spmvd_pfeat {
-  double rows, nnz;
-  double rl_max;     /* the longest row: a thread-per-row kernel's path */
-  double w_warp;     /* sum over 32-row groups of 32 x their longest row:
-                        the entries a thread per row steps through */
-  double w_sell;     /* the same after sorting rows by length in windows
-                        of 256 (sell's sigma) */
-  double w_ell;      /* rows x rl_max: ELL's padded entries */
-  double w_vec;      /* sum over warps of 32 x the most 16-entry steps of
-                        its two rows: csr-vector at TPR 16 */
-  double hyb_k;      /* HYB's ELL width: its ELL kernel's path */
-  double w_hyb;      /* rows x hyb_k: HYB's ELL part, padded */
-  double hyb_coo;    /* entries beyond HYB's ELL width (its COO part) */
-  double sectors;    /* sum over rows of the 32-byte sectors of x a row's
-                        columns fall in (dt's width): x's gather traffic */
-  double sectors_jad; /* x's sectors along jad's warps: rows sorted by
-                        length (ties in row order), 32 to a warp; at each
-                        step a new one for each lane whose sector differs
-                        from the lane before it */
-  double path_x;     /* x's sectors along the longest warp of rows in row
-                        order, counted as sectors_jad counts a warp: what
-                        a thread-per-row launch of few warps waits on */
-  double path_x_jad; /* the same along jad's first (longest) warp */
-  double path_m;     /* the sectors of the entries that path_x's warp
-                        loads, counted the same way */
-  double x_warp;     /* x's distinct sectors per warp of 32 rows in row
-                        order, summed over the warps: the x a warp of a
-                        thread per row keeps in its SM's L1 at once */
-  double x_warp_jad; /* the same along jad's warps (rows by length) */
-  double w_stream;   /* csr-stream's sums (bs 128, k 4): over its row
-                        blocks, the steps of each block's slowest warp */
-  double path_stream; /* the most such steps of one block */
-  double path_rounds; /* the most rounds of sums of one such block: its
-                        rows over the groups of lanes that sum them */
-  double w_block;    /* the most of w_warp one block of SPMVD_FEAT_BLOCK
-                        rows holds: csr-scalar's heaviest block (basis
-                        15) */
-  double empty;      /* empty rows */
-  double bytes;      /* the CSR's footprint with dt's values: values and
-                        columns, row offsets, x and y */
 };
 
 /*
@@ -106,35 +62,27 @@ struct spmvd_pfeat {
  * over gigabytes: a merge kernel adds a fix-up once its work spans more
  * than one block, a thread per row goes from waiting on its longest row
  * to streaming.  So the calibration grows a model tree of depth 3 at
- * most: a node splits its points by rows, rows + nnz, the longest row or
- * the mean row length at a power of two, where the two sides' lines cut
- * the relative error by 3 % or more and each keeps 100 points or more
- * (about ten per coefficient: fewer let a leaf's line swing wide);
- * each leaf holds its own line.  Depth 2 (fits stored before, still
- * read) left the f32 calibration's cusparse and csr-merge at 6.5 and 6.0 %
- * in a replay where depth 3 gives 4.1 and 3.7, no format worse by more
- * than 0.2 points (results/predictor-insample-h100-v77.md).
+ * most (depth 2 leaves some formats' regimes to one line): a node splits
+ * its points by rows, rows + nnz, the longest row or the mean row length
+ * at a power of two, where the two sides' lines cut the relative error
+ * by 3 % or more and each keeps 100 points or more (about ten per
+ * coefficient: fewer let a leaf's line swing wide); each leaf holds its
+ * own line.
  */
 #define SPMVD_WORK_TERMS 11
-#define SPMVD_WORK_TERMS_V1 9 /* before the path and occupancy terms */
-#define SPMVD_WORK_BASIS 16    /* the basis new fits use (struct spmvd_fit) */
-#define SPMVD_FEAT_BLOCK 256   /* rows of a block in w_block: the calibrated
-                                  csr-scalar's */
+/* The work model's terms as spmvd_predict_work_basis computes them: a
+ * stored fit names its basis and is read only when it is this one (a fit
+ * of another basis was fitted on other terms, and predicts nothing
+ * here). */
+#define SPMVD_WORK_BASIS 16
 #define SPMVD_TREE_NODES 15  /* depth 3: node i's children 2i+1, 2i+2 */
-#define SPMVD_TREE_NODES_D2 7 /* depth 2, as fits were stored before */
 /*
  * Bootstrap trees a work fit keeps beside its tree.  A tree's splits and
- * the terms its leaves keep jump with a few points' noise: two H200
- * calibrations of one plan whose points agreed within 0.2 % in median
- * predicted mid-size real matrices up to 16 % apart (csr-scalar f64,
- * v94 and v95).  Trees grown on resamples of the points, averaged with
- * the tree, hold still: replayed on the 13 committed H200 tables of
- * kernels 17, the mean error of 11 of the 12 formats fell (csr-vector
- * 4.6 -> 4.1, coo 4.6 -> 4.3, ell 4.0 -> 3.5, csr-scalar 5.1 -> 4.8 %;
- * v103's csr-stream 5.7 -> 3.5 %, its zenios outlier gone), hyb's held.
- * Another seed for the resamples moves a format by up to 0.4 points
- * (ell 3.4-3.9 %); 8 trees did as well as 16 and better than 4 or 6, and
- * keep 12 fits' JSON at about 78 KB (bagging-h200.md).
+ * the terms its leaves keep jump with a few points' noise, so that two
+ * calibrations of one device whose points agree closely can predict a
+ * matrix far apart; trees grown on resamples of the points, averaged
+ * with the tree, hold still.  Eight do as well as more, better than
+ * fewer, and keep the fits' JSON small.
  */
 #define SPMVD_BAG_TREES 8
 
@@ -175,41 +123,16 @@ struct spmvd_fit {
   double l2_bytes;         /* the calibrated device's L2 (0: unknown) */
   double threads;          /* its resident threads, SMs x threads per SM
                               (0: unknown, the occupancy term off) */
-  double sms;              /* its SMs (0: unknown, basis 14's block
-                              share off) */
+  double sms;              /* its SMs (0: unknown, the block share off:
+                              spmvd_predict_block_share) */
   int value_bytes;         /* the width of the values timed: 4 (f32) or
                               8 (f64); 0 unknown */
-  int basis;               /* the terms it was fitted on: 1 counts every
-                              row in the row term, 2 only the rows beyond
-                              one wave of threads for the formats that
-                              give a row its own threads, 3 adds
-                              csr-scalar's lanes past the L1, 4
-                              ellr-t's longest row from DRAM, 5
-                              jad's, 6 x_warp for csr-stream and coo,
-                              7 csr-scalar's warp work from DRAM, 8
-                              its L1 term from rows of 32 entries on,
-                              not 16, 9 its warp work and longest row
-                              past the L2's cliff, 10 csr-stream's sum
-                              steps, 11 hyb's x per warp, 12
-                              csr-scalar's L1 term from 0.32 of a
-                              full SM's lanes, not 0.4, 13
-                              csr-stream's block of the most rounds of
-                              sums in place of x's sectors
-                              (spmvd_predict_work_basis), 14
-                              csr-scalar f32's throughput terms at the
-                              busiest SM's share
-                              (spmvd_predict_block_share), 15
-                              that share from its heaviest block
-                              (w_block) when no SM holds two, 16
-                              (SPMVD_WORK_BASIS) csr-adaptive's longest
-                              row as log2(1 + rl_max) and hyb's COO
-                              step growing with its entries */
   int work_npoints;
   double work_err;         /* its mean relative error on its points */
-  /* The bootstrap trees (SPMVD_BAG_TREES, or 0 for fits stored before
-   * them): each grown as the tree above on as many points drawn at random
-   * with replacement from its points; the time is then the mean of the
-   * tree's and theirs but the least and the greatest. */
+  /* The bootstrap trees (SPMVD_BAG_TREES, fewer where a resample fitted
+   * no tree): each grown as the tree above on as many points drawn at
+   * random with replacement from its points; the time is then the mean of
+   * the tree's and theirs but the least and the greatest. */
   int nbag;
   struct spmvd_tree bag[SPMVD_BAG_TREES];
 };
@@ -234,159 +157,6 @@ double spmvd_predict_threads(const struct spmvd_device_info *dev);
 /* The strip S of format f on device dev (rows), 0 when dev is unusable. */
 int64_t spmvd_predict_strip(enum spmv_format f,
                             const struct spmvd_device_info *dev);
-
-/* Bounds of a calibration, so it ends in a few minutes on a GPU. */
-struct spmvd_calib_params {
-  int64_t max_nnz_matrix;  /* nnz of one calibration matrix (32M) */
-  int64_t max_nnz_total;   /* sum of the matrices' nnz (480M) */
-  double cv;               /* sigma / mean of the row lengths (0.25) */
-  uint64_t seed;           /* generator seed (1) */
-  int64_t work_nnz;        /* nnz of the work part's every shape (240M;
-                              at most half of max_nnz_total), and half
-                              as much again for its FEM shape's larger
-                              matrices */
-  int64_t mid_nnz;         /* nnz of the mid part (160M; spmvd_predict.c),
-                              after the work part, at most a third of
-                              max_nnz_total; 0: none */
-};
-
-/* Fills p with the defaults written above. */
-void spmvd_calib_params_default(struct spmvd_calib_params *p);
-
-/* One timing of the plan: a configuration on a synthetic matrix. */
-struct spmvd_calib_point {
-  struct spmv_config cfg;
-  int64_t rows;            /* R = S * I, rounded */
-  double strips;           /* I, a real number of strips (0.1 .. 32) */
-  int i;                   /* I rounded up: the paper's whole strips */
-  int p;                   /* P, the mean row length */
-  enum spmv_gen_dist dist; /* SPMV_GEN_NORMAL, _UNIFORM or _LOGNORMAL */
-  double cv;               /* sigma / mean of the row lengths */
-  enum spmv_gen_place place; /* where a row's columns lie */
-  int work;                /* 1: of the work part (not the paper's grid) */
-  int shape;               /* the work part's shape, 0 .. SPMVD_CALIB_SHAPES
-                              - 1; -1 on the paper's grid */
-  struct spmvd_pfeat feat; /* the matrix's features, filled by the run */
-  int matrix;              /* points of one matrix share this index */
-  double time_us;          /* filled by the calibration; 0 = not timed */
-  int ok;                  /* 1 once timed successfully */
-};
-
-/*
- * The plan.  csr-vector (tpr 16) first, within a quarter of
- * max_nnz_total: the P sweep (4..1024) at I = 1 and the I sweep (0.1..32)
- * at P = 16.  Then the thread-per-row formats (csr-scalar, ell, ellr-t
- * t=1, jad, coo, hyb, sell, csr-adaptive, csr-merge, csr-stream bs=128
- * k=4, and cusparse ALG2 on cuda), which share each matrix: I in {0.1,
- * 0.25, 0.5, 1} over P in {4, 8, ..., 1024}, then I in {2, 4, 8, 16}.
- * Each part admits first the least its fit needs (csr-vector P 4 and 8,
- * I 0.1 and 0.25; the others I 0.1 and 0.25 at P 4 and 8), so that a
- * plan cut to 3M nonzeros or more still fits every format.  I is a real
- * number of strips (R = S * I rounded).  Both distributions everywhere.
- * A matrix over max_nnz_matrix is left out, and so is every matrix that
- * would pass max_nnz_total.
- * On an H100/H200 (132 SMs, 2048 threads per SM) this paper part gives 98
- * matrices, 491M nnz: csr-vector P 4..1024 at I = 1 and I 0.1..32 at
- * P = 16; the others P 4..1024 at I = 0.1, up to 256 at 0.25, 128 at 0.5,
- * 64 at 1, then I = 2, 4, 8, 16 at P = 4 and (2, 8).  Then the work part
- * (spmvd_predict.c: eight shapes of row lengths and columns, 0.0001 to 4
- * strips, P 2 to 1024, smallest first) under every configuration, within
- * work_nnz and half of max_nnz_total, then half as much again for the
- * FEM shape's larger matrices: 448 matrices and 5376 timings of the 6114
- * there.  Only the work model uses the work part.
- */
-struct spmvd_calib_plan {
-  size_t n;
-  struct spmvd_calib_point *pt;  /* n points, grouped by matrix; owned */
-  int nmatrices;
-  int64_t total_nnz;             /* sum over matrices */
-  enum spmv_dtype dtype;
-  size_t skipped;                /* points a time bound left untimed (run) */
-};
-
-/*
- * Makes the plan for device dev and value type dt (p may be NULL:
- * defaults).  On success *out is a new plan owned by the caller, freed
- * with spmvd_calib_plan_free().  Returns 0 or a negative SPMV_E* code.
- */
-int spmvd_calib_plan_new(const struct spmvd_device_info *dev,
-                         enum spmv_dtype dt,
-                         const struct spmvd_calib_params *p,
-                         struct spmvd_calib_plan **out,
-                         struct spmv_error *err);
-
-/* Frees a plan (NULL is a no-op); returns NULL. */
-struct spmvd_calib_plan *spmvd_calib_plan_free(struct spmvd_calib_plan *plan);
-
-/* What the calibration needs from the device worker; ctx passed back. */
-struct spmvd_calib_ops {
-  /* Loads A (borrowed) as cfg with values dt, times it (warm-up, then the
-   * median of repeated runs) into *us, and unloads it.  cfg is the plan
-   * point's own (&pt->cfg: spmvd_calib_point_of finds the point). */
-  int (*time)(void *ctx, const struct spmv_csr *A, enum spmv_dtype dt,
-              const struct spmv_config *cfg, double *us,
-              struct spmv_error *err);
-  /* Called after each point (done of total); may be NULL.  pt borrowed. */
-  void (*progress)(void *ctx, int done, int total,
-                   const struct spmvd_calib_point *pt);
-};
-
-/* The work part's shapes of row lengths and column placement. */
-#define SPMVD_CALIB_SHAPES 8
-
-/* A work-part point of shape (0 .. SPMVD_CALIB_SHAPES - 1) with rows rows
- * of mean length p, configuration and matrix index zeroed: what a
- * calibration's probe times to learn what each shape costs. */
-void spmvd_calib_shape_point(int shape, int64_t rows, int p,
-                             struct spmvd_calib_point *out);
-
-/* The matrix of point pt (p may be NULL: defaults), the same on every
- * machine; a new CSR owned by the caller, or NULL with err set. */
-struct spmv_csr *spmvd_calib_matrix(const struct spmvd_calib_point *pt,
-                                    const struct spmvd_calib_params *p,
-                                    struct spmv_error *err);
-
-/*
- * The fill (rows x longest row / nonzeros) past which ell and ellr-t are
- * not timed in a calibration.  On an H200's plan, ell's points past it
- * were 43 of 519 (8 %) and held 84 % of its padded entries.  Converting
- * the work part's layouts took 217 s on a 2-core host with them and 75 s
- * without.  Fitting without them left both formats' errors on the 55
- * evaluation matrices within 0.3 points (predictor-h200-v20.md).  The
- * tuner never takes ell past fill 3.
- */
-#define SPMVD_CALIB_MAX_FILL 50.0
-
-/* Whether a calibration times configuration cfg on a matrix of profile
- * prof: not ell or ellr-t past SPMVD_CALIB_MAX_FILL. */
-int spmvd_calib_applies(const struct spmv_config *cfg,
-                        const struct spmv_profile *prof);
-
-/* The same for plan point pt once spmvd_calib_run() has filled its
- * features (pt->feat): whether the run will time it. */
-int spmvd_calib_point_applies(const struct spmvd_calib_point *pt);
-
-/* The point of plan (borrowed) whose configuration cfg is, as the run
- * hands it to spmvd_calib_ops.time, or NULL when cfg is none of them. */
-const struct spmvd_calib_point *
-spmvd_calib_point_of(const struct spmvd_calib_plan *plan,
-                     const struct spmv_config *cfg);
-
-/*
- * Runs the plan: generates each matrix (spmvd_calib_matrix) and times its
- * points through ops, writing time_us and ok into the plan; a point that
- * spmvd_calib_applies() refuses is left untimed and not ok.  A point whose
- * timing fails is left not ok (the fit skips it) unless the failure is
- * SPMV_EGPU_STICKY, which stops the run and is returned, or SPMV_ETIMEDOUT
- * (the caller's time bound), which ends it: that point and every later
- * one stay untimed, counted in plan->skipped, and no further matrix is
- * generated (a bound of minutes would otherwise be overrun by generating
- * matrices nobody times).  Returns 0 or a negative SPMV_E* code.
- */
-int spmvd_calib_run(struct spmvd_calib_plan *plan,
-                    const struct spmvd_calib_params *p,
-                    const struct spmvd_calib_ops *ops, void *ctx,
-                    struct spmv_error *err);
 
 /*
  * Fits every format of the plan's timed points (plan borrowed) into out
@@ -419,96 +189,58 @@ int spmvd_predict_fit_vector(const double *i, const double *p,
                              double p_cal, struct spmvd_fit *f,
                              struct spmv_error *err);
 
-
-/* The footprint of a rows x cols CSR of nnz entries with dt's values, as
- * spmvd_pfeat.bytes counts it: values and 32-bit columns, 64-bit row
- * offsets, x and y. */
-double spmvd_predict_footprint(double rows, double cols, double nnz,
-                               enum spmv_dtype dt);
-
-/* A feature's column in a table of calibration points: its name and its
- * place in struct spmvd_pfeat. */
-struct spmvd_pfeat_column {
-  const char *name;
-  size_t offset;
-};
-
-/* The features a table of calibration points lists, in its column order
- * (calib_points, and the calibrate op's points events that spmvctl
- * calibrate --points writes): every feature but bytes and hyb_k, which
- * a replay derives (spmvd_predict_footprint, w_hyb / rows). */
-#define SPMVD_PFEAT_NCOLUMNS 21
-extern const struct spmvd_pfeat_column spmvd_pfeat_columns[SPMVD_PFEAT_NCOLUMNS];
-
-/* Feature i of spmvd_pfeat_columns in f. */
-double spmvd_pfeat_value(const struct spmvd_pfeat *f, int i);
-
-/* Sets feature i of spmvd_pfeat_columns in f to v. */
-void spmvd_pfeat_set(struct spmvd_pfeat *f, int i, double v);
-
-/* Computes the features of A (borrowed; its profile prof) for values dt
- * into out. */
-void spmvd_predict_features(const struct spmv_csr *A,
-                            const struct spmv_profile *prof,
-                            enum spmv_dtype dt, struct spmvd_pfeat *out);
-
 /*
- * The work model's terms for configuration cfg in basis (1, or
- * SPMVD_WORK_BASIS): 1, rows (in basis 2, for csr-scalar, ell, ellr-t,
- * sell, hyb and csr-adaptive, only the rows beyond one wave of threads,
- * where threads > 0), nnz, the format's padded entries (w_warp for csr-scalar and ellr-t, w_vec for
- * csr-vector, w_ell, w_sell, w_hyb; 0 for the others), the longest path
- * of one thread (hyb_k for hyb, rl_max otherwise), sectors (for jad
- * those of its own order, sectors_jad), whether a second kernel runs
- * (hyb: its COO part; csr-stream: rows longer than a block's BS x k
- * entries, summed in a second step; in basis 3, for csr-scalar with
- * threads > 0 and a mean row length of 16 or more, the entries whose x
- * costs nothing, nnz - sectors, times the share of the lanes past the
- * L1, 1 - 0.4 / (rows / threads at most 1), where that share is
- * positive; in basis 4, for ellr-t with l2_bytes > 0, rl_max times the
- * share of its padded layout, bytes x w_ell / nnz, beyond half the L2;
- * in basis 5, for jad likewise, its layout being bytes),
- * hyb's COO entries (for hyb; for
- * csr-scalar, ell, ellr-t, sell and csr-adaptive x_warp times the share
- * of the device's threads the rows occupy, at most 1, 0 when threads is
- * 0; for jad x_warp_jad; in basis 6 for csr-stream, csr-stream16 and
- * coo x_warp as it is; 0 for the others), and the sectors again times
- * the share of the footprint that does not fit an L2 of l2_bytes (1 - l2
- * / bytes, 0 when it fits or l2_bytes is 0): x's gathers that go to DRAM
- * (in basis 7, for csr-scalar, w_warp times the share of bytes beyond
- * half the L2 instead); then the
- * sectors along the longest warp's path (path_x_jad for jad, path_m for
- * csr-scalar, path_x for ell, ellr-t and sell, 0 for the rest), and the x
- * sectors again times the share of the device's threads (SMs x threads
- * per SM) the rows occupy, at most 1 (a thread per row, csr-vector's TPR;
- * 0 when threads is 0).  In basis 9, for csr-scalar, the two DRAM-side
- * terms are instead w_warp and rl_max, each times the layout's place on
- * the L2's cliff: 0 up to 0.65 of l2_bytes, 1 from 0.85, linear between
- * (0 when l2_bytes is 0).  In basis 10, for csr-stream and csr-stream16,
- * the padded entries' term is w_stream and the path's path_stream; in
- * basis 11, for hyb, the path's is x_warp times the share of the device's
- * threads the rows occupy (at most 1, 0 when threads is 0); in basis 12
- * csr-scalar's L1 share counts from 0.32, not 0.4; in basis 13, for
- * csr-stream and csr-stream16, the sectors' term is path_rounds; in
- * basis 16, for csr-adaptive, the longest path's is log2(1 + rl_max),
- * and hyb's second kernel's is 1 + 0.05 log2(1 + its COO entries).
+ * The work model's terms (SPMVD_WORK_BASIS) for configuration cfg at
+ * features x, on a device of an L2 of l2_bytes and threads resident
+ * threads (either 0 when unknown: the terms that need it are then 0).
+ * "The share" is rows / threads, at most 1.
+ *   0: 1.
+ *   1: rows; for csr-scalar, ell, ellr-t, sell, hyb and csr-adaptive only
+ *      the rows beyond one wave of threads.
+ *   2: nnz.
+ *   3: the padded entries: w_warp (csr-scalar, ellr-t), w_vec
+ *      (csr-vector), w_ell, w_sell, w_hyb, w_stream (csr-stream,
+ *      csr-stream16); 0 for the others.
+ *   4: one thread's longest path: hyb_k for hyb, log2(1 + rl_max) for
+ *      csr-adaptive, rl_max for the others.
+ *   5: x's sectors (sectors_jad for jad); path_rounds for csr-stream and
+ *      csr-stream16.
+ *   6: hyb's COO part, 1 + 0.05 log2(1 + hyb_coo) where it has one;
+ *      csr-stream's second kernel, 1 where a row is longer than a block's
+ *      BS x k entries; csr-scalar's lanes past the L1, (1 - 0.32 / share)
+ *      x (nnz - sectors) for a mean row of 32 or more where the share is
+ *      over 0.32; ellr-t's longest row from DRAM, rl_max times the share
+ *      of its padded layout (bytes x w_ell / nnz) beyond half the L2, and
+ *      jad's, of its layout (bytes); 0 for the others.
+ *   7: hyb_coo for hyb; the share times x_warp for csr-scalar, ell,
+ *      ellr-t, sell and csr-adaptive; x_warp for csr-stream, csr-stream16
+ *      and coo; x_warp_jad for jad; 0 for the others.
+ *   8: x's sectors from DRAM, the sectors times (1 - l2_bytes / bytes)
+ *      where the footprint outgrows the L2; for csr-scalar w_warp times
+ *      the footprint's place on the L2's cliff (0 up to 0.65 of l2_bytes,
+ *      1 from 0.85, linear between).
+ *   9: the longest warp's sectors: path_x_jad for jad, path_m for
+ *      csr-scalar, path_x for ell, ellr-t and sell, path_stream for
+ *      csr-stream and csr-stream16, the share times x_warp for hyb; 0 for
+ *      the others.
+ *  10: the sectors times rows x lanes / threads, at most 1 (lanes:
+ *      csr-vector's TPR, else 1); for csr-scalar rl_max times the
+ *      footprint's place on the L2's cliff.
  */
-void spmvd_predict_work_basis(const struct spmv_config *cfg, int basis,
-                              double l2_bytes, double threads,
-                              const struct spmvd_pfeat *x,
+void spmvd_predict_work_basis(const struct spmv_config *cfg, double l2_bytes,
+                              double threads, const struct spmvd_pfeat *x,
                               double phi[SPMVD_WORK_TERMS]);
 
 /*
- * Basis 14's block share of a launch of cfg over rows on a device of sms
- * SMs: ceil(B / sms) x sms / B for its B = ceil(rows / cfg->bs) blocks,
- * the busiest SM's blocks against an even spread (1 where B is a multiple
- * of sms; 1 when sms, bs or rows is 0).  A fit of basis 14 or later for
- * csr-scalar over 4-byte values multiplies the entries, warp work,
- * sectors, L1 and x-per-warp terms of spmvd_predict_work_basis by it
- * (spmvd_predict_time does, and the fit).  From basis 15 the fit takes,
- * where B <= sms (a block an SM) and the features hold w_block at cfg's
- * block size, sms x w_block / w_warp instead: the heaviest block's share,
- * which this even one equals when the blocks are alike.
+ * The block share of a launch of cfg over rows on a device of sms SMs:
+ * ceil(B / sms) x sms / B for its B = ceil(rows / cfg->bs) blocks, the
+ * busiest SM's blocks against an even spread (1 where B is a multiple of
+ * sms; 1 when sms, bs or rows is 0).  A csr-scalar fit over 4-byte values
+ * multiplies the entries, warp work, sectors, L1 and x-per-warp terms of
+ * spmvd_predict_work_basis by it (spmvd_predict_time does, and the fit),
+ * or, where B <= sms (a block an SM) and the features hold w_block at
+ * cfg's block size, by sms x w_block / w_warp: the heaviest block's
+ * share, which this even one equals when the blocks are alike.
  */
 double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
                                  double sms);
@@ -518,8 +250,9 @@ double spmvd_predict_block_share(const struct spmv_config *cfg, double rows,
  * borrowed), each leaf a non-negative weighted least squares, into f's
  * tree, and its SPMVD_BAG_TREES bootstrap trees into bag and
  * nbag (the resamples drawn by a fixed generator: the same samples give
- * the same fit), work_npoints and work_err, in basis SPMVD_WORK_BASIS
- * (set into f->basis), on f->l2_bytes's L2 (set by the caller).  Returns
+ * the same fit), work_npoints and work_err, in basis SPMVD_WORK_BASIS, on
+ * the device of f's l2_bytes, threads, sms and value_bytes (set by the
+ * caller).  Returns
  * 0, SPMV_ENOMEM, or SPMV_EINVAL when the samples determine no model
  * (fewer than SPMVD_WORK_TERMS).
  */
@@ -564,8 +297,13 @@ int spmvd_predict_rank(const struct spmvd_predictor *pred,
 /* The fits as JSON {"csr-vector": {...}, ...}: a new reference or NULL. */
 json_t *spmvd_predict_to_json(const struct spmvd_predictor *pred);
 
-/* Reads spmvd_predict_to_json()'s output (borrowed) into out; returns 0 or
- * SPMV_EINVAL naming the bad format or field. */
+/*
+ * Reads spmvd_predict_to_json()'s output (borrowed) into out; returns 0 or
+ * SPMV_EINVAL naming the bad format or field, out then cleared (no
+ * calibration).  Every field is required.  A fit of another basis than
+ * SPMVD_WORK_BASIS, or of none, is refused so: "calibration fit of
+ * csr-scalar, basis 12, is from an older spmvd; run `spmvctl calibrate`".
+ */
 int spmvd_predict_from_json(json_t *doc, struct spmvd_predictor *out,
                             struct spmv_error *err);
 
@@ -579,34 +317,6 @@ json_t *spmvd_predict_report_json(const struct spmvd_predictor *pred,
                                   const struct spmv_profile *prof,
                                   const struct spmvd_pfeat *feat);
 
-/*
- * A ready-made spmvd_calib_ops.time over a backend: ctx must point to a
- * struct spmvd_calib_backend.  Loads A as cfg, runs be_ops->time(warmup,
- * reps) and unloads.
- */
-struct spmvd_calib_backend {
-  const struct spmvd_backend_ops *ops;  /* borrowed */
-  struct spmvd_backend *be;             /* borrowed */
-  int warmup, reps;                     /* e.g. 2 and 10 */
-};
-int spmvd_calib_backend_time(void *ctx, const struct spmv_csr *A,
-                             enum spmv_dtype dt, const struct spmv_config *cfg,
-                             double *us, struct spmv_error *err);
-
-/* Loads that spmvd_calib_backend_time_rounds (and bench's named
- * configurations) time at most. */
-#define SPMVD_CALIB_MAX_ROUNDS 9
-
-/* The same `rounds` times (1 to SPMVD_CALIB_MAX_ROUNDS), each of its own
- * load: each round's time into each[0 .. rounds) in the order timed when
- * each is not NULL, their median into *us. */
-int spmvd_calib_backend_time_rounds(struct spmvd_calib_backend *cb,
-                                    const struct spmv_csr *A,
-                                    enum spmv_dtype dt,
-                                    const struct spmv_config *cfg, int rounds,
-                                    double *each, double *us,
-                                    struct spmv_error *err);
-
 struct spmvd_cache; /* spmvd_cache.h */
 
 /* Stores every calibrated fit of pred in the cache under dev's keys. */
@@ -616,7 +326,8 @@ int spmvd_predict_save(struct spmvd_cache *c,
                        struct spmv_error *err);
 
 /* Loads dev's fits: returns 1 and fills out, 0 when the device was never
- * calibrated, or a negative code. */
+ * calibrated, or a negative code (spmvd_predict_from_json's refusals, the
+ * calibration to run named for dt), out then cleared. */
 int spmvd_predict_load(struct spmvd_cache *c,
                        const struct spmvd_device_info *dev,
                        enum spmv_dtype dt, struct spmvd_predictor *out,

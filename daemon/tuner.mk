@@ -5,7 +5,14 @@ daemon_libspmvdtune_la_SOURCES = \
 	daemon/spmvd_schema.h \
 	daemon/spmvd_tuner.c daemon/spmvd_tuner.h \
 	daemon/spmvd_model.c daemon/spmvd_model.h \
-	daemon/spmvd_predict.c daemon/spmvd_predict.h
+	daemon/spmvd_calib.c daemon/spmvd_calib.h \
+	daemon/spmvd_predict_feat.c daemon/spmvd_predict_feat.h \
+	daemon/spmvd_predict_fit.c \
+	daemon/spmvd_predict_basis.c \
+	daemon/spmvd_predict_tree.c \
+	daemon/spmvd_predict.c daemon/spmvd_predict.h \
+	daemon/spmvd_predict_json.c \
+	daemon/spmvd_predict_impl.h
 nodist_daemon_libspmvdtune_la_SOURCES = daemon/spmvd_schema.c
 daemon_libspmvdtune_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 daemon_libspmvdtune_la_LIBADD = kernels/libspmvcore.la $(SQLITE_LIBS) $(JANSSON_LIBS) -lm

@@ -407,9 +407,8 @@ static void fake_progress(void *ctx, int done, int total,
  * A calibration trimmed to a short time bound (spmvctl calibrate's probe
  * cuts max_nnz_total) still fits every format from 3M nonzeros up:
  * csr-vector's sweeps keep to a quarter of the budget, and each part
- * admits first the two P by two I its fit needs.  Before, a bound that
- * left 34M nonzeros fitted csr-vector alone on an H200, and on an H100 a
- * 20 s bound fitted one format.
+ * admits first the two P by two I its fit needs, where admitting
+ * csr-vector's sweeps first would leave a short bound fitting it alone.
  */
 START_TEST(test_plan_trimmed)
 {
@@ -632,81 +631,56 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].l2_bytes, f.dev.l2_bytes);
   ck_assert_double_eq(pr2.fit[SPMV_FMT_JAD].threads,
                       (double)f.dev.sms * f.dev.max_threads_per_sm);
-  /* Basis 14's SMs and value width: the device's, the plan's f32. */
+  /* The SMs and value width the block share needs: the device's, the
+   * plan's f32. */
   ck_assert_double_eq(pr2.fit[SPMV_FMT_CSR_SCALAR].sms, f.dev.sms);
   ck_assert_int_eq(pr2.fit[SPMV_FMT_CSR_SCALAR].value_bytes, 4);
+  /* Every field of a work model is required: one missing or out of range
+   * is refused, naming the format and the field, and nothing is read. */
   {
-    json_t *fj = json_object_get(doc, "csr-scalar");
+    static const char *const keys[] = { "work_npoints", "work_err",
+                                        "l2_bytes", "threads", "sms",
+                                        "value_bytes", "bag", "npoints",
+                                        "err_mean" };
+    json_t *fj = json_object_get(doc, "csr-scalar"), *keep;
     struct spmvd_predictor old;
 
-    /* Fits stored before basis 14 have neither: 0, the share off. */
-    json_object_del(fj, "sms");
-    json_object_del(fj, "value_bytes");
-    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
-    ck_assert_double_eq(old.fit[SPMV_FMT_CSR_SCALAR].sms, 0);
-    ck_assert_int_eq(old.fit[SPMV_FMT_CSR_SCALAR].value_bytes, 0);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+      keep = json_incref(json_object_get(fj, keys[i]));
+      ck_assert_ptr_nonnull(keep);
+      json_object_del(fj, keys[i]);
+      ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+      ck_assert_ptr_nonnull(strstr(e.msg, "csr-scalar"));
+      ck_assert_msg(strstr(e.msg, keys[i]) != NULL, "%s: %s", keys[i], e.msg);
+      for (fmt = 0; fmt < SPMV_FMT_COUNT; fmt++)
+        ck_assert_int_eq(old.fit[fmt].kind, SPMVD_FIT_NONE);
+      json_object_set_new(fj, keys[i], keep);
+    }
     json_object_set_new(fj, "value_bytes", json_integer(6));
     ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
-    ck_assert_ptr_nonnull(strstr(e.msg, "csr-scalar"));
     ck_assert_ptr_nonnull(strstr(e.msg, "value_bytes"));
     json_object_set_new(fj, "value_bytes", json_integer(4));
     json_object_set_new(fj, "sms", json_real(-1));
     ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "sms"));
     json_object_set_new(fj, "sms", json_real(f.dev.sms));
-  }
-  /* The basis goes with the fit.  One stored before the row term's
-   * second basis (no "basis") reads as basis 1, the terms it was fitted
-   * on; a basis not known is refused, naming the format. */
-  ck_assert_int_eq(pr2.fit[SPMV_FMT_CSR_SCALAR].basis, SPMVD_WORK_BASIS);
-  {
-    json_t *fj = json_object_get(doc, "csr-scalar");
-    struct spmvd_predictor old;
-
-    ck_assert_ptr_nonnull(json_object_get(fj, "basis"));
-    json_object_del(fj, "basis");
     ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
-    ck_assert_int_eq(old.fit[SPMV_FMT_CSR_SCALAR].basis, 1);
-    json_object_set_new(fj, "basis", json_integer(SPMVD_WORK_BASIS + 1));
-    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
-    ck_assert_ptr_nonnull(strstr(e.msg, "csr-scalar"));
-    ck_assert_ptr_nonnull(strstr(e.msg, "basis"));
-    json_object_set_new(fj, "basis", json_real(1.5));
-    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
-    json_object_set_new(fj, "basis", json_integer(SPMVD_WORK_BASIS));
   }
-  /* A fit stored before the path and occupancy terms (leaves of 9, no
-   * threads) reads with those terms at 0; a leaf of 10 is refused. */
+  /* A leaf holds SPMVD_WORK_TERMS coefficients, no fewer. */
   {
-    json_t *fj = json_object_get(doc, "jad"), *w = json_object_get(fj, "work");
+    json_t *w = json_object_get(json_object_get(doc, "jad"), "work");
     struct spmvd_predictor old;
-    size_t node;
-    int cut = 0;
+    size_t node = 0;
 
-    for (node = 0; node < json_array_size(w); node++) {
-      json_t *leaf = json_array_get(w, node);
-
-      if (!json_is_array(leaf))
-        continue;
-      json_array_remove(leaf, SPMVD_WORK_TERMS - 1);
-      if (!cut) {
-        ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
-        ck_assert_ptr_nonnull(strstr(e.msg, "jad"));
-        cut = 1;
-      }
-      json_array_remove(leaf, SPMVD_WORK_TERMS - 2);
-    }
-    ck_assert_int_eq(cut, 1);
-    json_object_del(fj, "threads");
+    while (node < json_array_size(w) && !json_is_array(json_array_get(w, node)))
+      node++;
+    ck_assert_uint_lt(node, json_array_size(w));
+    json_array_remove(json_array_get(w, node), SPMVD_WORK_TERMS - 1);
+    ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), SPMV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "jad"));
+    ck_assert_ptr_nonnull(strstr(e.msg, "must hold 11 numbers"));
+    json_array_append_new(json_array_get(w, node), json_real(0));
     ck_assert_int_eq(spmvd_predict_from_json(doc, &old, &e), 0);
-    ck_assert_double_eq(old.fit[SPMV_FMT_JAD].threads, 0);
-    for (node = 0; node < SPMVD_TREE_NODES; node++)
-      if (pr2.fit[SPMV_FMT_JAD].tree.split[node] == SPMVD_SPLIT_NONE) {
-        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].tree.wc[node][9], 0);
-        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].tree.wc[node][10], 0);
-        ck_assert_double_eq(old.fit[SPMV_FMT_JAD].tree.wc[node][2],
-                            pr2.fit[SPMV_FMT_JAD].tree.wc[node][2]);
-      }
   }
   /* A negative coefficient in one of coo's leaves is refused. */
   {
@@ -757,14 +731,14 @@ START_TEST(test_calibrate_end_to_end)
 }
 END_TEST
 
-/* Term 6 of cfg's work basis for features g (borrowed): the term each
- * basis from 3 to 5 adds (basis 6 adds to term 7). */
-static double term6(const struct spmv_config *cfg, int basis, double l2_bytes,
+/* Term 6 of cfg's work basis for features g (borrowed): csr-scalar's
+ * lanes past the L1, ellr-t's and jad's longest row from DRAM. */
+static double term6(const struct spmv_config *cfg, double l2_bytes,
                     double threads, const struct spmvd_pfeat *g)
 {
   double phi[SPMVD_WORK_TERMS];
 
-  spmvd_predict_work_basis(cfg, basis, l2_bytes, threads, g, phi);
+  spmvd_predict_work_basis(cfg, l2_bytes, threads, g, phi);
   return phi[6];
 }
 
@@ -921,123 +895,90 @@ START_TEST(test_features)
    * row's x in row order (ell's), none for the others; the occupancy
    * term: the sectors times rows x TPR over the device's threads (68
    * here), at most 1, none when they are unknown. */
-  spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&jad, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
   ck_assert_double_eq(phi[10], 0.5 * f.sectors_jad);
   /* The x a warp keeps, for a thread per row and csr-adaptive's blocks:
    * x_warp times the same share of the device (rows alone), at most 1;
-   * jad's own, as it is; in basis 6 csr-stream's and coo's x_warp as it
-   * is (none before). */
-  spmvd_predict_work_basis(&jad, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+   * jad's own, csr-stream's and coo's x_warp as they are. */
   ck_assert_double_eq(phi[7], 6);
-  spmvd_predict_work_basis(&sc, 8, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&sc, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 15);
-  ck_assert_double_eq(phi[10], 0.5 * 36);
+  ck_assert_double_eq(phi[10], 0);  /* csr-scalar's: on the L2's cliff */
   ck_assert_double_eq(phi[7], 0.5 * 7);
-  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 68, &f, phi);
-  ck_assert_double_eq(phi[9], 15);
-  ck_assert_double_eq(phi[10], 0);
-  ck_assert_double_eq(phi[7], 0.5 * 7);
-  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 17, &f, phi);
+  spmvd_predict_work_basis(&sc, 0, 17, &f, phi);
   ck_assert_double_eq(phi[7], 7);
-  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&sc, 0, 0, &f, phi);
   ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, 68, &f, phi);
   ck_assert_double_eq(phi[7], 7);
-  spmvd_predict_work_basis(&st128, 5, 0, 68, &f, phi);
-  ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&ell, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&ell, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 13);
   ck_assert_double_eq(phi[10], 0.5 * 36);
   ck_assert_double_eq(phi[7], 0.5 * 7);
-  spmvd_predict_work_basis(&vec, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&vec, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 36);
   ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&coo, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  spmvd_predict_work_basis(&coo, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0);
   ck_assert_double_eq(phi[10], 0.5 * 36);
   ck_assert_double_eq(phi[7], 7);
-  spmvd_predict_work_basis(&coo, 5, 0, 68, &f, phi);
-  ck_assert_double_eq(phi[7], 0);
-  spmvd_predict_work_basis(&coo, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&coo, 0, 0, &f, phi);
   ck_assert_double_eq(phi[10], 0);
-  spmvd_predict_work_basis(&hyb, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&hyb, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 34);
   ck_assert_double_eq(phi[4], 1);
-  /* Its COO part's step grows 5 % a doubling of its 11 entries from basis
-   * 16, 1 before. */
+  /* Its COO part's step grows 5 % a doubling of its 11 entries. */
   ck_assert_double_eq_tol(phi[6], 1 + 0.05 * log2(12), 1e-12);
   ck_assert_double_eq(phi[7], 11);
   ck_assert_double_eq(phi[9], 0);
-  spmvd_predict_work_basis(&hyb, 15, 0, 0, &f, phi);
-  ck_assert_double_eq(phi[6], 1);
-  /* From basis 11 hyb's ELL part keeps x per warp as ell does: x_warp
-   * times the share of the device (34 rows of 68 threads); none before. */
-  spmvd_predict_work_basis(&hyb, SPMVD_WORK_BASIS, 0, 68, &f, phi);
+  /* hyb's ELL part keeps x per warp as ell does: x_warp times the share
+   * of the device (34 rows of 68 threads). */
+  spmvd_predict_work_basis(&hyb, 0, 68, &f, phi);
   ck_assert_double_eq(phi[9], 0.5 * 7);
   ck_assert_double_eq(phi[7], 11);
-  spmvd_predict_work_basis(&hyb, 10, 0, 68, &f, phi);
-  ck_assert_double_eq(phi[9], 0);
-  spmvd_predict_work_basis(&st128, 9, 0, 0, &f, phi);
-  ck_assert_double_eq(phi[3], 0);
-  ck_assert_double_eq(phi[9], 0);
-  /* From basis 10 csr-stream's sum steps, in all and along the slowest
-   * block. */
+  /* csr-stream's sum steps, in all and along the slowest block, and its
+   * block of the most rounds in the sectors' slot (x's sectors stay in
+   * the occupancy-weighted term). */
   f.w_stream = 7;
-  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
   ck_assert_double_eq(phi[3], 7);
   ck_assert_double_eq(phi[9], 5);
   ck_assert_double_eq(phi[4], 10);
   ck_assert_double_eq(phi[6], 0);
   ck_assert_double_eq(phi[7], 7);
-  /* From basis 13 its block of the most rounds in the sectors' slot (x's
-   * sectors stay in the occupancy-weighted term); the sectors before. */
   ck_assert_double_eq(phi[5], 1);
   f.path_rounds = 3;
-  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
   ck_assert_double_eq(phi[5], 3);
-  spmvd_predict_work_basis(&st128, 12, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&sc, 0, 0, &f, phi);
   ck_assert_double_eq(phi[5], f.sectors);
-  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
-  ck_assert_double_eq(phi[5], f.sectors);
-  /* From basis 16 csr-adaptive's longest row counts as log2(1 + rl_max)
-   * (its lanes grow with the row), as rl_max before. */
+  /* csr-adaptive's longest row counts as log2(1 + rl_max) (its lanes grow
+   * with the row), the others' as rl_max. */
   struct spmv_config ad = { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 };
-  spmvd_predict_work_basis(&ad, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&ad, 0, 0, &f, phi);
   ck_assert_double_eq_tol(phi[4], log2(11), 1e-12);
-  spmvd_predict_work_basis(&ad, 15, 0, 0, &f, phi);
-  ck_assert_double_eq(phi[4], 10);
-  spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&sc, 0, 0, &f, phi);
   ck_assert_double_eq(phi[4], 10);
   f.rl_max = 600;
-  spmvd_predict_work_basis(&st128, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st128, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 1);
-  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, 0, 0, &f, phi);
   ck_assert_double_eq(phi[6], 0);
   /* x's sectors from DRAM: none while the footprint fits the L2, then
    * the share beyond it.  f32 footprint: 44 x 8 + 35 x 8 + 98 x 4. */
   ck_assert_double_eq(f.bytes, 44 * 8 + 35 * 8 + 98 * 4);
-  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, 0, 0, &f, phi);
   ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, 2 * f.bytes, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, 2 * f.bytes, 0, &f, phi);
   ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, f.bytes / 4, 0, &f, phi);
+  spmvd_predict_work_basis(&st256, f.bytes / 4, 0, &f, phi);
   ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
-  /* csr-scalar in basis 7: its warp work (416) times the share of the
-   * footprint beyond half the L2, none within it; x's share before. */
-  spmvd_predict_work_basis(&sc, 7, f.bytes / 2, 0, &f, phi);
-  ck_assert_double_eq_tol(phi[8], 0.75 * 416, 1e-12);
-  spmvd_predict_work_basis(&sc, 7, 2 * f.bytes, 0, &f, phi);
-  ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&sc, 7, 0, 0, &f, phi);
-  ck_assert_double_eq(phi[8], 0);
-  spmvd_predict_work_basis(&sc, 6, f.bytes / 2, 0, &f, phi);
-  ck_assert_double_eq_tol(phi[8], 0.5 * (2 + 31 + 3), 1e-12);
-  /* csr-scalar in basis 9: its warp work (416) and longest row (600 by
-   * now) times the footprint's place on the L2's cliff: none up to 0.65
-   * of the L2, all from 0.85, linear between; none without an L2; the
-   * other formats as in basis 8. */
+  /* csr-scalar: its warp work (416) and longest row (600 by now) times
+   * the footprint's place on the L2's cliff: none up to 0.65 of the L2,
+   * all from 0.85, linear between; none without an L2; the other formats
+   * x's sectors from DRAM. */
   {
     static const struct { double l2_per_byte, r; } cliff[] = {
       { 1 / 0.5, 0 }, { 1 / 0.65, 0 }, { 1 / 0.75, 0.5 }, { 1 / 0.85, 1 },
@@ -1045,78 +986,60 @@ START_TEST(test_features)
     };
 
     for (size_t i = 0; i < sizeof cliff / sizeof cliff[0]; i++) {
-      spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS,
-                               f.bytes * cliff[i].l2_per_byte, 0, &f, phi);
+      spmvd_predict_work_basis(&sc, f.bytes * cliff[i].l2_per_byte, 0, &f,
+                               phi);
       ck_assert_double_eq_tol(phi[8], cliff[i].r * 416, 1e-9);
       ck_assert_double_eq_tol(phi[10], cliff[i].r * 600, 1e-9);
     }
-    spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 0, &f, phi);
+    spmvd_predict_work_basis(&sc, 0, 0, &f, phi);
     ck_assert_double_eq(phi[8], 0);
     ck_assert_double_eq(phi[10], 0);
-    spmvd_predict_work_basis(&st256, SPMVD_WORK_BASIS, f.bytes / 4, 0, &f,
-                             phi);
+    spmvd_predict_work_basis(&st256, f.bytes / 4, 0, &f, phi);
     ck_assert_double_eq_tol(phi[8], 0.75 * (2 + 31 + 3), 1e-12);
   }
   /* The row term (34 rows): for a thread per row, hyb and csr-adaptive
-   * only the rows beyond one wave of threads, all of them in basis 1, for
-   * the other formats and when the threads are unknown. */
+   * only the rows beyond one wave of threads, all of them for the other
+   * formats and when the threads are unknown. */
   {
     const struct spmv_config *beyond[] = { &sc, &ell, &hyb, &ad };
     const struct spmv_config *all[] = { &vec, &coo, &jad, &st128 };
 
     for (size_t i = 0; i < 4; i++) {
-      spmvd_predict_work_basis(beyond[i], SPMVD_WORK_BASIS, 0, 68, &f, phi);
+      spmvd_predict_work_basis(beyond[i], 0, 68, &f, phi);
       ck_assert_double_eq(phi[1], 0);
-      spmvd_predict_work_basis(beyond[i], SPMVD_WORK_BASIS, 0, 20, &f, phi);
+      spmvd_predict_work_basis(beyond[i], 0, 20, &f, phi);
       ck_assert_double_eq(phi[1], 34 - 20);
-      spmvd_predict_work_basis(beyond[i], SPMVD_WORK_BASIS, 0, 0, &f, phi);
+      spmvd_predict_work_basis(beyond[i], 0, 0, &f, phi);
       ck_assert_double_eq(phi[1], 34);
-      spmvd_predict_work_basis(beyond[i], 1, 0, 20, &f, phi);
-      ck_assert_double_eq(phi[1], 34);
-      spmvd_predict_work_basis(all[i], SPMVD_WORK_BASIS, 0, 20, &f, phi);
+      spmvd_predict_work_basis(all[i], 0, 20, &f, phi);
       ck_assert_double_eq(phi[1], 34);
     }
   }
-  /* Basis 3, csr-scalar's lanes past the L1: rows of 20 on average (a
-   * line and more), 34 rows on 40 threads (0.85 of the device): 1 - 0.4
-   * / 0.85 of the entries whose x is free (680 - 300).  Nothing in basis
-   * 2, without threads, for shorter rows, within 0.4 of the device, or
-   * for another format. */
+  /* csr-scalar's lanes past the L1: rows of 32 on average (a line of
+   * columns), 34 rows on 40 threads (0.85 of the device): 1 - 0.32 / 0.85
+   * of the entries whose x is free (1088 - 300).  Nothing without
+   * threads, for shorter rows, within 0.32 of the device, or for another
+   * format. */
   {
     struct spmvd_pfeat g = f;
 
-    g.nnz = 680;
+    g.nnz = 32 * 34;
     g.sectors = 300;
-    ck_assert_double_eq_tol(term6(&sc, 3, 0, 40, &g),
-                            (1 - 0.4 / 0.85) * 380, 1e-9);
-    ck_assert_double_eq(term6(&sc, 2, 0, 40, &g), 0);
-    ck_assert_double_eq(term6(&sc, 3, 0, 0, &g), 0);
-    ck_assert_double_eq(term6(&sc, 3, 0, 100, &g), 0);
-    ck_assert_double_eq_tol(term6(&sc, 3, 0, 20, &g), 0.6 * 380, 1e-9);
-    ck_assert_double_eq(term6(&ell, 3, 0, 40, &g), 0);
-    /* Basis 8 applies it from rows of 32 on (a line of 4-byte columns),
-     * basis 7 still from 16. */
-    ck_assert_double_eq_tol(term6(&sc, 7, 0, 40, &g),
-                            (1 - 0.4 / 0.85) * 380, 1e-9);
-    ck_assert_double_eq(term6(&sc, 8, 0, 40, &g), 0);
-    g.nnz = 32 * 34;
-    ck_assert_double_eq_tol(term6(&sc, 8, 0, 40, &g),
-                            (1 - 0.4 / 0.85) * (32 * 34 - 300), 1e-9);
-    g.nnz = 15 * 34;
-    ck_assert_double_eq(term6(&sc, 3, 0, 40, &g), 0);
-    /* Basis 12 counts the lanes past the L1 from 0.32 of the device: 34
-     * rows on 100 threads (0.34) are past it there, not in basis 11. */
-    g.nnz = 32 * 34;
-    ck_assert_double_eq(term6(&sc, 11, 0, 100, &g), 0);
-    ck_assert_double_eq_tol(term6(&sc, 12, 0, 100, &g),
-                            (1 - 0.32 / 0.34) * (32 * 34 - 300), 1e-9);
-    ck_assert_double_eq_tol(term6(&sc, 12, 0, 40, &g),
+    ck_assert_double_eq_tol(term6(&sc, 0, 40, &g),
                             (1 - 0.32 / 0.85) * (32 * 34 - 300), 1e-9);
+    ck_assert_double_eq_tol(term6(&sc, 0, 100, &g),
+                            (1 - 0.32 / 0.34) * (32 * 34 - 300), 1e-9);
+    ck_assert_double_eq_tol(term6(&sc, 0, 20, &g), 0.68 * (32 * 34 - 300),
+                            1e-9);
+    ck_assert_double_eq(term6(&sc, 0, 0, &g), 0);
+    ck_assert_double_eq(term6(&sc, 0, 200, &g), 0);
+    ck_assert_double_eq(term6(&ell, 0, 40, &g), 0);
+    g.nnz = 31 * 34;
+    ck_assert_double_eq(term6(&sc, 0, 40, &g), 0);
   }
-  /* Basis 4, ellr-t's longest row from DRAM: rl_max times the share of
-   * its padded layout (bytes x w_ell / nnz) beyond half the L2.  Nothing
-   * in basis 3, without an L2, while the layout fits half of it, or for
-   * another format. */
+  /* ellr-t's longest row from DRAM: rl_max times the share of its padded
+   * layout (bytes x w_ell / nnz) beyond half the L2.  Nothing without an
+   * L2, while the layout fits half of it, or for another format. */
   {
     struct spmv_config et = { SPMV_FMT_ELLR_T, 256, 1, 0, 0 };
     struct spmvd_pfeat g = f;
@@ -1127,17 +1050,15 @@ START_TEST(test_features)
     g.rl_max = 50;
     g.bytes = 1000;
     lb = 1000.0 * 400 / 100;
-    ck_assert_double_eq_tol(term6(&et, 4, 1000, 0, &g),
-                            (1 - 500 / lb) * 50, 1e-9);
-    ck_assert_double_eq(term6(&et, 3, 1000, 0, &g), 0);
-    ck_assert_double_eq(term6(&et, 4, 0, 0, &g), 0);
-    ck_assert_double_eq(term6(&et, 4, 2 * lb, 0, &g), 0);
-    ck_assert_double_eq(term6(&ell, 4, 1000, 0, &g), 0);
+    ck_assert_double_eq_tol(term6(&et, 1000, 0, &g), (1 - 500 / lb) * 50,
+                            1e-9);
+    ck_assert_double_eq(term6(&et, 0, 0, &g), 0);
+    ck_assert_double_eq(term6(&et, 2 * lb, 0, &g), 0);
+    ck_assert_double_eq(term6(&ell, 1000, 0, &g), 0);
   }
-  /* Basis 5, jad's longest row from DRAM: rl_max times the share of its
-   * unpadded layout (bytes) beyond half the L2.  Nothing in basis 4,
-   * without an L2, while the layout fits half of it, or for ellr-t beyond
-   * its own term. */
+  /* jad's longest row from DRAM: rl_max times the share of its unpadded
+   * layout (bytes) beyond half the L2.  Nothing without an L2 or while the
+   * layout fits half of it; ellr-t's own term likewise. */
   {
     struct spmv_config jd = { SPMV_FMT_JAD, 256, 0, 0, 0 };
     struct spmv_config et = { SPMV_FMT_ELLR_T, 256, 1, 0, 0 };
@@ -1147,12 +1068,11 @@ START_TEST(test_features)
     g.w_ell = 100;
     g.rl_max = 50;
     g.bytes = 1000;
-    ck_assert_double_eq_tol(term6(&jd, 5, 1000, 0, &g), 0.5 * 50, 1e-9);
-    ck_assert_double_eq_tol(term6(&jd, 5, 400, 0, &g), 0.8 * 50, 1e-9);
-    ck_assert_double_eq(term6(&jd, 4, 1000, 0, &g), 0);
-    ck_assert_double_eq(term6(&jd, 5, 0, 0, &g), 0);
-    ck_assert_double_eq(term6(&jd, 5, 2000, 0, &g), 0);
-    ck_assert_double_eq_tol(term6(&et, 5, 1000, 0, &g), 0.5 * 50, 1e-9);
+    ck_assert_double_eq_tol(term6(&jd, 1000, 0, &g), 0.5 * 50, 1e-9);
+    ck_assert_double_eq_tol(term6(&jd, 400, 0, &g), 0.8 * 50, 1e-9);
+    ck_assert_double_eq(term6(&jd, 0, 0, &g), 0);
+    ck_assert_double_eq(term6(&jd, 2000, 0, &g), 0);
+    ck_assert_double_eq_tol(term6(&et, 1000, 0, &g), 0.5 * 50, 1e-9);
   }
   spmv_csr_free(A);
 }
@@ -1350,7 +1270,7 @@ START_TEST(test_fit_work)
     const double *c = fmt ? truth_hyb : truth_scalar;
 
     for (k = 0; k < 40; k++) {
-      spmvd_predict_work_basis(&cfg, SPMVD_WORK_BASIS, 0, 0, &x[k], phi);
+      spmvd_predict_work_basis(&cfg, 0, 0, &x[k], phi);
       for (t[k] = 0, j = 0; j < SPMVD_WORK_TERMS; j++)
         t[k] += c[j] * phi[j];
     }
@@ -1488,28 +1408,28 @@ START_TEST(test_fit_tree)
   json_array_set_new(work, 1, json_pack("{sssf}", "split", "rows", "at", 8.0));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
   ck_assert_ptr_nonnull(strstr(e.msg, "work[3]"));
-  json_array_set_new(work, 1, json_pack("[fffffffff]", 1.0, 0.0, 0.0, 0.0, 0.0,
-                                        0.0, 0.0, 0.0, 0.0));
+  json_array_set_new(work, 1, json_pack("[fffffffffff]", 1.0, 0.0, 0.0, 0.0,
+                                        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
-  json_array_remove(work, 14);
-  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  ck_assert_ptr_nonnull(strstr(e.msg, "array of 15 or 7 tree nodes"));
-  json_decref(doc);
-  /* A depth-2 fit as stored before (7 nodes) reads as the same tree. */
-  doc = spmvd_predict_to_json(&pr);
-  work = json_object_get(json_object_get(doc, "coo"), "work");
-  for (k = SPMVD_TREE_NODES - 1; k >= SPMVD_TREE_NODES_D2; k--) {
-    ck_assert(json_is_null(json_array_get(work, (size_t)k)));
-    json_array_remove(work, (size_t)k);
-  }
-  ck_assert_int_eq(json_array_size(work), SPMVD_TREE_NODES_D2);
-  assert_reads_back(doc, f, &prof, xf, nj);
-  /* ... where a split at depth 2 has no nodes below it. */
+  /* Depth 3 at most: a split at node 7 has no nodes below it. */
   json_array_set_new(work, 1, json_pack("{sssf}", "split", "rows", "at", 8.0));
   json_array_set_new(work, 3, json_pack("{sssf}", "split", "rows", "at", 4.0));
   json_array_set_new(work, 4, json_deep_copy(json_array_get(work, 2)));
+  json_array_set_new(work, 7, json_pack("{sssf}", "split", "rows", "at", 2.0));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  ck_assert_ptr_nonnull(strstr(e.msg, "work[3] is neither"));
+  ck_assert_ptr_nonnull(strstr(e.msg, "work[7] is neither"));
+  json_array_set_new(work, 7, json_deep_copy(json_array_get(work, 2)));
+  json_array_set_new(work, 8, json_deep_copy(json_array_get(work, 2)));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
+  /* A tree holds SPMVD_TREE_NODES nodes, no fewer (depth 2's 7 neither). */
+  json_array_remove(work, 14);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "work must be an array of 15 tree "
+                                      "nodes"));
+  while (json_array_size(work) > 7)
+    json_array_remove(work, json_array_size(work) - 1);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "array of 15 tree nodes"));
   json_decref(doc);
 }
 END_TEST
@@ -1534,8 +1454,8 @@ static double one_tree_time(const struct spmvd_fit *f, int b,
  * give every tree that line; on noisy times of test_fit_tree's jump the
  * trees differ and a prediction is the mean of theirs and the tree's but
  * the least and the greatest, so one wild tree moves nothing past the
- * others.  Through JSON the bag reads back, a fit stored without one
- * predicts from its tree alone, and malformed bags are refused by name. */
+ * others.  Through JSON the bag reads back, an empty one predicts from
+ * its tree alone, and missing or malformed bags are refused by name. */
 START_TEST(test_fit_bag)
 {
   static struct spmvd_pfeat x[300];
@@ -1638,29 +1558,148 @@ START_TEST(test_fit_bag)
   json_array_set(bag, 2, json_array_get(bag, 1));
   json_array_append(bag, json_array_get(bag, 1));
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  ck_assert_ptr_nonnull(strstr(e.msg, "\"bag\" must be an array of 1 to"));
+  ck_assert_ptr_nonnull(strstr(e.msg, "\"bag\" must be an array of at most 8"));
   json_object_set_new(fj, "bag", json_object());
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
-  /* Stored before the bag: the tree alone. */
+  /* Without a bag it is refused; an empty one (every resample failed)
+   * predicts from its tree alone, and is how such a fit is stored. */
   json_object_del(fj, "bag");
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "\"bag\""));
+  json_object_set_new(fj, "bag", json_array());
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), 0);
   ck_assert_int_eq(g->nbag, 0);
   for (k = 0; k < 300; k += 3)
     ck_assert_double_eq(spmvd_predict_time(g, &prof, &x[k]),
                         one_tree_time(f, -1, &prof, &x[k]));
   json_decref(doc);
+  doc = spmvd_predict_to_json(&pr2);
+  ck_assert_ptr_nonnull(doc);
+  bag = json_object_get(json_object_get(doc, "coo"), "bag");
+  ck_assert(json_is_array(bag));
+  ck_assert_int_eq(json_array_size(bag), 0);
+  json_decref(doc);
 }
 END_TEST
 
-/* Where a load goes: staged on the device when the layout and its staging
- * fit, converted on the host when only the layout does (it stages
- * nothing), refused when not even the layout fits. */
-/* csr-scalar's L1 term (basis 3) is fitted where the points hold it: a
+/* A fit of another basis was fitted on other terms and predicts nothing
+ * here: it is refused, as is one that names no basis (from before fits
+ * named theirs), whatever else it holds, by a message that says which
+ * calibration to run, and nothing is read.  Through the cache the load
+ * fails so (the daemon then tunes as without fits) until a calibration
+ * stores fits of this basis. */
+START_TEST(test_refuse_other_basis)
+{
+  struct spmvd_device_info dev = device(4, 64, 0);
+  struct spmv_config coo = { SPMV_FMT_COO, 256, 0, 0, 0 };
+  struct spmvd_predictor pr, back;
+  struct spmvd_fit *f = &pr.fit[SPMV_FMT_COO];
+  struct spmvd_cache *cache;
+  struct spmv_error e;
+  char path[] = "/tmp/check_predict.XXXXXX", db[64];
+  json_t *doc, *fj, *leaf;
+
+  memset(&pr, 0, sizeof pr);
+  f->kind = SPMVD_FIT_SADDLE;
+  f->cfg = coo;
+  f->strip = 256;
+  f->a = 0.01;
+  f->b = 0.02;
+  f->gc = 0.5;
+  f->gd = 3;
+  f->npoints = 4;
+  f->work_npoints = 20;
+  f->tree.wc[0][0] = 3;
+  f->tree.wc[0][2] = 1e-3;
+  f->value_bytes = 8;
+  doc = spmvd_predict_to_json(&pr);
+  ck_assert_ptr_nonnull(doc);
+  fj = json_object_get(doc, "coo");
+  ck_assert_int_eq(json_integer_value(json_object_get(fj, "basis")),
+                   SPMVD_WORK_BASIS);
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), 0);
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].kind, SPMVD_FIT_SADDLE);
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].work_npoints, 20);
+
+  json_object_set_new(fj, "basis", json_integer(12));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_str_eq(e.msg, "calibration fit of coo, basis 12, is from an "
+                          "older spmvd; run `spmvctl calibrate`");
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].kind, SPMVD_FIT_NONE);
+  /* In its own layout too (leaves of 9 terms, no bag, no threads): the
+   * basis is what is refused. */
+  leaf = json_array_get(json_object_get(fj, "work"), 0);
+  json_array_remove(leaf, SPMVD_WORK_TERMS - 1);
+  json_array_remove(leaf, SPMVD_WORK_TERMS - 2);
+  json_object_del(fj, "bag");
+  json_object_del(fj, "threads");
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "basis 12, is from an older spmvd"));
+  json_object_set_new(fj, "basis", json_integer(SPMVD_WORK_BASIS + 1));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "basis 17, is from a newer spmvd"));
+  ck_assert_ptr_nonnull(strstr(e.msg, "run `spmvctl calibrate`"));
+  json_object_del(fj, "basis");
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_str_eq(e.msg, "calibration fit of coo has no basis: it is from "
+                          "an older spmvd; run `spmvctl calibrate`");
+  /* Without a work model (the paper's form alone) likewise. */
+  json_object_del(fj, "work");
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "has no basis"));
+  json_object_set_new(fj, "basis", json_real(15.5));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "\"basis\" is not a positive integer"));
+  json_object_set_new(fj, "basis", json_string("16"));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "\"basis\" is not a positive integer"));
+  json_object_set_new(fj, "basis", json_integer(SPMVD_WORK_BASIS));
+  ck_assert_int_eq(spmvd_predict_from_json(doc, &back, &e), 0);
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].work_npoints, 0);
+
+  /* Stored by an older spmvd: the load names the calibration of its
+   * type; a calibration's fits replace it. */
+  json_object_set_new(fj, "basis", json_integer(12));
+  ck_assert_ptr_nonnull(mkdtemp(path));
+  snprintf(db, sizeof db, "%s/c.db", path);
+  ck_assert_int_eq(spmvd_cache_open(db, 0, &cache, &e), 0);
+  ck_assert_int_eq(spmvd_cache_device_put(cache, &dev, &e), 0);
+  ck_assert_int_eq(spmvd_cache_calibration_put(cache, dev.device_key,
+                                               dev.software_key, SPMV_F32,
+                                               SPMV_FMT_COO, fj, &e), 0);
+  ck_assert_int_eq(spmvd_predict_load(cache, &dev, SPMV_F32, &back, &e),
+                   SPMV_EINVAL);
+  ck_assert_str_eq(e.msg, "calibration fit of coo, basis 12, is from an "
+                          "older spmvd; run `spmvctl calibrate --dtype f32`");
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].kind, SPMVD_FIT_NONE);
+  ck_assert_int_eq(spmvd_predict_load(cache, &dev, SPMV_F64, &back, &e), 0);
+  ck_assert_int_eq(spmvd_cache_calibration_put(cache, dev.device_key,
+                                               dev.software_key, SPMV_F64,
+                                               SPMV_FMT_COO, fj, &e), 0);
+  ck_assert_int_eq(spmvd_predict_load(cache, &dev, SPMV_F64, &back, &e),
+                   SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "run `spmvctl calibrate`"));
+  ck_assert_int_eq(spmvd_predict_save(cache, &dev, SPMV_F32, &pr, &e), 0);
+  ck_assert_int_eq(spmvd_predict_load(cache, &dev, SPMV_F32, &back, &e), 1);
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].kind, SPMVD_FIT_SADDLE);
+  ck_assert_int_eq(back.fit[SPMV_FMT_COO].work_npoints, 20);
+  json_decref(doc);
+  spmvd_cache_close(cache);
+  unlink(db);
+  snprintf(db, sizeof db, "%s/c.db-wal", path);
+  unlink(db);
+  snprintf(db, sizeof db, "%s/c.db-shm", path);
+  unlink(db);
+  rmdir(path);
+}
+END_TEST
+
+/* csr-scalar's L1 term is fitted where the points hold it: a
  * quarter of them near the diagonal (x sectors half the entries) at 0.5
- * to 1 of the device's threads, rows of 34 to 40.  (Its guard, which
- * keeps it out of a leaf where fewer than two points hold it, is what
- * check_predict_replay.sh needs: without it the H200's v8 points, all of
- * random columns, predict csr-scalar at 1452 % mean error.) */
+ * to 1 of the device's threads, rows of 34 to 40.  (Its guard keeps it
+ * out of a leaf where fewer than two points hold it: fitted on points of
+ * random columns alone, it predicts near-diagonal matrices far too
+ * slow.) */
 START_TEST(test_fit_l1_term)
 {
   struct spmvd_pfeat x[40];
@@ -1677,7 +1716,7 @@ START_TEST(test_fit_l1_term)
     x[k].w_warp = x[k].nnz;
     x[k].rl_max = 34 + k % 7;
     x[k].sectors = k % 4 == 0 ? x[k].nnz / 2 : x[k].nnz;
-    spmvd_predict_work_basis(&sc, SPMVD_WORK_BASIS, 0, 1000, &x[k], phi);
+    spmvd_predict_work_basis(&sc, 0, 1000, &x[k], phi);
     if (k % 4 == 0)
       ck_assert_double_gt(phi[6], 0);
     t[k] = 2 + 1e-3 * x[k].nnz + 2e-3 * x[k].sectors + 5e-3 * phi[6];
@@ -1688,13 +1727,12 @@ START_TEST(test_fit_l1_term)
   f.strip = 1;
   f.threads = 1000;
   ck_assert_int_eq(spmvd_predict_fit_work(&sc, x, t, 40, &f, &e), 0);
-  ck_assert_int_eq(f.basis, SPMVD_WORK_BASIS);
   ck_assert_double_eq_tol(f.tree.wc[0][6], 5e-3, 1e-6);
   ck_assert_double_lt(f.work_err, 1e-6);
 }
 END_TEST
 
-/* Basis 14's block share, by hand: 36417 rows are 143 blocks of 256, two
+/* The block share, by hand: 36417 rows are 143 blocks of 256, two
  * on 11 of 132 SMs, so the busiest SM holds 2 where 143/132 is the mean. */
 START_TEST(test_block_share)
 {
@@ -1714,12 +1752,11 @@ START_TEST(test_block_share)
 }
 END_TEST
 
-/* Basis 15: where no SM holds two blocks, the heaviest block's share.
- * 600 rows are three blocks of 256 (the last of 88 rows, three warps);
- * the middle block's rows hold 5 entries, the others 1: w_warp 8 x 32 +
- * 8 x 32 x 5 + 3 x 32 = 1632, w_block 1280.  A fit of the entries alone
- * (1e-3 us each) on 4 SMs then predicts 4 x 1280 / 1632 of them, where
- * basis 14 took the even 4 / 3. */
+/* Where no SM holds two blocks, the heaviest block's share.  600 rows
+ * are three blocks of 256 (the last of 88 rows, three warps); the middle
+ * block's rows hold 5 entries, the others 1: w_warp 8 x 32 + 8 x 32 x 5 +
+ * 3 x 32 = 1632, w_block 1280.  A fit of the entries alone (1e-3 us each)
+ * on 4 SMs then predicts 4 x 1280 / 1632 of them, not the even 4 / 3. */
 START_TEST(test_heaviest_block)
 {
   struct spmv_csr *A = spmv_csr_new(600, 600, 256 + 256 * 5 + 88);
@@ -1752,14 +1789,9 @@ START_TEST(test_heaviest_block)
   f.sms = 4;
   f.value_bytes = 4;
   f.tree.wc[0][2] = 1e-3;
-  f.basis = 15;
   ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
                           1e-3 * x.nnz * 4 * 1280 / 1632, 1e-9);
-  f.basis = 14;
-  ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
-                          1e-3 * x.nnz * 4 / 3, 1e-9);
   /* Two blocks an SM: the even share, whatever the heaviest. */
-  f.basis = 15;
   f.sms = 2;
   ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &x),
                           1e-3 * x.nnz * 4 / 3, 1e-9);
@@ -1809,7 +1841,6 @@ START_TEST(test_fit_block_share)
     f.sms = 4;
     f.value_bytes = vb;
     ck_assert_int_eq(spmvd_predict_fit_work(&sc, x, t, 60, &f, &e), 0);
-    ck_assert_int_eq(f.basis, SPMVD_WORK_BASIS);
     if (vb == 4) {
       ck_assert_double_lt(f.work_err, 1e-6);
       ck_assert_double_eq_tol(spmvd_predict_time(&f, &prof, &y),
@@ -1821,6 +1852,9 @@ START_TEST(test_fit_block_share)
 }
 END_TEST
 
+/* Where a load goes: staged on the device when the layout and its staging
+ * fit, converted on the host when only the layout does (it stages
+ * nothing), refused when not even the layout fits. */
 START_TEST(test_load_path)
 {
   ck_assert_int_eq(spmvd_load_path(1, 100, 50, 150), SPMVD_LOAD_DEVICE);
@@ -1957,6 +1991,7 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_fit_work);
   tcase_add_test(tc, test_fit_tree);
   tcase_add_test(tc, test_fit_bag);
+  tcase_add_test(tc, test_refuse_other_basis);
   tcase_add_test(tc, test_fit_l1_term);
   tcase_add_test(tc, test_block_share);
   tcase_add_test(tc, test_heaviest_block);

@@ -574,7 +574,7 @@ static int refeat_apply(const char *dtype, int m, struct spmvd_pfeat *x)
  * or H200's 132 SMs x 2048, as every committed table's, unless the table
  * names them (then its L2 too). */
 static double replay_threads = 132.0 * 2048.0, table_l2;
-/* The table's SMs ("# sms:", written since basis 14); else its threads
+/* The table's SMs ("# sms:"; older tables lack it); else its threads
  * over the 2048 an SM of the H100 and H200 holds. */
 #define REPLAY_SM_THREADS 2048.0
 static double replay_sms;
@@ -612,7 +612,7 @@ static int read_points(const char *path, struct cfg_points *cp, size_t *ncp)
       fputs(line, rewrite);
     /* The shape's 8 fields, the features in spmvd_pfeat_columns' order,
      * the configuration and its time.  Older tables hold a prefix of the
-     * features: 30 fields before w_block (then 0: basis 15 takes the
+     * features: 30 fields before w_block (then 0: the fit takes the
      * even block share, unless --refeature recomputes it), 29 before
      * path_rounds (then 0: --refeature
      * recomputes it), 27 before w_stream and path_stream, 25 before
