@@ -9,6 +9,7 @@
 
 #include "spmvd_cache.h"
 #include "spmvd_predict.h"
+#include "testdata.h"
 
 /* A device: H100-like (cuda) or a tiny GPU for fast end-to-end runs. */
 static struct spmvd_device_info device(int sms, int threads_per_sm, int cuda)
@@ -496,7 +497,7 @@ START_TEST(test_calibrate_end_to_end)
   struct fake f;
   struct spmv_error e;
   double c[4], us[SPMV_FMT_COUNT];
-  char path[] = "/tmp/check_predict.XXXXXX", db[64];
+  char path[4096], db[4200];
   json_t *doc;
   size_t k;
   int fmt, n, bad = 0;
@@ -705,6 +706,7 @@ START_TEST(test_calibrate_end_to_end)
   ck_assert_int_eq(spmvd_predict_from_json(doc, &pr2, &e), SPMV_EINVAL);
   ck_assert_ptr_nonnull(strstr(e.msg, "jad"));
   json_decref(doc);
+  testdata_tmp(path, sizeof path, "check_predict.XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(path));
   snprintf(db, sizeof db, "%s/c.db", path);
   ck_assert_int_eq(spmvd_cache_open(db, 0, &cache, &e), 0);
@@ -1596,7 +1598,7 @@ START_TEST(test_refuse_other_basis)
   struct spmvd_fit *f = &pr.fit[SPMV_FMT_COO];
   struct spmvd_cache *cache;
   struct spmv_error e;
-  char path[] = "/tmp/check_predict.XXXXXX", db[64];
+  char path[4096], db[4200];
   json_t *doc, *fj, *leaf;
 
   memset(&pr, 0, sizeof pr);
@@ -1660,6 +1662,7 @@ START_TEST(test_refuse_other_basis)
   /* Stored by an older spmvd: the load names the calibration of its
    * type; a calibration's fits replace it. */
   json_object_set_new(fj, "basis", json_integer(12));
+  testdata_tmp(path, sizeof path, "check_predict.XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(path));
   snprintf(db, sizeof db, "%s/c.db", path);
   ck_assert_int_eq(spmvd_cache_open(db, 0, &cache, &e), 0);
