@@ -131,11 +131,7 @@ static size_t vsize(enum spmv_dtype dt)
 int spmvd_wk_parse_dtype(const char *s, enum spmv_dtype *dt,
                          struct spmv_error *err)
 {
-  if (strcmp(s, "f32") == 0)
-    *dt = SPMV_F32;
-  else if (strcmp(s, "f64") == 0)
-    *dt = SPMV_F64;
-  else
+  if (spmv_dtype_parse(s, dt) != 0)
     return spmv_error_set(err, SPMV_EPROTO, "unknown dtype '%s'", s);
   return 0;
 }
