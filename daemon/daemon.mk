@@ -31,6 +31,8 @@ daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
 # The device worker: cpu always, cuda when configured with it.
 libexec_PROGRAMS += daemon/spmvd-worker
 daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
+	daemon/spmvd_worker_matrix.c daemon/spmvd_worker_long.c \
+	daemon/spmvd_worker_impl.h \
 	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \
 	daemon/spmvd_backend_cpu.c
 daemon_spmvd_worker_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)

@@ -1,0 +1,128 @@
+/* spmvd_worker_impl.h: what the modules of spmvd-worker share (the
+ * process, spmvd_worker_main.c; the matrices, spmvd_worker_matrix.c; the
+ * long operations, spmvd_worker_long.c).  Nothing else includes it. */
+#ifndef SPMVD_WORKER_IMPL_H
+#define SPMVD_WORKER_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "spmv_error.h"
+#include "spmv_formats.h"
+#include "spmv_profile.h"
+#include "spmvd_backend.h"
+#include "spmvd_ipc.h"
+#include "spmvd_shm.h"
+
+/* A matrix of the front end's: its host copy and, once prepared, the
+ * configuration resident on the device. */
+struct wmatrix {
+  int64_t handle;
+  enum spmv_dtype dtype;
+  struct spmvd_shm host;       /* the host copy, mapped */
+  struct spmv_csr A;           /* a view of host */
+  struct spmv_profile prof;
+  int have_prof;
+  struct spmvd_bmatrix *bm;    /* the resident configuration, or NULL */
+  struct spmv_config cfg;
+  int pins;                    /* spmvd_wk_pin_host() calls not yet undone */
+  int pinned;                  /* host registered with the backend */
+  struct wmatrix *next;
+};
+
+/* A connection's vector buffer, mapped once for all its products. */
+struct wbuf {
+  int64_t id;
+  struct spmvd_shm shm;
+  struct wbuf *next;
+};
+
+/* A request that arrived during a long operation and waits for its end. */
+struct deferred {
+  json_t *req;                    /* owned */
+  int fds[SPMVD_IPC_MAX_FDS];     /* owned */
+  int nfds;
+  struct deferred *next;
+};
+
+/* The process's state, which every module's operations take. */
+struct worker {
+  int fd;
+  const struct spmvd_backend_ops *ops;
+  struct spmvd_backend *be;
+  struct spmvd_device_info dev;
+  struct wmatrix *mats;
+  struct wbuf *bufs;
+  struct deferred *later, **later_tail;  /* FIFO, see serve_between() in
+                                            spmvd_worker_long.c */
+  int trim_due;                          /* a request since the last trim
+                                            may have freed device memory */
+  double trim_from;                      /* when the last such request was
+                                            served (now_s) */
+};
+
+/* --- the process (spmvd_worker_main.c) --- */
+
+/* Serves request req (borrowed) with its fds (closed here) and answers
+ * it. */
+void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds);
+/* Sends msg (stolen) to the front end; exits when it cannot. */
+void spmvd_wk_send_msg(struct worker *w, json_t *msg);
+/* Exits with status 3 when rc is SPMV_EGPU_STICKY, so that the front end
+ * respawns the worker. */
+void spmvd_wk_die_if_sticky(int rc);
+/* Tests: sleeps the milliseconds environment variable var names, if any. */
+void spmvd_wk_test_sleep(const char *var);
+
+/* --- the matrices (spmvd_worker_matrix.c) --- */
+
+/* The matrix of handle h, or NULL. */
+struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h);
+/* Frees the matrix of handle h (if known). */
+void spmvd_wk_drop(struct worker *w, int64_t h);
+/* Unmaps vector buffer id (if known). */
+void spmvd_wk_buf_release(struct worker *w, int64_t id);
+/* Registers m's host copy with the backend for the loads of an operation
+ * (nested calls count); spmvd_wk_unpin_host() undoes it. */
+void spmvd_wk_pin_host(struct worker *w, struct wmatrix *m);
+void spmvd_wk_unpin_host(struct worker *w, struct wmatrix *m);
+/* Replaces m's resident configuration by cfg. */
+int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
+                           const struct spmv_config *cfg,
+                           struct spmv_error *err);
+/* Sets *dt from a request's dtype s; SPMV_EPROTO for anything else. */
+int spmvd_wk_parse_dtype(const char *s, enum spmv_dtype *dt,
+                         struct spmv_error *err);
+/* Tests: aborts when cfg's text starts with SPMVD_TEST_CRASH_CONFIG, as a
+ * faulting kernel would, so that the quarantine can be proved. */
+void spmvd_wk_maybe_crash(const struct spmv_config *cfg);
+
+/* The operations on one matrix: each sets *rep (a new object) or err and
+ * returns 0 or a negative code; the fds they take become -1. */
+int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
+                     json_t **rep, struct spmv_error *err);
+int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
+                      json_t **rep, struct spmv_error *err);
+int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
+                        struct spmv_error *err);
+int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
+                         json_t **rep, struct spmv_error *err);
+
+/* --- the long operations (spmvd_worker_long.c) --- */
+
+/* Serves request d taken off the socket (and out of w->later) and frees
+ * it. */
+void spmvd_wk_serve_deferred(struct worker *w, struct deferred *d);
+
+/* Like the operations above, with seq for the events they send on the
+ * way. */
+int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
+                     json_t **rep, struct spmv_error *err);
+int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
+                      json_t **rep, struct spmv_error *err);
+int spmvd_wk_op_calibrate(struct worker *w, json_t *req, json_int_t seq,
+                          json_t **rep, struct spmv_error *err);
+
+#endif /* SPMVD_WORKER_IMPL_H */

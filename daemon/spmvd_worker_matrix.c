@@ -1,0 +1,477 @@
+/* spmvd_worker_matrix.c: spmvd-worker's matrices: their load and
+ * adoption, the host copy and the vector buffers, prepare and its check,
+ * and the products. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "spmv_profile.h"
+#include "spmvd_backend.h"
+#include "spmvd_ipc.h"
+#include "spmvd_log.h"
+#include "spmvd_shm.h"
+#include "spmvd_worker_impl.h"
+
+/* Unmaps vector buffer id (if known). */
+void spmvd_wk_buf_release(struct worker *w, int64_t id)
+{
+  for (struct wbuf **p = &w->bufs; *p; p = &(*p)->next) {
+    struct wbuf *b = *p;
+    if (b->id != id)
+      continue;
+    *p = b->next;
+    spmvd_shm_close(&b->shm);
+    free(b);
+    return;
+  }
+}
+
+/*
+ * The vectors of a multiply: vector buffer id, mapped from fd (stolen, -1
+ * when not sent) when given, else the one mapped before.  Returns it
+ * (owned by w->bufs) holding at least need bytes, or NULL with err set.
+ */
+static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
+                                 size_t size, size_t need,
+                                 struct spmv_error *err)
+{
+  struct wbuf *b;
+
+  if (fd >= 0) {
+    spmvd_wk_buf_release(w, id);
+    if (size < need) {
+      close(fd);
+      spmv_error_set(err, SPMV_EPROTO, "vector buffer of %zu bytes, %zu needed",
+                     size, need);
+      return NULL;
+    }
+    if (!(b = calloc(1, sizeof *b))) {
+      close(fd);
+      spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+      return NULL;
+    }
+    if (spmvd_shm_map(&b->shm, fd, size, err) < 0) {
+      free(b);
+      return NULL;
+    }
+    b->id = id;
+    b->next = w->bufs;
+    w->bufs = b;
+    return &b->shm;
+  }
+  for (b = w->bufs; b && b->id != id; b = b->next)
+    ;
+  if (!b) {
+    spmv_error_set(err, SPMV_EPROTO, "unknown vector buffer %lld",
+                   (long long)id);
+    return NULL;
+  }
+  if (b->shm.size < need) {
+    spmv_error_set(err, SPMV_EPROTO, "vector buffer %lld holds %zu bytes, "
+                   "%zu needed", (long long)id, b->shm.size, need);
+    return NULL;
+  }
+  return &b->shm;
+}
+
+struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h)
+{
+  for (struct wmatrix *m = w->mats; m; m = m->next)
+    if (m->handle == h)
+      return m;
+  return NULL;
+}
+
+/* Registers m's host copy with the backend for the loads of an
+ * operation (nested calls count); spmvd_wk_unpin_host() undoes it. */
+void spmvd_wk_pin_host(struct worker *w, struct wmatrix *m)
+{
+  if (m->pins++ == 0 && w->ops->pin != NULL) {
+    m->pinned = w->ops->pin(w->be, m->host.addr, m->host.size);
+    spmvd_log_debug("matrix %lld: host copy (%zu bytes) %s for its loads",
+                    (long long)m->handle, m->host.size,
+                    m->pinned ? "registered" : "not registered (pageable copies)");
+  }
+}
+
+void spmvd_wk_unpin_host(struct worker *w, struct wmatrix *m)
+{
+  if (m->pins > 0 && --m->pins == 0 && m->pinned) {
+    w->ops->unpin(w->be, m->host.addr);
+    m->pinned = 0;
+  }
+}
+
+void spmvd_wk_drop(struct worker *w, int64_t h)
+{
+  for (struct wmatrix **p = &w->mats; *p; p = &(*p)->next) {
+    struct wmatrix *m = *p;
+    if (m->handle != h)
+      continue;
+    *p = m->next;
+    if (m->bm)
+      w->ops->unload(w->be, m->bm);
+    if (m->pinned)  /* before its memory is unmapped */
+      w->ops->unpin(w->be, m->host.addr);
+    spmvd_shm_close(&m->host);
+    free(m);
+    return;
+  }
+}
+
+static size_t vsize(enum spmv_dtype dt)
+{
+  return spmv_dtype_size(dt);
+}
+
+int spmvd_wk_parse_dtype(const char *s, enum spmv_dtype *dt,
+                         struct spmv_error *err)
+{
+  if (spmv_dtype_parse(s, dt) != 0)
+    return spmv_error_set(err, SPMV_EPROTO, "unknown dtype '%s'", s);
+  return 0;
+}
+
+/* Converts the client's payload into the host copy. */
+static void convert(const unsigned char *raw, int iw, enum spmv_dtype dt,
+                    struct spmv_csr *A)
+{
+  size_t rp = (size_t)(A->rows + 1) * (size_t)iw;
+  const unsigned char *col = raw + rp;
+  const unsigned char *val = col + (size_t)A->nnz * 4;
+
+  for (int64_t i = 0; i <= A->rows; i++) {
+    if (iw == 4) {
+      int32_t v;
+      memcpy(&v, raw + (size_t)i * 4, 4);
+      A->row_ptr[i] = v;
+    } else {
+      memcpy(&A->row_ptr[i], raw + (size_t)i * 8, 8);
+    }
+  }
+  memcpy(A->col_idx, col, (size_t)A->nnz * 4);
+  if (dt == SPMV_F64) {
+    memcpy(A->val, val, (size_t)A->nnz * 8);
+  } else {
+    for (int64_t k = 0; k < A->nnz; k++) {
+      float f;
+      memcpy(&f, val + (size_t)k * 4, 4);
+      A->val[k] = f;
+    }
+  }
+}
+
+static struct wmatrix *wmatrix_new(struct worker *w, int64_t h,
+                                   enum spmv_dtype dt)
+{
+  struct wmatrix *m = calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  m->handle = h;
+  m->dtype = dt;
+  spmvd_shm_init(&m->host);
+  m->next = w->mats;
+  w->mats = m;
+  return m;
+}
+
+int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
+                     json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, rows, cols, nnz;
+  const char *dts, *index;
+  enum spmv_dtype dt = SPMV_F64;
+  struct spmvd_shm raw;
+  struct spmvd_shm_csr l;
+  struct wmatrix *m;
+  char hex[33];
+  struct spmv_fingerprint fp;
+  int rc, iw;
+
+  if (json_unpack(req, "{sI ss ss sI sI sI}", "handle", &h, "dtype", &dts,
+                  "index", &index, "rows", &rows, "cols", &cols, "nnz",
+                  &nnz) < 0 || nfds != 2)
+    return spmv_error_set(err, SPMV_EPROTO, "bad load message");
+  rc = spmvd_wk_parse_dtype(dts, &dt, err);
+  if (rc < 0)
+    return rc;
+  iw = strcmp(index, "i32") == 0 ? 4 : 8;
+  m = wmatrix_new(w, h, dt);
+  if (!m)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  spmvd_shm_csr_layout(rows, nnz, &l);
+  size_t rawsz = (size_t)(rows + 1) * (size_t)iw + (size_t)nnz * 4 +
+                 (size_t)nnz * vsize(dt);
+  rc = spmvd_shm_map(&raw, fds[0], rawsz, err);
+  fds[0] = -1;
+  if (rc < 0)
+    goto fail;
+  rc = spmvd_shm_map(&m->host, fds[1], l.size, err);
+  fds[1] = -1;
+  if (rc < 0) {
+    spmvd_shm_close(&raw);
+    goto fail;
+  }
+  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
+  if (rawsz)
+    convert(raw.addr, iw, dt, &m->A);
+  else
+    m->A.row_ptr[0] = 0;
+  spmvd_shm_close(&raw);
+  rc = spmv_csr_validate(&m->A, 0, err);
+  if (rc < 0)
+    goto fail;
+  rc = spmv_profile_compute(&m->A, &m->prof, err);
+  if (rc < 0)
+    goto fail;
+  m->have_prof = 1;
+  spmv_fingerprint_compute(&m->A, &fp);
+  spmv_fingerprint_hex(&fp, hex);
+  *rep = json_pack("{ss so}", "fingerprint", hex, "profile",
+                   spmvd_ipc_profile_pack(&m->prof));
+  return 0;
+fail:
+  spmvd_wk_drop(w, h);
+  return rc;
+}
+
+/*
+ * A testing aid: SPMVD_TEST_CRASH_CONFIG=TEXT makes the worker abort when
+ * it builds a configuration whose text starts with TEXT, as a faulting
+ * kernel would, so that the tests can prove the quarantine.
+ */
+void spmvd_wk_maybe_crash(const struct spmv_config *cfg)
+{
+  const char *bad = getenv("SPMVD_TEST_CRASH_CONFIG");
+  char text[64];
+
+  if (!bad || !*bad)
+    return;
+  spmv_config_format(cfg, text, sizeof text);
+  if (strncmp(text, bad, strlen(bad)) == 0) {
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    abort();
+  }
+}
+
+/* Replaces m's resident configuration by cfg. */
+int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
+                           const struct spmv_config *cfg,
+                           struct spmv_error *err)
+{
+  struct spmvd_bmatrix *bm = NULL;
+
+  if (m->bm && memcmp(&m->cfg, cfg, sizeof *cfg) == 0)
+    return 0;
+  if (m->bm) {
+    w->ops->unload(w->be, m->bm);
+    m->bm = NULL;
+  }
+  spmvd_wk_maybe_crash(cfg);
+  spmvd_wk_pin_host(w, m);
+  int rc = w->ops->load(w->be, &m->A, m->dtype, cfg, &bm, err);
+  spmvd_wk_unpin_host(w, m);
+  if (rc < 0)
+    return rc;
+  m->bm = bm;
+  m->cfg = *cfg;
+  return 0;
+}
+
+int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
+                      json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, rows, cols, nnz;
+  const char *dts, *text;
+  struct spmv_config cfg;
+  struct spmvd_shm_csr l;
+  enum spmv_dtype dt = SPMV_F64;
+  struct wmatrix *m;
+  int rc;
+
+  if (json_unpack(req, "{sI ss sI sI sI ss}", "handle", &h, "dtype", &dts,
+                  "rows", &rows, "cols", &cols, "nnz", &nnz, "config",
+                  &text) < 0 || nfds != 1)
+    return spmv_error_set(err, SPMV_EPROTO, "bad adopt message");
+  if ((rc = spmvd_wk_parse_dtype(dts, &dt, err)) < 0 ||
+      (rc = spmv_config_parse(text, &cfg, err)) < 0)
+    return rc;
+  spmvd_wk_drop(w, h);
+  m = wmatrix_new(w, h, dt);
+  if (!m)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  spmvd_shm_csr_layout(rows, nnz, &l);
+  rc = spmvd_shm_map(&m->host, fds[0], l.size, err);
+  fds[0] = -1;
+  if (rc < 0)
+    goto fail;
+  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
+  rc = spmvd_wk_make_resident(w, m, &cfg, err);
+  if (rc < 0)
+    goto fail;
+  *rep = json_object();
+  return 0;
+fail:
+  spmvd_wk_drop(w, h);
+  return rc;
+}
+
+static void fill_random(double *x, int64_t n, uint64_t seed)
+{
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x[i] = ((double)(s >> 11) / 9007199254740992.0) * 2.0 - 1.0;
+  }
+}
+
+static void to_typed(const double *in, int64_t n, enum spmv_dtype dt, void *out)
+{
+  for (int64_t i = 0; i < n; i++) {
+    if (dt == SPMV_F32)
+      ((float *)out)[i] = (float)in[i];
+    else
+      ((double *)out)[i] = in[i];
+  }
+}
+
+static double typed_get(const void *v, int64_t i, enum spmv_dtype dt)
+{
+  return dt == SPMV_F32 ? ((const float *)v)[i] : ((const double *)v)[i];
+}
+
+/*
+ * One product on a random x against spmv_csr_ref: the scaled residual
+ * |y - y_ref|_inf / (|A|_inf |x|_inf + |y_ref|_inf), compared with
+ * 16 eps max_row_len.
+ */
+static int check_product(struct worker *w, struct wmatrix *m, int *ok,
+                         double *resid, struct spmv_error *err)
+{
+  int64_t rows = m->A.rows, cols = m->A.cols;
+  size_t es = vsize(m->dtype);
+  double *x = malloc(sizeof *x * (size_t)(cols + 1));
+  double *yref = malloc(sizeof *yref * (size_t)(rows + 1));
+  void *xt = malloc(es * (size_t)(cols + 1));
+  void *yt = malloc(es * (size_t)(rows + 1));
+  int rc = 0;
+
+  if (!x || !yref || !xt || !yt) {
+    rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for the check");
+    goto out;
+  }
+  fill_random(x, cols, (uint64_t)m->handle);
+  to_typed(x, cols, m->dtype, xt);
+  for (int64_t j = 0; j < cols; j++)
+    x[j] = typed_get(xt, j, m->dtype);
+  spmv_csr_ref(&m->A, 1.0, x, 0.0, yref);
+  rc = w->ops->multiply(w->be, m->bm, 1.0, xt, 0.0, yt, 1, err);
+  if (rc < 0)
+    goto out;
+  double anorm = 0, xnorm = 0, ynorm = 0, diff = 0;
+  int64_t maxlen = 1;
+  for (int64_t i = 0; i < rows; i++) {
+    double s = 0;
+    for (int64_t k = m->A.row_ptr[i]; k < m->A.row_ptr[i + 1]; k++)
+      s += fabs(m->A.val[k]);
+    anorm = fmax(anorm, s);
+    maxlen = m->A.row_ptr[i + 1] - m->A.row_ptr[i] > maxlen
+                 ? m->A.row_ptr[i + 1] - m->A.row_ptr[i] : maxlen;
+    ynorm = fmax(ynorm, fabs(yref[i]));
+    double d = fabs(typed_get(yt, i, m->dtype) - yref[i]);
+    diff = (d > diff || isnan(d)) ? d : diff;
+  }
+  for (int64_t j = 0; j < cols; j++)
+    xnorm = fmax(xnorm, fabs(x[j]));
+  double eps = m->dtype == SPMV_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+  double scale = anorm * xnorm + ynorm;
+  *resid = scale > 0 ? diff / scale : diff;
+  *ok = !isnan(*resid) && *resid <= 16.0 * eps * (double)maxlen;
+out:
+  free(x);
+  free(yref);
+  free(xt);
+  free(yt);
+  return rc;
+}
+
+int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
+                        struct spmv_error *err)
+{
+  json_int_t h;
+  const char *text;
+  int check = 0, ok = 1, rc;
+  double resid = 0;
+  struct spmv_config cfg;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI ss s?b}", "handle", &h, "config", &text, "check",
+                  &check) < 0)
+    return spmv_error_set(err, SPMV_EPROTO, "bad prepare message");
+  if (!(m = spmvd_wk_find(w, h)))
+    return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
+  if ((rc = spmv_config_parse(text, &cfg, err)) < 0 ||
+      (rc = spmvd_wk_make_resident(w, m, &cfg, err)) < 0)
+    return rc;
+  if (check && (rc = check_product(w, m, &ok, &resid, err)) < 0)
+    return rc;
+  *rep = json_pack("{sb sf}", "verified", ok, "residual",
+                   isfinite(resid) ? resid : 1e300);
+  return 0;
+}
+
+int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
+                         json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, buf = 0, bufsize = 0;
+  double alpha, beta;
+  int nvec, rc;
+  struct spmvd_shm one, *vec = &one;
+  struct wmatrix *m;
+
+  spmvd_shm_init(&one);
+  if (json_unpack(req, "{sI sF sF si s?I s?I}", "handle", &h, "alpha", &alpha,
+                  "beta", &beta, "nvec", &nvec, "buf", &buf, "buf_size",
+                  &bufsize) < 0 || nfds > 1 || (nfds == 0 && buf <= 0) ||
+      nvec < 1 || bufsize < 0)
+    return spmv_error_set(err, SPMV_EPROTO, "bad multiply message");
+  /* A buffer sent is kept even when this product fails. */
+  int fd = nfds ? fds[0] : -1;
+  if (nfds)
+    fds[0] = -1;
+  if (!(m = spmvd_wk_find(w, h)) || !m->bm) {
+    if (buf > 0 && fd >= 0)
+      buf_get(w, buf, fd, (size_t)bufsize, 0, err);
+    else if (fd >= 0)
+      close(fd);
+    return spmv_error_set(err, SPMV_ENOENT, "no resident matrix %lld",
+                          (long long)h);
+  }
+  size_t es = vsize(m->dtype);
+  size_t xb = (size_t)nvec * (size_t)m->A.cols * es;
+  size_t yb = (size_t)nvec * (size_t)m->A.rows * es;
+  if (buf > 0)
+    vec = buf_get(w, buf, fd, (size_t)bufsize, xb + yb, err);
+  else if (spmvd_shm_map(&one, fd, xb + yb, err) < 0)
+    vec = NULL;
+  if (!vec)
+    return err->code;
+  rc = 0;
+  if (xb + yb > 0)
+    rc = w->ops->multiply(w->be, m->bm, alpha, vec->addr, beta,
+                          (char *)vec->addr + xb, nvec, err);
+  spmvd_shm_close(&one);
+  spmvd_wk_die_if_sticky(rc);
+  if (rc < 0)
+    return rc;
+  *rep = json_object();
+  return 0;
+}
+
