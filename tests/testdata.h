@@ -22,30 +22,29 @@ static inline const char *testdata_dir(void)
 
   if (m != NULL && *m != '\0')
     return m;
-  snprintf(buf, sizeof buf, "%s/tests/data/matrices",
-           top != NULL && *top != '\0' ? top : ".");
+  if ((size_t)snprintf(buf, sizeof buf, "%s/tests/data/matrices",
+                       top != NULL && *top != '\0' ? top : ".") >= sizeof buf)
+    return ".";
   return buf;
 }
 
-/* Writes the path of matrix name into buf: the file itself, else name.gz
- * (or name without its ".gz").  Returns 0 when the file exists, -1 when
- * none does (buf then holds the first path tried, for a message). */
+/* Writes the path of matrix name into buf: its gzipped copy (or, for a
+ * ".gz" name, the plain one), else the file itself.  Returns 0 when the
+ * file exists, -1 when neither does (buf then holds DIR/name, for a
+ * message). */
 static inline int testdata_path(const char *name, char *buf, size_t n)
 {
   const char *dir = testdata_dir();
   size_t l = strlen(name);
+  int w;
 
-  snprintf(buf, n, "%s/%s", dir, name);
-  if (access(buf, R_OK) == 0)
+  w = l > 3 && strcmp(name + l - 3, ".gz") == 0
+          ? snprintf(buf, n, "%s/%.*s", dir, (int)(l - 3), name)
+          : snprintf(buf, n, "%s/%s.gz", dir, name);
+  if (w >= 0 && (size_t)w < n && access(buf, R_OK) == 0)
     return 0;
-  if (l > 3 && strcmp(name + l - 3, ".gz") == 0)
-    snprintf(buf, n, "%s/%.*s", dir, (int)(l - 3), name);
-  else
-    snprintf(buf, n, "%s/%s.gz", dir, name);
-  if (access(buf, R_OK) == 0)
-    return 0;
-  snprintf(buf, n, "%s/%s", dir, name);
-  return access(buf, R_OK) == 0 ? 0 : -1;
+  w = snprintf(buf, n, "%s/%s", dir, name);
+  return w >= 0 && (size_t)w < n && access(buf, R_OK) == 0 ? 0 : -1;
 }
 
 /* Whether a directory entry is a Matrix Market file (.mtx or .mtx.gz). */
@@ -75,7 +74,8 @@ static inline void testdata_tmp(char *buf, size_t n, const char *name)
 {
   const char *t = getenv("TMPDIR");
 
-  snprintf(buf, n, "%s/%s", t != NULL && *t != '\0' ? t : "/tmp", name);
+  if ((size_t)snprintf(buf, n, "%s/%s", t != NULL && *t != '\0' ? t : "/tmp", name) >= n)
+    snprintf(buf, n, "/tmp/%s", name);
 }
 
 #endif
