@@ -4,7 +4,8 @@ daemon_libspmvdtune_la_SOURCES = \
 	daemon/spmvd_cache.c daemon/spmvd_cache.h daemon/spmvd_cache_impl.h \
 	daemon/spmvd_cache_store.c daemon/spmvd_cache_json.c \
 	daemon/spmvd_schema.h \
-	daemon/spmvd_tuner.c daemon/spmvd_tuner.h \
+	daemon/spmvd_tuner.c daemon/spmvd_tuner.h daemon/spmvd_tuner_impl.h \
+	daemon/spmvd_tuner_rules.c daemon/spmvd_tuner_race.c \
 	daemon/spmvd_model.c daemon/spmvd_model.h \
 	daemon/spmvd_predict.c daemon/spmvd_predict.h
 nodist_daemon_libspmvdtune_la_SOURCES = daemon/spmvd_schema.c
