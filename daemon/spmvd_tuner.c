@@ -175,10 +175,9 @@ static void exhaustive(const struct spmvd_tune_input *in,
     }
   }
   /* csr-panel where x spans several panels that its layout takes, at BS
-   * 512 and 1024 (512 led 256 at every TPR and width on
-   * denserows_20k_x2000, H200; 1024 led 512 at w 16384, where a panel's
-   * shared memory leaves an SM few blocks), panels of 4096 and 16384
-   * columns (panels of 1024 ran 2-3x slower). */
+   * 512 and 1024 (not 256, which trails 512 at every TPR and width; 1024
+   * for w 16384, where a panel's shared memory leaves an SM few blocks),
+   * panels of 4096 and 16384 columns (narrower ones run far slower). */
   for (w = 4096; w <= 16384; w *= 4)
     if (panel_count(p, w) > 1 &&
         panel_density(p, w) >= 1.0 / SPMV_PANEL_MAX_SLOTS_PER_ENTRY)

@@ -111,10 +111,9 @@ static inline double panel_density(const struct spmv_profile *p, int w)
   return slots > 0 ? (double)p->nnz / slots : 0;
 }
 
-/* csr-adaptive at its default max TPR and base length base.  (Bins up to
- * BS threads ran 4 % slower in geometric mean over the 13 matrices of the
- * H200's v6 ground truths timing both at BS 256, 12 % on mac_econ f32:
- * their long rows go to chunks sooner.) */
+/* csr-adaptive at its default max TPR and base length base.  (Not with
+ * bins up to BS threads, which run slower: their long rows go to chunks
+ * sooner.) */
 static inline struct spmv_config adaptive(int bs, int base)
 {
   return mk(SPMV_FMT_CSR_ADAPTIVE, bs, 0, base, 0);
@@ -123,7 +122,7 @@ static inline struct spmv_config adaptive(int bs, int base)
 /*
  * The ELLR-T layout's bytes for a configuration: its arrays hold rows x
  * rl_max entries (padded per row to the T threads), so a long row makes it
- * huge (powerlaw_1M: 12 TB).
+ * huge (terabytes for a power law of a million rows).
  */
 static inline double ellr_bytes(const struct spmv_profile *p,
                                 enum spmv_dtype dt)

@@ -18,12 +18,10 @@ void spmvd_race_params_default(struct spmvd_race_params *p)
   p->max_rounds = 3;
   p->stable_tol = 0.03;
   p->drop_ratio = 1.5;
-  /* 1.8, not 2: over 550 of auto's races on an H100 (eval-h100-v63..v67)
-   * no candidate within 1.2x of the leader ran its first run above 1.38x
-   * it, while sell16 on cant, wbp256 and pdb1HYS ran theirs at 1.82-1.90x
-   * and were dropped a round later (1.8-2.5x), their rounds costing 3.6-5.4
-   * SpMV-equivalents; replayed over probe_rounds' 1560 races, the picks
-   * did not change and the most costly race went from 20.6 to 18.5. */
+  /* 1.8, not 2: candidates close to the leader run their first run well
+   * below 1.8x it, while clearly slower ones (sell16 on long regular rows)
+   * can run theirs between 1.8x and 2x: at 2 they were kept for a round
+   * they then lost, at 1.8 they drop at once and the picks stay. */
   p->probe_ratio = 1.8;
   p->close_tol = 0.05;
   p->max_cost = 0;
@@ -162,13 +160,11 @@ static int time_rounds(const struct spmvd_race_ops *ops, void *ctx,
 
 /*
  * Whether trial a beats the leader b.  A candidate's first round (its
- * second and third runs after its load) read 3-8 % slow against the
- * exhaustive race's 2 + 10 on 9-17 us products, and its later rounds
- * came down to it (per-round traces of auto's races on an H100,
- * race-rounds-h100.md); only a candidate close to the leader runs them.
- * So one that ran a single round, often the first candidate, is compared
- * on first rounds, like with like, not against a challenger's faster
- * later rounds.
+ * second and third runs after its load) reads slow on short products,
+ * and its later rounds come down to its steady time; only a candidate
+ * close to the leader runs them.  So one that ran a single round, often
+ * the first candidate, is compared on first rounds, like with like, not
+ * against a challenger's faster later rounds.
  */
 static int ahead(const struct spmvd_trial *a, const struct spmvd_trial *b)
 {

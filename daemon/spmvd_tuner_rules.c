@@ -20,18 +20,20 @@ static struct spmv_config sell_for(const struct spmvd_tune_input *in,
 /* csr-panel's width in the shortlists: the widest of the exhaustive grid. */
 #define PANEL_WIDTH 16384
 /* Mean entries per row slot from which a panel's run of a row keeps the
- * loads of a lane in flight (denserows_20k_x2000: 16). */
+ * loads of a lane in flight. */
 #define PANEL_MIN_DENSITY 8.0
 /* Panels x must span at least: below, x is a few hundred KB at most and
  * the L1 and L2 hold it. */
 #define PANEL_MIN_COUNT 4
 
 /*
- * The shape of a matrix as the shortlist sees it (thresholds from the H200
- * tables of tests/bench/results, replayed by eval_tuner --replay).
+ * The shape of a matrix as the shortlist sees it, from its row-length
+ * statistics and its fills.  tests/check_replay.sh replays the rules on
+ * measured tables: a threshold moved here shows there first.
  */
 enum shape {
-  SHAPE_STENCIL,   /* few dense diagonals (dia_fill <= 1.2): dia wins ~1.6x */
+  SHAPE_STENCIL,   /* few dense diagonals (dia_fill <= 1.2): dia reads no
+                      column indices */
   SHAPE_SMALL,     /* a warp per row fits one wave: latency-bound */
   SHAPE_SKEWED,    /* rl_max > 16 x rl_mean and rl_cv > 1.5: power law */
   SHAPE_FLAT,      /* rl_cv <= 0.3 and ell_fill <= 1.2: ELL-like rows */
@@ -69,8 +71,8 @@ static enum shape shape_of(const struct spmv_profile *p,
 
 /*
  * csr-stream at BS 128 with k 4 (f64) or 8 (f32), over 16-bit offsets
- * when narrow: the best of its grid on the irregular and skewed matrices
- * of the H200 large suite (tests/bench/results/bench_spmv_h200_v3.md).
+ * when narrow: the point of its grid that leads on irregular and skewed
+ * rows beyond the L2.
  */
 static struct spmv_config stream_for(const struct spmvd_tune_input *in,
                                      int narrow)
@@ -99,17 +101,13 @@ static int beyond_l2(const struct spmvd_tune_input *in)
 
 /* Where rows fit 16-bit offsets, csr-vector and csr-scalar become csr16
  * at the same TPR (1 for scalar): the same kernel moving 2 bytes less per
- * entry (H200, tests/bench/results: 0-34 % faster on the large suite's
- * stencils, flat and regular rows).  In f64 only those shapes: beyond the
- * L2 csr16 ran 3-6 % slower on irregular rows (cop20k_A_x16,
- * maceconlike_x16; bench_spmv_h200_v4), and within it every f64 miss of
- * auto in eval-h200-v7 was a csr16 pick that confirm() timed 5-7 %
- * behind csr-vector at the same BS and TPR (G51, bcsstk13, bcsstk16,
- * crack, jagmesh7, karate).  In f32 csr16 led or tied there.  Kernels v6
- * load the next columns ahead in csr-vector from TPR 16 and in csr16 only
- * at TPR 32, so in f64 csr-vector at TPR 16 stays: within the L2 it then
- * led csr16 by 5-11 % on cant, consph and shipsec1 (eval-h200-v12-f64).
- * Drops what the rewrite makes excluded or duplicate. */
+ * entry, which leads on stencils, flat and regular rows.  In f64 only
+ * those shapes: on irregular rows, beyond the L2 and within it, csr16 runs
+ * behind csr-vector at the same BS and TPR; in f32 it leads or ties there.
+ * csr-vector loads the next columns ahead from TPR 16 and csr16 only at
+ * TPR 32, so in f64 csr-vector at TPR 16 stays: within the L2 it leads
+ * csr16 on regular rows of 50-100 entries.  Drops what the rewrite makes
+ * excluded or duplicate. */
 void spmvd_tuner_narrow_csr(const struct spmvd_tune_input *in,
                             struct spmvd_candidates *out)
 {
@@ -119,11 +117,8 @@ void spmvd_tuner_narrow_csr(const struct spmvd_tune_input *in,
   size_t k, j, n = 0;
   int keep;
 
-  /* Nor on small matrices in f32: over five H200 evaluations (eval-h200-v29
-   * to v32, kernels v10) csr-vector was the best of 112 of their 225
-   * small f32 cases and csr16 of 29, and auto's csr16 picks confirmed at
-   * 98.4 % of a best csr-vector in mean; bcsstk13 fell under 97 % in all
-   * five. */
+  /* Nor on small matrices in f32: csr-vector leads there far more often
+   * than csr16, and a csr16 pick confirms behind it. */
   if (is_cpu(in->dev) || !sell16_fits(in) ||
       format_excluded(in, SPMV_FMT_CSR16) ||
       (!flat && (in->dtype == SPMV_F64 || sh == SHAPE_SMALL)))
@@ -145,8 +140,8 @@ void spmvd_tuner_narrow_csr(const struct spmvd_tune_input *in,
   out->n = n;
 }
 
-/* Regular rows switch to sell later than the others: on the H200 csr-vector
- * still wins at 2.3x the L2 (pwtk, 140 MB), sell from 12x (shipsec1_x8). */
+/* Regular rows switch to sell later than the others: csr-vector keeps the
+ * lead on them up to a few times the L2's bytes, sell beyond. */
 #define REGULAR_SELL_L2_TIMES 4.0
 
 /* Whether ELLR-T's layout stays within MODEL_MAX_ELLR_OVER_CSR x the CSR
@@ -195,15 +190,13 @@ static int pow2_at_least(double v, int lo, int hi)
 
 /*
  * Whether csr-panel is likely the best, and its configuration: long rows
- * over an x many panels wide, in the bandwidth regime, where a GPU reads a
- * 32-byte L2 sector of x per entry otherwise (denserows_20k_x2000 on the
- * H200: 124 us in f32 against ellr-t's 230 and cuSPARSE's 293).  Not
- * where every row spans under 2^16 columns: there neighbouring rows share
- * x's lines in the caches and csr16 led csr-panel 2-5x (wbp256_x2, 8
- * panels of 60 entries a row).  BS 1024 and TPR the largest power of two
- * that leaves a lane four entries of a slot: on denserows 4 in both types
- * (at BS 1024 107.5 us in f32 and 184.9 in f64 against 112.2 and 239.7 at
- * BS 512, timed as the race does).
+ * (PANEL_MIN_DENSITY entries or more a row per panel) over an x of
+ * PANEL_MIN_COUNT panels or more, beyond the L2, where a GPU otherwise
+ * reads a 32-byte L2 sector of x per entry.  Not where every row spans
+ * under 2^16 columns: there neighbouring rows share x's lines in the
+ * caches and csr16 leads.  BS 1024, as a panel's shared memory leaves an
+ * SM few blocks, and TPR the largest power of two that leaves a lane four
+ * entries of a slot.
  */
 static int panel_pick(const struct spmvd_tune_input *in, struct spmv_config *out)
 {
@@ -254,14 +247,8 @@ static int small_skewed(const struct spmv_profile *p)
  * The TPR of regular rows outside eighth_tpr's range: AUTOCSR's largest;
  * but in f32 for rows of 100 or more, where a lane's step loads half the
  * bytes, an eighth of the row as for rows of 32-100, up to 32 (the only
- * TPR of that size auto races).  On
- * pdb1HYS (rows of 119) csr16 ran TPR 32 ahead in f64 (20.1 against 22.3
- * us on the H100, 18.7-20.3 against 21.1 on the H200) and TPR 16 ahead in
- * f32 (11.9 against 12.1, 12.1-12.2 against 12.5-12.8), and so did
- * pdb1HYS_x8 (f32 85.8 against 96.2 us on the H200), while wbp256 (rows
- * of 479) ran TPR 32 ahead in both (f32 72.4 against 82.0 in auto's race,
- * eval-h100-v68): gt-h100-v1, -v2, gt-h200-v5..v8,
- * bench_spmv_h200_v10_large.
+ * TPR of that size auto races).  So f32 rows of 100-128 take TPR 16 and
+ * f64 ones 32, at any footprint, and longer rows take 32 in both types.
  */
 static int long_row_tpr(const struct spmvd_tune_input *in, const int tpr[3])
 {
@@ -275,14 +262,15 @@ static int long_row_tpr(const struct spmvd_tune_input *in, const int tpr[3])
 /*
  * The single most likely winner of a shape (the model strategy's pick
  * outside ELLR-T's ground, and the head of auto's shortlist where the race
- * gains from a fast leader).  From the H200 ground truth of eval_tuner
- * (tests/bench/results): on small matrices one warp-group per row sized
- * to the mean row (32 when rows vary), csr-adaptive when a few rows are
- * long; on power laws and irregular rows beyond the L2 cuSPARSE ALG1
- * (within 5 % of the best there), within it csr-adaptive (power laws,
- * short rows at base 2) or csr-vector at AUTOCSR's middle TPR; on regular
- * rows of 100 or more long_row_tpr, below 100 beyond 4x the L2 sell
- * (C 32), below that, for rows of 32..100, a TPR of an eighth of the row.
+ * gains from a fast leader): on small matrices one warp-group per row
+ * sized to the mean row (32 when rows vary), csr-adaptive when a few rows
+ * are long; on power laws cuSPARSE ALG1 beyond the L2, csr-adaptive within
+ * it (at base 2 for rows under 8); dia on stencils; on flat rows
+ * csr-vector at AUTOCSR's least TPR, or sized to short rows that fit one
+ * wave; on regular rows of 100 or more long_row_tpr, below 100 beyond 4x
+ * the L2 sell (C 32), below that, for rows of 32..100, a TPR of an eighth
+ * of the row; on irregular rows csr-stream beyond the L2, csr-vector at
+ * AUTOCSR's middle TPR within it.
  */
 static struct spmv_config likely_best(const struct spmvd_tune_input *in,
                                       enum shape sh, const int tpr[3])
@@ -303,10 +291,9 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
   case SHAPE_STENCIL:
     return mk(SPMV_FMT_DIA, 128, 0, 0, 0);
   case SHAPE_FLAT:
-    /* Short rows that fit one wave at >= 4 threads each: latency-bound,
-     * threads to the row's length, in blocks of 512 (fewer blocks, as on
-     * small matrices: epb1, rows of 6.5, f64 on the H200, 3.89 us at BS
-     * 512 and TPR 8 against 4.13 at 256, eval-h200-v23.md). */
+    /* Rows under 8 that fit one wave at >= 4 threads each: latency-bound,
+     * threads to the row's length, in blocks of 512 (fewer blocks to
+     * schedule, as on small matrices). */
     t = pow2_at_least(p->rl_mean, 2, 32);
     if (p->rl_mean < 8 && wt >= 4)
       return mk(SPMV_FMT_CSR_VECTOR, 512, t < wt ? t : wt, 0, 0);
@@ -320,9 +307,8 @@ static struct spmv_config likely_best(const struct spmvd_tune_input *in,
       return mk(SPMV_FMT_CSR_VECTOR, 128, t, 0, 0);
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
   default:
-    /* csr-stream16 where it fits: with kernels v4 (f32 at K 8 within 32
-     * registers) it led csr-stream by 1.5-4 % in f32 too, on the seven
-     * irregular matrices of bench_spmv_h200_v4.md. */
+    /* Beyond the L2 csr-stream16 where it fits, in f32 too: at K 8 it
+     * stays within 32 registers and moves 2 bytes less per entry. */
     if (beyond_l2(in))
       return stream_for(in, sell16_fits(in));
     return mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0);
@@ -371,15 +357,14 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
     break;
   case SHAPE_SKEWED:
-    /* Within the L2 csr-adaptive first (likely_best): cuSPARSE ALG2 there
-     * ran 2.8x and ALG1 1.5x its time on ca-HepPh, and as the first
-     * candidate ALG2's three runs cost 8.5 SpMV-equivalents of the pick
-     * (17.6-19.1 in all, the most costly race of every H100 evaluation,
-     * eval-h100-v63..v68); behind a fast leader it drops on its first run. */
+    /* Within the L2 csr-adaptive first (likely_best): cuSPARSE runs
+     * well behind it there, and as the first candidate ALG2's slow runs
+     * all count in the race's cost; behind a fast leader it drops on its
+     * first run. */
     if (!beyond_l2(in))
       add(out, in, likely_best(in, sh, tpr));
-    /* Beyond the L2 csr-stream ran within 2 % of cuSPARSE (powerlaw_1M,
-     * dc1like_4M) where csr-merge was 8-30 % behind. */
+    /* Beyond the L2 csr-stream keeps up with cuSPARSE on power laws,
+     * where csr-merge falls behind. */
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
     add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     add(out, in, adaptive(256, p->rl_mean < 8 ? 2 : 0));
@@ -389,28 +374,23 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
       add(out, in, mk(SPMV_FMT_CSR_MERGE, 256, 0, 0, 0));
     break;
   case SHAPE_SMALL:
-    /* Latency-bound: no dia (it never led here), at most 4; blocks of
-     * 512 (fewer blocks to schedule: on the v5 ground truth auto's
-     * replayed matches within 95 % rose from 329 to 337 of 385 over every
-     * committed table). */
+    /* Latency-bound: no dia (it does not lead on small matrices), at
+     * most 4; blocks of 512, fewer blocks to schedule. */
     add(out, in, likely_best(in, sh, tpr));
     if (small_skewed(p)) {
       /* csr-vector before csr-adaptive at base 2: the race keeps the
-       * earlier of equal times, and on bp_1200 (f64, H200) they tie
-       * within 0.02 us in the race while csr-vector confirmed 98.8 % of
-       * the best and csr-adaptive 94.5-96.8 % (eval-h200-v21, -v23). */
+       * earlier of equal times, and on a few long rows among short ones
+       * the two tie in the race while csr-vector holds up better when
+       * timed for longer. */
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
       add(out, in, adaptive(256, 2));
       add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
     } else {
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, 32, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, 16, 0, 0));
-      /* Rows that vary (cv > 1) in place of TPR 8, which led none of the
-       * nine such matrices' races in 16 evaluations (H100 and H200, 2 %
-       * or more behind): TPR 32 in blocks of 256, which twice as many SMs
-       * share.  It or csr16 at that shape was the best of email-Eu-core
-       * in 10 of them, where auto's picks at BS 512 confirmed at 93.2 %
-       * of it (eval-h100-v39, -v41). */
+      /* Rows that vary (cv > 1): TPR 32 in blocks of 256, which twice as
+       * many SMs share, in place of TPR 8, which trails where row lengths
+       * vary that much; in blocks of 512 the same TPR runs behind it. */
       if (p->rl_cv > 1)
         add(out, in, mk(SPMV_FMT_CSR_VECTOR, 256, 32, 0, 0));
       else
@@ -425,23 +405,20 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
        * has when the rows fit one wave at 4 each; over half the L2 hyb
        * (no row pointers) first, and beyond it csr-stream.  Between half
        * and 90 % of the L2 the worker writes the matrix back into it
-       * (spmv_l2_warm_mode), and there the ELL-like layouts led: mc2depi
-       * in f64 ran ell 8.85 us and hyb 8.96 against 9.1-10.0 for csr16
-       * and ellr-t (eval-h200-v30), where auto took ellr-t at 90.5 %. */
+       * (spmv_l2_warm_mode), and there the ELL-like layouts lead, ell and
+       * hyb ahead of csr16 and ellr-t. */
       if (beyond_l2_by(in, 0.5)) {
         add(out, in, mk(SPMV_FMT_HYB, 256, 0, 0, 0));
-        /* mc2depi_x8 (rows of 4), f64: csr-stream16 8 % ahead of hyb; in
-         * f32 csr16 at TPR 1 leads and csr-stream would push it out. */
+        /* Beyond the L2 in f64 csr-stream16 runs ahead of hyb on these
+         * rows; in f32 csr16 at TPR 1 leads and csr-stream would push it
+         * out of the four. */
         if (in->dtype == SPMV_F64 && beyond_l2(in))
           add(out, in, stream_for(in, sell16_fits(in)));
       }
-      /* f64 within the L2 past its half: the ELL-like layouts alone.  In
-       * 14 evaluations (kernels 10, H200 and H100) mc2depi's best was ell
-       * or hyb every time, yet csr16 at TPR 1 or 2 won auto's race in four
-       * H100 ones within 1 % of hyb and confirmed at 90.7-92.8 %: it
-       * slows more than hyb the longer it runs after a load (medians of
-       * 10 runs 9.9 against 9.5 us, of 30 10.4 against 9.9;
-       * eval-h100-v38-v45.md), which rounds of two runs do not see. */
+      /* f64 within the L2 past its half: the ELL-like layouts alone.
+       * csr16 at TPR 1 or 2 can win the race there by a hair, yet it slows
+       * more than hyb the longer it runs after a load, which the race's
+       * rounds of two runs do not see. */
       if (in->dtype == SPMV_F64 && beyond_l2_by(in, 0.5) && !beyond_l2(in)) {
         add(out, in, mk(SPMV_FMT_ELL, 256, 0, 0, 0));
         add(out, in, mk(SPMV_FMT_ELLR_T, 256, 1, 0, 0));
@@ -456,9 +433,8 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
       break;
     }
     /* Flat long rows: the ELLR-T model's pick leads, then the same with
-     * half its T (f32 halves the bytes a thread loads per step: on the
-     * H200 denserows_20k_x2000 in f32 ran 15 % faster at T 4 than at the
-     * model's 8). */
+     * half its T, which can lead in f32, where a thread loads half the
+     * bytes per step. */
     if (model_ellr_pick(in, &mp)) {
       add(out, in, mp);
       if (mp.tpr > 1) {
@@ -475,29 +451,25 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_REGULAR:
     add(out, in, likely_best(in, sh, tpr));
-    /* Beyond the L2 csr-stream16 led on cant_x16, pdb1HYS_x8 and
-     * shipsec1_x8 (f64, within 1 % of sell16 on consph_x16) and on
-     * cant, consph and shipsec1 in f32 by 3-5 % (bench_spmv_h200_v4.md). */
+    /* Beyond the L2 csr-stream16 leads on regular rows in both types
+     * (level with sell16 on some). */
     if (beyond_l2(in))
       add(out, in, stream_for(in, sell16_fits(in)));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
-    /* f64 rows of 64-100 (an eighth of 16) where csr-vector leads: TPR 32
-     * in sell's place, which led none of them.  On the H100 csr16 at TPR
-     * 32 led consph in every evaluation (29.0-29.2 us against csr-vector
-     * TPR 16's 30.3-30.7, the pick at 94.9-95.3 %: eval-h100-v38..v40),
-     * where the H200 had csr-vector TPR 16 first; cant keeps its TPR 8. */
+    /* f64 rows of 64-100 (an eighth of 16) within 4x the L2, where
+     * csr-vector leads: TPR 32 in sell's place, which leads none of them;
+     * on some GPUs csr16 at TPR 32 leads these rows and on others
+     * csr-vector at TPR 16, so both race.  Rows of 32-64 keep sell. */
     if (in->dtype == SPMV_F64 && t8 == 16 &&
         !beyond_l2_by(in, REGULAR_SELL_L2_TIMES))
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, 32, 0, 0));
     else
       add(out, in, sell_for(in, 128, sigma));
     /* Rows of 32-100: a TPR of an eighth of the row, not AUTOCSR's
-     * largest (32), which led on none of cant, consph, shipsec1 and pwtk
-     * at the ELLR-T paper's size or 8-16x it; TPR 8 led cant_x16 in f32
-     * by 5 % (eval-h200-v10-large-cant, bench_spmv_h200_v4).  Outside
-     * that range long_row_tpr, so that f32 rows of 100-128 race no TPR 32
-     * (pdb1HYS f32: raced alongside 16, 32 read 0.2-1.7 % ahead in auto's
-     * two-run rounds in eval-h100-v68..v70 and confirmed 5-6 % behind). */
+     * largest (32), which does not lead on regular rows of that length
+     * within the L2 or beyond it.  Outside that range long_row_tpr, so
+     * that f32 rows of 100-128 race no TPR 32: raced alongside 16, it can
+     * read ahead in the race's two-run rounds and then confirm behind. */
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128,
                     t8 > 0 ? t8 : long_row_tpr(in, tpr), 0, 0));
     add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
@@ -506,9 +478,10 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
     break;
   case SHAPE_IRREGULAR:
     if (beyond_l2(in)) {
-      /* csr-stream16 led by 20-43 % over cuSPARSE ALG1 in f64 (csr-stream
-       * where a block spans too many columns for 16-bit offsets; its
-       * trial then fails at conversion) and csr-stream by 2-5 % in f32. */
+      /* Beyond the L2 csr-stream16 and csr-stream lead cuSPARSE ALG1 on
+       * irregular rows in both types (csr-stream where a block spans too
+       * many columns for 16-bit offsets: csr-stream16's trial then fails
+       * at conversion). */
       if (sell16_fits(in))
         add(out, in, stream_for(in, 1));
       add(out, in, stream_for(in, 0));
@@ -517,29 +490,24 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
       break;
     }
     /* Rows that fit one wave at >= 8 threads each are latency-bound: a
-     * warp-group per row as wide as the wave allows, in few blocks (crack,
-     * 10240 rows: 4.2 us at BS 512, TPR 16 against 4.4 at AUTOCSR's
-     * middle TPR, H200 f64), in place of ALG1, and first: the race keeps
-     * the earlier of two equal times, and AUTOCSR's middle TPR tied it
-     * in a race on crack (f64) to confirm 5 % slower (eval-h200-v9-f64). */
+     * warp-group per row as wide as the wave allows, in few blocks (BS
+     * 512), in place of ALG1, and first: the race keeps the earlier of two
+     * equal times, and AUTOCSR's middle TPR can tie it in the race yet
+     * confirm slower. */
     if ((wt = wave_tpr(p, in->dev)) >= 8) {
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 512, wt, 0, 0));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
       /* f64: csr-stream16, as beyond one wave; in f32 AUTOCSR's largest
-       * TPR, which led within a wave (crack, bayer10, gt-h200-v5.tsv.gz). */
+       * TPR, which leads on irregular rows within a wave. */
       if (in->dtype == SPMV_F64)
         add(out, in, stream_for(in, sell16_fits(in)));
       else
         add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[2], 0, 0));
     } else {
       /* Beyond one wave: csr-stream16 (K 8 in f32, 4 in f64) in place of
-       * ALG1, which trailed the best by 25-45 % on mac_econ, cop20k_A and
-       * rma10 in every H200 race (eval-h200-v23..v26), while csr-stream16
-       * led mac_econ in both types (8.37 us f32 against csr16 TPR 2's
-       * 8.59 and csr-adaptive's 8.56, gt-h200-v8; f32 auto there picked a
-       * csr16 or csr-adaptive that confirmed at 89-91 %, v25-v26);
-       * then AUTOCSR's least TPR (rma10, cop20k_A: 8.6 against 12.0,
-       * 11.5 / 14.0 us as csr16 at the largest, gt-h200-v5.tsv.gz). */
+       * ALG1, which trails far behind on irregular rows within the L2,
+       * while csr-stream16 can lead them in both types; then AUTOCSR's
+       * least TPR, which runs well ahead of its largest on them. */
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[1], 0, 0));
       add(out, in, stream_for(in, sell16_fits(in)));
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, 128, tpr[0], 0, 0));
