@@ -40,13 +40,11 @@ extern "C" int spmv_cuda_error(cudaError_t e, const char *what,
  * Device memory comes from the device's default stream-ordered pool where
  * the device has one.  Memory given back to the driver is scrubbed by it
  * in the background, and the scrub takes HBM bandwidth from the kernels
- * that run meanwhile: on an H100 a 50 us streaming read ran 19-20 %
- * slower for about 20 runs after a 1 GiB cudaFree and for all of 200
- * runs after an 8 GiB one (tests/bench/results/probe-scrub-h100.md).  A
- * tuner's candidates load and unload layouts (and free their conversion
- * staging) between timings, so freed memory stays in the pool
- * (spmv_dev_pool_keep) until spmv_dev_pool_trim gives it back, when the
- * device is idle.  Allocations and frees are on the legacy stream and
+ * that run meanwhile: a streaming read runs slower for many runs after a
+ * large cudaFree, the longer the more was freed.  A tuner's candidates
+ * load and unload layouts (and free their conversion staging) between
+ * timings, so freed memory stays in the pool (spmv_dev_pool_keep) until
+ * spmv_dev_pool_trim gives it back, when the device is idle.  Allocations and frees are on the legacy stream and
  * synchronous, as cudaMalloc's and cudaFree's: the products run on
  * non-blocking streams.
  */

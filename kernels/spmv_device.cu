@@ -263,9 +263,9 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
   }
   if (staged && (rc = fill_staged(&m->L, A, err))) goto fail;
   /* The copies above, waited for once rather than each as spmv_dev_upload
-   * would (why: spmv_kernels.h; a probe's products launched right after
-   * the upload came back wrong in their last rows until this wait: H100,
-   * probe_rounds), before cuSPARSE's preprocessing, which runs on a
+   * would (why: spmv_kernels.h; without the wait, products launched on
+   * another stream right after the upload can read the last rows before
+   * their copy lands), before cuSPARSE's preprocessing, which runs on a
    * non-blocking stream.  The matrix is whole for any stream. */
   if ((rc = spmv_cuda_error(cudaStreamSynchronize(0), "upload of the layout", err)))
     goto fail;
