@@ -19,7 +19,8 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_main.c \
 	daemon/spmvd_server.c daemon/spmvd_server.h \
 	daemon/spmvd_conn.c daemon/spmvd_conn.h \
-	daemon/spmvd_ops.c daemon/spmvd_ops.h \
+	daemon/spmvd_ops.c daemon/spmvd_ops.h daemon/spmvd_ops_impl.h \
+	daemon/spmvd_ops_matrix.c daemon/spmvd_ops_tune.c daemon/spmvd_ops_admin.c \
 	daemon/spmvd_bio.c daemon/spmvd_bio.h \
 	daemon/spmvd_cachejob.c daemon/spmvd_cachejob.h \
 	daemon/spmvd_worker.c daemon/spmvd_worker.h

@@ -93,18 +93,19 @@ struct spmvd_tune_input {
  *    3x the CSR bytes), the predictor's two best formats (when
  *    calibrated), cusparse ALG1 and ALG2 (cuda only), and dia when
  *    dia_fill <= 1.5.
- *  - auto: a short list (3 to 5) from the profile (spmvd_tuner.c, shape_of:
- *    stencil, small, skewed, flat, regular, irregular), most likely winner
- *    first: dia on stencils; cusparse ALG2/ALG1, csr-adaptive, csr-merge on
- *    power laws (csr-stream for csr-merge beyond the L2); csr-vector at
- *    AUTOCSR's TPRs and BS 128 with sell C=32 on regular rows (and hyb on
- *    ELL-like rows; beyond the L2, on short ones, csr-stream16 in f64, on
- *    the others csr-stream16 second); csr-vector, cusparse ALG1 and
- *    csr-adaptive on irregular ones, with csr-stream16 in f64, and beyond
- *    the L2 csr-stream16 and csr-stream first; a warp per row on small
- *    matrices.  On stencils, flat and regular rows that fit
- *    16-bit offsets, csr16 and sell16 stand in for csr-vector/csr-scalar
- *    and sell.  Fitted to the H200 tables (eval_tuner --replay).
+ *  - auto: a short list (3 to 5) from the profile (spmvd_tuner_rules.c,
+ *    shape_of: stencil, small, skewed, flat, regular, irregular), most likely
+ *    winner first: dia on stencils; cusparse ALG2/ALG1, csr-adaptive,
+ *    csr-merge on power laws (csr-stream for csr-merge beyond the L2);
+ *    csr-vector at AUTOCSR's TPRs and BS 128 with sell C=32 on regular rows
+ *    (and hyb on ELL-like rows; beyond the L2, on short ones, csr-stream16 in
+ *    f64, on the others csr-stream16 second); csr-vector, csr-stream16 (in
+ *    f64 where the rows fit one wave) and csr-adaptive on irregular ones, and
+ *    beyond the L2 csr-stream16 and csr-stream first, then cusparse ALG1; a
+ *    warp per row on small matrices.  On stencils, flat and regular rows that
+ *    fit 16-bit offsets, csr16 and sell16 stand in for csr-vector/csr-scalar
+ *    and sell.  tests/check_replay.sh replays these rules on measured
+ *    tables.
  *  The predictor's csr-vector takes AUTOCSR's middle TPR, its ellr-t the
  *  model's pick.  The model needs a GPU: on the cpu, model fails with
  *  SPMV_EUNSUPPORTED and the other strategies go without it.
@@ -208,9 +209,8 @@ struct spmvd_race_params {
 };
 
 /* auto's bound on its race (issue 5: <= 20 SpMV-equivalents on first
- * sight, kept with a margin: the bound is reckoned in the leader's time
- * so far, and a faster pick later raises the cost it is divided into; at
- * 18 one H200 decision reached 20.6, pdb1HYS in f32). */
+ * sight), kept with a margin: the bound is reckoned in the leader's time
+ * so far, and a faster pick later raises the cost it is divided into. */
 #define SPMVD_AUTO_MAX_COST 17.0
 
 /* Fills p with the defaults written above. */

@@ -1,9 +1,11 @@
 # daemon/tuner.mk: the cache and the tuner, and their tests.
 noinst_LTLIBRARIES += daemon/libspmvdtune.la
 daemon_libspmvdtune_la_SOURCES = \
-	daemon/spmvd_cache.c daemon/spmvd_cache.h \
+	daemon/spmvd_cache.c daemon/spmvd_cache.h daemon/spmvd_cache_impl.h \
+	daemon/spmvd_cache_store.c daemon/spmvd_cache_json.c \
 	daemon/spmvd_schema.h \
-	daemon/spmvd_tuner.c daemon/spmvd_tuner.h \
+	daemon/spmvd_tuner.c daemon/spmvd_tuner.h daemon/spmvd_tuner_impl.h \
+	daemon/spmvd_tuner_rules.c daemon/spmvd_tuner_race.c \
 	daemon/spmvd_model.c daemon/spmvd_model.h \
 	daemon/spmvd_calib.c daemon/spmvd_calib.h \
 	daemon/spmvd_predict_feat.c daemon/spmvd_predict_feat.h \

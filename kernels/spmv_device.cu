@@ -1,4 +1,4 @@
-/* spmv_device.cu: resident matrices on the GPU: upload of a layout, scratch, dispatch, CUDA errors. */
+/* spmv_device.cu: resident matrices on the GPU: upload of a layout, scratch, dispatch. */
 /*
  * Host code only.  A struct spmv_dev_matrix is the host layout with each
  * array copied to device memory and its pointer replaced; kernels receive
@@ -9,167 +9,7 @@
 #include <string.h>
 
 #include "spmv_cuda.cuh"
-
-/* Maps a CUDA error to SPMV_EGPU or SPMV_EGPU_STICKY with a message. */
-extern "C" int spmv_cuda_error(cudaError_t e, const char *what,
-                               struct spmv_error *err) {
-  if (e == cudaSuccess) return 0;
-  int code = SPMV_EGPU;
-  switch (e) {
-  case cudaErrorIllegalAddress:
-  case cudaErrorLaunchFailure:
-  case cudaErrorAssert:
-  case cudaErrorHardwareStackError:
-  case cudaErrorIllegalInstruction:
-  case cudaErrorMisalignedAddress:
-  case cudaErrorInvalidAddressSpace:
-  case cudaErrorInvalidPc:
-  case cudaErrorLaunchTimeout:
-  case cudaErrorECCUncorrectable:
-  case cudaErrorContextIsDestroyed:
-    code = SPMV_EGPU_STICKY;
-    break;
-  default:
-    break;
-  }
-  return spmv_error_set(err, code, "%s: %s: %s", what, cudaGetErrorName(e),
-                        cudaGetErrorString(e));
-}
-
-/*
- * Device memory comes from the device's default stream-ordered pool where
- * the device has one.  Memory given back to the driver is scrubbed by it
- * in the background, and the scrub takes HBM bandwidth from the kernels
- * that run meanwhile: on an H100 a 50 us streaming read ran 19-20 %
- * slower for about 20 runs after a 1 GiB cudaFree and for all of 200
- * runs after an 8 GiB one (tests/bench/results/probe-scrub-h100.md).  A
- * tuner's candidates load and unload layouts (and free their conversion
- * staging) between timings, so freed memory stays in the pool
- * (spmv_dev_pool_keep) until spmv_dev_pool_trim gives it back, when the
- * device is idle.  Allocations and frees are on the legacy stream and
- * synchronous, as cudaMalloc's and cudaFree's: the products run on
- * non-blocking streams.
- */
-static int pools = -1; /* the current device has pools: -1 not yet asked */
-
-static int have_pools(void) {
-  if (pools < 0) {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess) {
-      cudaGetLastError();
-      v = 0;
-    }
-    pools = v != 0;
-  }
-  return pools;
-}
-
-/* The current device's default pool, or NULL. */
-static cudaMemPool_t default_pool(void) {
-  cudaMemPool_t pool = NULL;
-  int dev = 0;
-  if (!have_pools() || cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return NULL;
-  }
-  return pool;
-}
-
-static cudaError_t raw_alloc(void **p, size_t bytes) {
-  if (!have_pools()) return cudaMalloc(p, bytes);
-  cudaError_t e = cudaMallocAsync(p, bytes, 0);
-  /* Usable from any stream once the call returns, as cudaMalloc's. */
-  if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-  return e;
-}
-
-/* Device memory, running out as SPMV_ENOMEM; see spmv_kernels.h. */
-extern "C" int spmv_dev_alloc(void **p, size_t bytes, const char *what,
-                              struct spmv_error *err) {
-  cudaError_t e = raw_alloc(p, bytes ? bytes : 1);
-  if (e == cudaErrorMemoryAllocation && have_pools()) {
-    /* The pool's free blocks may not fit: give them back and try once more. */
-    cudaGetLastError();
-    spmv_dev_pool_trim();
-    e = raw_alloc(p, bytes ? bytes : 1);
-  }
-  if (e == cudaErrorMemoryAllocation) {
-    cudaGetLastError(); /* not sticky: clear it so the next call is not blamed */
-    *p = NULL;
-    return spmv_error_set(err, SPMV_ENOMEM,
-                          "GPU out of memory allocating %zu bytes for %s",
-                          bytes, what);
-  }
-  if (e != cudaSuccess) *p = NULL;
-  return spmv_cuda_error(e, what, err);
-}
-
-/* Frees what spmv_dev_alloc gave; see spmv_kernels.h. */
-extern "C" void spmv_dev_free(void *p) {
-  if (p == NULL) return;
-  if (!have_pools()) {
-    cudaFree(p);
-    return;
-  }
-  /* Work on other streams may still read p: wait for it, as cudaFree does. */
-  cudaDeviceSynchronize();
-  cudaFreeAsync(p, 0);
-  cudaStreamSynchronize(0);
-}
-
-/* See spmv_kernels.h. */
-extern "C" int spmv_dev_upload(void *dst, const void *src, size_t bytes,
-                               const char *what, struct spmv_error *err) {
-  int rc = spmv_cuda_error(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), what, err);
-  if (rc == 0) rc = spmv_cuda_error(cudaStreamSynchronize(0), what, err);
-  return rc;
-}
-
-/* Bytes the pool holds that no allocation uses. */
-static size_t pool_idle(cudaMemPool_t pool) {
-  unsigned long long reserved = 0, used = 0; /* cuuint64_t */
-  if (pool == NULL ||
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return reserved > used ? (size_t)(reserved - used) : 0;
-}
-
-/* See spmv_kernels.h. */
-extern "C" int spmv_dev_pool_keep(struct spmv_error *err) {
-  cudaMemPool_t pool = default_pool();
-  unsigned long long all = ~0ULL;
-  if (pool == NULL) return 0;
-  return spmv_cuda_error(
-      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &all),
-      "cudaMemPoolSetAttribute of the release threshold", err);
-}
-
-/* See spmv_kernels.h. */
-extern "C" size_t spmv_dev_pool_idle(void) { return pool_idle(default_pool()); }
-
-/* See spmv_kernels.h. */
-extern "C" size_t spmv_dev_pool_trim(void) {
-  cudaMemPool_t pool = default_pool();
-  size_t idle = pool_idle(pool);
-  if (idle == 0) return 0;
-  cudaDeviceSynchronize();
-  if (cudaMemPoolTrimTo(pool, 0) != cudaSuccess) cudaGetLastError();
-  size_t left = pool_idle(pool);
-  return idle > left ? idle - left : 0;
-}
-
-/* See spmv_kernels.h. */
-extern "C" int spmv_dev_mem_info(size_t *free_b, size_t *total_b,
-                                 struct spmv_error *err) {
-  int rc = spmv_cuda_error(cudaMemGetInfo(free_b, total_b), "cudaMemGetInfo", err);
-  if (rc == 0) *free_b += spmv_dev_pool_idle();
-  return rc;
-}
+#include "spmv_dev_arrays.cuh"
 
 /* Device attribute a of device dev, 0 where the runtime does not answer. */
 static int dev_attr(cudaDeviceAttr a, int dev) {
@@ -179,160 +19,35 @@ static int dev_attr(cudaDeviceAttr a, int dev) {
 
 #define MAX_ARRAYS SPMV_DEV_MAX_ARRAYS
 
-/* One array of a layout: the address of its pointer field and its size. */
-struct array_ref {
-  void **field;
-  size_t bytes;
-};
-
-static void add(struct array_ref *a, int *n, void *field, size_t bytes) {
-  a[*n].field = (void **)field;
-  a[*n].bytes = bytes;
-  (*n)++;
-}
-
-static void csr_arrays(struct spmv_layout *L, struct spmv_csr_layout *C,
-                       size_t vs, struct array_ref *a, int *n) {
-  if (C->row_ptr32) add(a, n, &C->row_ptr32, (size_t)(L->rows + 1) * 4);
-  else add(a, n, &C->row_ptr64, (size_t)(L->rows + 1) * 8);
-  add(a, n, &C->col, (size_t)L->nnz * 4);
-  add(a, n, &C->val, (size_t)L->nnz * vs);
-}
-
 /*
- * Lists L's arrays (pointer fields inside L itself) with their sizes.  The
- * size of sell's col and val is read from slice_ptr, so it needs a host
- * layout: pass host = 0 for a device layout (sizes then unused).
+ * Lists L's arrays (pointer fields inside L itself) with their sizes, from
+ * its format's list (spmv_dev_arrays.cuh).  The size of sell's col and val
+ * is read from slice_ptr, so it needs a host layout: pass host = 0 for a
+ * device layout (sizes then unused).
  */
 static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
   size_t vs = L->dtype == SPMV_F32 ? 4 : 8;
-  int n = 0;
   switch (L->cfg.format) {
   case SPMV_FMT_CSR_SCALAR:
   case SPMV_FMT_CSR_VECTOR:
   case SPMV_FMT_CSR_MERGE:
-  case SPMV_FMT_CUSPARSE:
-    csr_arrays(L, &L->u.csr, vs, a, &n);
-    break;
-  case SPMV_FMT_CSR16: {
-    struct spmv_csr_layout *C = &L->u.csr;
-    if (C->row_ptr32) add(a, &n, &C->row_ptr32, (size_t)(L->rows + 1) * 4);
-    else add(a, &n, &C->row_ptr64, (size_t)(L->rows + 1) * 8);
-    add(a, &n, &C->base, (size_t)L->rows * 4);
-    add(a, &n, &C->col16, (size_t)L->nnz * 2);
-    add(a, &n, &C->val, (size_t)L->nnz * vs);
-    break;
-  }
-  case SPMV_FMT_CSR_ADAPTIVE: {
-    struct spmv_adaptive_layout *A = &L->u.adaptive;
-    csr_arrays(L, &A->csr, vs, a, &n);
-    add(a, &n, &A->rows, (size_t)A->bin_start[A->nbins] * 4);
-    add(a, &n, &A->long_rows, (size_t)A->nlong * 4);
-    add(a, &n, &A->long_chunk, A->long_chunk ? (size_t)(A->nlong + 1) * 8 : 0);
-    break;
-  }
-  case SPMV_FMT_CSR_STREAM: {
-    struct spmv_stream_layout *D = &L->u.stream;
-    csr_arrays(L, &D->csr, vs, a, &n);
-    add(a, &n, &D->blk_row, (size_t)D->nblocks * 8);
-    add(a, &n, &D->blk_ent, (size_t)D->nblocks * 16);
-    add(a, &n, &D->long_rows, (size_t)D->nlong * 4);
-    add(a, &n, &D->long_chunk, D->long_chunk ? (size_t)(D->nlong + 1) * 8 : 0);
-    break;
-  }
-  case SPMV_FMT_CSR_STREAM16: {
-    struct spmv_stream_layout *D = &L->u.stream;
-    struct spmv_csr_layout *C = &D->csr;
-    if (C->row_ptr32) add(a, &n, &C->row_ptr32, (size_t)(L->rows + 1) * 4);
-    else add(a, &n, &C->row_ptr64, (size_t)(L->rows + 1) * 8);
-    add(a, &n, &C->col16, (size_t)L->nnz * 2);
-    add(a, &n, &C->val, (size_t)L->nnz * vs);
-    add(a, &n, &D->blk_base, (size_t)D->nblocks * 4);
-    add(a, &n, &D->chunk_base, (size_t)D->nchunks * 4);
-    add(a, &n, &D->blk_row, (size_t)D->nblocks * 8);
-    add(a, &n, &D->blk_ent, (size_t)D->nblocks * 16);
-    add(a, &n, &D->long_rows, (size_t)D->nlong * 4);
-    add(a, &n, &D->long_chunk, D->long_chunk ? (size_t)(D->nlong + 1) * 8 : 0);
-    break;
-  }
-  case SPMV_FMT_CSR_PANEL: {
-    struct spmv_panel_layout *D = &L->u.panel;
-    size_t slots = (size_t)(D->npanels * L->rows) + 1;
-    if (D->csr.row_ptr32) add(a, &n, &D->csr.row_ptr32, slots * 4);
-    else add(a, &n, &D->csr.row_ptr64, slots * 8);
-    add(a, &n, &D->csr.col16, (size_t)L->nnz * 2);
-    add(a, &n, &D->csr.val, (size_t)L->nnz * vs);
-    break;
-  }
-  case SPMV_FMT_ELL: {
-    struct spmv_ell_layout *E = &L->u.ell;
-    add(a, &n, &E->col, (size_t)(E->width * E->pitch) * 4);
-    add(a, &n, &E->val, (size_t)(E->width * E->pitch) * vs);
-    break;
-  }
-  case SPMV_FMT_ELLR_T: {
-    struct spmv_ellr_layout *E = &L->u.ellr;
-    size_t cells = (size_t)(E->iters * E->pitch * E->t);
-    add(a, &n, &E->rl, (size_t)L->rows * 4);
-    add(a, &n, &E->col, cells * 4);
-    add(a, &n, &E->val, cells * vs);
-    break;
-  }
-  case SPMV_FMT_COO: {
-    struct spmv_coo_layout *C = &L->u.coo;
-    add(a, &n, &C->row, (size_t)L->nnz * 4);
-    add(a, &n, &C->col, (size_t)L->nnz * 4);
-    add(a, &n, &C->val, (size_t)L->nnz * vs);
-    break;
-  }
-  case SPMV_FMT_HYB: {
-    struct spmv_hyb_layout *H = &L->u.hyb;
-    add(a, &n, &H->ell.col, (size_t)(H->ell.width * H->ell.pitch) * 4);
-    add(a, &n, &H->ell.val, (size_t)(H->ell.width * H->ell.pitch) * vs);
-    add(a, &n, &H->coo.row, (size_t)H->coo_nnz * 4);
-    add(a, &n, &H->coo.col, (size_t)H->coo_nnz * 4);
-    add(a, &n, &H->coo.val, (size_t)H->coo_nnz * vs);
-    break;
-  }
-  case SPMV_FMT_DIA: {
-    struct spmv_dia_layout *D = &L->u.dia;
-    add(a, &n, &D->offsets, (size_t)D->ndiags * 4);
-    add(a, &n, &D->val, (size_t)(D->ndiags * D->pitch) * vs);
-    break;
-  }
-  case SPMV_FMT_JAD: {
-    struct spmv_jad_layout *J = &L->u.jad;
-    add(a, &n, &J->perm, (size_t)L->rows * 4);
-    add(a, &n, &J->jd_ptr, (size_t)(J->njd + 1) * 8);
-    add(a, &n, &J->col, (size_t)L->nnz * 4);
-    add(a, &n, &J->val, (size_t)L->nnz * vs);
-    break;
-  }
-  case SPMV_FMT_SELL: {
-    struct spmv_sell_layout *S = &L->u.sell;
-    size_t cells = host && S->slice_ptr ? (size_t)S->slice_ptr[S->nslices] : 0;
-    add(a, &n, &S->perm, (size_t)(S->nslices * S->c) * 4);
-    add(a, &n, &S->slice_ptr, (size_t)(S->nslices + 1) * 8);
-    add(a, &n, &S->slice_width, (size_t)S->nslices * 4);
-    add(a, &n, &S->col, cells * 4);
-    add(a, &n, &S->val, cells * vs);
-    break;
-  }
-  case SPMV_FMT_SELL16: {
-    struct spmv_sell_layout *S = &L->u.sell;
-    size_t cells = host && S->slice_ptr ? (size_t)S->slice_ptr[S->nslices] : 0;
-    add(a, &n, &S->perm, (size_t)(S->nslices * S->c) * 4);
-    add(a, &n, &S->slice_ptr, (size_t)(S->nslices + 1) * 8);
-    add(a, &n, &S->slice_width, (size_t)S->nslices * 4);
-    add(a, &n, &S->base, (size_t)(S->nslices * S->c) * 4);
-    add(a, &n, &S->col16, cells * 2);
-    add(a, &n, &S->val, cells * vs);
-    break;
-  }
+  case SPMV_FMT_CUSPARSE: return spmv_csr_dev_arrays(L, vs, a);
+  case SPMV_FMT_CSR16: return spmv_csr16_dev_arrays(L, vs, a);
+  case SPMV_FMT_CSR_ADAPTIVE: return spmv_csr_adaptive_dev_arrays(L, vs, a);
+  case SPMV_FMT_CSR_STREAM: return spmv_csr_stream_dev_arrays(L, vs, a);
+  case SPMV_FMT_CSR_STREAM16: return spmv_csr_stream16_dev_arrays(L, vs, a);
+  case SPMV_FMT_CSR_PANEL: return spmv_csr_panel_dev_arrays(L, vs, a);
+  case SPMV_FMT_ELL: return spmv_ell_dev_arrays(L, vs, a);
+  case SPMV_FMT_ELLR_T: return spmv_ellr_t_dev_arrays(L, vs, a);
+  case SPMV_FMT_COO: return spmv_coo_dev_arrays(L, vs, a);
+  case SPMV_FMT_HYB: return spmv_hyb_dev_arrays(L, vs, a);
+  case SPMV_FMT_DIA: return spmv_dia_dev_arrays(L, vs, a);
+  case SPMV_FMT_JAD: return spmv_jad_dev_arrays(L, vs, a);
+  case SPMV_FMT_SELL: return spmv_sell_dev_arrays(L, vs, a, host);
+  case SPMV_FMT_SELL16: return spmv_sell16_dev_arrays(L, vs, a, host);
   default:
     return -1;
   }
-  return n;
 }
 
 /* Scratch bytes of the two-step formats. */
@@ -414,275 +129,28 @@ static int fill_from_csr(void *d, size_t bytes, int is_val, enum spmv_dtype dt,
 }
 
 /*
- * The staged formats: their entries placed from the CSR on the device, each
- * slot written once (entry or padding) in the layout's own order so that a
- * warp's writes are consecutive; the same contents as the host's
- * conversion, padding included (column -1 or SPMV_SELL16_PAD, value 0).
+ * The staged formats: their entries placed from the CSR on the device by
+ * their format's fill (spmv_dev_arrays.cuh).
  */
 
-/* sell and sell16, one thread per lane: entry k of lane l of slice s at
- * slice_ptr[s] + k * C + l, up to the slice's width (sell_fill()). */
-template <typename T, bool NARROW>
-__global__ void spmv_sell_fill_kernel(struct spmv_sell_layout S, int64_t lanes,
-                                      const int64_t *__restrict__ rp,
-                                      const int32_t *__restrict__ ci,
-                                      const double *__restrict__ cv) {
-  int64_t lane = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (lane >= lanes) return;
-  int64_t s = lane / S.c, l = lane - s * S.c, at = S.slice_ptr[s] + l;
-  int32_t r = S.perm[lane], w = S.slice_width[s];
-  int64_t lo = r >= 0 ? rp[r] : 0, len = r >= 0 ? rp[r + 1] - lo : 0;
-  int32_t b = NARROW ? S.base[lane] : 0;
-  for (int64_t k = 0; k < w; k++, at += S.c) {
-    bool real = k < len;
-    if (NARROW)
-      S.col16[at] = real ? (uint16_t)(ci[lo + k] - b) : (uint16_t)SPMV_SELL16_PAD;
-    else
-      S.col[at] = real ? ci[lo + k] : -1;
-    ((T *)S.val)[at] = real ? (T)cv[lo + k] : T(0);
-  }
-}
-
-/* Slot at of a padded layout (ell, ellr-t): entry k of row i, or a pad
- * (column -1, value 0) past the row's end or past the matrix's rows. */
-template <typename T>
-__device__ inline void put_slot(int32_t *col, void *val, int64_t at, int64_t i,
-                                int64_t k, int64_t rows,
-                                const int64_t *__restrict__ rp,
-                                const int32_t *__restrict__ ci,
-                                const double *__restrict__ cv) {
-  int64_t lo = i < rows ? rp[i] : 0, len = i < rows ? rp[i + 1] - lo : 0;
-  bool real = k < len;
-  col[at] = real ? ci[lo + k] : -1;
-  ((T *)val)[at] = real ? (T)cv[lo + k] : T(0);
-}
-
-/* ell, one thread per slot: slot k * pitch + i holds entry k of row i
- * (spmv_ell_arrays_init()). */
-template <typename T>
-__global__ void spmv_ell_fill_kernel(struct spmv_ell_layout E, int64_t rows,
-                                     const int64_t *__restrict__ rp,
-                                     const int32_t *__restrict__ ci,
-                                     const double *__restrict__ cv) {
-  int64_t slots = E.width * E.pitch, stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t at = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; at < slots;
-       at += stride) {
-    int64_t k = at / E.pitch;
-    put_slot<T>(E.col, E.val, at, at - k * E.pitch, k, rows, rp, ci, cv);
-  }
-}
-
-/* ellr-t, one thread per slot: slot (j / T) * pitch * T + i * T + j % T
- * holds entry j of row i (spmv_ellr_t_init()). */
-template <typename T>
-__global__ void spmv_ellr_fill_kernel(struct spmv_ellr_layout R, int64_t rows,
-                                      const int64_t *__restrict__ rp,
-                                      const int32_t *__restrict__ ci,
-                                      const double *__restrict__ cv) {
-  int64_t plane = R.pitch * R.t, slots = R.iters * plane;
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t at = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; at < slots;
-       at += stride) {
-    int64_t q = at / plane, rem = at - q * plane, i = rem / R.t;
-    put_slot<T>(R.col, R.val, at, i, q * R.t + (rem - i * R.t), rows, rp, ci, cv);
-  }
-}
-
-/* csr16, a warp per row: entry k's column as its offset from the row's
- * base (csr16_init()). */
-template <typename T>
-__global__ void spmv_csr16_fill_kernel(struct spmv_csr_layout C, int64_t rows,
-                                       const int64_t *__restrict__ rp,
-                                       const int32_t *__restrict__ ci,
-                                       const double *__restrict__ cv) {
-  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  int64_t nwarps = (int64_t)gridDim.x * blockDim.x / 32;
-  int lane = threadIdx.x % 32;
-  for (int64_t i = warp; i < rows; i += nwarps) {
-    int32_t b = C.base[i];
-    for (int64_t k = rp[i] + lane; k < rp[i + 1]; k += 32) {
-      C.col16[k] = (uint16_t)(ci[k] - b);
-      ((T *)C.val)[k] = (T)cv[k];
-    }
-  }
-}
-
-/* coo (and hyb's COO part), a warp per row: the entries of row i past its
- * first skip, from start[i] on, in row order (spmv_coo_arrays_init()). */
-template <typename T>
-__global__ void spmv_coo_fill_kernel(struct spmv_coo_layout K, int64_t rows,
-                                     int64_t skip, const int64_t *__restrict__ start,
-                                     const int64_t *__restrict__ rp,
-                                     const int32_t *__restrict__ ci,
-                                     const double *__restrict__ cv) {
-  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  int64_t nwarps = (int64_t)gridDim.x * blockDim.x / 32;
-  int lane = threadIdx.x % 32;
-  for (int64_t i = warp; i < rows; i += nwarps) {
-    int64_t lo = rp[i] + skip, at = start[i] - lo;
-    for (int64_t k = lo + lane; k < rp[i + 1]; k += 32) {
-      K.row[at + k] = (int32_t)i;
-      K.col[at + k] = ci[k];
-      ((T *)K.val)[at + k] = (T)cv[k];
-    }
-  }
-}
-
-/* jad, a thread per sorted row k: its entry d at jd_ptr[d] + k
- * (spmv_jad_init()). */
-template <typename T>
-__global__ void spmv_jad_fill_kernel(struct spmv_jad_layout J, int64_t rows,
-                                     const int64_t *__restrict__ rp,
-                                     const int32_t *__restrict__ ci,
-                                     const double *__restrict__ cv) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < rows;
-       k += stride) {
-    int32_t r = J.perm[k];
-    int64_t lo = rp[r], len = rp[r + 1] - lo;
-    for (int64_t d = 0; d < len; d++) {
-      J.col[J.jd_ptr[d] + k] = ci[lo + d];
-      ((T *)J.val)[J.jd_ptr[d] + k] = (T)cv[lo + d];
-    }
-  }
-}
-
-/* dia, a thread per row over its entries in order, each added to its
- * diagonal's slot (found among the ascending offsets) in double and
- * narrowed, as spmv_val_add() sums duplicates; val zeroed before. */
-template <typename T>
-__global__ void spmv_dia_fill_kernel(struct spmv_dia_layout D, int64_t rows,
-                                     const int64_t *__restrict__ rp,
-                                     const int32_t *__restrict__ ci,
-                                     const double *__restrict__ cv) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
-       i += stride) {
-    for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
-      int64_t off = (int64_t)ci[k] - i, lo = 0, hi = D.ndiags;
-      while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (D.offsets[mid] < off) lo = mid + 1;
-        else hi = mid;
-      }
-      T *v = (T *)D.val + lo * D.pitch + i;
-      *v = (T)((double)*v + cv[k]);
-    }
-  }
-}
-
-/* csr-stream16, a thread block per row block, then one per long row: each
- * entry's column as its offset from its block's or chunk's base, and its
- * value (stream16_fill()). */
-template <typename T>
-__global__ void spmv_stream16_fill_kernel(struct spmv_stream_layout D,
-                                          const int64_t *__restrict__ rp,
-                                          const int32_t *__restrict__ ci,
-                                          const double *__restrict__ cv) {
-  for (int64_t b = blockIdx.x; b < D.nblocks; b += gridDim.x) {
-    int32_t base = D.blk_base[b];
-    for (int64_t k = D.blk_ent[2 * b] + threadIdx.x; k < D.blk_ent[2 * b + 1];
-         k += blockDim.x) {
-      D.csr.col16[k] = (uint16_t)(ci[k] - base);
-      ((T *)D.csr.val)[k] = (T)cv[k];
-    }
-  }
-  for (int64_t r = blockIdx.x; r < D.nlong; r += gridDim.x) {
-    int64_t lo = rp[D.long_rows[r]], hi = rp[D.long_rows[r] + 1];
-    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x) {
-      D.csr.col16[k] =
-          (uint16_t)(ci[k] - D.chunk_base[D.long_chunk[r] + (k - lo) / D.chunk_len]);
-      ((T *)D.csr.val)[k] = (T)cv[k];
-    }
-  }
-}
-
-/* Grid of a grid-stride fill over n threads' work. */
-static unsigned fill_grid(int64_t n) {
-  int64_t g = (n + 255) / 256;
-  return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
-}
-
 /* Launches the fill of D's entries; start: hyb's COO positions per row. */
-template <typename T>
 static void launch_fill(struct spmv_layout *D, const struct spmv_csr *A,
                         const int64_t *rp, const int32_t *ci, const double *cv,
                         const int64_t *start) {
   switch (D->cfg.format) {
   case SPMV_FMT_SELL:
-  case SPMV_FMT_SELL16: {
-    int64_t lanes = D->u.sell.nslices * D->u.sell.c;
-    unsigned grid = (unsigned)((lanes + 255) / 256);
-    if (lanes == 0) return;
-    if (D->cfg.format == SPMV_FMT_SELL16)
-      spmv_sell_fill_kernel<T, true><<<grid, 256>>>(D->u.sell, lanes, rp, ci, cv);
-    else
-      spmv_sell_fill_kernel<T, false><<<grid, 256>>>(D->u.sell, lanes, rp, ci, cv);
-    return;
-  }
-  case SPMV_FMT_ELL:
-    if (D->u.ell.width * D->u.ell.pitch > 0)
-      spmv_ell_fill_kernel<T><<<fill_grid(D->u.ell.width * D->u.ell.pitch), 256>>>(
-          D->u.ell, A->rows, rp, ci, cv);
-    return;
-  case SPMV_FMT_ELLR_T: {
-    int64_t slots = D->u.ellr.iters * D->u.ellr.pitch * D->u.ellr.t;
-    if (slots > 0)
-      spmv_ellr_fill_kernel<T><<<fill_grid(slots), 256>>>(D->u.ellr, A->rows, rp, ci, cv);
-    return;
-  }
-  case SPMV_FMT_CSR16:
-    if (A->rows > 0)
-      spmv_csr16_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(D->u.csr, A->rows, rp,
-                                                                  ci, cv);
-    return;
-  case SPMV_FMT_COO:
-    if (A->rows > 0 && A->nnz > 0)
-      spmv_coo_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(D->u.coo, A->rows, 0, rp,
-                                                                rp, ci, cv);
-    return;
-  case SPMV_FMT_HYB: {
-    struct spmv_hyb_layout *H = &D->u.hyb;
-    if (H->ell.width * H->ell.pitch > 0)
-      spmv_ell_fill_kernel<T><<<fill_grid(H->ell.width * H->ell.pitch), 256>>>(
-          H->ell, A->rows, rp, ci, cv);
-    if (H->coo_nnz > 0)
-      spmv_coo_fill_kernel<T><<<fill_grid(A->rows * 32), 256>>>(H->coo, A->rows, H->k,
-                                                                start, rp, ci, cv);
-    return;
-  }
-  case SPMV_FMT_CSR_STREAM16: {
-    int64_t n = D->u.stream.nblocks > D->u.stream.nlong ? D->u.stream.nblocks
-                                                        : D->u.stream.nlong;
-    if (n > 0)
-      spmv_stream16_fill_kernel<T><<<(unsigned)(n < 65535 ? n : 65535), 256>>>(
-          D->u.stream, rp, ci, cv);
-    return;
-  }
-  case SPMV_FMT_JAD:
-    if (A->rows > 0)
-      spmv_jad_fill_kernel<T><<<fill_grid(A->rows), 256>>>(D->u.jad, A->rows, rp, ci, cv);
-    return;
-  case SPMV_FMT_DIA:
-    if (A->rows > 0)
-      spmv_dia_fill_kernel<T><<<fill_grid(A->rows), 256>>>(D->u.dia, A->rows, rp, ci, cv);
-    return;
+  case SPMV_FMT_SELL16: spmv_sell_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_ELL: spmv_ell_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_ELLR_T: spmv_ellr_t_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_CSR16: spmv_csr16_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_COO: spmv_coo_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_HYB: spmv_hyb_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_CSR_STREAM16: spmv_csr_stream16_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_JAD: spmv_jad_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_DIA: spmv_dia_dev_fill(D, A, rp, ci, cv, start); return;
   default:
     return;
   }
-}
-
-/* hyb's COO positions: start[i], where row i's entries past the first K
- * go (the count of those of the rows before it); new, or NULL. */
-static int64_t *hyb_starts(const struct spmv_csr *A, int64_t k) {
-  int64_t *st = (int64_t *)malloc((size_t)(A->rows + 1) * sizeof *st);
-  if (st == NULL) return NULL;
-  st[0] = 0;
-  for (int64_t i = 0; i < A->rows; i++) {
-    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
-    st[i + 1] = st[i] + (len > k ? len - k : 0);
-  }
-  return st;
 }
 
 /* Fills the entries of staged shell D (its other arrays on the device)
@@ -700,7 +168,7 @@ static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
   if (rc == 0)
     rc = spmv_dev_alloc((void **)&cv, nnz * 8 + 8, "the values staged to convert", err);
   if (rc == 0 && D->cfg.format == SPMV_FMT_HYB) {
-    if ((hstart = hyb_starts(A, D->u.hyb.k)) == NULL)
+    if ((hstart = spmv_hyb_dev_starts(A, D->u.hyb.k)) == NULL)
       rc = spmv_error_set(err, SPMV_ENOMEM, "out of host memory for hyb's COO positions");
     else
       rc = spmv_dev_alloc((void **)&start, rb, "hyb's COO positions", err);
@@ -719,10 +187,7 @@ static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
                    (size_t)(D->u.dia.ndiags * D->u.dia.pitch) *
                        (D->dtype == SPMV_F32 ? 4 : 8));
   if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto out;
-  if (D->dtype == SPMV_F32)
-    launch_fill<float>(D, A, rp, ci, cv, start);
-  else
-    launch_fill<double>(D, A, rp, ci, cv, start);
+  launch_fill(D, A, rp, ci, cv, start);
   if ((rc = spmv_cuda_error(cudaGetLastError(), "conversion kernel", err))) goto out;
   rc = spmv_cuda_error(cudaDeviceSynchronize(), "conversion on the device", err);
 out:
@@ -798,9 +263,9 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
   }
   if (staged && (rc = fill_staged(&m->L, A, err))) goto fail;
   /* The copies above, waited for once rather than each as spmv_dev_upload
-   * would (why: spmv_kernels.h; a probe's products launched right after
-   * the upload came back wrong in their last rows until this wait: H100,
-   * probe_rounds), before cuSPARSE's preprocessing, which runs on a
+   * would (why: spmv_kernels.h; without the wait, products launched on
+   * another stream right after the upload can read the last rows before
+   * their copy lands), before cuSPARSE's preprocessing, which runs on a
    * non-blocking stream.  The matrix is whole for any stream. */
   if ((rc = spmv_cuda_error(cudaStreamSynchronize(0), "upload of the layout", err)))
     goto fail;

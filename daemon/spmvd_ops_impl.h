@@ -1,0 +1,139 @@
+/* spmvd_ops_impl.h: what the operations' files share (spmvd_ops.c, the
+ * matrix ops, the tuning ops, the admin ops); internal to spmvd. */
+#ifndef SPMVD_OPS_IMPL_H
+#define SPMVD_OPS_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "spmv_error.h"
+#include "spmv_formats.h"
+#include "spmvd_registry.h"
+#include "spmvd_shm.h"
+#include "spmvd_tuner.h"
+#include "spmvd_worker.h"
+
+struct spmvd_conn;
+struct spmvd_server;
+
+/*
+ * Slow work goes to the worker: every op that needs it sends one worker
+ * request whose callback continues the op, holding a reference on the
+ * connection.  A callback first looks its matrix up again by handle: the
+ * connection may have closed (freeing its matrices) meanwhile.
+ *
+ * A load runs:  worker load (validate, convert, profile, fingerprint)
+ *   -> cache lookup -> hit:  worker prepare with a check against the
+ *                            reference (first use after load);
+ *                            a wrong result quarantines it and retunes
+ *                   -> miss: worker tune (progress events relayed)
+ *   -> reply.
+ * The matrix ops (spmvd_ops_matrix.c) run the load up to the fingerprint,
+ * the tuning ops (spmvd_ops_tune.c) from the lookup on.
+ */
+
+/* An op in flight: what its callbacks need to go on. */
+struct spmvd_op {
+  struct spmvd_conn *c;        /* referenced */
+  struct spmvd_server *srv;
+  int64_t id;
+  int64_t handle;
+  char name[16];               /* "load", "tune", ... */
+  enum spmvd_strategy strategy;
+  int verify;
+  struct spmvd_shm vec;        /* multiply: the vectors, taken from the conn */
+  int conn_vec;                /* multiply: the vectors are in c->vec */
+  int inplace;                 /* multiply: in the attached memfd, no payload */
+  size_t y_off, y_len;
+  int nvec;
+  char reason[256];
+  char trying[64];             /* tune, bench: the candidate being built */
+  int listed;                  /* bench: the request named its configs */
+  enum spmv_dtype dtype;       /* calibrate: the value type */
+  double max_s;                /* calibrate: the time bound in seconds */
+  json_t *result;              /* calibrate: the reply while fits are stored */
+};
+
+/* --- spmvd_ops.c: the op's life, replies and fields --- */
+
+/* A new op for request id on c (which it references); NULL when out of
+ * memory. */
+struct spmvd_op *spmvd_op_new(struct spmvd_conn *c, int64_t id,
+                              const char *name);
+/* Ends an op: the connection reads its next request. */
+void spmvd_op_end(struct spmvd_op *o);
+/* Sends err as the op's reply (unless the connection is closing), then
+ * ends it. */
+void spmvd_op_fail(struct spmvd_op *o, const struct spmv_error *err);
+/* Sends msg (taken; NULL: out of memory) as the reply to id. */
+void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg);
+
+/* Parses "f32" / "f64" (s may be NULL); returns 0 or -1. */
+int spmvd_op_parse_dtype(const char *s, enum spmv_dtype *dt);
+/* Reads an integer (or number) field; returns 0 or SPMV_EPROTO naming it
+ * (err may be NULL once the request was checked). */
+int spmvd_op_get_int(json_t *req, const char *key, int64_t *out,
+                     struct spmv_error *err);
+int spmvd_op_get_number(json_t *req, const char *key, double *out,
+                        struct spmv_error *err);
+/* The request's matrix by "handle", owned by c's user and fully loaded. */
+int spmvd_op_get_ready_matrix(struct spmvd_conn *c, json_t *req,
+                              struct spmvd_matrix **out,
+                              struct spmv_error *err);
+/* The request's "strategy", or the configured default. */
+int spmvd_op_strategy(struct spmvd_server *srv, json_t *req,
+                      enum spmvd_strategy *s, struct spmv_error *err);
+/* A configuration as the replies show it (a new reference). */
+json_t *spmvd_op_config_json(const struct spmv_config *cfg, const char *text);
+
+/* Looks the op's matrix up again; NULL when it or its connection is gone. */
+struct spmvd_matrix *spmvd_op_matrix(struct spmvd_op *o);
+/* Fails the op; a load's matrix goes with it. */
+void spmvd_op_load_fail(struct spmvd_op *o, const struct spmv_error *err);
+/* Sends msg (taken) to the worker, cb continuing the op; on failure the
+ * op fails (spmvd_op_load_fail) and -1 is returned. */
+int spmvd_op_call(struct spmvd_op *o, json_t *msg, const int *fds, int nfds,
+                  spmvd_worker_reply_cb *cb, spmvd_worker_event_cb *ev);
+
+/* --- spmvd_ops_matrix.c: load, multiply, info, list, free, attach --- */
+
+/* spmvd_ops_begin() of the ops whose fields size the payload. */
+int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
+                         size_t *shm, struct spmv_error *err);
+int spmvd_ops_begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
+                             uint64_t plen, size_t *shm,
+                             struct spmv_error *err);
+void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
+                        struct spmvd_shm *payload);
+void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
+                            struct spmvd_shm *payload);
+/* The quick ops: the reply, or NULL with err set. */
+json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
+                       struct spmv_error *err);
+json_t *spmvd_ops_list(struct spmvd_conn *c);
+json_t *spmvd_ops_free(struct spmvd_conn *c, json_t *req,
+                       struct spmv_error *err);
+json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
+                         struct spmv_error *err);
+
+/* --- spmvd_ops_tune.c: the tuning flow, tune, bench, calibrate --- */
+
+/* A loaded matrix, its fingerprint known: the cache's tuning, checked on
+ * its first use, or a new one. */
+void spmvd_ops_decide(struct spmvd_op *o, struct spmvd_matrix *m);
+void spmvd_ops_run_tune(struct spmvd_conn *c, json_t *req, int64_t id);
+void spmvd_ops_run_bench(struct spmvd_conn *c, json_t *req, int64_t id);
+void spmvd_ops_run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id);
+
+/* --- spmvd_ops_admin.c: hello, status, forget, import --- */
+
+json_t *spmvd_ops_hello(struct spmvd_conn *c, json_t *req,
+                        struct spmv_error *err);
+json_t *spmvd_ops_status(struct spmvd_conn *c);
+/* forget and import, checked and run on the cache thread. */
+void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
+                         int64_t id);
+
+#endif /* SPMVD_OPS_IMPL_H */
