@@ -433,7 +433,8 @@ static void info_from_json(const json_t *r, struct spmv_info *info)
   info->handle = spmvc_get_int(r, "handle", -1);
   spmvc_get_str(r, "name", info->name, sizeof info->name);
   spmvc_get_str(r, "dtype", dtype, sizeof dtype);
-  info->dtype = strcmp(dtype, "f32") == 0 ? SPMV_F32 : SPMV_F64;
+  info->dtype = SPMV_F64;  /* the daemon always names it; f64 if it did not */
+  spmv_dtype_parse(dtype, &info->dtype);
   info->rows = spmvc_get_int(r, "rows", 0);
   info->cols = spmvc_get_int(r, "cols", 0);
   info->nnz = spmvc_get_int(r, "nnz", 0);

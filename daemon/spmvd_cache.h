@@ -210,6 +210,9 @@ int spmvd_cache_calibration_get(struct spmvd_cache *c, const char *device_key,
 
 /* Returns a new reference to the profile as JSON (the info op's "profile"). */
 json_t *spmvd_cache_profile_json(const struct spmv_profile *p);
+/* Returns a new reference to a configuration as the replies and the
+ * exports show it: format, bs, tpr, param, param2 and its text. */
+json_t *spmvd_cache_config_json(const struct spmv_config *cfg, const char *text);
 
 #ifdef __cplusplus
 }

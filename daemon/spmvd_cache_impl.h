@@ -111,18 +111,6 @@ static inline void copy_str(char *dst, size_t n, const char *src)
   snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-/* Parses "f32" / "f64". */
-static inline int dtype_parse(const char *s, enum spmv_dtype *dt)
-{
-  if (strcmp(s, "f32") == 0)
-    *dt = SPMV_F32;
-  else if (strcmp(s, "f64") == 0)
-    *dt = SPMV_F64;
-  else
-    return SPMV_EINVAL;
-  return 0;
-}
-
 /* --- spmvd_cache_store.c: the rows that export and import share --- */
 
 /* Upserts a matrix row from its dimensions and profile JSON text. */

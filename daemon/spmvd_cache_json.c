@@ -93,8 +93,7 @@ int spmvd_cache_list(struct spmvd_cache *c, json_t **out,
   return 0;
 }
 
-/* Returns a new reference to a configuration as an object. */
-static json_t *config_json(const struct spmv_config *cfg, const char *text)
+json_t *spmvd_cache_config_json(const struct spmv_config *cfg, const char *text)
 {
   return json_pack("{sssisisisiss}", "format", spmv_format_name(cfg->format),
                    "bs", cfg->bs, "tpr", cfg->tpr, "param", cfg->param,
@@ -219,7 +218,7 @@ static json_t *tunings_of(struct spmvd_cache *c, const char *fp, json_t *m,
     }
     /* The setters steal their value even when they fail. */
     if (json_object_set_new(o, "config",
-                            config_json(&ts[k].cfg, ts[k].text)) != 0 ||
+                            spmvd_cache_config_json(&ts[k].cfg, ts[k].text)) != 0 ||
         json_object_set_new(o, "trials", tr) != 0 ||
         (m != NULL && json_object_set(o, "matrix", m) != 0))
       goto nomem;
@@ -434,7 +433,7 @@ static int parse_entry(json_t *o, size_t k, const char *dk, const char *sk,
   copy_str(t->software_key, sizeof t->software_key, s);
   if ((s = get_str(o, "dtype", k, err)) == NULL)
     return SPMV_EINVAL;
-  if (dtype_parse(s, &t->dtype) != 0)
+  if (spmv_dtype_parse(s, &t->dtype) != 0)
     return spmv_error_set(err, SPMV_EINVAL,
                           "import: tuning %zu: bad \"dtype\" \"%s\"", k, s);
   if ((s = get_str(o, "strategy", k, err)) == NULL)

@@ -57,7 +57,7 @@ void spmvd_cache_row_to_tuning(sqlite3_stmt *st, struct spmvd_tuning *t)
   copy_str(t->fingerprint, sizeof t->fingerprint, col_text(st, 1));
   copy_str(t->device_key, sizeof t->device_key, col_text(st, 2));
   copy_str(t->software_key, sizeof t->software_key, col_text(st, 3));
-  dtype_parse(col_text(st, 4), &dt);
+  spmv_dtype_parse(col_text(st, 4), &dt);
   t->dtype = dt;
   t->kernel_version = sqlite3_column_int(st, 5);
   spmv_format_parse(col_text(st, 6), &f);

@@ -65,18 +65,6 @@ void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg)
   json_decref(msg);
 }
 
-/* Parses "f32" / "f64". */
-int spmvd_op_parse_dtype(const char *s, enum spmv_dtype *dt)
-{
-  if (s && strcmp(s, "f32") == 0)
-    *dt = SPMV_F32;
-  else if (s && strcmp(s, "f64") == 0)
-    *dt = SPMV_F64;
-  else
-    return -1;
-  return 0;
-}
-
 /* Reads a number field: an integer when integer is set. */
 static int get_field(json_t *req, const char *key, int integer, json_t **out,
                      struct spmv_error *err)
@@ -197,15 +185,6 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return 0;
   }
   return spmv_error_set(err, SPMV_EPROTO, "unknown operation '%s'", op);
-}
-
-/* A configuration as the replies show it. */
-json_t *spmvd_op_config_json(const struct spmv_config *cfg, const char *text)
-{
-  return json_pack("{ss si si si si ss}", "format",
-                   spmv_format_name(cfg->format), "bs", cfg->bs, "tpr",
-                   cfg->tpr, "param", cfg->param, "param2", cfg->param2,
-                   "text", text);
 }
 
 /* Looks the op's matrix up again; NULL when it or its connection is gone. */

@@ -70,8 +70,6 @@ void spmvd_op_fail(struct spmvd_op *o, const struct spmv_error *err);
 /* Sends msg (taken; NULL: out of memory) as the reply to id. */
 void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg);
 
-/* Parses "f32" / "f64" (s may be NULL); returns 0 or -1. */
-int spmvd_op_parse_dtype(const char *s, enum spmv_dtype *dt);
 /* Reads an integer (or number) field; returns 0 or SPMV_EPROTO naming it
  * (err may be NULL once the request was checked). */
 int spmvd_op_get_int(json_t *req, const char *key, int64_t *out,
@@ -85,8 +83,6 @@ int spmvd_op_get_ready_matrix(struct spmvd_conn *c, json_t *req,
 /* The request's "strategy", or the configured default. */
 int spmvd_op_strategy(struct spmvd_server *srv, json_t *req,
                       enum spmvd_strategy *s, struct spmv_error *err);
-/* A configuration as the replies show it (a new reference). */
-json_t *spmvd_op_config_json(const struct spmv_config *cfg, const char *text);
 
 /* Looks the op's matrix up again; NULL when it or its connection is gone. */
 struct spmvd_matrix *spmvd_op_matrix(struct spmvd_op *o);

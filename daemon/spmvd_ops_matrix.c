@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "spmvd_cache.h"
 #include "spmvd_conn.h"
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
@@ -57,7 +58,7 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
       (rc = spmvd_op_get_int(req, "nnz", &nnz, err)) < 0 ||
       (rc = spmvd_op_strategy(srv, req, &s, err)) < 0)
     return rc;
-  if (spmvd_op_parse_dtype(dts, &dt) < 0)
+  if (spmv_dtype_parse(dts, &dt) < 0)
     return spmv_error_set(err, SPMV_EPROTO,
                           "field \"dtype\" must be \"f32\" or \"f64\"");
   if (!index || (strcmp(index, "i32") && strcmp(index, "i64")))
@@ -226,7 +227,7 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
   }
   o->handle = m->handle;
   snprintf(m->name, sizeof m->name, "%s", name ? name : "");
-  spmvd_op_parse_dtype(json_string_value(json_object_get(req, "dtype")),
+  spmv_dtype_parse(json_string_value(json_object_get(req, "dtype")),
                        &m->dtype);
   m->rows = rows;
   m->cols = cols;
@@ -374,7 +375,7 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
                    "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
                    "fingerprint", m->fingerprint, "profile",
                    spmvd_ipc_profile_pack(&m->prof), "config",
-                   spmvd_op_config_json(&m->cfg, m->cfg_text), "source",
+                   spmvd_cache_config_json(&m->cfg, m->cfg_text), "source",
                    m->source,
                    "strategy", spmvd_strategy_name(m->strategy), "time_us",
                    m->time_us, "gflops", m->gflops, "gbps", m->gbps, "trials",

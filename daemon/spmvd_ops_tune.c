@@ -26,7 +26,7 @@ static json_t *decision_reply(const struct spmvd_matrix *m)
   json_t *r = json_pack("{sI ss ss so sf sf sf ss sf}", "handle",
                         (json_int_t)m->handle, "fingerprint", m->fingerprint,
                         "source", m->source, "config",
-                        spmvd_op_config_json(&m->cfg, m->cfg_text), "time_us",
+                        spmvd_cache_config_json(&m->cfg, m->cfg_text), "time_us",
                         m->time_us, "gflops", m->gflops, "gbps", m->gbps,
                         "strategy", spmvd_strategy_name(m->strategy),
                         "tuning_cost_spmv", m->cost_spmv);
@@ -697,7 +697,7 @@ void spmvd_ops_run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
   double max_s = 0;
   int rc = 0;
 
-  if (dtv && spmvd_op_parse_dtype(json_string_value(dtv), &dt) < 0)
+  if (dtv && spmv_dtype_parse(json_string_value(dtv), &dt) < 0)
     rc = spmv_error_set(&err, SPMV_EPROTO,
                         "field \"dtype\" must be \"f32\" or \"f64\"");
   else if (msv && spmvd_op_get_number(req, "max_seconds", &max_s, &err) < 0)
