@@ -4,13 +4,13 @@ include_HEADERS += client/spmv.h kernels/spmv_types.h
 # The frame code, written once and linked by the daemon and the client.
 noinst_LTLIBRARIES += client/libspmvwire.la
 client_libspmvwire_la_SOURCES = client/spmv_wire.c client/spmv_wire.h
-client_libspmvwire_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+client_libspmvwire_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS)
 client_libspmvwire_la_LIBADD = kernels/libspmvcore.la $(JANSSON_LIBS)
 
 check_PROGRAMS += tests/check_wire
 TESTS += tests/check_wire
 tests_check_wire_SOURCES = tests/check_wire.c
-tests_check_wire_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_check_wire_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_check_wire_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_wire_LDADD = client/libspmvwire.la $(JANSSON_LIBS) $(CHECK_LIBS)
 
@@ -27,14 +27,14 @@ SPMV_CLIENT_API = '^spmv_(connect|disconnect|client_errmsg|client_path|load_csr|
 noinst_LTLIBRARIES += client/libspmvclientimpl.la
 client_libspmvclientimpl_la_SOURCES = client/spmv_client.c \
 	client/spmv_matrix.c client/spmv_inplace.c client/spmv_client_int.h
-client_libspmvclientimpl_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+client_libspmvclientimpl_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS)
 client_libspmvclientimpl_la_LIBADD = $(JANSSON_LIBS)
 
 lib_LTLIBRARIES += client/libspmvclient.la
 client_libspmvclient_la_SOURCES = $(client_libspmvclientimpl_la_SOURCES) \
 	$(client_libspmvwire_la_SOURCES) $(client_libspmvmmio_la_SOURCES) \
 	kernels/spmv_error.c kernels/spmv_csr.c
-client_libspmvclient_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
+client_libspmvclient_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
 client_libspmvclient_la_LIBADD = $(JANSSON_LIBS) $(ZLIB_LIBS) -lm
 client_libspmvclient_la_LDFLAGS = -version-info $(SPMV_LT_VERSION) \
 	-export-symbols-regex $(SPMV_CLIENT_API) -no-undefined -Wl,-z,defs
@@ -46,7 +46,7 @@ pkgconfig_DATA += client/libspmvclient.pc
 check_PROGRAMS += tests/check_client
 TESTS += tests/check_client
 tests_check_client_SOURCES = tests/check_client.c
-tests_check_client_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
+tests_check_client_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	-I$(top_srcdir)/tests/integration
 tests_check_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_client_LDADD = client/libspmvclient.la \
@@ -65,7 +65,7 @@ bin_PROGRAMS += client/spmvctl
 client_spmvctl_SOURCES = client/spmvctl.c client/spmvctl.h \
 	client/spmvctl_daemon.c client/spmvctl_cache.c client/spmvctl_profile.c \
 	client/spmvctl_model.c
-client_spmvctl_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+client_spmvctl_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 client_spmvctl_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
 	daemon/libspmvdtune.la client/libspmvmmio.la kernels/libspmvcore.la \
 	$(JANSSON_LIBS) $(SQLITE_LIBS) -lm
@@ -75,7 +75,7 @@ client_spmvctl_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
 check_PROGRAMS += tests/check_spmvctl
 TESTS += tests/check_spmvctl
 tests_check_spmvctl_SOURCES = tests/check_spmvctl.c
-tests_check_spmvctl_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
+tests_check_spmvctl_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) -I$(top_srcdir)/tests/integration
 tests_check_spmvctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_spmvctl_LDADD = tests/integration/libitest.la \

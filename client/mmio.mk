@@ -4,13 +4,13 @@ client_libspmvmmio_la_SOURCES = \
 	client/spmv_mmio.c client/spmv_mmio.h client/spmv_mmio_scan.h \
 	client/spmv_mmio_build.c client/spmv_mmio_build.h \
 	client/spmv_mmio_file.c
-client_libspmvmmio_la_CPPFLAGS = $(AM_CPPFLAGS) $(ZLIB_CFLAGS)
+client_libspmvmmio_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(ZLIB_CFLAGS)
 client_libspmvmmio_la_LIBADD = kernels/libspmvcore.la $(ZLIB_LIBS)
 
 check_PROGRAMS += tests/check_mmio
 TESTS += tests/check_mmio
 tests_check_mmio_SOURCES = tests/check_mmio.c
-tests_check_mmio_CPPFLAGS = $(AM_CPPFLAGS) $(ZLIB_CFLAGS) \
+tests_check_mmio_CPPFLAGS = $(DAEMON_CPPFLAGS) $(ZLIB_CFLAGS) \
 	-DSPMV_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_check_mmio_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_mmio_LDADD = client/libspmvmmio.la $(CHECK_LIBS) $(ZLIB_LIBS) -lm

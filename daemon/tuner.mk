@@ -16,10 +16,10 @@ daemon_libspmvdtune_la_SOURCES = \
 	daemon/spmvd_predict_json.c \
 	daemon/spmvd_predict_impl.h
 nodist_daemon_libspmvdtune_la_SOURCES = daemon/spmvd_schema.c
-daemon_libspmvdtune_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+daemon_libspmvdtune_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 daemon_libspmvdtune_la_LIBADD = kernels/libspmvcore.la $(SQLITE_LIBS) $(JANSSON_LIBS) -lm
 
-TUNER_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+TUNER_TEST_CPPFLAGS = $(DAEMON_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 TUNER_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 TUNER_TEST_LDADD = daemon/libspmvdtune.la $(CHECK_LIBS)
 

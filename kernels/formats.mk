@@ -8,6 +8,7 @@ kernels_libspmvcore_la_SOURCES += \
 check_PROGRAMS += tests/check_formats
 TESTS += tests/check_formats
 tests_check_formats_SOURCES = tests/check_formats.c
+tests_check_formats_CPPFLAGS = $(DAEMON_CPPFLAGS)
 tests_check_formats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_formats_LDADD = client/libspmvmmio.la kernels/libspmvcore.la \
 	$(ZLIB_LIBS) $(XXHASH_LIBS) $(CHECK_LIBS) -lm

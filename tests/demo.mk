@@ -5,4 +5,5 @@ demo: all
 .PHONY: demo
 noinst_PROGRAMS += tests/demo_client
 tests_demo_client_SOURCES = tests/demo_client.c
+tests_demo_client_CPPFLAGS = $(CLIENT_CPPFLAGS)
 tests_demo_client_LDADD = client/libspmvclient.la client/libspmvmmio.la kernels/libspmvcore.la -lm

@@ -5,11 +5,11 @@
 check_LTLIBRARIES = tests/integration/libitest.la
 tests_integration_libitest_la_SOURCES = tests/integration/itest.c tests/integration/itest.h \
 	tests/integration/itest_schema.c tests/integration/itest_ops.c
-tests_integration_libitest_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_integration_libitest_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_integration_libitest_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_libitest_la_LIBADD = client/libspmvmmio.la client/libspmvwire.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS) $(CHECK_LIBS) -lm
-ITEST_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) -I$(top_srcdir)/tests/integration
+ITEST_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) -I$(top_srcdir)/tests/integration
 ITEST_LDADD = tests/integration/libitest.la $(JANSSON_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/integration/check_service
@@ -40,7 +40,7 @@ tests_integration_check_slowcache_LDADD = $(ITEST_LDADD) $(SQLITE_LIBS)
 $(tests_integration_check_slowcache_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
 # Unit tests of the daemon's own modules.
-DAEMON_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+DAEMON_TEST_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 DAEMON_TEST_LDADD = daemon/libspmvdbase.la $(JANSSON_LIBS) $(CHECK_LIBS)
 check_PROGRAMS += tests/check_daemon_config tests/check_registry tests/check_ipc
 TESTS += tests/check_daemon_config tests/check_registry tests/check_ipc

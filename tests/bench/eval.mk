@@ -6,7 +6,7 @@ tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	daemon/spmvd_backend_cpu.c
-tests_bench_eval_tuner_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) \
+tests_bench_eval_tuner_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
 EVAL_LDADD = daemon/libspmvdtune.la kernels/libspmvcore.la \
 	client/libspmvmmio.la $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm

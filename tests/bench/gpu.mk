@@ -13,7 +13,7 @@ EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
 if HAVE_CUDA
 GPU_LDADD = kernels/libspmvkernels_cuda.a kernels/libspmvcore.la \
 	client/libspmvmmio.la $(ZLIB_LIBS) $(XXHASH_LIBS) $(CUDA_LIBS) -lm
-GPU_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -I$(top_srcdir)/tests
+GPU_CPPFLAGS = $(DAEMON_CPPFLAGS) $(CUDA_CPPFLAGS) -I$(top_srcdir)/tests
 GPU_COMMON = tests/gpu_common.c tests/gpu_common.h
 GPU_SUITE = tests/bench/suite.c tests/bench/suite.h
 
