@@ -67,7 +67,7 @@ client_spmvctl_SOURCES = client/spmvctl.c client/spmvctl.h \
 	client/spmvctl_model.c
 client_spmvctl_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 client_spmvctl_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
-	daemon/libspmvdtune.la client/libspmvmmio.la kernels/libspmvcore.la \
+	daemon/libspmvtuning.la client/libspmvmmio.la kernels/libspmvcore.la \
 	$(JANSSON_LIBS) $(SQLITE_LIBS) -lm
 
 # spmvctl run as a program: usage, exit statuses, profile, --json output,
@@ -79,6 +79,6 @@ tests_check_spmvctl_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) -I$(top_srcdir)/tests/integration
 tests_check_spmvctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_spmvctl_LDADD = tests/integration/libitest.la \
-	daemon/libspmvdtune.la client/libspmvmmio.la kernels/libspmvcore.la \
+	daemon/libspmvtuning.la client/libspmvmmio.la kernels/libspmvcore.la \
 	$(JANSSON_LIBS) $(SQLITE_LIBS) $(CHECK_LIBS) -lm
 $(tests_check_spmvctl_OBJECTS): client/spmvctl daemon/spmvd daemon/spmvd-worker

@@ -10,7 +10,7 @@ daemon_libspmvdbase_la_SOURCES = \
 	daemon/spmvd_registry.c daemon/spmvd_registry.h \
 	daemon/spmvd_backend.h
 daemon_libspmvdbase_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
-daemon_libspmvdbase_la_LIBADD = daemon/libspmvdtune.la client/libspmvwire.la \
+daemon_libspmvdbase_la_LIBADD = daemon/libspmvdtuner.la client/libspmvwire.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS)
 
 # The front end.
@@ -25,7 +25,7 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_cachejob.c daemon/spmvd_cachejob.h \
 	daemon/spmvd_worker.c daemon/spmvd_worker.h
 daemon_spmvd_CPPFLAGS = $(DAEMON_CPPFLAGS) $(UV_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
-daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
+daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 	client/libspmvwire.la kernels/libspmvcore.la \
 	$(UV_LIBS) $(JANSSON_LIBS) $(SQLITE_LIBS) -lpthread
 
@@ -37,7 +37,7 @@ daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \
 	daemon/spmvd_backend_cpu.c
 daemon_spmvd_worker_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
-daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtune.la \
+daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS) -lpthread -lm
 if HAVE_CUDA
 daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c

@@ -12,7 +12,7 @@
 #include "spmv_formats.h"
 #include "spmv_profile.h"
 #include "spmvd_backend.h"
-#include "spmvd_tuner.h"
+#include "spmvd_decision.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,15 +10,6 @@
 #include "spmvd_tuner.h"
 #include "spmvd_tuner_impl.h"
 
-static const char *const strategy_names[SPMVD_STRATEGY_COUNT] = {
-  [SPMVD_STRATEGY_AUTO] = "auto",
-  [SPMVD_STRATEGY_MODEL] = "model",
-  [SPMVD_STRATEGY_PREDICT] = "predict",
-  [SPMVD_STRATEGY_TRIAL] = "trial",
-  [SPMVD_STRATEGY_EXHAUSTIVE] = "exhaustive",
-};
-
-static const char *const status_names[] = { "ok", "dropped", "failed" };
 
 /* Block sizes of the exhaustive grid. */
 static const int bs_grid[] = { 64, 128, 256, 512 };
@@ -27,54 +18,6 @@ static const int bs_grid[] = { 64, 128, 256, 512 };
 /* Fill bounds beyond which ELL and DIA are not worth a candidate. */
 #define MAX_ELL_FILL 3.0
 #define MAX_DIA_FILL 3.0
-
-/* Returns the name of strategy s, or NULL. */
-const char *spmvd_strategy_name(enum spmvd_strategy s)
-{
-  if ((int)s < 0 || s >= SPMVD_STRATEGY_COUNT)
-    return NULL;
-  return strategy_names[s];
-}
-
-/* Parses a strategy name. */
-int spmvd_strategy_parse(const char *name, enum spmvd_strategy *out,
-                         struct spmv_error *err)
-{
-  int s;
-
-  for (s = 0; name != NULL && s < SPMVD_STRATEGY_COUNT; s++) {
-    if (strcmp(name, strategy_names[s]) == 0) {
-      *out = (enum spmvd_strategy)s;
-      return 0;
-    }
-  }
-  return spmv_error_set(err, SPMV_EINVAL,
-                        "unknown strategy \"%s\": expected auto, model, "
-                        "predict, trial or exhaustive",
-                        name != NULL ? name : "(null)");
-}
-
-/* Returns the name of a trial status, or NULL. */
-const char *spmvd_trial_status_name(enum spmvd_trial_status s)
-{
-  if ((int)s < 0 || s > SPMVD_TRIAL_FAILED)
-    return NULL;
-  return status_names[s];
-}
-
-/* Parses a trial status name. */
-int spmvd_trial_status_parse(const char *name, enum spmvd_trial_status *out)
-{
-  int s;
-
-  for (s = 0; name != NULL && s <= SPMVD_TRIAL_FAILED; s++) {
-    if (strcmp(name, status_names[s]) == 0) {
-      *out = (enum spmvd_trial_status)s;
-      return 0;
-    }
-  }
-  return SPMV_EINVAL;
-}
 
 /* AUTOCSR's three TPR values from the mean row length. */
 void spmvd_tuner_autocsr_tpr(double rl_mean, int tpr[3])

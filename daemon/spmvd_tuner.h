@@ -10,6 +10,7 @@
 #include "spmv_formats.h"
 #include "spmv_profile.h"
 #include "spmvd_backend.h"
+#include "spmvd_decision.h"
 #include "spmvd_predict.h"
 
 #ifdef __cplusplus
@@ -25,22 +26,6 @@ extern "C" {
  * load / time / unload.
  */
 
-/* Tuning strategies (DESIGN.md, "Tuning").  Stored in the cache by name. */
-enum spmvd_strategy {
-  SPMVD_STRATEGY_AUTO = 0,       /* models shortlist, the race decides */
-  SPMVD_STRATEGY_MODEL = 1,      /* ELLR-T analytical model's pick alone */
-  SPMVD_STRATEGY_PREDICT = 2,    /* statistical predictor's best alone */
-  SPMVD_STRATEGY_TRIAL = 3,      /* AUTOCSR: a short list, raced */
-  SPMVD_STRATEGY_EXHAUSTIVE = 4, /* every candidate raced */
-  SPMVD_STRATEGY_COUNT
-};
-
-/* Returns the static name of s ("auto", "model", ...), or NULL. */
-const char *spmvd_strategy_name(enum spmvd_strategy s);
-/* Parses a name of spmvd_strategy_name(); returns 0 or SPMV_EINVAL (with a
- * message listing the valid names when err is not NULL). */
-int spmvd_strategy_parse(const char *name, enum spmvd_strategy *out,
-                         struct spmv_error *err);
 
 /* At most this many candidates in one list (exhaustive has about 100). */
 #define SPMVD_MAX_CANDIDATES 256
@@ -129,31 +114,6 @@ int spmvd_tuner_candidates(enum spmvd_strategy s,
 /* AUTOCSR's three TPR values for a mean row length (Gropp & Guo). */
 void spmvd_tuner_autocsr_tpr(double rl_mean, int tpr[3]);
 
-/* Outcome of one candidate in a race. */
-enum spmvd_trial_status {
-  SPMVD_TRIAL_OK = 0,       /* timed until its median was stable */
-  SPMVD_TRIAL_DROPPED = 1,  /* stopped early: clearly slower than the leader */
-  SPMVD_TRIAL_FAILED = 2    /* its load or time failed; see msg */
-};
-
-/* Returns "ok", "dropped" or "failed" (NULL for an unknown status). */
-const char *spmvd_trial_status_name(enum spmvd_trial_status s);
-/* Parses a name of spmvd_trial_status_name(); returns 0 or SPMV_EINVAL. */
-int spmvd_trial_status_parse(const char *name, enum spmvd_trial_status *out);
-
-/* One candidate's trial. */
-struct spmvd_trial {
-  struct spmv_config cfg;
-  enum spmvd_trial_status status;
-  double time_us;   /* median of its rounds' medians; 0 when failed */
-  double best_us;   /* fastest round median; 0 when failed */
-  double first_us;  /* its first round's median; 0 when it ran none */
-  double probe_us;  /* its timed warm-up run; 0 when none */
-  int rounds;       /* timing rounds run */
-  int runs;         /* SpMV runs executed, warm-ups included */
-  int code;         /* 0, or the SPMV_E* code of the failure */
-  char msg[160];    /* the failure's message, "" otherwise */
-};
 
 /*
  * What the race needs from the device worker.  ctx is passed back
@@ -216,25 +176,6 @@ struct spmvd_race_params {
 /* Fills p with the defaults written above. */
 void spmvd_race_params_default(struct spmvd_race_params *p);
 
-/* A tuning decision.  Owns trials: release with spmvd_decision_fini(). */
-struct spmvd_decision {
-  struct spmv_config cfg;
-  char text[64];               /* spmv_config_format() of cfg */
-  enum spmvd_strategy strategy;
-  double time_us;              /* measured; predicted when nothing was timed
-                                  (predict without ops); 0 when unknown */
-  double gflops;               /* 2*nnz / time */
-  double gbps;                 /* spmvd_tuner_bytes() / time */
-  double cost_spmv;            /* every timed and warm-up run's time / time_us
-                                  of the choice; 0 when nothing was timed */
-  struct spmvd_trial *trials;  /* ntrials, in the order they ran; owned */
-  size_t ntrials;
-};
-
-/* Zeroes d. */
-void spmvd_decision_init(struct spmvd_decision *d);
-/* Frees d's trials and zeroes d (the struct itself is the caller's). */
-void spmvd_decision_fini(struct spmvd_decision *d);
 
 /*
  * Races the candidates c through ops (ctx passed back): each after p->warmup

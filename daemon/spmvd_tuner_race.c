@@ -27,19 +27,6 @@ void spmvd_race_params_default(struct spmvd_race_params *p)
   p->max_cost = 0;
 }
 
-/* Zeroes a decision. */
-void spmvd_decision_init(struct spmvd_decision *d)
-{
-  memset(d, 0, sizeof *d);
-}
-
-/* Frees a decision's trials and zeroes it. */
-void spmvd_decision_fini(struct spmvd_decision *d)
-{
-  free(d->trials);
-  memset(d, 0, sizeof *d);
-}
-
 /* Median of n doubles (n <= 16), without changing v. */
 static double median(const double *v, int n)
 {

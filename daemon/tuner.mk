@@ -1,11 +1,13 @@
-# daemon/tuner.mk: the cache and the tuner, and their tests.
-noinst_LTLIBRARIES += daemon/libspmvdtune.la
-daemon_libspmvdtune_la_SOURCES = \
+# daemon/tuner.mk: the tuning library, the tuner, and their tests.
+# The tuning library that spmvd and spmvctl share: the cache, the
+# decisions it stores, the analytic model and the statistical predictor
+# with its calibration.  spmvctl takes nothing else from daemon/.
+noinst_LTLIBRARIES += daemon/libspmvtuning.la
+daemon_libspmvtuning_la_SOURCES = \
 	daemon/spmvd_cache.c daemon/spmvd_cache.h daemon/spmvd_cache_impl.h \
 	daemon/spmvd_cache_store.c daemon/spmvd_cache_json.c \
 	daemon/spmvd_schema.h \
-	daemon/spmvd_tuner.c daemon/spmvd_tuner.h daemon/spmvd_tuner_impl.h \
-	daemon/spmvd_tuner_rules.c daemon/spmvd_tuner_race.c \
+	daemon/spmvd_decision.c daemon/spmvd_decision.h \
 	daemon/spmvd_model.c daemon/spmvd_model.h \
 	daemon/spmvd_calib.c daemon/spmvd_calib.h \
 	daemon/spmvd_predict_feat.c daemon/spmvd_predict_feat.h \
@@ -15,13 +17,21 @@ daemon_libspmvdtune_la_SOURCES = \
 	daemon/spmvd_predict.c daemon/spmvd_predict.h \
 	daemon/spmvd_predict_json.c \
 	daemon/spmvd_predict_impl.h
-nodist_daemon_libspmvdtune_la_SOURCES = daemon/spmvd_schema.c
-daemon_libspmvdtune_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
-daemon_libspmvdtune_la_LIBADD = kernels/libspmvcore.la $(SQLITE_LIBS) $(JANSSON_LIBS) -lm
+nodist_daemon_libspmvtuning_la_SOURCES = daemon/spmvd_schema.c
+daemon_libspmvtuning_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+daemon_libspmvtuning_la_LIBADD = kernels/libspmvcore.la $(SQLITE_LIBS) $(JANSSON_LIBS) -lm
+
+# The tuner: strategies, their candidates and the race (the daemon's).
+noinst_LTLIBRARIES += daemon/libspmvdtuner.la
+daemon_libspmvdtuner_la_SOURCES = \
+	daemon/spmvd_tuner.c daemon/spmvd_tuner.h daemon/spmvd_tuner_impl.h \
+	daemon/spmvd_tuner_rules.c daemon/spmvd_tuner_race.c
+daemon_libspmvdtuner_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
+daemon_libspmvdtuner_la_LIBADD = daemon/libspmvtuning.la
 
 TUNER_TEST_CPPFLAGS = $(DAEMON_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 TUNER_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-TUNER_TEST_LDADD = daemon/libspmvdtune.la $(CHECK_LIBS)
+TUNER_TEST_LDADD = daemon/libspmvdtuner.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_model tests/check_cache tests/check_tuner tests/check_predict
 TESTS += tests/check_model tests/check_cache tests/check_tuner tests/check_predict

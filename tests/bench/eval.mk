@@ -8,7 +8,7 @@ tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	daemon/spmvd_backend_cpu.c
 tests_bench_eval_tuner_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
-EVAL_LDADD = daemon/libspmvdtune.la kernels/libspmvcore.la \
+EVAL_LDADD = daemon/libspmvdtuner.la kernels/libspmvcore.la \
 	client/libspmvmmio.la $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
 if HAVE_CUDA
 tests_bench_eval_tuner_SOURCES += daemon/spmvd_backend_cuda.c
