@@ -79,7 +79,7 @@ int spmv_dev_upload(void *dst, const void *src, size_t bytes, const char *what,
 /*
  * Makes the current device's pool keep what is freed rather than give it
  * back to the driver, which scrubs returned memory in the background and
- * so slows the kernels timed meanwhile (spmv_device.cu).  0 where the
+ * so slows the kernels timed meanwhile (spmv_dev_pool.cu).  0 where the
  * device has no pool; else 0 or spmv_cuda_error().
  */
 int spmv_dev_pool_keep(struct spmv_error *err);

@@ -1,7 +1,7 @@
 /*
  * probe_rounds.c: why does a race's first round read slow?  auto's race
  * times a candidate right after its load with one probe run and rounds of
- * two runs (spmvd_tuner.c: time_rounds), each round held behind the
+ * two runs (spmvd_tuner_race.c: time_rounds), each round held behind the
  * timer's spinning kernel (spmv_dev_time); on small f32 products the
  * first round reads above the exhaustive race's 2 warm-ups + 10.  This
  * times the same sequence run by run, and variants of it, on the
