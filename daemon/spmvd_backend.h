@@ -14,8 +14,8 @@ extern "C" {
 
 /*
  * The device a backend drives, as the tuner, the models and the cache see
- * it.  device_key and software_key decide whether a cached tuning applies
- * (DESIGN.md, "Profile and fingerprint").
+ * it.  device_key and software_key decide whether a cached tuning applies:
+ * a decision holds only for the device and the software that took it.
  */
 struct spmvd_device_info {
   char backend[16];          /* "cpu" or "cuda" */

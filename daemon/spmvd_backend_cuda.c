@@ -74,7 +74,7 @@ static void cuda_close(struct spmvd_backend *b)
   free(b);
 }
 
-/* Fills the device and software keys of DESIGN.md from the device. */
+/* Fills the device and software keys (spmvd_backend.h) from the device. */
 static void fill_info(struct spmvd_backend *b, const struct cudaDeviceProp *p)
 {
   struct spmvd_device_info *in = &b->info;

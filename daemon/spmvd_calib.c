@@ -10,7 +10,7 @@
 #include "spmvd_predict_impl.h"
 
 /*
- * The calibration grid (MODELS.md, 3), cut by the nnz bounds.  Where we
+ * The calibration grid of Wang, Gu and Li, cut by the nnz bounds.  Where we
  * deviate from the paper: I is a real number of strips, I = R / S, and the
  * grid starts below one strip.  On a large GPU a strip is big (an H200:
  * 132 x 2048 = 270336 rows), most matrices are a fraction of one and the

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-/* Tuning strategies (DESIGN.md, "Tuning").  Stored in the cache by name. */
+/* Tuning strategies (spmvctl(1), tune).  Stored in the cache by name. */
 enum spmvd_strategy {
   SPMVD_STRATEGY_AUTO = 0,       /* models shortlist, the race decides */
   SPMVD_STRATEGY_MODEL = 1,      /* ELLR-T analytical model's pick alone */

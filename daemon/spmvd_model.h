@@ -18,7 +18,8 @@ extern "C" {
 
 /*
  * The model needs only the row lengths and five numbers of the GPU, so it
- * answers for any GPU, including ones we do not have (MODELS.md, 1):
+ * answers for any GPU, including ones we do not have (the ELLR-T model
+ * of Vázquez, Fernández and Garzón):
  *  - ceil(N*T/BS) blocks of BS/T consecutive rows, block b on SM b mod n;
  *  - a warp covers ws/T rows and costs MAX1 + MAX2, the largest
  *    ceil(rl/T) among the rows of its first and of its second half-warp

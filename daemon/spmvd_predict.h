@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /*
- * MODELS.md, 3.  A strip is the rows one full wave of blocks processes:
+ * Wang, Gu and Li's model.  A strip is the rows one full wave of blocks processes:
  * S = n * max_threads_per_sm / (ws / 2) for csr-vector (a half-warp per
  * row), S = n * max_threads_per_sm for the formats with a thread per row.
  * A calibration matrix has R = S * I rows whose lengths follow a normal or

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /*
- * The storage formats (DESIGN.md, "Formats and configurations").  The
+ * The storage formats and their launch configurations.  The
  * numbers are stored in the cache: append, never renumber.
  */
 enum spmv_format {

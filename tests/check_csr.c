@@ -154,7 +154,7 @@ START_TEST(validate_rejects_columns)
   assert_refused(A, 0,
                  "column index 2147483647 out of range [0, 4) in row 0");
   spmv_csr_free(A);
-  /* The message of DESIGN.md. */
+  /* The message the protocol reference shows (PROTOCOL.md). */
   A = spmv_csr_new(13, 70000, 1);
   ck_assert_ptr_nonnull(A);
   A->row_ptr[13] = 1;

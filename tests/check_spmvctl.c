@@ -217,7 +217,7 @@ START_TEST(test_profile_errors)
 }
 END_TEST
 
-/* The block sizes the ELLR-T model may use (MODELS.md, 1): multiples of
+/* The block sizes the ELLR-T model may use (Vázquez et al.): multiples of
  * the warp size up to the per-block limit that fill the SM. */
 static int expected_bs(const struct spmvd_model_gpu *g, int *bs)
 {
