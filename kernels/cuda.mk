@@ -28,6 +28,6 @@ $(kernels_libspmvkernels_cuda_a_OBJECTS): $(SPMV_CUDA_HDR) \
 SUFFIXES = .cu
 .cu.o:
 	@$(MKDIR_P) $(@D)
-	$(NVCC) -O3 $(CUDA_ARCH_FLAGS) $(NVCCFLAGS) -Xcompiler -fPIC -I$(top_srcdir)/kernels \
+	$(AM_V_GEN)$(NVCC) -O3 $(CUDA_ARCH_FLAGS) $(NVCCFLAGS) -Xcompiler -fPIC -I$(top_srcdir)/kernels \
 		-I$(top_builddir) -c -o $@ $<
 endif
