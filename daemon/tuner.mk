@@ -33,8 +33,14 @@ TUNER_TEST_CPPFLAGS = $(DAEMON_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 TUNER_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 TUNER_TEST_LDADD = daemon/libspmvdtuner.la $(CHECK_LIBS)
 
-check_PROGRAMS += tests/check_model tests/check_cache tests/check_tuner tests/check_predict
-TESTS += tests/check_model tests/check_cache tests/check_tuner tests/check_predict
+check_PROGRAMS += tests/check_model tests/check_cache \
+	tests/check_tuner tests/check_tuner_auto tests/check_tuner_race \
+	tests/check_predict tests/check_predict_feat tests/check_predict_calib \
+	tests/check_predict_store
+TESTS += tests/check_model tests/check_cache \
+	tests/check_tuner tests/check_tuner_auto tests/check_tuner_race \
+	tests/check_predict tests/check_predict_feat tests/check_predict_calib \
+	tests/check_predict_store
 tests_check_model_SOURCES = tests/check_model.c
 tests_check_model_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_model_CFLAGS = $(TUNER_TEST_CFLAGS)
@@ -43,11 +49,31 @@ tests_check_cache_SOURCES = tests/check_cache.c
 tests_check_cache_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_cache_CFLAGS = $(TUNER_TEST_CFLAGS)
 tests_check_cache_LDADD = $(TUNER_TEST_LDADD)
-tests_check_tuner_SOURCES = tests/check_tuner.c
+tests_check_tuner_SOURCES = tests/check_tuner.c tests/tuner_test.h
 tests_check_tuner_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_tuner_CFLAGS = $(TUNER_TEST_CFLAGS)
 tests_check_tuner_LDADD = $(TUNER_TEST_LDADD)
-tests_check_predict_SOURCES = tests/check_predict.c
+tests_check_tuner_auto_SOURCES = tests/check_tuner_auto.c tests/tuner_test.h
+tests_check_tuner_auto_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_tuner_auto_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_tuner_auto_LDADD = $(TUNER_TEST_LDADD)
+tests_check_tuner_race_SOURCES = tests/check_tuner_race.c tests/tuner_test.h
+tests_check_tuner_race_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_tuner_race_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_tuner_race_LDADD = $(TUNER_TEST_LDADD)
+tests_check_predict_SOURCES = tests/check_predict.c tests/predict_test.h
 tests_check_predict_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_predict_CFLAGS = $(TUNER_TEST_CFLAGS)
 tests_check_predict_LDADD = $(TUNER_TEST_LDADD)
+tests_check_predict_feat_SOURCES = tests/check_predict_feat.c
+tests_check_predict_feat_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_predict_feat_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_predict_feat_LDADD = $(TUNER_TEST_LDADD)
+tests_check_predict_calib_SOURCES = tests/check_predict_calib.c tests/predict_test.h
+tests_check_predict_calib_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_predict_calib_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_predict_calib_LDADD = $(TUNER_TEST_LDADD)
+tests_check_predict_store_SOURCES = tests/check_predict_store.c tests/predict_test.h
+tests_check_predict_store_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_predict_store_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_predict_store_LDADD = $(TUNER_TEST_LDADD)
