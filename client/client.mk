@@ -43,9 +43,11 @@ pkgconfig_DATA += client/libspmvclient.pc
 # The client library's tests run against an in-process mock server; the
 # library itself is linked as installed (the shared library), the mock's
 # helpers from the convenience libraries.
-check_PROGRAMS += tests/check_client
-TESTS += tests/check_client
-tests_check_client_SOURCES = tests/check_client.c
+# check_client: connecting, requests and errors against the mock;
+# check_client_threads: many threads against the mock and a real daemon.
+check_PROGRAMS += tests/check_client tests/check_client_threads
+TESTS += tests/check_client tests/check_client_threads
+tests_check_client_SOURCES = tests/check_client.c tests/client_mock.h
 tests_check_client_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	-I$(top_srcdir)/tests/integration
 tests_check_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
@@ -53,8 +55,17 @@ tests_check_client_LDADD = client/libspmvclient.la \
 	tests/integration/libitest.la client/libspmvwire.la \
 	client/libspmvmmio.la kernels/libspmvcore.la $(JANSSON_LIBS) \
 	$(CHECK_LIBS) -lm
+tests_check_client_threads_SOURCES = tests/check_client_threads.c \
+	tests/client_mock.h
+tests_check_client_threads_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
+	-I$(top_srcdir)/tests/integration
+tests_check_client_threads_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_client_threads_LDADD = client/libspmvclient.la \
+	tests/integration/libitest.la client/libspmvwire.la \
+	client/libspmvmmio.la kernels/libspmvcore.la $(JANSSON_LIBS) \
+	$(CHECK_LIBS) -lm
 # Its last case starts a real daemon.
-$(tests_check_client_OBJECTS): daemon/spmvd daemon/spmvd-worker
+$(tests_check_client_threads_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
 TESTS += tests/check_exports.sh
 EXTRA_DIST += tests/check_exports.sh

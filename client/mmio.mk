@@ -7,13 +7,20 @@ client_libspmvmmio_la_SOURCES = \
 client_libspmvmmio_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(ZLIB_CFLAGS)
 client_libspmvmmio_la_LIBADD = kernels/libspmvcore.la $(ZLIB_LIBS)
 
-check_PROGRAMS += tests/check_mmio
-TESTS += tests/check_mmio
-tests_check_mmio_SOURCES = tests/check_mmio.c
+# The reader on files (and the shared matrices against matrices.tsv), and
+# its number scanners and random matrices.
+check_PROGRAMS += tests/check_mmio tests/check_mmio_scan
+TESTS += tests/check_mmio tests/check_mmio_scan
+tests_check_mmio_SOURCES = tests/check_mmio.c tests/mmio_common.h
 tests_check_mmio_CPPFLAGS = $(DAEMON_CPPFLAGS) $(ZLIB_CFLAGS) \
 	-DSPMV_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_check_mmio_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_mmio_LDADD = client/libspmvmmio.la $(CHECK_LIBS) $(ZLIB_LIBS) -lm
+tests_check_mmio_scan_SOURCES = tests/check_mmio_scan.c tests/mmio_common.h
+tests_check_mmio_scan_CPPFLAGS = $(DAEMON_CPPFLAGS) $(ZLIB_CFLAGS) \
+	-DSPMV_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_check_mmio_scan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_mmio_scan_LDADD = client/libspmvmmio.la $(CHECK_LIBS) $(ZLIB_LIBS) -lm
 
 # The test data, and the script that wrote matrices.tsv from scipy.
 EXTRA_DIST += tests/data/mmio tests/data/matrices.tsv tests/data/mkfigures.py

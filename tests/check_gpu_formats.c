@@ -1,4 +1,6 @@
-/* check_gpu_formats.c: every GPU kernel and configuration against the CPU references. */
+/* check_gpu_formats.c: every GPU kernel and configuration against the CPU
+ * references.  The device machinery that the products run on (the pool,
+ * graphs, timing) is tested in check_gpu_device.c. */
 #include "config.h"
 
 #include <check.h>
@@ -15,6 +17,7 @@
 #include "spmv_gen.h"
 #include "spmv_kernels.h"
 #include "spmv_mmio.h"
+#include "gpu_formats_common.h"
 
 /*
  * For every matrix (a generated gallery, every shared real matrix, and on
@@ -34,18 +37,12 @@
  * compute-sanitizer runs).
  */
 
-#define MAX_CONFIGS 256
 #define MAX_SHOW 12
 
 static const double pairs[9][2] = {
   {1, 0}, {-1.5, 0}, {0, 0}, {1, 1}, {0.75, -0.5}, {0, 1.25},
   {1, -2}, {-0.5, 1}, {2.5, 0.25},
 };
-
-static struct spmv_config configs[MAX_CONFIGS];
-static int nconfigs;
-/* Set by test_subnormal: leave out what is known to flush subnormals. */
-static int subnormal_run;
 
 /* cuSPARSE's CSR ALG1 in f32 returns subnormal sums as zero (cuSPARSE
  * 12.6 on an H100: test_subnormal's row 0, 9.27e-43, came back 0, where
@@ -58,157 +55,6 @@ static int flushes_subnormals(const struct spmv_config *cfg, enum spmv_dtype dt)
 
 static char **paths;
 static int npaths;
-
-/* Per test process (check forks): the stream and the cuSPARSE handle. */
-static cudaStream_t stream;
-static struct spmv_cusparse_handle *handle;
-
-/* Bytes of device memory poisoned (all bits set: NaN values, column -1)
- * and left in the pool before each test, as the worker's pool holds what
- * earlier layouts left: no layout may rely on freshly zeroed memory. */
-#define POISON_BYTES ((size_t)256 << 20)
-
-static void gpu_setup(void)
-{
-  struct spmv_error err;
-  void *p = NULL;
-  subnormal_run = 0;  /* after a failed test_subnormal under CK_FORK=no */
-  ck_assert_int_eq(cudaStreamCreate(&stream), cudaSuccess);
-  ck_assert_msg(spmv_cusparse_handle_new(stream, &handle, &err) == 0, "%s", err.msg);
-  ck_assert_msg(spmv_dev_pool_keep(&err) == 0, "%s", err.msg);
-  ck_assert_msg(spmv_dev_alloc(&p, POISON_BYTES, "poison", &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(cudaMemset(p, 0xff, POISON_BYTES), cudaSuccess);
-  spmv_dev_free(p);
-}
-
-static void gpu_teardown(void)
-{
-  handle = spmv_cusparse_handle_free(handle);
-  cudaStreamDestroy(stream);
-}
-
-/* One value type's inputs for a matrix, host and device. */
-struct inputs {
-  enum spmv_dtype dt;
-  size_t es;
-  double *x, *y0;        /* exact in float */
-  void *xt, *y0t, *yt;   /* typed copies and a typed result */
-  double *ref, *absum, *yl, *got;
-  void *ylt;
-  void *dx, *dy;
-};
-
-static void put_typed(void *dst, const double *src, int64_t n, enum spmv_dtype dt)
-{
-  for (int64_t i = 0; i < n; i++) {
-    if (dt == SPMV_F32)
-      ((float *)dst)[i] = (float)src[i];
-    else
-      ((double *)dst)[i] = src[i];
-  }
-}
-
-static void get_typed(double *dst, const void *src, int64_t n, enum spmv_dtype dt)
-{
-  for (int64_t i = 0; i < n; i++)
-    dst[i] = dt == SPMV_F32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
-}
-
-static void inputs_init(struct inputs *in, const struct spmv_csr *A, enum spmv_dtype dt)
-{
-  struct spmv_error err = {0};
-  size_t nr = (size_t)(A->rows ? A->rows : 1), nc = (size_t)(A->cols ? A->cols : 1);
-  memset(in, 0, sizeof *in);
-  in->dt = dt;
-  in->es = spmv_dtype_size(dt);
-  in->x = malloc(nc * 8);
-  in->y0 = malloc(nr * 8);
-  in->ref = malloc(nr * 8);
-  in->absum = malloc(nr * 8);
-  in->yl = malloc(nr * 8);
-  in->got = malloc(nr * 8);
-  in->xt = malloc(nc * in->es);
-  in->y0t = malloc(nr * in->es);
-  in->yt = malloc(nr * in->es);
-  in->ylt = malloc(nr * in->es);
-  ck_assert(in->x && in->y0 && in->ref && in->absum && in->yl && in->got &&
-            in->xt && in->y0t && in->yt && in->ylt);
-  gpu_random_vector(in->x, A->cols, 7 + (uint64_t)dt);
-  gpu_random_vector(in->y0, A->rows, 11 + (uint64_t)dt);
-  put_typed(in->xt, in->x, A->cols, dt);
-  put_typed(in->y0t, in->y0, A->rows, dt);
-  /* The rows' magnitudes for the tolerance; in->ref is set again for
-   * each product's alpha and beta before it is compared. */
-  gpu_reference(A, in->x, in->ref, in->absum);
-  ck_assert_int_eq(cudaMalloc(&in->dx, nc * in->es), cudaSuccess);
-  ck_assert_int_eq(cudaMalloc(&in->dy, nr * in->es), cudaSuccess);
-  ck_assert_msg(spmv_dev_upload(in->dx, in->xt, (size_t)A->cols * in->es, "x",
-                                &err) == 0, "%s", err.msg);
-}
-
-static void inputs_fini(struct inputs *in)
-{
-  free(in->x); free(in->y0); free(in->ref); free(in->absum); free(in->yl);
-  free(in->got); free(in->xt); free(in->y0t); free(in->yt); free(in->ylt);
-  cudaFree(in->dx);
-  cudaFree(in->dy);
-}
-
-/* Returns the first row out of tolerance (or NaN), or -1. */
-static int64_t compare(const struct spmv_csr *A, const struct inputs *in,
-                       const double *y, const double *ref, double alpha,
-                       double beta, double *tol_out)
-{
-  for (int64_t i = 0; i < A->rows; i++) {
-    double mag = fabs(alpha) * in->absum[i] + fabs(beta * in->y0[i]);
-    double tol = gpu_row_tol(in->dt, A->row_ptr[i + 1] - A->row_ptr[i], mag);
-    if (!(fabs(y[i] - ref[i]) <= tol)) {
-      *tol_out = tol;
-      return i;
-    }
-  }
-  return -1;
-}
-
-/* One product of d on in's x into dy (in->dy or another of its size),
- * through g (NULL: launched directly), with y starting from y0; the
- * result in in->yt (typed). */
-static void run_once(const struct spmv_csr *A, struct inputs *in,
-                     struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
-                     void *dy, double alpha, double beta)
-{
-  struct spmv_error err = {0};
-  size_t yb = (size_t)A->rows * in->es;
-  ck_assert_int_eq(cudaMemcpy(dy, in->y0t, yb, cudaMemcpyHostToDevice), cudaSuccess);
-  ck_assert_msg(spmv_dev_graph_spmv(g, d, alpha, in->dx, beta, dy, stream, &err) == 0,
-                "launch%s: %s", g ? " through a graph" : "", err.msg);
-  ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
-  ck_assert_int_eq(cudaMemcpy(in->yt, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
-}
-
-/* in->got from the typed result in in->yt, and in->ref the double
- * reference alpha A x + beta y0: the first row out of tolerance (*tol
- * its bound), or -1. */
-static int64_t check_yt(const struct spmv_csr *A, struct inputs *in, double alpha,
-                        double beta, double *tol)
-{
-  get_typed(in->got, in->yt, A->rows, in->dt);
-  memcpy(in->ref, in->y0, (size_t)A->rows * 8);
-  spmv_csr_ref(A, alpha, in->x, beta, in->ref);
-  return compare(A, in, in->got, in->ref, alpha, beta, tol);
-}
-
-/* check_yt() asserted: every row within tolerance; what names the
- * product. */
-static void assert_yt(const struct spmv_csr *A, struct inputs *in, double alpha,
-                      double beta, const char *what)
-{
-  double tol = 0;
-  int64_t bad = check_yt(A, in, alpha, beta, &tol);
-
-  ck_assert_msg(bad < 0, "%s: row %lld got %.17g, want %.17g (tol %.3g)", what,
-                (long long)bad, bad < 0 ? 0.0 : in->got[bad], bad < 0 ? 0.0 : in->ref[bad], tol);
-}
 
 /* The first of a's device arrays whose bytes differ from b's (padding
  * included: a kernel that never reads a pad would not show it; 0 when
@@ -537,50 +383,6 @@ START_TEST(test_out_of_memory)
 }
 END_TEST
 
-/* Kept, freed device memory stays in the pool (the driver would scrub it
- * while the next candidates are timed), is counted as free for
- * admission, is reused by the next allocation, and goes back to the
- * driver on trim. */
-START_TEST(test_pool)
-{
-  struct spmv_error err = {0};
-  size_t bytes = (size_t)64 << 20, slack = bytes / 4, f0, f1, f2, f3, f4, t;
-  void *p = NULL;
-  int dev = 0, pools = 0;
-
-  ck_assert_int_eq(cudaGetDevice(&dev), cudaSuccess);
-  ck_assert_int_eq(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev),
-                   cudaSuccess);
-  if (!pools) {
-    ck_assert_uint_eq(spmv_dev_pool_idle(), 0);
-    return;  /* plain cudaMalloc: nothing kept */
-  }
-  ck_assert_uint_ge(spmv_dev_pool_idle(), POISON_BYTES);  /* gpu_setup's */
-  ck_assert_uint_ge(spmv_dev_pool_trim(), POISON_BYTES);
-  ck_assert_uint_eq(spmv_dev_pool_idle(), 0);
-  ck_assert_int_eq(cudaMemGetInfo(&f0, &t), cudaSuccess);
-  ck_assert_msg(spmv_dev_alloc(&p, bytes, "a test", &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(cudaMemset(p, 1, bytes), cudaSuccess);
-  ck_assert_int_eq(cudaMemGetInfo(&f1, &t), cudaSuccess);
-  ck_assert_uint_le(f1 + bytes, f0 + slack);           /* taken from the driver */
-  spmv_dev_free(p);
-  ck_assert_uint_ge(spmv_dev_pool_idle(), bytes);
-  ck_assert_int_eq(cudaMemGetInfo(&f2, &t), cudaSuccess);
-  ck_assert_uint_le(f2, f1 + slack);                   /* kept, not given back */
-  ck_assert_int_eq(spmv_dev_mem_info(&f3, &t, &err), 0);
-  ck_assert_uint_ge(f3 + slack, f2 + bytes);           /* but counted as free */
-  ck_assert_msg(spmv_dev_alloc(&p, bytes, "a test", &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(cudaMemGetInfo(&f4, &t), cudaSuccess);
-  ck_assert_uint_ge(f4 + slack, f2);                   /* reused from the pool */
-  spmv_dev_free(p);
-  ck_assert_uint_ge(spmv_dev_pool_trim(), bytes);
-  ck_assert_uint_eq(spmv_dev_pool_idle(), 0);
-  ck_assert_int_eq(cudaMemGetInfo(&f4, &t), cudaSuccess);
-  ck_assert_uint_ge(f4 + slack, f0);                   /* given back */
-  ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
-}
-END_TEST
-
 START_TEST(test_edges)
 {
   struct spmv_csr *A = odd_rows();
@@ -780,173 +582,6 @@ START_TEST(test_upload_ready)
   spmv_csr_free(A);
 }
 END_TEST
-
-/* One graph product of d through g into in->dy, compared with the
- * reference; returns spmv_dev_graph_captures(g) after it. */
-static long graph_product(const struct spmv_csr *A, struct inputs *in,
-                          struct spmv_dev_graph *g, const struct spmv_dev_matrix *d,
-                          void *dy, double alpha, double beta, const char *what)
-{
-  run_once(A, in, g, d, dy, alpha, beta);
-  assert_yt(A, in, alpha, beta, what);
-  return spmv_dev_graph_captures(g);
-}
-
-/* A product is captured when it comes twice in a row and replayed while
- * it stays; another alpha, beta or y runs directly once, then captures;
- * two that alternate never capture; each product is right (the
- * gallery's odd products check every format and matrix as graphs; this
- * checks the bookkeeping). */
-START_TEST(test_graph)
-{
-  struct spmv_limits lim = {(size_t)1 << 30, 4096, 40.0};
-  struct spmv_error err = {0};
-  struct spmv_csr *A = spmv_gen_from_text("pareto rows=3000 alpha=0.8", 5, &err);
-  ck_assert_msg(A != NULL, "%s", err.msg);
-  for (int t = 0; t < 2; t++) {
-    enum spmv_dtype dt = t == 0 ? SPMV_F64 : SPMV_F32;
-    struct inputs in;
-    void *dy2 = NULL;
-
-    inputs_init(&in, A, dt);
-    ck_assert_int_eq(cudaMalloc(&dy2, (size_t)A->rows * in.es), cudaSuccess);
-    for (int c = 0; c < nconfigs; c++) {
-      struct spmv_layout *L = NULL;
-      struct spmv_dev_matrix *d = NULL;
-      struct spmv_dev_graph *g = spmv_dev_graph_new();
-      char w[160], cfgtxt[96];
-      long n;
-
-      spmv_config_format(&configs[c], cfgtxt, sizeof cfgtxt);
-      snprintf(w, sizeof w, "%s %s", cfgtxt, spmv_dtype_name(dt));
-      if (spmv_layout_new(A, dt, &configs[c], &lim, &L, &err) == SPMV_ETOOBIG) {
-        spmv_dev_graph_free(g);
-        continue;
-      }
-      ck_assert_msg(L != NULL && spmv_dev_matrix_new(L, handle, &d, &err) == 0, "%s: %s", w,
-                    err.msg);
-      /* want[k]: captures after product k of seq. */
-      static const struct { double alpha, beta; int y2; long want; } seq[] = {
-        {1.0, 0.0, 0, 0},   /* seen once: directly */
-        {1.0, 0.0, 0, 1},   /* twice: captured */
-        {1.0, 0.0, 0, 1},   /* replayed */
-        {-1.5, 0.75, 0, 1}, /* new scalars: directly */
-        {1.0, 0.0, 0, 1},   /* the graph's own: replayed */
-        {-1.5, 0.75, 0, 1}, /* alternating: directly */
-        {1.0, 0.0, 0, 1},
-        {-1.5, 0.75, 0, 1},
-        {-1.5, 0.75, 0, 2}, /* twice in a row: captured */
-        {-1.5, 0.75, 1, 2}, /* another y: directly */
-        {-1.5, 0.75, 1, 3}, /* then captured */
-      };
-      for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
-        n = graph_product(A, &in, g, d, seq[k].y2 ? dy2 : in.dy, seq[k].alpha, seq[k].beta, w);
-        ck_assert_msg(n == seq[k].want, "%s: product %zu: %ld captures, want %ld", w, k, n,
-                      seq[k].want);
-      }
-      ck_assert_msg(!spmv_dev_graph_plain(g), "%s: launched directly", w);
-      spmv_dev_graph_free(g);
-      spmv_dev_matrix_free(d);
-      spmv_layout_free(L);
-    }
-    cudaFree(dy2);
-    inputs_fini(&in);
-  }
-  spmv_csr_free(A);
-}
-END_TEST
-
-/* The product in in->dy after timed runs of y = A*x against the double
- * reference; what names it. */
-static void check_timed_y(const struct spmv_csr *A, struct inputs *in, const char *what)
-{
-  ck_assert_int_eq(cudaMemcpy(in->yt, in->dy, (size_t)A->rows * in->es,
-                              cudaMemcpyDeviceToHost), cudaSuccess);
-  assert_yt(A, in, 1.0, 0.0, what);
-}
-
-static void check_times(const double *us, int n, const char *what)
-{
-  for (int k = 0; k < n; k++)
-    ck_assert_msg(isfinite(us[k]) && us[k] > 0 && us[k] < 1e6, "%s: run %d took %g us",
-                  what, k, us[k]);
-}
-
-/* spmv_dev_time and spmv_dev_time_turns: every run timed, the products
- * right (y is poisoned first), a product of several kernels captured
- * once, bad counts refused with SPMV_EINVAL. */
-START_TEST(test_timer)
-{
-  struct spmv_limits lim = {(size_t)1 << 30, 4096, 40.0};
-  struct spmv_error err = {0};
-  struct spmv_dev_timer *tm = NULL;
-  const char *gens[2] = {"pareto rows=3000 alpha=0.8", "random rows=500 cols=700 k=5"};
-  const char *cfgs[2] = {"csr-vector bs=256 tpr=8", "coo bs=256"};
-  struct spmv_csr *M[2];
-
-  ck_assert_msg(spmv_dev_timer_new(&tm, &err) == 0, "%s", err.msg);
-  for (int i = 0; i < 2; i++) {
-    M[i] = spmv_gen_from_text(gens[i], 7 + i, &err);
-    ck_assert_msg(M[i] != NULL, "%s", err.msg);
-  }
-  for (int t = 0; t < 2; t++) {
-    enum spmv_dtype dt = t == 0 ? SPMV_F64 : SPMV_F32;
-    struct inputs in[2];
-    struct spmv_dev_matrix *d[2];
-    struct spmv_dev_graph *g[2];
-    double us[2][8];
-    char w[2][128];
-
-    for (int i = 0; i < 2; i++) {
-      struct spmv_config cfg;
-      struct spmv_layout *L = NULL;
-      snprintf(w[i], sizeof w[i], "%s %s", cfgs[i], spmv_dtype_name(dt));
-      inputs_init(&in[i], M[i], dt);
-      ck_assert_msg(spmv_config_parse(cfgs[i], &cfg, &err) == 0 &&
-                    spmv_layout_new(M[i], dt, &cfg, &lim, &L, &err) == 0 &&
-                    spmv_dev_matrix_new(L, handle, &d[i], &err) == 0, "%s: %s", w[i], err.msg);
-      spmv_layout_free(L);
-      ck_assert((g[i] = spmv_dev_graph_new()) != NULL);
-      ck_assert_int_eq(cudaMemset(in[i].dy, 0xff, (size_t)M[i]->rows * in[i].es), cudaSuccess);
-    }
-    ck_assert_msg(spmv_dev_time(tm, g[0], d[0], in[0].dx, in[0].dy, stream, 1, 8, us[0],
-                                &err) == 0, "%s: %s", w[0], err.msg);
-    check_times(us[0], 8, w[0]);
-    check_timed_y(M[0], &in[0], w[0]);
-
-    ck_assert_int_eq(cudaMemset(in[0].dy, 0xff, (size_t)M[0]->rows * in[0].es), cudaSuccess);
-    struct spmv_dev_timed p[2] = {{g[0], d[0], in[0].dx, in[0].dy, us[0]},
-                                  {g[1], d[1], in[1].dx, in[1].dy, us[1]}};
-    ck_assert_msg(spmv_dev_time_turns(tm, p, 2, stream, 2, 8, &err) == 0, "turns: %s",
-                  err.msg);
-    for (int i = 0; i < 2; i++) {
-      check_times(us[i], 8, w[i]);
-      check_timed_y(M[i], &in[i], w[i]);
-      ck_assert_msg(spmv_dev_graph_captures(g[i]) == 1 && !spmv_dev_graph_plain(g[i]),
-                    "%s: %ld captures", w[i], spmv_dev_graph_captures(g[i]));
-    }
-
-    ck_assert_int_eq(spmv_dev_time_turns(tm, p, 0, stream, 1, 2, &err), SPMV_EINVAL);
-    ck_assert_int_eq(spmv_dev_time_turns(tm, p, SPMV_DEV_TIME_TURNS_MAX + 1, stream, 1, 2,
-                                         &err), SPMV_EINVAL);
-    ck_assert_int_eq(spmv_dev_time_turns(tm, p, 2, stream, 1, SPMV_DEV_TIME_MAX_REPS / 2 + 1,
-                                         &err), SPMV_EINVAL);
-    ck_assert_int_eq(spmv_dev_time_turns(tm, p, 2, stream, -1, 2, &err), SPMV_EINVAL);
-    ck_assert_int_eq(spmv_dev_time(tm, g[0], d[0], in[0].dx, in[0].dy, stream, 0, 0, us[0],
-                                   &err), SPMV_EINVAL);
-    ck_assert_msg(strstr(err.msg, "reps") != NULL, "%s", err.msg);
-    for (int i = 0; i < 2; i++) {
-      spmv_dev_graph_free(g[i]);
-      spmv_dev_matrix_free(d[i]);
-      inputs_fini(&in[i]);
-    }
-  }
-  for (int i = 0; i < 2; i++)
-    spmv_csr_free(M[i]);
-  spmv_dev_timer_free(tm);
-}
-END_TEST
-
 static Suite *gpu_formats_suite(void)
 {
   Suite *s = suite_create("gpu_formats");
@@ -955,11 +590,8 @@ static Suite *gpu_formats_suite(void)
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
   tcase_add_test(tc, test_edges);
-  tcase_add_test(tc, test_graph);
-  tcase_add_test(tc, test_timer);
   tcase_add_test(tc, test_subnormal);
   tcase_add_test(tc, test_l2_rewrite);
-  tcase_add_test(tc, test_pool);
   /* Not in the quick run that compute-sanitizer takes: it reports the
    * failed allocation as an API error. */
   if (!getenv("SPMV_GPU_QUICK"))

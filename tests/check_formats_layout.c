@@ -1,0 +1,472 @@
+/* check_formats_layout.c: the layouts of a small matrix worked by hand, one
+ * format after another, csr-panel's, the L2 warm-up's choice, and the
+ * refusals of spmv_layout_new (split from check_formats.c, which checks
+ * every layout's CPU product against the plain CSR loop). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv_formats.h"
+
+Suite *formats_layout_suite(void);
+
+/*
+ * The small matrix of the layout tests, 5x6 with row lengths 2, 0, 3, 1, 2:
+ *   row 0: (0,1)=1 (0,4)=2
+ *   row 2: (2,0)=3 (2,2)=4 (2,5)=5
+ *   row 3: (3,3)=6
+ *   row 4: (4,0)=7 (4,5)=8
+ */
+static struct spmv_csr *small_matrix(void)
+{
+  static const int64_t ptr[] = { 0, 2, 2, 5, 6, 8 };
+  static const int32_t col[] = { 1, 4, 0, 2, 5, 3, 0, 5 };
+  struct spmv_csr *A = spmv_csr_new(5, 6, 8);
+  int i;
+
+  ck_assert(A != NULL);
+  memcpy(A->row_ptr, ptr, sizeof ptr);
+  memcpy(A->col_idx, col, sizeof col);
+  for (i = 0; i < 8; i++)
+    A->val[i] = i + 1;
+  return A;
+}
+
+/* Converts the small matrix to cfg in f64; the caller frees the layout. */
+static struct spmv_layout *small_layout(enum spmv_format f, int tpr,
+                                        int param, int param2)
+{
+  struct spmv_config cfg = { f, 0, tpr, param, param2 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = small_matrix();
+  struct spmv_layout *L = NULL;
+
+  ck_assert_msg(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err) == 0,
+                "%s", err.msg);
+  spmv_csr_free(A);
+  return L;
+}
+
+/* Value at position k of a f64 layout array. */
+#define V(arr, k) (((const double *)(arr))[k])
+
+START_TEST(test_layout_csr)
+{
+  struct spmv_layout *L = small_layout(SPMV_FMT_CSR_SCALAR, 0, 0, 0);
+
+  ck_assert(L->u.csr.row_ptr32 != NULL && L->u.csr.row_ptr64 == NULL);
+  ck_assert_int_eq(L->u.csr.row_ptr32[3], 5);
+  ck_assert_int_eq(L->u.csr.col[4], 5);
+  ck_assert(V(L->u.csr.val, 4) == 5);
+  ck_assert_uint_eq(L->bytes, 6 * 4 + 8 * 4 + 8 * 8);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_adaptive)
+{
+  /* base 1, max TPR 2: bin 0 lengths <= 1, bin 1 (1, 2], longer rows in
+   * chunks of 4 * 1 * 2 = 8. */
+  struct spmv_layout *L = small_layout(SPMV_FMT_CSR_ADAPTIVE, 2, 1, 0);
+  const struct spmv_adaptive_layout *D = &L->u.adaptive;
+  static const int32_t rows[] = { 1, 3, 0, 4 };
+
+  ck_assert_int_eq(D->base, 1);
+  ck_assert_int_eq(D->nbins, 2);
+  ck_assert_int_eq(D->bin_start[0], 0);
+  ck_assert_int_eq(D->bin_start[1], 2);
+  ck_assert_int_eq(D->bin_start[2], 4);
+  ck_assert_mem_eq(D->rows, rows, sizeof rows);
+  ck_assert_int_eq(D->nlong, 1);
+  ck_assert_int_eq(D->long_rows[0], 2);
+  ck_assert_int_eq(D->long_chunk[0], 0);
+  ck_assert_int_eq(D->long_chunk[1], 1);
+  ck_assert_int_eq(D->chunk_len, 8);
+  ck_assert_int_eq(D->nchunks, 1);
+  L = spmv_layout_free(L);
+  /* Defaults: base 8, max TPR 512, 10 bins, chunks of 16384. */
+  L = small_layout(SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0);
+  ck_assert_int_eq(L->u.adaptive.base, 8);
+  ck_assert_int_eq(L->u.adaptive.nbins, 10);
+  ck_assert_int_eq(L->u.adaptive.chunk_len, 16384);
+  ck_assert_int_eq(L->u.adaptive.bin_start[1], 5);
+  ck_assert_int_eq(L->u.adaptive.nlong, 0);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_ell)
+{
+  struct spmv_layout *L = small_layout(SPMV_FMT_ELL, 0, 0, 0);
+  const struct spmv_ell_layout *E = &L->u.ell;
+
+  ck_assert_int_eq(E->width, 3);
+  ck_assert_int_eq(E->pitch, 32);
+  ck_assert_int_eq(E->col[0 * 32 + 0], 1);
+  ck_assert_int_eq(E->col[1 * 32 + 0], 4);
+  ck_assert_int_eq(E->col[2 * 32 + 0], -1);
+  ck_assert_int_eq(E->col[0 * 32 + 1], -1);
+  ck_assert_int_eq(E->col[2 * 32 + 2], 5);
+  ck_assert_int_eq(E->col[0 * 32 + 5], -1);
+  ck_assert(V(E->val, 2 * 32 + 2) == 5 && V(E->val, 2 * 32 + 0) == 0);
+  ck_assert_uint_eq(L->bytes, 3 * 32 * (4 + 8));
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_ellr_t)
+{
+  /* T = 2: entry j of row i at (j / 2) * 64 + 2 i + j % 2. */
+  struct spmv_layout *L = small_layout(SPMV_FMT_ELLR_T, 2, 0, 0);
+  const struct spmv_ellr_layout *R = &L->u.ellr;
+
+  ck_assert_int_eq(R->t, 2);
+  ck_assert_int_eq(R->iters, 2);
+  ck_assert_int_eq(R->pitch, 32);
+  ck_assert_int_eq(R->rl[2], 3);
+  ck_assert_int_eq(R->rl[1], 0);
+  ck_assert_int_eq(R->col[4], 0);
+  ck_assert_int_eq(R->col[5], 2);
+  ck_assert_int_eq(R->col[64 + 4], 5);
+  ck_assert_int_eq(R->col[64 + 5], -1);
+  ck_assert_int_eq(R->col[1], 4);
+  ck_assert(V(R->val, 64 + 4) == 5);
+  ck_assert_uint_eq(L->bytes, 5 * 4 + 2 * 32 * 2 * (4 + 8));
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_coo_hyb)
+{
+  static const int32_t rows[] = { 0, 0, 2, 2, 2, 3, 4, 4 };
+  static const int32_t rest[] = { 0, 2, 2, 4 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_COO, 0, 0, 0);
+
+  ck_assert_mem_eq(L->u.coo.row, rows, sizeof rows);
+  L = spmv_layout_free(L);
+  L = small_layout(SPMV_FMT_HYB, 0, 1, 0);
+  ck_assert_int_eq(L->u.hyb.k, 1);
+  ck_assert_int_eq(L->u.hyb.ell.width, 1);
+  ck_assert_int_eq(L->u.hyb.ell.col[2], 0);
+  ck_assert_int_eq(L->u.hyb.coo_nnz, 4);
+  ck_assert_mem_eq(L->u.hyb.coo.row, rest, sizeof rest);
+  ck_assert_int_eq(L->u.hyb.coo.col[2], 5);
+  L = spmv_layout_free(L);
+  /* Lengths 3, 2, 2, 1, 0: three rows of 2 or more is at least 5/3. */
+  L = small_layout(SPMV_FMT_HYB, 0, 0, 0);
+  ck_assert_int_eq(L->u.hyb.k, 2);
+  ck_assert_int_eq(L->u.hyb.coo_nnz, 1);
+  L = spmv_layout_free(L);
+  /* A K past the longest row is cut to it. */
+  L = small_layout(SPMV_FMT_HYB, 0, 50, 0);
+  ck_assert_int_eq(L->u.hyb.k, 3);
+  ck_assert_int_eq(L->u.hyb.coo_nnz, 0);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_dia)
+{
+  static const int32_t offsets[] = { -4, -2, 0, 1, 3, 4 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_DIA, 0, 0, 0);
+  const struct spmv_dia_layout *D = &L->u.dia;
+
+  ck_assert_int_eq(D->ndiags, 6);
+  ck_assert_mem_eq(D->offsets, offsets, sizeof offsets);
+  ck_assert(V(D->val, 3 * 32 + 4) == 8);   /* offset 1, row 4 */
+  ck_assert(V(D->val, 2 * 32 + 2) == 4);   /* offset 0, row 2 */
+  ck_assert(V(D->val, 0 * 32 + 0) == 0);   /* offset -4, row 0: outside */
+  ck_assert_uint_eq(L->bytes, 6 * 4 + 6 * 32 * 8);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_jad)
+{
+  static const int32_t perm[] = { 2, 0, 4, 3, 1 };
+  static const int64_t jd_ptr[] = { 0, 4, 7, 8 };
+  static const int32_t col[] = { 0, 1, 0, 3, 2, 4, 5, 5 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_JAD, 0, 0, 0);
+
+  ck_assert_int_eq(L->u.jad.njd, 3);
+  ck_assert_mem_eq(L->u.jad.perm, perm, sizeof perm);
+  ck_assert_mem_eq(L->u.jad.jd_ptr, jd_ptr, sizeof jd_ptr);
+  ck_assert_mem_eq(L->u.jad.col, col, sizeof col);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_sell)
+{
+  /* C = 2, sigma = 4: window {0,1,2,3} sorted to 2, 0, 3, 1; then 4. */
+  static const int32_t perm[] = { 2, 0, 3, 1, 4, -1 };
+  static const int64_t slice_ptr[] = { 0, 6, 8, 12 };
+  static const int32_t width[] = { 3, 1, 2 };
+  static const int32_t col[] = { 0, 1, 2, 4, 5, -1, 3, -1, 0, -1, 5, -1 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_SELL, 0, 2, 4);
+  const struct spmv_sell_layout *S = &L->u.sell;
+
+  ck_assert_int_eq(S->c, 2);
+  ck_assert_int_eq(S->sigma, 4);
+  ck_assert_int_eq(S->nslices, 3);
+  ck_assert_mem_eq(S->perm, perm, sizeof perm);
+  ck_assert_mem_eq(S->slice_ptr, slice_ptr, sizeof slice_ptr);
+  ck_assert_mem_eq(S->slice_width, width, sizeof width);
+  ck_assert_mem_eq(S->col, col, sizeof col);
+  ck_assert(V(S->val, 3) == 2 && V(S->val, 5) == 0);
+  L = spmv_layout_free(L);
+  /* sigma 1: rows in order. */
+  L = small_layout(SPMV_FMT_SELL, 0, 2, 1);
+  ck_assert_int_eq(L->u.sell.perm[0], 0);
+  ck_assert_int_eq(L->u.sell.perm[2], 2);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_sell16)
+{
+  /* The sell layout above (C 2, sigma 4) with each lane's smallest column
+   * as base and offsets from it; padding 0xFFFF, the empty row's base 0. */
+  static const int32_t base[] = { 0, 1, 3, 0, 0, 0 };
+  static const uint16_t col16[] = { 0, 0, 2, 3, 5, 0xFFFF,
+                                    0, 0xFFFF, 0, 0xFFFF, 5, 0xFFFF };
+  struct spmv_layout *L = small_layout(SPMV_FMT_SELL16, 0, 2, 4);
+  const struct spmv_sell_layout *S = &L->u.sell;
+
+  ck_assert(S->col == NULL);
+  ck_assert_int_eq(S->nslices, 3);
+  ck_assert_mem_eq(S->base, base, sizeof base);
+  ck_assert_mem_eq(S->col16, col16, sizeof col16);
+  ck_assert(V(S->val, 3) == 2 && V(S->val, 5) == 0);
+  spmv_layout_free(L);
+}
+END_TEST
+
+START_TEST(test_layout_csr16)
+{
+  /* Rows 0, 2, 3, 4 start at columns 1, 0, 3, 0; the empty row's base 0. */
+  static const int32_t base[] = { 1, 0, 0, 3, 0 };
+  static const uint16_t col16[] = { 0, 3, 0, 2, 5, 0, 0, 5 };
+  static const int32_t ptr[] = { 0, 2, 2, 5, 6, 8 };
+  struct spmv_layout *L = small_layout(SPMV_FMT_CSR16, 4, 0, 0);
+  const struct spmv_csr_layout *C = &L->u.csr;
+
+  ck_assert(C->col == NULL && C->row_ptr64 == NULL);
+  ck_assert_mem_eq(C->row_ptr32, ptr, sizeof ptr);
+  ck_assert_mem_eq(C->base, base, sizeof base);
+  ck_assert_mem_eq(C->col16, col16, sizeof col16);
+  ck_assert(V(C->val, 4) == 5);
+  /* 6 offsets, 5 bases, 8 offsets of 2 bytes, 8 doubles. */
+  ck_assert_uint_eq(L->bytes, 6 * 4 + 5 * 4 + 8 * 2 + 8 * 8);
+  spmv_layout_free(L);
+}
+END_TEST
+
+/* csr-panel: three panels of 1024 columns, slots panel-major, offsets from
+ * the panel's first column; a panel sum per slot, added in panel order. */
+START_TEST(test_layout_panel)
+{
+  static const int64_t rp[] = { 0, 4, 6 };
+  static const int32_t ci[] = { 5, 10, 1500, 2999, 1024, 2048 };
+  static const double v[] = { 1, 2, 3, 4, 5, 6 };
+  /* Slots p0r0, p0r1, p1r0, p1r1, p2r0, p2r1. */
+  static const int32_t ptr[] = { 0, 2, 2, 3, 4, 5, 6 };
+  static const uint16_t col16[] = { 5, 10, 476, 0, 951, 0 };
+  static const double val[] = { 1, 2, 3, 5, 4, 6 };
+  struct spmv_config cfg = { SPMV_FMT_CSR_PANEL, 0, 2, 1024, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_csr_new(2, 3000, 6);
+  struct spmv_layout *L = NULL;
+  double *x = calloc(3000, sizeof *x), y[2] = { 7, 7 };
+
+  ck_assert(A != NULL && x != NULL);
+  memcpy(A->row_ptr, rp, sizeof rp);
+  memcpy(A->col_idx, ci, sizeof ci);
+  memcpy(A->val, v, sizeof v);
+  x[5] = 1, x[10] = 10, x[1500] = 100, x[2999] = 1000, x[1024] = 3;
+  x[2048] = 0.5;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), 0);
+  ck_assert_int_eq(L->u.panel.npanels, 3);
+  ck_assert_int_eq(L->u.panel.width, 1024);
+  ck_assert(L->u.panel.csr.col == NULL && L->u.panel.csr.row_ptr64 == NULL);
+  ck_assert_mem_eq(L->u.panel.csr.row_ptr32, ptr, sizeof ptr);
+  ck_assert_mem_eq(L->u.panel.csr.col16, col16, sizeof col16);
+  ck_assert_mem_eq(L->u.panel.csr.val, val, sizeof val);
+  /* 7 offsets, 6 offsets of 2 bytes, 6 doubles. */
+  ck_assert_uint_eq(L->bytes, 7 * 4 + 6 * 2 + 6 * 8);
+  ck_assert_int_eq(spmv_layout_spmv(L, 2, x, 0.5, y), 0);
+  ck_assert(y[0] == 2 * (1 + 20 + 300 + 4000) + 3.5);
+  ck_assert(y[1] == 2 * (15 + 3) + 3.5);
+  spmv_layout_free(L);
+  /* One entry per row: 6 slots for 2 entries, over two per entry. */
+  A->row_ptr[1] = 1;
+  A->row_ptr[2] = 2;
+  A->col_idx[1] = 2500;
+  A->nnz = 2;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err),
+                   SPMV_ETOOBIG);
+  ck_assert_msg(strstr(err.msg, "3 panels of 1024 columns x 2 rows make 6 "
+                       "row slots for 2 entries") != NULL, "%s", err.msg);
+  /* One panel is never too sparse: a wide panel takes the same matrix. */
+  cfg.param = 4096;
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), 0);
+  ck_assert_int_eq(L->u.panel.npanels, 1);
+  spmv_layout_free(L);
+  free(x);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* How the GPU worker takes a matrix into the L2: read within half of it
+ * (arrays, x and y), written back within SPMV_L2_WRITE_SHARE, streamed
+ * beyond; an unknown L2 (0) or no arrays never. */
+START_TEST(test_l2_warm_mode)
+{
+  const size_t l2 = (size_t)60 << 20; /* an H200's */
+
+  /* cop20k_A in f32: 21.3 MB of arrays, 121192 rows and columns. */
+  ck_assert_int_eq(spmv_l2_warm_mode(21300000, 121192, 121192, SPMV_F32, l2),
+                   SPMV_L2_WARM_READ);
+  /* The same in f64 (32.5 MB of arrays): over 30 MB with x and y. */
+  ck_assert_int_eq(spmv_l2_warm_mode(32500000, 121192, 121192, SPMV_F64, l2),
+                   SPMV_L2_WARM_WRITE);
+  /* Exactly half, counting x and y: read; one byte more: written. */
+  ck_assert_int_eq(spmv_l2_warm_mode(l2 / 2 - 16 * 8, 8, 8, SPMV_F64, l2),
+                   SPMV_L2_WARM_READ);
+  ck_assert_int_eq(spmv_l2_warm_mode(l2 / 2 - 16 * 8 + 1, 8, 8, SPMV_F64, l2),
+                   SPMV_L2_WARM_WRITE);
+  /* pdb1HYS's sell in f32, 52 MB: written; cant's ell, 70 MB: streamed. */
+  ck_assert_int_eq(spmv_l2_warm_mode(52000000, 36417, 36417, SPMV_F32, l2),
+                   SPMV_L2_WARM_WRITE);
+  ck_assert_int_eq(spmv_l2_warm_mode(70000000, 62451, 62451, SPMV_F32, l2),
+                   SPMV_L2_WARM_NONE);
+  /* The write share's edge. */
+  size_t edge = (size_t)(SPMV_L2_WRITE_SHARE * (double)l2) - 16 * 8;
+  ck_assert_int_eq(spmv_l2_warm_mode(edge, 8, 8, SPMV_F64, l2), SPMV_L2_WARM_WRITE);
+  ck_assert_int_eq(spmv_l2_warm_mode(edge + 2, 8, 8, SPMV_F64, l2), SPMV_L2_WARM_NONE);
+  ck_assert_int_eq(spmv_l2_warm_mode(1000, 10, 10, SPMV_F32, 0), SPMV_L2_WARM_NONE);
+  ck_assert_int_eq(spmv_l2_warm_mode(0, 10, 10, SPMV_F32, l2), SPMV_L2_WARM_NONE);
+  /* When: once the matrix is reused (its second product in a row, or a
+   * batch of two); never without products or beyond the L2. */
+  ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_READ, 0, 1));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_READ, 1, 1));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_READ, 0, 3));
+  ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 0, 1));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 1, 1));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 0, 2));
+  ck_assert(spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 40, 1));
+  ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_NONE, 40, 8));
+  ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_READ, 0, 0));
+  ck_assert(!spmv_l2_warm_now(SPMV_L2_WARM_WRITE, 5, 0));
+}
+END_TEST
+
+/* Expects spmv_layout_new to fail with code and a message containing want. */
+static void expect_refusal(const struct spmv_csr *A, enum spmv_format f,
+                           int tpr, int param, int param2,
+                           const struct spmv_limits *lim, int code,
+                           const char *want)
+{
+  struct spmv_config cfg = { f, 0, tpr, param, param2 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL;
+  int rc = spmv_layout_new(A, SPMV_F32, &cfg, lim, &L, &err);
+
+  ck_assert_msg(rc == code, "%s: got %s (%s), want %s",
+                spmv_format_name(f), spmv_err_name(rc), err.msg,
+                spmv_err_name(code));
+  ck_assert(L == NULL);
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message \"%s\" lacks \"%s\"",
+                err.msg, want);
+}
+
+START_TEST(test_refusals)
+{
+  struct spmv_csr *A = small_matrix();
+  struct spmv_limits diags = { 0, 3, 0 }, bytes = { 100, 0, 0 };
+  struct spmv_limits fill = { 0, 0, 1.5 }, tiny = { 50, 0, 0 };
+  struct spmv_config cfg = { SPMV_FMT_COO, 0, 0, 0, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL, bad;
+
+  expect_refusal(A, SPMV_FMT_DIA, 0, 0, 0, &diags, SPMV_ETOOBIG,
+                 "6 diagonals, limit 3");
+  expect_refusal(A, SPMV_FMT_ELL, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  expect_refusal(A, SPMV_FMT_JAD, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  /* ELL stores 5 * 3 = 15 for 8 entries; DIA 6 * 5 = 30. */
+  expect_refusal(A, SPMV_FMT_ELL, 0, 0, 0, &fill, SPMV_ETOOBIG, "fill 1.88");
+  expect_refusal(A, SPMV_FMT_DIA, 0, 0, 0, &fill, SPMV_ETOOBIG, "fill 3.75");
+  expect_refusal(A, SPMV_FMT_ELLR_T, 3, 0, 0, NULL, SPMV_EINVAL, "T=3");
+  expect_refusal(A, SPMV_FMT_ELLR_T, 0, 0, 0, NULL, SPMV_EINVAL, "T=0");
+  expect_refusal(A, SPMV_FMT_ELLR_T, 64, 0, 0, NULL, SPMV_EINVAL, "T=64");
+  expect_refusal(A, SPMV_FMT_SELL, 0, 3, 0, NULL, SPMV_EINVAL, "C=3");
+  expect_refusal(A, SPMV_FMT_SELL, 0, 4, 6, NULL, SPMV_EINVAL, "sigma=6");
+  expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 3, 0, 0, NULL, SPMV_EINVAL,
+                 "max TPR 3");
+  expect_refusal(A, SPMV_FMT_CSR_ADAPTIVE, 0, -1, 0, NULL, SPMV_EINVAL,
+                 "base length -1");
+  expect_refusal(A, SPMV_FMT_HYB, 0, -2, 0, NULL, SPMV_EINVAL, "K=-2");
+  expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 3, 0, NULL, SPMV_EINVAL, "k 3");
+  expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 32, 0, NULL, SPMV_EINVAL, "k 32");
+  expect_refusal(A, SPMV_FMT_CSR_STREAM, 0, 0, 0, &bytes, SPMV_ETOOBIG,
+                 "limit 100");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 1000, 0, NULL, SPMV_EINVAL,
+                 "width 1000 is not a power of two in [1024, 65536]");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 512, 0, NULL, SPMV_EINVAL,
+                 "width 512");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 65536, 0, NULL, SPMV_EINVAL,
+                 "262144 bytes of shared memory, over 131072");
+  expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 0, 0, &tiny, SPMV_ETOOBIG,
+                 "csr-panel needs 72 bytes, limit 50");
+  expect_refusal(A, (enum spmv_format)99, 0, 0, 0, NULL, SPMV_EFORMAT,
+                 "format 99");
+  A->col_idx[3] = 6;
+  expect_refusal(A, SPMV_FMT_COO, 0, 0, 0, NULL, SPMV_ECSR, "column index 6");
+  ck_assert_int_eq(spmv_layout_new(A, (enum spmv_dtype)7, &cfg, NULL, &L,
+                                   &err), SPMV_EINVAL);
+  ck_assert(spmv_layout_free(NULL) == NULL);
+  ck_assert_int_eq(spmv_layout_spmv(NULL, 1, NULL, 0, NULL), SPMV_EFORMAT);
+  memset(&bad, 0, sizeof bad);
+  bad.cfg.format = (enum spmv_format)99;
+  bad.dtype = SPMV_F64;
+  ck_assert_int_eq(spmv_layout_spmv(&bad, 1, NULL, 0, NULL), SPMV_EFORMAT);
+  spmv_csr_free(A);
+}
+END_TEST
+
+Suite *formats_layout_suite(void)
+{
+  Suite *s = suite_create("formats_layout");
+  TCase *tc = tcase_create("layouts");
+
+  tcase_add_test(tc, test_layout_csr);
+  tcase_add_test(tc, test_l2_warm_mode);
+  tcase_add_test(tc, test_layout_adaptive);
+  tcase_add_test(tc, test_layout_ell);
+  tcase_add_test(tc, test_layout_ellr_t);
+  tcase_add_test(tc, test_layout_coo_hyb);
+  tcase_add_test(tc, test_layout_dia);
+  tcase_add_test(tc, test_layout_jad);
+  tcase_add_test(tc, test_layout_sell);
+  tcase_add_test(tc, test_layout_sell16);
+  tcase_add_test(tc, test_layout_csr16);
+  tcase_add_test(tc, test_layout_panel);
+  tcase_add_test(tc, test_refusals);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(formats_layout_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? 0 : 1;
+}
