@@ -36,7 +36,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG
 t0=$(date +%s)
 ( ./configure -q && make -j16 >"$LOG/build.log" 2>&1 &&
   make -j16 tests/bench/eval_tuner tests/bench/bench_spmv tests/bench/calib_points \
-    tests/check_gpu_formats >>"$LOG/build.log" 2>&1 ) ||
+    tests/check_gpu_formats tests/check_gpu_device >>"$LOG/build.log" 2>&1 ) ||
   { tail -50 "$LOG/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 ))s"
 
@@ -45,7 +45,7 @@ if [ "${CHECK_TESTS:-all}" != none ]; then
   timeout 300 make -j8 check ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$LOG/check.log" 2>&1
   echo "make check rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "^(PASS|FAIL|SKIP|ERROR|XFAIL)|^# " "$LOG/check.log"
-  cat tests/check_gpu_formats.log tests/integration/check_gpu_service.log >"$LOG/gpu-tests.log" 2>/dev/null
+  cat tests/check_gpu_formats.log tests/check_gpu_device.log tests/integration/check_gpu_service.log >"$LOG/gpu-tests.log" 2>/dev/null
   grep -E "Checks|FAIL" "$LOG/gpu-tests.log" | head -20
 fi
 
