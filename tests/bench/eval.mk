@@ -3,6 +3,9 @@
 # make check on fixed tables and small matrices, so make check builds them.
 check_PROGRAMS += tests/bench/eval_tuner
 tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
+	tests/bench/eval_tuner_live.c tests/bench/eval_tuner_confirm.c \
+	tests/bench/eval_tuner_report.c tests/bench/eval_tuner_replay.c \
+	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	daemon/spmvd_backend_cpu.c
