@@ -3,6 +3,9 @@
 # make check on fixed tables and small matrices, so make check builds them.
 check_PROGRAMS += tests/bench/eval_tuner
 tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
+	tests/bench/eval_tuner_live.c tests/bench/eval_tuner_confirm.c \
+	tests/bench/eval_tuner_report.c tests/bench/eval_tuner_replay.c \
+	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	daemon/spmvd_backend_cpu.c
@@ -23,6 +26,9 @@ EXTRA_DIST += tests/bench/device-run.sh tests/bench/daemon-calib.sh
 # The predictor's calibration points and the suite's features as tables.
 check_PROGRAMS += tests/bench/calib_points
 tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
+	tests/bench/calib_points_collect.c tests/bench/calib_points_features.c \
+	tests/bench/calib_points_twins.c tests/bench/calib_points_refeat.c \
+	tests/bench/calib_points_replay.c tests/bench/calib_points_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	daemon/spmvd_backend_cpu.c
