@@ -72,7 +72,7 @@ struct mrec {
   double perr[SPMV_FMT_COUNT];     /* predictor error, NAN when none */
   double ppred[SPMV_FMT_COUNT], pmeas[SPMV_FMT_COUNT];
   double pmeas3[SPMV_FMT_COUNT];   /* pmeas on the first MEAS_ROUNDS loads */
-  double ppaper[SPMV_FMT_COUNT];   /* the paper's form alone (MODELS.md 3) */
+  double ppaper[SPMV_FMT_COUNT];   /* the paper's form alone (Wang, Gu and Li) */
   double pstore[SPMV_FMT_COUNT];   /* the ground-truth race's time */
   int hit_ok;
   struct eval_cache_hit hit;
