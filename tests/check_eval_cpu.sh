@@ -12,25 +12,25 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_eval_cpu.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 status=0
 # A whole evaluation on the cpu backend, two small matrices and a small
-# calibration: the targets with the six-pass reading beside them, the
-# predictor's table with its 3-load column, and in the TSV each matrix's
-# six-pass times and 3-load measurements.
+# calibration: the targets, the reading one product at a time and the
+# predictor's table in the report, and in the TSV each matrix's race and
+# single-product times.
 "$eval_tuner" --backend cpu --matrices "$SPMV_MATRICES" --suite real --only karate,lp_afiro \
   --dtype f32 --calib-nnz 200000 --tsv "$tmp/eval.tsv" >"$tmp/eval.md" 2>"$tmp/eval.err" ||
   { echo "eval_tuner on the cpu backend failed"; cat "$tmp/eval.err"; status=1; }
 for want in "12 interleaved passes" "| auto, every matrix |" \
-            "(auto, every matrix, on the first 6 passes, as v85..v109 read it)" \
-            "| work model vs the race's time | on 3 loads |"; do
+            "One product at a time (each of 30 timed alone" \
+            "| work model vs the race's time |"; do
   grep -qF "$want" "$tmp/eval.md" || { echo "eval_tuner's report lacks '$want'"; status=1; }
 done
 awk -F'\t' '/^#/ { next }
-             { n++; six = meas = 0
+             { n++; raced = single = 0
                for (i = 1; i <= NF; i++) {
-                 if ($i ~ /^six_passes:/) { split(substr($i, 12), t, "/"); six = t[1] > 0 && t[2] > 0 }
-                 if ($i ~ /^meas3:[a-z0-9-]+=[0-9.]+/) { split($i, t, "="); meas = t[2] + 0 > 0 } }
-               if (!six || !meas) bad = 1 }
+                 if ($i ~ /^raced_best_us:/) raced = substr($i, 15) + 0 > 0
+                 if ($i ~ /^single:/) { k = split($i, t, "/"); single = t[k - 1] > 0 && t[k] > 0 } }
+               if (!raced || !single) bad = 1 }
              END { exit bad || n != 2 }' "$tmp/eval.tsv" ||
-  { echo "eval_tuner --tsv: not two matrices with six-pass times and 3-load measurements"
+  { echo "eval_tuner --tsv: not two matrices with race and single-product times"
     cat "$tmp/eval.tsv"; status=1; }
 # eval_tuner --probe on the cpu backend: each configuration's load is timed
 # once per --probe-pads size (a column for it), with --probe-long's extra

@@ -246,9 +246,6 @@ int main(int argc, char **argv)
                  "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
                  "\traced_best_us:the exhaustive race's best before confirm()"
                  "\tsingle:best config/its us/auto's pick us, one product at a time"
-                 "\tsame_passes:best us/auto's pick us, the best chosen and timed on the same passes (before v85)"
-                 "\tsix_passes:best us/auto's pick us, on the first six passes (v85..v109)"
-                 "\tmeas3:format=measured us on the first three loads (as before v111)"
                  "\tauto_race:auto's trials, config=median us, status, runs, "
                  "probe (its timed warm-up run) us\n");
   }

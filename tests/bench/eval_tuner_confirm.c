@@ -20,14 +20,12 @@
  * few microseconds, which a load may set apart by as much as their
  * differences, the least of several candidates' medians reads lower than
  * the same candidate timed again.  So the even passes choose the best and
- * the odd passes time it and the picks (same_best_us keeps the reading
- * where the same passes do both).
+ * the odd passes time it and the picks.
  *
- * Twelve passes, six of each kind: on six, auto's best/pick on the
+ * Twelve passes, six of each kind: with fewer, auto's best/pick on the
  * smallest products strays a few percent either side of its true ratio
  * (the true best's time over the pick's), enough to read picks truly
- * above 95 % as below it.  The reading of the first six passes stays
- * beside (six_best_us).
+ * above 95 % as below it.
  */
 /* (CONFIRM_TOP, CONFIRM_PASSES and the other counts: eval_tuner_impl.h.) */
 
@@ -40,40 +38,32 @@ static int in_set(const size_t *idx, size_t n, size_t i)
   return 0;
 }
 
-/* Which passes a median takes: the even ones (they choose the best),
- * the odd ones (they time it and the picks), or all. */
-enum passes { PASSES_CHOOSE, PASSES_TIME, PASSES_ALL };
+/* Which passes a median takes: the even ones (they choose the best) or
+ * the odd ones (they time it and the picks). */
+enum passes { PASSES_CHOOSE, PASSES_TIME };
 
 /* The median of a configuration's pass medians of kind w that ran, NAN
  * when none. */
-static double passes_median_of(const double pass[CONFIRM_PASSES], enum passes w,
-                               int np)
+static double passes_median(const double pass[CONFIRM_PASSES], enum passes w)
 {
   double v[CONFIRM_PASSES];
   int m = 0;
 
-  for (int p = 0; p < np; p++)
-    if (isfinite(pass[p]) && (w == PASSES_ALL || p % 2 == (w == PASSES_TIME)))
+  for (int p = 0; p < CONFIRM_PASSES; p++)
+    if (isfinite(pass[p]) && p % 2 == (w == PASSES_TIME))
       v[m++] = pass[p];
   return m > 0 ? spmv_median(v, (size_t)m) : NAN;
 }
 
-/* The same over every pass. */
-static double passes_median(const double pass[CONFIRM_PASSES], enum passes w)
-{
-  return passes_median_of(pass, w, CONFIRM_PASSES);
-}
-
 /* Of n configurations' passes, the one whose median of kind w is least
  * (-1 when none ran). */
-static int passes_least(double pass[][CONFIRM_PASSES], size_t n, enum passes w,
-                        int np)
+static int passes_least(double pass[][CONFIRM_PASSES], size_t n, enum passes w)
 {
   int best = -1;
   double bu = 0;
 
   for (size_t i = 0; i < n; i++) {
-    double x = passes_median_of(pass[i], w, np);
+    double x = passes_median(pass[i], w);
     if (isfinite(x) && (best < 0 || x < bu)) {
       best = (int)i;
       bu = x;
@@ -135,29 +125,20 @@ void eval_tuner_confirm(struct eval_store *s, struct gt *g, struct mrec *r)
     if (isfinite(x))
       g->t[idx[i]].time_us = x;
   }
-  int b = passes_least(med, n, PASSES_CHOOSE, CONFIRM_PASSES);
+  int b = passes_least(med, n, PASSES_CHOOSE);
   if (b >= 0 && isfinite(passes_median(med[b], PASSES_TIME))) {
     r->best_us = g->t[idx[b]].time_us;
     spmv_config_format(&g->t[idx[b]].cfg, r->best, sizeof r->best);
   }
-  /* The six-pass reading: the first six passes alone. */
-  b = passes_least(med, n, PASSES_CHOOSE, CONFIRM_PASSES_V109);
-  r->six_best_us = b >= 0 ? passes_median_of(med[b], PASSES_TIME, CONFIRM_PASSES_V109) : 0;
-  r->six_auto_us = 0;
   /* The same configurations one product at a time, chosen and timed the
    * same way; each pick's single time. */
   r->single_best_us = 0;
-  b = passes_least(one, n, PASSES_CHOOSE, CONFIRM_PASSES);
+  b = passes_least(one, n, PASSES_CHOOSE);
   if (b >= 0) {
     double x = passes_median(one[b], PASSES_TIME);
     r->single_best_us = isnan(x) ? 0 : x;
     spmv_config_format(&g->t[idx[b]].cfg, r->single_best, sizeof r->single_best);
   }
-  /* The same-passes reading: the least of every pass's medians (of the
-   * first six, as the six-pass reading). */
-  b = passes_least(med, n, PASSES_ALL, CONFIRM_PASSES_V109);
-  r->same_best_us = b >= 0 ? passes_median_of(med[b], PASSES_ALL, CONFIRM_PASSES_V109) : 0;
-  r->same_auto_us = 0;
   for (k = 0; k < NSTRAT; k++) {
     r->single_us[k] = 0;
     if (!r->st[k].ok)
@@ -172,10 +153,6 @@ void eval_tuner_confirm(struct eval_store *s, struct gt *g, struct mrec *r)
       if (idx[i] == gi) {
         double x = passes_median(one[i], PASSES_TIME);
         r->single_us[k] = isnan(x) ? 0 : x;
-        if (k == NSTRAT - 1) {
-          r->same_auto_us = passes_median_of(med[i], PASSES_ALL, CONFIRM_PASSES_V109);
-          r->six_auto_us = passes_median_of(med[i], PASSES_TIME, CONFIRM_PASSES_V109);
-        }
       }
   }
 }

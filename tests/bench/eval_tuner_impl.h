@@ -21,7 +21,7 @@
 /* Six loads more where the three read under MEAS_SMALL_US, and the
  * median of the nine.  There a load's runs move by a few percent as a
  * whole (graph replays), which a median of three carries into every
- * error.  The median of the first three stays beside (pmeas3). */
+ * error. */
 #define MEAS_ROUNDS_SMALL 9
 #define MEAS_SMALL_US 20.0
 
@@ -53,13 +53,6 @@ struct mrec {
   double cv;
   char best[64];
   double best_us;                  /* confirmed (see confirm()) */
-  /* best/pick with the same passes choosing and timing: the best the
-   * least of every pass's times, each pick's time from the same passes
-   * (auto's). */
-  double same_best_us, same_auto_us;
-  /* best/pick on the first six passes alone (three to choose, three to
-   * time); auto's. */
-  double six_best_us, six_auto_us;
   double raced_best_us;            /* as the exhaustive race timed it */
   /* The confirmed configurations timed again one product at a time
    * (confirm()): the best of them and each strategy's pick, 0 when not. */
@@ -71,7 +64,6 @@ struct mrec {
   struct strat_res st[NSTRAT];
   double perr[SPMV_FMT_COUNT];     /* predictor error, NAN when none */
   double ppred[SPMV_FMT_COUNT], pmeas[SPMV_FMT_COUNT];
-  double pmeas3[SPMV_FMT_COUNT];   /* pmeas on the first MEAS_ROUNDS loads */
   double ppaper[SPMV_FMT_COUNT];   /* the paper's form alone (Wang, Gu and Li) */
   double pstore[SPMV_FMT_COUNT];   /* the ground-truth race's time */
   int hit_ok;
@@ -115,7 +107,6 @@ struct gt {
 /* The confirm passes' counts (eval_tuner_confirm.c says why). */
 #define CONFIRM_TOP 6
 #define CONFIRM_PASSES 12
-#define CONFIRM_PASSES_V109 6
 #define CONFIRM_REPS 30
 /* Warm-up runs before each timing.  (The evict-first matrix loads cannot
  * bring a layout of about the L2's size back into an L2 that other data

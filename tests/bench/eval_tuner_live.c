@@ -253,7 +253,7 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
   r->rows = A->rows;
   r->nnz = A->nnz;
   for (k = 0; k < SPMV_FMT_COUNT; k++)
-    r->perr[k] = r->ppred[k] = r->pmeas[k] = r->pmeas3[k] = r->ppaper[k] = r->pstore[k] = NAN;
+    r->perr[k] = r->ppred[k] = r->pmeas[k] = r->ppaper[k] = r->pstore[k] = NAN;
   if ((rc = spmv_profile_compute(A, &prof, err)) < 0 ||
       (rc = eval_store_matrix(s, A, dt, err)) < 0)
     return rc;
@@ -325,7 +325,6 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
     double each[MEAS_ROUNDS_SMALL], more;
     if (eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS, each, &r->pmeas[k], err) != 0)
       r->pmeas[k] = NAN;
-    r->pmeas3[k] = r->pmeas[k];
     if (r->pmeas[k] < MEAS_SMALL_US &&
         eval_store_worker_time(s, A, dt, &f->cfg, MEAS_ROUNDS_SMALL - MEAS_ROUNDS,
                                each + MEAS_ROUNDS, &more, err) == 0)

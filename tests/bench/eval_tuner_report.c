@@ -72,10 +72,7 @@ static const char *pass(int ok)
   return ok ? "**pass**" : "**FAIL**";
 }
 
-/* auto's best/pick over one type's matrices, read another way than the
- * targets': the same passes choosing and timing, the first six passes, or
- * one product at a time. */
-enum ratio_kind { RATIO_SAME_PASSES, RATIO_SIX_PASSES, RATIO_SINGLE };
+/* auto's best/pick over one type's matrices, one product at a time. */
 struct ratios {
   int n, n95;
   double log, worst;
@@ -83,19 +80,15 @@ struct ratios {
 };
 
 static void ratios_of(const struct mrec *r, size_t n, enum spmv_dtype dt,
-                      enum ratio_kind kind, struct ratios *o)
+                      struct ratios *o)
 {
   o->n = o->n95 = 0;
   o->log = 0;
   o->worst = INFINITY;
   o->wname = "-";
   for (size_t i = 0; i < n; i++) {
-    double b = kind == RATIO_SINGLE      ? r[i].single_best_us
-               : kind == RATIO_SIX_PASSES ? r[i].six_best_us
-                                          : r[i].same_best_us;
-    double p = kind == RATIO_SINGLE      ? r[i].single_us[NSTRAT - 1]
-               : kind == RATIO_SIX_PASSES ? r[i].six_auto_us
-                                          : r[i].same_auto_us;
+    double b = r[i].single_best_us;
+    double p = r[i].single_us[NSTRAT - 1];
     if (r[i].dt != dt || !(b > 0) || !(p > 0))
       continue;
     /* At most 1, as confirm() caps the targets' reading: one product at
@@ -129,7 +122,6 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   /* Predictor errors per format. */
   double pe_sum[SPMV_FMT_COUNT] = {0}, pe_max[SPMV_FMT_COUNT] = {0};
   double pp_sum[SPMV_FMT_COUNT] = {0}, ps_sum[SPMV_FMT_COUNT] = {0};
-  double p3_sum[SPMV_FMT_COUNT] = {0};
   int pe_n[SPMV_FMT_COUNT] = {0}, ps_n[SPMV_FMT_COUNT] = {0};
   const char *pe_worst[SPMV_FMT_COUNT] = {0};
   for (size_t i = 0; i < n; i++)
@@ -137,7 +129,6 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
       if (r[i].dt == dt && isfinite(r[i].perr[k])) {
         pe_sum[k] += r[i].perr[k];
         pp_sum[k] += fabs(r[i].ppaper[k] - r[i].pmeas[k]) / r[i].pmeas[k];
-        p3_sum[k] += fabs(r[i].ppred[k] - r[i].pmeas3[k]) / r[i].pmeas3[k];
         pe_n[k]++;
         if (r[i].pstore[k] > 0) {
           ps_sum[k] += fabs(r[i].ppred[k] - r[i].pstore[k]) / r[i].pstore[k];
@@ -188,19 +179,6 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   fprintf(f, "| auto, every matrix | worst %.1f %% (%s); %d of %d at >= 95 %% | >= 95 %% | %s |\n",
           100 * aa->worst, aa->worst_name ? aa->worst_name : "-", aa->n95, aa->n,
           pass(aa->n > 0 && aa->worst >= 0.95));
-  /* The six-pass and same-passes readings (confirm()): beside, not a
-   * target's verdict. */
-  struct ratios o;
-  ratios_of(r, n, dt, RATIO_SIX_PASSES, &o);
-  if (o.n > 0)
-    fprintf(f, "| (auto, every matrix, on the first %d passes, as v85..v109 read it) "
-               "| worst %.1f %% (%s); %d of %d at >= 95 %% | - | - |\n",
-            CONFIRM_PASSES_V109, 100 * o.worst, o.wname, o.n95, o.n);
-  ratios_of(r, n, dt, RATIO_SAME_PASSES, &o);
-  if (o.n > 0)
-    fprintf(f, "| (auto, every matrix, the best chosen and timed on the same %d passes, as before v85) "
-               "| worst %.1f %% (%s); %d of %d at >= 95 %% | - | - |\n",
-            CONFIRM_PASSES_V109, 100 * o.worst, o.wname, o.n95, o.n);
   fprintf(f, "| auto, tuning cost on first sight | max %.1f, geomean %.1f SpMV-equivalents | <= 20 | %s |\n",
           aa->cmax, eval_tuner_gmean(aa->logc, aa->n), pass(aa->n > 0 && aa->cmax <= 20));
   if (am->n > 0)
@@ -224,7 +202,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
   /* auto against the confirmed configurations timed one product at a
    * time (confirm()'s CONFIRM_SINGLES), beside the held runs above. */
   struct ratios o1;
-  ratios_of(r, n, dt, RATIO_SINGLE, &o1);
+  ratios_of(r, n, dt, &o1);
   if (o1.n > 0)
     fprintf(f, "\nOne product at a time (each of %d timed alone after the held runs, the same\n"
                "configurations, the best chosen on the even passes and timed on the odd):\n"
@@ -284,28 +262,24 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
              "csr-vector's product of lines, on the paper's grid) in its own column.  Measured as the\n"
              "calibration timed its points: loaded through the backend as the worker loads, 2 warm-up\n"
              "runs and the median of 10, the median of %d such loads (%d where they read under %.0f us);\n"
-             "the next to last column is the work model's error against the ground-truth race's time\n"
-             "of the same configuration instead, the last against the first %d loads alone (as before\n"
-             "v111).\n\n",
-          MEAS_ROUNDS, MEAS_ROUNDS_SMALL, MEAS_SMALL_US, MEAS_ROUNDS);
-  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time | on %d loads |\n|---|---|---|---|---|---|---|---|---|---|\n",
-          MEAS_ROUNDS);
+             "the last column is the work model's error against the ground-truth race's time of the\n"
+             "same configuration instead.\n\n",
+          MEAS_ROUNDS, MEAS_ROUNDS_SMALL, MEAS_SMALL_US);
+  fprintf(f, "| format | calibrated configuration | work model: fit error on its calibration points | matrices | mean error | max error (matrix) | paper's form: fit error | mean error | work model vs the race's time |\n|---|---|---|---|---|---|---|---|---|\n");
   for (k = 0; cr->done && k < SPMV_FMT_COUNT; k++) {
     const struct spmvd_fit *ft = &cr->pred.fit[k];
     char txt[64];
     if (ft->kind == SPMVD_FIT_NONE)
       continue;
     spmv_config_format(&ft->cfg, txt, sizeof txt);
-    char v[5][24];
+    char v[4][24];
     num(v[0], pe_n[k] ? 100 * pe_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[1], pe_n[k] ? 100 * pe_max[k] : NAN, "%.1f %%");
     num(v[2], pe_n[k] ? 100 * pp_sum[k] / pe_n[k] : NAN, "%.1f %%");
     num(v[3], ps_n[k] ? 100 * ps_sum[k] / ps_n[k] : NAN, "%.1f %%");
-    num(v[4], pe_n[k] ? 100 * p3_sum[k] / pe_n[k] : NAN, "%.1f %%");
-    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s | %s | %s |\n",
+    fprintf(f, "| %s | %s | %.1f %% (%d points) | %d | %s | %s (%s) | %.1f %% | %s | %s |\n",
             spmv_format_name((enum spmv_format)k), txt, 100 * ft->work_err, ft->work_npoints,
-            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2], v[3],
-            v[4]);
+            pe_n[k], v[0], v[1], pe_worst[k] ? pe_worst[k] : "-", 100 * ft->err_mean, v[2], v[3]);
   }
 
   fprintf(f, "\n### %s: per matrix (best/pick in %%, cost in SpMV-equivalents of the pick)\n\n", dn);
@@ -398,12 +372,6 @@ void eval_tuner_tsv_line(FILE *f, const struct mrec *r)
   fprintf(f, "\traced_best_us:%.3f", r->raced_best_us);
   fprintf(f, "\tsingle:%s/%.3f/%.3f", r->single_best, r->single_best_us,
           r->single_us[NSTRAT - 1]);
-  fprintf(f, "\tsame_passes:%.3f/%.3f", r->same_best_us, r->same_auto_us);
-  fprintf(f, "\tsix_passes:%.3f/%.3f", r->six_best_us, r->six_auto_us);
-  fprintf(f, "\tmeas3:");
-  for (int k = 0, c = 0; k < SPMV_FMT_COUNT; k++)
-    if (isfinite(r->perr[k]))
-      fprintf(f, "%s%s=%.3f", c++ ? ";" : "", spmv_format_name((enum spmv_format)k), r->pmeas3[k]);
   fprintf(f, "\tauto_race:%s", r->st[NSTRAT - 1].race);
   fputc('\n', f);
   fflush(f);
