@@ -21,6 +21,15 @@
 #ifndef SPMV_SYSCONFDIR
 #define SPMV_SYSCONFDIR "/etc"
 #endif
+#ifndef SPMV_RUNSTATEDIR
+#define SPMV_RUNSTATEDIR "/run"
+#endif
+#ifndef SPMV_LOCALSTATEDIR
+#define SPMV_LOCALSTATEDIR "/var"
+#endif
+#ifndef SPMV_LIBEXECDIR
+#define SPMV_LIBEXECDIR "/usr/local/libexec"
+#endif
 
 static void usage(FILE *f)
 {
@@ -39,7 +48,16 @@ static void usage(FILE *f)
           "  -b, --backend NAME   auto, cpu or cuda\n"
           "  -D, --device N       the device the worker drives\n"
           "  -h, --help           this help\n"
-          "  -V, --version        the version\n");
+          "  -V, --version        the version\n"
+          "\n"
+          "Defaults of the system service (root):\n"
+          "  socket  %s/spmvd/spmvd.sock\n"
+          "  db      %s/lib/spmvd/cache.db\n"
+          "  config  %s/spmvd.conf\n"
+          "  worker  next to spmvd, else %s/spmvd-worker\n"
+          "Other users: $XDG_RUNTIME_DIR/spmvd.sock (else /tmp/spmvd-UID.sock) and\n"
+          "$XDG_STATE_HOME/spmvd/cache.db (else ~/.local/state/spmvd/cache.db).\n",
+          SPMV_RUNSTATEDIR, SPMV_LOCALSTATEDIR, SPMV_SYSCONFDIR, SPMV_LIBEXECDIR);
 }
 
 /* Detaches; the parent waits on a pipe for the child's start-up verdict. */

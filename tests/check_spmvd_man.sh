@@ -21,6 +21,23 @@ for o in $opts; do
   fi
 done
 
+# The compiled-in defaults that --help prints, the socket unit and the
+# manual agree: all three come from the configured directories.
+sock=$(sed -n 's/^  socket  //p' "$tmp/help")
+db=$(sed -n 's/^  db      //p' "$tmp/help")
+conf=$(sed -n 's/^  config  //p' "$tmp/help")
+listen=$(sed -n 's/^ListenStream=//p' "$top_builddir/daemon/spmvd.socket")
+if [ -z "$sock" ] || [ "$sock" != "$listen" ]; then
+  echo "spmvd's default socket '$sock', spmvd.socket's ListenStream '$listen'"
+  fail=1
+fi
+for p in "$sock" "$db" "$conf"; do
+  if [ -z "$p" ] || ! grep -qF -- "$p" "$man8"; then
+    echo "spmvd(8) does not name the default '$p'"
+    fail=1
+  fi
+done
+
 # Each ".B key" under KEYS in spmvd.conf(5) must be a key spmvd accepts.
 # The file ends with an unknown key, so spmvd always stops at start-up:
 # either at that last line or at the documented key, naming it.
