@@ -270,10 +270,11 @@ int itest_send(int fd, json_t *json, const void *payload, uint64_t len)
   return rc;
 }
 
-/* Reads frames until the reply. */
 /* Reads one frame: 0 after counting it when it is an event, 1 with the
- * reply in *out, -1 when the read failed. */
-static int recv_reply_or_event(int fd, json_t **out, int *events)
+ * reply in *out (its payload in *payload and *plen when they are not NULL,
+ * else freed), -1 when the read failed. */
+static int recv_reply_or_event(int fd, json_t **out, void **payload,
+                               uint64_t *plen, int *events)
 {
   struct spmv_wire_limits lim;
   struct spmv_error err;
@@ -285,49 +286,34 @@ static int recv_reply_or_event(int fd, json_t **out, int *events)
   lim.max_payload = (uint64_t)1 << 40;
   if (spmv_wire_read_frame(fd, &lim, &j, &p, &n, &err) < 0)
     return -1;
-  free(p);
   if (fd >= 0 && fd < 1024)
     itest_schema_check(last_op[fd], j);
   if (json_object_get(j, "event") && !json_object_get(j, "ok")) {
     if (events)
       (*events)++;
     json_decref(j);
+    free(p);
     return 0;
   }
+  if (payload)
+    *payload = p;
+  else
+    free(p);
+  if (plen)
+    *plen = n;
   *out = j;
   return 1;
 }
 
+/* Reads frames until the reply. */
 json_t *itest_recv_reply(int fd, void **payload, uint64_t *plen, int *events)
 {
-  struct spmv_wire_limits lim;
-  struct spmv_error err;
+  json_t *j = NULL;
+  int rc;
 
-  spmv_wire_limits_default(&lim);
-  lim.max_payload = (uint64_t)1 << 40;
-  for (;;) {
-    json_t *j = NULL;
-    void *p = NULL;
-    uint64_t n = 0;
-    if (spmv_wire_read_frame(fd, &lim, &j, &p, &n, &err) < 0)
-      return NULL;
-    if (fd >= 0 && fd < 1024)
-      itest_schema_check(last_op[fd], j);
-    if (json_object_get(j, "event") && !json_object_get(j, "ok")) {
-      if (events)
-        (*events)++;
-      json_decref(j);
-      free(p);
-      continue;
-    }
-    if (payload)
-      *payload = p;
-    else
-      free(p);
-    if (plen)
-      *plen = n;
-    return j;
-  }
+  while ((rc = recv_reply_or_event(fd, &j, payload, plen, events)) == 0)
+    ;
+  return rc > 0 ? j : NULL;
 }
 
 /* Sends a request and reads its reply. */
@@ -347,7 +333,7 @@ json_t *itest_recv_ready(int fd, int *events)
 
   while (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP))) {
     json_t *j = NULL;
-    int rc = recv_reply_or_event(fd, &j, events);
+    int rc = recv_reply_or_event(fd, &j, NULL, NULL, events);
     ck_assert_msg(rc >= 0, "the connection failed while its events were read");
     if (rc == 1)
       return j;
