@@ -19,6 +19,16 @@
 #define SPMV_LOCALSTATEDIR "/var"
 #endif
 
+/* Sets c's socket and cache to the system service's, from the configured
+ * directories. */
+void spmvd_config_system_paths(struct spmvd_config *c)
+{
+  snprintf(c->socket_path, sizeof c->socket_path, "%s/spmvd/spmvd.sock",
+           SPMV_RUNSTATEDIR);
+  snprintf(c->db_path, sizeof c->db_path, "%s/lib/spmvd/cache.db",
+           SPMV_LOCALSTATEDIR);
+}
+
 /* Fills c with the defaults for root (service) or a user instance. */
 void spmvd_config_defaults(struct spmvd_config *c)
 {
@@ -28,10 +38,7 @@ void spmvd_config_defaults(struct spmvd_config *c)
 
   memset(c, 0, sizeof *c);
   if (geteuid() == 0) {
-    snprintf(c->socket_path, sizeof c->socket_path, "%s/spmvd/spmvd.sock",
-             SPMV_RUNSTATEDIR);
-    snprintf(c->db_path, sizeof c->db_path, "%s/lib/spmvd/cache.db",
-             SPMV_LOCALSTATEDIR);
+    spmvd_config_system_paths(c);
   } else {
     if (run && *run)
       snprintf(c->socket_path, sizeof c->socket_path, "%s/spmvd.sock", run);

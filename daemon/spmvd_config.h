@@ -38,6 +38,8 @@ struct spmvd_config {
  * $XDG_STATE_HOME/spmvd/cache.db) for anyone else.
  */
 void spmvd_config_defaults(struct spmvd_config *c);
+/* Sets c's socket_path and db_path to the system service's defaults. */
+void spmvd_config_system_paths(struct spmvd_config *c);
 
 /*
  * Reads path into c, whose current values are kept for keys the file does

@@ -21,18 +21,16 @@
 #ifndef SPMV_SYSCONFDIR
 #define SPMV_SYSCONFDIR "/etc"
 #endif
-#ifndef SPMV_RUNSTATEDIR
-#define SPMV_RUNSTATEDIR "/run"
-#endif
-#ifndef SPMV_LOCALSTATEDIR
-#define SPMV_LOCALSTATEDIR "/var"
-#endif
 #ifndef SPMV_LIBEXECDIR
 #define SPMV_LIBEXECDIR "/usr/local/libexec"
 #endif
 
 static void usage(FILE *f)
 {
+  struct spmvd_config sys;
+
+  memset(&sys, 0, sizeof sys);
+  spmvd_config_system_paths(&sys);
   fprintf(f,
           "usage: spmvd [--foreground] [--socket PATH] [--db PATH] [--config FILE]\n"
           "             [--log stderr|syslog] [--log-level LEVEL]\n"
@@ -51,13 +49,13 @@ static void usage(FILE *f)
           "  -V, --version        the version\n"
           "\n"
           "Defaults of the system service (root):\n"
-          "  socket  %s/spmvd/spmvd.sock\n"
-          "  db      %s/lib/spmvd/cache.db\n"
+          "  socket  %s\n"
+          "  db      %s\n"
           "  config  %s/spmvd.conf\n"
           "  worker  next to spmvd, else %s/spmvd-worker\n"
           "Other users: $XDG_RUNTIME_DIR/spmvd.sock (else /tmp/spmvd-UID.sock) and\n"
           "$XDG_STATE_HOME/spmvd/cache.db (else ~/.local/state/spmvd/cache.db).\n",
-          SPMV_RUNSTATEDIR, SPMV_LOCALSTATEDIR, SPMV_SYSCONFDIR, SPMV_LIBEXECDIR);
+          sys.socket_path, sys.db_path, SPMV_SYSCONFDIR, SPMV_LIBEXECDIR);
 }
 
 /* Detaches; the parent waits on a pipe for the child's start-up verdict. */
