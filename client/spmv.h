@@ -178,6 +178,135 @@ int spmv_matrix_vectors(struct spmv_matrix *m, int k, void **x, void **y);
  */
 int spmv_multiply_inplace(struct spmv_matrix *m, double alpha, double beta);
 
+/*
+ * Device vectors.
+ *
+ * A vector lives where the client's matrices live (on the GPU with the
+ * cuda backend), so that products and vector operations on it move no
+ * data between the processes.  It belongs to its client: freed by
+ * spmv_vector_free() or spmv_disconnect(), usable only through that
+ * client, and counted in the user's device bytes.  After a restart of the
+ * device worker its contents are lost: a call that reads it before it is
+ * written again fails with SPMV_EWORKER.
+ */
+struct spmv_vector;
+
+/* A new vector of n values (0 <= n < 2^31) of dtype, zero-filled; *out is
+ * owned by the caller.  Errors: SPMV_EINVAL, SPMV_ELIMIT, SPMV_ENOMEM (the
+ * device is full), connection errors. */
+int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
+                    struct spmv_vector **out);
+/* Frees v in spmvd and here (NULL is a no-op); returns NULL. */
+struct spmv_vector *spmv_vector_free(struct spmv_vector *v);
+/* v's length, value type and client (borrowed). */
+int64_t spmv_vector_length(const struct spmv_vector *v);
+enum spmv_dtype spmv_vector_dtype(const struct spmv_vector *v);
+struct spmv_client *spmv_vector_client(const struct spmv_vector *v);
+
+/*
+ * v = src / dst = v: n values of v's dtype, borrowed.  When the n values
+ * lie inside a mapping of spmv_matrix_vectors() of the same client, at an
+ * offset aligned to the value size, they are copied straight from or into
+ * that shared memory (no data on the socket); else they travel with the
+ * request.
+ */
+int spmv_vector_upload(struct spmv_vector *v, const void *src);
+int spmv_vector_download(struct spmv_vector *v, void *dst);
+/* v = value. */
+int spmv_vector_fill(struct spmv_vector *v, double value);
+
+/* y = alpha*A*x + beta*y on device vectors: x of cols and y of rows values
+ * of m's dtype, x and y distinct; y is not read when beta == 0. */
+int spmv_multiply_vec(struct spmv_matrix *m, double alpha,
+                      struct spmv_vector *x, double beta,
+                      struct spmv_vector *y);
+
+/* BLAS-1 on device vectors of one dtype and length, each one request:
+ * y = x; x = alpha*x; y = alpha*x + beta*y; z = x .* y (element by element,
+ * z may be x or y); *out = x . y; *out = ||x||_2.  Reductions accumulate
+ * in double and are deterministic: the same inputs give the same bits on
+ * every run. */
+int spmv_vector_copy(struct spmv_vector *x, struct spmv_vector *y);
+int spmv_vector_scale(double alpha, struct spmv_vector *x);
+int spmv_vector_axpby(double alpha, struct spmv_vector *x, double beta,
+                      struct spmv_vector *y);
+int spmv_vector_mul(struct spmv_vector *x, struct spmv_vector *y,
+                    struct spmv_vector *z);
+int spmv_vector_dot(struct spmv_vector *x, struct spmv_vector *y,
+                    double *out);
+int spmv_vector_nrm2(struct spmv_vector *x, double *out);
+
+/*
+ * Lists of operations: the steps added to a list run in order in one
+ * request, with one reply, when spmv_oplist_run() is called; a Krylov
+ * iteration written by the client costs one round trip.  The scalars of
+ * fill, scale and axpby may depend on results (dots, norms) of earlier
+ * steps of the same list: struct spmv_scalar stands for
+ * c * results[mul[0]] * ... / (results[div[0]] * ...), IEEE double.
+ * A list belongs to its client; the vectors, matrices and host buffers it
+ * names are borrowed until it is run (or cleared).  Adding a step only
+ * records it: what is wrong with it (a foreign vector, a length) is
+ * reported by spmv_oplist_run(), naming the step, and nothing runs.
+ */
+struct spmv_oplist;
+
+#define SPMV_SCALAR_MAX_TERMS 4
+#define SPMV_OPLIST_MAX_STEPS 256
+#define SPMV_OPLIST_MAX_RESULTS 64
+struct spmv_scalar {
+  double c;
+  int nmul, ndiv;
+  int mul[SPMV_SCALAR_MAX_TERMS], div[SPMV_SCALAR_MAX_TERMS];
+};
+/* The constant c; c * results[num] / results[den] (num or den < 0: none). */
+struct spmv_scalar spmv_scalar_const(double c);
+struct spmv_scalar spmv_scalar_ratio(double c, int num, int den);
+
+/* A new empty list on c; *out owned by the caller. */
+int spmv_oplist_new(struct spmv_client *c, struct spmv_oplist **out);
+/* Frees l (NULL is a no-op); returns NULL. */
+struct spmv_oplist *spmv_oplist_free(struct spmv_oplist *l);
+/* Removes every step, so that l can be filled again. */
+void spmv_oplist_clear(struct spmv_oplist *l);
+/* Steps in l. */
+int spmv_oplist_length(const struct spmv_oplist *l);
+
+/* Each adds one step and returns 0, or SPMV_EINVAL (a NULL argument, a
+ * vector of another client) / SPMV_ELIMIT (SPMV_OPLIST_MAX_STEPS steps or
+ * SPMV_OPLIST_MAX_RESULTS results) / SPMV_ENOMEM.  dot and nrm2 return the
+ * index (>= 0) of their result in spmv_oplist_run()'s results instead. */
+int spmv_op_spmv(struct spmv_oplist *l, struct spmv_matrix *m, double alpha,
+                 struct spmv_vector *x, double beta, struct spmv_vector *y);
+int spmv_op_copy(struct spmv_oplist *l, struct spmv_vector *x,
+                 struct spmv_vector *y);
+int spmv_op_fill(struct spmv_oplist *l, struct spmv_vector *x,
+                 struct spmv_scalar value);
+int spmv_op_scale(struct spmv_oplist *l, struct spmv_scalar alpha,
+                  struct spmv_vector *x);
+int spmv_op_axpby(struct spmv_oplist *l, struct spmv_scalar alpha,
+                  struct spmv_vector *x, struct spmv_scalar beta,
+                  struct spmv_vector *y);
+int spmv_op_mul(struct spmv_oplist *l, struct spmv_vector *x,
+                struct spmv_vector *y, struct spmv_vector *z);
+int spmv_op_dot(struct spmv_oplist *l, struct spmv_vector *x,
+                struct spmv_vector *y);
+int spmv_op_nrm2(struct spmv_oplist *l, struct spmv_vector *x);
+/* x = src, dst = x when the list runs (as spmv_vector_upload() and
+ * spmv_vector_download(); src and dst borrowed until then). */
+int spmv_op_upload(struct spmv_oplist *l, struct spmv_vector *x,
+                   const void *src);
+int spmv_op_download(struct spmv_oplist *l, struct spmv_vector *x,
+                     void *dst);
+
+/*
+ * Runs l's steps in one request; results (may be NULL when nres is 0)
+ * receives the first nres results of its dots and norms, in the order they
+ * were added.  The list is kept: run it again, or clear it.  Errors name
+ * the step ("ops[2] (axpby): x has 500 values, y 499"): SPMV_EINVAL,
+ * SPMV_ENOENT, SPMV_EPROTO, SPMV_EWORKER, SPMV_EGPU, connection errors.
+ */
+int spmv_oplist_run(struct spmv_oplist *l, double *results, int nres);
+
 /* What spmvd decided for a matrix and what it knows of it. */
 struct spmv_info {
   int64_t handle;

@@ -37,6 +37,42 @@ struct spmvd_device_info {
 
 struct spmvd_backend;   /* a backend's state, owned by the worker */
 struct spmvd_bmatrix;   /* one matrix converted and resident on the device */
+struct spmvd_bvector;   /* one vector resident on the device */
+
+/*
+ * The scalars of a vector operation: c * res[mul[0]] * ... / (res[div[0]]
+ * * ...), where res are the results (dots, norms) that the operations of
+ * the same list computed before it, so that a Krylov iteration's
+ * coefficients never leave the device.  IEEE arithmetic in double: a zero
+ * divisor gives an infinity or NaN, as the client's own code would.
+ */
+#define SPMVD_SCALAR_MAX_TERMS 4
+#define SPMVD_MAX_RESULTS 64      /* results of one list */
+struct spmvd_scalar {
+  double c;
+  int nmul, ndiv;
+  int mul[SPMVD_SCALAR_MAX_TERMS], div[SPMVD_SCALAR_MAX_TERMS];
+};
+
+/* The vector operations of a list (PROTOCOL.md, "ops"). */
+enum spmvd_vop {
+  SPMVD_VOP_FILL,   /* x = a */
+  SPMVD_VOP_COPY,   /* y = x */
+  SPMVD_VOP_SCALE,  /* x = a*x */
+  SPMVD_VOP_AXPBY,  /* y = a*x + b*y (y not read when b is the constant 0) */
+  SPMVD_VOP_MUL,    /* z = x .* y (z may be x or y) */
+  SPMVD_VOP_DOT,    /* res[slot] = x . y */
+  SPMVD_VOP_NRM2    /* res[slot] = ||x||_2 */
+};
+
+/* One vector operation; the vectors are borrowed, of one dtype and length
+ * (the worker checked), NULL where the operation has none. */
+struct spmvd_vop_args {
+  enum spmvd_vop op;
+  struct spmvd_bvector *x, *y, *z;
+  struct spmvd_scalar a, b;
+  int slot;         /* DOT, NRM2: where the result goes, < SPMVD_MAX_RESULTS */
+};
 
 /*
  * A backend.  Every function returns 0 or a negative SPMV_E* code with a
@@ -99,6 +135,39 @@ struct spmvd_backend_ops {
    * unloads have stopped a while.  Returns the bytes given back.
    */
   size_t (*trim)(struct spmvd_backend *b);
+
+  /*
+   * Device vectors and the operations of a list.  Everything below is
+   * ordered on the backend's one stream and may run asynchronously until
+   * finish(), which waits for it all once and returns the results; the
+   * host memory a copy names must stay valid and untouched until then.
+   * Reductions are deterministic: the same inputs give the same bits on
+   * every run (a fixed partition and order of the sums, in double for
+   * either value type).
+   */
+  /* A new vector of n values of dt, zero-filled; *out owned by the caller
+   * (vec_free).  Device memory is admitted: SPMV_ENOMEM, the backend
+   * usable. */
+  int (*vec_new)(struct spmvd_backend *b, enum spmv_dtype dt, size_t n,
+                 struct spmvd_bvector **out, struct spmv_error *err);
+  /* Frees v (NULL is a no-op) once the work queued on it is done. */
+  void (*vec_free)(struct spmvd_backend *b, struct spmvd_bvector *v);
+  /* v = host (n values of v's dtype) / host = v. */
+  int (*vec_upload)(struct spmvd_backend *b, struct spmvd_bvector *v,
+                    const void *host, struct spmv_error *err);
+  int (*vec_download)(struct spmvd_backend *b, struct spmvd_bvector *v,
+                      void *host, struct spmv_error *err);
+  /* y = alpha*A*x + beta*y with device vectors (x, y distinct, of m's
+   * dtype, cols and rows values); y is not read when beta == 0. */
+  int (*vec_spmv)(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                  double alpha, struct spmvd_bvector *x, double beta,
+                  struct spmvd_bvector *y, struct spmv_error *err);
+  /* One BLAS-1 operation (its scalars read the results so far). */
+  int (*vec_op)(struct spmvd_backend *b, const struct spmvd_vop_args *a,
+                struct spmv_error *err);
+  /* Waits for everything queued, then copies res[0..nres) to res. */
+  int (*finish)(struct spmvd_backend *b, double *res, int nres,
+                struct spmv_error *err);
 };
 
 /*
