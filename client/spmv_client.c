@@ -630,7 +630,7 @@ int spmv_connect(const char *path, struct spmv_client **out)
   return 0;
 }
 
-/* Closes c and frees it and every matrix still loaded through it. */
+/* Closes c and frees it and every matrix and vector still made through it. */
 void spmv_disconnect(struct spmv_client *c)
 {
   struct spmv_matrix *m, *next;
@@ -643,6 +643,7 @@ void spmv_disconnect(struct spmv_client *c)
     json_decref(m->decision);
     free(m);
   }
+  spmvc_vectors_forget(c);
   if (c->fd >= 0)
     close(c->fd);
   pthread_mutex_destroy(&c->lock);
