@@ -34,6 +34,7 @@ void spmvd_op_end(struct spmvd_op *o)
 {
   struct spmvd_server *srv = o->srv;
   spmvd_conn_shm_close(o->c, &o->vec);
+  json_decref(o->written);
   if (o->conn_vec)
     o->c->vec_users--;
   spmvd_conn_done(o->c);
@@ -172,9 +173,12 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return spmvd_ops_begin_multiply(c, req, 0, payload_len, shm_size, err);
   if (strcmp(op, "multiply-batch") == 0)
     return spmvd_ops_begin_multiply(c, req, 1, payload_len, shm_size, err);
+  if (strcmp(op, "ops") == 0)
+    return spmvd_ops_begin_ops(c, req, payload_len, shm_size, err);
   static const char *const known[] = {"hello", "info", "list", "free", "tune",
                                       "bench", "status", "forget", "import",
-                                      "calibrate", "attach-vectors", NULL};
+                                      "calibrate", "attach-vectors",
+                                      "vector-create", "vector-free", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -240,6 +244,14 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_ops_run_multiply(c, req, id, payload);
     return;
   }
+  if (strcmp(op, "ops") == 0) {
+    spmvd_ops_run_ops(c, req, id, payload);
+    return;
+  }
+  if (strcmp(op, "vector-create") == 0) {
+    spmvd_ops_run_vector_create(c, req, id);
+    return;
+  }
   if (strcmp(op, "tune") == 0) {
     spmvd_ops_run_tune(c, req, id);
     return;
@@ -266,6 +278,8 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     rep = spmvd_ops_free(c, req, &err);
   else if (strcmp(op, "attach-vectors") == 0)
     rep = spmvd_ops_attach(c, req, &err);
+  else if (strcmp(op, "vector-free") == 0)
+    rep = spmvd_ops_vector_free(c, req, &err);
   else if (strcmp(op, "status") == 0)
     rep = spmvd_ops_status(c);
   if (rep)

@@ -54,6 +54,8 @@ struct spmvd_op {
   enum spmv_dtype dtype;       /* calibrate: the value type */
   double max_s;                /* calibrate: the time bound in seconds */
   json_t *result;              /* calibrate: the reply while fits are stored */
+  json_t *written;             /* ops: the ids of the vectors it writes */
+  int64_t buf_private;         /* ops: a worker buffer of its own, or 0 */
 };
 
 /* --- spmvd_ops.c: the op's life, replies and fields --- */
@@ -113,6 +115,21 @@ json_t *spmvd_ops_free(struct spmvd_conn *c, json_t *req,
                        struct spmv_error *err);
 json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
                          struct spmv_error *err);
+
+/* Refuses what would take c past max_connection_bytes (ELIMIT). */
+int spmvd_ops_check_mem(struct spmvd_conn *c, uint64_t more,
+                        struct spmv_error *err);
+
+/* --- spmvd_ops_vec.c: vector-create, vector-free, ops --- */
+
+int spmvd_ops_begin_ops(struct spmvd_conn *c, json_t *req, uint64_t plen,
+                        size_t *shm, struct spmv_error *err);
+void spmvd_ops_run_ops(struct spmvd_conn *c, json_t *req, int64_t id,
+                       struct spmvd_shm *payload);
+void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
+                                 int64_t id);
+json_t *spmvd_ops_vector_free(struct spmvd_conn *c, json_t *req,
+                              struct spmv_error *err);
 
 /* --- spmvd_ops_tune.c: the tuning flow, tune, bench, calibrate --- */
 

@@ -763,7 +763,7 @@ void spmvd_ops_worker_died(struct spmvd_server *srv, json_t *msg)
   spmvd_log_warn("the device worker died serving '%s' of matrix %lld", op,
                  (long long)h);
   if (strcmp(op, "multiply") != 0 && strcmp(op, "prepare") != 0 &&
-      strcmp(op, "adopt") != 0)
+      strcmp(op, "adopt") != 0 && strcmp(op, "ops") != 0)
     return;
   m = spmvd_registry_find(&srv->reg, h);
   if (!m || m->state != SPMVD_MATRIX_READY)

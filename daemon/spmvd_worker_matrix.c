@@ -24,6 +24,8 @@ void spmvd_wk_buf_release(struct worker *w, int64_t id)
     if (b->id != id)
       continue;
     *p = b->next;
+    if (b->pinned)
+      w->ops->unpin(w->be, b->shm.addr);
     spmvd_shm_close(&b->shm);
     free(b);
     return;
@@ -31,11 +33,14 @@ void spmvd_wk_buf_release(struct worker *w, int64_t id)
 }
 
 /*
- * The vectors of a multiply: vector buffer id, mapped from fd (stolen, -1
- * when not sent) when given, else the one mapped before.  Returns it
- * (owned by w->bufs) holding at least need bytes, or NULL with err set.
+ * The vectors of a multiply or a list: vector buffer id, mapped from fd
+ * (stolen, -1 when not sent) when given, else the one mapped before.
+ * Returns it (owned by w->bufs) holding at least need bytes, or NULL with
+ * err set.  A buffer is registered with the device (pinned) once, when it
+ * is mapped, so that every product's copies run at the pinned speed and
+ * asynchronously; it stays registered until it is released.
  */
-static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
+struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
                                  size_t size, size_t need,
                                  struct spmv_error *err)
 {
@@ -59,6 +64,8 @@ static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
       return NULL;
     }
     b->id = id;
+    if (w->ops->pin != NULL)
+      b->pinned = w->ops->pin(w->be, b->shm.addr, b->shm.size);
     b->next = w->bufs;
     w->bufs = b;
     return &b->shm;
@@ -448,7 +455,7 @@ int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
     fds[0] = -1;
   if (!(m = spmvd_wk_find(w, h)) || !m->bm) {
     if (buf > 0 && fd >= 0)
-      buf_get(w, buf, fd, (size_t)bufsize, 0, err);
+      spmvd_wk_buf_get(w, buf, fd, (size_t)bufsize, 0, err);
     else if (fd >= 0)
       close(fd);
     return spmv_error_set(err, SPMV_ENOENT, "no resident matrix %lld",
@@ -458,7 +465,7 @@ int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
   size_t xb = (size_t)nvec * (size_t)m->A.cols * es;
   size_t yb = (size_t)nvec * (size_t)m->A.rows * es;
   if (buf > 0)
-    vec = buf_get(w, buf, fd, (size_t)bufsize, xb + yb, err);
+    vec = spmvd_wk_buf_get(w, buf, fd, (size_t)bufsize, xb + yb, err);
   else if (spmvd_shm_map(&one, fd, xb + yb, err) < 0)
     vec = NULL;
   if (!vec)
