@@ -583,8 +583,28 @@ static int scatter_downloads(const struct spmv_oplist *l, const void *rp,
   return 0;
 }
 
-/* Copies the first nres of the reply's results (nulls read as NaN) after
- * checking that there is one per dot and norm of l. */
+/* Reads one result: a number, or the string JSON writes for a value it
+ * cannot hold (PROTOCOL.md: "NaN", "Infinity", "-Infinity").  Returns 0,
+ * or -1 for anything else. */
+static int result_value(const json_t *v, double *out)
+{
+  const char *s = json_string_value(v);
+
+  if (json_is_number(v))
+    *out = json_number_value(v);
+  else if (s != NULL && strcmp(s, "NaN") == 0)
+    *out = NAN;
+  else if (s != NULL && strcmp(s, "Infinity") == 0)
+    *out = INFINITY;
+  else if (s != NULL && strcmp(s, "-Infinity") == 0)
+    *out = -INFINITY;
+  else
+    return -1;
+  return 0;
+}
+
+/* Copies the first nres of the reply's results after checking that there
+ * is one per dot and norm of l. */
 static int take_results(const struct spmv_oplist *l, const json_t *reply,
                         double *results, int nres, struct spmv_error *err)
 {
@@ -596,14 +616,10 @@ static int take_results(const struct spmv_oplist *l, const json_t *reply,
                           "spmvd answered 'ops' with %s%zu results, the list "
                           "has %d", json_is_array(r) ? "" : "no array of ",
                           json_is_array(r) ? json_array_size(r) : 0, l->nres);
-  for (i = 0; i < nres; i++) {
-    json_t *v = json_array_get(r, (size_t)i);
-
-    if (!json_is_number(v) && !json_is_null(v))
+  for (i = 0; i < nres; i++)
+    if (result_value(json_array_get(r, (size_t)i), &results[i]) < 0)
       return spmv_error_set(err, SPMV_EPROTO,
                             "spmvd's results[%d] is not a number", i);
-    results[i] = json_is_number(v) ? json_number_value(v) : NAN;
-  }
   return 0;
 }
 

@@ -429,6 +429,15 @@ START_TEST(expressions)
   spmv_oplist_clear(l);
   ck_assert_int_eq(spmv_oplist_length(l), 0);
   ck_assert_int_eq(spmv_op_dot(l, vu, vu), 0);  /* results count anew */
+  /* Results JSON cannot hold come back as the values they stand for. */
+  hv_set(&g, 3, INFINITY);
+  OK(c, spmv_vector_upload(v, g.v));
+  OK(c, spmv_vector_nrm2(v, &res[0]));
+  ck_assert(isinf(res[0]) && res[0] > 0);
+  hv_set(&g, 3, NAN);
+  OK(c, spmv_vector_upload(v, g.v));
+  OK(c, spmv_vector_dot(v, vu, &res[0]));
+  ck_assert(isnan(res[0]));
   spmv_oplist_free(l);
   spmv_vector_free(vu);
   spmv_vector_free(v);
@@ -607,7 +616,7 @@ START_TEST(local_errors)
   ck_assert_int_eq(spmv_op_nrm2(l, a), 0);
   FAILS(c, spmv_oplist_run(l, r, 2), SPMV_EINVAL, "nres is 2");
   FAILS(c, spmv_oplist_run(l, NULL, 1), SPMV_EINVAL, "results is NULL");
-  FAILS(c, spmv_oplist_run(NULL, NULL, 0), SPMV_EINVAL, "l is NULL");
+  FAILS(NULL, spmv_oplist_run(NULL, NULL, 0), SPMV_EINVAL, "l is NULL");
   FAILS(c, spmv_vector_dot(a, b, NULL), SPMV_EINVAL, "out is NULL");
   spmv_oplist_clear(l);
   /* Fill with what JSON cannot carry: refused naming the step. */
