@@ -138,6 +138,11 @@ void spmvc_vectors_release(struct spmv_matrix *m);
  * caller must not hold c's lock (this takes it). */
 int spmvc_fail(struct spmv_client *c, const struct spmv_error *err);
 
+/* As spmvc_fail() for an error found here, not by the daemon: code and a
+ * printf-style message. */
+int spmvc_failf(struct spmv_client *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Locks and unlocks c. */
 void spmvc_lock(struct spmv_client *c);
 void spmvc_unlock(struct spmv_client *c);

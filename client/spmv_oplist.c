@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,22 +53,6 @@ static const char *const op_names[] = {
   "upload", "download"
 };
 
-/* Records an error made here (not by the daemon) on c and returns its code. */
-static int fail(struct spmv_client *c, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct spmv_client *c, int code, const char *fmt, ...)
-{
-  struct spmv_error err;
-  va_list ap;
-
-  err.code = code;
-  va_start(ap, fmt);
-  vsnprintf(err.msg, sizeof err.msg, fmt, ap);
-  va_end(ap);
-  return spmvc_fail(c, &err);
-}
-
 /* The constant c. */
 struct spmv_scalar spmv_scalar_const(double c)
 {
@@ -100,10 +83,10 @@ int spmv_oplist_new(struct spmv_client *c, struct spmv_oplist **out)
   if (out != NULL)
     *out = NULL;
   if (c == NULL || out == NULL)
-    return fail(c, SPMV_EINVAL, "spmv_oplist_new: %s is NULL",
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_oplist_new: %s is NULL",
                 c == NULL ? "c" : "out");
   if ((l = calloc(1, sizeof *l)) == NULL)
-    return fail(c, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   l->client = c;
   *out = l;
   return 0;
@@ -141,9 +124,9 @@ static int take_vector(struct spmv_oplist *l, const char *fn,
                        struct vref *r)
 {
   if (v == NULL)
-    return fail(l->client, SPMV_EINVAL, "%s: %s is NULL", fn, name);
+    return spmvc_failf(l->client, SPMV_EINVAL, "%s: %s is NULL", fn, name);
   if (v->client != l->client)
-    return fail(l->client, SPMV_EINVAL,
+    return spmvc_failf(l->client, SPMV_EINVAL,
                 "%s: %s (vector %lld) belongs to another client", fn, name,
                 (long long)v->id);
   r->id = v->id;
@@ -159,7 +142,7 @@ static int check_scalar(struct spmv_oplist *l, const char *fn,
 {
   if (s->nmul < 0 || s->nmul > SPMV_SCALAR_MAX_TERMS || s->ndiv < 0 ||
       s->ndiv > SPMV_SCALAR_MAX_TERMS)
-    return fail(l->client, SPMV_EINVAL,
+    return spmvc_failf(l->client, SPMV_EINVAL,
                 "%s: %s has nmul %d and ndiv %d, each must be in [0, %d]",
                 fn, name, s->nmul, s->ndiv, SPMV_SCALAR_MAX_TERMS);
   return 0;
@@ -191,16 +174,16 @@ static int take_operands(struct spmv_oplist *l, const char *fn,
     return rc;
   if (a->op == SPMVC_OP_SPMV) {
     if (a->m == NULL)
-      return fail(l->client, SPMV_EINVAL, "%s: m is NULL", fn);
+      return spmvc_failf(l->client, SPMV_EINVAL, "%s: m is NULL", fn);
     if (spmv_matrix_client(a->m) != l->client)
-      return fail(l->client, SPMV_EINVAL,
+      return spmvc_failf(l->client, SPMV_EINVAL,
                   "%s: the matrix belongs to another client", fn);
     s->handle = a->m->handle;
   }
   if (a->op == SPMVC_OP_UPLOAD && a->src == NULL)
-    return fail(l->client, SPMV_EINVAL, "%s: src is NULL", fn);
+    return spmvc_failf(l->client, SPMV_EINVAL, "%s: src is NULL", fn);
   if (a->op == SPMVC_OP_DOWNLOAD && a->dst == NULL)
-    return fail(l->client, SPMV_EINVAL, "%s: dst is NULL", fn);
+    return spmvc_failf(l->client, SPMV_EINVAL, "%s: dst is NULL", fn);
   if ((rc = check_scalar(l, fn, a->op == SPMVC_OP_FILL ? "value" : "alpha",
                          &a->a)) < 0 ||
       (rc = check_scalar(l, fn, "beta", &a->b)) < 0)
@@ -220,7 +203,7 @@ static int grow(struct spmv_oplist *l)
     cap = SPMV_OPLIST_MAX_STEPS;
   p = realloc(l->steps, sizeof *p * (size_t)cap);
   if (p == NULL)
-    return fail(l->client, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(l->client, SPMV_ENOMEM, "out of memory");
   l->steps = p;
   l->cap = cap;
   return 0;
@@ -235,16 +218,16 @@ int spmvc_op_add(struct spmv_oplist *l, const char *fn,
   int rc;
 
   if (l == NULL)
-    return fail(NULL, SPMV_EINVAL, "%s: l is NULL", fn);
+    return spmvc_failf(NULL, SPMV_EINVAL, "%s: l is NULL", fn);
   memset(&s, 0, sizeof s);
   s.op = a->op;
   if ((rc = take_operands(l, fn, a, &s)) < 0)
     return rc;
   if (l->n >= SPMV_OPLIST_MAX_STEPS)
-    return fail(l->client, SPMV_ELIMIT, "%s: the list has %d steps already, "
+    return spmvc_failf(l->client, SPMV_ELIMIT, "%s: the list has %d steps already, "
                 "the most (SPMV_OPLIST_MAX_STEPS)", fn, l->n);
   if (reduces && l->nres >= SPMV_OPLIST_MAX_RESULTS)
-    return fail(l->client, SPMV_ELIMIT, "%s: the list has %d results already, "
+    return spmvc_failf(l->client, SPMV_ELIMIT, "%s: the list has %d results already, "
                 "the most (SPMV_OPLIST_MAX_RESULTS)", fn, l->nres);
   if ((rc = grow(l)) < 0)
     return rc;
@@ -650,13 +633,13 @@ static int exchange(struct spmv_oplist *l, json_t *req,
 static int check_run(struct spmv_oplist *l, const double *results, int nres)
 {
   if (l == NULL)
-    return fail(NULL, SPMV_EINVAL, "spmv_oplist_run: l is NULL");
+    return spmvc_failf(NULL, SPMV_EINVAL, "spmv_oplist_run: l is NULL");
   if (nres < 0 || nres > l->nres)
-    return fail(l->client, SPMV_EINVAL,
+    return spmvc_failf(l->client, SPMV_EINVAL,
                 "spmv_oplist_run: nres is %d, the list has %d results", nres,
                 l->nres);
   if (nres > 0 && results == NULL)
-    return fail(l->client, SPMV_EINVAL,
+    return spmvc_failf(l->client, SPMV_EINVAL,
                 "spmv_oplist_run: results is NULL, nres %d", nres);
   return 0;
 }

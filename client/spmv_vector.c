@@ -2,27 +2,9 @@
  * vector operation as a list of one step. */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "spmv_client_int.h"
-
-/* Records an error made here (not by the daemon) on c and returns its code. */
-static int fail(struct spmv_client *c, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct spmv_client *c, int code, const char *fmt, ...)
-{
-  struct spmv_error err;
-  va_list ap;
-
-  err.code = code;
-  va_start(ap, fmt);
-  vsnprintf(err.msg, sizeof err.msg, fmt, ap);
-  va_end(ap);
-  return spmvc_fail(c, &err);
-}
 
 /* v's length, or -1 for NULL. */
 int64_t spmv_vector_length(const struct spmv_vector *v)
@@ -99,20 +81,20 @@ int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
   if (out != NULL)
     *out = NULL;
   if (c == NULL || out == NULL)
-    return fail(c, SPMV_EINVAL, "spmv_vector_new: %s is NULL",
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_vector_new: %s is NULL",
                 c == NULL ? "c" : "out");
   if (spmv_dtype_name(dtype) == NULL)
-    return fail(c, SPMV_EINVAL,
+    return spmvc_failf(c, SPMV_EINVAL,
                 "spmv_vector_new: unknown value type %d (use SPMV_F32 or "
                 "SPMV_F64)", (int)dtype);
   if (n < 0 || n > INT32_MAX)
-    return fail(c, SPMV_EINVAL,
+    return spmvc_failf(c, SPMV_EINVAL,
                 "spmv_vector_new: n is %lld, must be in [0, 2^31)",
                 (long long)n);
   req = json_pack("{s:s, s:s, s:I}", "op", "vector-create", "dtype",
                   spmv_dtype_name(dtype), "n", (json_int_t)n);
   if (req == NULL)
-    return fail(c, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   spmv_error_clear(&err);
   spmvc_lock(c);
   rc = spmvc_call(c, req, NULL, NULL, &reply, NULL, NULL, &err);
@@ -166,7 +148,7 @@ static int run_one(struct spmv_client *c, const char *fn,
   int rc;
 
   if (c == NULL)
-    return fail(NULL, SPMV_EINVAL, "%s: a vector or matrix is NULL", fn);
+    return spmvc_failf(NULL, SPMV_EINVAL, "%s: a vector or matrix is NULL", fn);
   if ((rc = spmv_oplist_new(c, &l)) < 0)
     return rc;
   rc = spmvc_op_add(l, fn, a);
@@ -256,7 +238,7 @@ int spmv_vector_dot(struct spmv_vector *x, struct spmv_vector *y, double *out)
   struct spmvc_op_args a = {.op = SPMVC_OP_DOT, .x = x, .y = y};
 
   if (out == NULL)
-    return fail(spmv_vector_client(x), SPMV_EINVAL,
+    return spmvc_failf(spmv_vector_client(x), SPMV_EINVAL,
                 "spmv_vector_dot: out is NULL");
   return run_one(spmv_vector_client(x), "spmv_vector_dot", &a, out);
 }
@@ -267,7 +249,7 @@ int spmv_vector_nrm2(struct spmv_vector *x, double *out)
   struct spmvc_op_args a = {.op = SPMVC_OP_NRM2, .x = x};
 
   if (out == NULL)
-    return fail(spmv_vector_client(x), SPMV_EINVAL,
+    return spmvc_failf(spmv_vector_client(x), SPMV_EINVAL,
                 "spmv_vector_nrm2: out is NULL");
   return run_one(spmv_vector_client(x), "spmv_vector_nrm2", &a, out);
 }

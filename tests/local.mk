@@ -82,7 +82,8 @@ $(tests_integration_check_inplace_OBJECTS): daemon/spmvd daemon/spmvd-worker
 # Device vectors and operation lists (vector-create, vector-free, ops).
 check_PROGRAMS += tests/integration/check_vectors
 TESTS += tests/integration/check_vectors
-tests_integration_check_vectors_SOURCES = tests/integration/check_vectors.c
+tests_integration_check_vectors_SOURCES = tests/integration/check_vectors.c \
+	tests/integration/check_vectors.h
 tests_integration_check_vectors_CPPFLAGS = $(ITEST_CPPFLAGS)
 tests_integration_check_vectors_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_vectors_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
