@@ -529,6 +529,7 @@ static void header_done(struct spmvd_conn *c)
   struct spmv_error err;
 
   spmvd_server_wire_limits(c->srv, &lim);
+  c->frame_ns = uv_hrtime();
   if (spmv_wire_header_decode(c->hdr, &lim, &c->h, &err) < 0) {
     fatal(c, &err);
     return;

@@ -60,6 +60,7 @@ struct spmvd_conn {
   enum spmvd_conn_read rstate;
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   uint64_t got;                 /* bytes of the current part read */
+  uint64_t frame_ns;            /* when the frame's header was in (uv_hrtime) */
   struct spmv_wire_header h;
   char *json;                   /* h.json_len bytes */
   json_t *req;                  /* the parsed request being read */

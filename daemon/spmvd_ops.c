@@ -35,6 +35,7 @@ void spmvd_op_end(struct spmvd_op *o)
   struct spmvd_server *srv = o->srv;
   spmvd_conn_shm_close(o->c, &o->vec);
   json_decref(o->written);
+  json_decref(o->steps);
   if (o->conn_vec)
     o->c->vec_users--;
   spmvd_conn_done(o->c);
@@ -64,6 +65,29 @@ void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg)
   json_object_set_new(msg, "ok", json_true());
   spmvd_conn_send(c, msg, NULL, 0, 0);
   json_decref(msg);
+}
+
+double spmvd_op_since_ms(uint64_t ns)
+{
+  return (double)(uv_hrtime() - ns) * 1e-6;
+}
+
+void spmvd_op_step(struct spmvd_op *o, const char *name, double ms)
+{
+  if (!o->steps && !(o->steps = json_object()))
+    return;
+  json_t *v = json_object_get(o->steps, name);
+  json_object_set_new(o->steps, name,
+                      json_real((v ? json_number_value(v) : 0) + ms));
+}
+
+void spmvd_op_steps_merge(struct spmvd_op *o, json_t *rep)
+{
+  const char *k;
+  json_t *v;
+
+  json_object_foreach(json_object_get(rep, "steps"), k, v)
+    spmvd_op_step(o, k, json_number_value(v));
 }
 
 /* Reads a number field: an integer when integer is set. */

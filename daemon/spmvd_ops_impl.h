@@ -55,6 +55,8 @@ struct spmvd_op {
   double max_s;                /* calibrate: the time bound in seconds */
   json_t *result;              /* calibrate: the reply while fits are stored */
   json_t *written;             /* ops: the ids of the vectors it writes */
+  json_t *steps;               /* load, tune: milliseconds of each step */
+  uint64_t t0_ns, mark_ns;     /* load, tune: its start, a step's start */
   int64_t buf_private;         /* ops: a worker buffer of its own, or 0 */
 };
 
@@ -71,6 +73,13 @@ void spmvd_op_end(struct spmvd_op *o);
 void spmvd_op_fail(struct spmvd_op *o, const struct spmv_error *err);
 /* Sends msg (taken; NULL: out of memory) as the reply to id. */
 void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg);
+
+/* Adds ms to step name of the op's "steps" (load, tune); merges the
+ * "steps" object of a worker's reply rep (borrowed, may be NULL). */
+void spmvd_op_step(struct spmvd_op *o, const char *name, double ms);
+void spmvd_op_steps_merge(struct spmvd_op *o, json_t *rep);
+/* Milliseconds since ns (uv_hrtime). */
+double spmvd_op_since_ms(uint64_t ns);
 
 /* Reads an integer (or number) field; returns 0 or SPMV_EPROTO naming it
  * (err may be NULL once the request was checked). */

@@ -193,6 +193,7 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   snprintf(m->fingerprint, sizeof m->fingerprint, "%s", fp);
+  spmvd_op_steps_merge(o, rep);
   spmvd_ops_decide(o, m);
 }
 
@@ -214,6 +215,8 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_conn_done(c);
     return;
   }
+  o->t0_ns = c->frame_ns;
+  spmvd_op_step(o, "receive_ms", spmvd_op_since_ms(c->frame_ns));
   spmvd_op_get_int(req, "rows", &rows, NULL);
   spmvd_op_get_int(req, "cols", &cols, NULL);
   spmvd_op_get_int(req, "nnz", &nnz, NULL);
