@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,19 @@ int spmvc_fail(struct spmv_client *c, const struct spmv_error *err)
     spmvc_unlock(c);
   }
   return err->code;
+}
+
+/* Records an error found here with a formatted message. */
+int spmvc_failf(struct spmv_client *c, int code, const char *fmt, ...)
+{
+  struct spmv_error err;
+  va_list ap;
+
+  err.code = code;
+  va_start(ap, fmt);
+  vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+  va_end(ap);
+  return spmvc_fail(c, &err);
 }
 
 /* Returns this thread's last message on c, else c's last message. */
@@ -630,7 +644,7 @@ int spmv_connect(const char *path, struct spmv_client **out)
   return 0;
 }
 
-/* Closes c and frees it and every matrix still loaded through it. */
+/* Closes c and frees it and every matrix and vector still made through it. */
 void spmv_disconnect(struct spmv_client *c)
 {
   struct spmv_matrix *m, *next;
@@ -643,6 +657,7 @@ void spmv_disconnect(struct spmv_client *c)
     json_decref(m->decision);
     free(m);
   }
+  spmvc_vectors_forget(c);
   if (c->fd >= 0)
     close(c->fd);
   pthread_mutex_destroy(&c->lock);

@@ -27,6 +27,7 @@ struct spmv_client {
   struct spmv_wire_limits lim;  /* bounds on the replies we accept */
   struct spmv_error last;       /* the last failure, by any thread */
   struct spmv_matrix *matrices; /* loaded through this client (list) */
+  struct spmv_vector *vectors;  /* device vectors created here (list) */
 };
 
 /* A loaded matrix; fields fixed after load except the list links. */
@@ -42,6 +43,46 @@ struct spmv_matrix {
   int vk;                       /* vectors of each kind */
   struct spmv_matrix *prev, *next; /* in client->matrices, under lock */
 };
+
+/* A device vector; fields fixed after creation except the list links. */
+struct spmv_vector {
+  struct spmv_client *client;
+  int64_t id;                   /* the daemon's vector number */
+  enum spmv_dtype dtype;
+  int64_t n;                    /* values */
+  struct spmv_vector *prev, *next; /* in client->vectors, under lock */
+};
+
+/* The kinds of step of an operation list (PROTOCOL.md, "ops"). */
+enum spmvc_op {
+  SPMVC_OP_SPMV, SPMVC_OP_COPY, SPMVC_OP_FILL, SPMVC_OP_SCALE,
+  SPMVC_OP_AXPBY, SPMVC_OP_MUL, SPMVC_OP_DOT, SPMVC_OP_NRM2,
+  SPMVC_OP_UPLOAD, SPMVC_OP_DOWNLOAD
+};
+
+/* A step as a caller describes it: the operands it names (NULL where the
+ * kind has none), all borrowed; spmvc_op_add() checks and records it. */
+struct spmvc_op_args {
+  enum spmvc_op op;
+  struct spmv_matrix *m;          /* spmv */
+  struct spmv_vector *x, *y, *z;
+  double alpha, beta;             /* spmv's numbers */
+  struct spmv_scalar a, b;        /* fill's value, scale's alpha, axpby's */
+  const void *src;                /* upload */
+  void *dst;                      /* download */
+};
+
+/*
+ * Records one step in l on behalf of the public function fn (named in
+ * messages).  Returns 0, the index of the result of a dot or nrm2, or
+ * SPMV_EINVAL / SPMV_ELIMIT / SPMV_ENOMEM, recorded on l's client.
+ */
+int spmvc_op_add(struct spmv_oplist *l, const char *fn,
+                 const struct spmvc_op_args *a);
+
+/* Frees c's vectors here only (spmv_disconnect: the daemon frees its
+ * copies with the connection). */
+void spmvc_vectors_forget(struct spmv_client *c);
 
 /* A request's progress callback. */
 struct spmvc_progress_cb {
@@ -96,6 +137,11 @@ void spmvc_vectors_release(struct spmv_matrix *m);
  * connect failure) for spmv_client_errmsg(); returns err->code.  The
  * caller must not hold c's lock (this takes it). */
 int spmvc_fail(struct spmv_client *c, const struct spmv_error *err);
+
+/* As spmvc_fail() for an error found here, not by the daemon: code and a
+ * printf-style message. */
+int spmvc_failf(struct spmv_client *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Locks and unlocks c. */
 void spmvc_lock(struct spmv_client *c);

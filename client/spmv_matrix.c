@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,22 +19,6 @@ void spmv_load_options_init(struct spmv_load_options *o)
 struct spmv_client *spmv_matrix_client(const struct spmv_matrix *m)
 {
   return m->client;
-}
-
-/* Records an error made here (not by the daemon) on c and returns its code. */
-static int fail(struct spmv_client *c, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct spmv_client *c, int code, const char *fmt, ...)
-{
-  struct spmv_error err;
-  va_list ap;
-
-  err.code = code;
-  va_start(ap, fmt);
-  vsnprintf(err.msg, sizeof err.msg, fmt, ap);
-  va_end(ap);
-  return spmvc_fail(c, &err);
 }
 
 /* Returns a*b, or SIZE_MAX when it overflows. */
@@ -86,25 +69,25 @@ static int check_load(struct spmv_client *c, enum spmv_dtype dtype,
                       const void *values, struct spmv_matrix **out)
 {
   if (out == NULL)
-    return fail(c, SPMV_EINVAL, "spmv_load_csr: out is NULL");
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_load_csr: out is NULL");
   if (spmv_dtype_name(dtype) == NULL)
-    return fail(c, SPMV_EINVAL, "unknown value type %d (use SPMV_F32 or SPMV_F64)",
+    return spmvc_failf(c, SPMV_EINVAL, "unknown value type %d (use SPMV_F32 or SPMV_F64)",
                 (int)dtype);
   if (rows < 0 || cols < 0 || nnz < 0)
-    return fail(c, SPMV_EINVAL,
+    return spmvc_failf(c, SPMV_EINVAL,
                 "negative dimension: rows %lld, cols %lld, nnz %lld",
                 (long long)rows, (long long)cols, (long long)nnz);
   if (cols > INT32_MAX)
-    return fail(c, SPMV_ETOOBIG, "cols %lld exceeds the 32-bit column index range",
+    return spmvc_failf(c, SPMV_ETOOBIG, "cols %lld exceeds the 32-bit column index range",
                 (long long)cols);
   if (row_ptr == NULL || (nnz > 0 && (col_idx == NULL || values == NULL)))
-    return fail(c, SPMV_EINVAL, "spmv_load_csr: %s is NULL",
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_load_csr: %s is NULL",
                 row_ptr == NULL ? "row_ptr" : col_idx == NULL ? "col_idx" : "values");
   if (row_ptr[0] != 0)
-    return fail(c, SPMV_ECSR, "row_ptr[0] is %lld, expected 0",
+    return spmvc_failf(c, SPMV_ECSR, "row_ptr[0] is %lld, expected 0",
                 (long long)row_ptr[0]);
   if (row_ptr[rows] != nnz)
-    return fail(c, SPMV_ECSR, "row_ptr[%lld] is %lld, expected nnz = %lld",
+    return spmvc_failf(c, SPMV_ECSR, "row_ptr[%lld] is %lld, expected nnz = %lld",
                 (long long)rows, (long long)row_ptr[rows], (long long)nnz);
   return 0;
 }
@@ -166,21 +149,21 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
   len = add_size(mul_size((size_t)rows + 1, isz),
                  mul_size((size_t)nnz, 4 + vsz));
   if (len == SIZE_MAX)
-    return fail(c, SPMV_ETOOBIG, "a matrix of %lld rows and %lld entries is too large",
+    return spmvc_failf(c, SPMV_ETOOBIG, "a matrix of %lld rows and %lld entries is too large",
                 (long long)rows, (long long)nnz);
   req = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "op", "load", "dtype",
                   spmv_dtype_name(dtype), "rows", (json_int_t)rows, "cols",
                   (json_int_t)cols, "nnz", (json_int_t)nnz, "index",
                   narrow ? "i32" : "i64");
   if (req == NULL)
-    return fail(c, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   if (opt != NULL) {
     if ((opt->strategy != NULL &&
          json_object_set_new(req, "strategy", json_string(opt->strategy)) < 0) ||
         (opt->name != NULL &&
          json_object_set_new(req, "name", json_string(opt->name)) < 0) ||
         (opt->verify && json_object_set_new(req, "verify", json_true()) < 0)) {
-      rc = fail(c, SPMV_EINVAL, "strategy or name is not valid UTF-8");
+      rc = spmvc_failf(c, SPMV_EINVAL, "strategy or name is not valid UTF-8");
       goto out;
     }
     cb.fn = opt->progress;
@@ -188,7 +171,7 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
   }
   buf = pack_csr(dtype, rows, nnz, narrow, row_ptr, col_idx, values, len);
   if (buf == NULL) {
-    rc = fail(c, SPMV_ENOMEM, "cannot allocate %zu bytes to send the matrix", len);
+    rc = spmvc_failf(c, SPMV_ENOMEM, "cannot allocate %zu bytes to send the matrix", len);
     goto out;
   }
   pl.p1 = buf;
@@ -239,9 +222,9 @@ int spmv_load_mtx(struct spmv_client *c, const char *path,
   if (out != NULL)
     *out = NULL;
   if (path == NULL)
-    return fail(c, SPMV_EINVAL, "spmv_load_mtx: path is NULL");
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_load_mtx: path is NULL");
   if (spmv_dtype_name(dtype) == NULL)
-    return fail(c, SPMV_EINVAL, "unknown value type %d (use SPMV_F32 or SPMV_F64)",
+    return spmvc_failf(c, SPMV_EINVAL, "unknown value type %d (use SPMV_F32 or SPMV_F64)",
                 (int)dtype);
   spmv_error_clear(&err);
   rc = spmv_mmio_read(path, &A, NULL, &err);
@@ -251,7 +234,7 @@ int spmv_load_mtx(struct spmv_client *c, const char *path,
   if (dtype == SPMV_F32) {
     vals32 = malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof *vals32);
     if (vals32 == NULL) {
-      rc = fail(c, SPMV_ENOMEM, "out of memory converting %s to f32", path);
+      rc = spmvc_failf(c, SPMV_ENOMEM, "out of memory converting %s to f32", path);
       goto out;
     }
     for (k = 0; k < A->nnz; k++)
@@ -322,16 +305,16 @@ static int multiply(struct spmv_matrix *m, int k, double alpha, const void *x,
   int rc;
 
   if (x == NULL || y == NULL)
-    return fail(c, SPMV_EINVAL, "spmv_multiply: %s is NULL", x == NULL ? "x" : "y");
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_multiply: %s is NULL", x == NULL ? "x" : "y");
   if (k < 1)
-    return fail(c, SPMV_EINVAL, "spmv_multiply_batch: k is %d, must be >= 1", k);
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_multiply_batch: k is %d, must be >= 1", k);
   if (!isfinite(alpha) || !isfinite(beta))
-    return fail(c, SPMV_EINVAL, "alpha and beta must be finite (alpha %g, beta %g)",
+    return spmvc_failf(c, SPMV_EINVAL, "alpha and beta must be finite (alpha %g, beta %g)",
                 alpha, beta);
   xlen = mul_size(mul_size((size_t)m->cols, vsz), (size_t)k);
   ylen = mul_size(mul_size((size_t)m->rows, vsz), (size_t)k);
   if (xlen == SIZE_MAX || ylen == SIZE_MAX)
-    return fail(c, SPMV_ETOOBIG, "k = %d vectors are too large", k);
+    return spmvc_failf(c, SPMV_ETOOBIG, "k = %d vectors are too large", k);
   if (batch)
     req = json_pack("{s:s, s:I, s:f, s:f, s:i}", "op", "multiply-batch",
                     "handle", (json_int_t)m->handle, "alpha", alpha, "beta",
@@ -340,7 +323,7 @@ static int multiply(struct spmv_matrix *m, int k, double alpha, const void *x,
     req = json_pack("{s:s, s:I, s:f, s:f}", "op", "multiply", "handle",
                     (json_int_t)m->handle, "alpha", alpha, "beta", beta);
   if (req == NULL)
-    return fail(c, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   pl.p1 = x;
   pl.n1 = xlen;
   pl.p2 = beta != 0 ? y : NULL;
@@ -349,7 +332,7 @@ static int multiply(struct spmv_matrix *m, int k, double alpha, const void *x,
   xle = malloc(xlen > 0 ? xlen : 1);
   yle = beta != 0 ? malloc(ylen > 0 ? ylen : 1) : NULL;
   if (xle == NULL || (beta != 0 && yle == NULL)) {
-    rc = fail(c, SPMV_ENOMEM, "out of memory");
+    rc = spmvc_failf(c, SPMV_ENOMEM, "out of memory");
     goto out;
   }
   spmvc_le_copy(xle, x, xlen / vsz, vsz);
@@ -411,7 +394,7 @@ static int matrix_call(struct spmv_matrix *m, json_t *req,
 
   *reply = NULL;
   if (req == NULL)
-    return fail(c, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   spmv_error_clear(&err);
   spmvc_lock(c);
   rc = spmvc_call(c, req, NULL, cb, reply, NULL, NULL, &err);
@@ -474,7 +457,7 @@ int spmv_info(struct spmv_matrix *m, struct spmv_info *info)
   int rc;
 
   if (info == NULL)
-    return fail(m->client, SPMV_EINVAL, "spmv_info: info is NULL");
+    return spmvc_failf(m->client, SPMV_EINVAL, "spmv_info: info is NULL");
   rc = matrix_call(m, json_pack("{s:s, s:I}", "op", "info", "handle",
                                 (json_int_t)m->handle), NULL, &reply);
   if (rc == 0)
@@ -492,14 +475,14 @@ static int matrix_call_string(struct spmv_matrix *m, json_t *req,
 
   if (json == NULL) {
     json_decref(req);
-    return fail(m->client, SPMV_EINVAL, "the output string pointer is NULL");
+    return spmvc_failf(m->client, SPMV_EINVAL, "the output string pointer is NULL");
   }
   *json = NULL;
   rc = matrix_call(m, req, cb, &reply);
   if (rc == 0) {
     *json = spmvc_dump_reply(reply);
     if (*json == NULL)
-      rc = fail(m->client, SPMV_ENOMEM, "out of memory");
+      rc = spmvc_failf(m->client, SPMV_ENOMEM, "out of memory");
   }
   json_decref(reply);
   return rc;
@@ -524,7 +507,7 @@ int spmv_tune(struct spmv_matrix *m, const char *strategy,
   if (req != NULL && strategy != NULL &&
       json_object_set_new(req, "strategy", json_string(strategy)) < 0) {
     json_decref(req);
-    return fail(m->client, SPMV_EINVAL, "strategy is not valid UTF-8");
+    return spmvc_failf(m->client, SPMV_EINVAL, "strategy is not valid UTF-8");
   }
   rc = matrix_call(m, req, &cb, &reply);
   if (rc == 0) {
@@ -544,12 +527,12 @@ int spmv_tune(struct spmv_matrix *m, const char *strategy,
 int spmv_matrix_decision_json(struct spmv_matrix *m, char **json)
 {
   if (json == NULL)
-    return fail(m->client, SPMV_EINVAL, "the output string pointer is NULL");
+    return spmvc_failf(m->client, SPMV_EINVAL, "the output string pointer is NULL");
   spmvc_lock(m->client);
   *json = spmvc_dump_reply(m->decision);
   spmvc_unlock(m->client);
   if (*json == NULL)
-    return fail(m->client, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(m->client, SPMV_ENOMEM, "out of memory");
   return 0;
 }
 
@@ -572,19 +555,19 @@ int spmv_bench_configs_json(struct spmv_matrix *m, const char *const *configs,
   json_t *list;
 
   if (m == NULL)
-    return fail(NULL, SPMV_EINVAL, "the matrix is NULL");
+    return spmvc_failf(NULL, SPMV_EINVAL, "the matrix is NULL");
   if (configs == NULL || n < 1 || n > SPMV_BENCH_MAX_CONFIGS)
-    return fail(m->client, SPMV_EINVAL, "%zu configurations: give 1 to %d", n,
+    return spmvc_failf(m->client, SPMV_EINVAL, "%zu configurations: give 1 to %d", n,
                 SPMV_BENCH_MAX_CONFIGS);
   if (rounds < 1 || rounds > SPMV_BENCH_MAX_ROUNDS)
-    return fail(m->client, SPMV_EINVAL, "rounds %d not in [1, %d]", rounds,
+    return spmvc_failf(m->client, SPMV_EINVAL, "rounds %d not in [1, %d]", rounds,
                 SPMV_BENCH_MAX_ROUNDS);
   if ((list = json_array()) == NULL)
-    return fail(m->client, SPMV_ENOMEM, "out of memory");
+    return spmvc_failf(m->client, SPMV_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     if (configs[i] == NULL) {
       json_decref(list);
-      return fail(m->client, SPMV_EINVAL, "configuration %zu is NULL", i);
+      return spmvc_failf(m->client, SPMV_EINVAL, "configuration %zu is NULL", i);
     }
     json_array_append_new(list, json_string(configs[i]));
   }
