@@ -37,18 +37,13 @@ __device__ __forceinline__ int64_t blas_stride(void) {
   return (int64_t)gridDim.x * blockDim.x;
 }
 
-template <typename V>
-__global__ void blas_fill_kernel(int64_t n, V *x, struct spmv_dev_scalar a,
-                                 const double *res) {
+/* x = a (fill), or x = a*x (SCALE). */
+template <typename V, bool SCALE>
+__global__ void blas_set_kernel(int64_t n, V *x, struct spmv_dev_scalar a,
+                                const double *res) {
   V av = (V)blas_scalar(a, res);
-  for (int64_t i = blas_tid(); i < n; i += blas_stride()) x[i] = av;
-}
-
-template <typename V>
-__global__ void blas_scale_kernel(int64_t n, V *x, struct spmv_dev_scalar a,
-                                  const double *res) {
-  V av = (V)blas_scalar(a, res);
-  for (int64_t i = blas_tid(); i < n; i += blas_stride()) x[i] = av * x[i];
+  for (int64_t i = blas_tid(); i < n; i += blas_stride())
+    x[i] = SCALE ? av * x[i] : av;
 }
 
 /* y = a*x + b*y; READ_Y false when b is the constant 0, so that y's old
@@ -150,19 +145,35 @@ static int check_slot(int slot, const char *what, struct spmv_error *err) {
                         slot, SPMV_DEV_RESULTS);
 }
 
-extern "C" int spmv_blas_fill(enum spmv_dtype dt, size_t n, void *x,
-                              struct spmv_dev_scalar a, const double *res,
-                              cudaStream_t s, struct spmv_error *err) {
+/* fill and scale: x = a, or x = a*x. */
+template <bool SCALE>
+static int set_op(enum spmv_dtype dt, size_t n, void *x, struct spmv_dev_scalar a,
+                  const double *res, cudaStream_t s, const char *what,
+                  struct spmv_error *err) {
   int rc;
-  if ((rc = check_dtype(dt, "fill", err)) < 0 || (rc = check_scalar(&a, "fill", err)) < 0)
+  if ((rc = check_dtype(dt, what, err)) < 0 || (rc = check_scalar(&a, what, err)) < 0)
     return rc;
   if (n == 0) return 0;
   if (dt == SPMV_F32)
-    blas_fill_kernel<float><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (float *)x, a, res);
+    blas_set_kernel<float, SCALE><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (float *)x,
+                                                                  a, res);
   else
-    blas_fill_kernel<double><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (double *)x, a, res);
-  SPMV_CHECK_LAUNCH("fill");
+    blas_set_kernel<double, SCALE><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (double *)x,
+                                                                   a, res);
+  SPMV_CHECK_LAUNCH(what);
   return 0;
+}
+
+extern "C" int spmv_blas_fill(enum spmv_dtype dt, size_t n, void *x,
+                              struct spmv_dev_scalar a, const double *res,
+                              cudaStream_t s, struct spmv_error *err) {
+  return set_op<false>(dt, n, x, a, res, s, "fill", err);
+}
+
+extern "C" int spmv_blas_scale(enum spmv_dtype dt, size_t n, void *x,
+                               struct spmv_dev_scalar a, const double *res,
+                               cudaStream_t s, struct spmv_error *err) {
+  return set_op<true>(dt, n, x, a, res, s, "scale", err);
 }
 
 extern "C" int spmv_blas_copy(enum spmv_dtype dt, size_t n, const void *x, void *y,
@@ -173,21 +184,6 @@ extern "C" int spmv_blas_copy(enum spmv_dtype dt, size_t n, const void *x, void 
   size_t bytes = n * (dt == SPMV_F32 ? sizeof(float) : sizeof(double));
   return spmv_cuda_error(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s),
                          "copy", err);
-}
-
-extern "C" int spmv_blas_scale(enum spmv_dtype dt, size_t n, void *x,
-                               struct spmv_dev_scalar a, const double *res,
-                               cudaStream_t s, struct spmv_error *err) {
-  int rc;
-  if ((rc = check_dtype(dt, "scale", err)) < 0 || (rc = check_scalar(&a, "scale", err)) < 0)
-    return rc;
-  if (n == 0) return 0;
-  if (dt == SPMV_F32)
-    blas_scale_kernel<float><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (float *)x, a, res);
-  else
-    blas_scale_kernel<double><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (double *)x, a, res);
-  SPMV_CHECK_LAUNCH("scale");
-  return 0;
 }
 
 /* Launches axpby for value type V, reading y unless b is the constant 0. */

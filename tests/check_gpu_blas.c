@@ -137,109 +137,132 @@ static struct spmv_dev_scalar konst(double c)
   return s;
 }
 
-/* a = 1.25 * res[2] = -3.75 fills every element. */
+/* One test's vectors, n values each: random host x and y, room for what
+ * the GPU gave (got), the reference and its tolerance's magnitude, and
+ * device x, y and z (z a copy of y). */
+struct vecs {
+  enum spmv_dtype dt;
+  size_t n;
+  double *hx, *hy, *got, *ref, *mag;
+  void *x, *y, *z;
+};
+
+static void vecs_init(struct vecs *v, enum spmv_dtype dt, size_t n, uint64_t seed)
+{
+  v->dt = dt;
+  v->n = n;
+  v->hx = rand_vec(n, seed);
+  v->hy = rand_vec(n, seed + 1);
+  v->got = rand_vec(n, seed + 2);
+  v->ref = rand_vec(n, seed + 3);
+  v->mag = rand_vec(n, seed + 4);
+  v->x = to_dev(dt, v->hx, n);
+  v->y = to_dev(dt, v->hy, n);
+  v->z = to_dev(dt, v->hy, n);
+}
+
+static void vecs_fini(struct vecs *v)
+{
+  spmv_dev_free(v->x);
+  spmv_dev_free(v->y);
+  spmv_dev_free(v->z);
+  free(v->hx);
+  free(v->hy);
+  free(v->got);
+  free(v->ref);
+  free(v->mag);
+}
+
+/* Reads device vector d into v->got and checks it against v->ref. */
+static void check_vec(struct vecs *v, const void *d, const char *what)
+{
+  from_dev(v->dt, d, v->n, v->got);
+  check_close(v->dt, v->got, v->ref, v->mag, v->n, what);
+}
+
+/* v->ref = a*x + b*y for the host values xs and ys, with its magnitude. */
+static void ref_axpby(struct vecs *v, double a, const double *xs, double b, const double *ys)
+{
+  for (size_t i = 0; i < v->n; i++) {
+    v->ref[i] = a * xs[i] + b * ys[i];
+    v->mag[i] = fabs(a * xs[i]) + fabs(b * ys[i]);
+  }
+}
+
+/* a = 1.25 * res[2] = -3.75 fills every element (exact in either type). */
 START_TEST(test_fill)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
+  struct vecs v;
   struct spmv_error err = {0};
   struct spmv_dev_scalar a = {.c = 1.25, .nmul = 1, .mul = {2}};
-  double *h = rand_vec(n, 1), *got = rand_vec(n, 2);
-  void *d = to_dev(dt, h, n);
 
+  vecs_init(&v, case_dt(_i), case_n(_i), 1);
   set_res(2, -3.0);
-  ck_assert_msg(spmv_blas_fill(dt, n, d, a, dres, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, d, n, got);
-  for (size_t i = 0; i < n; i++)
-    ck_assert_msg(got[i] == -3.75, "fill %s n=%zu: [%zu] = %g", dt_name(dt), n, i, got[i]);
-  spmv_dev_free(d);
-  free(h);
-  free(got);
+  ck_assert_msg(spmv_blas_fill(v.dt, v.n, v.x, a, dres, stream, &err) == 0, "%s", err.msg);
+  for (size_t i = 0; i < v.n; i++) {
+    v.ref[i] = -3.75;
+    v.mag[i] = 0;  /* exact */
+  }
+  check_vec(&v, v.x, "fill");
+  vecs_fini(&v);
 }
 END_TEST
 
+/* y = x, and x = x (nothing to do): the same bits. */
 START_TEST(test_copy)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
+  struct vecs v;
   struct spmv_error err = {0};
-  double *hx = rand_vec(n, 3), *hy = rand_vec(n, 4), *got = rand_vec(n, 5);
-  void *x = to_dev(dt, hx, n), *y = to_dev(dt, hy, n);
 
-  ck_assert_msg(spmv_blas_copy(dt, n, x, y, stream, &err) == 0, "%s", err.msg);
-  ck_assert_msg(spmv_blas_copy(dt, n, x, x, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, y, n, got);
-  ck_assert_msg(n == 0 || memcmp(got, hx, n * sizeof *got) == 0, "copy %s n=%zu", dt_name(dt), n);
-  from_dev(dt, x, n, got);
-  ck_assert_msg(n == 0 || memcmp(got, hx, n * sizeof *got) == 0, "copy onto itself %s n=%zu",
-                dt_name(dt), n);
-  spmv_dev_free(x);
-  spmv_dev_free(y);
-  free(hx);
-  free(hy);
-  free(got);
+  vecs_init(&v, case_dt(_i), case_n(_i), 6);
+  ck_assert_msg(spmv_blas_copy(v.dt, v.n, v.x, v.y, stream, &err) == 0 &&
+                spmv_blas_copy(v.dt, v.n, v.x, v.x, stream, &err) == 0, "%s", err.msg);
+  for (size_t i = 0; i < v.n; i++) {
+    v.ref[i] = v.hx[i];
+    v.mag[i] = 0;  /* exact */
+  }
+  check_vec(&v, v.y, "copy");
+  check_vec(&v, v.x, "copy onto itself");
+  vecs_fini(&v);
 }
 END_TEST
 
 /* a = 0.5 * res[1] * res[2] / res[3] = 0.5 * 3 * -1.5 / 0.75 = -3. */
 START_TEST(test_scale)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
+  struct vecs v;
   struct spmv_error err = {0};
   struct spmv_dev_scalar a = {.c = 0.5, .nmul = 2, .mul = {1, 2}, .ndiv = 1, .div = {3}};
-  double *hx = rand_vec(n, 6), *got = rand_vec(n, 7), *ref = rand_vec(n, 8),
-         *mag = rand_vec(n, 9);
-  void *x = to_dev(dt, hx, n);
 
+  vecs_init(&v, case_dt(_i), case_n(_i), 11);
   set_res(1, 3.0);
   set_res(2, -1.5);
   set_res(3, 0.75);
-  ck_assert_msg(spmv_blas_scale(dt, n, x, a, dres, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, x, n, got);
-  for (size_t i = 0; i < n; i++) {
-    ref[i] = -3.0 * hx[i];
-    mag[i] = fabs(ref[i]);
-  }
-  check_close(dt, got, ref, mag, n, "scale");
-  spmv_dev_free(x);
-  free(hx);
-  free(got);
-  free(ref);
-  free(mag);
+  ck_assert_msg(spmv_blas_scale(v.dt, v.n, v.x, a, dres, stream, &err) == 0, "%s", err.msg);
+  ref_axpby(&v, -3.0, v.hx, 0, v.hy);
+  check_vec(&v, v.x, "scale");
+  vecs_fini(&v);
 }
 END_TEST
 
-/* y = a*x + b*y on device inputs, checked against the double reference;
- * x == y when alias. */
+/* y = a*x + b*y (x == y when alias) against the double reference with
+ * the scalars' values av, bv. */
 static void axpby_case(enum spmv_dtype dt, size_t n, struct spmv_dev_scalar a, double av,
                        struct spmv_dev_scalar b, double bv, int alias, const char *what)
 {
+  struct vecs v;
   struct spmv_error err = {0};
-  double *hx = rand_vec(n, 10), *hy = rand_vec(n, 11), *got = rand_vec(n, 12),
-         *ref = rand_vec(n, 13), *mag = rand_vec(n, 14);
-  void *y = to_dev(dt, hy, n), *x = alias ? y : to_dev(dt, hx, n);
-  const double *xs = alias ? hy : hx;
 
-  ck_assert_msg(spmv_blas_axpby(dt, n, a, x, b, y, dres, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, y, n, got);
-  for (size_t i = 0; i < n; i++) {
-    ref[i] = av * xs[i] + bv * hy[i];
-    mag[i] = fabs(av * xs[i]) + fabs(bv * hy[i]);
-  }
-  check_close(dt, got, ref, mag, n, what);
-  if (!alias)
-    spmv_dev_free(x);
-  spmv_dev_free(y);
-  free(hx);
-  free(hy);
-  free(got);
-  free(ref);
-  free(mag);
+  vecs_init(&v, dt, n, 16);
+  ck_assert_msg(spmv_blas_axpby(dt, n, a, alias ? v.y : v.x, b, v.y, dres, stream, &err) == 0,
+                "%s", err.msg);
+  ref_axpby(&v, av, alias ? v.hy : v.hx, bv, v.hy);
+  check_vec(&v, v.y, what);
+  vecs_fini(&v);
 }
 
 /* a = -2 * res[4] = 1.5, b = 3 / (res[5] * res[4]) = -1.6 (res[4] -0.75,
- * res[5] 2.5), then x aliasing y. */
+ * res[5] 2.5), then x aliasing y, then constants. */
 START_TEST(test_axpby)
 {
   enum spmv_dtype dt = case_dt(_i);
@@ -255,62 +278,51 @@ START_TEST(test_axpby)
 }
 END_TEST
 
-/* beta the constant 0: y's NaN never reaches the result. */
+/* beta the constant 0: y's NaN never reaches the result (-0.5 x, exact). */
 START_TEST(test_axpby_beta0)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
+  struct vecs v;
   struct spmv_error err = {0};
-  double *hx = rand_vec(n, 15), *got = rand_vec(n, 16);
-  void *x = to_dev(dt, hx, n), *y = to_dev(dt, hx, n);
 
-  ck_assert_int_eq(cudaMemset(y, 0xff, n * esize(dt)), cudaSuccess);  /* NaN */
+  vecs_init(&v, case_dt(_i), case_n(_i), 21);
+  ck_assert_int_eq(cudaMemset(v.y, 0xff, v.n * esize(v.dt)), cudaSuccess);  /* NaN */
   ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
-  ck_assert_msg(spmv_blas_axpby(dt, n, konst(-0.5), x, konst(0), y, dres, stream, &err) == 0,
-                "%s", err.msg);
-  from_dev(dt, y, n, got);
-  for (size_t i = 0; i < n; i++)
-    ck_assert_msg(got[i] == -0.5 * hx[i], "axpby beta 0 %s n=%zu: [%zu] got %g, want %g",
-                  dt_name(dt), n, i, got[i], -0.5 * hx[i]);
-  spmv_dev_free(x);
-  spmv_dev_free(y);
-  free(hx);
-  free(got);
+  ck_assert_msg(spmv_blas_axpby(v.dt, v.n, konst(-0.5), v.x, konst(0), v.y, dres, stream,
+                                &err) == 0, "%s", err.msg);
+  ref_axpby(&v, -0.5, v.hx, 0, v.hy);
+  for (size_t i = 0; i < v.n; i++)
+    v.mag[i] = 0;  /* exact: a power of two */
+  check_vec(&v, v.y, "axpby beta 0");
+  vecs_fini(&v);
 }
 END_TEST
+
+/* v->ref = x .* y for the host values, with its magnitude. */
+static void ref_mul(struct vecs *v, const double *xs, const double *ys)
+{
+  for (size_t i = 0; i < v->n; i++)
+    v->mag[i] = fabs(v->ref[i] = xs[i] * ys[i]);
+}
 
 /* z = x .* y into z, then into x, then into y (aliases). */
 START_TEST(test_mul)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
+  struct vecs v;
   struct spmv_error err = {0};
-  double *hx = rand_vec(n, 17), *hy = rand_vec(n, 18), *got = rand_vec(n, 19),
-         *ref = rand_vec(n, 20), *mag = rand_vec(n, 21);
-  void *x = to_dev(dt, hx, n), *y = to_dev(dt, hy, n), *z = to_dev(dt, hy, n);
 
-  for (size_t i = 0; i < n; i++)
-    mag[i] = fabs(ref[i] = hx[i] * hy[i]);
-  ck_assert_msg(spmv_blas_mul(dt, n, x, y, z, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, z, n, got);
-  check_close(dt, got, ref, mag, n, "mul");
-  ck_assert_msg(spmv_blas_mul(dt, n, x, y, x, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, x, n, got);
-  check_close(dt, got, ref, mag, n, "mul z == x");
-  /* y = (x .* y) .* y now: the reference follows. */
-  for (size_t i = 0; i < n; i++)
-    mag[i] = fabs(ref[i] = hx[i] * hy[i] * hy[i]);
-  ck_assert_msg(spmv_blas_mul(dt, n, x, y, y, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, y, n, got);
-  check_close(dt, got, ref, mag, n, "mul z == y");
-  spmv_dev_free(x);
-  spmv_dev_free(y);
-  spmv_dev_free(z);
-  free(hx);
-  free(hy);
-  free(got);
-  free(ref);
-  free(mag);
+  vecs_init(&v, case_dt(_i), case_n(_i), 26);
+  ref_mul(&v, v.hx, v.hy);
+  ck_assert_msg(spmv_blas_mul(v.dt, v.n, v.x, v.y, v.z, stream, &err) == 0, "%s", err.msg);
+  check_vec(&v, v.z, "mul");
+  ck_assert_msg(spmv_blas_mul(v.dt, v.n, v.x, v.y, v.x, stream, &err) == 0, "%s", err.msg);
+  check_vec(&v, v.x, "mul z == x");
+  /* y = (x .* y) .* y now. */
+  for (size_t i = 0; i < v.n; i++)
+    v.hx[i] *= v.hy[i];
+  ref_mul(&v, v.hx, v.hy);
+  ck_assert_msg(spmv_blas_mul(v.dt, v.n, v.x, v.y, v.y, stream, &err) == 0, "%s", err.msg);
+  check_vec(&v, v.y, "mul z == y");
+  vecs_fini(&v);
 }
 END_TEST
 
@@ -332,43 +344,41 @@ static double ref_dot(const double *x, const double *y, size_t n, double *mag)
  * in float: 1e-12 of sum |x_i y_i| fits both. */
 #define REDUCE_RTOL 1e-12
 
+/* res[slot] = x . y (norm: ||x||_2) against the reference; n == 0 must
+ * write +0 over the slot's NaN. */
+static void reduce_case(enum spmv_dtype dt, size_t n, int norm, int slot)
+{
+  struct vecs v;
+  struct spmv_error err = {0};
+  const char *what = norm ? "nrm2" : "dot";
+  double mag;
+
+  vecs_init(&v, dt, n, 31);
+  double want = ref_dot(v.hx, norm ? NULL : v.hy, n, &mag);
+  int rc = norm ? spmv_blas_nrm2(dt, n, v.x, dres, slot, dpart, stream, &err)
+                : spmv_blas_dot(dt, n, v.x, v.y, dres, slot, dpart, stream, &err);
+  ck_assert_msg(rc == 0, "%s", err.msg);
+  if (norm) {
+    want = sqrt(want);
+    mag = want;  /* sqrt halves the sum's relative error */
+  }
+  double got = get_res(slot);
+  ck_assert_msg(fabs(got - want) <= REDUCE_RTOL * mag, "%s %s n=%zu: got %.17g, want %.17g",
+                what, dt_name(dt), n, got, want);
+  ck_assert_msg(n > 0 || memcmp(&got, &(double){0}, sizeof got) == 0, "empty %s: %g", what,
+                got);
+  vecs_fini(&v);
+}
+
 START_TEST(test_dot)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
-  struct spmv_error err = {0};
-  double *hx = rand_vec(n, 22), *hy = rand_vec(n, 23), mag;
-  void *x = to_dev(dt, hx, n), *y = to_dev(dt, hy, n);
-  double want = ref_dot(hx, hy, n, &mag);
-
-  ck_assert_msg(spmv_blas_dot(dt, n, x, y, dres, 7, dpart, stream, &err) == 0, "%s", err.msg);
-  double got = get_res(7);
-  ck_assert_msg(fabs(got - want) <= REDUCE_RTOL * mag, "dot %s n=%zu: got %.17g, want %.17g",
-                dt_name(dt), n, got, want);
-  ck_assert_msg(n > 0 || memcmp(&got, &(double){0}, sizeof got) == 0, "empty dot %g", got);
-  spmv_dev_free(x);
-  spmv_dev_free(y);
-  free(hx);
-  free(hy);
+  reduce_case(case_dt(_i), case_n(_i), 0, 7);
 }
 END_TEST
 
 START_TEST(test_nrm2)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
-  struct spmv_error err = {0};
-  double *hx = rand_vec(n, 24), mag;
-  void *x = to_dev(dt, hx, n);
-  double want = sqrt(ref_dot(hx, NULL, n, &mag));
-
-  ck_assert_msg(spmv_blas_nrm2(dt, n, x, dres, 63, dpart, stream, &err) == 0, "%s", err.msg);
-  double got = get_res(63);
-  ck_assert_msg(fabs(got - want) <= REDUCE_RTOL * want, "nrm2 %s n=%zu: got %.17g, want %.17g",
-                dt_name(dt), n, got, want);
-  ck_assert_msg(n > 0 || memcmp(&got, &(double){0}, sizeof got) == 0, "empty nrm2 %g", got);
-  spmv_dev_free(x);
-  free(hx);
+  reduce_case(case_dt(_i), case_n(_i), 1, SPMV_DEV_RESULTS - 1);
 }
 END_TEST
 
@@ -376,61 +386,45 @@ END_TEST
  * y = (rho / q) x - (2 q / rho) y reads both results on the device. */
 START_TEST(test_chain)
 {
-  enum spmv_dtype dt = case_dt(_i);
-  size_t n = case_n(_i);
+  struct vecs v;
   struct spmv_error err = {0};
   struct spmv_dev_scalar a = {.c = 1, .nmul = 1, .mul = {10}, .ndiv = 1, .div = {11}};
   struct spmv_dev_scalar b = {.c = -2, .nmul = 1, .mul = {11}, .ndiv = 1, .div = {10}};
-  double *hx = rand_vec(n, 25), *hy = rand_vec(n, 26), *got = rand_vec(n, 27),
-         *ref = rand_vec(n, 28), *mag = rand_vec(n, 29);
-  void *x = to_dev(dt, hx, n), *y = to_dev(dt, hy, n);
 
-  ck_assert_msg(spmv_blas_dot(dt, n, x, x, dres, 10, dpart, stream, &err) == 0 &&
-                spmv_blas_dot(dt, n, x, y, dres, 11, dpart, stream, &err) == 0 &&
-                spmv_blas_axpby(dt, n, a, x, b, y, dres, stream, &err) == 0, "%s", err.msg);
-  from_dev(dt, y, n, got);
-  double rho = get_res(10), q = get_res(11), av = rho / q, bv = -2 * q / rho;
-  for (size_t i = 0; i < n; i++) {
-    ref[i] = av * hx[i] + bv * hy[i];
-    mag[i] = fabs(av * hx[i]) + fabs(bv * hy[i]);
-  }
-  check_close(dt, got, ref, mag, n, "chain");
-  spmv_dev_free(x);
-  spmv_dev_free(y);
-  free(hx);
-  free(hy);
-  free(got);
-  free(ref);
-  free(mag);
+  vecs_init(&v, case_dt(_i), case_n(_i), 36);
+  ck_assert_msg(spmv_blas_dot(v.dt, v.n, v.x, v.x, dres, 10, dpart, stream, &err) == 0 &&
+                spmv_blas_dot(v.dt, v.n, v.x, v.y, dres, 11, dpart, stream, &err) == 0 &&
+                spmv_blas_axpby(v.dt, v.n, a, v.x, b, v.y, dres, stream, &err) == 0,
+                "%s", err.msg);
+  double rho = get_res(10), q = get_res(11);
+  ref_axpby(&v, rho / q, v.hx, -2 * q / rho, v.hy);
+  check_vec(&v, v.y, "chain");
+  vecs_fini(&v);
 }
 END_TEST
 
 /* The same dot and norm of a 1e6-vector five times: the same bits. */
 START_TEST(test_determinism)
 {
-  enum spmv_dtype dt = dts[_i];
-  size_t n = 1000000;
+  struct vecs v;
   struct spmv_error err = {0};
-  double *hx = rand_vec(n, 30), *hy = rand_vec(n, 31), d[5], r[5];
-  void *x = to_dev(dt, hx, n), *y = to_dev(dt, hy, n);
+  double d[5], r[5];
 
+  vecs_init(&v, dts[_i], 1000000, 41);
   for (int k = 0; k < 5; k++)
-    ck_assert_msg(spmv_blas_dot(dt, n, x, y, dres, 20 + k, dpart, stream, &err) == 0 &&
-                  spmv_blas_nrm2(dt, n, x, dres, 30 + k, dpart, stream, &err) == 0,
+    ck_assert_msg(spmv_blas_dot(v.dt, v.n, v.x, v.y, dres, 20 + k, dpart, stream, &err) == 0 &&
+                  spmv_blas_nrm2(v.dt, v.n, v.x, dres, 30 + k, dpart, stream, &err) == 0,
                   "%s", err.msg);
   for (int k = 0; k < 5; k++) {
     d[k] = get_res(20 + k);
     r[k] = get_res(30 + k);
     ck_assert_msg(memcmp(&d[k], &d[0], sizeof d[0]) == 0, "dot %s run %d: %a, run 0: %a",
-                  dt_name(dt), k, d[k], d[0]);
+                  dt_name(v.dt), k, d[k], d[0]);
     ck_assert_msg(memcmp(&r[k], &r[0], sizeof r[0]) == 0, "nrm2 %s run %d: %a, run 0: %a",
-                  dt_name(dt), k, r[k], r[0]);
+                  dt_name(v.dt), k, r[k], r[0]);
   }
   ck_assert(!isnan(d[0]) && d[0] != 0 && r[0] > 0);
-  spmv_dev_free(x);
-  spmv_dev_free(y);
-  free(hx);
-  free(hy);
+  vecs_fini(&v);
 }
 END_TEST
 
