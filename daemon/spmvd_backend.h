@@ -122,7 +122,9 @@ struct spmvd_backend_ops {
    * memory at addr (borrowed until unpin) so that the loads made from it
    * meanwhile copy faster; returns 1 when registered, 0 when not (loads
    * then copy as before: not an error).  unpin undoes a pin that
-   * returned 1.
+   * returned 1.  Pins serve products' vectors too: the worker pins its
+   * vector mappings for their life, so that multiply's and the vector
+   * copies run asynchronously.
    */
   int (*pin)(struct spmvd_backend *b, void *addr, size_t size);
   void (*unpin)(struct spmvd_backend *b, void *addr);

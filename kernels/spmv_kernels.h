@@ -298,6 +298,58 @@ int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
                           struct spmv_error *err);
 void spmv_cusparse_release(struct spmv_dev_matrix *m);
 
+/*
+ * BLAS-1 on device vectors (spmv_blas1.cu), f32 or f64, n values each,
+ * asynchronous on stream s; every launch is checked and n == 0 launches
+ * nothing.  The scalars are expressions over a device array res of
+ * SPMV_DEV_RESULTS doubles that earlier reductions filled, evaluated on
+ * the device in IEEE double (then rounded to the value type):
+ * c * res[mul[0]] * ... / (res[div[0]] * ...), so that a coefficient a
+ * dot just computed never leaves the device.  Returns 0, SPMV_EINVAL (a
+ * type, slot or term out of range), SPMV_EGPU or SPMV_EGPU_STICKY.
+ */
+#define SPMV_DEV_SCALAR_TERMS 4
+#define SPMV_DEV_RESULTS 64
+struct spmv_dev_scalar {
+  double c;
+  int nmul, ndiv;
+  int mul[SPMV_DEV_SCALAR_TERMS], div[SPMV_DEV_SCALAR_TERMS];
+};
+/* x = a. */
+int spmv_blas_fill(enum spmv_dtype dt, size_t n, void *x, struct spmv_dev_scalar a,
+                   const double *res, cudaStream_t s, struct spmv_error *err);
+/* y = x (x == y: nothing to do; otherwise they must not overlap). */
+int spmv_blas_copy(enum spmv_dtype dt, size_t n, const void *x, void *y,
+                   cudaStream_t s, struct spmv_error *err);
+/* x = a*x. */
+int spmv_blas_scale(enum spmv_dtype dt, size_t n, void *x, struct spmv_dev_scalar a,
+                    const double *res, cudaStream_t s, struct spmv_error *err);
+/* y = a*x + b*y (x may be y); when b is the constant 0 (c 0, no terms) y
+ * is not read, so that NaN in it is overwritten. */
+int spmv_blas_axpby(enum spmv_dtype dt, size_t n, struct spmv_dev_scalar a,
+                    const void *x, struct spmv_dev_scalar b, void *y,
+                    const double *res, cudaStream_t s, struct spmv_error *err);
+/* z = x .* y; z may be x or y. */
+int spmv_blas_mul(enum spmv_dtype dt, size_t n, const void *x, const void *y,
+                  void *z, cudaStream_t s, struct spmv_error *err);
+/*
+ * res[slot] = x . y, or ||x||_2 = sqrt(x . x), summed in double for
+ * either type.  Deterministic: spmv_blas_reduce_blocks(n) blocks (a
+ * function of n alone) each sum a fixed part by a fixed tree into
+ * scratch (SPMV_BLAS_MAX_PARTIALS doubles of device memory, the
+ * caller's, used until the reduction is done on s), then one block sums
+ * those in a fixed order: the same inputs give the same bits every run.
+ * n == 0 writes +0.
+ */
+#define SPMV_BLAS_MAX_PARTIALS 1024
+unsigned spmv_blas_reduce_blocks(size_t n);
+int spmv_blas_dot(enum spmv_dtype dt, size_t n, const void *x, const void *y,
+                  double *res, int slot, double *scratch, cudaStream_t s,
+                  struct spmv_error *err);
+int spmv_blas_nrm2(enum spmv_dtype dt, size_t n, const void *x, double *res,
+                   int slot, double *scratch, cudaStream_t s,
+                   struct spmv_error *err);
+
 /* Threads-per-block values every kernel accepts: 32 .. 1024, multiple of 32. */
 #define SPMV_BS_MIN 32
 #define SPMV_BS_MAX 1024

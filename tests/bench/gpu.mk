@@ -3,7 +3,7 @@
 # tests exit 77 (skipped) on a machine without a GPU; the benchmarks and
 # probes are built by `make bench` and run by hand (never by make check).
 EXTRA_DIST += tests/gpu_common.c tests/gpu_common.h tests/check_gpu_formats.c \
-	tests/check_gpu_device.c tests/gpu_formats_common.h \
+	tests/check_gpu_device.c tests/check_gpu_blas.c tests/gpu_formats_common.h \
 	tests/bench/bench_spmv.c tests/bench/bound_gpu.cu \
 	tests/bench/bound_gpu.h \
 	tests/bench/probe_scrub.c tests/bench/probe_rounds.c \
@@ -19,9 +19,10 @@ GPU_COMMON = tests/gpu_common.c tests/gpu_common.h
 GPU_SUITE = tests/bench/suite.c tests/bench/suite.h
 
 # The kernels and configurations against the CPU references, and the
-# device machinery they run on (the pool, graphs, the timer).
-check_PROGRAMS += tests/check_gpu_formats tests/check_gpu_device
-TESTS += tests/check_gpu_formats tests/check_gpu_device
+# device machinery they run on (the pool, graphs, the timer), and the
+# BLAS-1 operations of device vectors.
+check_PROGRAMS += tests/check_gpu_formats tests/check_gpu_device tests/check_gpu_blas
+TESTS += tests/check_gpu_formats tests/check_gpu_device tests/check_gpu_blas
 tests_check_gpu_formats_SOURCES = tests/check_gpu_formats.c \
 	tests/gpu_formats_common.h $(GPU_COMMON)
 tests_check_gpu_formats_CPPFLAGS = $(GPU_CPPFLAGS)
@@ -32,6 +33,10 @@ tests_check_gpu_device_SOURCES = tests/check_gpu_device.c \
 tests_check_gpu_device_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_check_gpu_device_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_gpu_device_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
+tests_check_gpu_blas_SOURCES = tests/check_gpu_blas.c $(GPU_COMMON)
+tests_check_gpu_blas_CPPFLAGS = $(GPU_CPPFLAGS)
+tests_check_gpu_blas_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_gpu_blas_LDADD = $(GPU_LDADD) $(CHECK_LIBS)
 
 EXTRA_PROGRAMS += tests/bench/bench_spmv tests/bench/probe_scrub \
 	tests/bench/probe_rounds tests/bench/bench_load tests/bench/bench_warm \
