@@ -174,11 +174,15 @@ static void decision_steps(struct spmv_matrix *m, char *out, size_t n)
   if (json_is_object(steps)) {
     json_object_foreach(steps, key, v) {
       char val[64];
+      char *d;
       if (json_is_number(v))
         snprintf(val, sizeof val, "%.4g", json_number_value(v));
       else if (json_is_string(v))
         snprintf(val, sizeof val, "%s", json_string_value(v));
-      else
+      else if ((d = json_dumps(v, JSON_COMPACT)) != NULL) {
+        snprintf(val, sizeof val, "%s", d);
+        free(d);
+      } else
         snprintf(val, sizeof val, "?");
       if (len < n)
         len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "",
@@ -303,6 +307,8 @@ static int products(struct spmv_client *c, struct spmv_matrix *m,
   if (err)
     goto cerr;
   r->inpl = median_of(t, reps);
+  if (check(A, r->dt, hy, ref, mag, r->name, "in-place product, timed") < 0)
+    goto bad;
 
   /* Payload vectors. */
   poison(y, A->rows, r->dt);
@@ -319,6 +325,8 @@ static int products(struct spmv_client *c, struct spmv_matrix *m,
   if (err)
     goto cerr;
   r->pay = median_of(t, reps);
+  if (check(A, r->dt, y, ref, mag, r->name, "payload product, timed") < 0)
+    goto bad;
   rc = 0;
   goto out;
 cerr:
@@ -492,17 +500,30 @@ static void print_head(FILE *f, const char *pre)
           "load1_ms", "hit_ms", "cs_ms", "hit_x");
 }
 
+/* v in a field of width w with prec decimals, "-" when not measured. */
+static void cell(double v, int w, int prec)
+{
+  if (isfinite(v))
+    printf(" %*.*f", w, prec, v);
+  else
+    printf(" %*s", w, "-");
+}
+
 static void print_row(const struct row *r, FILE *tsv)
 {
   double devpct = 100.0 * r->k_in / r->dev, hpct = 100.0 * r->bound / r->inpl;
   double cgx = r->cg_s / r->cg_in, hitx = r->hit_ms / r->cs_ms;
+  const double v[] = { r->k_spmvd, r->k_in, r->dev, devpct, r->inpl, r->pay,
+                       r->bound, hpct, r->cg_s, r->cg_in, cgx, r->first_ms,
+                       r->hit_ms, r->cs_ms, hitx };
+  const int w[] = { 8, 8, 8, 6, 8, 8, 8, 6, 8, 8, 6, 9, 8, 8, 6 };
+  const int prec[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2 };
 
-  printf("%-22s %-3s %9lld %10lld %-30s %8.1f %8.1f %8.1f %6.1f %8.1f %8.1f "
-         "%8.1f %6.1f %8.1f %8.1f %6.2f %9.1f %8.1f %8.1f %6.2f\n", r->name,
-         spmv_dtype_name(r->dt), (long long)r->rows, (long long)r->nnz,
-         r->config, r->k_spmvd, r->k_in, r->dev, devpct, r->inpl, r->pay,
-         r->bound, hpct, r->cg_s, r->cg_in, cgx, r->first_ms, r->hit_ms,
-         r->cs_ms, hitx);
+  printf("%-22s %-3s %9lld %10lld %-30s", r->name, spmv_dtype_name(r->dt),
+         (long long)r->rows, (long long)r->nnz, r->config);
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    cell(v[i], w[i], prec[i]);
+  putchar('\n');
   if (r->steps_first[0] || r->steps_hit[0])
     printf("  steps: first {%s} hit {%s}\n", r->steps_first, r->steps_hit);
   fflush(stdout);
@@ -630,9 +651,10 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < s.n && rc == 0; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], dir, &err);
     if (!A) {
-      fprintf(stderr, "bench_service: %s: %s\n", s.e[i].name, err.msg);
-      rc = 1;
-      break;
+      fprintf(stderr, "bench_service: %s: %s: skipped\n", s.e[i].name,
+              err.msg);
+      failed = 1;
+      continue;
     }
     if (A->nnz < 1000000 || A->nnz > 100000000) {
       fprintf(stderr, "bench_service: %s: %lld entries, outside 1M-100M: "
