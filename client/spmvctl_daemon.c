@@ -136,7 +136,29 @@ static json_t *tune_result(const char *path, const json_t *decision,
 
   if (r != NULL && json_is_string(json_object_get(decision, "reason")))
     json_object_set(r, "reason", json_object_get(decision, "reason"));
+  if (r != NULL && json_is_object(json_object_get(decision, "steps")))
+    json_object_set(r, "steps", json_object_get(decision, "steps"));
   return r;
+}
+
+/* Prints the steps of the load or tune (milliseconds each), "load" first
+ * with the total, in the order the daemon took them. */
+static void print_steps(const json_t *steps)
+{
+  static const char *const order[] = {
+    "receive", "copy", "validate", "profile", "fingerprint", "lookup",
+    "tune", "store", "convert", "check", NULL};
+  char key[32];
+
+  if (!json_is_object(steps))
+    return;
+  printf("load         %.3f ms:", spmvctl_num(steps, "total_ms"));
+  for (const char *const *k = order; *k; k++) {
+    snprintf(key, sizeof key, "%s_ms", *k);
+    if (json_object_get(steps, key))
+      printf(" %s %.3f", *k, spmvctl_num(steps, key));
+  }
+  printf("\n");
 }
 
 /* Prints tune's output as a table. */
@@ -156,6 +178,7 @@ static void print_tune(const json_t *r)
          spmvctl_num(r, "time_us"), spmvctl_num(r, "gflops"), spmvctl_num(r, "gbps"));
   if (strcmp(spmvctl_str(r, "source"), "tuned") == 0)
     printf("tuning cost  %.1f SpMV-equivalents\n", spmvctl_num(r, "tuning_cost_spmv"));
+  print_steps(json_object_get(r, "steps"));
 }
 
 /* spmvctl tune FILE: load (tuning unless cached, or always with --force). */

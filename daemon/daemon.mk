@@ -21,6 +21,7 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_conn.c daemon/spmvd_conn.h \
 	daemon/spmvd_ops.c daemon/spmvd_ops.h daemon/spmvd_ops_impl.h \
 	daemon/spmvd_ops_matrix.c daemon/spmvd_ops_tune.c daemon/spmvd_ops_admin.c \
+	daemon/spmvd_ops_vec.c daemon/spmvd_vectors.c daemon/spmvd_vectors.h \
 	daemon/spmvd_bio.c daemon/spmvd_bio.h \
 	daemon/spmvd_cachejob.c daemon/spmvd_cachejob.h \
 	daemon/spmvd_worker.c daemon/spmvd_worker.h
@@ -33,9 +34,11 @@ daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 libexec_PROGRAMS += daemon/spmvd-worker
 daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_worker_matrix.c daemon/spmvd_worker_long.c \
+	daemon/spmvd_worker_vec.c \
 	daemon/spmvd_worker_impl.h \
 	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \
-	daemon/spmvd_backend_cpu.c
+	daemon/spmvd_backend_cpu.c \
+	daemon/spmvd_backend_cpu_vec.c daemon/spmvd_backend_cpu_vec.h
 daemon_spmvd_worker_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS) -lpthread -lm

@@ -11,6 +11,7 @@
 
 #include "spmv_stats.h"
 #include "spmvd_backend.h"
+#include "spmvd_backend_cpu_vec.h"
 
 /*
  * Design: a matrix is converted with spmv_layout_new() to its
@@ -43,6 +44,7 @@ struct spmvd_backend {
   int stop;
   struct job job;
   char model[128];
+  double res[SPMVD_MAX_RESULTS];  /* a list's results (spmvd_backend.h) */
 };
 
 struct spmvd_bmatrix {
@@ -381,6 +383,60 @@ out:
   return rc;
 }
 
+/* Device vectors are host memory here: every operation runs at once. */
+static int cpu_vec_new(struct spmvd_backend *b, enum spmv_dtype dt, size_t n,
+                       struct spmvd_bvector **out, struct spmv_error *err)
+{
+  (void)b;
+  return spmvd_cpu_vec_new(dt, n, out, err);
+}
+
+static void cpu_vec_free(struct spmvd_backend *b, struct spmvd_bvector *v)
+{
+  (void)b;
+  spmvd_cpu_vec_free(v);
+}
+
+static int cpu_vec_upload(struct spmvd_backend *b, struct spmvd_bvector *v,
+                          const void *host, struct spmv_error *err)
+{
+  (void)b;
+  (void)err;
+  memcpy(v->v, host, v->n * vsize(v->dt));
+  return 0;
+}
+
+static int cpu_vec_download(struct spmvd_backend *b, struct spmvd_bvector *v,
+                            void *host, struct spmv_error *err)
+{
+  (void)b;
+  (void)err;
+  memcpy(host, v->v, v->n * vsize(v->dt));
+  return 0;
+}
+
+static int cpu_vec_spmv(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                        double alpha, struct spmvd_bvector *x, double beta,
+                        struct spmvd_bvector *y, struct spmv_error *err)
+{
+  return cpu_multiply(b, m, alpha, x->v, beta, y->v, 1, err);
+}
+
+static int cpu_vec_op(struct spmvd_backend *b, const struct spmvd_vop_args *a,
+                      struct spmv_error *err)
+{
+  return spmvd_cpu_vec_op(b->res, a, err);
+}
+
+static int cpu_finish(struct spmvd_backend *b, double *res, int nres,
+                      struct spmv_error *err)
+{
+  (void)err;
+  if (nres > 0)
+    memcpy(res, b->res, sizeof *res * (size_t)nres);
+  return 0;
+}
+
 /* The cpu backend: reference layouts and a threaded CSR. */
 const struct spmvd_backend_ops spmvd_backend_cpu = {
   .name = "cpu",
@@ -391,4 +447,11 @@ const struct spmvd_backend_ops spmvd_backend_cpu = {
   .multiply = cpu_multiply,
   .time = cpu_time,
   .unload = cpu_unload,
+  .vec_new = cpu_vec_new,
+  .vec_free = cpu_vec_free,
+  .vec_upload = cpu_vec_upload,
+  .vec_download = cpu_vec_download,
+  .vec_spmv = cpu_vec_spmv,
+  .vec_op = cpu_vec_op,
+  .finish = cpu_finish,
 };

@@ -59,6 +59,8 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->max_payload = (uint64_t)4 << 30;
   c->max_conn_bytes = (uint64_t)8 << 30;
   c->max_matrices_per_uid = 256;
+  c->max_device_bytes_per_uid = (uint64_t)64 << 30;
+  c->max_vectors_per_conn = 1024;
   c->max_conns_per_uid = 64;
   c->max_conns = 1024;
   c->socket_mode = 0666;
@@ -236,7 +238,8 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
   }
   if (strcmp(key, "max_json_bytes") == 0 ||
       strcmp(key, "max_payload_bytes") == 0 ||
-      strcmp(key, "max_connection_bytes") == 0) {
+      strcmp(key, "max_connection_bytes") == 0 ||
+      strcmp(key, "max_device_bytes_per_user") == 0) {
     if (spmvd_config_parse_size(value, &size) < 0 || size == 0)
       return spmv_error_set(err, SPMV_ECONFIG,
                             "%s: '%s' is not a size (e.g. 4096, 64K, 16M, 4G)",
@@ -248,6 +251,8 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
       c->max_json = (uint32_t)size;
     } else if (key[4] == 'p') {
       c->max_payload = size;
+    } else if (key[4] == 'd') {
+      c->max_device_bytes_per_uid = size;
     } else {
       c->max_conn_bytes = size;
     }
@@ -263,6 +268,7 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
     {"threads", &c->threads, 0, 4096, 10},
     {"max_matrices_per_user", &c->max_matrices_per_uid, 1, INT_MAX, 10},
     {"max_connections_per_user", &c->max_conns_per_uid, 1, INT_MAX, 10},
+    {"max_vectors_per_connection", &c->max_vectors_per_conn, 1, INT_MAX, 10},
     {"max_connections", &c->max_conns, 1, INT_MAX, 10},
     {"socket_mode", &c->socket_mode, 0, 0777, 8},
   };

@@ -24,6 +24,9 @@ struct spmvd_config {
   uint64_t max_payload;      /* max_payload_bytes */
   uint64_t max_conn_bytes;   /* max_connection_bytes: matrices + request of one connection */
   int max_matrices_per_uid;  /* max_matrices_per_user */
+  uint64_t max_device_bytes_per_uid; /* max_device_bytes_per_user: device
+                                        vectors + matrices' CSR bytes */
+  int max_vectors_per_conn;  /* max_vectors_per_connection */
   int max_conns_per_uid;     /* max_connections_per_user */
   int max_conns;             /* max_connections: all users together */
   char admin_group[64];      /* admin_group: may forget and import ("" = root only) */

@@ -142,6 +142,11 @@ static int vec_reserve(struct spmvd_conn *c, size_t size,
   return 0;
 }
 
+int64_t spmvd_conn_new_buf_id(void)
+{
+  return ++vec_ids;
+}
+
 /* The bytes a request with size bytes of vectors adds to c->mem. */
 uint64_t spmvd_conn_vec_growth(const struct spmvd_conn *c, size_t size)
 {
@@ -524,6 +529,7 @@ static void header_done(struct spmvd_conn *c)
   struct spmv_error err;
 
   spmvd_server_wire_limits(c->srv, &lim);
+  c->frame_ns = uv_hrtime();
   if (spmv_wire_header_decode(c->hdr, &lim, &c->h, &err) < 0) {
     fatal(c, &err);
     return;

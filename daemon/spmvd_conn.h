@@ -11,6 +11,7 @@
 #include "spmv_error.h"
 #include "spmv_wire.h"
 #include "spmvd_shm.h"
+#include "spmvd_vectors.h"
 
 struct spmvd_server;
 
@@ -59,6 +60,7 @@ struct spmvd_conn {
   enum spmvd_conn_read rstate;
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   uint64_t got;                 /* bytes of the current part read */
+  uint64_t frame_ns;            /* when the frame's header was in (uv_hrtime) */
   struct spmv_wire_header h;
   char *json;                   /* h.json_len bytes */
   json_t *req;                  /* the parsed request being read */
@@ -79,6 +81,7 @@ struct spmvd_conn {
   int nkept;                    /* of which in fds */
   int nfds;                     /* received with this frame, all counted */
   struct spmvd_attach att[SPMVD_CONN_MAX_ATTACH];
+  struct spmvd_vectors vecs;    /* its device vectors */
   struct spmvd_conn *prev, *next; /* the server's list */
 };
 
@@ -105,6 +108,9 @@ void spmvd_conn_send_vec(struct spmvd_conn *c, const json_t *msg, size_t off,
 /* The bytes a request with size bytes of vectors adds to c->mem: 0 when
  * c->vec is free and large enough (it is then reused). */
 uint64_t spmvd_conn_vec_growth(const struct spmvd_conn *c, size_t size);
+
+/* A new name for a worker buffer (vector memfds share one sequence). */
+int64_t spmvd_conn_new_buf_id(void);
 
 /* Sends {id, ok:false, error:{code, message}}. */
 void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,

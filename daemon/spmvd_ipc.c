@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,13 @@ int spmvd_ipc_decision_unpack(const json_t *j, struct spmvd_decision *d)
     d->ntrials = i + 1;
   }
   return 0;
+}
+
+json_t *spmvd_ipc_real(double d)
+{
+  if (isnan(d))
+    return json_string("NaN");
+  if (isinf(d))
+    return json_string(d > 0 ? "Infinity" : "-Infinity");
+  return json_real(d);
 }

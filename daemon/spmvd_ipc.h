@@ -62,6 +62,10 @@ json_t *spmvd_ipc_decision_pack(const struct spmvd_decision *d);
  */
 int spmvd_ipc_decision_unpack(const json_t *j, struct spmvd_decision *d);
 
+/* A new reference to d as JSON: a number, or for what JSON cannot hold
+ * the string "NaN", "Infinity" or "-Infinity" (a list's results). */
+json_t *spmvd_ipc_real(double d);
+
 /* Returns a new reference to a trial's JSON {config, status, time_us, ...}. */
 json_t *spmvd_ipc_trial_pack(const struct spmvd_trial *t);
 

@@ -34,6 +34,8 @@ void spmvd_op_end(struct spmvd_op *o)
 {
   struct spmvd_server *srv = o->srv;
   spmvd_conn_shm_close(o->c, &o->vec);
+  json_decref(o->written);
+  json_decref(o->steps);
   if (o->conn_vec)
     o->c->vec_users--;
   spmvd_conn_done(o->c);
@@ -63,6 +65,29 @@ void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg)
   json_object_set_new(msg, "ok", json_true());
   spmvd_conn_send(c, msg, NULL, 0, 0);
   json_decref(msg);
+}
+
+double spmvd_op_since_ms(uint64_t ns)
+{
+  return (double)(uv_hrtime() - ns) * 1e-6;
+}
+
+void spmvd_op_step(struct spmvd_op *o, const char *name, double ms)
+{
+  if (!o->steps && !(o->steps = json_object()))
+    return;
+  json_t *v = json_object_get(o->steps, name);
+  json_object_set_new(o->steps, name,
+                      json_real((v ? json_number_value(v) : 0) + ms));
+}
+
+void spmvd_op_steps_merge(struct spmvd_op *o, json_t *rep)
+{
+  const char *k;
+  json_t *v;
+
+  json_object_foreach(json_object_get(rep, "steps"), k, v)
+    spmvd_op_step(o, k, json_number_value(v));
 }
 
 /* Reads a number field: an integer when integer is set. */
@@ -172,9 +197,12 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return spmvd_ops_begin_multiply(c, req, 0, payload_len, shm_size, err);
   if (strcmp(op, "multiply-batch") == 0)
     return spmvd_ops_begin_multiply(c, req, 1, payload_len, shm_size, err);
+  if (strcmp(op, "ops") == 0)
+    return spmvd_ops_begin_ops(c, req, payload_len, shm_size, err);
   static const char *const known[] = {"hello", "info", "list", "free", "tune",
                                       "bench", "status", "forget", "import",
-                                      "calibrate", "attach-vectors", NULL};
+                                      "calibrate", "attach-vectors",
+                                      "vector-create", "vector-free", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -240,6 +268,14 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_ops_run_multiply(c, req, id, payload);
     return;
   }
+  if (strcmp(op, "ops") == 0) {
+    spmvd_ops_run_ops(c, req, id, payload);
+    return;
+  }
+  if (strcmp(op, "vector-create") == 0) {
+    spmvd_ops_run_vector_create(c, req, id);
+    return;
+  }
   if (strcmp(op, "tune") == 0) {
     spmvd_ops_run_tune(c, req, id);
     return;
@@ -266,6 +302,8 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     rep = spmvd_ops_free(c, req, &err);
   else if (strcmp(op, "attach-vectors") == 0)
     rep = spmvd_ops_attach(c, req, &err);
+  else if (strcmp(op, "vector-free") == 0)
+    rep = spmvd_ops_vector_free(c, req, &err);
   else if (strcmp(op, "status") == 0)
     rep = spmvd_ops_status(c);
   if (rep)

@@ -34,6 +34,9 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
 /* After a worker respawn: re-creates every resident matrix from its host copy. */
 void spmvd_ops_readopt(struct spmvd_server *srv);
 
+/* Frees a closing connection's device vectors (the worker's too). */
+void spmvd_ops_vectors_release(struct spmvd_conn *c);
+
 /* After a worker death: quarantines the configuration it was running. */
 void spmvd_ops_worker_died(struct spmvd_server *srv, json_t *msg);
 

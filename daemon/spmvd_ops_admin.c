@@ -70,6 +70,15 @@ json_t *spmvd_ops_status(struct spmvd_conn *c)
                             sizeof excluded);
   if (st)
     json_object_set_new(st, "exclude_formats", json_string(excluded));
+  json_int_t nvec = 0, vbytes = 0;
+  for (struct spmvd_conn *k = srv->conns; k; k = k->next) {
+    nvec += k->vecs.count;
+    vbytes += (json_int_t)k->vecs.bytes;
+  }
+  if (st) {
+    json_object_set_new(st, "vectors", json_integer(nvec));
+    json_object_set_new(st, "vector_bytes", json_integer(vbytes));
+  }
   return st;
 }
 

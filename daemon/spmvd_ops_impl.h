@@ -54,6 +54,10 @@ struct spmvd_op {
   enum spmv_dtype dtype;       /* calibrate: the value type */
   double max_s;                /* calibrate: the time bound in seconds */
   json_t *result;              /* calibrate: the reply while fits are stored */
+  json_t *written;             /* ops: the ids of the vectors it writes */
+  json_t *steps;               /* load, tune: milliseconds of each step */
+  uint64_t t0_ns, mark_ns;     /* load, tune: its start, a step's start */
+  int64_t buf_private;         /* ops: a worker buffer of its own, or 0 */
 };
 
 /* --- spmvd_ops.c: the op's life, replies and fields --- */
@@ -69,6 +73,13 @@ void spmvd_op_end(struct spmvd_op *o);
 void spmvd_op_fail(struct spmvd_op *o, const struct spmv_error *err);
 /* Sends msg (taken; NULL: out of memory) as the reply to id. */
 void spmvd_op_reply(struct spmvd_conn *c, int64_t id, json_t *msg);
+
+/* Adds ms to step name of the op's "steps" (load, tune); merges the
+ * "steps" object of a worker's reply rep (borrowed, may be NULL). */
+void spmvd_op_step(struct spmvd_op *o, const char *name, double ms);
+void spmvd_op_steps_merge(struct spmvd_op *o, json_t *rep);
+/* Milliseconds since ns (uv_hrtime). */
+double spmvd_op_since_ms(uint64_t ns);
 
 /* Reads an integer (or number) field; returns 0 or SPMV_EPROTO naming it
  * (err may be NULL once the request was checked). */
@@ -113,6 +124,21 @@ json_t *spmvd_ops_free(struct spmvd_conn *c, json_t *req,
                        struct spmv_error *err);
 json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
                          struct spmv_error *err);
+
+/* Refuses what would take c past max_connection_bytes (ELIMIT). */
+int spmvd_ops_check_mem(struct spmvd_conn *c, uint64_t more,
+                        struct spmv_error *err);
+
+/* --- spmvd_ops_vec.c: vector-create, vector-free, ops --- */
+
+int spmvd_ops_begin_ops(struct spmvd_conn *c, json_t *req, uint64_t plen,
+                        size_t *shm, struct spmv_error *err);
+void spmvd_ops_run_ops(struct spmvd_conn *c, json_t *req, int64_t id,
+                       struct spmvd_shm *payload);
+void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
+                                 int64_t id);
+json_t *spmvd_ops_vector_free(struct spmvd_conn *c, json_t *req,
+                              struct spmv_error *err);
 
 /* --- spmvd_ops_tune.c: the tuning flow, tune, bench, calibrate --- */
 

@@ -23,8 +23,8 @@
 #define MAX_BATCH 4096
 
 /* Refuses what would take the connection past max_connection_bytes. */
-static int check_mem(struct spmvd_conn *c, uint64_t more,
-                     struct spmv_error *err)
+int spmvd_ops_check_mem(struct spmvd_conn *c, uint64_t more,
+                        struct spmv_error *err)
 {
   uint64_t lim = c->srv->cfg.max_conn_bytes;
   if (more > lim || c->mem > lim - more)
@@ -92,7 +92,7 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
                           "max_matrices_per_user (%d) reached for uid %ld",
                           srv->cfg.max_matrices_per_uid, (long)c->uid);
   spmvd_shm_csr_layout(rows, nnz, &l);
-  if ((rc = check_mem(c, plen + l.size, err)) < 0)
+  if ((rc = spmvd_ops_check_mem(c, plen + l.size, err)) < 0)
     return rc;
   *shm = (size_t)plen;
   return 0;
@@ -159,7 +159,7 @@ int spmvd_ops_begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
                           (unsigned long long)plen, (long long)k,
                           (long long)m->cols, beta != 0 ? " + rows" : "",
                           spmv_dtype_name(m->dtype), (unsigned long long)want);
-  if ((rc = check_mem(c, spmvd_conn_vec_growth(c, (size_t)(xb + yb)), err)) < 0)
+  if ((rc = spmvd_ops_check_mem(c, spmvd_conn_vec_growth(c, (size_t)(xb + yb)), err)) < 0)
     return rc;
   *shm = (size_t)(xb + yb);
   c->payload_vec = 1;  /* read into the connection's kept buffer */
@@ -193,6 +193,7 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   snprintf(m->fingerprint, sizeof m->fingerprint, "%s", fp);
+  spmvd_op_steps_merge(o, rep);
   spmvd_ops_decide(o, m);
 }
 
@@ -214,6 +215,8 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_conn_done(c);
     return;
   }
+  o->t0_ns = c->frame_ns;
+  spmvd_op_step(o, "receive_ms", spmvd_op_since_ms(c->frame_ns));
   spmvd_op_get_int(req, "rows", &rows, NULL);
   spmvd_op_get_int(req, "cols", &cols, NULL);
   spmvd_op_get_int(req, "nnz", &nnz, NULL);
@@ -480,7 +483,7 @@ json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
    * (less the one it replaces). */
   struct spmvd_attach *old = spmvd_conn_attached(c, m->handle);
   uint64_t held = old ? old->size : 0;
-  if (need > held && check_mem(c, need - held, err) < 0)
+  if (need > held && spmvd_ops_check_mem(c, need - held, err) < 0)
     return NULL;
   if (spmvd_conn_attach(c, m->handle, (size_t)need, (int)k, err) < 0)
     return NULL;

@@ -52,7 +52,13 @@ static void load_finish(struct spmvd_op *o, struct spmvd_matrix *m)
                  (long long)m->cols, (long long)m->nnz,
                  spmv_dtype_name(m->dtype), m->cfg_text, m->source,
                  m->time_us, m->gflops);
-  spmvd_op_reply(o->c, o->id, decision_reply(m));
+  json_t *r = decision_reply(m);
+  if (r && o->t0_ns) {
+    spmvd_op_step(o, "total_ms", spmvd_op_since_ms(o->t0_ns));
+    if (o->steps)
+      json_object_set(r, "steps", o->steps);
+  }
+  spmvd_op_reply(o->c, o->id, r);
   spmvd_op_end(o);
 }
 
@@ -101,6 +107,7 @@ static void on_progress(void *ctx, json_t *ev)
 /* After the store: check the new configuration, or answer. */
 static void after_store(struct spmvd_op *o, struct spmvd_matrix *m)
 {
+  spmvd_op_step(o, "store_ms", spmvd_op_since_ms(o->mark_ns));
   m->checked = 0;
   if (o->verify) {
     spmvd_op_call(o,
@@ -175,6 +182,8 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
     spmvd_op_load_fail(o, err);
     return;
   }
+  spmvd_op_step(o, "tune_ms", spmvd_op_since_ms(o->mark_ns));
+  o->mark_ns = uv_hrtime();
   if (spmvd_ipc_decision_unpack(json_object_get(rep, "decision"), &d) < 0) {
     spmv_error_set(&e, SPMV_EIO, "bad decision from the device worker");
     spmvd_op_load_fail(o, &e);
@@ -265,6 +274,7 @@ static void start_tune(struct spmvd_op *o, struct spmvd_matrix *m)
   if (dev)
     j->dev = *dev;
   j->dtype = m->dtype;
+  o->mark_ns = uv_hrtime();
   spmvd_cachejob_post(dev ? o->srv->bio : NULL, j, on_excluded, o);
 }
 
@@ -344,6 +354,7 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
     spmvd_op_load_fail(o, err);
     return;
   }
+  spmvd_op_steps_merge(o, rep);
   json_unpack(rep, "{s?F}", "residual", &resid);
   if (json_is_true(json_object_get(rep, "verified"))) {
     m->checked = 1;
@@ -386,6 +397,7 @@ static void on_looked_up(struct spmvd_cachejob *j)
     spmvd_op_end(o);
     return;
   }
+  spmvd_op_step(o, "lookup_ms", spmvd_op_since_ms(o->mark_ns));
   if (j->rc < 0) {
     spmvd_log_warn("cache lookup of %s: %s", m->fingerprint, j->err.msg);
     snprintf(o->reason, sizeof o->reason, "the cache failed: %.200s",
@@ -436,6 +448,7 @@ void spmvd_ops_decide(struct spmvd_op *o, struct spmvd_matrix *m)
   snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
   j->dev = *dev;
   j->dtype = m->dtype;
+  o->mark_ns = uv_hrtime();
   spmvd_cachejob_post(o->srv->bio, j, on_looked_up, o);
 }
 
@@ -463,6 +476,7 @@ void spmvd_ops_run_tune(struct spmvd_conn *c, json_t *req, int64_t id)
   }
   o->handle = m->handle;
   o->strategy = s;
+  o->t0_ns = uv_hrtime();
   snprintf(o->reason, sizeof o->reason, "tuning requested (%s)",
            spmvd_strategy_name(o->strategy));
   start_tune(o, m);
@@ -763,7 +777,7 @@ void spmvd_ops_worker_died(struct spmvd_server *srv, json_t *msg)
   spmvd_log_warn("the device worker died serving '%s' of matrix %lld", op,
                  (long long)h);
   if (strcmp(op, "multiply") != 0 && strcmp(op, "prepare") != 0 &&
-      strcmp(op, "adopt") != 0)
+      strcmp(op, "adopt") != 0 && strcmp(op, "ops") != 0)
     return;
   m = spmvd_registry_find(&srv->reg, h);
   if (!m || m->state != SPMVD_MATRIX_READY)

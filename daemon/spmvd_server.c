@@ -197,6 +197,7 @@ void spmvd_server_conn_closed(struct spmvd_server *srv, struct spmvd_conn *c)
     if (m->owner == c)
       spmvd_server_matrix_free(srv, m);
   }
+  spmvd_ops_vectors_release(c);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -267,6 +268,11 @@ static void on_ready(void *ctx, struct spmvd_worker *w, int respawned)
 
 static void on_died(void *ctx, struct spmvd_worker *w, json_t *msg)
 {
+  struct spmvd_server *srv = ctx;
+
+  /* Before any request meets the new worker, which holds no values. */
+  for (struct spmvd_conn *c = srv->conns; c; c = c->next)
+    spmvd_vectors_lose(&c->vecs);
   spmvd_ops_worker_died(ctx, msg);
 }
 

@@ -36,7 +36,15 @@ struct wmatrix {
 struct wbuf {
   int64_t id;
   struct spmvd_shm shm;
+  int pinned;                  /* registered with the backend (pin) */
   struct wbuf *next;
+};
+
+/* A device vector of the front end's, named by its id. */
+struct wvec {
+  int64_t id;
+  struct spmvd_bvector *bv;    /* owned: the backend's vector */
+  struct wvec *next;
 };
 
 /* A request that arrived during a long operation and waits for its end. */
@@ -55,6 +63,7 @@ struct worker {
   struct spmvd_device_info dev;
   struct wmatrix *mats;
   struct wbuf *bufs;
+  struct wvec *vecs;
   struct deferred *later, **later_tail;  /* FIFO, see serve_between() in
                                             spmvd_worker_long.c */
   int trim_due;                          /* a request since the last trim
@@ -84,6 +93,12 @@ struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h);
 void spmvd_wk_drop(struct worker *w, int64_t h);
 /* Unmaps vector buffer id (if known). */
 void spmvd_wk_buf_release(struct worker *w, int64_t id);
+/* Vector buffer id: mapped from fd (stolen; -1 when not sent) of size
+ * bytes, else the one kept; NULL with err set when it holds under need
+ * bytes or is unknown. */
+struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
+                                   size_t size, size_t need,
+                                   struct spmv_error *err);
 /* Registers m's host copy with the backend for the loads of an operation
  * (nested calls count); spmvd_wk_unpin_host() undoes it. */
 void spmvd_wk_pin_host(struct worker *w, struct wmatrix *m);
@@ -109,6 +124,18 @@ int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
                         struct spmv_error *err);
 int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
                          json_t **rep, struct spmv_error *err);
+
+/* --- the device vectors (spmvd_worker_vec.c) --- */
+
+/* vnew {vectors:[{id, dtype, n}]}, vfree {ids:[...]}, and ops (a list of
+ * operations, see spmvd_worker_vec.c). */
+int spmvd_wk_op_vnew(struct worker *w, json_t *req, json_t **rep,
+                     struct spmv_error *err);
+void spmvd_wk_op_vfree(struct worker *w, json_t *req);
+int spmvd_wk_op_ops(struct worker *w, json_t *req, int *fds, int nfds,
+                    json_t **rep, struct spmv_error *err);
+/* Frees every vector (the worker ends). */
+void spmvd_wk_vec_free_all(struct worker *w);
 
 /* --- the long operations (spmvd_worker_long.c) --- */
 

@@ -44,10 +44,23 @@ static int deferred_names(const struct worker *w, json_int_t h)
   return 0;
 }
 
+/* Whether a list (ops) names matrix h. */
+static int list_names(const json_t *req, json_int_t h)
+{
+  const json_t *hs = json_object_get(req, "handles"), *j;
+  size_t i;
+
+  json_array_foreach(hs, i, j)
+    if (json_integer_value(j) == h)
+      return 1;
+  return 0;
+}
+
 /*
  * Serves what the front end sent while a long operation runs (a
  * calibration, up to minutes; a tune or bench of matrix busy, seconds):
- * products and unloads of other matrices, and buffer releases, at once, so
+ * products and unloads of other matrices, buffer releases, and lists of
+ * operations that name no busy matrix while nothing waits, at once, so
  * that the device's other clients keep multiplying (the front end matches
  * replies by seq, not order).  The rest waits in w->later, in its order,
  * until the operation ends: requests on the busy matrix, loads, tunes, a
@@ -84,6 +97,9 @@ static void serve_between(struct worker *w, json_int_t busy)
       now = 0;
     else if (strcmp(op, "multiply") == 0 || strcmp(op, "unload") == 0)
       now = h != busy && !deferred_names(w, h);
+    else if (strcmp(op, "ops") == 0 || strcmp(op, "vnew") == 0 ||
+             strcmp(op, "vfree") == 0)
+      now = w->later == NULL && !list_names(d->req, busy);
     else
       now = strcmp(op, "release") == 0 && !deferred_names(w, -1);
     if (now) {

@@ -62,6 +62,11 @@
  *            requests) the memfd comes once, is mapped whole (buf_size
  *            bytes) and kept under that id; later requests name buf only.
  *   release  {buf}: unmaps a vector buffer (its connection closed or it grew).
+ *   vnew     {vectors:[{id, dtype, n}]}: allocates device vectors.
+ *   vfree    {ids:[id]}: frees them.
+ *   ops      {vectors, bufs, payload_buf, down_base, steps, nres} fds [the
+ *            bufs sent]: runs a list of operations (spmvd_worker_vec.c);
+ *            replies {results}.
  *   unload   {handle}: frees the matrix.
  *
  * Between a calibration's points and a tune's (or bench's) candidates the
@@ -166,6 +171,14 @@ void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     rc = spmvd_wk_op_calibrate(w, req, seq, &rep, &err);
   else if (strcmp(op, "multiply") == 0)
     rc = spmvd_wk_op_multiply(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "ops") == 0)
+    rc = spmvd_wk_op_ops(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "vnew") == 0)
+    rc = spmvd_wk_op_vnew(w, req, &rep, &err);
+  else if (strcmp(op, "vfree") == 0) {
+    spmvd_wk_op_vfree(w, req);
+    rc = 0;
+  }
   else if (strcmp(op, "unload") == 0 &&
            json_unpack(req, "{sI}", "handle", &h) == 0) {
     spmvd_wk_drop(w, h);
@@ -200,7 +213,8 @@ static int may_free(json_t *req)
 {
   const char *op = json_string_value(json_object_get(req, "op"));
 
-  return op == NULL || (strcmp(op, "multiply") != 0 && strcmp(op, "release") != 0);
+  return op == NULL || (strcmp(op, "multiply") != 0 && strcmp(op, "release") != 0 &&
+                        strcmp(op, "ops") != 0);
 }
 
 /* Milliseconds until w's trim is due (0: due now). */
@@ -364,6 +378,7 @@ int main(int argc, char **argv)
   }
   while (w.mats)
     spmvd_wk_drop(&w, w.mats->handle);
+  spmvd_wk_vec_free_all(&w);
   while (w.bufs)
     spmvd_wk_buf_release(&w, w.bufs->id);
   w.ops->close(w.be);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spmv_profile.h"
@@ -24,6 +25,8 @@ void spmvd_wk_buf_release(struct worker *w, int64_t id)
     if (b->id != id)
       continue;
     *p = b->next;
+    if (b->pinned)
+      w->ops->unpin(w->be, b->shm.addr);
     spmvd_shm_close(&b->shm);
     free(b);
     return;
@@ -31,11 +34,14 @@ void spmvd_wk_buf_release(struct worker *w, int64_t id)
 }
 
 /*
- * The vectors of a multiply: vector buffer id, mapped from fd (stolen, -1
- * when not sent) when given, else the one mapped before.  Returns it
- * (owned by w->bufs) holding at least need bytes, or NULL with err set.
+ * The vectors of a multiply or a list: vector buffer id, mapped from fd
+ * (stolen, -1 when not sent) when given, else the one mapped before.
+ * Returns it (owned by w->bufs) holding at least need bytes, or NULL with
+ * err set.  A buffer is registered with the device (pinned) once, when it
+ * is mapped, so that every product's copies run at the pinned speed and
+ * asynchronously; it stays registered until it is released.
  */
-static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
+struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
                                  size_t size, size_t need,
                                  struct spmv_error *err)
 {
@@ -59,6 +65,8 @@ static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
       return NULL;
     }
     b->id = id;
+    if (w->ops->pin != NULL)
+      b->pinned = w->ops->pin(w->be, b->shm.addr, b->shm.size);
     b->next = w->bufs;
     w->bufs = b;
     return &b->shm;
@@ -76,6 +84,15 @@ static struct spmvd_shm *buf_get(struct worker *w, int64_t id, int fd,
     return NULL;
   }
   return &b->shm;
+}
+
+/* Milliseconds on the monotonic clock: the steps a load reports. */
+static double now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h)
@@ -216,23 +233,30 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
     spmvd_shm_close(&raw);
     goto fail;
   }
+  double t0 = now_ms(), t1, t2, t3, t4;
   spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
   if (rawsz)
     convert(raw.addr, iw, dt, &m->A);
   else
     m->A.row_ptr[0] = 0;
   spmvd_shm_close(&raw);
+  t1 = now_ms();
   rc = spmv_csr_validate(&m->A, 0, err);
   if (rc < 0)
     goto fail;
+  t2 = now_ms();
   rc = spmv_profile_compute(&m->A, &m->prof, err);
   if (rc < 0)
     goto fail;
   m->have_prof = 1;
+  t3 = now_ms();
   spmv_fingerprint_compute(&m->A, &fp);
   spmv_fingerprint_hex(&fp, hex);
-  *rep = json_pack("{ss so}", "fingerprint", hex, "profile",
-                   spmvd_ipc_profile_pack(&m->prof));
+  t4 = now_ms();
+  *rep = json_pack("{ss so s{sf sf sf sf}}", "fingerprint", hex, "profile",
+                   spmvd_ipc_profile_pack(&m->prof), "steps", "copy_ms",
+                   t1 - t0, "validate_ms", t2 - t1, "profile_ms", t3 - t2,
+                   "fingerprint_ms", t4 - t3);
   return 0;
 fail:
   spmvd_wk_drop(w, h);
@@ -417,13 +441,16 @@ int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
     return spmv_error_set(err, SPMV_EPROTO, "bad prepare message");
   if (!(m = spmvd_wk_find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
+  double t0 = now_ms(), t1;
   if ((rc = spmv_config_parse(text, &cfg, err)) < 0 ||
       (rc = spmvd_wk_make_resident(w, m, &cfg, err)) < 0)
     return rc;
+  t1 = now_ms();
   if (check && (rc = check_product(w, m, &ok, &resid, err)) < 0)
     return rc;
-  *rep = json_pack("{sb sf}", "verified", ok, "residual",
-                   isfinite(resid) ? resid : 1e300);
+  *rep = json_pack("{sb sf s{sf sf}}", "verified", ok, "residual",
+                   isfinite(resid) ? resid : 1e300, "steps", "convert_ms",
+                   t1 - t0, "check_ms", now_ms() - t1);
   return 0;
 }
 
@@ -448,7 +475,7 @@ int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
     fds[0] = -1;
   if (!(m = spmvd_wk_find(w, h)) || !m->bm) {
     if (buf > 0 && fd >= 0)
-      buf_get(w, buf, fd, (size_t)bufsize, 0, err);
+      spmvd_wk_buf_get(w, buf, fd, (size_t)bufsize, 0, err);
     else if (fd >= 0)
       close(fd);
     return spmv_error_set(err, SPMV_ENOENT, "no resident matrix %lld",
@@ -458,7 +485,7 @@ int spmvd_wk_op_multiply(struct worker *w, json_t *req, int *fds, int nfds,
   size_t xb = (size_t)nvec * (size_t)m->A.cols * es;
   size_t yb = (size_t)nvec * (size_t)m->A.rows * es;
   if (buf > 0)
-    vec = buf_get(w, buf, fd, (size_t)bufsize, xb + yb, err);
+    vec = spmvd_wk_buf_get(w, buf, fd, (size_t)bufsize, xb + yb, err);
   else if (spmvd_shm_map(&one, fd, xb + yb, err) < 0)
     vec = NULL;
   if (!vec)

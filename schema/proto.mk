@@ -14,4 +14,7 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/status.json \
 	schema/proto/forget.json \
 	schema/proto/import.json \
-	schema/proto/calibrate.json
+	schema/proto/calibrate.json \
+	schema/proto/vector-create.json \
+	schema/proto/vector-free.json \
+	schema/proto/ops.json
