@@ -3,8 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -12,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +22,7 @@
 #include "spmv_stats.h"
 #include "spmvd_backend.h"
 #include "bench_clock.h"
+#include "bench_daemon.h"
 #include "bench_service.h"
 #include "suite.h"
 
@@ -83,36 +81,6 @@ struct row {
   char steps_first[512], steps_hit[512];
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
-/* Starts spmvd (cuda backend) from this build in dir; returns its pid. */
-static pid_t start_daemon(const char *dir, char *sock, size_t n)
-{
-  const char *spmvd = SPMV_BENCH_SPMVD;
-  char db[PATH_MAX], log[PATH_MAX];
-  pid_t pid;
-
-  snprintf(sock, n, "%s/spmvd.sock", dir);
-  snprintf(db, sizeof db, "%s/cache.db", dir);
-  snprintf(log, sizeof log, "%s/spmvd.log", dir);
-  pid = fork();
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (fd >= 0)
-      dup2(fd, 2);
-    execl(spmvd, spmvd, "--foreground", "--socket", sock, "--db", db,
-          "--backend", "cuda", (char *)NULL);
-    _exit(127);
-  }
-  return pid;
-}
-
 static double median_of(double *t, int n)
 {
   return spmv_median(t, (size_t)n);
@@ -131,20 +99,6 @@ static int check(const struct spmv_csr *A, enum spmv_dtype dt, const void *y,
           "%lld\n", name, spmv_dtype_name(dt), what, (long long)bad,
           (long long)first);
   return -1;
-}
-
-static void *typed(const double *x, int64_t n, enum spmv_dtype dt)
-{
-  size_t es = spmv_dtype_size(dt);
-  void *t = malloc((size_t)(n > 0 ? n : 1) * es);
-
-  for (int64_t i = 0; t && i < n; i++) {
-    if (dt == SPMV_F32)
-      ((float *)t)[i] = (float)x[i];
-    else
-      ((double *)t)[i] = x[i];
-  }
-  return t;
 }
 
 static void poison(void *y, int64_t n, enum spmv_dtype dt)
@@ -354,7 +308,7 @@ static int cg_spmvd(struct spmv_client *c, struct spmv_matrix *m,
   struct spmv_vector *vb, *vx, *vr, *vp, *vq;
   struct spmv_oplist *l = NULL;
   double *per = malloc(sizeof *per * (size_t)(blocks + 1)), res[2], rho, t0;
-  void *bt = typed(b, A->rows, r->dt);
+  void *bt = bs_typed(b, A->rows, r->dt);
   int rc = -1;
 
   if (!per || !bt || spmv_oplist_new(c, &l) < 0)
@@ -430,7 +384,7 @@ static int bench_pair(struct spmv_client *c, const struct spmv_csr *A,
   double *ref = malloc(sizeof *ref * (size_t)(A->rows + 1));
   double *mag = malloc(sizeof *mag * (size_t)(A->rows + 1));
   double *b = malloc(sizeof *b * (size_t)(A->rows + 1));
-  void *val = typed(A->val, A->nnz, r->dt), *xt = NULL;
+  void *val = bs_typed(A->val, A->nnz, r->dt), *xt = NULL;
   struct spmv_matrix *m = NULL;
   struct spmv_info info;
   int blocks = reps / BS_CG_BLOCK < 3 ? 3 : reps / BS_CG_BLOCK, rc = -1, k;
@@ -442,7 +396,7 @@ static int bench_pair(struct spmv_client *c, const struct spmv_csr *A,
   gpu_random_vector(x, A->cols, 99);
   gpu_random_vector(b, A->rows, 7);
   gpu_reference(A, x, ref, mag);
-  if (!(xt = typed(x, A->cols, r->dt)))
+  if (!(xt = bs_typed(x, A->cols, r->dt)))
     goto out;
   if (loads(c, A, r, val, &m) < 0 || spmv_info(m, &info) < 0)
     goto out;
@@ -627,7 +581,7 @@ int main(int argc, char **argv)
       perror("bench_service: mkdtemp");
       return 1;
     }
-    pid = start_daemon(tmp, sock, sizeof sock);
+    pid = bench_start_daemon(SPMV_BENCH_SPMVD, "cuda", tmp, sock, sizeof sock);
     path = sock;
     for (int i = 0; i < 3000 && spmv_connect(path, &c) < 0; i++)
       usleep(10000);
@@ -688,7 +642,7 @@ done:
   if (pid > 0) {
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
-    nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    bench_rm_tree(tmp);
   }
   if (tsv)
     fclose(tsv);

@@ -139,8 +139,7 @@ fail:
   return -1;
 }
 
-/* x narrowed to dt into a new host array (n values). */
-static void *typed(const double *x, int64_t n, enum spmv_dtype dt)
+void *bs_typed(const double *x, int64_t n, enum spmv_dtype dt)
 {
   size_t es = spmv_dtype_size(dt);
   void *t = malloc((size_t)(n > 0 ? n : 1) * es);
@@ -164,7 +163,7 @@ int bsg_kernel(const struct spmv_csr *A, enum spmv_dtype dt, const char *config,
   struct spmv_layout *L = NULL;
   struct spmv_dev_matrix *d = NULL;
   size_t es = spmv_dtype_size(dt);
-  void *xt = typed(x, A->cols, dt), *hy = malloc((size_t)A->rows * es + 1);
+  void *xt = bs_typed(x, A->cols, dt), *hy = malloc((size_t)A->rows * es + 1);
   void *dx = NULL, *dy = NULL;
   int64_t bad, first;
   int rc = -1;
@@ -337,7 +336,7 @@ static int narrow(const struct spmv_csr *A, enum spmv_dtype dt, int32_t **rp,
                   void **val)
 {
   *rp = malloc((size_t)(A->rows + 1) * sizeof **rp);
-  *val = typed(A->val, A->nnz, dt);
+  *val = bs_typed(A->val, A->nnz, dt);
   if (!*rp || !*val || A->nnz >= INT32_MAX) {
     fprintf(stderr, "bench_service: cannot narrow the CSR for cuSPARSE\n");
     return -1;
@@ -429,7 +428,7 @@ int bsg_cg(const struct spmv_csr *A, enum spmv_dtype dt, const double *b,
   const void *pzero = dt == SPMV_F32 ? (void *)&zero32 : (void *)&zero;
   int n = (int)A->rows, rc = -1;
   int32_t *rp = NULL;
-  void *val = NULL, *bt = typed(b, A->rows, dt), *db = NULL, *x = NULL,
+  void *val = NULL, *bt = bs_typed(b, A->rows, dt), *db = NULL, *x = NULL,
        *r = NULL, *p, *q;
   struct csd c = {0};
 
