@@ -79,6 +79,14 @@ tests_integration_check_inplace_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_inplace_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_inplace_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+check_PROGRAMS += tests/integration/check_vectors_proto
+TESTS += tests/integration/check_vectors_proto
+tests_integration_check_vectors_proto_SOURCES = tests/integration/check_vectors_proto.c
+tests_integration_check_vectors_proto_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_vectors_proto_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_vectors_proto_LDADD = $(ITEST_LDADD) -lm
+$(tests_integration_check_vectors_proto_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 # Schema coverage (STYLE 14): every integration test records the ops whose
 # replies it validated (itest_ops.c, under tests/integration/ops/); this
 # test, last, fails naming any schema/proto/<op>.json never exercised.  Its
@@ -90,7 +98,7 @@ EXTRA_DIST += tests/integration/check_schema_coverage.sh \
 CLEANFILES += tests/integration/ops/*.ops
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
-	tests/integration/check_inplace.log
+	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log
 endif
