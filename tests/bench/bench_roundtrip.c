@@ -2,15 +2,12 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +17,7 @@
 #include "spmv_mmio.h"
 #include "spmv_stats.h"
 #include "bench_clock.h"
+#include "bench_daemon.h"
 
 /*
  * For each matrix: load it through libspmvclient (strategy trial), then
@@ -76,35 +74,6 @@ static struct spmv_csr *read_matrix(const char *name)
     return NULL;
   }
   return A;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-  return remove(path);
-}
-
-/* Starts spmvd from this build in dir; returns its pid. */
-static pid_t start_daemon(const char *dir, char *sock, size_t n)
-{
-  const char *spmvd = SPMV_BENCH_SPMVD;
-  char db[PATH_MAX], log[PATH_MAX];
-  pid_t pid;
-
-  snprintf(sock, n, "%s/spmvd.sock", dir);
-  snprintf(db, sizeof db, "%s/cache.db", dir);
-  snprintf(log, sizeof log, "%s/spmvd.log", dir);
-  pid = fork();
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (fd >= 0)
-      dup2(fd, 2);
-    execl(spmvd, spmvd, "--foreground", "--socket", sock, "--db", db,
-          "--backend", "cpu", (char *)NULL);
-    _exit(127);
-  }
-  return pid;
 }
 
 static int bench_one(struct spmv_client *c, const char *name, int reps)
@@ -220,7 +189,7 @@ int main(int argc, char **argv)
       perror("mkdtemp");
       return 1;
     }
-    pid = start_daemon(dir, sock, sizeof sock);
+    pid = bench_start_daemon(SPMV_BENCH_SPMVD, "cpu", dir, sock, sizeof sock);
     path = sock;
     for (int i = 0; i < 500 && spmv_connect(path, &c) < 0; i++)
       usleep(10000);
@@ -249,7 +218,7 @@ out:
   if (pid > 0) {
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    bench_rm_tree(dir);
   }
   return rc;
 }
