@@ -111,7 +111,8 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
 	tests/integration/check_vectors.log
 if HAVE_CUDA
-ITEST_LOGS += tests/integration/check_gpu_service.log
+ITEST_LOGS += tests/integration/check_gpu_service.log \
+	tests/integration/check_gpu_vectors.log
 endif
 # (Through a variable: automake would take a literal target for an override
 # of its own rule for this log.)

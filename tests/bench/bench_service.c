@@ -28,7 +28,8 @@
 
 /*
  * For each matrix of the large suite (generated and tiled real matrices,
- * sized >= 4x a GPU's L2) with 1M to 100M entries, and each value type, in
+ * sized >= 4x a GPU's L2) and of the paper suite (the ELLR-T paper's
+ * matrices at their size) with 1M to 100M entries, and each value type, in
  * one process, side by side:
  *
  *   1. the kernel spmvd chose (spmv_info's config): the worker's own time
@@ -530,7 +531,7 @@ static void usage(FILE *f)
     "  -s  an running spmvd's socket (default: start a private one, cuda\n"
     "      backend, empty cache)          -o  also write the rows as TSV\n"
     "  -d  matrix folder (default $SPMV_MATRICES, else tests/data/matrices)\n"
-    "Matrices: the large suite with 1M to 100M entries.\n");
+    "Matrices: the large and paper suites with 1M to 100M entries.\n");
 }
 
 int main(int argc, char **argv)
@@ -568,7 +569,7 @@ int main(int argc, char **argv)
   }
   if ((rc = bsg_init(reps, dev, sizeof dev, ver, sizeof ver)) != 0)
     return rc;
-  if (bench_suite_init(&s, BENCH_SUITE_LARGE, 0, only, dir, &err) < 0) {
+  if (bench_suite_init(&s, BENCH_SUITE_LARGE | BENCH_SUITE_PAPER, 0, only, dir, &err) < 0) {
     fprintf(stderr, "bench_service: %s\n", err.msg);
     return 1;
   }

@@ -1,0 +1,19 @@
+#!/bin/sh
+# check_gpu_vectors.sh: the device-vector tests (check_vectors,
+# check_vectors_proto) again with the daemon on the cuda backend, so that
+# its vectors, lists and pinned transfers are checked against the same
+# double-precision references as the cpu backend's; exits 77 (skipped)
+# where no GPU is present.
+top_build=${SPMV_TOP_BUILDDIR:-.}
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  echo "check_gpu_vectors: no GPU; skipped"
+  exit 77
+fi
+SPMV_ITEST_BACKEND=cuda
+export SPMV_ITEST_BACKEND
+status=0
+for t in check_vectors check_vectors_proto; do
+  echo "== $t on the cuda backend"
+  "$top_build/tests/integration/$t" || status=1
+done
+exit $status
