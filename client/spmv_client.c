@@ -215,6 +215,22 @@ struct dest {
   int filled;   /* the reply's payload went there */
 };
 
+/* How long a call polls for its reply before it sleeps:
+ * $SPMV_BUSY_POLL_US, else spmv_wire_spin_default().  Read once; threads
+ * that race here store the same value. */
+static int client_spin_us(void)
+{
+  static int us = -1;
+
+  if (us < 0) {
+    const char *e = getenv("SPMV_BUSY_POLL_US");
+    us = e && *e ? atoi(e) : spmv_wire_spin_default();
+    if (us < 0)
+      us = 0;
+  }
+  return us;
+}
+
 /* Reads len bytes of a frame's part (what) from a blocking fd: 0, or
  * SPMV_ECLOSED (the stream ended before its first byte and eof_ok),
  * SPMV_EPROTO (it ended later) or SPMV_EIO. */
@@ -223,6 +239,8 @@ static int read_part(int fd, void *buf, size_t len, const char *what,
 {
   size_t got = 0;
 
+  if (eof_ok)
+    spmv_wire_spin(fd, client_spin_us());
   while (got < len) {
     ssize_t n = read(fd, (char *)buf + got,
                      len - got < ((size_t)1 << 30) ? len - got : (size_t)1 << 30);

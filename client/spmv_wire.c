@@ -1,10 +1,12 @@
 /* spmv_wire.c: frames of the spmvd protocol: header, JSON part, blocking I/O. */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spmv_wire.h"
@@ -471,4 +473,26 @@ ssize_t spmv_wire_sendmsg(int fd, const struct iovec *iov, int n, const int *fds
     k = sendmsg(fd, &mh, MSG_NOSIGNAL);
   while (k < 0 && errno == EINTR);
   return k;
+}
+
+int spmv_wire_spin_default(void)
+{
+  return sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200 : 0;
+}
+
+int spmv_wire_spin(int fd, int us)
+{
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  struct timespec t0, t;
+
+  if (us <= 0)
+    return 0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    if (poll(&p, 1, 0) > 0)
+      return 1;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 >= us)
+      return 0;
+  }
 }

@@ -63,6 +63,7 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->max_vectors_per_conn = 1024;
   c->max_conns_per_uid = 64;
   c->max_conns = 1024;
+  c->busy_poll_us = -1;
   c->socket_mode = 0666;
 }
 
@@ -266,6 +267,7 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
   } ints[] = {
     {"device", &c->device, 0, 1023, 10},
     {"threads", &c->threads, 0, 4096, 10},
+    {"busy_poll_us", &c->busy_poll_us, -1, 100000, 10},
     {"max_matrices_per_user", &c->max_matrices_per_uid, 1, INT_MAX, 10},
     {"max_connections_per_user", &c->max_conns_per_uid, 1, INT_MAX, 10},
     {"max_vectors_per_connection", &c->max_vectors_per_conn, 1, INT_MAX, 10},

@@ -17,6 +17,7 @@ struct spmvd_config {
   char backend[16];          /* backend: auto, cpu or cuda */
   int device;                /* device: the device number of the worker */
   int threads;               /* threads: cpu backend threads, 0 = all cores */
+  int busy_poll_us;          /* busy_poll_us: spin window, -1 = by host size */
   char strategy[16];         /* strategy: default tuning strategy */
   enum spmvd_log_sink log_sink;   /* log: stderr or syslog */
   enum spmvd_log_level log_level; /* log_level: error, warn, info, debug */

@@ -10,6 +10,7 @@
 
 #include "spmvd_bio.h"
 #include "spmvd_conn.h"
+#include "spmvd_spin.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
 #include "spmvd_server.h"
@@ -376,6 +377,7 @@ void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,
 /* A frame the stream cannot continue after: answer, then close. */
 static void fatal(struct spmvd_conn *c, const struct spmv_error *err)
 {
+  spmvd_spin_kick();
   uv_read_stop((uv_stream_t *)&c->pipe);
   c->rstate = SPMVD_READ_BUSY;
   c->close_after_write = 1;
@@ -449,6 +451,7 @@ static void dispatch(struct spmvd_conn *c)
 {
   json_t *req = c->req;
 
+  spmvd_spin_kick();
   uv_read_stop((uv_stream_t *)&c->pipe);
   c->rstate = SPMVD_READ_BUSY;
   c->req = NULL;

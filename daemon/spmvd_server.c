@@ -21,6 +21,7 @@
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
 #include "spmvd_server.h"
+#include "spmvd_spin.h"
 #include "spmvd_worker.h"
 
 #ifndef SPMV_LIBEXECDIR
@@ -300,6 +301,13 @@ static void on_stopped(void *ctx, struct spmvd_worker *w)
 static const struct spmvd_worker_hooks worker_hooks = {on_ready, on_died,
                                                        on_stopped};
 
+/* The spin window in force (busy_poll_us, or the host's default). */
+static int spmvd_server_spin_us(const struct spmvd_server *srv)
+{
+  return srv->cfg.busy_poll_us >= 0 ? srv->cfg.busy_poll_us
+                                    : spmv_wire_spin_default();
+}
+
 static int start_worker(struct spmvd_server *srv, struct spmv_error *err)
 {
   static const char *const levels[] = {"error", "warn", "info", "debug"};
@@ -317,6 +325,7 @@ static int start_worker(struct spmvd_server *srv, struct spmv_error *err)
   o.device = srv->cfg.device;
   o.log_level = levels[srv->cfg.log_level];
   o.syslog = srv->cfg.log_sink == SPMVD_LOG_SYSLOG;
+  o.busy_poll_us = spmvd_server_spin_us(srv);
   return spmvd_worker_new(srv->loop, &o, &worker_hooks, srv, &srv->worker,
                           err);
 }
@@ -350,6 +359,7 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   srv->start_ms = uv_now(loop);
   spmvd_registry_init(&srv->reg);
   /* Signals first: a client may signal as soon as the socket answers. */
+  spmvd_spin_init(loop, spmvd_server_spin_us(srv));
   uv_signal_init(loop, &srv->sig_term);
   uv_signal_init(loop, &srv->sig_int);
   uv_signal_init(loop, &srv->sig_hup);
@@ -403,6 +413,7 @@ void spmvd_server_maybe_finish(struct spmvd_server *srv)
     stop_bio(srv);
   if (srv->signals) {
     srv->signals = 0;
+    spmvd_spin_close();
     uv_close((uv_handle_t *)&srv->sig_term, NULL);
     uv_close((uv_handle_t *)&srv->sig_int, NULL);
     uv_close((uv_handle_t *)&srv->sig_hup, NULL);

@@ -12,6 +12,7 @@
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_worker.h"
+#include "spmvd_spin.h"
 
 /*
  * A worker goes through incarnations: each is one process with its end of
@@ -49,7 +50,7 @@ enum state { STARTING, READY, DEAD, STOPPING, STOPPED };
 
 struct spmvd_worker {
   uv_loop_t *loop;
-  char path[512], backend[16], level[16];
+  char path[512], backend[16], level[16], spin[16];
   int device, syslog;
   struct spmvd_worker_hooks hooks;
   void *ctx;
@@ -353,6 +354,7 @@ static void on_poll(uv_poll_t *h, int status, int events)
     int rc = spmvd_ipc_recv(inc->fd, &msg, fds, &nfds, 0, &err);
     if (rc == SPMV_EBUSY)
       break;
+    spmvd_spin_kick();
     if (rc < 0) {
       /* End of stream or garbage: stop reading; make sure it exits. */
       if (rc != SPMV_ECLOSED)
@@ -408,6 +410,8 @@ static void spawn(struct spmvd_worker *w)
   args[n++] = dev;
   args[n++] = "--log-level";
   args[n++] = w->level;
+  args[n++] = "--busy-poll-us";
+  args[n++] = w->spin;
   if (w->syslog)
     args[n++] = "--syslog";
   args[n] = NULL;
@@ -474,6 +478,7 @@ int spmvd_worker_new(uv_loop_t *loop, const struct spmvd_worker_opts *opts,
            opts->log_level ? opts->log_level : "info");
   w->device = opts->device;
   w->syslog = opts->syslog;
+  snprintf(w->spin, sizeof w->spin, "%d", opts->busy_poll_us);
   w->hooks = *hooks;
   w->ctx = ctx;
   w->queue_tail = &w->queue;

@@ -43,6 +43,7 @@ struct spmvd_worker_opts {
   int device;
   const char *log_level; /* passed on as --log-level */
   int syslog;            /* pass --syslog */
+  int busy_poll_us;      /* passed on as --busy-poll-us */
 };
 
 /*

@@ -66,6 +66,8 @@ struct worker {
   struct wvec *vecs;
   struct deferred *later, **later_tail;  /* FIFO, see serve_between() in
                                             spmvd_worker_long.c */
+  int spin_us;                           /* --busy-poll-us: see
+                                            spmv_wire_spin() */
   int trim_due;                          /* a request since the last trim
                                             may have freed device memory */
   double trim_from;                      /* when the last such request was

@@ -18,6 +18,7 @@
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_worker_impl.h"
+#include "spmv_wire.h"
 
 /*
  * The worker serves the front end one message at a time over fd 3 (a
@@ -291,7 +292,8 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "usage: spmvd-worker [--backend auto|cpu|cuda] [--device N]\n"
-          "                    [--log-level LEVEL] [--syslog] [--help] [--version]\n"
+          "                    [--log-level LEVEL] [--syslog] [--busy-poll-us US]\n"
+          "                    [--help] [--version]\n"
           "The device worker of spmvd(8); spmvd starts it with its socket on fd %d.\n",
           SPMVD_IPC_WORKER_FD);
 }
@@ -304,6 +306,7 @@ int main(int argc, char **argv)
     {"device", required_argument, NULL, 'd'},
     {"log-level", required_argument, NULL, 'l'},
     {"syslog", no_argument, NULL, 's'},
+    {"busy-poll-us", required_argument, NULL, 'p'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -315,7 +318,7 @@ int main(int argc, char **argv)
   struct spmv_error err;
   int dev = 0, c;
 
-  while ((c = getopt_long(argc, argv, "b:d:l:shV", lopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:d:l:sp:hV", lopts, NULL)) != -1) {
     switch (c) {
     case 'b': backend = optarg; break;
     case 'd': dev = atoi(optarg); break;
@@ -326,6 +329,7 @@ int main(int argc, char **argv)
       }
       break;
     case 's': sink = SPMVD_LOG_SYSLOG; break;
+    case 'p': w.spin_us = atoi(optarg); break;
     case 'h': usage(stdout); return 0;
     case 'V': printf("spmvd-worker %s\n", PACKAGE_VERSION); return 0;
     default: usage(stderr); return 1;
@@ -358,6 +362,7 @@ int main(int argc, char **argv)
       spmvd_wk_serve_deferred(&w, d);
       continue;
     }
+    spmv_wire_spin(w.fd, w.spin_us);
     if (w.trim_due && idle_for(w.fd, trim_wait_ms(&w)))
       trim(&w);
     rc = spmvd_ipc_recv(w.fd, &req, fds, &nfds, SPMVD_IPC_MAX_FDS, &err);

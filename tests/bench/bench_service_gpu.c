@@ -418,7 +418,7 @@ fail:
 }
 
 int bsg_cg(const struct spmv_csr *A, enum spmv_dtype dt, const double *b,
-           int blocks, double *res10, double *us)
+           int blocks, double *res1, double *us)
 {
   cudaDataType t = dt == SPMV_F32 ? CUDA_R_32F : CUDA_R_64F;
   size_t es = spmv_dtype_size(dt), vb = (size_t)A->rows * es;
@@ -459,11 +459,11 @@ int bsg_cg(const struct spmv_csr *A, enum spmv_dtype dt, const double *b,
           scal(dt, n, rr / rho, p) < 0 || axpy(dt, n, 1.0, r, p) < 0)
         goto out;
       rho = rr;
+      if (k == 0 && it + 1 == BS_CG_CHECK)
+        *res1 = sqrt(rho);
     }
     CKC(cudaStreamSynchronize(stream));
     per[k] = (bench_now_us() - t0) / BS_CG_BLOCK;
-    if (k == 0)
-      *res10 = sqrt(rho);
   }
   *us = spmv_median(per + 1, (size_t)blocks);
   rc = 0;
