@@ -116,6 +116,13 @@ int spmvd_wk_parse_dtype(const char *s, enum spmv_dtype *dt,
  * faulting kernel would, so that the quarantine can be proved. */
 void spmvd_wk_maybe_crash(const struct spmv_config *cfg);
 
+/* One product of m's resident configuration on a random x against the
+ * double-precision reference (spmvd_worker_check.c): *ok when the scaled
+ * residual |y - y_ref|_inf / (|A|_inf |x|_inf + |y_ref|_inf) is within
+ * 16 eps max_row_len, *resid that residual. */
+int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
+                           double *resid, struct spmv_error *err);
+
 /* The operations on one matrix: each sets *rep (a new object) or err and
  * returns 0 or a negative code; the fds they take become -1. */
 int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,

@@ -15,6 +15,7 @@
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_shm.h"
+#include "spmvd_par.h"
 #include "spmvd_worker_impl.h"
 
 /* Unmaps vector buffer id (if known). */
@@ -241,7 +242,7 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
     m->A.row_ptr[0] = 0;
   spmvd_shm_close(&raw);
   t1 = now_ms();
-  rc = spmv_csr_validate(&m->A, 0, err);
+  rc = spmvd_par_validate(&m->A, 0, err);
   if (rc < 0)
     goto fail;
   t2 = now_ms();
@@ -345,87 +346,6 @@ fail:
   return rc;
 }
 
-static void fill_random(double *x, int64_t n, uint64_t seed)
-{
-  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (int64_t i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x[i] = ((double)(s >> 11) / 9007199254740992.0) * 2.0 - 1.0;
-  }
-}
-
-static void to_typed(const double *in, int64_t n, enum spmv_dtype dt, void *out)
-{
-  for (int64_t i = 0; i < n; i++) {
-    if (dt == SPMV_F32)
-      ((float *)out)[i] = (float)in[i];
-    else
-      ((double *)out)[i] = in[i];
-  }
-}
-
-static double typed_get(const void *v, int64_t i, enum spmv_dtype dt)
-{
-  return dt == SPMV_F32 ? ((const float *)v)[i] : ((const double *)v)[i];
-}
-
-/*
- * One product on a random x against spmv_csr_ref: the scaled residual
- * |y - y_ref|_inf / (|A|_inf |x|_inf + |y_ref|_inf), compared with
- * 16 eps max_row_len.
- */
-static int check_product(struct worker *w, struct wmatrix *m, int *ok,
-                         double *resid, struct spmv_error *err)
-{
-  int64_t rows = m->A.rows, cols = m->A.cols;
-  size_t es = vsize(m->dtype);
-  double *x = malloc(sizeof *x * (size_t)(cols + 1));
-  double *yref = malloc(sizeof *yref * (size_t)(rows + 1));
-  void *xt = malloc(es * (size_t)(cols + 1));
-  void *yt = malloc(es * (size_t)(rows + 1));
-  int rc = 0;
-
-  if (!x || !yref || !xt || !yt) {
-    rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for the check");
-    goto out;
-  }
-  fill_random(x, cols, (uint64_t)m->handle);
-  to_typed(x, cols, m->dtype, xt);
-  for (int64_t j = 0; j < cols; j++)
-    x[j] = typed_get(xt, j, m->dtype);
-  spmv_csr_ref(&m->A, 1.0, x, 0.0, yref);
-  rc = w->ops->multiply(w->be, m->bm, 1.0, xt, 0.0, yt, 1, err);
-  if (rc < 0)
-    goto out;
-  double anorm = 0, xnorm = 0, ynorm = 0, diff = 0;
-  int64_t maxlen = 1;
-  for (int64_t i = 0; i < rows; i++) {
-    double s = 0;
-    for (int64_t k = m->A.row_ptr[i]; k < m->A.row_ptr[i + 1]; k++)
-      s += fabs(m->A.val[k]);
-    anorm = fmax(anorm, s);
-    maxlen = m->A.row_ptr[i + 1] - m->A.row_ptr[i] > maxlen
-                 ? m->A.row_ptr[i + 1] - m->A.row_ptr[i] : maxlen;
-    ynorm = fmax(ynorm, fabs(yref[i]));
-    double d = fabs(typed_get(yt, i, m->dtype) - yref[i]);
-    diff = (d > diff || isnan(d)) ? d : diff;
-  }
-  for (int64_t j = 0; j < cols; j++)
-    xnorm = fmax(xnorm, fabs(x[j]));
-  double eps = m->dtype == SPMV_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
-  double scale = anorm * xnorm + ynorm;
-  *resid = scale > 0 ? diff / scale : diff;
-  *ok = !isnan(*resid) && *resid <= 16.0 * eps * (double)maxlen;
-out:
-  free(x);
-  free(yref);
-  free(xt);
-  free(yt);
-  return rc;
-}
-
 int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
                         struct spmv_error *err)
 {
@@ -446,7 +366,7 @@ int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
       (rc = spmvd_wk_make_resident(w, m, &cfg, err)) < 0)
     return rc;
   t1 = now_ms();
-  if (check && (rc = check_product(w, m, &ok, &resid, err)) < 0)
+  if (check && (rc = spmvd_wk_check_product(w, m, &ok, &resid, err)) < 0)
     return rc;
   *rep = json_pack("{sb sf s{sf sf}}", "verified", ok, "residual",
                    isfinite(resid) ? resid : 1e300, "steps", "convert_ms",

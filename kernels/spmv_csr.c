@@ -124,14 +124,15 @@ static int check_row_ptr(const struct spmv_csr *A, struct spmv_error *err)
   return 0;
 }
 
-/* Checks every column index and (unless allowed) every value, row by row. */
-static int check_entries(const struct spmv_csr *A, unsigned flags,
-                         struct spmv_error *err)
+/* Checks every column index and (unless allowed) every value of rows
+ * [r0, r1), row by row. */
+int spmv_csr_validate_rows(const struct spmv_csr *A, unsigned flags,
+                           int64_t r0, int64_t r1, struct spmv_error *err)
 {
   int check_values = !(flags & SPMV_CSR_ALLOW_NONFINITE);
   int64_t i, k;
 
-  for (i = 0; i < A->rows; i++) {
+  for (i = r0; i < r1; i++) {
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       int32_t c = A->col_idx[k];
       double v;
@@ -160,14 +161,21 @@ int spmv_csr_validate(const struct spmv_csr *A, unsigned flags,
 {
   int rc;
 
-  if ((rc = check_shape(A, err)) != 0)
+  if ((rc = spmv_csr_validate_offsets(A, err)) != 0)
     return rc;
-  if ((rc = check_row_ptr(A, err)) != 0)
-    return rc;
-  if ((rc = check_entries(A, flags, err)) != 0)
+  if ((rc = spmv_csr_validate_rows(A, flags, 0, A->rows, err)) != 0)
     return rc;
   spmv_error_clear(err);
   return 0;
+}
+
+int spmv_csr_validate_offsets(const struct spmv_csr *A, struct spmv_error *err)
+{
+  int rc;
+
+  if ((rc = check_shape(A, err)) != 0)
+    return rc;
+  return check_row_ptr(A, err);
 }
 
 /* The reference product y = alpha*A*x + beta*y in double precision. */

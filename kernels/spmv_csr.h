@@ -57,6 +57,16 @@ int spmv_csr_validate(const struct spmv_csr *A, unsigned flags,
                       struct spmv_error *err);
 
 /*
+ * spmv_csr_validate() in two parts, so that a caller may check rows in
+ * parallel: the dimensions and row offsets, then (once those hold) the
+ * entries of rows [r0, r1).  The first failing block's message is the one
+ * spmv_csr_validate() gives.
+ */
+int spmv_csr_validate_offsets(const struct spmv_csr *A, struct spmv_error *err);
+int spmv_csr_validate_rows(const struct spmv_csr *A, unsigned flags,
+                           int64_t r0, int64_t r1, struct spmv_error *err);
+
+/*
  * The reference product: y = alpha*A*x + beta*y, a plain loop in double
  * precision.  When beta == 0, y is not read (so it may hold NaN).  Every
  * layout and every kernel is tested against this.

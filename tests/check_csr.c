@@ -164,6 +164,33 @@ START_TEST(validate_rejects_columns)
 }
 END_TEST
 
+/* The two parts of the validation, rows split in blocks, find what the
+ * whole does: the same first offending position when blocks are checked
+ * in order. */
+START_TEST(validate_in_parts)
+{
+  struct spmv_csr *A = small();
+  struct spmv_error err;
+
+  ck_assert_int_eq(spmv_csr_validate_offsets(A, &err), 0);
+  ck_assert_int_eq(spmv_csr_validate_rows(A, 0, 0, 1, &err), 0);
+  ck_assert_int_eq(spmv_csr_validate_rows(A, 0, 1, 3, &err), 0);
+  A->col_idx[4] = 9;
+  A->val[3] = NAN;
+  ck_assert_int_eq(spmv_csr_validate_rows(A, 0, 0, 2, &err), 0);
+  ck_assert_int_eq(spmv_csr_validate_rows(A, 0, 2, 3, &err), SPMV_ECSR);
+  ck_assert_str_eq(err.msg, "value NaN at row 2, entry 1 (column 2)");
+  assert_refused(A, 0, "value NaN at row 2, entry 1 (column 2)");
+  ck_assert_int_eq(spmv_csr_validate_rows(A, SPMV_CSR_ALLOW_NONFINITE, 2, 3,
+                                          &err), SPMV_ECSR);
+  ck_assert_str_eq(err.msg, "column index 9 out of range [0, 4) in row 2");
+  A->row_ptr[2] = 1;
+  ck_assert_int_eq(spmv_csr_validate_offsets(A, &err), SPMV_ECSR);
+  ck_assert_str_eq(err.msg, "row_ptr[2] = 1 is less than row_ptr[1] = 2");
+  spmv_csr_free(A);
+}
+END_TEST
+
 START_TEST(validate_rejects_values)
 {
   struct spmv_csr *A = small();
@@ -309,6 +336,7 @@ Suite *csr_suite(void)
   tcase_add_test(tc, validate_rejects_row_ptr);
   tcase_add_test(tc, validate_rejects_columns);
   tcase_add_test(tc, validate_rejects_values);
+  tcase_add_test(tc, validate_in_parts);
   tcase_add_test(tc, validate_rejects_shape);
   tcase_add_test(tc, ref_alpha_beta);
   tcase_add_test(tc, ref_shapes);

@@ -1,0 +1,121 @@
+/* spmvd_par.c: the worker's passes over a whole matrix, split over threads. */
+#include "config.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include "spmvd_par.h"
+
+/*
+ * A load reads the whole CSR several times on the host (validation, the
+ * check of a cached configuration's first product against the reference);
+ * one core reads far below the memory's speed, and a large matrix's load
+ * spent most of its time there.  Threads are made per pass: a pass over a
+ * million entries costs far more than starting them.
+ */
+
+#define PAR_MIN_NNZ 1000000
+
+int spmvd_par_threads(int64_t nnz)
+{
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+  if (nnz < PAR_MIN_NNZ || n < 2)
+    return 1;
+  return n > SPMVD_PAR_MAX ? SPMVD_PAR_MAX : (int)n;
+}
+
+struct part {
+  spmvd_par_fn *fn;
+  void *ctx;
+  int t;
+  int64_t r0, r1;
+};
+
+static void *run_part(void *arg)
+{
+  struct part *p = arg;
+
+  p->fn(p->ctx, p->t, p->r0, p->r1);
+  return NULL;
+}
+
+/* The first row whose entries start at or after entry k. */
+static int64_t row_at(const struct spmv_csr *A, int64_t k)
+{
+  int64_t lo = 0, hi = A->rows;
+
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (A->row_ptr[mid] < k)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+void spmvd_par_rows(const struct spmv_csr *A, int n, spmvd_par_fn *fn,
+                    void *ctx)
+{
+  struct part p[SPMVD_PAR_MAX];
+  pthread_t tid[SPMVD_PAR_MAX];
+  int started[SPMVD_PAR_MAX] = {0};
+
+  if (n < 1)
+    n = 1;
+  if (n > SPMVD_PAR_MAX)
+    n = SPMVD_PAR_MAX;
+  for (int t = 0; t < n; t++) {
+    p[t].fn = fn;
+    p[t].ctx = ctx;
+    p[t].t = t;
+    p[t].r0 = t == 0 ? 0 : p[t - 1].r1;
+    p[t].r1 = t == n - 1 ? A->rows : row_at(A, A->nnz / n * (t + 1));
+    if (p[t].r1 < p[t].r0)
+      p[t].r1 = p[t].r0;
+  }
+  for (int t = 1; t < n; t++)
+    started[t] = pthread_create(&tid[t], NULL, run_part, &p[t]) == 0;
+  run_part(&p[0]);
+  for (int t = 1; t < n; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else
+      run_part(&p[t]);  /* no thread: its block runs here */
+  }
+}
+
+/* One block's validation: its result and message. */
+struct val_ctx {
+  const struct spmv_csr *A;
+  unsigned flags;
+  int rc[SPMVD_PAR_MAX];
+  struct spmv_error err[SPMVD_PAR_MAX];
+};
+
+static void validate_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct val_ctx *v = ctx;
+
+  v->rc[t] = spmv_csr_validate_rows(v->A, v->flags, r0, r1, &v->err[t]);
+}
+
+int spmvd_par_validate(const struct spmv_csr *A, unsigned flags,
+                       struct spmv_error *err)
+{
+  struct val_ctx v = {.A = A, .flags = flags};
+  int rc = spmv_csr_validate_offsets(A, err);
+  int n = spmvd_par_threads(A->nnz);
+
+  if (rc != 0)
+    return rc;
+  spmvd_par_rows(A, n, validate_block, &v);
+  for (int t = 0; t < n; t++)
+    if (v.rc[t] != 0) {
+      *err = v.err[t];  /* the lowest rows' first: as one pass finds it */
+      return v.rc[t];
+    }
+  spmv_error_clear(err);
+  return 0;
+}
