@@ -246,7 +246,8 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
   if (rc < 0)
     goto fail;
   t2 = now_ms();
-  rc = spmv_profile_compute(&m->A, &m->prof, err);
+  rc = spmv_profile_compute_threads(&m->A, &m->prof,
+                                    spmvd_par_threads(m->A.nnz), err);
   if (rc < 0)
     goto fail;
   m->have_prof = 1;

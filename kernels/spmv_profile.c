@@ -1,5 +1,6 @@
 /* spmv_profile.c: row-length statistics of a CSR, as the tuner sees them. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,14 +91,67 @@ static void row_stats(const struct spmv_csr *A, struct spmv_profile *p)
   p->rl_cv = p->rl_mean > 0.0 ? p->rl_sigma / p->rl_mean : 0.0;
 }
 
+/* One block of the pass over col_idx: rows [r0, r1) mark their diagonals
+ * in the shared bitmap and count their column pairs. */
+struct col_part {
+  const struct spmv_csr *A;
+  uint64_t *seen;
+  int64_t r0, r1, pairs, local;
+};
+
+static void *col_block(void *arg)
+{
+  struct col_part *c = arg;
+  const struct spmv_csr *A = c->A;
+  int64_t i, k, off, gap;
+
+  for (i = c->r0; i < c->r1; i++) {
+    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      off = (int64_t)A->col_idx[k] - i + (A->rows - 1);
+      uint64_t bit = (uint64_t)1 << (off % 64);
+      /* Read first: the blocks of a banded matrix share a few words, and
+       * writing them only once keeps those cache lines shared. */
+      if (!(__atomic_load_n(&c->seen[off / 64], __ATOMIC_RELAXED) & bit))
+        __atomic_fetch_or(&c->seen[off / 64], bit, __ATOMIC_RELAXED);
+      if (k > A->row_ptr[i]) {
+        gap = (int64_t)A->col_idx[k] - A->col_idx[k - 1];
+        c->pairs++;
+        c->local += gap < LOCALITY_SPAN && gap > -LOCALITY_SPAN;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* The first row whose entries start at or after entry k. */
+static int64_t row_at(const struct spmv_csr *A, int64_t k)
+{
+  int64_t lo = 0, hi = A->rows;
+
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (A->row_ptr[mid] < k)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /*
  * The pass over col_idx: distinct diagonals (col - row, a bitmap over the
- * rows + cols - 1 possible offsets) and column locality.
+ * rows + cols - 1 possible offsets) and column locality, in nthreads
+ * blocks of rows of about equal entries.  Every count is an integer, so
+ * the profile is the same bits whatever the threads.
  */
-static int col_stats(const struct spmv_csr *A, struct spmv_profile *p)
+static int col_stats(const struct spmv_csr *A, struct spmv_profile *p,
+                     int nthreads)
 {
+  struct col_part part[SPMV_PROFILE_MAX_THREADS];
+  pthread_t tid[SPMV_PROFILE_MAX_THREADS];
+  int started[SPMV_PROFILE_MAX_THREADS] = {0};
   uint64_t *seen = NULL;
-  int64_t noffsets, i, k, off, pairs = 0, local = 0, ndiags = 0, gap;
+  int64_t noffsets, w, pairs = 0, local = 0, ndiags = 0;
 
   noffsets = A->rows + A->cols > 0 ? A->rows + A->cols - 1 : 0;
   if (A->nnz > 0) {
@@ -105,20 +159,32 @@ static int col_stats(const struct spmv_csr *A, struct spmv_profile *p)
     if (seen == NULL)
       return SPMV_ENOMEM;
   }
-  for (i = 0; i < A->rows; i++) {
-    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-      off = (int64_t)A->col_idx[k] - i + (A->rows - 1);
-      if (!(seen[off / 64] & ((uint64_t)1 << (off % 64)))) {
-        seen[off / 64] |= (uint64_t)1 << (off % 64);
-        ndiags++;
-      }
-      if (k > A->row_ptr[i]) {
-        gap = (int64_t)A->col_idx[k] - A->col_idx[k - 1];
-        pairs++;
-        local += gap < LOCALITY_SPAN && gap > -LOCALITY_SPAN;
-      }
-    }
+  if (nthreads < 1 || A->nnz == 0)
+    nthreads = 1;
+  if (nthreads > SPMV_PROFILE_MAX_THREADS)
+    nthreads = SPMV_PROFILE_MAX_THREADS;
+  for (int t = 0; t < nthreads; t++) {
+    part[t] = (struct col_part){A, seen, t ? part[t - 1].r1 : 0, 0, 0, 0};
+    part[t].r1 = t == nthreads - 1 ? A->rows
+                                   : row_at(A, A->nnz / nthreads * (t + 1));
+    if (part[t].r1 < part[t].r0)
+      part[t].r1 = part[t].r0;
   }
+  for (int t = 1; t < nthreads; t++)
+    started[t] = pthread_create(&tid[t], NULL, col_block, &part[t]) == 0;
+  col_block(&part[0]);
+  for (int t = 1; t < nthreads; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else
+      col_block(&part[t]);
+  }
+  for (int t = 0; t < nthreads; t++) {
+    pairs += part[t].pairs;
+    local += part[t].local;
+  }
+  for (w = 0; seen && w <= noffsets / 64; w++)
+    ndiags += __builtin_popcountll(seen[w]);
   free(seen);
   p->ndiags = ndiags;
   p->col_locality = pairs > 0 ? (double)local / (double)pairs : 0.0;
@@ -129,6 +195,13 @@ static int col_stats(const struct spmv_csr *A, struct spmv_profile *p)
 int spmv_profile_compute(const struct spmv_csr *A, struct spmv_profile *p,
                          struct spmv_error *err)
 {
+  return spmv_profile_compute_threads(A, p, 1, err);
+}
+
+int spmv_profile_compute_threads(const struct spmv_csr *A,
+                                 struct spmv_profile *p, int nthreads,
+                                 struct spmv_error *err)
+{
   if (A == NULL || p == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "no matrix or no profile");
   memset(p, 0, sizeof *p);
@@ -137,7 +210,7 @@ int spmv_profile_compute(const struct spmv_csr *A, struct spmv_profile *p,
   p->nnz = A->nnz;
   row_stats(A, p);
   p->hyb_k = hyb_k(A, p);
-  if (col_stats(A, p) != 0)
+  if (col_stats(A, p, nthreads) != 0)
     return spmv_error_set(err, SPMV_ENOMEM,
                           "out of memory for the diagonal bitmap of %lld "
                           "offsets", (long long)(A->rows + A->cols - 1));

@@ -34,6 +34,13 @@ struct spmv_profile {
 int spmv_profile_compute(const struct spmv_csr *A, struct spmv_profile *p,
                          struct spmv_error *err);
 
+/* The same with the pass over the columns split over nthreads threads (at
+ * most SPMV_PROFILE_MAX_THREADS): the same profile, to the bit. */
+#define SPMV_PROFILE_MAX_THREADS 16
+int spmv_profile_compute_threads(const struct spmv_csr *A,
+                                 struct spmv_profile *p, int nthreads,
+                                 struct spmv_error *err);
+
 /* XXH3-128 over rows, cols, nnz, row offsets and column indices: the
  * structure only, so equal structure with other values gives equal prints. */
 struct spmv_fingerprint {

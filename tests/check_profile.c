@@ -244,6 +244,33 @@ START_TEST(against_brute_force)
 }
 END_TEST
 
+/* The profile split over threads is the same, to the bit, for any count
+ * of threads, empty blocks included. */
+START_TEST(threads_same_bits)
+{
+  static const char *const gens[] = {
+    "banded n=20000 w=3 b=40",
+    "rmat scale=12 ef=8",
+    "dc1like n=4000 lambda=3 long=1500,3999",
+  };
+  static const int threads[] = {2, 3, 7, 16, 100};
+  struct spmv_error err;
+  struct spmv_profile one, many;
+
+  for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+    struct spmv_csr *A = spmv_gen_from_text(gens[g], 3, &err);
+    ck_assert_msg(A != NULL, "%s: %s", gens[g], err.msg);
+    ck_assert_int_eq(spmv_profile_compute(A, &one, &err), 0);
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+      ck_assert_int_eq(spmv_profile_compute_threads(A, &many, threads[t], &err), 0);
+      ck_assert_msg(memcmp(&one, &many, sizeof one) == 0,
+                    "%s: %d threads give another profile", gens[g], threads[t]);
+    }
+    spmv_csr_free(A);
+  }
+}
+END_TEST
+
 /* ---- fingerprints ------------------------------------------------------- */
 
 /* The fingerprint of A by an independent route: one buffer, one-shot XXH3. */
@@ -382,6 +409,7 @@ Suite *profile_suite(void)
   tcase_add_test(tc, degenerate);
   tcase_add_test(tc, locality_boundary);
   tcase_add_test(tc, hyb_k_bins);
+  tcase_add_test(tc, threads_same_bits);
   tcase_add_test(tc, against_brute_force);
   tcase_add_test(tc, fingerprint_reference);
   tcase_add_test(tc, fingerprint_structure_only);
