@@ -45,7 +45,8 @@ daemon_spmvd_worker_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS) -lpthread -lm
 if HAVE_CUDA
-daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c
+daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c \
+	daemon/spmvd_cuda_pipe.c daemon/spmvd_cuda_pipe.h
 daemon_spmvd_worker_CPPFLAGS += $(CUDA_CPPFLAGS)
 daemon_spmvd_worker_LDADD += kernels/libspmvkernels_cuda.a $(CUDA_LIBS)
 endif

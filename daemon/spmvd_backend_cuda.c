@@ -11,6 +11,7 @@
 #include "spmv_kernels.h"
 #include "spmv_stats.h"
 #include "spmvd_backend.h"
+#include "spmvd_cuda_pipe.h"
 
 /*
  * Design: a matrix is converted on the host with spmv_layout_new() to its
@@ -59,6 +60,8 @@ struct spmvd_backend {
   double *dres;   /* SPMVD_MAX_RESULTS results of a list, on the device */
   double *dpart;  /* the reductions' partial sums (SPMV_BLAS_MAX_PARTIALS) */
   double *hres;   /* pinned, so that finish() copies dres before its wait */
+  struct spmvd_cuda_pipe *pipe; /* batches of host vectors; made on the
+                                   first, NULL until then */
 };
 
 struct spmvd_bvector {
@@ -70,6 +73,8 @@ struct spmvd_bvector {
 struct spmvd_bmatrix {
   struct spmv_dev_matrix *d;
   void *dx, *dy;     /* one x (cols) and one y (rows) on the device */
+  void *dx2, *dy2;   /* a second pair for batches (spmvd_cuda_pipe), made
+                        on the first; NULL until then */
   int x_random;      /* dx holds time()'s random vector */
   /* Its products replayed as a graph (spmv_dev_graph_spmv): dx and dy
    * never move, so one capture serves every product of an alpha, beta. */
@@ -89,6 +94,7 @@ static void cuda_close(struct spmvd_backend *b)
   spmv_dev_timer_free(b->timer);
   spmv_dev_free(b->dres);
   spmv_dev_free(b->dpart);
+  spmvd_cuda_pipe_free(b->pipe);
   if (b->hres)
     cudaFreeHost(b->hres);
   if (b->stream)
@@ -211,6 +217,8 @@ static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
   spmv_dev_matrix_free(m->d);
   spmv_dev_free(m->dx);
   spmv_dev_free(m->dy);
+  spmv_dev_free(m->dx2);
+  spmv_dev_free(m->dy2);
   free(m);
 }
 
@@ -349,6 +357,24 @@ static int wait_stream(struct spmvd_backend *b, int rc, const char *what,
   return rc;
 }
 
+/* Whether a batch of m's can be pipelined: the pipe and m's second pair
+ * of vectors exist, made now if not (without memory for them, the batch
+ * runs one vector after another, as before). */
+static int pipe_ready(struct spmvd_backend *b, struct spmvd_bmatrix *m)
+{
+  const struct spmv_layout *L = &m->d->L;
+  size_t es = vsize(L->dtype);
+  struct spmv_error e;
+
+  if (!b->pipe && spmvd_cuda_pipe_new(&b->pipe, &e) < 0)
+    return 0;
+  if (!m->dx2 && spmv_dev_alloc(&m->dx2, (size_t)L->cols * es, "x", &e) < 0)
+    return 0;
+  if (!m->dy2 && spmv_dev_alloc(&m->dy2, (size_t)L->rows * es, "y", &e) < 0)
+    return 0;
+  return 1;
+}
+
 static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                          double alpha, const void *x, double beta, void *y,
                          int nvec, struct spmv_error *err)
@@ -362,6 +388,11 @@ static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
   m->x_random = 0;
   if ((rc = warm_for(b, m, nvec, err)) < 0)
     return rc;
+  if (nvec >= 2 && pipe_ready(b, m)) {
+    void *const dx[2] = {m->dx, m->dx2}, *const dy[2] = {m->dy, m->dy2};
+    return spmvd_cuda_pipe_run(b->pipe, m->d, b->stream, dx, dy, alpha, x,
+                               beta, y, nvec, err);
+  }
   /* One wait for all nvec: the worker pins the vectors' mappings, so the
    * copies are asynchronous and the host queues ahead of the GPU. */
   for (int v = 0; v < nvec && rc == 0; v++)

@@ -1,9 +1,10 @@
 #!/bin/sh
-# check_gpu_vectors.sh: the device-vector tests (check_vectors,
-# check_vectors_proto) again with the daemon on the cuda backend, so that
-# its vectors, lists and pinned transfers are checked against the same
-# double-precision references as the cpu backend's; exits 77 (skipped)
-# where no GPU is present.
+# check_gpu_vectors.sh: the tests of products on device vectors
+# (check_vectors, check_vectors_proto) and on host vectors, in place and in
+# batches (check_inplace, check_tools), again with the daemon on the cuda
+# backend, so that its vectors, lists, pinned and overlapped transfers are
+# checked against the same double-precision references as the cpu
+# backend's; exits 77 (skipped) where no GPU is present.
 top_build=${SPMV_TOP_BUILDDIR:-.}
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   echo "check_gpu_vectors: no GPU; skipped"
@@ -12,7 +13,7 @@ fi
 SPMV_ITEST_BACKEND=cuda
 export SPMV_ITEST_BACKEND
 status=0
-for t in check_vectors check_vectors_proto; do
+for t in check_vectors check_vectors_proto check_inplace check_tools; do
   echo "== $t on the cuda backend"
   "$top_build/tests/integration/$t" || status=1
 done
