@@ -27,7 +27,8 @@
 static char ops_path[1024];
 static const char *const partial[] = {"CK_RUN_SUITE", "CK_RUN_CASE",
                                       "CK_INCLUDE_TAGS", "CK_EXCLUDE_TAGS",
-                                      "CK_EXCLUDE_CASE", "CK_EXCLUDE_SUITE"};
+                                      "CK_EXCLUDE_CASE", "CK_EXCLUDE_SUITE",
+                                      "SPMV_ITEST_RERUN"};
 static char seen[SEEN_MAX][48];
 static int nseen;
 
@@ -62,7 +63,9 @@ void itest_ops_begin(void)
   nseen = 0;
   if (!top || !*top || program_name(name, sizeof name) < 0)
     return;
-  /* A partial run (check's selection variables) keeps the last full record. */
+  /* A partial run (check's selection variables), or a program run again
+   * on another backend (SPMV_ITEST_RERUN, beside its first run), keeps
+   * the last full record. */
   for (size_t i = 0; i < sizeof partial / sizeof partial[0]; i++)
     if (getenv(partial[i]))
       return;
