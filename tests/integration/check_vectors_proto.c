@@ -359,6 +359,32 @@ START_TEST(limits)
 }
 END_TEST
 
+/* A daemon that polls between messages (busy_poll_us, off by default on
+ * small hosts such as CI's) serves and stops as one that sleeps. */
+START_TEST(busy_poll)
+{
+  struct itest_daemon d;
+  itest_daemon_init(&d);
+  itest_daemon_config(&d, "busy_poll_us = 300\n");
+  ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
+  int fd = itest_open(&d);
+  int64_t x = vcreate(fd, "f64", 3);
+  double v[3] = {3, 0, 4};
+  char s[160];
+  snprintf(s, sizeof s, "[{\"op\":\"upload\",\"x\":%lld},"
+           "{\"op\":\"nrm2\",\"x\":%lld}]", (long long)x, (long long)x);
+  for (int i = 0; i < 50; i++) {
+    json_t *r = run(fd, s, v, sizeof v, NULL, NULL);
+    ck_assert(json_number_value(json_array_get(json_object_get(r, "results"),
+                                               0)) == 5.0);
+    json_decref(r);
+  }
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);
+  itest_daemon_fini(&d);
+}
+END_TEST
+
 static Suite *vectors_suite(void)
 {
   Suite *s = suite_create("vectors_proto");
@@ -373,6 +399,7 @@ static Suite *vectors_suite(void)
   tcase_add_test(t, disconnect_frees);
   tcase_add_test(t, restart_loses_values);
   tcase_add_test(t, limits);
+  tcase_add_test(t, busy_poll);
   suite_add_tcase(s, t);
   return s;
 }
