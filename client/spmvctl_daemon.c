@@ -29,6 +29,10 @@ static void print_status(const json_t *s)
   printf("cache         %s\n", spmvctl_str(s, "cache_path"));
   printf("connections   %lld\n", (long long)json_integer_value(json_object_get(s, "connections")));
   printf("matrices      %lld\n", (long long)json_integer_value(json_object_get(s, "matrices")));
+  if (json_object_get(s, "vectors"))
+    printf("vectors       %lld (%lld bytes)\n",
+           (long long)json_integer_value(json_object_get(s, "vectors")),
+           (long long)json_integer_value(json_object_get(s, "vector_bytes")));
   if (strcmp(spmvctl_str(s, "exclude_formats"), "-") != 0)
     printf("excluded      %s (exclude_formats)\n", spmvctl_str(s, "exclude_formats"));
   if (json_array_size(workers) == 0)
