@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "spmvd_par.h"
+#include "spmv_par.h"
 #include "spmvd_worker_impl.h"
 
 /* The first use of a cached configuration is checked, so a wrong cache
@@ -34,8 +34,8 @@ struct cmp {
   const double *x;
   const void *y;
   enum spmv_dtype dt;
-  double anorm[SPMVD_PAR_MAX], ynorm[SPMVD_PAR_MAX], diff[SPMVD_PAR_MAX];
-  int64_t maxlen[SPMVD_PAR_MAX];
+  double anorm[SPMV_PAR_MAX], ynorm[SPMV_PAR_MAX], diff[SPMV_PAR_MAX];
+  int64_t maxlen[SPMV_PAR_MAX];
 };
 
 static void compare_block(void *ctx, int t, int64_t r0, int64_t r1)
@@ -73,7 +73,7 @@ int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
   void *xt = malloc(es * (size_t)(cols + 1));
   void *yt = malloc(es * (size_t)(rows + 1));
   struct cmp c = {.A = &m->A, .dt = m->dtype};
-  int n = spmvd_par_threads(m->A.nnz), rc = 0;
+  int n = spmv_par_threads(m->A.nnz), rc = 0;
 
   if (!x || !xt || !yt) {
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for the check");
@@ -92,7 +92,7 @@ int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
     goto out;
   c.x = x;
   c.y = yt;
-  spmvd_par_rows(&m->A, n, compare_block, &c);
+  spmv_par_rows(&m->A, n, compare_block, &c);
   double anorm = 0, xnorm = 0, ynorm = 0, diff = 0;
   int64_t maxlen = 1;
   for (int t = 0; t < n; t++) {

@@ -15,7 +15,7 @@
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_shm.h"
-#include "spmvd_par.h"
+#include "spmv_par.h"
 #include "spmvd_worker_impl.h"
 
 /* Unmaps vector buffer id (if known). */
@@ -242,12 +242,12 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
     m->A.row_ptr[0] = 0;
   spmvd_shm_close(&raw);
   t1 = now_ms();
-  rc = spmvd_par_validate(&m->A, 0, err);
+  rc = spmv_par_validate(&m->A, 0, spmv_par_threads(m->A.nnz), err);
   if (rc < 0)
     goto fail;
   t2 = now_ms();
   rc = spmv_profile_compute_threads(&m->A, &m->prof,
-                                    spmvd_par_threads(m->A.nnz), err);
+                                    spmv_par_threads(m->A.nnz), err);
   if (rc < 0)
     goto fail;
   m->have_prof = 1;

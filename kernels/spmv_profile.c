@@ -1,9 +1,9 @@
 /* spmv_profile.c: row-length statistics of a CSR, as the tuner sees them. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv_par.h"
 #include "spmv_profile.h"
 
 /* Entries of a row closer than this many columns count as local. */
@@ -91,21 +91,21 @@ static void row_stats(const struct spmv_csr *A, struct spmv_profile *p)
   p->rl_cv = p->rl_mean > 0.0 ? p->rl_sigma / p->rl_mean : 0.0;
 }
 
-/* One block of the pass over col_idx: rows [r0, r1) mark their diagonals
- * in the shared bitmap and count their column pairs. */
-struct col_part {
+/* The pass over col_idx in blocks of rows: each marks its diagonals in
+ * the shared bitmap and counts its column pairs. */
+struct col_pass {
   const struct spmv_csr *A;
   uint64_t *seen;
-  int64_t r0, r1, pairs, local;
+  int64_t pairs[SPMV_PAR_MAX], local[SPMV_PAR_MAX];
 };
 
-static void *col_block(void *arg)
+static void col_block(void *ctx, int t, int64_t r0, int64_t r1)
 {
-  struct col_part *c = arg;
+  struct col_pass *c = ctx;
   const struct spmv_csr *A = c->A;
-  int64_t i, k, off, gap;
+  int64_t i, k, off, gap, pairs = 0, local = 0;
 
-  for (i = c->r0; i < c->r1; i++) {
+  for (i = r0; i < r1; i++) {
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       off = (int64_t)A->col_idx[k] - i + (A->rows - 1);
       uint64_t bit = (uint64_t)1 << (off % 64);
@@ -115,77 +115,45 @@ static void *col_block(void *arg)
         __atomic_fetch_or(&c->seen[off / 64], bit, __ATOMIC_RELAXED);
       if (k > A->row_ptr[i]) {
         gap = (int64_t)A->col_idx[k] - A->col_idx[k - 1];
-        c->pairs++;
-        c->local += gap < LOCALITY_SPAN && gap > -LOCALITY_SPAN;
+        pairs++;
+        local += gap < LOCALITY_SPAN && gap > -LOCALITY_SPAN;
       }
     }
   }
-  return NULL;
-}
-
-/* The first row whose entries start at or after entry k. */
-static int64_t row_at(const struct spmv_csr *A, int64_t k)
-{
-  int64_t lo = 0, hi = A->rows;
-
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (A->row_ptr[mid] < k)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  c->pairs[t] = pairs;
+  c->local[t] = local;
 }
 
 /*
  * The pass over col_idx: distinct diagonals (col - row, a bitmap over the
  * rows + cols - 1 possible offsets) and column locality, in nthreads
- * blocks of rows of about equal entries.  Every count is an integer, so
- * the profile is the same bits whatever the threads.
+ * blocks of rows (spmv_par_rows).  Every count is an integer, so the
+ * profile is the same bits whatever the threads.
  */
 static int col_stats(const struct spmv_csr *A, struct spmv_profile *p,
                      int nthreads)
 {
-  struct col_part part[SPMV_PROFILE_MAX_THREADS];
-  pthread_t tid[SPMV_PROFILE_MAX_THREADS];
-  int started[SPMV_PROFILE_MAX_THREADS] = {0};
-  uint64_t *seen = NULL;
+  struct col_pass c = {.A = A};
   int64_t noffsets, w, pairs = 0, local = 0, ndiags = 0;
 
   noffsets = A->rows + A->cols > 0 ? A->rows + A->cols - 1 : 0;
   if (A->nnz > 0) {
-    seen = calloc((size_t)(noffsets / 64 + 1), sizeof *seen);
-    if (seen == NULL)
+    c.seen = calloc((size_t)(noffsets / 64 + 1), sizeof *c.seen);
+    if (c.seen == NULL)
       return SPMV_ENOMEM;
   }
   if (nthreads < 1 || A->nnz == 0)
     nthreads = 1;
-  if (nthreads > SPMV_PROFILE_MAX_THREADS)
-    nthreads = SPMV_PROFILE_MAX_THREADS;
+  if (nthreads > SPMV_PAR_MAX)
+    nthreads = SPMV_PAR_MAX;
+  spmv_par_rows(A, nthreads, col_block, &c);
   for (int t = 0; t < nthreads; t++) {
-    part[t] = (struct col_part){A, seen, t ? part[t - 1].r1 : 0, 0, 0, 0};
-    part[t].r1 = t == nthreads - 1 ? A->rows
-                                   : row_at(A, A->nnz / nthreads * (t + 1));
-    if (part[t].r1 < part[t].r0)
-      part[t].r1 = part[t].r0;
+    pairs += c.pairs[t];
+    local += c.local[t];
   }
-  for (int t = 1; t < nthreads; t++)
-    started[t] = pthread_create(&tid[t], NULL, col_block, &part[t]) == 0;
-  col_block(&part[0]);
-  for (int t = 1; t < nthreads; t++) {
-    if (started[t])
-      pthread_join(tid[t], NULL);
-    else
-      col_block(&part[t]);
-  }
-  for (int t = 0; t < nthreads; t++) {
-    pairs += part[t].pairs;
-    local += part[t].local;
-  }
-  for (w = 0; seen && w <= noffsets / 64; w++)
-    ndiags += __builtin_popcountll(seen[w]);
-  free(seen);
+  for (w = 0; c.seen && w <= noffsets / 64; w++)
+    ndiags += __builtin_popcountll(c.seen[w]);
+  free(c.seen);
   p->ndiags = ndiags;
   p->col_locality = pairs > 0 ? (double)local / (double)pairs : 0.0;
   return 0;

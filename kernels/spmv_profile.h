@@ -35,8 +35,7 @@ int spmv_profile_compute(const struct spmv_csr *A, struct spmv_profile *p,
                          struct spmv_error *err);
 
 /* The same with the pass over the columns split over nthreads threads (at
- * most SPMV_PROFILE_MAX_THREADS): the same profile, to the bit. */
-#define SPMV_PROFILE_MAX_THREADS 16
+ * most SPMV_PAR_MAX, spmv_par.h): the same profile, to the bit. */
 int spmv_profile_compute_threads(const struct spmv_csr *A,
                                  struct spmv_profile *p, int nthreads,
                                  struct spmv_error *err);

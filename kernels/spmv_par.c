@@ -1,32 +1,30 @@
-/* spmvd_par.c: the worker's passes over a whole matrix, split over threads. */
-#include "config.h"
-
+/* spmv_par.c: passes over a whole matrix, split over threads. */
 #include <pthread.h>
 #include <unistd.h>
 
-#include "spmvd_par.h"
+#include "spmv_par.h"
 
 /*
  * A load reads the whole CSR several times on the host (validation, the
- * check of a cached configuration's first product against the reference);
- * one core reads far below the memory's speed, and a large matrix's load
- * spent most of its time there.  Threads are made per pass: a pass over a
- * million entries costs far more than starting them.
+ * profile, the check of a cached configuration's first product against
+ * the reference); one core reads far below the memory's speed, and a
+ * large matrix's load spent most of its time there.  Threads are made per
+ * pass: a pass over a million entries costs far more than starting them.
  */
 
 #define PAR_MIN_NNZ 1000000
 
-int spmvd_par_threads(int64_t nnz)
+int spmv_par_threads(int64_t nnz)
 {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
 
   if (nnz < PAR_MIN_NNZ || n < 2)
     return 1;
-  return n > SPMVD_PAR_MAX ? SPMVD_PAR_MAX : (int)n;
+  return n > SPMV_PAR_MAX ? SPMV_PAR_MAX : (int)n;
 }
 
 struct part {
-  spmvd_par_fn *fn;
+  spmv_par_fn *fn;
   void *ctx;
   int t;
   int64_t r0, r1;
@@ -55,17 +53,17 @@ static int64_t row_at(const struct spmv_csr *A, int64_t k)
   return lo;
 }
 
-void spmvd_par_rows(const struct spmv_csr *A, int n, spmvd_par_fn *fn,
+void spmv_par_rows(const struct spmv_csr *A, int n, spmv_par_fn *fn,
                     void *ctx)
 {
-  struct part p[SPMVD_PAR_MAX];
-  pthread_t tid[SPMVD_PAR_MAX];
-  int started[SPMVD_PAR_MAX] = {0};
+  struct part p[SPMV_PAR_MAX];
+  pthread_t tid[SPMV_PAR_MAX];
+  int started[SPMV_PAR_MAX] = {0};
 
   if (n < 1)
     n = 1;
-  if (n > SPMVD_PAR_MAX)
-    n = SPMVD_PAR_MAX;
+  if (n > SPMV_PAR_MAX)
+    n = SPMV_PAR_MAX;
   for (int t = 0; t < n; t++) {
     p[t].fn = fn;
     p[t].ctx = ctx;
@@ -90,8 +88,8 @@ void spmvd_par_rows(const struct spmv_csr *A, int n, spmvd_par_fn *fn,
 struct val_ctx {
   const struct spmv_csr *A;
   unsigned flags;
-  int rc[SPMVD_PAR_MAX];
-  struct spmv_error err[SPMVD_PAR_MAX];
+  int rc[SPMV_PAR_MAX];
+  struct spmv_error err[SPMV_PAR_MAX];
 };
 
 static void validate_block(void *ctx, int t, int64_t r0, int64_t r1)
@@ -101,16 +99,19 @@ static void validate_block(void *ctx, int t, int64_t r0, int64_t r1)
   v->rc[t] = spmv_csr_validate_rows(v->A, v->flags, r0, r1, &v->err[t]);
 }
 
-int spmvd_par_validate(const struct spmv_csr *A, unsigned flags,
-                       struct spmv_error *err)
+int spmv_par_validate(const struct spmv_csr *A, unsigned flags, int n,
+                      struct spmv_error *err)
 {
   struct val_ctx v = {.A = A, .flags = flags};
   int rc = spmv_csr_validate_offsets(A, err);
-  int n = spmvd_par_threads(A->nnz);
 
   if (rc != 0)
     return rc;
-  spmvd_par_rows(A, n, validate_block, &v);
+  if (n < 1)
+    n = 1;
+  if (n > SPMV_PAR_MAX)
+    n = SPMV_PAR_MAX;
+  spmv_par_rows(A, n, validate_block, &v);
   for (int t = 0; t < n; t++)
     if (v.rc[t] != 0) {
       *err = v.err[t];  /* the lowest rows' first: as one pass finds it */
