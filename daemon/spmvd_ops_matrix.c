@@ -50,7 +50,7 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
   json_t *name = json_object_get(req, "name");
   enum spmv_dtype dt;
   enum spmvd_strategy s;
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
   int rc;
 
   if ((rc = spmvd_op_get_int(req, "rows", &rows, err)) < 0 ||
@@ -91,7 +91,7 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
     return spmv_error_set(err, SPMV_ELIMIT,
                           "max_matrices_per_user (%d) reached for uid %ld",
                           srv->cfg.max_matrices_per_uid, (long)c->uid);
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   if ((rc = spmvd_ops_check_mem(c, plen + l.size, err)) < 0)
     return rc;
   *shm = (size_t)plen;
@@ -203,7 +203,7 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
 {
   struct spmvd_server *srv = c->srv;
   struct spmv_error err;
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
   struct spmvd_matrix *m;
   struct spmvd_op *o = spmvd_op_new(c, id, "load");
   const char *name = json_string_value(json_object_get(req, "name"));
@@ -235,7 +235,7 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
   m->rows = rows;
   m->cols = cols;
   m->nnz = nnz;
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   if (spmvd_shm_open(&m->host, "spmvd-matrix", l.size, &err) < 0) {
     spmvd_op_load_fail(o, &err);
     return;

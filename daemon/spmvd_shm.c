@@ -109,22 +109,13 @@ void spmvd_shm_close(struct spmvd_shm *s)
   spmvd_shm_init(s);
 }
 
-/* Computes the host copy's layout for a matrix of rows rows and nnz entries. */
-void spmvd_shm_csr_layout(int64_t rows, int64_t nnz, struct spmvd_shm_csr *l)
-{
-  l->off_row = 0;
-  l->off_col = (size_t)(rows + 1) * sizeof(int64_t);
-  l->off_val = l->off_col + ((size_t)nnz * sizeof(int32_t) + 7) / 8 * 8;
-  l->size = l->off_val + (size_t)nnz * sizeof(double);
-}
-
 /* Fills A as a view of a host copy mapped at base. */
 void spmvd_shm_csr_view(void *base, int64_t rows, int64_t cols, int64_t nnz,
                         struct spmv_csr *A)
 {
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
 
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   A->rows = rows;
   A->cols = cols;
   A->nnz = nnz;

@@ -6,6 +6,7 @@
 
 #include "spmv_csr.h"
 #include "spmv_error.h"
+#include "spmv_wire.h"
 
 /*
  * A region of anonymous shared memory: a memfd and, while mapped, its
@@ -43,18 +44,8 @@ void spmvd_shm_unmap(struct spmvd_shm *s);
 /* Unmaps and closes the region; a closed one is a no-op. */
 void spmvd_shm_close(struct spmvd_shm *s);
 
-/*
- * The host copy of a matrix in shared memory: row_ptr (rows + 1 int64),
- * col_idx (nnz int32, padded to 8 bytes), val (nnz double), at these
- * offsets.  Both processes compute it the same way.
- */
-struct spmvd_shm_csr {
-  size_t off_row, off_col, off_val;
-  size_t size;  /* the whole region */
-};
-
-/* Computes the host copy's layout for rows x ? with nnz entries. */
-void spmvd_shm_csr_layout(int64_t rows, int64_t nnz, struct spmvd_shm_csr *l);
+/* The host copy of a matrix is laid out as spmv_wire_csr_layout() says
+ * (client/spmv_wire.h): the client may write it itself (a memfd load). */
 
 /* Fills A as a view (not to be freed) of a host copy mapped at base. */
 void spmvd_shm_csr_view(void *base, int64_t rows, int64_t cols, int64_t nnz,

@@ -29,7 +29,7 @@
  *
  *   load     {handle, dtype, index, rows, cols, nnz} fds [raw, host]:
  *            the client's payload (raw) is validated and converted into
- *            the host copy (host, see spmvd_shm_csr_layout); replies
+ *            the host copy (host, see spmv_wire_csr_layout); replies
  *            {fingerprint, profile}.  Nothing is resident yet.
  *   adopt    {handle, dtype, rows, cols, nnz, config} fds [host]: after a
  *            respawn, maps a host copy already converted and makes config

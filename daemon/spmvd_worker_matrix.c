@@ -203,7 +203,7 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
   const char *dts, *index;
   enum spmv_dtype dt = SPMV_F64;
   struct spmvd_shm raw;
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
   struct wmatrix *m;
   char hex[33];
   struct spmv_fingerprint fp;
@@ -220,7 +220,7 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
   m = wmatrix_new(w, h, dt);
   if (!m)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   size_t rawsz = (size_t)(rows + 1) * (size_t)iw + (size_t)nnz * 4 +
                  (size_t)nnz * vsize(dt);
   rc = spmvd_shm_map(&raw, fds[0], rawsz, err);
@@ -313,7 +313,7 @@ int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
   json_int_t h, rows, cols, nnz;
   const char *dts, *text;
   struct spmv_config cfg;
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
   enum spmv_dtype dt = SPMV_F64;
   struct wmatrix *m;
   int rc;
@@ -329,7 +329,7 @@ int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
   m = wmatrix_new(w, h, dt);
   if (!m)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   rc = spmvd_shm_map(&m->host, fds[0], l.size, err);
   fds[0] = -1;
   if (rc < 0)
