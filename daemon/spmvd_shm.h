@@ -17,6 +17,7 @@ struct spmvd_shm {
   int fd;        /* the memfd, or -1 */
   void *addr;    /* the mapping, or NULL when not mapped */
   size_t size;   /* bytes of the region */
+  int readonly;  /* mapped without write access (spmvd_shm_map_ro) */
 };
 
 /* Marks s as closed (fd -1, not mapped). */
@@ -37,6 +38,17 @@ int spmvd_shm_open(struct spmvd_shm *s, const char *name, size_t size,
  */
 int spmvd_shm_map(struct spmvd_shm *s, int fd, size_t size,
                   struct spmv_error *err);
+
+/*
+ * As spmvd_shm_map(), mapped read-only: a memfd sealed against writing
+ * (F_SEAL_WRITE, a client's matrix) cannot be mapped shared and writable.
+ */
+int spmvd_shm_map_ro(struct spmvd_shm *s, int fd, size_t size,
+                     struct spmv_error *err);
+
+/* Whether fd is a memfd sealed against writing (F_GET_SEALS shows
+ * F_SEAL_WRITE): such a one must be mapped with spmvd_shm_map_ro(). */
+int spmvd_shm_write_sealed(int fd);
 
 /* Unmaps the region but keeps the memfd (e.g. a host copy held for respawn). */
 void spmvd_shm_unmap(struct spmvd_shm *s);

@@ -250,7 +250,7 @@ START_TEST(raw_attach)
   /* A descriptor on any other op (each refused one is closed). */
   int fd = make_memfd(need, 1);
   refused(s, call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
-          "EPROTO", "only 'attach-vectors' takes one", h, A);
+          "EPROTO", "only 'attach-vectors' and 'load' (with \"memfd\": true) take one", h, A);
   refused(s, call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
                                   3, "handle", (json_int_t)h, "alpha", 1.0,
                                   "beta", 0.0), fd, A->val, xb),
