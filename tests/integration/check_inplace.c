@@ -107,63 +107,6 @@ START_TEST(library_inplace)
 }
 END_TEST
 
-/* Sends req with descriptor pass (-1: none) on the frame's first byte and
- * reads the reply, checked against schema/proto/<op>.json. */
-static json_t *call_fd(int s, json_t *req, int pass, const void *payload,
-                       uint64_t plen)
-{
-  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
-  struct spmv_wire_limits lim;
-  struct spmv_error err;
-  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
-  char op[32];
-  size_t jlen;
-  char *text = spmv_wire_json_dump(req, &jlen);
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  struct msghdr mh;
-
-  ck_assert_ptr_nonnull(text);
-  snprintf(op, sizeof op, "%s", json_string_value(json_object_get(req, "op")));
-  itest_ops_note("sent", op);
-  h.json_len = (uint32_t)jlen;
-  h.payload_len = plen;
-  spmv_wire_header_encode(&h, hdr);
-  struct iovec iov[3] = {{hdr, sizeof hdr}, {text, jlen},
-                         {(void *)payload, plen}};
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = iov;
-  mh.msg_iovlen = plen ? 3 : 2;
-  if (pass >= 0) {
-    memset(&ctl, 0, sizeof ctl);
-    mh.msg_control = ctl.buf;
-    mh.msg_controllen = sizeof ctl.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &pass, sizeof(int));
-  }
-  ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL),
-                   (ssize_t)(sizeof hdr + jlen + plen));
-  free(text);
-  json_decref(req);
-  spmv_wire_limits_default(&lim);
-  for (;;) {
-    json_t *j = NULL;
-    void *p = NULL;
-    uint64_t n = 0;
-    ck_assert_int_eq(spmv_wire_read_frame(s, &lim, &j, &p, &n, &err), 0);
-    free(p);
-    itest_schema_check(op, j);
-    if (json_object_get(j, "ok"))
-      return j;
-    json_decref(j);
-  }
-}
-
 /* A memfd of size bytes, sealed against shrinking when sealed is set. */
 static int make_memfd(size_t size, int sealed)
 {
@@ -249,39 +192,39 @@ START_TEST(raw_attach)
 
   /* A descriptor on any other op (each refused one is closed). */
   int fd = make_memfd(need, 1);
-  refused(s, call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
+  refused(s, itest_call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
           "EPROTO", "only 'attach-vectors' and 'load' (with \"memfd\": true) take one", h, A);
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
+  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
                                   3, "handle", (json_int_t)h, "alpha", 1.0,
                                   "beta", 0.0), fd, A->val, xb),
           "EPROTO", "file descriptor", h, A);
   /* None, or not sealed, or too small. */
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 4,
+  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 4,
                                   "handle", (json_int_t)h), -1, NULL, 0),
           "EPROTO", "exactly one file descriptor", h, A);
   int loose = make_memfd(need, 0);
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 5,
+  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 5,
                                   "handle", (json_int_t)h), loose, NULL, 0),
           "EINVAL", "F_SEAL_SHRINK", h, A);
   close(loose);
   int small = make_memfd(need - 8, 1);
   snprintf(want, sizeof want, "holds %zu bytes, but k = 1 x (500 cols + 500 "
            "rows) of f64 need %zu", need - 8, need);
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 6,
+  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 6,
                                   "handle", (json_int_t)h), small, NULL, 0),
           "EINVAL", want, h, A);
   close(small);
   ck_assert_int_eq(count_fds(itest_d.pid), 0);
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
+  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 7, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, NULL, 0),
           "EINVAL", "no vectors attached", h, A);
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 8,
+  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 8,
                                   "handle", (json_int_t)(h + 100)), fd, NULL, 0),
           "ENOENT", NULL, h, A);
 
   /* Attached: products in place, x and y in the memfd. */
-  json_t *r = call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
+  json_t *r = itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
                                    9, "handle", (json_int_t)h), fd, NULL, 0);
   ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s",
                 json_dumps(r, 0));
@@ -295,7 +238,7 @@ START_TEST(raw_attach)
   for (int rep = 0; rep < 2; rep++) {
     fill(map, xd, A->cols, 0, (unsigned)rep + 40);
     memcpy(y0, map + A->cols, sizeof *y0 * (size_t)A->rows);
-    r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
+    r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
                              10 + rep, "handle", (json_int_t)h, "alpha", 2.0,
                              "beta", rep ? 0.25 : 0.0, "inplace", 1),
                 -1, NULL, 0);
@@ -305,11 +248,11 @@ START_TEST(raw_attach)
     check_y(A, 2.0, xd, rep ? 0.25 : 0.0, y0, map + A->cols, 0);
   }
   /* A payload with an in-place product, and k other than attached. */
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
+  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 12, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, xd, 8),
           "EPROTO", "takes no payload", h, A);
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf si sb}", "op",
+  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf si sb}", "op",
                                   "multiply-batch", "id", 13, "handle",
                                   (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                                   "k", 2, "inplace", 1), -1, NULL, 0),
@@ -319,11 +262,11 @@ START_TEST(raw_attach)
   pid_t wpid = worker_pid(s);
   ck_assert(maps_memfd(wpid));
   /* Freeing the matrix lets the vectors go, here and in the worker. */
-  r = call_fd(s, json_pack("{ss si sI}", "op", "free", "id", 14, "handle",
+  r = itest_call_fd(s, json_pack("{ss si sI}", "op", "free", "id", 14, "handle",
                            (json_int_t)h), -1, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
-  r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 15,
+  r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 15,
                            "handle", (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                            "inplace", 1), -1, NULL, 0);
   ck_assert_str_eq(itest_error_code(r), "ENOENT");
@@ -355,11 +298,11 @@ START_TEST(attach_limits)
   size_t need = (size_t)(A->cols + A->rows) * 8;
   int fd = make_memfd(need, 1), big = make_memfd(need * 4096, 1);
 
-  json_t *r = call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
+  json_t *r = itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
                                    2, "handle", (json_int_t)h), fd, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
-  refused(s, call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
+  refused(s, itest_call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
                                   "id", 3, "handle", (json_int_t)h, "k", 4096),
                      big, NULL, 0),
           "ELIMIT", "max_connection_bytes", h, A);
@@ -368,7 +311,7 @@ START_TEST(attach_limits)
   double *xd = malloc(sizeof *xd * (size_t)A->cols);
   double *y0 = calloc((size_t)A->rows, sizeof *y0);
   fill(map, xd, A->cols, 0, 77);
-  r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 4,
+  r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 4,
                            "handle", (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                            "inplace", 1), -1, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
@@ -379,7 +322,7 @@ START_TEST(attach_limits)
   char code[32] = "EWORKER";
   for (int i = 0; i < 300 && code[0]; i++) {
     fill(map, xd, A->cols, 0, 78 + (unsigned)i);
-    r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
+    r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
                              5, "handle", (json_int_t)h, "alpha", 1.0, "beta",
                              0.0, "inplace", 1), -1, NULL, 0);
     snprintf(code, sizeof code, "%s", itest_error_code(r));

@@ -629,3 +629,59 @@ struct spmv_csr *itest_random_csr(int64_t n, int per_row, unsigned sseed,
   }
   return A;
 }
+
+/* Sends req with descriptor pass on the frame's first byte; reads the reply. */
+json_t *itest_call_fd(int s, json_t *req, int pass, const void *payload,
+                      uint64_t plen)
+{
+  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
+  struct spmv_wire_limits lim;
+  struct spmv_error err;
+  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
+  char op[32];
+  size_t jlen;
+  char *text = spmv_wire_json_dump(req, &jlen);
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  struct msghdr mh;
+
+  ck_assert_ptr_nonnull(text);
+  snprintf(op, sizeof op, "%s", json_string_value(json_object_get(req, "op")));
+  itest_ops_note("sent", op);
+  h.json_len = (uint32_t)jlen;
+  h.payload_len = plen;
+  spmv_wire_header_encode(&h, hdr);
+  struct iovec iov[3] = {{hdr, sizeof hdr}, {text, jlen},
+                         {(void *)payload, plen}};
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = iov;
+  mh.msg_iovlen = plen ? 3 : 2;
+  if (pass >= 0) {
+    memset(&ctl, 0, sizeof ctl);
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = sizeof ctl.buf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+  }
+  ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL),
+                   (ssize_t)(sizeof hdr + jlen + plen));
+  free(text);
+  json_decref(req);
+  spmv_wire_limits_default(&lim);
+  for (;;) {
+    json_t *j = NULL;
+    void *p = NULL;
+    uint64_t n = 0;
+    ck_assert_int_eq(spmv_wire_read_frame(s, &lim, &j, &p, &n, &err), 0);
+    free(p);
+    itest_schema_check(op, j);
+    if (json_object_get(j, "ok"))
+      return j;
+    json_decref(j);
+  }
+}

@@ -88,6 +88,13 @@ json_t *itest_recv_ready(int fd, int *events);
 json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
                    void **reply_payload, uint64_t *reply_len);
 
+/* Sends req (stolen) and payload with descriptor pass (-1: none, else
+ * borrowed) on the frame's first byte (SCM_RIGHTS), and reads frames
+ * until the reply (a new reference), each checked against
+ * schema/proto/<op>.json; asserts that it all went. */
+json_t *itest_call_fd(int s, json_t *req, int pass, const void *payload,
+                      uint64_t plen);
+
 /* Connects and says hello; returns the fd (asserts on failure). */
 int itest_open(const struct itest_daemon *d);
 
