@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -118,65 +117,13 @@ static int make_memfd(size_t size, int sealed)
   return fd;
 }
 
-/* Asserts that r failed with code and a message containing want (may be
- * NULL), then that the connection still serves a payload product. */
-static void refused(int s, json_t *r, const char *code, const char *want,
-                    int64_t handle, const struct spmv_csr *A)
-{
-  const char *msg = json_string_value(
-      json_object_get(json_object_get(r, "error"), "message"));
-  ck_assert_str_eq(itest_error_code(r), code);
-  ck_assert_msg(!want || (msg && strstr(msg, want)),
-                "message '%s' does not name '%s'", msg ? msg : "", want);
-  json_decref(r);
-  ck_assert(itest_multiply_check(s, handle, A, 0, 3, NULL) <= 1.0);
-}
-
-/* How many descriptors of process pid are memfds named check-inplace. */
-static int count_fds(pid_t pid)
-{
-  char path[300], target[256];
-  int n = 0;
-
-  snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
-  DIR *d = opendir(path);
-  ck_assert_ptr_nonnull(d);
-  for (struct dirent *e; (e = readdir(d));) {
-    snprintf(path, sizeof path, "/proc/%ld/fd/%s", (long)pid, e->d_name);
-    ssize_t len = readlink(path, target, sizeof target - 1);
-    if (len <= 0)
-      continue;
-    target[len] = 0;
-    n += strstr(target, "memfd:check-inplace") != NULL;
-  }
-  closedir(d);
-  return n;
-}
-
 /* Whether process pid maps a memfd named check-inplace. */
 static int maps_memfd(pid_t pid)
 {
-  char path[64], line[512];
-  int found = 0;
+  char perms[8];
 
-  snprintf(path, sizeof path, "/proc/%ld/maps", (long)pid);
-  FILE *f = fopen(path, "r");
-  ck_assert_ptr_nonnull(f);
-  while (fgets(line, sizeof line, f))
-    found |= strstr(line, "memfd:check-inplace") != NULL;
-  fclose(f);
-  return found;
-}
-
-/* The device worker's pid, from status on a raw connection s. */
-static pid_t worker_pid(int s)
-{
-  json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 90),
-                         NULL, 0, NULL, NULL);
-  pid_t pid = (pid_t)json_integer_value(json_object_get(
-      json_array_get(json_object_get(r, "workers"), 0), "pid"));
-  json_decref(r);
-  return pid;
+  itest_memfd_perms(pid, "check-inplace", perms);
+  return perms[0] != 0;
 }
 
 /* The protocol by raw frames: attach-vectors and its refusals. */
@@ -192,34 +139,34 @@ START_TEST(raw_attach)
 
   /* A descriptor on any other op (each refused one is closed). */
   int fd = make_memfd(need, 1);
-  refused(s, itest_call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
           "EPROTO", "only 'attach-vectors' and 'load' (with \"memfd\": true) take one", h, A);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
                                   3, "handle", (json_int_t)h, "alpha", 1.0,
                                   "beta", 0.0), fd, A->val, xb),
           "EPROTO", "file descriptor", h, A);
   /* None, or not sealed, or too small. */
-  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 4,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 4,
                                   "handle", (json_int_t)h), -1, NULL, 0),
           "EPROTO", "exactly one file descriptor", h, A);
   int loose = make_memfd(need, 0);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 5,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 5,
                                   "handle", (json_int_t)h), loose, NULL, 0),
           "EINVAL", "F_SEAL_SHRINK", h, A);
   close(loose);
   int small = make_memfd(need - 8, 1);
   snprintf(want, sizeof want, "holds %zu bytes, but k = 1 x (500 cols + 500 "
            "rows) of f64 need %zu", need - 8, need);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 6,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 6,
                                   "handle", (json_int_t)h), small, NULL, 0),
           "EINVAL", want, h, A);
   close(small);
-  ck_assert_int_eq(count_fds(itest_d.pid), 0);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 0);
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 7, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, NULL, 0),
           "EINVAL", "no vectors attached", h, A);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 8,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 8,
                                   "handle", (json_int_t)(h + 100)), fd, NULL, 0),
           "ENOENT", NULL, h, A);
 
@@ -248,18 +195,18 @@ START_TEST(raw_attach)
     check_y(A, 2.0, xd, rep ? 0.25 : 0.0, y0, map + A->cols, 0);
   }
   /* A payload with an in-place product, and k other than attached. */
-  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 12, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, xd, 8),
           "EPROTO", "takes no payload", h, A);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf si sb}", "op",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf si sb}", "op",
                                   "multiply-batch", "id", 13, "handle",
                                   (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                                   "k", 2, "inplace", 1), -1, NULL, 0),
           "EINVAL", "holds k = 1", h, A);
   /* The daemon holds the memfd once; the worker maps it. */
-  ck_assert_int_eq(count_fds(itest_d.pid), 1);
-  pid_t wpid = worker_pid(s);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 1);
+  pid_t wpid = itest_worker_pid(s);
   ck_assert(maps_memfd(wpid));
   /* Freeing the matrix lets the vectors go, here and in the worker. */
   r = itest_call_fd(s, json_pack("{ss si sI}", "op", "free", "id", 14, "handle",
@@ -271,7 +218,7 @@ START_TEST(raw_attach)
                            "inplace", 1), -1, NULL, 0);
   ck_assert_str_eq(itest_error_code(r), "ENOENT");
   json_decref(r);
-  ck_assert_int_eq(count_fds(itest_d.pid), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 0);
   for (int i = 0; i < 200 && maps_memfd(wpid); i++)
     usleep(10000);
   ck_assert_msg(!maps_memfd(wpid), "the worker still maps the vectors");
@@ -302,7 +249,7 @@ START_TEST(attach_limits)
                                    2, "handle", (json_int_t)h), fd, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
-  refused(s, itest_call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
                                   "id", 3, "handle", (json_int_t)h, "k", 4096),
                      big, NULL, 0),
           "ELIMIT", "max_connection_bytes", h, A);
@@ -318,7 +265,7 @@ START_TEST(attach_limits)
   json_decref(r);
   check_y(A, 1.0, xd, 0.0, y0, map + A->cols, 0);
   /* A new worker gets the memfd again. */
-  ck_assert_int_eq(kill(worker_pid(s), SIGKILL), 0);
+  ck_assert_int_eq(kill(itest_worker_pid(s), SIGKILL), 0);
   char code[32] = "EWORKER";
   for (int i = 0; i < 300 && code[0]; i++) {
     fill(map, xd, A->cols, 0, 78 + (unsigned)i);
@@ -337,13 +284,13 @@ START_TEST(attach_limits)
   close(fd);
   close(big);
   /* Closing the connection lets the vectors go, here and in the worker. */
-  pid_t wpid = worker_pid(s);
-  ck_assert_int_eq(count_fds(itest_d.pid), 1);
+  pid_t wpid = itest_worker_pid(s);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 1);
   ck_assert(maps_memfd(wpid));
   close(s);
-  for (int i = 0; i < 200 && (count_fds(itest_d.pid) || maps_memfd(wpid)); i++)
+  for (int i = 0; i < 200 && (itest_count_memfds(itest_d.pid, "check-inplace") || maps_memfd(wpid)); i++)
     usleep(10000);
-  ck_assert_int_eq(count_fds(itest_d.pid), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 0);
   ck_assert(!maps_memfd(wpid));
   free(xd);
   free(y0);

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -66,71 +65,6 @@ static json_t *load_req(int64_t id, const struct spmv_csr *A, int memfd)
   return req;
 }
 
-/* Asserts that r failed with code and a message containing want, then that
- * the connection still multiplies matrix handle right. */
-static void refused(int s, json_t *r, const char *code, const char *want,
-                    int64_t handle, const struct spmv_csr *A)
-{
-  const char *msg = json_string_value(
-      json_object_get(json_object_get(r, "error"), "message"));
-  ck_assert_msg(strcmp(itest_error_code(r), code) == 0, "%s, not %s: %s",
-                itest_error_code(r), code, msg ? msg : "");
-  ck_assert_msg(msg && strstr(msg, want), "message '%s' does not name '%s'",
-                msg ? msg : "", want);
-  json_decref(r);
-  ck_assert(itest_multiply_check(s, handle, A, 0, 3, NULL) <= 1.0);
-}
-
-/* How many descriptors of process pid are memfds named name. */
-static int count_fds(pid_t pid, const char *name)
-{
-  char path[300], target[256], want[64];
-  int n = 0;
-
-  snprintf(want, sizeof want, "memfd:%s ", name);
-  snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
-  DIR *d = opendir(path);
-  ck_assert_ptr_nonnull(d);
-  for (struct dirent *e; (e = readdir(d));) {
-    snprintf(path, sizeof path, "/proc/%ld/fd/%s", (long)pid, e->d_name);
-    ssize_t len = readlink(path, target, sizeof target - 2);
-    if (len <= 0)
-      continue;
-    target[len] = ' ';  /* "memfd:NAME (deleted)": the name ends at a space */
-    target[len + 1] = 0;
-    n += strstr(target, want) != NULL;
-  }
-  closedir(d);
-  return n;
-}
-
-/* The permissions ("r--s") of process pid's mapping of memfd NAME, or "". */
-static void map_perms(pid_t pid, char perms[8])
-{
-  char path[64], line[512], addr[64], p[8];
-
-  perms[0] = 0;
-  snprintf(path, sizeof path, "/proc/%ld/maps", (long)pid);
-  FILE *f = fopen(path, "r");
-  ck_assert_ptr_nonnull(f);
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, "memfd:" NAME) && sscanf(line, "%63s %7s", addr, p) == 2)
-      snprintf(perms, 8, "%s", p);
-  fclose(f);
-}
-
-/* The device worker's pid, from status on a raw connection s. */
-static pid_t worker_pid(int s)
-{
-  json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 90),
-                         NULL, 0, NULL, NULL);
-  pid_t pid = (pid_t)json_integer_value(json_object_get(
-      json_array_get(json_object_get(r, "workers"), 0), "pid"));
-  json_decref(r);
-  ck_assert_int_gt(pid, 0);
-  return pid;
-}
-
 /* Loads A through a memfd on s; returns its handle (asserting success and
  * that no copy step was taken). */
 static int64_t memfd_load(int s, int64_t id, const struct spmv_csr *A)
@@ -157,14 +91,14 @@ START_TEST(raw_memfd_load)
 
   ck_assert(itest_multiply_check(s, h, A, 0, 1, NULL) <= 1.0);
   ck_assert(itest_multiply_check(s, h, A, 1, 2, NULL) <= 1.0);
-  ck_assert_int_eq(count_fds(itest_d.pid, NAME), 1);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, NAME), 1);
   char perms[8];
-  map_perms(worker_pid(s), perms);
+  itest_memfd_perms(itest_worker_pid(s), NAME, perms);
   ck_assert_str_eq(perms, "r--s");
   json_decref(itest_call(s, json_pack("{ss si sI}", "op", "free", "id", 3,
                                       "handle", (json_int_t)h),
                          NULL, 0, NULL, NULL));
-  ck_assert_int_eq(count_fds(itest_d.pid, NAME), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, NAME), 0);
   close(s);
   spmv_csr_free(A);
 }
@@ -185,7 +119,7 @@ START_TEST(raw_refusals)
 
   json_decref(r);
   ck_assert_int_eq(pipe(p), 0);
-  refused(s, itest_call_fd(s, load_req(2, B, 1), p[0], NULL, 0), "EINVAL",
+  itest_refused(s, itest_call_fd(s, load_req(2, B, 1), p[0], NULL, 0), "EINVAL",
           "the file descriptor passed is not a memfd", h, A);
   close(p[0]);
   close(p[1]);
@@ -194,41 +128,41 @@ START_TEST(raw_refusals)
   int f = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ck_assert_int_ge(f, 0);
   ck_assert_int_eq(ftruncate(f, (off_t)need), 0);
-  refused(s, itest_call_fd(s, load_req(3, B, 1), f, NULL, 0), "EINVAL",
+  itest_refused(s, itest_call_fd(s, load_req(3, B, 1), f, NULL, 0), "EINVAL",
           "memfd", h, A);
   close(f);
   int fd = csr_memfd(B, need, F_SEAL_SHRINK | F_SEAL_GROW);
-  refused(s, itest_call_fd(s, load_req(4, B, 1), fd, NULL, 0), "EINVAL",
+  itest_refused(s, itest_call_fd(s, load_req(4, B, 1), fd, NULL, 0), "EINVAL",
           "the matrix memfd is not sealed against writing (F_SEAL_WRITE)", h, A);
   close(fd);
   fd = csr_memfd(B, need, F_SEAL_GROW | F_SEAL_WRITE);
-  refused(s, itest_call_fd(s, load_req(5, B, 1), fd, NULL, 0), "EINVAL",
+  itest_refused(s, itest_call_fd(s, load_req(5, B, 1), fd, NULL, 0), "EINVAL",
           "not sealed against shrinking (F_SEAL_SHRINK)", h, A);
   close(fd);
   fd = csr_memfd(B, need - 8, ALL_SEALS);
   snprintf(want, sizeof want, "the matrix memfd holds %zu bytes, but 5000 "
            "rows and 80000 entries need %zu", need - 8, need);
-  refused(s, itest_call_fd(s, load_req(6, B, 1), fd, NULL, 0), "EINVAL", want,
+  itest_refused(s, itest_call_fd(s, load_req(6, B, 1), fd, NULL, 0), "EINVAL", want,
           h, A);
   close(fd);
   fd = csr_memfd(B, need, ALL_SEALS);
-  refused(s, itest_call_fd(s, load_req(7, B, 1), fd, B->val, 64), "EPROTO",
+  itest_refused(s, itest_call_fd(s, load_req(7, B, 1), fd, B->val, 64), "EPROTO",
           "takes no payload, got 64 bytes", h, A);
-  refused(s, itest_call_fd(s, load_req(8, B, 1), -1, NULL, 0), "EPROTO",
+  itest_refused(s, itest_call_fd(s, load_req(8, B, 1), -1, NULL, 0), "EPROTO",
           "takes exactly one file descriptor", h, A);
   uint64_t plen;
   void *pl = itest_csr_payload(B, 0, 0, &plen);
-  refused(s, itest_call_fd(s, load_req(9, B, 0), fd, pl, plen), "EPROTO",
+  itest_refused(s, itest_call_fd(s, load_req(9, B, 0), fd, pl, plen), "EPROTO",
           "a load takes one only with \"memfd\": true", h, A);
   free(pl);
   close(fd);
   /* An invalid CSR in a memfd is ECSR, as in a payload. */
   B->col_idx[17] = (int32_t)B->cols;
   fd = csr_memfd(B, need, ALL_SEALS);
-  refused(s, itest_call_fd(s, load_req(10, B, 1), fd, NULL, 0), "ECSR",
+  itest_refused(s, itest_call_fd(s, load_req(10, B, 1), fd, NULL, 0), "ECSR",
           "column index 5000 out of range", h, A);
   close(fd);
-  ck_assert_int_eq(count_fds(itest_d.pid, NAME), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, NAME), 0);
   /* And the connection still loads through a memfd. */
   B->col_idx[17] = 0;
   int64_t hb = memfd_load(s, 11, B);
@@ -292,7 +226,7 @@ START_TEST(library_memfd_load)
                                 A->nnz, A->row_ptr, A->col_idx,
                                 f32 ? (void *)v32 : (void *)A->val, NULL,
                                 &m) == 0, "%s", spmv_client_errmsg(c));
-    ck_assert_int_eq(count_fds(itest_d.pid, "spmv-matrix"), 1);
+    ck_assert_int_eq(itest_count_memfds(itest_d.pid, "spmv-matrix"), 1);
     ck_assert_int_eq(spmv_matrix_decision_json(m, &json), 0);
     json_t *d = json_loads(json, 0, NULL);
     ck_assert_ptr_nonnull(json_object_get(d, "steps"));
@@ -301,12 +235,12 @@ START_TEST(library_memfd_load)
     free(json);
     client_multiply_check(m, A, f32);
     spmv_matrix_free(m);
-    ck_assert_int_eq(count_fds(itest_d.pid, "spmv-matrix"), 0);
+    ck_assert_int_eq(itest_count_memfds(itest_d.pid, "spmv-matrix"), 0);
   }
   struct spmv_matrix *m = NULL;
   ck_assert_int_eq(spmv_load_csr(c, SPMV_F64, S->rows, S->cols, S->nnz,
                                  S->row_ptr, S->col_idx, S->val, NULL, &m), 0);
-  ck_assert_int_eq(count_fds(itest_d.pid, "spmv-matrix"), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "spmv-matrix"), 0);
   ck_assert_int_eq(spmv_matrix_decision_json(m, &json), 0);
   ck_assert_ptr_nonnull(strstr(json, "copy_ms"));
   free(json);
@@ -326,26 +260,15 @@ START_TEST(worker_killed_readopts)
   struct spmv_csr *A = itest_matrix("west0479.mtx");
   int s = itest_open(&itest_d);
   int64_t h = memfd_load(s, 1, A);
-  pid_t wpid = worker_pid(s);
-  char code[32], perms[8];
-  int ok = 0;
+  pid_t wpid = itest_worker_pid(s);
+  char perms[8];
 
   ck_assert(itest_multiply_check(s, h, A, 0, 1, NULL) <= 1.0);
   ck_assert_int_eq(kill(wpid, SIGKILL), 0);
-  for (int i = 0; i < 300 && !ok; i++) {
-    double q = itest_multiply_check(s, h, A, 0, 2, code);
-    if (q < 0) {
-      ck_assert_str_eq(code, "EWORKER");
-      usleep(20000);
-      continue;
-    }
-    ck_assert(q <= 1.0);
-    ok = 1;
-  }
-  ck_assert(ok);
-  pid_t now = worker_pid(s);
+  itest_multiply_after_restart(s, h, A);
+  pid_t now = itest_worker_pid(s);
   ck_assert_int_ne(now, wpid);
-  map_perms(now, perms);
+  itest_memfd_perms(now, NAME, perms);
   ck_assert_str_eq(perms, "r--s");
   close(s);
   spmv_csr_free(A);

@@ -95,6 +95,26 @@ json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
 json_t *itest_call_fd(int s, json_t *req, int pass, const void *payload,
                       uint64_t plen);
 
+/* How many descriptors of process pid are memfds named name. */
+int itest_count_memfds(pid_t pid, const char *name);
+
+/* The permissions ("r--s") of process pid's mapping of memfd name, or ""
+ * when it maps none. */
+void itest_memfd_perms(pid_t pid, const char *name, char perms[8]);
+
+/* The device worker's pid, from status on the raw connection s. */
+pid_t itest_worker_pid(int s);
+
+/* Asserts that r (stolen) failed with code and a message containing want
+ * (may be NULL), then that s still multiplies matrix handle (A) right. */
+void itest_refused(int s, json_t *r, const char *code, const char *want,
+                   int64_t handle, const struct spmv_csr *A);
+
+/* After the worker was killed: multiplies matrix handle (A) on s until the
+ * new worker serves it (EWORKER meanwhile), asserting the product right. */
+void itest_multiply_after_restart(int s, int64_t handle,
+                                  const struct spmv_csr *A);
+
 /* Connects and says hello; returns the fd (asserts on failure). */
 int itest_open(const struct itest_daemon *d);
 
