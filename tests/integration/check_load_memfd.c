@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -19,37 +18,6 @@
 
 #define NAME "check-load-memfd"
 #define ALL_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
-
-/* A memfd of size bytes holding A in the host layout (or zeros where it
- * does not fit), sealed with seals. */
-static int csr_memfd(const struct spmv_csr *A, size_t size, int seals)
-{
-  struct spmv_wire_csr_layout l;
-  int fd = memfd_create(NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-  ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
-  spmv_wire_csr_layout(A->rows, A->nnz, &l);
-  if (size >= l.size && size > 0) {
-    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ck_assert(p != MAP_FAILED);
-    memcpy(p + l.off_row, A->row_ptr, sizeof *A->row_ptr * (size_t)(A->rows + 1));
-    memcpy(p + l.off_col, A->col_idx, sizeof *A->col_idx * (size_t)A->nnz);
-    memcpy(p + l.off_val, A->val, sizeof *A->val * (size_t)A->nnz);
-    munmap(p, size);
-  }
-  ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
-  return fd;
-}
-
-/* The size of A's host layout. */
-static size_t layout_size(const struct spmv_csr *A)
-{
-  struct spmv_wire_csr_layout l;
-
-  spmv_wire_csr_layout(A->rows, A->nnz, &l);
-  return l.size;
-}
 
 /* A load request of A, with "memfd": true when memfd is set. */
 static json_t *load_req(int64_t id, const struct spmv_csr *A, int memfd)
@@ -69,7 +37,7 @@ static json_t *load_req(int64_t id, const struct spmv_csr *A, int memfd)
  * that no copy step was taken). */
 static int64_t memfd_load(int s, int64_t id, const struct spmv_csr *A)
 {
-  int fd = csr_memfd(A, layout_size(A), ALL_SEALS);
+  int fd = itest_csr_memfd(A, NAME, itest_csr_layout_size(A), ALL_SEALS);
   json_t *r = itest_call_fd(s, load_req(id, A, 1), fd, NULL, 0);
   close(fd);  /* the daemon holds its own */
   int64_t h = itest_handle(r);
@@ -113,7 +81,7 @@ START_TEST(raw_refusals)
   int s = itest_open(&itest_d);
   json_t *r = itest_load(s, 1, A, 0, NULL);
   int64_t h = itest_handle(r);
-  size_t need = layout_size(B);
+  size_t need = itest_csr_layout_size(B);
   char want[160], file[400];
   int p[2];
 
@@ -131,21 +99,21 @@ START_TEST(raw_refusals)
   itest_refused(s, itest_call_fd(s, load_req(3, B, 1), f, NULL, 0), "EINVAL",
           "memfd", h, A);
   close(f);
-  int fd = csr_memfd(B, need, F_SEAL_SHRINK | F_SEAL_GROW);
+  int fd = itest_csr_memfd(B, NAME, need, F_SEAL_SHRINK | F_SEAL_GROW);
   itest_refused(s, itest_call_fd(s, load_req(4, B, 1), fd, NULL, 0), "EINVAL",
           "the matrix memfd is not sealed against writing (F_SEAL_WRITE)", h, A);
   close(fd);
-  fd = csr_memfd(B, need, F_SEAL_GROW | F_SEAL_WRITE);
+  fd = itest_csr_memfd(B, NAME, need, F_SEAL_GROW | F_SEAL_WRITE);
   itest_refused(s, itest_call_fd(s, load_req(5, B, 1), fd, NULL, 0), "EINVAL",
           "not sealed against shrinking (F_SEAL_SHRINK)", h, A);
   close(fd);
-  fd = csr_memfd(B, need - 8, ALL_SEALS);
+  fd = itest_csr_memfd(B, NAME, need - 8, ALL_SEALS);
   snprintf(want, sizeof want, "the matrix memfd holds %zu bytes, but 5000 "
            "rows and 80000 entries need %zu", need - 8, need);
   itest_refused(s, itest_call_fd(s, load_req(6, B, 1), fd, NULL, 0), "EINVAL", want,
           h, A);
   close(fd);
-  fd = csr_memfd(B, need, ALL_SEALS);
+  fd = itest_csr_memfd(B, NAME, need, ALL_SEALS);
   itest_refused(s, itest_call_fd(s, load_req(7, B, 1), fd, B->val, 64), "EPROTO",
           "takes no payload, got 64 bytes", h, A);
   itest_refused(s, itest_call_fd(s, load_req(8, B, 1), -1, NULL, 0), "EPROTO",
@@ -158,7 +126,7 @@ START_TEST(raw_refusals)
   close(fd);
   /* An invalid CSR in a memfd is ECSR, as in a payload. */
   B->col_idx[17] = (int32_t)B->cols;
-  fd = csr_memfd(B, need, ALL_SEALS);
+  fd = itest_csr_memfd(B, NAME, need, ALL_SEALS);
   itest_refused(s, itest_call_fd(s, load_req(10, B, 1), fd, NULL, 0), "ECSR",
           "column index 5000 out of range", h, A);
   close(fd);

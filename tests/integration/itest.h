@@ -115,6 +115,15 @@ void itest_refused(int s, json_t *r, const char *code, const char *want,
 void itest_multiply_after_restart(int s, int64_t handle,
                                   const struct spmv_csr *A);
 
+/* The size of A's host layout (spmv_wire_csr_layout). */
+size_t itest_csr_layout_size(const struct spmv_csr *A);
+
+/* A memfd named name of size bytes holding A in the host layout (zeros
+ * where it does not fit), sealed with seals (F_SEAL_*), for a load with
+ * "memfd": true; returns the descriptor, the caller's to close. */
+int itest_csr_memfd(const struct spmv_csr *A, const char *name, size_t size,
+                    int seals);
+
 /* Connects and says hello; returns the fd (asserts on failure). */
 int itest_open(const struct itest_daemon *d);
 

@@ -4,10 +4,12 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -155,4 +157,33 @@ void itest_multiply_after_restart(int s, int64_t handle,
   }
   ck_abort_msg("matrix %lld did not multiply within 6 s of the worker's "
                "restart", (long long)handle);
+}
+
+size_t itest_csr_layout_size(const struct spmv_csr *A)
+{
+  struct spmv_wire_csr_layout l;
+
+  spmv_wire_csr_layout(A->rows, A->nnz, &l);
+  return l.size;
+}
+
+int itest_csr_memfd(const struct spmv_csr *A, const char *name, size_t size,
+                    int seals)
+{
+  struct spmv_wire_csr_layout l;
+  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+  spmv_wire_csr_layout(A->rows, A->nnz, &l);
+  if (size >= l.size && size > 0) {
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ck_assert(p != MAP_FAILED);
+    memcpy(p + l.off_row, A->row_ptr, sizeof *A->row_ptr * (size_t)(A->rows + 1));
+    memcpy(p + l.off_col, A->col_idx, sizeof *A->col_idx * (size_t)A->nnz);
+    memcpy(p + l.off_val, A->val, sizeof *A->val * (size_t)A->nnz);
+    munmap(p, size);  /* a writable mapping would block F_SEAL_WRITE */
+  }
+  ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
+  return fd;
 }
