@@ -505,10 +505,11 @@ int spmvc_call(struct spmv_client *c, json_t *req,
 }
 
 /* As spmvc_call(), passing descriptor fd with the frame. */
-int spmvc_call_fd(struct spmv_client *c, json_t *req, int fd, json_t **reply,
+int spmvc_call_fd(struct spmv_client *c, json_t *req, int fd,
+                  const struct spmvc_progress_cb *cb, json_t **reply,
                   struct spmv_error *err)
 {
-  return call(c, req, NULL, fd, NULL, NULL, reply, NULL, NULL, err);
+  return call(c, req, NULL, fd, cb, NULL, reply, NULL, NULL, err);
 }
 
 /* As spmvc_call(), the reply's payload of ylen bytes read into y. */

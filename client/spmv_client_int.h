@@ -124,11 +124,28 @@ int spmvc_call_into(struct spmv_client *c, json_t *req,
                     size_t ylen, struct spmv_error *err);
 
 /*
- * As spmvc_call() without payload nor progress, passing descriptor fd
- * (borrowed) with the frame's first byte (SCM_RIGHTS).
+ * As spmvc_call() without payload, passing descriptor fd (borrowed) with
+ * the frame's first byte (SCM_RIGHTS); cb (may be NULL) gets progress.
  */
-int spmvc_call_fd(struct spmv_client *c, json_t *req, int fd, json_t **reply,
+int spmvc_call_fd(struct spmv_client *c, json_t *req, int fd,
+                  const struct spmvc_progress_cb *cb, json_t **reply,
                   struct spmv_error *err);
+
+/* Host layouts this large are loaded through a memfd (spmvc_csr_memfd):
+ * below it the payload's copies cost less than the memfd's set-up. */
+#define SPMVC_MEMFD_MIN ((size_t)1 << 20)
+
+/*
+ * Writes a CSR matrix (values of dtype, widened to double) into a new
+ * memfd in the host layout (spmv_wire_csr_layout) and seals it against
+ * writing, shrinking and growing, for a load with "memfd": true.  Returns
+ * the descriptor, owned by the caller, or -1 when any step failed (an old
+ * kernel without memfd_create or sealing): the caller then sends the
+ * matrix as a payload.
+ */
+int spmvc_csr_memfd(enum spmv_dtype dtype, int64_t rows, int64_t nnz,
+                    const int64_t *row_ptr, const int32_t *col_idx,
+                    const void *values);
 
 /* Unmaps and closes m's in-place vectors, if any (no request is made). */
 void spmvc_vectors_release(struct spmv_matrix *m);

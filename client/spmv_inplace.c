@@ -98,7 +98,7 @@ int spmv_matrix_vectors(struct spmv_matrix *m, int k, void **x, void **y)
     goto fail;
   }
   spmvc_lock(c);
-  rc = spmvc_call_fd(c, req, fd, &reply, &err);
+  rc = spmvc_call_fd(c, req, fd, NULL, &reply, &err);
   if (rc == 0) {
     spmvc_vectors_release(m);
     m->vfd = fd;

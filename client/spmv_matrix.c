@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spmv_client_int.h"
 #include "spmv_mmio.h"
+#include "spmv_wire.h"
 
 /* Fills o with the defaults. */
 void spmv_load_options_init(struct spmv_load_options *o)
@@ -123,7 +125,74 @@ static struct spmv_matrix *adopt(struct spmv_client *c, const json_t *reply,
   return m;
 }
 
-/* Uploads a CSR matrix; on success *out is a new matrix owned by the caller. */
+/* Builds load's request into *out ("memfd": true without "index" when the
+ * matrix goes in a memfd); returns 0, or the failure recorded on c. */
+static int load_request(struct spmv_client *c, enum spmv_dtype dtype,
+                        int64_t rows, int64_t cols, int64_t nnz, int narrow,
+                        int memfd, const struct spmv_load_options *opt,
+                        json_t **out)
+{
+  json_t *req = json_pack("{s:s, s:s, s:I, s:I, s:I}", "op", "load", "dtype",
+                          spmv_dtype_name(dtype), "rows", (json_int_t)rows,
+                          "cols", (json_int_t)cols, "nnz", (json_int_t)nnz);
+
+  if (req == NULL ||
+      json_object_set_new(req, memfd ? "memfd" : "index",
+                          memfd ? json_true()
+                                : json_string(narrow ? "i32" : "i64")) < 0) {
+    json_decref(req);
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
+  }
+  if (opt != NULL &&
+      ((opt->strategy != NULL &&
+        json_object_set_new(req, "strategy", json_string(opt->strategy)) < 0) ||
+       (opt->name != NULL &&
+        json_object_set_new(req, "name", json_string(opt->name)) < 0) ||
+       (opt->verify && json_object_set_new(req, "verify", json_true()) < 0))) {
+    json_decref(req);
+    return spmvc_failf(c, SPMV_EINVAL, "strategy or name is not valid UTF-8");
+  }
+  *out = req;
+  return 0;
+}
+
+/* Sends the load with the matrix in memfd fd (borrowed) when fd >= 0, else
+ * in the payload pl, and adopts the matrix of its reply into *out. */
+static int send_load(struct spmv_client *c, json_t *req, int fd,
+                     const struct spmvc_payload *pl,
+                     const struct spmvc_progress_cb *cb,
+                     enum spmv_dtype dtype, int64_t rows, int64_t cols,
+                     int64_t nnz, struct spmv_matrix **out)
+{
+  struct spmv_error err;
+  json_t *reply = NULL;
+  int rc;
+
+  spmv_error_clear(&err);
+  spmvc_lock(c);
+  rc = fd >= 0 ? spmvc_call_fd(c, req, fd, cb, &reply, &err)
+               : spmvc_call(c, req, pl, cb, &reply, NULL, NULL, &err);
+  if (rc == 0 && spmvc_get_int(reply, "handle", -1) < 0)
+    rc = spmv_error_set(&err, SPMV_EPROTO, "spmvd's reply to load has no handle");
+  if (rc == 0) {
+    *out = adopt(c, reply, dtype, rows, cols, nnz);
+    if (*out == NULL)
+      rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  }
+  spmvc_unlock(c);
+  json_decref(reply);
+  if (rc < 0)
+    spmvc_fail(c, &err);
+  return rc;
+}
+
+/*
+ * Uploads a CSR matrix; on success *out is a new matrix owned by the
+ * caller.  One whose host copy takes SPMVC_MEMFD_MIN or more is written
+ * into a sealed memfd in the daemon's host layout, which the daemon keeps
+ * as it is (no byte of it crosses the socket, none is copied); a smaller
+ * one, or any when no memfd can be made, travels as the payload.
+ */
 int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
                   int64_t cols, int64_t nnz, const int64_t *row_ptr,
                   const int32_t *col_idx, const void *values,
@@ -131,12 +200,12 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
                   struct spmv_matrix **out)
 {
   struct spmvc_progress_cb cb = { NULL, NULL, NULL };
-  struct spmvc_payload pl;
-  struct spmv_error err;
-  json_t *req = NULL, *reply = NULL;
+  struct spmvc_payload pl = { NULL, 0, NULL, 0 };
+  struct spmv_wire_csr_layout l;
+  json_t *req = NULL;
   size_t vsz, isz, len;
   void *buf = NULL;
-  int narrow, rc;
+  int narrow, rc, fd = -1;
 
   if (out != NULL)
     *out = NULL;
@@ -148,53 +217,34 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
   isz = narrow ? 4 : 8;
   len = add_size(mul_size((size_t)rows + 1, isz),
                  mul_size((size_t)nnz, 4 + vsz));
-  if (len == SIZE_MAX)
+  if (len == SIZE_MAX || mul_size((size_t)nnz, 12) == SIZE_MAX)
     return spmvc_failf(c, SPMV_ETOOBIG, "a matrix of %lld rows and %lld entries is too large",
                 (long long)rows, (long long)nnz);
-  req = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "op", "load", "dtype",
-                  spmv_dtype_name(dtype), "rows", (json_int_t)rows, "cols",
-                  (json_int_t)cols, "nnz", (json_int_t)nnz, "index",
-                  narrow ? "i32" : "i64");
-  if (req == NULL)
-    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
+  spmv_wire_csr_layout(rows, nnz, &l);
+  if (l.size >= SPMVC_MEMFD_MIN)
+    fd = spmvc_csr_memfd(dtype, rows, nnz, row_ptr, col_idx, values);
+  rc = load_request(c, dtype, rows, cols, nnz, narrow, fd >= 0, opt, &req);
+  if (rc < 0)
+    goto out;
   if (opt != NULL) {
-    if ((opt->strategy != NULL &&
-         json_object_set_new(req, "strategy", json_string(opt->strategy)) < 0) ||
-        (opt->name != NULL &&
-         json_object_set_new(req, "name", json_string(opt->name)) < 0) ||
-        (opt->verify && json_object_set_new(req, "verify", json_true()) < 0)) {
-      rc = spmvc_failf(c, SPMV_EINVAL, "strategy or name is not valid UTF-8");
-      goto out;
-    }
     cb.fn = opt->progress;
     cb.arg = opt->progress_arg;
   }
-  buf = pack_csr(dtype, rows, nnz, narrow, row_ptr, col_idx, values, len);
-  if (buf == NULL) {
-    rc = spmvc_failf(c, SPMV_ENOMEM, "cannot allocate %zu bytes to send the matrix", len);
-    goto out;
+  if (fd < 0) {
+    buf = pack_csr(dtype, rows, nnz, narrow, row_ptr, col_idx, values, len);
+    if (buf == NULL) {
+      rc = spmvc_failf(c, SPMV_ENOMEM, "cannot allocate %zu bytes to send the matrix", len);
+      goto out;
+    }
+    pl.p1 = buf;
+    pl.n1 = len;
   }
-  pl.p1 = buf;
-  pl.n1 = len;
-  pl.p2 = NULL;
-  pl.n2 = 0;
-  spmv_error_clear(&err);
-  spmvc_lock(c);
-  rc = spmvc_call(c, req, &pl, &cb, &reply, NULL, NULL, &err);
-  if (rc == 0 && spmvc_get_int(reply, "handle", -1) < 0)
-    rc = spmv_error_set(&err, SPMV_EPROTO, "spmvd's reply to load has no handle");
-  if (rc == 0) {
-    *out = adopt(c, reply, dtype, rows, cols, nnz);
-    if (*out == NULL)
-      rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-  }
-  spmvc_unlock(c);
-  if (rc < 0)
-    spmvc_fail(c, &err);
+  rc = send_load(c, req, fd, &pl, &cb, dtype, rows, cols, nnz, out);
 out:
+  if (fd >= 0)
+    close(fd);  /* the daemon holds its own */
   free(buf);
   json_decref(req);
-  json_decref(reply);
   return rc;
 }
 

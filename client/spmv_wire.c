@@ -475,6 +475,15 @@ ssize_t spmv_wire_sendmsg(int fd, const struct iovec *iov, int n, const int *fds
   return k;
 }
 
+void spmv_wire_csr_layout(int64_t rows, int64_t nnz,
+                          struct spmv_wire_csr_layout *l)
+{
+  l->off_row = 0;
+  l->off_col = (size_t)(rows + 1) * sizeof(int64_t);
+  l->off_val = l->off_col + ((size_t)nnz * sizeof(int32_t) + 7) / 8 * 8;
+  l->size = l->off_val + (size_t)nnz * sizeof(double);
+}
+
 int spmv_wire_spin_default(void)
 {
   return sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200 : 0;

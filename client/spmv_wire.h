@@ -96,6 +96,27 @@ int spmv_wire_spin(int fd, int us);
  * would take each other's CPU. */
 int spmv_wire_spin_default(void);
 
+/*
+ * The host layout of a CSR matrix, shared by the daemon (its host copy of
+ * every matrix) and the client (a matrix loaded through a memfd, written
+ * straight into that copy), so that the two cannot disagree:
+ *
+ *   off_row  0                         row_ptr: rows + 1 int64
+ *   off_col  (rows + 1) * 8            col_idx: nnz int32, padded to 8 bytes
+ *   off_val  off_col + pad8(nnz * 4)   val:     nnz double, whatever dtype
+ *   size     off_val + nnz * 8         the whole region
+ *
+ * All in the host's byte order: both ends share the machine.
+ */
+struct spmv_wire_csr_layout {
+  size_t off_row, off_col, off_val;
+  size_t size;
+};
+
+/* Computes the host layout of a matrix of rows rows and nnz entries. */
+void spmv_wire_csr_layout(int64_t rows, int64_t nnz,
+                          struct spmv_wire_csr_layout *l);
+
 /* The most descriptors spmv_wire_sendmsg() attaches to one message. */
 #define SPMV_WIRE_MAX_FDS 8
 

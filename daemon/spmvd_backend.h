@@ -124,9 +124,11 @@ struct spmvd_backend_ops {
    * then copy as before: not an error).  unpin undoes a pin that
    * returned 1.  Pins serve products' vectors too: the worker pins its
    * vector mappings for their life, so that multiply's and the vector
-   * copies run asynchronously.
+   * copies run asynchronously.  readonly says that addr is mapped
+   * without write access (a client's write-sealed matrix memfd): the
+   * device may then only read it.
    */
-  int (*pin)(struct spmvd_backend *b, void *addr, size_t size);
+  int (*pin)(struct spmvd_backend *b, void *addr, size_t size, int readonly);
   void (*unpin)(struct spmvd_backend *b, void *addr);
 
   /*

@@ -469,15 +469,23 @@ static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
  * matrix's life: pinned memory is the host's.  The worker also pins its
  * vector mappings for their life, so that multiply's and the vector
  * copies are asynchronous. */
-static int cuda_pin(struct spmvd_backend *b, void *addr, size_t size)
+static int cuda_pin(struct spmvd_backend *b, void *addr, size_t size,
+                    int readonly)
 {
   if (size == 0 || cudaSetDevice(b->dev) != cudaSuccess)
     return 0;
-  if (cudaHostRegister(addr, size, cudaHostRegisterDefault) != cudaSuccess) {
-    cudaGetLastError(); /* not sticky: the loads copy from pageable memory */
-    return 0;
-  }
-  return 1;
+  if (cudaHostRegister(addr, size, cudaHostRegisterDefault) == cudaSuccess)
+    return 1;
+  cudaGetLastError(); /* not sticky */
+  /* A matrix loaded from the client's memfd is write-sealed and mapped
+   * read-only, which the default flags refuse (they want write access);
+   * the device only reads a host copy, so it is registered read-only.
+   * Never a writable mapping: the device writes y into those. */
+  if (readonly &&
+      cudaHostRegister(addr, size, cudaHostRegisterReadOnly) == cudaSuccess)
+    return 1;
+  cudaGetLastError(); /* the loads copy from pageable memory */
+  return 0;
 }
 
 static void cuda_unpin(struct spmvd_backend *b, void *addr)

@@ -184,10 +184,13 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return spmv_error_set(err, SPMV_EPROTO,
                           "'%s' before 'hello': hello must be the first "
                           "request", op);
-  if (c->nfds > 0 && strcmp(op, "attach-vectors") != 0)
+  /* load checks its own: it takes one only with "memfd": true. */
+  if (c->nfds > 0 && strcmp(op, "attach-vectors") != 0 &&
+      strcmp(op, "load") != 0)
     return spmv_error_set(err, SPMV_EPROTO,
                           "'%s' came with %d file descriptor%s: only "
-                          "'attach-vectors' takes one", op, c->nfds,
+                          "'attach-vectors' and 'load' (with \"memfd\": "
+                          "true) take one", op, c->nfds,
                           c->nfds == 1 ? "" : "s");
   if (c->srv->stopping)
     return spmv_error_set(err, SPMV_EBUSY, "spmvd is shutting down");

@@ -3,6 +3,7 @@
  * on a new worker. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,20 +38,118 @@ int spmvd_ops_check_mem(struct spmvd_conn *c, uint64_t more,
   return 0;
 }
 
+/* --- memfds passed by clients --- */
+
+/* Reads the size and seals of fd, refusing what is not a memfd. */
+static int memfd_inspect(int fd, uint64_t *size, int *seals,
+                         struct spmv_error *err)
+{
+  struct stat st;
+
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      (*seals = fcntl(fd, F_GET_SEALS)) < 0)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "the file descriptor passed is not a memfd");
+  *size = (uint64_t)st.st_size;
+  return 0;
+}
+
+/* The seals a matrix memfd needs: fixed in size, and write-sealed so that
+ * no column can change after validation (one out of range could fault the
+ * GPU for every client). */
+static int matrix_memfd_sealed(int seals, struct spmv_error *err)
+{
+  static const struct {
+    int seal;
+    const char *what;
+  } need[] = {
+      {F_SEAL_WRITE, "writing (F_SEAL_WRITE): it could change after validation"},
+      {F_SEAL_SHRINK, "shrinking (F_SEAL_SHRINK): its size could change after validation"},
+      {F_SEAL_GROW, "growing (F_SEAL_GROW): its size could change after validation"},
+  };
+
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    if (!(seals & need[i].seal))
+      return spmv_error_set(err, SPMV_EINVAL,
+                            "the matrix memfd is not sealed against %s",
+                            need[i].what);
+  return 0;
+}
+
+/* A load with "memfd": true: no payload, one sealed memfd holding the
+ * host copy of rows x nnz; *bytes receives its size. */
+static int begin_load_memfd(struct spmvd_conn *c, uint64_t plen, int64_t rows,
+                            int64_t nnz, uint64_t *bytes,
+                            struct spmv_error *err)
+{
+  struct spmv_wire_csr_layout l;
+  int seals, rc;
+
+  if (plen)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "a load with \"memfd\": true takes no payload, got "
+                          "%llu bytes", (unsigned long long)plen);
+  if (c->nfds != 1 || c->nkept != 1)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "a load with \"memfd\": true takes exactly one file "
+                          "descriptor (SCM_RIGHTS on the frame's first byte), "
+                          "got %d", c->nfds);
+  if ((rc = memfd_inspect(c->fds[0], bytes, &seals, err)) < 0 ||
+      (rc = matrix_memfd_sealed(seals, err)) < 0)
+    return rc;
+  spmv_wire_csr_layout(rows, nnz, &l);
+  if (*bytes < l.size)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "the matrix memfd holds %llu bytes, but %lld rows "
+                          "and %lld entries need %zu",
+                          (unsigned long long)*bytes, (long long)rows,
+                          (long long)nnz, l.size);
+  return 0;
+}
+
+/* A payload load: its length follows from the dimensions and types. */
+static int begin_load_payload(struct spmvd_conn *c, uint64_t plen,
+                              int64_t rows, int64_t nnz, enum spmv_dtype dt,
+                              const char *index, struct spmv_error *err)
+{
+  if (c->nfds > 0)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "'load' came with %d file descriptor%s: a load takes "
+                          "one only with \"memfd\": true", c->nfds,
+                          c->nfds == 1 ? "" : "s");
+  if (!index || (strcmp(index, "i32") && strcmp(index, "i64")))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"index\" must be \"i32\" or \"i64\"");
+  uint64_t iw = strcmp(index, "i32") == 0 ? 4 : 8;
+  uint64_t want = (uint64_t)(rows + 1) * iw + (uint64_t)nnz * 4 +
+                  (uint64_t)nnz * spmv_dtype_size(dt);
+  if (plen != want)
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "payload is %llu bytes, but %lld rows, %lld "
+                          "nonzeros (%s, %s) need %llu",
+                          (unsigned long long)plen, (long long)rows,
+                          (long long)nnz, index, spmv_dtype_name(dt),
+                          (unsigned long long)want);
+  return 0;
+}
+
 /* --- begin: fields that size the payload, limits before allocation --- */
 
-/* load: rows, cols, nnz, dtype and index size its payload. */
+/* load: rows, cols, nnz, dtype and index size its payload, or the
+ * client's memfd holds the host copy ("memfd": true). */
 int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
                          size_t *shm, struct spmv_error *err)
 {
   struct spmvd_server *srv = c->srv;
   int64_t rows = 0, cols = 0, nnz = 0;
   const char *dts = json_string_value(json_object_get(req, "dtype"));
-  const char *index = json_string_value(json_object_get(req, "index"));
+  json_t *index = json_object_get(req, "index");
   json_t *name = json_object_get(req, "name");
+  json_t *memfd = json_object_get(req, "memfd");
   enum spmv_dtype dt;
   enum spmvd_strategy s;
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
+  uint64_t held = 0;
   int rc;
 
   if ((rc = spmvd_op_get_int(req, "rows", &rows, err)) < 0 ||
@@ -61,11 +160,13 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
   if (spmv_dtype_parse(dts, &dt) < 0)
     return spmv_error_set(err, SPMV_EPROTO,
                           "field \"dtype\" must be \"f32\" or \"f64\"");
-  if (!index || (strcmp(index, "i32") && strcmp(index, "i64")))
-    return spmv_error_set(err, SPMV_EPROTO,
-                          "field \"index\" must be \"i32\" or \"i64\"");
   if (name && !json_is_string(name))
     return spmv_error_set(err, SPMV_EPROTO, "field \"name\" is not a string");
+  if (memfd && !json_is_boolean(memfd))
+    return spmv_error_set(err, SPMV_EPROTO, "field \"memfd\" is not a boolean");
+  if (index && !json_is_string(index))
+    return spmv_error_set(err, SPMV_EPROTO,
+                          "field \"index\" must be \"i32\" or \"i64\"");
   if (rows < 0 || cols < 0 || nnz < 0)
     return spmv_error_set(err, SPMV_ECSR,
                           "negative dimension: rows %lld, cols %lld, nnz %lld",
@@ -77,22 +178,21 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
   if (nnz > ((int64_t)1 << 40))
     return spmv_error_set(err, SPMV_ETOOBIG, "nnz %lld is over 2^40",
                           (long long)nnz);
-  uint64_t iw = strcmp(index, "i32") == 0 ? 4 : 8;
-  uint64_t want = (uint64_t)(rows + 1) * iw + (uint64_t)nnz * 4 +
-                  (uint64_t)nnz * spmv_dtype_size(dt);
-  if (plen != want)
-    return spmv_error_set(err, SPMV_EPROTO,
-                          "payload is %llu bytes, but %lld rows, %lld "
-                          "nonzeros (%s, %s) need %llu",
-                          (unsigned long long)plen, (long long)rows,
-                          (long long)nnz, index, dts, (unsigned long long)want);
+  rc = json_is_true(memfd)
+           ? begin_load_memfd(c, plen, rows, nnz, &held, err)
+           : begin_load_payload(c, plen, rows, nnz, dt,
+                                json_string_value(index), err);
+  if (rc < 0)
+    return rc;
   if (spmvd_registry_count_uid(&srv->reg, c->uid) >=
       srv->cfg.max_matrices_per_uid)
     return spmv_error_set(err, SPMV_ELIMIT,
                           "max_matrices_per_user (%d) reached for uid %ld",
                           srv->cfg.max_matrices_per_uid, (long)c->uid);
-  spmvd_shm_csr_layout(rows, nnz, &l);
-  if ((rc = spmvd_ops_check_mem(c, plen + l.size, err)) < 0)
+  /* A payload load holds the payload and the host copy made from it; a
+   * memfd load holds the client's whole memfd as the host copy. */
+  spmv_wire_csr_layout(rows, nnz, &l);
+  if ((rc = spmvd_ops_check_mem(c, held ? held : plen + l.size, err)) < 0)
     return rc;
   *shm = (size_t)plen;
   return 0;
@@ -197,16 +297,47 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
   spmvd_ops_decide(o, m);
 }
 
+/*
+ * Gives m its host copy: the client's memfd (inplace), taken from the
+ * frame's descriptors so that m->host owns it from now on and the
+ * registry closes it with the matrix, or a new memfd that the worker
+ * fills from the payload.  m->bytes is what the copy holds.
+ */
+static int host_copy(struct spmvd_conn *c, struct spmvd_matrix *m, int inplace,
+                     struct spmv_error *err)
+{
+  struct spmv_wire_csr_layout l;
+  struct stat st;
+
+  spmv_wire_csr_layout(m->rows, m->nnz, &l);
+  if (!inplace) {
+    if (spmvd_shm_open(&m->host, "spmvd-matrix", l.size, err) < 0)
+      return err->code;
+    spmvd_shm_unmap(&m->host);
+    m->bytes = l.size;
+    return 0;
+  }
+  spmvd_shm_init(&m->host);
+  m->host.fd = c->fds[0];
+  c->fds[0] = -1;
+  m->host.size = l.size;
+  if (fstat(m->host.fd, &st) < 0)
+    return spmv_error_set(err, SPMV_EIO, "fstat of the matrix memfd: %s",
+                          strerror(errno));
+  m->bytes = (uint64_t)st.st_size;  /* sealed: it cannot change */
+  return 0;
+}
+
 /* load: the matrix registered, its host copy made, the worker loads it. */
 void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
                         struct spmvd_shm *payload)
 {
   struct spmvd_server *srv = c->srv;
   struct spmv_error err;
-  struct spmvd_shm_csr l;
   struct spmvd_matrix *m;
   struct spmvd_op *o = spmvd_op_new(c, id, "load");
   const char *name = json_string_value(json_object_get(req, "name"));
+  int inplace = json_is_true(json_object_get(req, "memfd"));
   int64_t rows = 0, cols = 0, nnz = 0;
 
   if (!o) {
@@ -235,24 +366,26 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
   m->rows = rows;
   m->cols = cols;
   m->nnz = nnz;
-  spmvd_shm_csr_layout(rows, nnz, &l);
-  if (spmvd_shm_open(&m->host, "spmvd-matrix", l.size, &err) < 0) {
+  if (host_copy(c, m, inplace, &err) < 0) {
     spmvd_op_load_fail(o, &err);
     return;
   }
-  spmvd_shm_unmap(&m->host);
-  m->bytes = l.size;
   c->mem += m->bytes;
   c->nmatrices++;
-  int fds[2] = {payload->fd, m->host.fd};
-  spmvd_op_call(o,
-                json_pack("{ss sI sO sO sI sI sI}", "op", "load", "handle",
+  json_t *msg = json_pack("{ss sI sO sI sI sI}", "op", "load", "handle",
                           (json_int_t)m->handle, "dtype",
-                          json_object_get(req, "dtype"), "index",
-                          json_object_get(req, "index"), "rows",
+                          json_object_get(req, "dtype"), "rows",
                           (json_int_t)rows, "cols", (json_int_t)cols, "nnz",
-                          (json_int_t)nnz),
-                fds, 2, on_loaded, NULL);
+                          (json_int_t)nnz);
+  if (inplace) {
+    /* The worker validates the client's memfd in place: no raw payload. */
+    json_object_set_new(msg, "inplace", json_true());
+    spmvd_op_call(o, msg, &m->host.fd, 1, on_loaded, NULL);
+    return;
+  }
+  json_object_set(msg, "index", json_object_get(req, "index"));
+  int fds[2] = {payload->fd, m->host.fd};
+  spmvd_op_call(o, msg, fds, 2, on_loaded, NULL);
 }
 
 /* --- multiply --- */
@@ -427,7 +560,7 @@ json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
 {
   struct spmvd_matrix *m;
   struct spmv_wire_limits lim;
-  struct stat st;
+  uint64_t size;
   int64_t k = 1;
   int seals;
 
@@ -450,23 +583,19 @@ json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
   uint64_t need = xb + (uint64_t)k * (uint64_t)m->rows * es;
   int fd = c->fds[0];
   spmvd_server_wire_limits(c->srv, &lim);
-  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-      (seals = fcntl(fd, F_GET_SEALS)) < 0) {
-    spmv_error_set(err, SPMV_EINVAL,
-                   "the file descriptor passed is not a memfd");
+  if (memfd_inspect(fd, &size, &seals, err) < 0)
     return NULL;
-  }
   if (!(seals & F_SEAL_SHRINK)) {
     spmv_error_set(err, SPMV_EINVAL,
                    "the vector memfd is not sealed against shrinking "
                    "(F_SEAL_SHRINK): its size could change after validation");
     return NULL;
   }
-  if ((uint64_t)st.st_size < need) {
+  if (size < need) {
     spmv_error_set(err, SPMV_EINVAL,
-                   "the vector memfd holds %lld bytes, but k = %lld x (%lld "
+                   "the vector memfd holds %llu bytes, but k = %lld x (%lld "
                    "cols + %lld rows) of %s need %llu",
-                   (long long)st.st_size, (long long)k, (long long)m->cols,
+                   (unsigned long long)size, (long long)k, (long long)m->cols,
                    (long long)m->rows, spmv_dtype_name(m->dtype),
                    (unsigned long long)need);
     return NULL;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,9 +16,11 @@ void spmvd_shm_init(struct spmvd_shm *s)
   s->fd = -1;
   s->addr = NULL;
   s->size = 0;
+  s->readonly = 0;
 }
 
-static int map_fd(struct spmvd_shm *s, size_t size, struct spmv_error *err)
+static int map_fd(struct spmvd_shm *s, size_t size, int prot,
+                  struct spmv_error *err)
 {
   s->size = size;
   s->addr = NULL;
@@ -26,13 +29,13 @@ static int map_fd(struct spmvd_shm *s, size_t size, struct spmv_error *err)
   /* Populated at once: faulting a fresh memfd in page by page made a
    * load's copy into it and the first pass over it several times slower
    * than the memory's speed. */
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-                 s->fd, 0);
+  void *p = mmap(NULL, size, prot, MAP_SHARED | MAP_POPULATE, s->fd, 0);
   if (p == MAP_FAILED)
     return spmv_error_set(err, errno == ENOMEM ? SPMV_ENOMEM : SPMV_EIO,
                           "cannot map %zu bytes of shared memory: %s", size,
                           strerror(errno));
   s->addr = p;
+  s->readonly = !(prot & PROT_WRITE);
   return 0;
 }
 
@@ -52,7 +55,7 @@ int spmvd_shm_open(struct spmvd_shm *s, const char *name, size_t size,
                         strerror(errno));
     goto fail;
   }
-  rc = map_fd(s, size, err);
+  rc = map_fd(s, size, PROT_READ | PROT_WRITE, err);
   if (rc < 0)
     goto fail;
   return 0;
@@ -62,9 +65,10 @@ fail:
   return rc;
 }
 
-/* Maps a memfd received from the peer (fd stolen) of at least size bytes. */
-int spmvd_shm_map(struct spmvd_shm *s, int fd, size_t size,
-                  struct spmv_error *err)
+/* Maps a memfd received from the peer (fd stolen) of at least size bytes
+ * with protection prot. */
+static int map_peer(struct spmvd_shm *s, int fd, size_t size, int prot,
+                    struct spmv_error *err)
 {
   struct stat st;
   int rc;
@@ -82,7 +86,7 @@ int spmvd_shm_map(struct spmvd_shm *s, int fd, size_t size,
                         (long long)st.st_size, size);
     goto fail;
   }
-  rc = map_fd(s, size, err);
+  rc = map_fd(s, size, prot, err);
   if (rc < 0)
     goto fail;
   return 0;
@@ -90,6 +94,27 @@ fail:
   close(fd);
   spmvd_shm_init(s);
   return rc;
+}
+
+/* Maps a memfd received from the peer (fd stolen) read-write. */
+int spmvd_shm_map(struct spmvd_shm *s, int fd, size_t size,
+                  struct spmv_error *err)
+{
+  return map_peer(s, fd, size, PROT_READ | PROT_WRITE, err);
+}
+
+/* Maps a memfd received from the peer (fd stolen) read-only. */
+int spmvd_shm_map_ro(struct spmvd_shm *s, int fd, size_t size,
+                     struct spmv_error *err)
+{
+  return map_peer(s, fd, size, PROT_READ, err);
+}
+
+/* Whether fd is a memfd sealed against writing. */
+int spmvd_shm_write_sealed(int fd)
+{
+  int seals = fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_WRITE);
 }
 
 /* Unmaps the region but keeps the memfd. */
@@ -109,22 +134,13 @@ void spmvd_shm_close(struct spmvd_shm *s)
   spmvd_shm_init(s);
 }
 
-/* Computes the host copy's layout for a matrix of rows rows and nnz entries. */
-void spmvd_shm_csr_layout(int64_t rows, int64_t nnz, struct spmvd_shm_csr *l)
-{
-  l->off_row = 0;
-  l->off_col = (size_t)(rows + 1) * sizeof(int64_t);
-  l->off_val = l->off_col + ((size_t)nnz * sizeof(int32_t) + 7) / 8 * 8;
-  l->size = l->off_val + (size_t)nnz * sizeof(double);
-}
-
 /* Fills A as a view of a host copy mapped at base. */
 void spmvd_shm_csr_view(void *base, int64_t rows, int64_t cols, int64_t nnz,
                         struct spmv_csr *A)
 {
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
 
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   A->rows = rows;
   A->cols = cols;
   A->nnz = nnz;

@@ -6,6 +6,7 @@
 
 #include "spmv_csr.h"
 #include "spmv_error.h"
+#include "spmv_wire.h"
 
 /*
  * A region of anonymous shared memory: a memfd and, while mapped, its
@@ -16,6 +17,7 @@ struct spmvd_shm {
   int fd;        /* the memfd, or -1 */
   void *addr;    /* the mapping, or NULL when not mapped */
   size_t size;   /* bytes of the region */
+  int readonly;  /* mapped without write access (spmvd_shm_map_ro) */
 };
 
 /* Marks s as closed (fd -1, not mapped). */
@@ -37,24 +39,25 @@ int spmvd_shm_open(struct spmvd_shm *s, const char *name, size_t size,
 int spmvd_shm_map(struct spmvd_shm *s, int fd, size_t size,
                   struct spmv_error *err);
 
+/*
+ * As spmvd_shm_map(), mapped read-only: a memfd sealed against writing
+ * (F_SEAL_WRITE, a client's matrix) cannot be mapped shared and writable.
+ */
+int spmvd_shm_map_ro(struct spmvd_shm *s, int fd, size_t size,
+                     struct spmv_error *err);
+
+/* Whether fd is a memfd sealed against writing (F_GET_SEALS shows
+ * F_SEAL_WRITE): such a one must be mapped with spmvd_shm_map_ro(). */
+int spmvd_shm_write_sealed(int fd);
+
 /* Unmaps the region but keeps the memfd (e.g. a host copy held for respawn). */
 void spmvd_shm_unmap(struct spmvd_shm *s);
 
 /* Unmaps and closes the region; a closed one is a no-op. */
 void spmvd_shm_close(struct spmvd_shm *s);
 
-/*
- * The host copy of a matrix in shared memory: row_ptr (rows + 1 int64),
- * col_idx (nnz int32, padded to 8 bytes), val (nnz double), at these
- * offsets.  Both processes compute it the same way.
- */
-struct spmvd_shm_csr {
-  size_t off_row, off_col, off_val;
-  size_t size;  /* the whole region */
-};
-
-/* Computes the host copy's layout for rows x ? with nnz entries. */
-void spmvd_shm_csr_layout(int64_t rows, int64_t nnz, struct spmvd_shm_csr *l);
+/* The host copy of a matrix is laid out as spmv_wire_csr_layout() says
+ * (client/spmv_wire.h): the client may write it itself (a memfd load). */
 
 /* Fills A as a view (not to be freed) of a host copy mapped at base. */
 void spmvd_shm_csr_view(void *base, int64_t rows, int64_t cols, int64_t nnz,

@@ -28,12 +28,15 @@
  * {seq, ok:false, error:{code, message}}:
  *
  *   load     {handle, dtype, index, rows, cols, nnz} fds [raw, host]:
- *            the client's payload (raw) is validated and converted into
- *            the host copy (host, see spmvd_shm_csr_layout); replies
- *            {fingerprint, profile}.  Nothing is resident yet.
+ *            the client's payload (raw) is converted into the host copy
+ *            (host, see spmv_wire_csr_layout) and validated; replies
+ *            {fingerprint, profile, steps}.  Nothing is resident yet.
+ *            With inplace:true (a memfd load) fds [host] only: the
+ *            client's write-sealed memfd, already the host copy, is
+ *            mapped read-only and validated in place.
  *   adopt    {handle, dtype, rows, cols, nnz, config} fds [host]: after a
- *            respawn, maps a host copy already converted and makes config
- *            resident.
+ *            respawn, maps a host copy already converted (read-only when
+ *            write-sealed) and makes config resident.
  *   prepare  {handle, config, check}: makes config resident; with check,
  *            compares one product on a random vector with spmv_csr_ref and
  *            replies {verified, residual}.

@@ -67,7 +67,7 @@ struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
     }
     b->id = id;
     if (w->ops->pin != NULL)
-      b->pinned = w->ops->pin(w->be, b->shm.addr, b->shm.size);
+      b->pinned = w->ops->pin(w->be, b->shm.addr, b->shm.size, 0);
     b->next = w->bufs;
     w->bufs = b;
     return &b->shm;
@@ -109,7 +109,8 @@ struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h)
 void spmvd_wk_pin_host(struct worker *w, struct wmatrix *m)
 {
   if (m->pins++ == 0 && w->ops->pin != NULL) {
-    m->pinned = w->ops->pin(w->be, m->host.addr, m->host.size);
+    m->pinned = w->ops->pin(w->be, m->host.addr, m->host.size,
+                           m->host.readonly);
     spmvd_log_debug("matrix %lld: host copy (%zu bytes) %s for its loads",
                     (long long)m->handle, m->host.size,
                     m->pinned ? "registered" : "not registered (pageable copies)");
@@ -197,68 +198,124 @@ static struct wmatrix *wmatrix_new(struct worker *w, int64_t h,
   return m;
 }
 
-int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
-                     json_t **rep, struct spmv_error *err)
+/*
+ * The host copy of a payload load: the raw payload (fds[0]) converted
+ * into the daemon's memfd (fds[1]); each is stolen (set to -1) once
+ * mapped; *copy_ms receives the time the copy took.
+ */
+static int load_copy(struct wmatrix *m, const char *index, int64_t rows,
+                     int64_t cols, int64_t nnz, int *fds, double *copy_ms,
+                     struct spmv_error *err)
 {
-  json_int_t h, rows, cols, nnz;
-  const char *dts, *index;
-  enum spmv_dtype dt = SPMV_F64;
+  struct spmv_wire_csr_layout l;
   struct spmvd_shm raw;
-  struct spmvd_shm_csr l;
-  struct wmatrix *m;
-  char hex[33];
-  struct spmv_fingerprint fp;
-  int rc, iw;
+  int iw = index && strcmp(index, "i32") == 0 ? 4 : 8;
+  int rc;
 
-  if (json_unpack(req, "{sI ss ss sI sI sI}", "handle", &h, "dtype", &dts,
-                  "index", &index, "rows", &rows, "cols", &cols, "nnz",
-                  &nnz) < 0 || nfds != 2)
-    return spmv_error_set(err, SPMV_EPROTO, "bad load message");
-  rc = spmvd_wk_parse_dtype(dts, &dt, err);
-  if (rc < 0)
-    return rc;
-  iw = strcmp(index, "i32") == 0 ? 4 : 8;
-  m = wmatrix_new(w, h, dt);
-  if (!m)
-    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  spmvd_shm_csr_layout(rows, nnz, &l);
+  spmv_wire_csr_layout(rows, nnz, &l);
   size_t rawsz = (size_t)(rows + 1) * (size_t)iw + (size_t)nnz * 4 +
-                 (size_t)nnz * vsize(dt);
+                 (size_t)nnz * vsize(m->dtype);
   rc = spmvd_shm_map(&raw, fds[0], rawsz, err);
   fds[0] = -1;
   if (rc < 0)
-    goto fail;
+    return rc;  /* fds[1], not taken, is the caller's to close */
   rc = spmvd_shm_map(&m->host, fds[1], l.size, err);
   fds[1] = -1;
   if (rc < 0) {
     spmvd_shm_close(&raw);
-    goto fail;
+    return rc;
   }
-  double t0 = now_ms(), t1, t2, t3, t4;
+  double t0 = now_ms();
   spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
   if (rawsz)
-    convert(raw.addr, iw, dt, &m->A);
+    convert(raw.addr, iw, m->dtype, &m->A);
   else
     m->A.row_ptr[0] = 0;
   spmvd_shm_close(&raw);
-  t1 = now_ms();
+  *copy_ms = now_ms() - t0;
+  return 0;
+}
+
+/* The host copy of a memfd load: the client's memfd (fds[0], stolen),
+ * already in the host layout, mapped read-only as its write seal wants. */
+static int load_inplace(struct wmatrix *m, int64_t rows, int64_t cols,
+                        int64_t nnz, int *fds, struct spmv_error *err)
+{
+  struct spmv_wire_csr_layout l;
+  int rc;
+
+  spmv_wire_csr_layout(rows, nnz, &l);
+  rc = spmvd_shm_map_ro(&m->host, fds[0], l.size, err);
+  fds[0] = -1;
+  if (rc < 0)
+    return rc;
+  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
+  return 0;
+}
+
+/* Validates, profiles and fingerprints m's host copy (reading it only)
+ * into the load's reply; steps receives their times. */
+static int load_inspect(struct wmatrix *m, json_t *steps, json_t **rep,
+                        struct spmv_error *err)
+{
+  struct spmv_fingerprint fp;
+  char hex[33];
+  double t0 = now_ms(), t1, t2, t3;
+  int rc;
+
   rc = spmv_par_validate(&m->A, 0, spmv_par_threads(m->A.nnz), err);
   if (rc < 0)
-    goto fail;
-  t2 = now_ms();
+    return rc;
+  t1 = now_ms();
   rc = spmv_profile_compute_threads(&m->A, &m->prof,
                                     spmv_par_threads(m->A.nnz), err);
   if (rc < 0)
-    goto fail;
+    return rc;
   m->have_prof = 1;
-  t3 = now_ms();
+  t2 = now_ms();
   spmv_fingerprint_compute(&m->A, &fp);
   spmv_fingerprint_hex(&fp, hex);
-  t4 = now_ms();
-  *rep = json_pack("{ss so s{sf sf sf sf}}", "fingerprint", hex, "profile",
-                   spmvd_ipc_profile_pack(&m->prof), "steps", "copy_ms",
-                   t1 - t0, "validate_ms", t2 - t1, "profile_ms", t3 - t2,
-                   "fingerprint_ms", t4 - t3);
+  t3 = now_ms();
+  json_object_set_new(steps, "validate_ms", json_real(t1 - t0));
+  json_object_set_new(steps, "profile_ms", json_real(t2 - t1));
+  json_object_set_new(steps, "fingerprint_ms", json_real(t3 - t2));
+  *rep = json_pack("{ss so sO}", "fingerprint", hex, "profile",
+                   spmvd_ipc_profile_pack(&m->prof), "steps", steps);
+  return 0;
+}
+
+int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
+                     json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, rows, cols, nnz;
+  const char *dts, *index = NULL;
+  enum spmv_dtype dt = SPMV_F64;
+  int inplace = 0, rc;
+  double copy_ms = 0;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI ss s?s sI sI sI s?b}", "handle", &h, "dtype", &dts,
+                  "index", &index, "rows", &rows, "cols", &cols, "nnz", &nnz,
+                  "inplace", &inplace) < 0 ||
+      nfds != (inplace ? 1 : 2) || (!inplace && !index))
+    return spmv_error_set(err, SPMV_EPROTO, "bad load message");
+  rc = spmvd_wk_parse_dtype(dts, &dt, err);
+  if (rc < 0)
+    return rc;
+  m = wmatrix_new(w, h, dt);
+  if (!m)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  rc = inplace ? load_inplace(m, rows, cols, nnz, fds, err)
+               : load_copy(m, index, rows, cols, nnz, fds, &copy_ms, err);
+  if (rc < 0)
+    goto fail;
+  /* A memfd load copies nothing: its steps have no copy. */
+  json_t *steps = inplace ? json_object()
+                          : json_pack("{sf}", "copy_ms", copy_ms);
+  rc = load_inspect(m, steps, rep, err);
+  json_decref(steps);
+  if (rc < 0)
+    goto fail;
   return 0;
 fail:
   spmvd_wk_drop(w, h);
@@ -315,7 +372,7 @@ int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
   json_int_t h, rows, cols, nnz;
   const char *dts, *text;
   struct spmv_config cfg;
-  struct spmvd_shm_csr l;
+  struct spmv_wire_csr_layout l;
   enum spmv_dtype dt = SPMV_F64;
   struct wmatrix *m;
   int rc;
@@ -331,8 +388,11 @@ int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
   m = wmatrix_new(w, h, dt);
   if (!m)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  spmvd_shm_csr_layout(rows, nnz, &l);
-  rc = spmvd_shm_map(&m->host, fds[0], l.size, err);
+  spmv_wire_csr_layout(rows, nnz, &l);
+  /* A client's memfd (a memfd load) is write-sealed: mapped read-only. */
+  rc = spmvd_shm_write_sealed(fds[0])
+           ? spmvd_shm_map_ro(&m->host, fds[0], l.size, err)
+           : spmvd_shm_map(&m->host, fds[0], l.size, err);
   fds[0] = -1;
   if (rc < 0)
     goto fail;

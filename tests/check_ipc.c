@@ -48,8 +48,8 @@ END_TEST
 
 START_TEST(csr_layout)
 {
-  struct spmvd_shm_csr l;
-  spmvd_shm_csr_layout(10, 3, &l);
+  struct spmv_wire_csr_layout l;
+  spmv_wire_csr_layout(10, 3, &l);
   ck_assert_uint_eq(l.off_col, 88);
   ck_assert_uint_eq(l.off_val, 88 + 16);   /* 12 bytes padded to 16 */
   ck_assert_uint_eq(l.size, 88 + 16 + 24);

@@ -4,7 +4,8 @@
 # raw frames (and by libspmvclient and spmvctl where they are used).
 check_LTLIBRARIES = tests/integration/libitest.la
 tests_integration_libitest_la_SOURCES = tests/integration/itest.c tests/integration/itest.h \
-	tests/integration/itest_schema.c tests/integration/itest_ops.c
+	tests/integration/itest_schema.c tests/integration/itest_ops.c \
+	tests/integration/itest_fd.c
 tests_integration_libitest_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_integration_libitest_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_libitest_la_LIBADD = client/libspmvmmio.la client/libspmvwire.la \
@@ -79,6 +80,15 @@ tests_integration_check_inplace_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_inplace_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_inplace_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+# Loads whose matrix lies in a client's sealed memfd ("memfd": true).
+check_PROGRAMS += tests/integration/check_load_memfd
+TESTS += tests/integration/check_load_memfd
+tests_integration_check_load_memfd_SOURCES = tests/integration/check_load_memfd.c
+tests_integration_check_load_memfd_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_load_memfd_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_load_memfd_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
+$(tests_integration_check_load_memfd_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 check_PROGRAMS += tests/integration/check_vectors_proto
 TESTS += tests/integration/check_vectors_proto
 tests_integration_check_vectors_proto_SOURCES = tests/integration/check_vectors_proto.c
@@ -109,7 +119,7 @@ CLEANFILES += tests/integration/ops/*.ops
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
-	tests/integration/check_vectors.log
+	tests/integration/check_vectors.log tests/integration/check_load_memfd.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log \
 	tests/integration/check_gpu_vectors.log

@@ -1,6 +1,9 @@
 /* check_gpu_service.c: the service end to end on the GPU: load, tune,
  * multiply, restart, cache hit; calibrate, then the predict and model
  * strategies (exit 77 where no GPU is present). */
+#include "config.h"
+
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -177,6 +180,43 @@ START_TEST(calibrate_predict_model)
 }
 END_TEST
 
+/* A large matrix loaded through a write-sealed memfd is mapped read-only
+ * in the worker: its host copy is still registered with the device
+ * (cudaHostRegisterReadOnly) for the load, and it multiplies right. */
+START_TEST(memfd_load_pinned)
+{
+  struct spmv_error err;
+  struct spmv_csr *A = spmv_gen_stencil2d(1000, 1000, 5, &err);
+  int s, fd;
+
+  ck_assert_msg(A != NULL, "generator: %s", err.msg);
+  itest_daemon_stop(&itest_d, SIGTERM);
+  itest_daemon_config(&itest_d, "log_level = debug\n");
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  s = itest_open(&itest_d);
+  for (int f32 = 0; f32 <= 1; f32++) {
+    fd = itest_csr_memfd(A, "check-gpu-memfd", itest_csr_layout_size(A),
+                         F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+    json_t *r = itest_call_fd(
+        s, json_pack("{ss si ss sI sI sI sb}", "op", "load", "id", 1 + f32,
+                     "dtype", f32 ? "f32" : "f64", "rows", (json_int_t)A->rows,
+                     "cols", (json_int_t)A->cols, "nnz", (json_int_t)A->nnz,
+                     "memfd", 1), fd, NULL, 0);
+    close(fd);
+    int64_t h = itest_handle(r);
+    json_decref(r);
+    double q = itest_multiply_check(s, h, A, f32, 5, NULL);
+    ck_assert_msg(q >= 0 && q <= 1.0, "%s: residual %.3g of its bound",
+                  f32 ? "f32" : "f64", q);
+  }
+  ck_assert_msg(itest_log_wait(&itest_d, "bytes) registered for its loads",
+                               5000),
+                "the read-only host copy was not registered with the device");
+  close(s);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s;
@@ -191,6 +231,7 @@ int main(void)
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, tune_multiply_restart_cache);
   tcase_add_test(tc, calibrate_predict_model);
+  tcase_add_test(tc, memfd_load_pinned);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -107,63 +106,6 @@ START_TEST(library_inplace)
 }
 END_TEST
 
-/* Sends req with descriptor pass (-1: none) on the frame's first byte and
- * reads the reply, checked against schema/proto/<op>.json. */
-static json_t *call_fd(int s, json_t *req, int pass, const void *payload,
-                       uint64_t plen)
-{
-  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, SPMV_PROTO_VERSION, 0, 0, 0, 0};
-  struct spmv_wire_limits lim;
-  struct spmv_error err;
-  uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
-  char op[32];
-  size_t jlen;
-  char *text = spmv_wire_json_dump(req, &jlen);
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  struct msghdr mh;
-
-  ck_assert_ptr_nonnull(text);
-  snprintf(op, sizeof op, "%s", json_string_value(json_object_get(req, "op")));
-  itest_ops_note("sent", op);
-  h.json_len = (uint32_t)jlen;
-  h.payload_len = plen;
-  spmv_wire_header_encode(&h, hdr);
-  struct iovec iov[3] = {{hdr, sizeof hdr}, {text, jlen},
-                         {(void *)payload, plen}};
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = iov;
-  mh.msg_iovlen = plen ? 3 : 2;
-  if (pass >= 0) {
-    memset(&ctl, 0, sizeof ctl);
-    mh.msg_control = ctl.buf;
-    mh.msg_controllen = sizeof ctl.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &pass, sizeof(int));
-  }
-  ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL),
-                   (ssize_t)(sizeof hdr + jlen + plen));
-  free(text);
-  json_decref(req);
-  spmv_wire_limits_default(&lim);
-  for (;;) {
-    json_t *j = NULL;
-    void *p = NULL;
-    uint64_t n = 0;
-    ck_assert_int_eq(spmv_wire_read_frame(s, &lim, &j, &p, &n, &err), 0);
-    free(p);
-    itest_schema_check(op, j);
-    if (json_object_get(j, "ok"))
-      return j;
-    json_decref(j);
-  }
-}
-
 /* A memfd of size bytes, sealed against shrinking when sealed is set. */
 static int make_memfd(size_t size, int sealed)
 {
@@ -175,65 +117,13 @@ static int make_memfd(size_t size, int sealed)
   return fd;
 }
 
-/* Asserts that r failed with code and a message containing want (may be
- * NULL), then that the connection still serves a payload product. */
-static void refused(int s, json_t *r, const char *code, const char *want,
-                    int64_t handle, const struct spmv_csr *A)
-{
-  const char *msg = json_string_value(
-      json_object_get(json_object_get(r, "error"), "message"));
-  ck_assert_str_eq(itest_error_code(r), code);
-  ck_assert_msg(!want || (msg && strstr(msg, want)),
-                "message '%s' does not name '%s'", msg ? msg : "", want);
-  json_decref(r);
-  ck_assert(itest_multiply_check(s, handle, A, 0, 3, NULL) <= 1.0);
-}
-
-/* How many descriptors of process pid are memfds named check-inplace. */
-static int count_fds(pid_t pid)
-{
-  char path[300], target[256];
-  int n = 0;
-
-  snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
-  DIR *d = opendir(path);
-  ck_assert_ptr_nonnull(d);
-  for (struct dirent *e; (e = readdir(d));) {
-    snprintf(path, sizeof path, "/proc/%ld/fd/%s", (long)pid, e->d_name);
-    ssize_t len = readlink(path, target, sizeof target - 1);
-    if (len <= 0)
-      continue;
-    target[len] = 0;
-    n += strstr(target, "memfd:check-inplace") != NULL;
-  }
-  closedir(d);
-  return n;
-}
-
 /* Whether process pid maps a memfd named check-inplace. */
 static int maps_memfd(pid_t pid)
 {
-  char path[64], line[512];
-  int found = 0;
+  char perms[8];
 
-  snprintf(path, sizeof path, "/proc/%ld/maps", (long)pid);
-  FILE *f = fopen(path, "r");
-  ck_assert_ptr_nonnull(f);
-  while (fgets(line, sizeof line, f))
-    found |= strstr(line, "memfd:check-inplace") != NULL;
-  fclose(f);
-  return found;
-}
-
-/* The device worker's pid, from status on a raw connection s. */
-static pid_t worker_pid(int s)
-{
-  json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 90),
-                         NULL, 0, NULL, NULL);
-  pid_t pid = (pid_t)json_integer_value(json_object_get(
-      json_array_get(json_object_get(r, "workers"), 0), "pid"));
-  json_decref(r);
-  return pid;
+  itest_memfd_perms(pid, "check-inplace", perms);
+  return perms[0] != 0;
 }
 
 /* The protocol by raw frames: attach-vectors and its refusals. */
@@ -249,39 +139,39 @@ START_TEST(raw_attach)
 
   /* A descriptor on any other op (each refused one is closed). */
   int fd = make_memfd(need, 1);
-  refused(s, call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
-          "EPROTO", "only 'attach-vectors' takes one", h, A);
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si}", "op", "list", "id", 2), fd, NULL, 0),
+          "EPROTO", "only 'attach-vectors' and 'load' (with \"memfd\": true) take one", h, A);
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf}", "op", "multiply", "id",
                                   3, "handle", (json_int_t)h, "alpha", 1.0,
                                   "beta", 0.0), fd, A->val, xb),
           "EPROTO", "file descriptor", h, A);
   /* None, or not sealed, or too small. */
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 4,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 4,
                                   "handle", (json_int_t)h), -1, NULL, 0),
           "EPROTO", "exactly one file descriptor", h, A);
   int loose = make_memfd(need, 0);
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 5,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 5,
                                   "handle", (json_int_t)h), loose, NULL, 0),
           "EINVAL", "F_SEAL_SHRINK", h, A);
   close(loose);
   int small = make_memfd(need - 8, 1);
   snprintf(want, sizeof want, "holds %zu bytes, but k = 1 x (500 cols + 500 "
            "rows) of f64 need %zu", need - 8, need);
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 6,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 6,
                                   "handle", (json_int_t)h), small, NULL, 0),
           "EINVAL", want, h, A);
   close(small);
-  ck_assert_int_eq(count_fds(itest_d.pid), 0);
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 0);
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 7, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, NULL, 0),
           "EINVAL", "no vectors attached", h, A);
-  refused(s, call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 8,
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 8,
                                   "handle", (json_int_t)(h + 100)), fd, NULL, 0),
           "ENOENT", NULL, h, A);
 
   /* Attached: products in place, x and y in the memfd. */
-  json_t *r = call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
+  json_t *r = itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
                                    9, "handle", (json_int_t)h), fd, NULL, 0);
   ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s",
                 json_dumps(r, 0));
@@ -295,7 +185,7 @@ START_TEST(raw_attach)
   for (int rep = 0; rep < 2; rep++) {
     fill(map, xd, A->cols, 0, (unsigned)rep + 40);
     memcpy(y0, map + A->cols, sizeof *y0 * (size_t)A->rows);
-    r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
+    r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
                              10 + rep, "handle", (json_int_t)h, "alpha", 2.0,
                              "beta", rep ? 0.25 : 0.0, "inplace", 1),
                 -1, NULL, 0);
@@ -305,30 +195,30 @@ START_TEST(raw_attach)
     check_y(A, 2.0, xd, rep ? 0.25 : 0.0, y0, map + A->cols, 0);
   }
   /* A payload with an in-place product, and k other than attached. */
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply",
                                   "id", 12, "handle", (json_int_t)h, "alpha",
                                   1.0, "beta", 0.0, "inplace", 1), -1, xd, 8),
           "EPROTO", "takes no payload", h, A);
-  refused(s, call_fd(s, json_pack("{ss si sI sf sf si sb}", "op",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI sf sf si sb}", "op",
                                   "multiply-batch", "id", 13, "handle",
                                   (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                                   "k", 2, "inplace", 1), -1, NULL, 0),
           "EINVAL", "holds k = 1", h, A);
   /* The daemon holds the memfd once; the worker maps it. */
-  ck_assert_int_eq(count_fds(itest_d.pid), 1);
-  pid_t wpid = worker_pid(s);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 1);
+  pid_t wpid = itest_worker_pid(s);
   ck_assert(maps_memfd(wpid));
   /* Freeing the matrix lets the vectors go, here and in the worker. */
-  r = call_fd(s, json_pack("{ss si sI}", "op", "free", "id", 14, "handle",
+  r = itest_call_fd(s, json_pack("{ss si sI}", "op", "free", "id", 14, "handle",
                            (json_int_t)h), -1, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
-  r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 15,
+  r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 15,
                            "handle", (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                            "inplace", 1), -1, NULL, 0);
   ck_assert_str_eq(itest_error_code(r), "ENOENT");
   json_decref(r);
-  ck_assert_int_eq(count_fds(itest_d.pid), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 0);
   for (int i = 0; i < 200 && maps_memfd(wpid); i++)
     usleep(10000);
   ck_assert_msg(!maps_memfd(wpid), "the worker still maps the vectors");
@@ -355,11 +245,11 @@ START_TEST(attach_limits)
   size_t need = (size_t)(A->cols + A->rows) * 8;
   int fd = make_memfd(need, 1), big = make_memfd(need * 4096, 1);
 
-  json_t *r = call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
+  json_t *r = itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id",
                                    2, "handle", (json_int_t)h), fd, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
-  refused(s, call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
+  itest_refused(s, itest_call_fd(s, json_pack("{ss si sI si}", "op", "attach-vectors",
                                   "id", 3, "handle", (json_int_t)h, "k", 4096),
                      big, NULL, 0),
           "ELIMIT", "max_connection_bytes", h, A);
@@ -368,18 +258,18 @@ START_TEST(attach_limits)
   double *xd = malloc(sizeof *xd * (size_t)A->cols);
   double *y0 = calloc((size_t)A->rows, sizeof *y0);
   fill(map, xd, A->cols, 0, 77);
-  r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 4,
+  r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 4,
                            "handle", (json_int_t)h, "alpha", 1.0, "beta", 0.0,
                            "inplace", 1), -1, NULL, 0);
   ck_assert(json_is_true(json_object_get(r, "ok")));
   json_decref(r);
   check_y(A, 1.0, xd, 0.0, y0, map + A->cols, 0);
   /* A new worker gets the memfd again. */
-  ck_assert_int_eq(kill(worker_pid(s), SIGKILL), 0);
+  ck_assert_int_eq(kill(itest_worker_pid(s), SIGKILL), 0);
   char code[32] = "EWORKER";
   for (int i = 0; i < 300 && code[0]; i++) {
     fill(map, xd, A->cols, 0, 78 + (unsigned)i);
-    r = call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
+    r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id",
                              5, "handle", (json_int_t)h, "alpha", 1.0, "beta",
                              0.0, "inplace", 1), -1, NULL, 0);
     snprintf(code, sizeof code, "%s", itest_error_code(r));
@@ -394,13 +284,13 @@ START_TEST(attach_limits)
   close(fd);
   close(big);
   /* Closing the connection lets the vectors go, here and in the worker. */
-  pid_t wpid = worker_pid(s);
-  ck_assert_int_eq(count_fds(itest_d.pid), 1);
+  pid_t wpid = itest_worker_pid(s);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 1);
   ck_assert(maps_memfd(wpid));
   close(s);
-  for (int i = 0; i < 200 && (count_fds(itest_d.pid) || maps_memfd(wpid)); i++)
+  for (int i = 0; i < 200 && (itest_count_memfds(itest_d.pid, "check-inplace") || maps_memfd(wpid)); i++)
     usleep(10000);
-  ck_assert_int_eq(count_fds(itest_d.pid), 0);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "check-inplace"), 0);
   ck_assert(!maps_memfd(wpid));
   free(xd);
   free(y0);

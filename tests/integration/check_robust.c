@@ -314,19 +314,7 @@ START_TEST(worker_killed)
   json_decref(r);
   ck_assert_int_gt(wpid, 0);
   ck_assert_int_eq(kill(wpid, SIGKILL), 0);
-  int ok = 0;
-  for (int i = 0; i < 300 && !ok; i++) {
-    char code[32];
-    double q = itest_multiply_check(fd, h, A, 0, 2, code);
-    if (q < 0) {
-      ck_assert_str_eq(code, "EWORKER");
-      usleep(20000);
-      continue;
-    }
-    ck_assert(q <= 1.0);
-    ok = 1;
-  }
-  ck_assert(ok);
+  itest_multiply_after_restart(fd, h, A);
   r = status(fd);
   json_t *w = json_array_get(json_object_get(r, "workers"), 0);
   ck_assert_int_eq(json_integer_value(json_object_get(w, "restarts")), 1);

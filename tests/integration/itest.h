@@ -88,6 +88,42 @@ json_t *itest_recv_ready(int fd, int *events);
 json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
                    void **reply_payload, uint64_t *reply_len);
 
+/* Sends req (stolen) and payload with descriptor pass (-1: none, else
+ * borrowed) on the frame's first byte (SCM_RIGHTS), and reads frames
+ * until the reply (a new reference), each checked against
+ * schema/proto/<op>.json; asserts that it all went. */
+json_t *itest_call_fd(int s, json_t *req, int pass, const void *payload,
+                      uint64_t plen);
+
+/* How many descriptors of process pid are memfds named name. */
+int itest_count_memfds(pid_t pid, const char *name);
+
+/* The permissions ("r--s") of process pid's mapping of memfd name, or ""
+ * when it maps none. */
+void itest_memfd_perms(pid_t pid, const char *name, char perms[8]);
+
+/* The device worker's pid, from status on the raw connection s. */
+pid_t itest_worker_pid(int s);
+
+/* Asserts that r (stolen) failed with code and a message containing want
+ * (may be NULL), then that s still multiplies matrix handle (A) right. */
+void itest_refused(int s, json_t *r, const char *code, const char *want,
+                   int64_t handle, const struct spmv_csr *A);
+
+/* After the worker was killed: multiplies matrix handle (A) on s until the
+ * new worker serves it (EWORKER meanwhile), asserting the product right. */
+void itest_multiply_after_restart(int s, int64_t handle,
+                                  const struct spmv_csr *A);
+
+/* The size of A's host layout (spmv_wire_csr_layout). */
+size_t itest_csr_layout_size(const struct spmv_csr *A);
+
+/* A memfd named name of size bytes holding A in the host layout (zeros
+ * where it does not fit), sealed with seals (F_SEAL_*), for a load with
+ * "memfd": true; returns the descriptor, the caller's to close. */
+int itest_csr_memfd(const struct spmv_csr *A, const char *name, size_t size,
+                    int seals);
+
 /* Connects and says hello; returns the fd (asserts on failure). */
 int itest_open(const struct itest_daemon *d);
 
