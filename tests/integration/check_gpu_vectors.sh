@@ -1,7 +1,7 @@
 #!/bin/sh
 # check_gpu_vectors.sh: the tests of products on device vectors
-# (check_vectors, check_vectors_proto) and on host vectors, in place and in
-# batches (check_inplace, check_tools), again with the daemon on the cuda
+# (check_vectors, check_vectors_proto) and on host vectors in place, one
+# and three at a time (check_inplace), again with the daemon on the cuda
 # backend, so that its vectors, lists, pinned and overlapped transfers are
 # checked against the same double-precision references as the cpu
 # backend's; exits 77 (skipped) where no GPU is present.
@@ -16,7 +16,7 @@ SPMV_ITEST_BACKEND=cuda
 SPMV_ITEST_RERUN=1
 export SPMV_ITEST_BACKEND SPMV_ITEST_RERUN
 status=0
-for t in check_vectors check_vectors_proto check_inplace check_tools; do
+for t in check_vectors check_vectors_proto check_inplace; do
   echo "== $t on the cuda backend"
   "$top_build/tests/integration/$t" || status=1
 done
