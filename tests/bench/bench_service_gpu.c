@@ -95,7 +95,7 @@ int bsg_init(int reps, char *device, size_t cap, char *versions, size_t vcap)
   snprintf(device + strlen(device), cap - strlen(device),
            " (%d SMs, L2 %d MB, %.0f GB)", prop.multiProcessorCount,
            prop.l2CacheSize >> 20, (double)prop.totalGlobalMem / 1e9);
-  snprintf(versions, vcap, "driver %d, CUDA runtime %d, cuSPARSE %s, cuBLAS %d",
+  snprintf(versions, vcap, "CUDA driver API %d, runtime %d, cuSPARSE %s, cuBLAS %d",
            drv, rt, csv, bv);
   return 0;
 fail:
