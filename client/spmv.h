@@ -74,6 +74,7 @@ struct spmv_progress {
   int64_t done, total;    /* candidates timed so far, of total */
   const char *candidate;  /* the configuration just timed ("" if none) */
   double time_us;         /* its time per product, 0 if none */
+  double residual;        /* a solve's residual norm now (0 otherwise) */
 };
 
 /* Called for each progress event; arg is the options' progress_arg. */
@@ -306,6 +307,63 @@ int spmv_op_download(struct spmv_oplist *l, struct spmv_vector *x,
  * SPMV_ENOENT, SPMV_EPROTO, SPMV_EWORKER, SPMV_EGPU, connection errors.
  */
 int spmv_oplist_run(struct spmv_oplist *l, double *results, int nres);
+
+/*
+ * Solves: a whole iterative method in one request, run where the matrix
+ * lives, on its tuned format (schema/PROTOCOL.md, solve).
+ */
+struct spmv_solve_options {
+  const char *method;      /* "cg" (NULL), "pcg-jacobi", "bicgstab",
+                              "gmres", "pagerank" */
+  double rtol;             /* <= 0: 1e-8 (f64) / 1e-5 (f32); pagerank 1e-10 / 1e-6 */
+  double atol;             /* < 0 or 0: 0 */
+  int64_t maxiter;         /* <= 0: 10 x rows (pagerank 100) */
+  int restart;             /* gmres; <= 0: 30 */
+  double damping;          /* pagerank; <= 0: 0.85 */
+  int history;             /* nonzero: the residual after each iteration */
+  int64_t progress_every;  /* > 0: progress called every so many iterations */
+  spmv_progress_fn progress; /* NULL, or called with stage "solve", done =
+                                the iteration, total = maxiter, residual */
+  void *progress_arg;
+};
+
+/* Sets every option to its default (the same as zeroing o). */
+void spmv_solve_options_init(struct spmv_solve_options *o);
+
+/* What a solve found; history, when asked for, is owned by the caller
+ * (release with free()), NULL otherwise. */
+struct spmv_solve_result {
+  int64_t iterations;
+  int converged;           /* 1 when reason is converged-rtol or -atol */
+  char reason[32];         /* "converged-rtol", "converged-atol", "maxiter",
+                              "breakdown", "indefinite" */
+  double residual;         /* ||b - A x||_2 recomputed from x (pagerank:
+                              the 1-norm of the last change) */
+  double relative_residual;/* residual / ||b||_2 */
+  double rhs_norm;         /* ||b||_2 */
+  double seconds;          /* the solve on the worker */
+  double us_per_iteration;
+  double *history;
+  int64_t nhistory;
+};
+
+/*
+ * Solves A x = b (pagerank: finds A's stationary vector; b is NULL) with
+ * host arrays of m's dtype: b (rows values, borrowed), x (cols values:
+ * the initial guess when x_guess is nonzero, else ignored; receives the
+ * solution).  r (caller's storage) is filled whether or not the method
+ * converged: a method that stops without converging is not an error.
+ * Errors: SPMV_EINVAL (an option out of range, message naming it),
+ * SPMV_ENOENT, connection errors.
+ */
+int spmv_solve(struct spmv_matrix *m, const void *b, void *x, int x_guess,
+               const struct spmv_solve_options *o, struct spmv_solve_result *r);
+
+/* The same with device vectors: b (NULL for pagerank) and x, whose values
+ * are the initial guess and which receives the solution. */
+int spmv_solve_vec(struct spmv_matrix *m, struct spmv_vector *b,
+                   struct spmv_vector *x, const struct spmv_solve_options *o,
+                   struct spmv_solve_result *r);
 
 /* What spmvd decided for a matrix and what it knows of it. */
 struct spmv_info {
