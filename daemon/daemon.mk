@@ -36,6 +36,8 @@ libexec_PROGRAMS += daemon/spmvd-worker
 daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_worker_matrix.c daemon/spmvd_worker_long.c \
 	daemon/spmvd_worker_vec.c daemon/spmvd_worker_check.c \
+	daemon/spmvd_solve.c daemon/spmvd_solve.h daemon/spmvd_solve_krylov.c \
+	daemon/spmvd_solve_pagerank.c \
 	daemon/spmvd_worker_impl.h \
 	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \
 	daemon/spmvd_backend_cpu.c \
