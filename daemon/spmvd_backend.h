@@ -62,7 +62,8 @@ enum spmvd_vop {
   SPMVD_VOP_AXPBY,  /* y = a*x + b*y (y not read when b is the constant 0) */
   SPMVD_VOP_MUL,    /* z = x .* y (z may be x or y) */
   SPMVD_VOP_DOT,    /* res[slot] = x . y */
-  SPMVD_VOP_NRM2    /* res[slot] = ||x||_2 */
+  SPMVD_VOP_NRM2,   /* res[slot] = ||x||_2 */
+  SPMVD_VOP_ASUM    /* res[slot] = ||x||_1 */
 };
 
 /* One vector operation; the vectors are borrowed, of one dtype and length
@@ -71,7 +72,7 @@ struct spmvd_vop_args {
   enum spmvd_vop op;
   struct spmvd_bvector *x, *y, *z;
   struct spmvd_scalar a, b;
-  int slot;         /* DOT, NRM2: where the result goes, < SPMVD_MAX_RESULTS */
+  int slot;         /* DOT, NRM2, ASUM: where the result goes, < SPMVD_MAX_RESULTS */
 };
 
 /*

@@ -134,6 +134,11 @@ int spmvd_cpu_vec_op(double *res, const struct spmvd_vop_args *a,
       s += get(a->x, i) * get(a->x, i);
     res[a->slot] = sqrt(s);
     return 0;
+  case SPMVD_VOP_ASUM:
+    for (size_t i = 0; i < n; i++)
+      s += fabs(get(a->x, i));
+    res[a->slot] = s;
+    return 0;
   }
   return spmv_error_set(err, SPMV_EINVAL, "unknown vector operation %d",
                         (int)a->op);

@@ -635,12 +635,12 @@ static int cuda_vec_op(struct spmvd_backend *b, const struct spmvd_vop_args *a,
                        struct spmv_error *err)
 {
   static const int needs_y[] = {[SPMVD_VOP_COPY] = 1, [SPMVD_VOP_AXPBY] = 1,
-                                [SPMVD_VOP_MUL] = 1, [SPMVD_VOP_DOT] = 1, [SPMVD_VOP_NRM2] = 0};
-  static const int needs_z[] = {[SPMVD_VOP_MUL] = 1, [SPMVD_VOP_NRM2] = 0};
+                                [SPMVD_VOP_MUL] = 1, [SPMVD_VOP_DOT] = 1, [SPMVD_VOP_ASUM] = 0};
+  static const int needs_z[] = {[SPMVD_VOP_MUL] = 1, [SPMVD_VOP_ASUM] = 0};
   struct spmv_dev_scalar sa = dev_scalar(&a->a), sb = dev_scalar(&a->b);
   cudaStream_t s = b->stream;
 
-  if ((unsigned)a->op > SPMVD_VOP_NRM2)
+  if ((unsigned)a->op > SPMVD_VOP_ASUM)
     return spmv_error_set(err, SPMV_EINVAL, "unknown vector operation %d", (int)a->op);
   if (!vop_vectors_ok(a, needs_y[a->op], needs_z[a->op]))
     return spmv_error_set(err, SPMV_EINVAL,
@@ -663,6 +663,8 @@ static int cuda_vec_op(struct spmvd_backend *b, const struct spmvd_vop_args *a,
     return spmv_blas_dot(dt, n, a->x->d, a->y->d, b->dres, a->slot, b->dpart, s, err);
   case SPMVD_VOP_NRM2:
     return spmv_blas_nrm2(dt, n, a->x->d, b->dres, a->slot, b->dpart, s, err);
+  case SPMVD_VOP_ASUM:
+    return spmv_blas_asum(dt, n, a->x->d, b->dres, a->slot, b->dpart, s, err);
   }
   return spmv_error_set(err, SPMV_EINVAL, "unknown vector operation %d", (int)a->op);
 }

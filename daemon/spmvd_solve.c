@@ -101,6 +101,13 @@ int spmvd_solve_nrm2(struct spmvd_solve *s, struct spmvd_bvector *x, int slot,
   return vop(s, SPMVD_VOP_NRM2, x, NULL, NULL, k, k, slot, err);
 }
 
+int spmvd_solve_asum(struct spmvd_solve *s, struct spmvd_bvector *x, int slot,
+                     struct spmv_error *err)
+{
+  struct spmvd_scalar k = spmvd_solve_k(0);
+  return vop(s, SPMVD_VOP_ASUM, x, NULL, NULL, k, k, slot, err);
+}
+
 int spmvd_solve_copy(struct spmvd_solve *s, struct spmvd_bvector *x,
                      struct spmvd_bvector *y, struct spmv_error *err)
 {

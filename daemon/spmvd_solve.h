@@ -68,6 +68,8 @@ int spmvd_solve_dot(struct spmvd_solve *s, struct spmvd_bvector *x,
                     struct spmvd_bvector *y, int slot, struct spmv_error *err);
 int spmvd_solve_nrm2(struct spmvd_solve *s, struct spmvd_bvector *x, int slot,
                      struct spmv_error *err);
+int spmvd_solve_asum(struct spmvd_solve *s, struct spmvd_bvector *x, int slot,
+                     struct spmv_error *err);
 int spmvd_solve_copy(struct spmvd_solve *s, struct spmvd_bvector *x,
                      struct spmvd_bvector *y, struct spmv_error *err);
 int spmvd_solve_scale(struct spmvd_solve *s, struct spmvd_bvector *x,

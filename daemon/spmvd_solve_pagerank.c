@@ -15,12 +15,9 @@
  *   y = A t
  *   res[0] = dangling . x    the mass on columns with no out-weight
  *   x' = (damping/n) res[0] + damping y + (1 - damping)/n
- *   d = x' - x, downloaded
- * The change's 1-norm is summed on the host from the downloaded d, in
- * index order, so that it is deterministic without a new backend
- * operation (the backend has no 1-norm); at the end x is divided by its
- * sum (a dot with the ones vector), which the recurrence keeps at 1 up to
- * rounding.
+ *   d = x' - x, res[1] = ||d||_1 (the backend's deterministic 1-norm)
+ * and at the end x is divided by its sum (a dot with the ones vector),
+ * which the recurrence keeps at 1 up to rounding.
  */
 
 /* wt and the dangling mask from the host copy of the CSR; negative
@@ -50,7 +47,6 @@ static int weights(struct spmvd_solve *s, double *wt, double *dang,
 /* The vectors of the iteration. */
 struct pr {
   struct spmvd_bvector *wt, *dang, *tele, *t, *y, *xn, *d, *ones;
-  void *host;     /* d, downloaded */
 };
 
 static int pr_setup(struct spmvd_solve *s, struct pr *p, struct spmv_error *err)
@@ -60,8 +56,7 @@ static int pr_setup(struct spmvd_solve *s, struct pr *p, struct spmv_error *err)
   double *dang = malloc((n ? n : 1) * sizeof *dang);
   int rc;
 
-  p->host = malloc((n ? n : 1) * spmv_dtype_size(s->dt));
-  if (!wt || !dang || !p->host)
+  if (!wt || !dang)
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for pagerank");
   else if ((rc = weights(s, wt, dang, err)) == 0) {
     struct spmvd_bvector **v[] = {&p->wt, &p->dang, &p->tele, &p->t, &p->y,
@@ -79,22 +74,11 @@ static int pr_setup(struct spmvd_solve *s, struct pr *p, struct spmv_error *err)
   return rc;
 }
 
-/* The 1-norm of the downloaded change, summed in index order. */
-static double change_norm(const struct spmvd_solve *s, const void *host)
-{
-  double sum = 0;
-
-  for (size_t i = 0; i < s->cols; i++)
-    sum += fabs(s->dt == SPMV_F32 ? (double)((const float *)host)[i]
-                                  : ((const double *)host)[i]);
-  return sum;
-}
-
 /* One iteration into p->xn; *change its 1-norm. */
 static int pr_step(struct spmvd_solve *s, struct pr *p, double *change,
                    struct spmv_error *err)
 {
-  double dn = s->damping / (double)s->cols, res[1];
+  double dn = s->damping / (double)s->cols, res[2];
   int rc;
 
   if ((rc = spmvd_solve_mul(s, p->wt, s->x, p->t, err)) < 0 ||
@@ -108,10 +92,10 @@ static int pr_step(struct spmvd_solve *s, struct pr *p, double *change,
       (rc = spmvd_solve_copy(s, p->xn, p->d, err)) < 0 ||
       (rc = spmvd_solve_axpby(s, s->x, p->d, spmvd_solve_k(-1),
                               spmvd_solve_k(1), err)) < 0 ||
-      (rc = s->ops->vec_download(s->be, p->d, p->host, err)) < 0 ||
-      (rc = spmvd_solve_finish(s, res, 1, err)) < 0)
+      (rc = spmvd_solve_asum(s, p->d, 1, err)) < 0 ||
+      (rc = spmvd_solve_finish(s, res, 2, err)) < 0)
     return rc;
-  *change = change_norm(s, p->host);
+  *change = res[1];
   /* x = x': copied, as x may be the client's vector. */
   return spmvd_solve_copy(s, p->xn, s->x, err);
 }
@@ -155,6 +139,5 @@ int spmvd_solve_pagerank(struct spmvd_solve *s, struct spmv_error *err)
     rc = normalize(s, &p, err);
   if (rc >= 0)
     rc = spmvd_solve_finish(s, NULL, 0, err);
-  free(p.host);
   return rc < 0 ? rc : 0;
 }

@@ -1,4 +1,4 @@
-/* spmv_blas1.cu: BLAS-1 operations on device vectors (fill, copy, scale, axpby, mul, dot, nrm2). */
+/* spmv_blas1.cu: BLAS-1 operations on device vectors (fill, copy, scale, axpby, mul, dot, nrm2, asum). */
 /*
  * Work decomposition: the element-wise operations run a grid-stride loop
  * of BLAS_BS threads a block over at most BLAS_EW_BLOCKS blocks.  Their
@@ -74,8 +74,9 @@ __device__ __forceinline__ double blas_block_sum(double *sh, double v) {
   return sh[0];
 }
 
-/* part[block] = the block's sum of x[i]*y[i] (y NULL: x[i]^2), in double. */
-template <typename V>
+/* part[block] = the block's sum of x[i]*y[i] (y NULL: x[i]^2; ABS: |x[i]|),
+ * in double. */
+template <typename V, bool ABS>
 __global__ void __launch_bounds__(BLAS_BS)
 blas_dot_partial(int64_t n, const V *__restrict__ x, const V *__restrict__ y,
                  double *__restrict__ part) {
@@ -83,7 +84,7 @@ blas_dot_partial(int64_t n, const V *__restrict__ x, const V *__restrict__ y,
   double s = 0;
   for (int64_t i = blas_tid(); i < n; i += blas_stride()) {
     double xi = (double)x[i];
-    s += xi * (y ? (double)y[i] : xi);
+    s += ABS ? fabs(xi) : xi * (y ? (double)y[i] : xi);
   }
   double t = blas_block_sum(sh, s);
   if (threadIdx.x == 0) part[blockIdx.x] = t;
@@ -234,7 +235,7 @@ extern "C" int spmv_blas_mul(enum spmv_dtype dt, size_t n, const void *x, const 
 
 /* res[slot] = x . y (y NULL: x . x, and its square root when root). */
 static int reduce(enum spmv_dtype dt, size_t n, const void *x, const void *y, int root,
-                  double *res, int slot, double *scratch, cudaStream_t s,
+                  int absval, double *res, int slot, double *scratch, cudaStream_t s,
                   const char *what, struct spmv_error *err) {
   int rc;
   if ((rc = check_dtype(dt, what, err)) < 0 || (rc = check_slot(slot, what, err)) < 0)
@@ -242,12 +243,18 @@ static int reduce(enum spmv_dtype dt, size_t n, const void *x, const void *y, in
   if (n == 0)  /* the empty sum, and its root, are +0: all-zero bits */
     return spmv_cuda_error(cudaMemsetAsync(res + slot, 0, sizeof(double), s), what, err);
   unsigned g = spmv_blas_reduce_blocks(n);
-  if (dt == SPMV_F32)
-    blas_dot_partial<float><<<g, BLAS_BS, 0, s>>>((int64_t)n, (const float *)x,
-                                                   (const float *)y, scratch);
+  if (dt == SPMV_F32 && absval)
+    blas_dot_partial<float, true><<<g, BLAS_BS, 0, s>>>((int64_t)n, (const float *)x,
+                                                         NULL, scratch);
+  else if (dt == SPMV_F32)
+    blas_dot_partial<float, false><<<g, BLAS_BS, 0, s>>>((int64_t)n, (const float *)x,
+                                                          (const float *)y, scratch);
+  else if (absval)
+    blas_dot_partial<double, true><<<g, BLAS_BS, 0, s>>>((int64_t)n, (const double *)x,
+                                                          NULL, scratch);
   else
-    blas_dot_partial<double><<<g, BLAS_BS, 0, s>>>((int64_t)n, (const double *)x,
-                                                    (const double *)y, scratch);
+    blas_dot_partial<double, false><<<g, BLAS_BS, 0, s>>>((int64_t)n, (const double *)x,
+                                                           (const double *)y, scratch);
   SPMV_CHECK_LAUNCH(what);
   blas_dot_final<<<1, BLAS_BS, 0, s>>>((int)g, scratch, root, res, slot);
   SPMV_CHECK_LAUNCH(what);
@@ -259,11 +266,17 @@ extern "C" int spmv_blas_dot(enum spmv_dtype dt, size_t n, const void *x, const 
                              struct spmv_error *err) {
   if (y == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "dot: no y");
-  return reduce(dt, n, x, y, 0, res, slot, scratch, s, "dot", err);
+  return reduce(dt, n, x, y, 0, 0, res, slot, scratch, s, "dot", err);
 }
 
 extern "C" int spmv_blas_nrm2(enum spmv_dtype dt, size_t n, const void *x, double *res,
                               int slot, double *scratch, cudaStream_t s,
                               struct spmv_error *err) {
-  return reduce(dt, n, x, NULL, 1, res, slot, scratch, s, "nrm2", err);
+  return reduce(dt, n, x, NULL, 1, 0, res, slot, scratch, s, "nrm2", err);
+}
+
+extern "C" int spmv_blas_asum(enum spmv_dtype dt, size_t n, const void *x, double *res,
+                              int slot, double *scratch, cudaStream_t s,
+                              struct spmv_error *err) {
+  return reduce(dt, n, x, NULL, 0, 1, res, slot, scratch, s, "asum", err);
 }

@@ -349,6 +349,10 @@ int spmv_blas_dot(enum spmv_dtype dt, size_t n, const void *x, const void *y,
 int spmv_blas_nrm2(enum spmv_dtype dt, size_t n, const void *x, double *res,
                    int slot, double *scratch, cudaStream_t s,
                    struct spmv_error *err);
+/* res[slot] = sum |x[i]| (the 1-norm), as deterministic as the others. */
+int spmv_blas_asum(enum spmv_dtype dt, size_t n, const void *x, double *res,
+                   int slot, double *scratch, cudaStream_t s,
+                   struct spmv_error *err);
 
 /* Threads-per-block values every kernel accepts: 32 .. 1024, multiple of 32. */
 #define SPMV_BS_MIN 32

@@ -382,6 +382,32 @@ START_TEST(test_nrm2)
 }
 END_TEST
 
+/* res[slot] = sum |x_i| against the reference in long double; the same
+ * bits twice; n == 0 writes +0. */
+START_TEST(test_asum)
+{
+  struct vecs v;
+  struct spmv_error err = {0};
+  long double want = 0;
+  double got[2];
+
+  vecs_init(&v, case_dt(_i), case_n(_i), 33);
+  for (size_t i = 0; i < v.n; i++)
+    want += fabsl((long double)v.hx[i]);
+  for (int k = 0; k < 2; k++) {
+    ck_assert_msg(spmv_blas_asum(v.dt, v.n, v.x, dres, 20, dpart, stream, &err) == 0,
+                  "%s", err.msg);
+    got[k] = get_res(20);
+  }
+  ck_assert_msg(fabs(got[0] - (double)want) <= REDUCE_RTOL * (double)want,
+                "asum %s n=%zu: got %.17g, want %.17Lg", dt_name(v.dt), v.n, got[0], want);
+  ck_assert_int_eq(memcmp(&got[0], &got[1], sizeof got[0]), 0);
+  ck_assert_msg(v.n > 0 || memcmp(&got[0], &(double){0}, sizeof got[0]) == 0,
+                "empty asum: %g", got[0]);
+  vecs_fini(&v);
+}
+END_TEST
+
 /* A Krylov step queued with no wait: rho = x.x, q = x.y, then
  * y = (rho / q) x - (2 q / rho) y reads both results on the device. */
 START_TEST(test_chain)
@@ -465,6 +491,7 @@ static Suite *gpu_blas_suite(void)
   tcase_add_loop_test(tc, test_mul, 0, NCASES);
   tcase_add_loop_test(tc, test_dot, 0, NCASES);
   tcase_add_loop_test(tc, test_nrm2, 0, NCASES);
+  tcase_add_loop_test(tc, test_asum, 0, NCASES);
   tcase_add_loop_test(tc, test_chain, 0, NCASES);
   tcase_add_loop_test(tc, test_determinism, 0, 2);
   tcase_add_test(tc, test_errors);
