@@ -90,6 +90,40 @@ void spmvd_op_steps_merge(struct spmvd_op *o, json_t *rep)
     spmvd_op_step(o, k, json_number_value(v));
 }
 
+int spmvd_op_buffers_answered(struct spmvd_op *o, const struct spmv_error *err)
+{
+  struct spmvd_conn *c = o->c;
+
+  if (o->buf_private > 0)
+    spmvd_worker_post(o->srv->worker,
+                      json_pack("{ss sI}", "op", "release", "buf",
+                                (json_int_t)o->buf_private));
+  if (c->closing) {
+    spmvd_op_end(o);
+    return 1;
+  }
+  if (!err)
+    return 0;
+  if (o->conn_vec)
+    c->vec_gen = -1;  /* the worker may not hold the buffer: resend it */
+  for (int i = 0; i < SPMVD_CONN_MAX_ATTACH; i++)
+    if (c->att[i].handle != 0)
+      c->att[i].gen = -1;
+  spmvd_op_fail(o, err);
+  return 1;
+}
+
+void spmvd_op_send_buffer(struct spmvd_op *o, json_t *msg, size_t off,
+                          size_t len)
+{
+  if (len == 0)
+    spmvd_conn_send(o->c, msg, NULL, 0, 0);
+  else if (o->conn_vec)
+    spmvd_conn_send_vec(o->c, msg, off, len);
+  else
+    spmvd_conn_send(o->c, msg, &o->vec, off, len);
+}
+
 /* Reads a number field: an integer when integer is set. */
 static int get_field(json_t *req, const char *key, int integer, json_t **out,
                      struct spmv_error *err)

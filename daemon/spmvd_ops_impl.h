@@ -125,6 +125,16 @@ json_t *spmvd_ops_free(struct spmvd_conn *c, json_t *req,
 json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
                          struct spmv_error *err);
 
+/* The worker answered an op whose vectors travel in a worker buffer (ops,
+ * solve): its own buffer is released; when the connection is closing or
+ * err is set the op ends here (failed with err, the buffers' worker copies
+ * marked stale) and 1 is returned, else 0. */
+int spmvd_op_buffers_answered(struct spmvd_op *o, const struct spmv_error *err);
+/* Sends msg (borrowed) as the op's reply with the len bytes at off of its
+ * buffer (the connection's kept one, or its own) as the payload. */
+void spmvd_op_send_buffer(struct spmvd_op *o, json_t *msg, size_t off,
+                          size_t len);
+
 /* Refuses what would take c past max_connection_bytes (ELIMIT). */
 int spmvd_ops_check_mem(struct spmvd_conn *c, uint64_t more,
                         struct spmv_error *err);

@@ -316,20 +316,8 @@ static void on_solved(void *ctx, json_t *rep, const struct spmv_error *err)
   struct spmvd_conn *c = o->c;
 
   run_end(r);
-  if (o->buf_private > 0)
-    spmvd_worker_post(o->srv->worker,
-                      json_pack("{ss sI}", "op", "release", "buf",
-                                (json_int_t)o->buf_private));
-  if (c->closing) {
-    spmvd_op_end(o);
+  if (spmvd_op_buffers_answered(o, err))
     return;
-  }
-  if (err) {
-    if (o->conn_vec)
-      c->vec_gen = -1;  /* the worker may not hold the buffer: resend it */
-    spmvd_op_fail(o, err);
-    return;
-  }
   struct spmvd_vector *xv = r->x_vec ? spmvd_vectors_find(&c->vecs, r->x_vec)
                                      : NULL;
   if (xv)
@@ -337,12 +325,7 @@ static void on_solved(void *ctx, json_t *rep, const struct spmv_error *err)
   json_t *msg = json_deep_copy(rep);
   json_object_del(msg, "seq");
   json_object_set_new(msg, "id", json_integer(o->id));
-  if (r->x_len == 0)
-    spmvd_conn_send(c, msg, NULL, 0, 0);
-  else if (o->conn_vec)
-    spmvd_conn_send_vec(c, msg, r->x_off, r->x_len);
-  else
-    spmvd_conn_send(c, msg, &o->vec, r->x_off, r->x_len);
+  spmvd_op_send_buffer(o, msg, r->x_off, r->x_len);
   json_decref(msg);
   spmvd_op_end(o);
 }

@@ -466,23 +466,8 @@ static void on_ran(void *ctx, json_t *rep, const struct spmv_error *err)
   struct spmvd_op *o = ctx;
   struct spmvd_conn *c = o->c;
 
-  if (o->buf_private > 0)
-    spmvd_worker_post(o->srv->worker,
-                      json_pack("{ss sI}", "op", "release", "buf",
-                                (json_int_t)o->buf_private));
-  if (c->closing) {
-    spmvd_op_end(o);
+  if (spmvd_op_buffers_answered(o, err))
     return;
-  }
-  if (err) {
-    if (o->conn_vec)
-      c->vec_gen = -1;  /* the worker may not hold the buffer: resend it */
-    for (int i = 0; i < SPMVD_CONN_MAX_ATTACH; i++)
-      if (c->att[i].handle != 0)
-        c->att[i].gen = -1;
-    spmvd_op_fail(o, err);
-    return;
-  }
   /* Vectors this list wrote hold values again. */
   size_t i;
   json_t *id;
@@ -495,12 +480,7 @@ static void on_ran(void *ctx, json_t *rep, const struct spmv_error *err)
   json_t *res = json_object_get(rep, "results");
   json_t *msg = json_pack("{sI sb so}", "id", (json_int_t)o->id, "ok", 1,
                           "results", res ? json_incref(res) : json_array());
-  if (o->y_len == 0)
-    spmvd_conn_send(c, msg, NULL, 0, 0);
-  else if (o->conn_vec)
-    spmvd_conn_send_vec(c, msg, o->y_off, o->y_len);
-  else
-    spmvd_conn_send(c, msg, &o->vec, o->y_off, o->y_len);
+  spmvd_op_send_buffer(o, msg, o->y_off, o->y_len);
   json_decref(msg);
   spmvd_op_end(o);
 }
