@@ -77,7 +77,7 @@ EXTRA_DIST += tests/check_exports.sh
 bin_PROGRAMS += client/spmvctl
 client_spmvctl_SOURCES = client/spmvctl.c client/spmvctl.h \
 	client/spmvctl_daemon.c client/spmvctl_cache.c client/spmvctl_profile.c \
-	client/spmvctl_model.c
+	client/spmvctl_model.c client/spmvctl_solve.c
 client_spmvctl_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 client_spmvctl_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
 	daemon/libspmvtuning.la client/libspmvmmio.la kernels/libspmvcore.la \
