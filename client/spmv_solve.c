@@ -44,16 +44,18 @@ static int put(json_t *req, const char *key, json_t *v)
   return v == NULL ? -1 : json_object_set_new(req, key, v);
 }
 
-/* Adds the options that are set; those left at their defaults are not
- * sent, so that the daemon's defaults (by value type, by method) apply. */
+/* Adds the method and the options that are set; those left at their
+ * defaults are not sent, so that the daemon's defaults (by value type, by
+ * method) apply. */
 static int put_options(json_t *req, const struct spmv_solve_options *o)
 {
   int bad = 0;
 
+  /* PROTOCOL.md makes "method" a required field: NULL means CG. */
+  bad |= put(req, "method", json_string(o != NULL && o->method != NULL
+                                            ? o->method : "cg"));
   if (o == NULL)
-    return 0;
-  if (o->method != NULL)
-    bad |= put(req, "method", json_string(o->method));
+    return bad;
   if (o->rtol > 0)
     bad |= put(req, "rtol", json_real(o->rtol));
   if (o->atol > 0)
