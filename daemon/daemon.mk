@@ -21,7 +21,7 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_conn.c daemon/spmvd_conn.h \
 	daemon/spmvd_ops.c daemon/spmvd_ops.h daemon/spmvd_ops_impl.h \
 	daemon/spmvd_ops_matrix.c daemon/spmvd_ops_tune.c daemon/spmvd_ops_admin.c \
-	daemon/spmvd_ops_vec.c daemon/spmvd_vectors.c daemon/spmvd_vectors.h \
+	daemon/spmvd_ops_vec.c daemon/spmvd_ops_solve.c daemon/spmvd_vectors.c daemon/spmvd_vectors.h \
 	daemon/spmvd_spin.c daemon/spmvd_spin.h \
 	daemon/spmvd_bio.c daemon/spmvd_bio.h \
 	daemon/spmvd_cachejob.c daemon/spmvd_cachejob.h \
@@ -36,6 +36,8 @@ libexec_PROGRAMS += daemon/spmvd-worker
 daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_worker_matrix.c daemon/spmvd_worker_long.c \
 	daemon/spmvd_worker_vec.c daemon/spmvd_worker_check.c \
+	daemon/spmvd_solve.c daemon/spmvd_solve.h daemon/spmvd_solve_krylov.c \
+	daemon/spmvd_solve_pagerank.c \
 	daemon/spmvd_worker_impl.h \
 	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \
 	daemon/spmvd_backend_cpu.c \

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -245,6 +246,17 @@ int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
   a->buf_id = ++vec_ids;
   a->gen = -1;
   return 0;
+}
+
+/* A poll, not a read: the client's next frames stay in the socket. */
+int spmvd_conn_peer_gone(struct spmvd_conn *c)
+{
+  uv_os_fd_t fd;
+
+  if (c->closing || uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+    return 1;
+  struct pollfd p = {fd, POLLRDHUP, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 /* Closes the connection. */

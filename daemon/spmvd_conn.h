@@ -143,6 +143,10 @@ struct spmvd_attach *spmvd_conn_attached(struct spmvd_conn *c, int64_t handle);
  * unmaps its copy). */
 void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle);
 
+/* Whether the client has hung up (a poll of the socket, reading nothing):
+ * for a request that runs long while the connection is not read. */
+int spmvd_conn_peer_gone(struct spmvd_conn *c);
+
 /* Closes the connection (its matrices are freed by the server). */
 void spmvd_conn_close(struct spmvd_conn *c);
 

@@ -202,6 +202,8 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return spmvd_ops_begin_multiply(c, req, 1, payload_len, shm_size, err);
   if (strcmp(op, "ops") == 0)
     return spmvd_ops_begin_ops(c, req, payload_len, shm_size, err);
+  if (strcmp(op, "solve") == 0)
+    return spmvd_ops_begin_solve(c, req, payload_len, shm_size, err);
   static const char *const known[] = {"hello", "info", "list", "free", "tune",
                                       "bench", "status", "forget", "import",
                                       "calibrate", "attach-vectors",
@@ -273,6 +275,10 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
   }
   if (strcmp(op, "ops") == 0) {
     spmvd_ops_run_ops(c, req, id, payload);
+    return;
+  }
+  if (strcmp(op, "solve") == 0) {
+    spmvd_ops_run_solve(c, req, id, payload);
     return;
   }
   if (strcmp(op, "vector-create") == 0) {

@@ -140,6 +140,13 @@ void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
 json_t *spmvd_ops_vector_free(struct spmvd_conn *c, json_t *req,
                               struct spmv_error *err);
 
+/* --- spmvd_ops_solve.c: solve --- */
+
+int spmvd_ops_begin_solve(struct spmvd_conn *c, json_t *req, uint64_t plen,
+                          size_t *shm, struct spmv_error *err);
+void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
+                         struct spmvd_shm *payload);
+
 /* --- spmvd_ops_tune.c: the tuning flow, tune, bench, calibrate --- */
 
 /* A loaded matrix, its fingerprint known: the cache's tuning, checked on

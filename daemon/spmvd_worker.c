@@ -552,6 +552,11 @@ void spmvd_worker_post(struct spmvd_worker *w, json_t *msg)
   flush(w);
 }
 
+int64_t spmvd_worker_last_seq(const struct spmvd_worker *w)
+{
+  return w->next_seq - 1;
+}
+
 /* The device, or NULL until the worker first said ready. */
 const struct spmvd_device_info *spmvd_worker_device(const struct spmvd_worker *w)
 {

@@ -70,6 +70,10 @@ int spmvd_worker_call(struct spmvd_worker *w, json_t *msg, const int *fds,
 /* Sends a request whose answer nobody waits for (e.g. unload); msg stolen. */
 void spmvd_worker_post(struct spmvd_worker *w, json_t *msg);
 
+/* The seq of the last call made (its worker message's "seq"), for a
+ * cancel of it. */
+int64_t spmvd_worker_last_seq(const struct spmvd_worker *w);
+
 /* The device (borrowed), or NULL until the worker first said ready. */
 const struct spmvd_device_info *spmvd_worker_device(const struct spmvd_worker *w);
 

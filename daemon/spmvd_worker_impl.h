@@ -72,6 +72,9 @@ struct worker {
                                             may have freed device memory */
   double trim_from;                      /* when the last such request was
                                             served (now_s) */
+  json_int_t solving;                    /* the seq of the solve running, 0
+                                            none (spmvd_solve.c) */
+  int cancelled;                         /* the front end cancelled it */
 };
 
 /* --- the process (spmvd_worker_main.c) --- */
@@ -143,6 +146,8 @@ int spmvd_wk_op_vnew(struct worker *w, json_t *req, json_t **rep,
 void spmvd_wk_op_vfree(struct worker *w, json_t *req);
 int spmvd_wk_op_ops(struct worker *w, json_t *req, int *fds, int nfds,
                     json_t **rep, struct spmv_error *err);
+/* Makes vector {id, dtype, n} (j borrowed) exist. */
+int spmvd_wk_vec_ensure(struct worker *w, json_t *j, struct spmv_error *err);
 /* Frees every vector (the worker ends). */
 void spmvd_wk_vec_free_all(struct worker *w);
 
@@ -151,6 +156,19 @@ void spmvd_wk_vec_free_all(struct worker *w);
 /* Serves request d taken off the socket (and out of w->later) and frees
  * it. */
 void spmvd_wk_serve_deferred(struct worker *w, struct deferred *d);
+
+/* Serves what the front end sent while a long operation on matrix busy
+ * runs (busy < 0: none), deferring what must wait for its end; a cancel
+ * of the running solve sets w->cancelled. */
+void spmvd_wk_serve_between(struct worker *w, json_int_t busy);
+/* A cancel {target} that arrived outside a solve's iterations: answers
+ * the deferred request of seq target, if any, with ECLOSED. */
+void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target);
+
+/* solve (spmvd_solve.c): a whole iterative method, with progress events
+ * and cancel between its iterations. */
+int spmvd_wk_op_solve(struct worker *w, json_t *req, int *fds, int nfds,
+                      json_int_t seq, json_t **rep, struct spmv_error *err);
 
 /* Like the operations above, with seq for the events they send on the
  * way. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spmvd_backend.h"
 #include "spmvd_calib_bound.h"
@@ -56,6 +57,50 @@ static int list_names(const json_t *req, json_int_t h)
   return 0;
 }
 
+/* Answers deferred request d with ECLOSED and frees it. */
+static void drop_cancelled(struct worker *w, struct deferred *d)
+{
+  json_int_t seq = json_integer_value(json_object_get(d->req, "seq"));
+
+  spmvd_wk_send_msg(w, json_pack("{sI sb s{ss ss}}", "seq", seq, "ok", 0,
+                                 "error", "code", spmv_err_name(SPMV_ECLOSED),
+                                 "message", "cancelled: the client closed its "
+                                 "connection"));
+  for (int i = 0; i < d->nfds; i++)
+    if (d->fds[i] >= 0)
+      close(d->fds[i]);
+  json_decref(d->req);
+  free(d);
+}
+
+void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target)
+{
+  for (struct deferred **p = &w->later; *p; p = &(*p)->next) {
+    struct deferred *d = *p;
+    if (json_integer_value(json_object_get(d->req, "seq")) != target)
+      continue;
+    *p = d->next;
+    if (w->later_tail == &d->next)
+      w->later_tail = p;
+    drop_cancelled(w, d);
+    return;
+  }
+}
+
+/* A cancel {target} (d, freed here): of the solve running, or of one that
+ * waits in w->later. */
+static void take_cancel(struct worker *w, struct deferred *d)
+{
+  json_int_t target = json_integer_value(json_object_get(d->req, "target"));
+
+  if (w->solving && target == w->solving)
+    w->cancelled = 1;
+  else
+    spmvd_wk_cancel_deferred(w, target);
+  json_decref(d->req);
+  free(d);
+}
+
 /*
  * Serves what the front end sent while a long operation runs (a
  * calibration, up to minutes; a tune or bench of matrix busy, seconds):
@@ -68,7 +113,7 @@ static int list_names(const json_t *req, json_int_t h)
  * a release while any product waits (it may use that buffer).  busy < 0:
  * none.
  */
-static void serve_between(struct worker *w, json_int_t busy)
+void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
 {
   struct pollfd pfd = { w->fd, POLLIN, 0 };
   struct spmv_error err;
@@ -93,13 +138,19 @@ static void serve_between(struct worker *w, json_int_t busy)
     }
     op = json_string_value(json_object_get(d->req, "op"));
     h = req_handle(d->req);
+    if (op != NULL && strcmp(op, "cancel") == 0) {
+      take_cancel(w, d);
+      continue;
+    }
     if (op == NULL)
       now = 0;
     else if (strcmp(op, "multiply") == 0 || strcmp(op, "unload") == 0)
       now = h != busy && !deferred_names(w, h);
     else if (strcmp(op, "ops") == 0 || strcmp(op, "vnew") == 0 ||
              strcmp(op, "vfree") == 0)
-      now = w->later == NULL && !list_names(d->req, busy);
+      /* A solve's vectors are in use until it ends: no vfree meanwhile. */
+      now = w->later == NULL && !list_names(d->req, busy) &&
+            !(w->solving && strcmp(op, "vfree") == 0);
     else
       now = strcmp(op, "release") == 0 && !deferred_names(w, -1);
     if (now) {
@@ -127,7 +178,7 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
   char text[64];
 
   /* Other matrices' products go on between candidates. */
-  serve_between(r->w, r->m->handle);
+  spmvd_wk_serve_between(r->w, r->m->handle);
   spmvd_wk_test_sleep("SPMVD_TEST_SLOW_MS");
   /* Said before trying it: if it brings the worker down, the front end
    * knows which configuration to quarantine. */
@@ -301,7 +352,7 @@ static int bench_configs(struct worker *w, struct wmatrix *m,
     double us = 0;
     int rc;
 
-    serve_between(w, m->handle);
+    spmvd_wk_serve_between(w, m->handle);
     spmv_error_clear(&e);
     snprintf(text, sizeof text, "%s", json_string_value(v) ? json_string_value(v) : "");
     rc = spmv_config_parse(text, &cfg, &e);
@@ -402,7 +453,7 @@ static void calib_between(void *ctx, int point)
 {
   struct worker *w = ctx;
 
-  serve_between(w, -1);
+  spmvd_wk_serve_between(w, -1);
   if (point)
     spmvd_wk_test_sleep("SPMVD_TEST_SLOW_MS");
 }

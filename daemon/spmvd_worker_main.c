@@ -72,6 +72,11 @@
  *            bufs sent]: runs a list of operations (spmvd_worker_vec.c);
  *            replies {results}.
  *   unload   {handle}: frees the matrix.
+ *   solve    {handle, method, ...} fds [payload buffer]: a whole iterative
+ *            method (spmvd_solve.c), sending {seq, event:"progress",
+ *            stage:"solve", ...}; replies {iterations, reason, ...}.
+ *   cancel   {target}: stops solve target between its iterations (it then
+ *            fails with ECLOSED); one already over is not an error.
  *
  * Between a calibration's points and a tune's (or bench's) candidates the
  * worker serves the multiply and unload requests for other matrices, and
@@ -173,7 +178,13 @@ void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     rc = spmvd_wk_op_bench(w, req, seq, &rep, &err);
   else if (strcmp(op, "calibrate") == 0)
     rc = spmvd_wk_op_calibrate(w, req, seq, &rep, &err);
-  else if (strcmp(op, "multiply") == 0)
+  else if (strcmp(op, "solve") == 0)
+    rc = spmvd_wk_op_solve(w, req, fds, nfds, seq, &rep, &err);
+  else if (strcmp(op, "cancel") == 0 &&
+           json_unpack(req, "{sI}", "target", &h) == 0) {
+    spmvd_wk_cancel_deferred(w, h);  /* a solve already over: nothing */
+    rc = 0;
+  } else if (strcmp(op, "multiply") == 0)
     rc = spmvd_wk_op_multiply(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "ops") == 0)
     rc = spmvd_wk_op_ops(w, req, fds, nfds, &rep, &err);

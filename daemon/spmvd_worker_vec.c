@@ -37,7 +37,7 @@ static struct wvec *vec_find(struct worker *w, int64_t id)
 }
 
 /* Makes vector {id, dtype, n} (j borrowed) exist. */
-static int vec_ensure(struct worker *w, json_t *j, struct spmv_error *err)
+int spmvd_wk_vec_ensure(struct worker *w, json_t *j, struct spmv_error *err)
 {
   json_int_t id, n;
   const char *dts;
@@ -93,7 +93,7 @@ int spmvd_wk_op_vnew(struct worker *w, json_t *req, json_t **rep,
   int rc;
 
   json_array_foreach(vs, i, j)
-    if ((rc = vec_ensure(w, j, err)) < 0)
+    if ((rc = spmvd_wk_vec_ensure(w, j, err)) < 0)
       return rc;
   *rep = json_object();
   return 0;
@@ -301,7 +301,7 @@ int spmvd_wk_op_ops(struct worker *w, json_t *req, int *fds, int nfds,
   if (!json_is_array(steps) || nres < 0 || nres > SPMVD_MAX_RESULTS)
     return spmv_error_set(err, SPMV_EPROTO, "bad ops message");
   json_array_foreach(vs, i, j)
-    if ((rc = vec_ensure(w, j, err)) < 0)
+    if ((rc = spmvd_wk_vec_ensure(w, j, err)) < 0)
       return rc;
   if ((rc = map_bufs(w, req, fds, nfds, &lb, err)) < 0)
     return rc;

@@ -17,4 +17,5 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/calibrate.json \
 	schema/proto/vector-create.json \
 	schema/proto/vector-free.json \
-	schema/proto/ops.json
+	schema/proto/ops.json \
+	schema/proto/solve.json

@@ -96,6 +96,13 @@ tests_integration_check_vectors_proto_CPPFLAGS = $(ITEST_CPPFLAGS)
 tests_integration_check_vectors_proto_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_vectors_proto_LDADD = $(ITEST_LDADD) -lm
 $(tests_integration_check_vectors_proto_OBJECTS): daemon/spmvd daemon/spmvd-worker
+check_PROGRAMS += tests/integration/check_solve
+TESTS += tests/integration/check_solve
+tests_integration_check_solve_SOURCES = tests/integration/check_solve.c
+tests_integration_check_solve_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_solve_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_solve_LDADD = $(ITEST_LDADD) -lm
+$(tests_integration_check_solve_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
 # Device vectors and operation lists (vector-create, vector-free, ops).
 check_PROGRAMS += tests/integration/check_vectors
@@ -128,6 +135,7 @@ CLEANFILES += tests/integration/ops/*.ops
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
+	tests/integration/check_solve.log \
 	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
 	tests/integration/check_solve_client.log
 if HAVE_CUDA

@@ -24,8 +24,11 @@
  * time many spmv_multiply() calls as the client sees them (beta = 0 and
  * beta != 0), then spmv_multiply_inplace() over the matrix's memfd
  * (spmv_matrix_vectors, beta = 0), and print their medians beside the
- * worker's kernel time (the tuned configuration's median, from info).  The difference is what a
- * round trip costs: frames, shared memory, the worker's wake-up.
+ * worker's kernel time (the tuned configuration's median, from info).  The
+ * difference is what a round trip costs: frames, shared memory, the
+ * worker's wake-up.  First, the hops alone: a request the front end
+ * answers itself (status) and one that crosses to the worker (a dot of ten
+ * values on device vectors).
  *
  *   bench_roundtrip [-n REPS] [-s SOCKET] [MATRIX...]
  *
@@ -159,6 +162,41 @@ out:
   return rc;
 }
 
+/* The hops of a round trip: a request the front end answers itself
+ * (status), and one that crosses to the worker and back (a dot of ten
+ * values on device vectors); -1 on failure. */
+static int hops(struct spmv_client *c, int reps)
+{
+  struct spmv_vector *x = NULL;
+  double *t = malloc(sizeof *t * (size_t)reps), d, med[2];
+  int rc = -1;
+
+  if (!t || spmv_vector_new(c, SPMV_F64, 10, &x) < 0 ||
+      spmv_vector_fill(x, 1.0) < 0)
+    goto out;
+  for (int k = 0; k < 2; k++) {
+    for (int i = -5; i < reps; i++) {
+      char *json = NULL;
+      double t0 = bench_now_us();
+      if ((k == 0 ? spmv_status_json(c, &json) : spmv_vector_dot(x, x, &d)) < 0)
+        goto out;
+      if (i >= 0)
+        t[i] = bench_now_us() - t0;
+      free(json);
+    }
+    med[k] = spmv_median(t, (size_t)reps);
+  }
+  printf("# round trip, median: front end only (status) %.1f us; front end "
+         "and worker (a 10-value dot) %.1f us\n", med[0], med[1]);
+  rc = 0;
+out:
+  if (rc < 0)
+    fprintf(stderr, "bench_roundtrip: hops: %s\n", spmv_client_errmsg(c));
+  spmv_vector_free(x);
+  free(t);
+  return rc;
+}
+
 /* bench_roundtrip: times multiply round trips through spmvd. */
 int main(int argc, char **argv)
 {
@@ -201,6 +239,7 @@ int main(int argc, char **argv)
     rc = 1;
     goto out;
   }
+  rc |= hops(c, reps) < 0;
   printf("# median of %d round trips per matrix, microseconds; kernel = the "
          "worker's own timing of the tuned configuration\n", reps);
   printf("%-24s %9s %9s %-28s %9s %9s %9s %9s %9s %9s %9s\n", "matrix",
