@@ -61,6 +61,35 @@ static struct spmv_matrix *load(struct spmv_client *c, const struct spmv_csr *A,
   return m;
 }
 
+/* n ones, a new array. */
+static double *ones(int64_t n)
+{
+  double *b = malloc((size_t)(n > 0 ? n : 1) * sizeof *b);
+
+  ck_assert_ptr_nonnull(b);
+  for (int64_t i = 0; i < n; i++)
+    b[i] = 1.0;
+  return b;
+}
+
+/* Solves A x = 1 (A the test matrix name, f64) with o into r on a client
+ * of its own; returns x, a new array, after freeing the rest. */
+static double *solve_ones(const struct spmv_csr *A,
+                          const struct spmv_solve_options *o,
+                          struct spmv_solve_result *r)
+{
+  struct spmv_client *c = NULL;
+  double *x = calloc((size_t)A->cols + 1, sizeof *x), *b = ones(A->rows);
+
+  OK(c, spmv_connect(itest_d.sock, &c));
+  struct spmv_matrix *m = load(c, A, 0);
+  OK(c, spmv_solve(m, b, x, 0, o, r));
+  spmv_matrix_free(m);
+  spmv_disconnect(c);
+  free(b);
+  return x;
+}
+
 /* What the progress callback saw. */
 struct seen {
   int calls, bad_stage;
@@ -146,27 +175,17 @@ END_TEST
 START_TEST(cg_bcsstk16_f64)
 {
   struct spmv_csr *A = itest_matrix("bcsstk16.mtx");
-  struct spmv_client *c = NULL;
   struct spmv_solve_options o;
   struct spmv_solve_result r;
-  double *x = calloc((size_t)A->cols, sizeof *x);
-  double rel;
+  double *x, rel;
 
-  OK(c, spmv_connect(itest_d.sock, &c));
-  struct spmv_matrix *m = load(c, A, 0);
-  double *b = malloc((size_t)A->rows * sizeof *b);
-  for (int64_t i = 0; i < A->rows; i++)
-    b[i] = 1.0;
   spmv_solve_options_init(&o);
   o.rtol = 1e-8;
-  OK(c, spmv_solve(m, b, x, 0, &o, &r));
+  x = solve_ones(A, &o, &r);
   ck_assert_msg(r.converged, "cg on bcsstk16: %s after %lld", r.reason,
                 (long long)r.iterations);
   rel = rel_residual(A, NULL, x);
   ck_assert_msg(rel <= 2e-8, "recomputed relative residual %g > 2e-8", rel);
-  spmv_matrix_free(m);
-  spmv_disconnect(c);
-  free(b);
   free(x);
   spmv_csr_free(A);
 }
@@ -177,27 +196,16 @@ END_TEST
 START_TEST(long_history)
 {
   struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
-  struct spmv_client *c = NULL;
   struct spmv_solve_options o;
   struct spmv_solve_result r;
-  double *x = calloc((size_t)A->cols, sizeof *x);
-  double *b = malloc((size_t)A->rows * sizeof *b);
 
-  for (int64_t i = 0; i < A->rows; i++)
-    b[i] = 1.0;
-  OK(c, spmv_connect(itest_d.sock, &c));
-  struct spmv_matrix *m = load(c, A, 0);
   spmv_solve_options_init(&o);
   o.maxiter = 14000;
   o.history = 1;
-  OK(c, spmv_solve(m, b, x, 0, &o, &r));
+  free(solve_ones(A, &o, &r));
   ck_assert_int_eq(r.nhistory, r.iterations);
   ck_assert_str_eq(r.reason, "maxiter");
   free(r.history);
-  spmv_matrix_free(m);
-  spmv_disconnect(c);
-  free(b);
-  free(x);
   spmv_csr_free(A);
 }
 END_TEST
@@ -213,15 +221,15 @@ START_TEST(cg_f32_and_vectors)
   struct spmv_solve_result r;
   float *x32 = calloc((size_t)A->cols, sizeof *x32);
   double *xd = calloc((size_t)A->cols, sizeof *xd);
-  float *ones = malloc((size_t)A->rows * sizeof *ones);
+  float *one32 = malloc((size_t)A->rows * sizeof *one32);
 
   for (int64_t i = 0; i < A->rows; i++)
-    ones[i] = 1.0f;
+    one32[i] = 1.0f;
   OK(c, spmv_connect(itest_d.sock, &c));
   struct spmv_matrix *m = load(c, A, 1);
   spmv_solve_options_init(&o);
   o.rtol = 1e-4;
-  OK(c, spmv_solve(m, ones, x32, 0, &o, &r));
+  OK(c, spmv_solve(m, one32, x32, 0, &o, &r));
   ck_assert_msg(r.converged, "f32 cg: %s", r.reason);
   for (int64_t i = 0; i < A->cols; i++)
     xd[i] = x32[i];
@@ -240,7 +248,7 @@ START_TEST(cg_f32_and_vectors)
   spmv_vector_free(vx);
   spmv_matrix_free(m);
   spmv_disconnect(c);
-  free(ones);
+  free(one32);
   free(xd);
   free(x32);
   spmv_csr_free(A);
