@@ -184,6 +184,7 @@ static void deliver_progress(const json_t *ev, const struct spmvc_progress_cb *c
   v = json_object_get(ev, "candidate");
   p.candidate = json_is_string(v) ? json_string_value(v) : "";
   p.time_us = spmvc_get_num(ev, "time_us", 0);
+  p.residual = spmvc_get_num(ev, "residual", 0);
   cb->fn(&p, cb->arg);
 }
 
@@ -517,12 +518,23 @@ int spmvc_call_into(struct spmv_client *c, json_t *req,
                     const struct spmvc_payload *pl, json_t **reply, void *y,
                     size_t ylen, struct spmv_error *err)
 {
+  return spmvc_call_into_cb(c, req, pl, NULL, reply, y, ylen, err);
+}
+
+/* As spmvc_call_into(), progress events passed to cb. */
+int spmvc_call_into_cb(struct spmv_client *c, json_t *req,
+                       const struct spmvc_payload *pl,
+                       const struct spmvc_progress_cb *cb, json_t **reply,
+                       void *y, size_t ylen, struct spmv_error *err)
+{
   struct dest d = {y, ylen, 0};
-  int rc = call(c, req, pl, -1, NULL, &d, reply, NULL, NULL, err);
+  int rc = call(c, req, pl, -1, cb, &d, reply, NULL, NULL, err);
 
   if (rc == 0 && ylen > 0 && !d.filled)
     rc = spmv_error_set(err, SPMV_EPROTO,
-                        "spmvd answered a product without its %zu bytes of y",
+                        "spmvd answered '%s' without its %zu bytes of result",
+                        json_string_value(json_object_get(req, "op")) != NULL
+                            ? json_string_value(json_object_get(req, "op")) : "?",
                         ylen);
   return rc;
 }

@@ -123,6 +123,13 @@ int spmvc_call_into(struct spmv_client *c, json_t *req,
                     const struct spmvc_payload *pl, json_t **reply, void *y,
                     size_t ylen, struct spmv_error *err);
 
+/* As spmvc_call_into(), passing progress events to cb (may be NULL): a
+ * solve's reply carries its solution the way a product's carries y. */
+int spmvc_call_into_cb(struct spmv_client *c, json_t *req,
+                       const struct spmvc_payload *pl,
+                       const struct spmvc_progress_cb *cb, json_t **reply,
+                       void *y, size_t ylen, struct spmv_error *err);
+
 /*
  * As spmvc_call() without payload, passing descriptor fd (borrowed) with
  * the frame's first byte (SCM_RIGHTS); cb (may be NULL) gets progress.

@@ -38,6 +38,21 @@ int spmv_mmio_parse(const char *buf, size_t len, const char *name,
                     struct spmv_csr **out, struct spmv_mmio_info *info,
                     struct spmv_error *err);
 
+/*
+ * Reads a dense vector from a Matrix Market array file of one column
+ * ("%%MatrixMarket matrix array real general", "ROWS 1", ROWS values, plain
+ * or gzip) into a new array owned by the caller (*out, *n values).  Errors
+ * as spmv_mmio_read() (EPARSE naming the file and the line of a bad value
+ * or a wrong count), and EPARSE for a coordinate file or more columns.
+ */
+int spmv_mmio_read_vector(const char *path, double **out, int64_t *n,
+                          struct spmv_error *err);
+
+/* Writes x (n values) as such a file, each value with %.17g so that it
+ * reads back to the same double.  Errors: SPMV_EIO naming the file. */
+int spmv_mmio_write_vector(const char *path, const double *x, int64_t n,
+                           struct spmv_error *err);
+
 #ifdef __cplusplus
 }
 #endif

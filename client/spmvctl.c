@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ static const struct spmvctl_command commands[] = {
     "Stf", 1, 1, spmvctl_tune },
   { "bench", "FILE", "time every candidate configuration on FILE",
     "t", 1, 1, spmvctl_bench },
+  { "solve", "FILE", "solve A x = b in spmvd (cg, bicgstab, gmres, pagerank...)",
+    "treIRDo", 1, 1, spmvctl_solve },
   { "calibrate", "", "time synthetic matrices on spmvd's device, store fits",
     "tMp", 0, 0, spmvctl_calibrate },
   { "predict", "FILE", "each format's predicted time on spmvd's device",
@@ -53,6 +56,11 @@ static const struct option long_options[] = {
   { "max-seconds", required_argument, NULL, 'M' },
   { "points", required_argument, NULL, 'p' },
   { "measure", no_argument, NULL, 'm' },
+  { "rhs", required_argument, NULL, 'r' },
+  { "method", required_argument, NULL, 'e' },
+  { "rtol", required_argument, NULL, 'R' },
+  { "maxiter", required_argument, NULL, 'I' },
+  { "damping", required_argument, NULL, 'D' },
   { "sms", required_argument, NULL, 'N' },
   { "warp-size", required_argument, NULL, 'W' },
   { "max-threads-per-sm", required_argument, NULL, 'X' },
@@ -65,7 +73,7 @@ static const struct option long_options[] = {
 
 /* The options that only some commands take (the long-only ones have
  * letters here that the short option string does not accept). */
-#define COMMAND_OPTIONS "StfoMpmNWXBP"
+#define COMMAND_OPTIONS "StfoMpmNWXBPreRID"
 
 /* Prints the usage text on out. */
 static void usage(FILE *out, const char *prog)
@@ -93,15 +101,25 @@ static void usage(FILE *out, const char *prog)
           "  -j, --json            print JSON for scripts instead of tables\n"
           "  -q, --quiet           no progress on stderr\n"
           "  -S, --strategy NAME   tune: auto, model, predict, trial or exhaustive\n"
-          "  -t, --dtype TYPE      tune, bench, calibrate, predict: f64 (default) or f32\n"
+          "  -t, --dtype TYPE      tune, bench, calibrate, predict, solve: f64 (default)\n"
+          "                        or f32\n"
           "  -f, --force           tune: tune again even when the cache has a decision\n"
-          "  -o, --output FILE     export: write to FILE instead of stdout\n"
+          "  -o, --output FILE     export: write to FILE instead of stdout; solve: write\n"
+          "                        the solution x to FILE (a Matrix Market array)\n"
           "      --max-seconds N   calibrate: finish within N seconds (default: the\n"
           "                        daemon's, 300 on a GPU, 10 on the cpu backend)\n"
           "      --points FILE     calibrate: also write the points the fits were\n"
           "                        computed from to FILE, a tab-separated table\n"
           "      --measure         predict: also time each prediction's configuration\n"
           "                        in spmvd, as its calibration timed, and the error\n"
+          "      --rhs B           solve: b is ones (default), random (fixed seed) or a\n"
+          "                        Matrix Market array file of one column\n"
+          "      --method M        solve: cg (default), pcg-jacobi, bicgstab, gmres or\n"
+          "                        pagerank (no b)\n"
+          "      --rtol R          solve: relative tolerance (default: the daemon's,\n"
+          "                        1e-8 in f64, 1e-5 in f32)\n"
+          "      --maxiter N       solve: at most N iterations (default: 10 x rows)\n"
+          "      --damping D       solve, pagerank: the damping factor (default 0.85)\n"
           "  model's GPU (default: an H100/H200, %d SMs, warp %d, %d threads and\n"
           "  %d blocks per SM, %d threads per block):\n"
           "      --sms N                    streaming multiprocessors\n"
@@ -113,7 +131,7 @@ static void usage(FILE *out, const char *prog)
           "  -V, --version         print the version and exit\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad usage, 3 spmvd not running,\n"
-          "4 not found, 5 permission denied.  See spmvctl(1).\n",
+          "4 not found, 5 permission denied, 6 solve did not converge.  See spmvctl(1).\n",
           SPMVCTL_GPU_SMS, SPMVCTL_GPU_WARP_SIZE, SPMVCTL_GPU_THREADS_PER_SM,
           SPMVCTL_GPU_BLOCKS_PER_SM, SPMVCTL_GPU_THREADS_PER_BLOCK);
 }
@@ -223,6 +241,8 @@ void spmvctl_progress(const struct spmv_progress *p, void *arg)
     fprintf(stderr, "  %-28s", p->candidate);
   if (p->time_us > 0)
     fprintf(stderr, " %10.2f us", p->time_us);
+  if (strcmp(p->stage, "solve") == 0)
+    fprintf(stderr, "  residual %.6e", p->residual);
   fputc('\n', stderr);
 }
 
@@ -293,6 +313,28 @@ static const char *long_name(int key)
   return "?";
 }
 
+/* Parses solve's --rtol, --damping (positive numbers: 0 would silently
+ * mean the default) or --maxiter (a positive whole number) into ctl. */
+static int solve_number(struct spmvctl *ctl, int key, const char *arg)
+{
+  char *end;
+  double v;
+
+  errno = 0;
+  v = strtod(arg, &end);
+  if (errno != 0 || end == arg || *end != '\0' || !(v > 0) || !isfinite(v) ||
+      (key == 'I' && (v != (double)(long long)v || v > 1e15)))
+    return spmvctl_fail(ctl, SPMVCTL_EXIT_USAGE, "--%s must be a positive %s, not '%s'",
+                        long_name(key), key == 'I' ? "whole number" : "number", arg);
+  if (key == 'R')
+    ctl->rtol = v;
+  else if (key == 'D')
+    ctl->damping = v;
+  else
+    ctl->maxiter = (long long)v;
+  return SPMVCTL_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
   struct spmvctl ctl;
@@ -337,6 +379,15 @@ int main(int argc, char **argv)
         return spmvctl_fail(&ctl, SPMVCTL_EXIT_USAGE,
                             "--max-seconds must be a number in (0, 3600], "
                             "not '%s'", optarg);
+      break;
+    }
+    case 'r': ctl.rhs = optarg; break;
+    case 'e': ctl.method = optarg; break;
+    case 'R': case 'D': case 'I': {
+      int st = solve_number(&ctl, c, optarg);
+
+      if (st != SPMVCTL_EXIT_OK)
+        return st;
       break;
     }
     case 'N': case 'W': case 'X': case 'B': case 'P': {

@@ -16,6 +16,7 @@
 #define SPMVCTL_EXIT_NODAEMON 3  /* spmvd is not running or not reachable */
 #define SPMVCTL_EXIT_NOTFOUND 4  /* no such file, fingerprint or cache */
 #define SPMVCTL_EXIT_PERM 5      /* permission denied (forget, import, cache) */
+#define SPMVCTL_EXIT_NOTCONVERGED 6 /* solve: the method stopped without converging */
 
 /* The options of one run, common and per command. */
 struct spmvctl {
@@ -31,6 +32,11 @@ struct spmvctl {
   double max_seconds;    /* --max-seconds (calibrate), 0: spmvd's default */
   const char *points;    /* --points FILE (calibrate): the timed points */
   int measure;           /* --measure (predict): time each prediction too */
+  const char *rhs;       /* --rhs (solve): FILE, "ones" (NULL) or "random" */
+  const char *method;    /* --method (solve), NULL: cg */
+  double rtol;           /* --rtol (solve), 0: the daemon's default */
+  long long maxiter;     /* --maxiter (solve), 0: the daemon's default */
+  double damping;        /* --damping (solve, pagerank), 0: the default */
   struct {               /* the GPU of model: --sms and the others */
     int sms, warp_size, max_threads_per_sm, max_blocks_per_sm,
         max_threads_per_block;
@@ -57,7 +63,7 @@ struct spmvctl_command {
 };
 
 /* The commands, in spmvctl_daemon.c, spmvctl_cache.c, spmvctl_profile.c,
- * spmvctl_model.c. */
+ * spmvctl_model.c, spmvctl_solve.c. */
 int spmvctl_status(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv);
@@ -70,6 +76,7 @@ int spmvctl_profile(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_calibrate(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_predict(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_model(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_solve(struct spmvctl *ctl, int argc, char **argv);
 
 /* Prints "spmvctl: message" on stderr; returns status. */
 int spmvctl_fail(const struct spmvctl *ctl, int status, const char *fmt, ...)

@@ -114,6 +114,15 @@ tests_integration_check_vectors_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_vectors_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_vectors_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+# Server-side solves through libspmvclient and spmvctl solve.
+check_PROGRAMS += tests/integration/check_solve_client
+TESTS += tests/integration/check_solve_client
+tests_integration_check_solve_client_SOURCES = tests/integration/check_solve_client.c
+tests_integration_check_solve_client_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_solve_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_solve_client_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
+$(tests_integration_check_solve_client_OBJECTS): daemon/spmvd daemon/spmvd-worker client/spmvctl
+
 # Schema coverage (STYLE 14): every integration test records the ops whose
 # replies it validated (itest_ops.c, under tests/integration/ops/); this
 # test, last, fails naming any schema/proto/<op>.json never exercised.  Its
@@ -127,7 +136,8 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
 	tests/integration/check_solve.log \
-	tests/integration/check_vectors.log tests/integration/check_load_memfd.log
+	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
+	tests/integration/check_solve_client.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log \
 	tests/integration/check_gpu_vectors.log
