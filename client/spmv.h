@@ -320,7 +320,8 @@ struct spmv_solve_options {
   int64_t maxiter;         /* <= 0: 10 x rows (pagerank 100) */
   int restart;             /* gmres; <= 0: 30 */
   double damping;          /* pagerank; <= 0: 0.85 */
-  int history;             /* nonzero: the residual after each iteration */
+  int history;             /* nonzero: the residual after each iteration
+                              (of the first SPMV_SOLVE_HISTORY_MAX) */
   int64_t progress_every;  /* > 0: progress called every so many iterations */
   spmv_progress_fn progress; /* NULL, or called with stage "solve", done =
                                 the iteration, total = maxiter, residual */
@@ -329,6 +330,8 @@ struct spmv_solve_options {
 
 /* Sets every option to its default (the same as zeroing o). */
 void spmv_solve_options_init(struct spmv_solve_options *o);
+
+#define SPMV_SOLVE_HISTORY_MAX 8000
 
 /* What a solve found; history, when asked for, is owned by the caller
  * (release with free()), NULL otherwise. */

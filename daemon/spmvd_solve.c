@@ -168,6 +168,8 @@ int spmvd_solve_converged(struct spmvd_solve *s, double r)
 static int keep_history(struct spmvd_solve *s, double r,
                         struct spmv_error *err)
 {
+  if (s->iters >= SPMVD_SOLVE_HISTORY_MAX)
+    return 0;  /* the first ones kept, as PETSc's residual history does */
   if ((size_t)s->iters >= s->history_cap) {
     size_t cap = s->history_cap ? 2 * s->history_cap : 64;
     double *h = realloc(s->history, cap * sizeof *h);
@@ -373,7 +375,9 @@ static json_t *result(struct spmvd_solve *s, const char *method, double resid,
       s->iters > 0 ? secs * 1e6 / (double)s->iters : 0.0);
   if (r && s->want_history) {
     json_t *h = json_array();
-    for (long long i = 0; i < s->iters; i++)
+    long long n = s->iters < SPMVD_SOLVE_HISTORY_MAX ? s->iters
+                                                    : SPMVD_SOLVE_HISTORY_MAX;
+    for (long long i = 0; i < n; i++)
       json_array_append_new(h, spmvd_ipc_real(s->history[i]));
     json_object_set_new(r, "history", h);
   }

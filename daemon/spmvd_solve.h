@@ -12,6 +12,11 @@
 #include "spmvd_backend.h"
 #include "spmvd_worker_impl.h"
 
+/* The most residuals a reply's history holds: the first ones.  A reply is
+ * one worker message (SPMVD_IPC_MAX_BYTES) and one frame the client
+ * reads (1 MiB of JSON), at about 25 bytes a residual. */
+#define SPMVD_SOLVE_HISTORY_MAX 8000
+
 /* Why a method stopped (PROTOCOL.md's table). */
 enum spmvd_solve_reason {
   SPMVD_SOLVE_RUNNING,
