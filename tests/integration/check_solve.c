@@ -138,7 +138,7 @@ static struct spmv_csr *tridiag(int64_t n, double d)
       A->val[k++] = -1.0;
     }
     A->col_idx[k] = (int32_t)i;
-    A->val[k++] = d * (i % 2 ? 1 : -1) * 0 + d;
+    A->val[k++] = d;
     if (i + 1 < n) {
       A->col_idx[k] = (int32_t)(i + 1);
       A->val[k++] = -2.0 + 0.001 * (double)(i % 7);
@@ -167,6 +167,10 @@ START_TEST(nonsymmetric)
   spmv_csr_free(T);
   solves("gr_30_30.mtx", NULL, "gmres", 0, "{\"restart\":50}", 1e-7);
   solves("gr_30_30.mtx", NULL, "bicgstab", 0, NULL, 1e-7);
+  /* A real nonsymmetric matrix (a 2D convection-diffusion operator). */
+  solves("pde2961.mtx", NULL, "bicgstab", 0, NULL, 1e-7);
+  solves("pde2961.mtx", NULL, "gmres", 0, "{\"restart\":30}", 1e-7);
+  solves("pde2961.mtx", NULL, "bicgstab", 1, "{\"rtol\":1e-4}", 2e-4);
 }
 END_TEST
 
