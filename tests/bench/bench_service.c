@@ -45,7 +45,9 @@
  *      r -= rho/pq q; rr = r.r; p = r + rr/rho p), client-observed,
  *      against the same iteration in-process with cuSPARSE (CSR,
  *      ALG_DEFAULT, buffer and preprocess) and cuBLAS (pointer mode host);
- *      both must leave the same residual after 10 iterations;
+ *      both must leave the same residual after their first iteration; and
+ *      CG as one server-side solve of 200 iterations (spmv_solve_vec),
+ *      per iteration, client-observed and as the worker times it;
  *   6. the load: first sight (the daemon's default strategy) and a cache
  *      hit, client-observed, with the reply's "steps" when it has them,
  *      against the in-process cuSPARSE set-up from pageable memory.
@@ -79,6 +81,7 @@ struct row {
   char config[64];
   double k_spmvd, k_in, k_flush, dev, inpl, pay, h2d, d2h, bound;
   double cg_s, cg_in, res_s, res_in, res0, first_ms, hit_ms, cs_ms;
+  double solve_us, solve_worker_us;  /* CG as one solve request, a step */
   char steps_first[512], steps_hit[512];
 };
 
@@ -365,6 +368,46 @@ out:
   return rc;
 }
 
+/* CG as one server-side solve (spmv_solve_vec) of a fixed count of
+ * iterations (rtol 0 never stops it early): the client-observed time per
+ * iteration, and the worker's own. */
+#define BS_SOLVE_ITERS 200
+static int cg_solve(struct spmv_client *c, struct spmv_matrix *m,
+                    const struct spmv_csr *A, struct row *r, const double *b)
+{
+  struct spmv_vector *vb = NULL, *vx = NULL;
+  struct spmv_solve_options o;
+  struct spmv_solve_result res;
+  void *bt = bs_typed(b, A->rows, r->dt);
+  int rc = -1;
+
+  spmv_solve_options_init(&o);
+  o.maxiter = BS_SOLVE_ITERS;
+  o.rtol = 1e-300;
+  if (!bt || spmv_vector_new(c, r->dt, A->rows, &vb) < 0 ||
+      spmv_vector_new(c, r->dt, A->rows, &vx) < 0 ||
+      spmv_vector_upload(vb, bt) < 0)
+    goto out;
+  for (int k = 0; k < 2; k++) {  /* the first as a warm-up */
+    if (spmv_vector_fill(vx, 0.0) < 0)
+      goto out;
+    double t0 = bench_now_us();
+    if (spmv_solve_vec(m, vb, vx, &o, &res) < 0)
+      goto out;
+    r->solve_us = (bench_now_us() - t0) / (double)(res.iterations ? res.iterations : 1);
+    r->solve_worker_us = res.us_per_iteration;
+  }
+  rc = 0;
+out:
+  if (rc < 0)
+    fprintf(stderr, "bench_service: %s %s: solve: %s\n", r->name,
+            spmv_dtype_name(r->dt), spmv_client_errmsg(c));
+  spmv_vector_free(vb);
+  spmv_vector_free(vx);
+  free(bt);
+  return rc;
+}
+
 /* Both CGs' residuals after BS_CG_CHECK iterations agree: within 1e-6
  * (f64) or 1e-2 (f32) of the larger, both finite. */
 static int cg_agree(const struct row *r)
@@ -392,6 +435,7 @@ static int bench_pair(struct spmv_client *c, const struct spmv_csr *A,
 
   r->rows = A->rows, r->cols = A->cols, r->nnz = A->nnz;
   r->cg_s = r->cg_in = r->res_s = r->res_in = NAN;
+  r->solve_us = r->solve_worker_us = NAN;
   if (!x || !ref || !mag || !b || !val)
     goto out;
   gpu_random_vector(x, A->cols, 99);
@@ -416,7 +460,8 @@ static int bench_pair(struct spmv_client *c, const struct spmv_csr *A,
   r->bound = r->k_in + r->h2d + r->d2h;
   if (A->rows == A->cols) {
     if (cg_spmvd(c, m, A, r, b, blocks) < 0 ||
-        bsg_cg(A, r->dt, b, blocks, &r->res_in, &r->cg_in) < 0)
+        bsg_cg(A, r->dt, b, blocks, &r->res_in, &r->cg_in) < 0 ||
+        cg_solve(c, m, A, r, b) < 0)
       goto out;
     if (!cg_agree(r)) {
       fprintf(stderr, "FAIL: %s %s: CG residual after %d iterations: spmvd "
@@ -443,7 +488,8 @@ static const char *const cols_tsv[] = {
   "host_bound_us", "host_pct", "cg_spmvd_us", "cg_inproc_us", "cg_ratio",
   "load_first_ms", "load_hit_ms", "cusparse_setup_ms", "hit_ratio",
   "kernel_us_inproc_l2flushed", "h2d_us", "d2h_us", "cg_res0",
-  "cg_res1_spmvd", "cg_res1_inproc", "steps_first", "steps_hit", NULL
+  "cg_res1_spmvd", "cg_res1_inproc", "steps_first", "steps_hit",
+  "cg_solve_us", "cg_solve_worker_us", NULL
 };
 
 static void print_head(FILE *f, const char *pre)
@@ -481,17 +527,21 @@ static void print_row(const struct row *r, FILE *tsv)
   putchar('\n');
   if (r->steps_first[0] || r->steps_hit[0])
     printf("  steps: first {%s} hit {%s}\n", r->steps_first, r->steps_hit);
+  if (isfinite(r->solve_us))
+    printf("  solve: cg, %d iterations in one request: %.1f us an iteration "
+           "(the worker's %.1f), %.2fx the in-process one\n", BS_SOLVE_ITERS,
+           r->solve_us, r->solve_worker_us, r->solve_us / r->cg_in);
   fflush(stdout);
   if (!tsv)
     return;
   fprintf(tsv, "%s\t%s\t%lld\t%lld\t%s\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t"
           "%.2f\t%.1f\t%.2f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.2f\t%.2f\t"
-          "%.2f\t%.9g\t%.9g\t%.9g\t%s\t%s\n", r->name, spmv_dtype_name(r->dt),
+          "%.2f\t%.9g\t%.9g\t%.9g\t%s\t%s\t%.2f\t%.2f\n", r->name, spmv_dtype_name(r->dt),
           (long long)r->rows, (long long)r->nnz, r->config, r->k_spmvd,
           r->k_in, r->dev, devpct, r->inpl, r->pay, r->bound, hpct, r->cg_s,
           r->cg_in, cgx, r->first_ms, r->hit_ms, r->cs_ms, hitx, r->k_flush,
           r->h2d, r->d2h, r->res0, r->res_s, r->res_in, r->steps_first,
-          r->steps_hit);
+          r->steps_hit, r->solve_us, r->solve_worker_us);
   fflush(tsv);
 }
 
