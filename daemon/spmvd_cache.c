@@ -3,6 +3,7 @@
  * devices and calibrations. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,26 @@ int spmvd_cache_db_err(struct spmvd_cache *c, struct spmv_error *err,
 {
   return spmv_error_set(err, SPMV_ECACHE, "cache: %s: %s", what,
                         sqlite3_errmsg(c->db));
+}
+
+/* Formats a warning and hands it to c->warn. */
+void spmvd_cache_warn(struct spmvd_cache *c, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+
+  if (c->warn == NULL)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  c->warn(msg);
+}
+
+/* Sets where the cache's warnings go. */
+void spmvd_cache_set_warn(struct spmvd_cache *c, void (*warn)(const char *msg))
+{
+  c->warn = warn;
 }
 
 /* Refuses a write on a read-only cache. */
@@ -331,6 +352,7 @@ void spmvd_cache_close(struct spmvd_cache *c)
   for (i = 0; i < ST_COUNT; i++)
     sqlite3_finalize(c->st[i]);
   sqlite3_close(c->db);
+  free(c->reported);
   free(c);
 }
 

@@ -23,13 +23,18 @@
 /* A load's or tune's reply: m's decision. */
 static json_t *decision_reply(const struct spmvd_matrix *m)
 {
-  json_t *r = json_pack("{sI ss ss so sf sf sf ss sf}", "handle",
+  /* Numbers through spmvd_cache_number_json: a non-finite one must not
+   * fail the whole reply. */
+  json_t *r = json_pack("{sI ss ss so so so so ss so}", "handle",
                         (json_int_t)m->handle, "fingerprint", m->fingerprint,
                         "source", m->source, "config",
                         spmvd_cache_config_json(&m->cfg, m->cfg_text), "time_us",
-                        m->time_us, "gflops", m->gflops, "gbps", m->gbps,
+                        spmvd_cache_number_json(m->time_us), "gflops",
+                        spmvd_cache_number_json(m->gflops), "gbps",
+                        spmvd_cache_number_json(m->gbps),
                         "strategy", spmvd_strategy_name(m->strategy),
-                        "tuning_cost_spmv", m->cost_spmv);
+                        "tuning_cost_spmv",
+                        spmvd_cache_number_json(m->cost_spmv));
   if (r && strcmp(m->source, "tuned") == 0)
     json_object_set_new(r, "reason", json_string(m->reason));
   return r;

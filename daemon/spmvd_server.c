@@ -348,6 +348,12 @@ static void on_signal(uv_signal_t *h, int signum)
   spmvd_server_stop(srv);
 }
 
+/* The cache's warnings (a corrupt row) go to the log. */
+static void cache_warn(const char *msg)
+{
+  spmvd_log_warn("%s", msg);
+}
+
 /* Starts the server on loop with srv->cfg already filled. */
 int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
                       struct spmv_error *err)
@@ -373,6 +379,7 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   rc = spmvd_cache_open(srv->cfg.db_path, 0, &srv->cache, err);
   if (rc < 0)
     return rc;
+  spmvd_cache_set_warn(srv->cache, cache_warn);
   if ((rc = spmvd_bio_open(loop, srv->cache, &srv->bio, err)) < 0)
     return rc;
   if ((rc = listen_socket(srv, err)) < 0)
