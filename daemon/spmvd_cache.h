@@ -33,7 +33,9 @@ struct spmvd_cache;
 
 /*
  * Opens (read-write: creates, with the directory made 0700 when missing,
- * and migrates) the database at path.  A read-only open of a missing file
+ * and migrates) the database at path.  A read-only open of a WAL database
+ * whose -shm file cannot be made (a read-only directory or mount) reads it
+ * as immutable.  A read-only open of a missing file
  * fails with SPMV_ENOENT; of a database older than this build's schema with
  * SPMV_ECACHE ("schema version 0, expected 1: start spmvd once to
  * migrate"); a database newer than this build fails either way.  On success
@@ -46,6 +48,16 @@ int spmvd_cache_open(const char *path, unsigned flags,
  * the daemon's log; NULL (the default, e.g. spmvctl) drops them.  The
  * library itself does not log. */
 void spmvd_cache_set_warn(struct spmvd_cache *c, void (*warn)(const char *msg));
+
+/* Is c open read-only (1) or read-write (0)? */
+int spmvd_cache_readonly(const struct spmvd_cache *c);
+
+/*
+ * Returns 1 when the system refuses writing the database at path or its
+ * directory (a read-only file, directory or mount: EACCES, EROFS, EPERM),
+ * 0 otherwise.  The daemon then opens it read-only instead of failing.
+ */
+int spmvd_cache_denied(const char *path);
 
 /* Closes the database and frees c (NULL is a no-op). */
 void spmvd_cache_close(struct spmvd_cache *c);

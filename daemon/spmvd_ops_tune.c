@@ -58,6 +58,12 @@ static void load_finish(struct spmvd_op *o, struct spmvd_matrix *m)
                  spmv_dtype_name(m->dtype), m->cfg_text, m->source,
                  m->time_us, m->gflops);
   json_t *r = decision_reply(m);
+  /* A tuned decision says whether it was kept: if not, the next load of
+   * the matrix tunes again. */
+  if (r && strcmp(m->source, "tuned") == 0)
+    json_object_set_new(r, "stored", json_boolean(!o->store_failed));
+  if (r && o->store_failed)
+    json_object_set_new(r, "store_error", json_string(o->store_error));
   if (r && o->t0_ns) {
     spmvd_op_step(o, "total_ms", spmvd_op_since_ms(o->t0_ns));
     if (o->steps)
@@ -131,9 +137,11 @@ static void on_stored(struct spmvd_cachejob *j)
   struct spmvd_op *o = j->ctx;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
 
-  if (j->rc < 0)
+  if (j->rc < 0 && j->rc != SPMV_EPERM)
     spmvd_log_warn("cannot store the tuning of %s: %s", j->t.fingerprint,
                    j->err.msg);
+  o->store_failed = j->rc < 0;
+  snprintf(o->store_error, sizeof o->store_error, "%s", j->err.msg);
   if (!m) {
     spmvd_op_end(o);
     return;
@@ -152,11 +160,11 @@ static void store_decision(struct spmvd_op *o, struct spmvd_matrix *m,
 
   m->tuning_id = 0;
   if (!j || !dev) {
-    if (j)
-      spmvd_log_warn("cannot store the tuning of %s: no device", m->fingerprint);
-    else
-      spmvd_log_warn("cannot store the tuning of %s: out of memory",
-                     m->fingerprint);
+    o->store_failed = 1;
+    snprintf(o->store_error, sizeof o->store_error, "%s",
+             j ? "no device" : "out of memory");
+    spmvd_log_warn("cannot store the tuning of %s: %s", m->fingerprint,
+                   o->store_error);
     spmvd_cachejob_free(j);
     after_store(o, m);
     return;
