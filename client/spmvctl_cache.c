@@ -102,12 +102,15 @@ static void print_list(const json_t *r)
     const json_t *t = json_array_get(tunings, i);
     char when[32];
 
-    printf("%-32s %-4s %10lld %12lld  %-26s %11.3f %9.2f %-10s %6lld  %s%s\n",
+    const char *bad = json_string_value(json_object_get(t, "corrupt"));
+
+    printf("%-32s %-4s %10lld %12lld  %-26s %11.3f %9.2f %-10s %6lld  %s%s%s%s\n",
            spmvctl_str(t, "fingerprint"), spmvctl_str(t, "dtype"), integer(t, "rows"),
            integer(t, "nnz"), spmvctl_str(t, "config"), spmvctl_num(t, "time_us"),
            spmvctl_num(t, "gflops"), spmvctl_str(t, "strategy"), integer(t, "hits"),
            spmvctl_time(integer(t, "last_used"), when, sizeof when),
-           integer(t, "quarantined") ? "  (quarantined)" : "");
+           integer(t, "quarantined") ? "  (quarantined)" : "",
+           bad ? "  corrupt: " : "", bad ? bad : "");
   }
 }
 
@@ -163,8 +166,12 @@ static void print_show(const json_t *m)
     printf("\ntuning %lld: %s on %s\n", integer(t, "id"), spmvctl_str(t, "dtype"),
            spmvctl_str(t, "device_key"));
     printf("  software    %s\n", spmvctl_str(t, "software_key"));
+    const char *bad = json_string_value(json_object_get(t, "corrupt"));
+
     printf("  decision    %s%s\n", text,
            integer(t, "quarantined") ? " (quarantined)" : "");
+    if (bad)
+      printf("  corrupt     %s: lookups miss it, a load retunes it\n", bad);
     printf("  time        %.3f us per product, %.2f GFLOP/s, %.2f GB/s\n",
            spmvctl_num(t, "time_us"), spmvctl_num(t, "gflops"), spmvctl_num(t, "gbps"));
     printf("  strategy    %s, cost %.1f SpMV-equivalents\n", spmvctl_str(t, "strategy"),

@@ -26,7 +26,9 @@ static void print_status(const json_t *s)
   printf("device key    %s\n", spmvctl_str(s, "device_key"));
   printf("software key  %s\n", spmvctl_str(s, "software_key"));
   printf("socket        %s\n", spmvctl_str(s, "socket_path"));
-  printf("cache         %s\n", spmvctl_str(s, "cache_path"));
+  printf("cache         %s (%s)\n", spmvctl_str(s, "cache_path"),
+         json_is_string(json_object_get(s, "cache_state"))
+             ? spmvctl_str(s, "cache_state") : "read-write");
   printf("connections   %lld\n", (long long)json_integer_value(json_object_get(s, "connections")));
   printf("matrices      %lld\n", (long long)json_integer_value(json_object_get(s, "matrices")));
   if (json_object_get(s, "vectors"))

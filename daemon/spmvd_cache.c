@@ -3,6 +3,7 @@
  * devices and calibrations. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,26 @@ int spmvd_cache_db_err(struct spmvd_cache *c, struct spmv_error *err,
 {
   return spmv_error_set(err, SPMV_ECACHE, "cache: %s: %s", what,
                         sqlite3_errmsg(c->db));
+}
+
+/* Formats a warning and hands it to c->warn. */
+void spmvd_cache_warn(struct spmvd_cache *c, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+
+  if (c->warn == NULL)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  c->warn(msg);
+}
+
+/* Sets where the cache's warnings go. */
+void spmvd_cache_set_warn(struct spmvd_cache *c, void (*warn)(const char *msg))
+{
+  c->warn = warn;
 }
 
 /* Refuses a write on a read-only cache. */
@@ -246,6 +267,79 @@ fail:
   return ret;
 }
 
+/* Opens the SQLite connection of c with oflags. */
+static int open_db(struct spmvd_cache *c, const char *path, int oflags,
+                   struct spmv_error *err)
+{
+  if (sqlite3_open_v2(path, &c->db, oflags | SQLITE_OPEN_NOMUTEX, NULL) !=
+      SQLITE_OK)
+    return spmv_error_set(err, SPMV_ECACHE, "cannot open cache %s: %s", path,
+                          c->db != NULL ? sqlite3_errmsg(c->db)
+                                        : "out of memory");
+  sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+  return 0;
+}
+
+/* Writes path as a file: URI with immutable=1 into uri (n bytes), its
+ * '%', '?' and '#' escaped; returns -1 when it does not fit. */
+static int immutable_uri(const char *path, char *uri, size_t n)
+{
+  size_t k = (size_t)snprintf(uri, n, "file:");
+
+  for (; *path && k + 4 < n; path++) {
+    if (*path == '%' || *path == '?' || *path == '#')
+      k += (size_t)snprintf(uri + k, n - k, "%%%02X", (unsigned char)*path);
+    else
+      uri[k++] = *path;
+  }
+  if (*path || k + sizeof "?immutable=1" > n)
+    return -1;
+  snprintf(uri + k, n - k, "?immutable=1");
+  return 0;
+}
+
+/* Reads the schema version of a read-only cache, once more as immutable
+ * when SQLite cannot read it as it is: a WAL database in a directory we
+ * may not write needs its -shm file, which cannot be made there. */
+static int readonly_probe(struct spmvd_cache *c, const char *path,
+                          struct spmv_error *err)
+{
+  char uri[PATH_MAX + 32];
+
+  if (sqlite3_exec(c->db, "PRAGMA user_version", NULL, NULL, NULL) ==
+      SQLITE_OK)
+    return 0;
+  if (immutable_uri(path, uri, sizeof uri) != 0)
+    return spmv_error_set(err, SPMV_EINVAL, "cache path too long: %s", path);
+  sqlite3_close(c->db);
+  c->db = NULL;
+  return open_db(c, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err);
+}
+
+/* Does the system refuse writing the cache at path (or its directory)?
+ * That, unlike a damaged database, is a cache to serve read-only. */
+int spmvd_cache_denied(const char *path)
+{
+  char dir[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 1 : (size_t)(slash - path);
+
+  if (access(path, W_OK) != 0 && errno != ENOENT)
+    return errno == EACCES || errno == EROFS || errno == EPERM;
+  if (slash == NULL)
+    snprintf(dir, sizeof dir, ".");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(n == 0 ? 1 : n), path);
+  return access(dir, W_OK) != 0 &&
+         (errno == EACCES || errno == EROFS || errno == EPERM);
+}
+
+/* Is c open read-only? */
+int spmvd_cache_readonly(const struct spmvd_cache *c)
+{
+  return c->readonly;
+}
+
 /* Returns the schema version this build migrates to. */
 int spmvd_cache_schema_version(void)
 {
@@ -281,14 +375,9 @@ int spmvd_cache_open(const char *path, unsigned flags,
       goto fail;
     oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   }
-  if (sqlite3_open_v2(path, &c->db, oflags | SQLITE_OPEN_NOMUTEX, NULL) !=
-      SQLITE_OK) {
-    ret = spmv_error_set(err, SPMV_ECACHE, "cannot open cache %s: %s", path,
-                         c->db != NULL ? sqlite3_errmsg(c->db)
-                                       : "out of memory");
+  ret = open_db(c, path, oflags, err);
+  if (ret != 0)
     goto fail;
-  }
-  sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
   if (sqlite3_exec(c->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) !=
       SQLITE_OK) {
     ret = spmvd_cache_db_err(c, err, "enabling foreign keys");
@@ -303,6 +392,8 @@ int spmvd_cache_open(const char *path, unsigned flags,
                          sqlite3_errmsg(c->db));
     goto fail;
   }
+  if (c->readonly && (ret = readonly_probe(c, path, err)) != 0)
+    goto fail;
   ret = migrate(c, path, err);
   if (ret != 0)
     goto fail;
@@ -331,6 +422,7 @@ void spmvd_cache_close(struct spmvd_cache *c)
   for (i = 0; i < ST_COUNT; i++)
     sqlite3_finalize(c->st[i]);
   sqlite3_close(c->db);
+  free(c->reported);
   free(c);
 }
 

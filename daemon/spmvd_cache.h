@@ -33,7 +33,9 @@ struct spmvd_cache;
 
 /*
  * Opens (read-write: creates, with the directory made 0700 when missing,
- * and migrates) the database at path.  A read-only open of a missing file
+ * and migrates) the database at path.  A read-only open of a WAL database
+ * whose -shm file cannot be made (a read-only directory or mount) reads it
+ * as immutable.  A read-only open of a missing file
  * fails with SPMV_ENOENT; of a database older than this build's schema with
  * SPMV_ECACHE ("schema version 0, expected 1: start spmvd once to
  * migrate"); a database newer than this build fails either way.  On success
@@ -41,6 +43,21 @@ struct spmvd_cache;
  */
 int spmvd_cache_open(const char *path, unsigned flags,
                      struct spmvd_cache **out, struct spmv_error *err);
+
+/* Sets where the cache's warnings (a corrupt row found by a lookup) go:
+ * the daemon's log; NULL (the default, e.g. spmvctl) drops them.  The
+ * library itself does not log. */
+void spmvd_cache_set_warn(struct spmvd_cache *c, void (*warn)(const char *msg));
+
+/* Is c open read-only (1) or read-write (0)? */
+int spmvd_cache_readonly(const struct spmvd_cache *c);
+
+/*
+ * Returns 1 when the system refuses writing the database at path or its
+ * directory (a read-only file, directory or mount: EACCES, EROFS, EPERM),
+ * 0 otherwise.  The daemon then opens it read-only instead of failing.
+ */
+int spmvd_cache_denied(const char *path);
 
 /* Closes the database and frees c (NULL is a no-op). */
 void spmvd_cache_close(struct spmvd_cache *c);
@@ -83,13 +100,29 @@ void spmvd_tuning_from_decision(struct spmvd_tuning *t,
                                 enum spmv_dtype dtype);
 
 /*
+ * Checks a tuning's numbers: time_us, gflops, gbps and cost_spmv must be
+ * finite, not negative and below absurd bounds (a row edited by hand or
+ * damaged on disk).  Returns 0 when sound; 1 when corrupt, with the field
+ * named in why (why_len bytes, may be NULL): "time_us is not finite".
+ */
+int spmvd_tuning_check(const struct spmvd_tuning *t, char *why,
+                       size_t why_len);
+
+/* A number for a reply or a listing: a new reference to json_real(v), or to
+ * JSON null when v is not finite (jansson refuses those, which would fail
+ * the whole reply). */
+json_t *spmvd_cache_number_json(double v);
+
+/*
  * Looks up the tuning of a matrix for a device key, software key and value
- * type.  Returns 1 and fills *out when a usable (not quarantined) row
- * exists; returns 0 when not, with a sentence in reason (reason_len bytes,
- * may be NULL) saying why: "no cached tuning", "cached for device 'X' /
- * software 'Y', tuning again", "cached configuration 'ell bs=256' is
- * quarantined, tuning again", "cached for f64 only, tuning again".  Returns
- * a negative SPMV_E* code on failure.
+ * type.  Returns 1 and fills *out when a usable (not quarantined, not
+ * corrupt) row exists; returns 0 when not, with a sentence in reason
+ * (reason_len bytes, may be NULL) saying why: "no cached tuning", "cached
+ * for device 'X' / software 'Y', tuning again", "cached configuration
+ * 'ell bs=256' is quarantined, tuning again", "cached for f64 only, tuning
+ * again", "the cached tuning's time_us is not finite: retuned".  A corrupt
+ * row is logged once per open cache.  Returns a negative SPMV_E* code on
+ * failure.
  */
 int spmvd_cache_lookup(struct spmvd_cache *c, const char *fingerprint,
                        const char *device_key, const char *software_key,

@@ -4,6 +4,7 @@
 #ifndef SPMVD_CACHE_IMPL_H
 #define SPMVD_CACHE_IMPL_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,9 @@ struct spmvd_cache {
   sqlite3 *db;
   int readonly;
   sqlite3_stmt *st[ST_COUNT];
+  void (*warn)(const char *msg);  /* spmvd_cache_set_warn(); may be NULL */
+  int64_t *reported;          /* corrupt tuning rows already logged */
+  size_t nreported, capreported;
 };
 
 
@@ -68,6 +72,9 @@ struct spmvd_cache {
 /* Records the connection's last SQLite error as SPMV_ECACHE. */
 int spmvd_cache_db_err(struct spmvd_cache *c, struct spmv_error *err,
                        const char *what);
+/* Formats a warning and hands it to c->warn (when set). */
+void spmvd_cache_warn(struct spmvd_cache *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Refuses a write on a read-only cache (SPMV_EPERM). */
 int spmvd_cache_check_writable(struct spmvd_cache *c, struct spmv_error *err,
                                const char *what);
@@ -103,6 +110,15 @@ static inline const char *col_text(sqlite3_stmt *st, int i)
   const unsigned char *t = sqlite3_column_text(st, i);
 
   return t != NULL ? (const char *)t : "";
+}
+
+/* Reads a real column; NULL (which is what SQLite makes of a NaN) reads as
+ * NaN, so that the row's check sees it is missing instead of taking 0. */
+static inline double col_double(sqlite3_stmt *st, int i)
+{
+  if (sqlite3_column_type(st, i) == SQLITE_NULL)
+    return (double)NAN;
+  return sqlite3_column_double(st, i);
 }
 
 /* Copies src into dst of n bytes, truncating. */

@@ -36,23 +36,38 @@ json_t *spmvd_cache_profile_json(const struct spmv_profile *p)
 }
 
 
-/* Returns a new reference to a tuning's summary (config as text). */
+/* Returns a new reference to a non-finite-safe number. */
+json_t *spmvd_cache_number_json(double v)
+{
+  return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Returns a new reference to a tuning's summary (config as text); a corrupt
+ * row shows its numbers as they can be (null when not finite) and says
+ * what is wrong in "corrupt", so that one damaged row does not fail the
+ * listing of every other. */
 static json_t *tuning_json(const struct spmvd_tuning *t)
 {
-  return json_pack("{sIsssssssssisssfsfsfsssfsIsIsIsb}",
-                   "id", (json_int_t)t->id, "fingerprint", t->fingerprint,
-                   "device_key", t->device_key,
-                   "software_key", t->software_key,
-                   "dtype", spmv_dtype_name(t->dtype),
-                   "kernel_version", t->kernel_version,
-                   "config", t->text, "time_us", t->time_us,
-                   "gflops", t->gflops, "gbps", t->gbps,
-                   "strategy", spmvd_strategy_name(t->strategy),
-                   "cost_spmv", t->cost_spmv,
-                   "created", (json_int_t)t->created,
-                   "last_used", (json_int_t)t->last_used,
-                   "hits", (json_int_t)t->hits,
-                   "quarantined", t->quarantined != 0);
+  char why[96];
+  json_t *o = json_pack(
+      "{sIsssssssssisssosososssosIsIsIsb}", "id", (json_int_t)t->id,
+      "fingerprint", t->fingerprint, "device_key", t->device_key,
+      "software_key", t->software_key, "dtype", spmv_dtype_name(t->dtype),
+      "kernel_version", t->kernel_version, "config", t->text, "time_us",
+      spmvd_cache_number_json(t->time_us), "gflops",
+      spmvd_cache_number_json(t->gflops), "gbps",
+      spmvd_cache_number_json(t->gbps), "strategy",
+      spmvd_strategy_name(t->strategy), "cost_spmv",
+      spmvd_cache_number_json(t->cost_spmv), "created",
+      (json_int_t)t->created, "last_used", (json_int_t)t->last_used, "hits",
+      (json_int_t)t->hits, "quarantined", t->quarantined != 0);
+
+  if (o != NULL && spmvd_tuning_check(t, why, sizeof why) &&
+      json_object_set_new(o, "corrupt", json_string(why)) != 0) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 /* Lists every tuning. */
@@ -114,10 +129,10 @@ static json_t *trials_json(struct spmvd_cache *c, int64_t id,
   }
   sqlite3_bind_int64(st, 1, id);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    o = json_pack("{sssssfsfsisiss}", "config", col_text(st, 0),
+    o = json_pack("{sssssososisiss}", "config", col_text(st, 0),
                   "status", col_text(st, 1),
-                  "time_us", sqlite3_column_double(st, 2),
-                  "best_us", sqlite3_column_double(st, 3),
+                  "time_us", spmvd_cache_number_json(sqlite3_column_double(st, 2)),
+                  "best_us", spmvd_cache_number_json(sqlite3_column_double(st, 3)),
                   "rounds", sqlite3_column_int(st, 4),
                   "runs", sqlite3_column_int(st, 5),
                   "message", col_text(st, 6));
@@ -208,6 +223,9 @@ static json_t *tunings_of(struct spmvd_cache *c, const char *fp, json_t *m,
     goto out;
   }
   for (k = 0; k < n; k++) {
+    /* An export carries decisions to another cache: a corrupt row is none. */
+    if (m != NULL && spmvd_tuning_check(&ts[k], NULL, 0))
+      continue;
     tr = trials_json(c, ts[k].id, err);
     if (tr == NULL)
       goto fail;

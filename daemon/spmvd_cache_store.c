@@ -13,6 +13,13 @@
 #include "spmvd_cache.h"
 #include "spmvd_cache_impl.h"
 
+/* Bounds past which a stored number can only be damage: a product of more
+ * than 10^12 us (11 days), 10^7 GFLOP/s or GB/s, a tuning of 10^12
+ * products. */
+#define TUNING_MAX_TIME_US 1e12
+#define TUNING_MAX_RATE 1e7
+#define TUNING_MAX_COST 1e12
+
 /* Upserts a matrix row from its dimensions and profile JSON text. */
 int spmvd_cache_matrix_put(struct spmvd_cache *c, const char *fp,
                            int64_t rows, int64_t cols, int64_t nnz,
@@ -67,12 +74,12 @@ void spmvd_cache_row_to_tuning(sqlite3_stmt *st, struct spmvd_tuning *t)
   t->cfg.param = sqlite3_column_int(st, 9);
   t->cfg.param2 = sqlite3_column_int(st, 10);
   copy_str(t->text, sizeof t->text, col_text(st, 11));
-  t->time_us = sqlite3_column_double(st, 12);
-  t->gflops = sqlite3_column_double(st, 13);
-  t->gbps = sqlite3_column_double(st, 14);
+  t->time_us = col_double(st, 12);
+  t->gflops = col_double(st, 13);
+  t->gbps = col_double(st, 14);
   spmvd_strategy_parse(col_text(st, 15), &s, NULL);
   t->strategy = s;
-  t->cost_spmv = sqlite3_column_double(st, 16);
+  t->cost_spmv = col_double(st, 16);
   t->created = sqlite3_column_int64(st, 17);
   t->hits = sqlite3_column_int64(st, 18);
   t->last_used = sqlite3_column_int64(st, 19);
@@ -100,6 +107,58 @@ void spmvd_tuning_from_decision(struct spmvd_tuning *t,
   t->strategy = d->strategy;
   t->cost_spmv = d->cost_spmv;
   t->created = (int64_t)time(NULL);
+}
+
+/* Checks one number of a tuning against [0, max]; 1 (with why) when not. */
+static int check_number(const char *name, double v, double max, char *why,
+                        size_t n)
+{
+  const char *what = NULL;
+
+  if (!isfinite(v))
+    what = "is not finite";
+  else if (v < 0)
+    what = "is negative";
+  else if (v > max)
+    what = "is out of range";
+  if (what == NULL)
+    return 0;
+  if (why != NULL && n > 0)
+    snprintf(why, n, "%s %s (%g)", name, what, v);
+  return 1;
+}
+
+/* Checks a tuning's numbers. */
+int spmvd_tuning_check(const struct spmvd_tuning *t, char *why, size_t n)
+{
+  return check_number("time_us", t->time_us, TUNING_MAX_TIME_US, why, n) ||
+         check_number("gflops", t->gflops, TUNING_MAX_RATE, why, n) ||
+         check_number("gbps", t->gbps, TUNING_MAX_RATE, why, n) ||
+         check_number("cost_spmv", t->cost_spmv, TUNING_MAX_COST, why, n);
+}
+
+/* Returns 1 the first time row id is reported on this open cache, so that
+ * a corrupt row that stays (a read-only cache) is logged once, not on
+ * every load; 0 after. */
+static int first_report(struct spmvd_cache *c, int64_t id)
+{
+  int64_t *tmp;
+  size_t k;
+
+  for (k = 0; k < c->nreported; k++)
+    if (c->reported[k] == id)
+      return 0;
+  if (c->nreported == c->capreported) {
+    size_t cap = c->capreported ? 2 * c->capreported : 8;
+
+    tmp = realloc(c->reported, cap * sizeof *tmp);
+    if (tmp == NULL)
+      return 1;  /* logging again beats not logging */
+    c->reported = tmp;
+    c->capreported = cap;
+  }
+  c->reported[c->nreported++] = id;
+  return 1;
 }
 
 /* Writes a miss's reason. */
@@ -161,6 +220,7 @@ int spmvd_cache_lookup(struct spmvd_cache *c, const char *fingerprint,
   sqlite3_stmt *st = c->st[ST_LOOKUP];
   const char *dtname = spmv_dtype_name(dtype);
   struct spmvd_tuning t;
+  char why[96];
   int rc, ret;
 
   set_reason(reason, reason_len, "%s", "");
@@ -185,6 +245,14 @@ int spmvd_cache_lookup(struct spmvd_cache *c, const char *fingerprint,
   if (t.quarantined) {
     set_reason(reason, reason_len, "cached configuration '%s' is "
                "quarantined, tuning again", t.text);
+    return 0;
+  }
+  if (spmvd_tuning_check(&t, why, sizeof why)) {
+    if (c->warn != NULL && first_report(c, t.id))
+      spmvd_cache_warn(c, "cache: tuning row %lld of %s is corrupt: %s; it "
+                       "is treated as a miss", (long long)t.id, fingerprint,
+                       why);
+    set_reason(reason, reason_len, "the cached tuning's %s: retuned", why);
     return 0;
   }
   if (t.kernel_version != SPMV_KERNEL_VERSION) {

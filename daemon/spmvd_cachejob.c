@@ -182,7 +182,9 @@ static void work(struct spmvd_cache *c, void *arg)
   spmv_error_clear(&j->err);
   switch (j->kind) {
   case SPMVD_CJ_DEVICE:
-    j->rc = spmvd_cache_device_put(c, &j->dev, &j->err);
+    /* A read-only cache was announced at start: no warning per write. */
+    if (!spmvd_cache_readonly(c))
+      j->rc = spmvd_cache_device_put(c, &j->dev, &j->err);
     break;
   case SPMVD_CJ_LOOKUP:
     j->rc = do_lookup(c, j);
@@ -195,7 +197,8 @@ static void work(struct spmvd_cache *c, void *arg)
                               &j->id, &j->err);
     break;
   case SPMVD_CJ_HIT:
-    j->rc = spmvd_cache_hit(c, j->id, &j->err);
+    if (!spmvd_cache_readonly(c))
+      j->rc = spmvd_cache_hit(c, j->id, &j->err);
     break;
   case SPMVD_CJ_QUARANTINE:
     j->rc = spmvd_cache_quarantine(c, j->fp, j->dev.device_key,

@@ -68,8 +68,12 @@ json_t *spmvd_ops_status(struct spmvd_conn *c)
                srv->cfg.socket_path);
   spmvd_config_format_names(srv->cfg.exclude_formats, excluded,
                             sizeof excluded);
-  if (st)
+  if (st) {
     json_object_set_new(st, "exclude_formats", json_string(excluded));
+    json_object_set_new(st, "cache_state", json_string(srv->cache_state
+                                                       ? srv->cache_state
+                                                       : "none"));
+  }
   json_int_t nvec = 0, vbytes = 0;
   for (struct spmvd_conn *k = srv->conns; k; k = k->next) {
     nvec += k->vecs.count;

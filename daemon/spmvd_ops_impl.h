@@ -49,6 +49,8 @@ struct spmvd_op {
   size_t y_off, y_len;
   int nvec;
   char reason[256];
+  int store_failed;            /* load, tune: the decision was not stored */
+  char store_error[256];       /* ... and why */
   char trying[64];             /* tune, bench: the candidate being built */
   int listed;                  /* bench: the request named its configs */
   enum spmv_dtype dtype;       /* calibrate: the value type */

@@ -505,7 +505,8 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
 
   if (spmvd_op_get_ready_matrix(c, req, &m, err) < 0)
     return NULL;
-  return json_pack("{sI ss ss sI sI sI ss so so ss ss sf sf sf sO sI}",
+  /* The numbers as the load's reply gives them: never a failing reply. */
+  return json_pack("{sI ss ss sI sI sI ss so so ss ss so so so sO sI}",
                    "handle", (json_int_t)m->handle, "name", m->name, "dtype",
                    spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
                    "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
@@ -514,7 +515,9 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
                    spmvd_cache_config_json(&m->cfg, m->cfg_text), "source",
                    m->source,
                    "strategy", spmvd_strategy_name(m->strategy), "time_us",
-                   m->time_us, "gflops", m->gflops, "gbps", m->gbps, "trials",
+                   spmvd_cache_number_json(m->time_us), "gflops",
+                   spmvd_cache_number_json(m->gflops), "gbps",
+                   spmvd_cache_number_json(m->gbps), "trials",
                    m->trials ? m->trials : json_array(), "multiplies",
                    (json_int_t)m->multiplies);
 }

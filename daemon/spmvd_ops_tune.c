@@ -23,13 +23,18 @@
 /* A load's or tune's reply: m's decision. */
 static json_t *decision_reply(const struct spmvd_matrix *m)
 {
-  json_t *r = json_pack("{sI ss ss so sf sf sf ss sf}", "handle",
+  /* Numbers through spmvd_cache_number_json: a non-finite one must not
+   * fail the whole reply. */
+  json_t *r = json_pack("{sI ss ss so so so so ss so}", "handle",
                         (json_int_t)m->handle, "fingerprint", m->fingerprint,
                         "source", m->source, "config",
                         spmvd_cache_config_json(&m->cfg, m->cfg_text), "time_us",
-                        m->time_us, "gflops", m->gflops, "gbps", m->gbps,
+                        spmvd_cache_number_json(m->time_us), "gflops",
+                        spmvd_cache_number_json(m->gflops), "gbps",
+                        spmvd_cache_number_json(m->gbps),
                         "strategy", spmvd_strategy_name(m->strategy),
-                        "tuning_cost_spmv", m->cost_spmv);
+                        "tuning_cost_spmv",
+                        spmvd_cache_number_json(m->cost_spmv));
   if (r && strcmp(m->source, "tuned") == 0)
     json_object_set_new(r, "reason", json_string(m->reason));
   return r;
@@ -53,6 +58,12 @@ static void load_finish(struct spmvd_op *o, struct spmvd_matrix *m)
                  spmv_dtype_name(m->dtype), m->cfg_text, m->source,
                  m->time_us, m->gflops);
   json_t *r = decision_reply(m);
+  /* A tuned decision says whether it was kept: if not, the next load of
+   * the matrix tunes again. */
+  if (r && strcmp(m->source, "tuned") == 0)
+    json_object_set_new(r, "stored", json_boolean(!o->store_failed));
+  if (r && o->store_failed)
+    json_object_set_new(r, "store_error", json_string(o->store_error));
   if (r && o->t0_ns) {
     spmvd_op_step(o, "total_ms", spmvd_op_since_ms(o->t0_ns));
     if (o->steps)
@@ -126,9 +137,11 @@ static void on_stored(struct spmvd_cachejob *j)
   struct spmvd_op *o = j->ctx;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
 
-  if (j->rc < 0)
+  if (j->rc < 0 && j->rc != SPMV_EPERM)
     spmvd_log_warn("cannot store the tuning of %s: %s", j->t.fingerprint,
                    j->err.msg);
+  o->store_failed = j->rc < 0;
+  snprintf(o->store_error, sizeof o->store_error, "%s", j->err.msg);
   if (!m) {
     spmvd_op_end(o);
     return;
@@ -147,11 +160,11 @@ static void store_decision(struct spmvd_op *o, struct spmvd_matrix *m,
 
   m->tuning_id = 0;
   if (!j || !dev) {
-    if (j)
-      spmvd_log_warn("cannot store the tuning of %s: no device", m->fingerprint);
-    else
-      spmvd_log_warn("cannot store the tuning of %s: out of memory",
-                     m->fingerprint);
+    o->store_failed = 1;
+    snprintf(o->store_error, sizeof o->store_error, "%s",
+             j ? "no device" : "out of memory");
+    spmvd_log_warn("cannot store the tuning of %s: %s", m->fingerprint,
+                   o->store_error);
     spmvd_cachejob_free(j);
     after_store(o, m);
     return;

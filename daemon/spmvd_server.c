@@ -348,6 +348,42 @@ static void on_signal(uv_signal_t *h, int signum)
   spmvd_server_stop(srv);
 }
 
+/* The cache's warnings (a corrupt row) go to the log. */
+static void cache_warn(const char *msg)
+{
+  spmvd_log_warn("%s", msg);
+}
+
+/* Opens the cache read-write; where the system refuses writing it, opens
+ * it read-only, and where even that fails, serves without one: a cache
+ * that cannot be written is no reason to refuse products.  Any other
+ * failure (a damaged or newer database) stops the start as before. */
+static int open_cache(struct spmvd_server *srv, struct spmv_error *err)
+{
+  const char *path = srv->cfg.db_path;
+  struct spmv_error ro;
+  int rc = spmvd_cache_open(path, 0, &srv->cache, err);
+
+  srv->cache_state = "read-write";
+  if (rc < 0 && !spmvd_cache_denied(path))
+    return rc;
+  if (rc < 0 &&
+      spmvd_cache_open(path, SPMVD_CACHE_READONLY, &srv->cache, &ro) == 0) {
+    srv->cache_state = "read-only";
+    spmvd_log_warn("the cache %s is read-only: decisions are looked up but "
+                   "not stored (%s)", path, err->msg);
+  } else if (rc < 0) {
+    srv->cache_state = "none";
+    spmvd_log_warn("the cache %s cannot be written (%s) nor read (%s): "
+                   "serving without a cache, every load is tuned", path,
+                   err->msg, ro.msg);
+  }
+  spmv_error_clear(err);
+  if (srv->cache)
+    spmvd_cache_set_warn(srv->cache, cache_warn);
+  return 0;
+}
+
 /* Starts the server on loop with srv->cfg already filled. */
 int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
                       struct spmv_error *err)
@@ -370,10 +406,10 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   srv->signals = 1;
   if ((rc = take_lock(srv, err)) < 0)
     return rc;
-  rc = spmvd_cache_open(srv->cfg.db_path, 0, &srv->cache, err);
-  if (rc < 0)
+  if ((rc = open_cache(srv, err)) < 0)
     return rc;
-  if ((rc = spmvd_bio_open(loop, srv->cache, &srv->bio, err)) < 0)
+  if (srv->cache &&
+      (rc = spmvd_bio_open(loop, srv->cache, &srv->bio, err)) < 0)
     return rc;
   if ((rc = listen_socket(srv, err)) < 0)
     return rc;

@@ -35,7 +35,10 @@ struct spmvd_server {
   struct spmvd_worker *worker;     /* the device's worker (one device today) */
   struct spmvd_cache *cache;       /* NULL when the cache could not open;
                                       only the cache thread touches it */
-  struct spmvd_bio *bio;           /* the cache thread, NULL once stopped */
+  struct spmvd_bio *bio;           /* the cache thread, NULL once stopped
+                                      (or never, without a cache) */
+  const char *cache_state;         /* "read-write", "read-only" or "none"
+                                      (status's cache_state) */
   uint64_t start_ms;
   int stopping;                    /* SIGTERM: finishing in-flight work */
   int lock_fd;

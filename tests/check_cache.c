@@ -246,6 +246,79 @@ START_TEST(test_store_lookup_reopen)
 }
 END_TEST
 
+/* Warnings of the cache, counted (a corrupt row must be logged once). */
+static int nwarn;
+static char last_warn[512];
+
+static void count_warn(const char *msg)
+{
+  nwarn++;
+  snprintf(last_warn, sizeof last_warn, "%s", msg);
+}
+
+/* Stores a sound row, damages it with sql (as a hand edit or a bad disk
+ * would), then checks that a lookup misses with a reason naming want,
+ * logs once over two lookups, and that list and show still answer. */
+static void check_corrupt(const char *sql, const char *want)
+{
+  struct spmvd_device_info dev = device("gpu-A", "sw-1");
+  struct spmvd_cache *c;
+  struct spmvd_tuning t;
+  struct spmv_error e;
+  json_t *j = NULL, *row;
+  char reason[256];
+
+  unlink(path);
+  ck_assert_int_eq(spmvd_cache_open(path, 0, &c, &e), 0);
+  store(c, FP1, &dev, SPMV_F64, 12.5);
+  spmvd_cache_close(c);
+  exec_sql(path, sql);
+  nwarn = 0;
+  ck_assert_int_eq(spmvd_cache_open(path, 0, &c, &e), 0);
+  spmvd_cache_set_warn(c, count_warn);
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(spmvd_cache_lookup(c, FP1, "gpu-A", "sw-1", SPMV_F64,
+                                        &t, reason, sizeof reason, &e), 0);
+    ck_assert_msg(strstr(reason, want) != NULL && strstr(reason, "retuned"),
+                  "reason \"%s\" does not name \"%s\"", reason, want);
+  }
+  ck_assert_int_eq(nwarn, 1);
+  ck_assert_ptr_nonnull(strstr(last_warn, "corrupt"));
+  /* The list and show carry the row, its bad numbers as null or as they
+   * are, and say what is wrong. */
+  ck_assert_msg(spmvd_cache_list(c, &j, &e) == 0, "%s", e.msg);
+  row = json_array_get(j, 0);
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(row,
+                                                                 "corrupt")),
+                               want));
+  json_decref(j);
+  ck_assert_msg(spmvd_cache_show(c, FP1, &j, &e) == 0, "%s", e.msg);
+  json_decref(j);
+  /* An export leaves it out; a store of a sound tuning replaces it. */
+  ck_assert_int_eq(spmvd_cache_export(c, NULL, &j, &e), 0);
+  ck_assert_int_eq(json_array_size(json_object_get(j, "tunings")), 0);
+  json_decref(j);
+  store(c, FP1, &dev, SPMV_F64, 9.0);
+  ck_assert_int_eq(spmvd_cache_lookup(c, FP1, "gpu-A", "sw-1", SPMV_F64, &t,
+                                      NULL, 0, &e), 1);
+  ck_assert_double_eq(t.time_us, 9.0);
+  spmvd_cache_close(c);
+}
+
+START_TEST(test_corrupt_rows)
+{
+  /* 1e999 is how SQLite's SQL writes an infinity. */
+  check_corrupt("UPDATE tunings SET time_us = 1e999",
+                "time_us is not finite");
+  check_corrupt("UPDATE tunings SET time_us = -3", "time_us is negative");
+  check_corrupt("UPDATE tunings SET gflops = -1e999",
+                "gflops is not finite");
+  check_corrupt("UPDATE tunings SET gbps = 1e300", "gbps is out of range");
+  check_corrupt("UPDATE tunings SET cost_spmv = 1e13",
+                "cost_spmv is out of range");
+}
+END_TEST
+
 START_TEST(test_miss_reasons)
 {
   struct spmvd_device_info dev = device("gpu-A", "sw-1");
@@ -524,6 +597,7 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_existing_db_migrated);
   tcase_add_test(tc, test_store_lookup_reopen);
   tcase_add_test(tc, test_miss_reasons);
+  tcase_add_test(tc, test_corrupt_rows);
   tcase_add_test(tc, test_quarantine);
   tcase_add_test(tc, test_forget);
   tcase_add_test(tc, test_show);

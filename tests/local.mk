@@ -40,6 +40,14 @@ tests_integration_check_slowcache_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_slowcache_LDADD = $(ITEST_LDADD) $(SQLITE_LIBS)
 $(tests_integration_check_slowcache_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+check_PROGRAMS += tests/integration/check_cachefaults
+TESTS += tests/integration/check_cachefaults
+tests_integration_check_cachefaults_SOURCES = tests/integration/check_cachefaults.c
+tests_integration_check_cachefaults_CPPFLAGS = $(ITEST_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_integration_check_cachefaults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_cachefaults_LDADD = $(ITEST_LDADD) $(SQLITE_LIBS)
+$(tests_integration_check_cachefaults_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 # Unit tests of the daemon's own modules.
 DAEMON_TEST_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 DAEMON_TEST_LDADD = daemon/libspmvdbase.la $(JANSSON_LIBS) $(CHECK_LIBS)
@@ -134,6 +142,7 @@ EXTRA_DIST += tests/integration/check_schema_coverage.sh \
 CLEANFILES += tests/integration/ops/*.ops
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
+	tests/integration/check_cachefaults.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
 	tests/integration/check_solve.log \
 	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
