@@ -209,6 +209,20 @@ static void json_done(struct spmvd_conn *c)
     dispatch(c);
 }
 
+/* Decodes c->hdr into c->h.  Another version is refused before the other
+ * fields are judged: that version need not lay them out as ours. */
+static int header_check(struct spmvd_conn *c,
+                        const struct spmv_wire_limits *lim,
+                        struct spmv_error *err)
+{
+  int rc = spmv_wire_header_decode(c->hdr, lim, &c->h, err);
+
+  if (c->h.magic != SPMV_WIRE_MAGIC)
+    return rc;
+  int vrc = spmv_wire_header_check_version(&c->h, "spmvd", err);
+  return vrc < 0 ? vrc : rc;
+}
+
 static void header_done(struct spmvd_conn *c)
 {
   struct spmv_wire_limits lim;
@@ -216,7 +230,7 @@ static void header_done(struct spmvd_conn *c)
 
   spmvd_server_wire_limits(c->srv, &lim);
   c->frame_ns = uv_hrtime();
-  if (spmv_wire_header_decode(c->hdr, &lim, &c->h, &err) < 0) {
+  if (header_check(c, &lim, &err) < 0) {
     fatal(c, &err);
     return;
   }

@@ -113,6 +113,54 @@ START_TEST(truncated_frame)
 }
 END_TEST
 
+/* Sends a hello inside a header of protocol version v. */
+static int hello_of_version(uint16_t v)
+{
+  const char *js = "{\"op\":\"hello\",\"id\":1,\"version\":1}";
+  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, v, 0, (uint32_t)strlen(js),
+                               0, 0};
+  uint8_t hdr[24];
+  int fd = itest_connect(itest_d.sock);
+
+  ck_assert_int_ge(fd, 0);
+  spmv_wire_header_encode(&h, hdr);
+  itest_write_raw(fd, hdr, 24);
+  itest_write_raw(fd, js, strlen(js));
+  return fd;
+}
+
+/* Reads a frame error reply and returns its message (static). */
+static const char *frame_error(int fd, const char *code)
+{
+  static char msg[256];
+  json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
+
+  ck_assert_msg(r != NULL, "no reply, expected %s", code);
+  ck_assert_str_eq(itest_error_code(r), code);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), -1);
+  snprintf(msg, sizeof msg, "%s", json_string_value(json_object_get(
+                                      json_object_get(r, "error"), "message")));
+  json_decref(r);
+  return msg;
+}
+
+/* A v0 or v2 header is refused naming both versions, then closed. */
+START_TEST(header_version)
+{
+  for (uint16_t v = 0; v <= 2; v += 2) {
+    char want[64];
+    int fd = hello_of_version(v);
+    snprintf(want, sizeof want, "frame of protocol version %u, spmvd speaks 1",
+             (unsigned)v);
+    ck_assert_str_eq(frame_error(fd, "EVERSION"), want);
+    char c;
+    ck_assert_int_le(recv(fd, &c, 1, 0), 0);
+    close(fd);
+  }
+  hello_answers();
+}
+END_TEST
+
 START_TEST(unknown_op)
 {
   int fd = itest_open(&itest_d);
@@ -524,6 +572,7 @@ static Suite *robust_suite(void)
   tcase_add_test(frames, oversized_payload);
   tcase_add_test(frames, invalid_json);
   tcase_add_test(frames, truncated_frame);
+  tcase_add_test(frames, header_version);
   tcase_add_test(frames, unknown_op);
   tcase_add_test(frames, hello_first);
   tcase_add_test(frames, missing_id);
