@@ -245,6 +245,54 @@ static void header_done(struct spmvd_conn *c)
   c->rstate = SPMVD_READ_JSON;
 }
 
+/* Whether c is within a frame; if so, *n of the *m bytes of its part
+ * (named in *part) have come. */
+static int frame_progress(const struct spmvd_conn *c, uint64_t *n,
+                          uint64_t *m, const char **part)
+{
+  switch (c->rstate) {
+  case SPMVD_READ_HEADER:
+    *n = c->got, *m = SPMV_WIRE_HEADER_SIZE, *part = "header";
+    return c->got > 0;
+  case SPMVD_READ_JSON:
+    *n = c->got, *m = c->h.json_len, *part = "JSON";
+    return 1;
+  case SPMVD_READ_PAYLOAD:
+    *n = c->got, *m = c->h.payload_len, *part = "payload";
+    return 1;
+  case SPMVD_READ_DISCARD:
+    *n = c->h.payload_len - c->discard_left, *m = c->h.payload_len;
+    *part = "payload";
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* The stream ended: between frames a plain close; within one the error
+ * reply PROTOCOL.md promises, when the peer only shut its writing side. */
+static void stream_ended(struct spmvd_conn *c, ssize_t status)
+{
+  struct spmv_error err;
+  const char *part;
+  uint64_t n, m;
+
+  if (!frame_progress(c, &n, &m, &part)) {
+    spmvd_conn_close(c);
+    return;
+  }
+  spmv_error_set(&err, SPMV_EPROTO, "truncated frame: the stream ended "
+                 "after %llu of %llu bytes of the %s", (unsigned long long)n,
+                 (unsigned long long)m, part);
+  spmvd_log_info("pid %ld (uid %ld): %s", (long)c->pid, (long)c->uid,
+                 err.msg);
+  if (status != UV_EOF) {
+    spmvd_conn_close(c);  /* a reset: nothing can be written any more */
+    return;
+  }
+  fatal(c, &err);
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
   struct spmvd_conn *c = s->data;
@@ -255,10 +303,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
   if (nread == 0)
     return;
   if (nread < 0) {
-    if (c->rstate != SPMVD_READ_HEADER || c->got)
-      spmvd_log_info("pid %ld (uid %ld) disconnected in the middle of a "
-                     "frame", (long)c->pid, (long)c->uid);
-    spmvd_conn_close(c);
+    stream_ended(c, nread);
     return;
   }
   c->got += (uint64_t)nread;

@@ -161,6 +161,59 @@ START_TEST(header_version)
 }
 END_TEST
 
+/* Writes len bytes of a frame on fd, shuts the writing side and expects
+ * the truncation error naming n of m bytes of part, then the close. */
+static void truncated_at(int fd, const void *frame, size_t len,
+                         const char *want)
+{
+  char c;
+
+  itest_write_raw(fd, frame, len);
+  ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+  const char *msg = frame_error(fd, "EPROTO");
+  ck_assert_msg(strstr(msg, want) != NULL, "'%s' does not say '%s'", msg, want);
+  ck_assert_int_le(recv(fd, &c, 1, 0), 0);
+  close(fd);
+}
+
+/* A frame cut in its header, JSON or payload, then shutdown(SHUT_WR), is
+ * answered before the close. */
+START_TEST(truncated_answered)
+{
+  const char *js = "{\"op\":\"status\",\"id\":1}";
+  uint8_t frame[24 + 64];
+
+  header(frame, SPMV_WIRE_MAGIC, (uint32_t)strlen(js), 0, 0);
+  memcpy(frame + 24, js, strlen(js));
+  truncated_at(itest_connect(itest_d.sock), frame, 1,
+               "truncated frame: the stream ended after 1 of 24 bytes of the header");
+  truncated_at(itest_connect(itest_d.sock), frame, 23,
+               "after 23 of 24 bytes of the header");
+  char want[96];
+  snprintf(want, sizeof want, "after 6 of %zu bytes of the JSON", strlen(js));
+  truncated_at(itest_connect(itest_d.sock), frame, 30, want);
+
+  struct spmv_csr *A = itest_random_csr(300, 4, 2, 2);
+  uint64_t len;
+  void *p = itest_csr_payload(A, 0, 0, &len);
+  char *req = NULL;
+  ck_assert_int_gt(asprintf(&req, "{\"op\":\"load\",\"id\":2,\"dtype\":"
+                            "\"f64\",\"rows\":300,\"cols\":300,\"nnz\":%lld,"
+                            "\"index\":\"i32\"}", (long long)A->nnz), 0);
+  int fd = itest_open(&itest_d);
+  header(frame, SPMV_WIRE_MAGIC, (uint32_t)strlen(req), 0, len);
+  itest_write_raw(fd, frame, 24);
+  itest_write_raw(fd, req, strlen(req));
+  snprintf(want, sizeof want, "after 100 of %llu bytes of the payload",
+           (unsigned long long)len);
+  truncated_at(fd, p, 100, want);
+  free(req);
+  free(p);
+  spmv_csr_free(A);
+  hello_answers();
+}
+END_TEST
+
 START_TEST(unknown_op)
 {
   int fd = itest_open(&itest_d);
@@ -573,6 +626,7 @@ static Suite *robust_suite(void)
   tcase_add_test(frames, invalid_json);
   tcase_add_test(frames, truncated_frame);
   tcase_add_test(frames, header_version);
+  tcase_add_test(frames, truncated_answered);
   tcase_add_test(frames, unknown_op);
   tcase_add_test(frames, hello_first);
   tcase_add_test(frames, missing_id);
