@@ -150,6 +150,7 @@ void spmvd_conn_drop_fds(struct spmvd_conn *c)
       close(c->fds[i]);
   c->nkept = 0;
   c->nfds = 0;
+  c->nlate = 0;
 }
 
 /* The vectors attached to matrix handle on c, or NULL. */

@@ -80,6 +80,8 @@ struct spmvd_conn {
   int fds[SPMVD_CONN_MAX_FDS];   /* descriptors received with this frame */
   int nkept;                    /* of which in fds */
   int nfds;                     /* received with this frame, all counted */
+  int nlate;                    /* came after the frame's first byte: closed
+                                   unused, and the request refused */
   struct spmvd_attach att[SPMVD_CONN_MAX_ATTACH];
   struct spmvd_vectors vecs;    /* its device vectors */
   struct spmvd_conn *prev, *next; /* the server's list */

@@ -34,8 +34,10 @@ static void free_handle(uv_handle_t *h)
   free(h);
 }
 
-/* Takes the descriptors libuv received with the last read into c->fds. */
-static void take_fds(struct spmvd_conn *c)
+/* Takes the descriptors libuv received with the last read: into c->fds
+ * when that read carried the frame's first byte (first), else closed and
+ * counted in c->nlate, as PROTOCOL.md says of later ones. */
+static void take_fds(struct spmvd_conn *c, int first)
 {
   for (int i = 0; i < 256 && uv_pipe_pending_count(&c->pipe) > 0; i++) {
     uv_pipe_t *tmp = malloc(sizeof *tmp);
@@ -49,6 +51,12 @@ static void take_fds(struct spmvd_conn *c)
         uv_fileno((uv_handle_t *)tmp, &ufd) == 0)
       fd = fcntl(ufd, F_DUPFD_CLOEXEC, 3);
     uv_close((uv_handle_t *)tmp, free_handle);
+    if (!first) {
+      c->nlate++;
+      if (fd >= 0)
+        close(fd);
+      continue;
+    }
     c->nfds++;
     if (fd >= 0 && c->nkept < SPMVD_CONN_MAX_FDS)
       c->fds[c->nkept++] = fd;
@@ -144,6 +152,20 @@ static void dispatch(struct spmvd_conn *c)
   json_decref(req);
 }
 
+/* A request that came with descriptors after its frame's first byte is
+ * refused: those were closed, and it would run without what it was sent. */
+static int late_fds_error(const struct spmvd_conn *c, struct spmv_error *err)
+{
+  const char *op = json_string_value(json_object_get(c->req, "op"));
+
+  return spmv_error_set(err, SPMV_EPROTO,
+                        "'%s' came with %d file descriptor%s after the "
+                        "frame's first byte, closed unused: descriptors "
+                        "count only with the first byte (SCM_RIGHTS)",
+                        op ? op : "the request", c->nlate,
+                        c->nlate == 1 ? "" : "s");
+}
+
 static void json_done(struct spmvd_conn *c)
 {
   struct spmv_wire_limits lim;
@@ -163,6 +185,7 @@ static void json_done(struct spmvd_conn *c)
   int rc = c->req_id < 0
                ? spmv_error_set(&err, SPMV_EPROTO,
                                 "request has no \"id\" (an integer >= 0)")
+           : c->nlate > 0 ? late_fds_error(c, &err)
                : spmvd_ops_begin(c, c->req, c->h.payload_len, &shm_size, &err);
   if (rc < 0) {
     c->payload_vec = 0;
@@ -299,7 +322,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
   if (c->closing)
     return;
-  take_fds(c);
+  take_fds(c, nread > 0 && c->rstate == SPMVD_READ_HEADER && c->got == 0);
   if (nread == 0)
     return;
   if (nread < 0) {

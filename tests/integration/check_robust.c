@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +339,88 @@ START_TEST(disconnect_mid_upload)
 }
 END_TEST
 
+/* Descriptors open in process pid. */
+static int count_fds(pid_t pid)
+{
+  char path[64];
+  struct dirent *e;
+  int n = 0;
+
+  snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+  DIR *d = opendir(path);
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)))
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+/* Sends len bytes of buf on s with descriptor pass (SCM_RIGHTS). */
+static void send_with_fd(int s, const void *buf, size_t len, int pass)
+{
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  struct iovec iov = {(void *)buf, len};
+  struct msghdr mh = {0};
+
+  memset(&ctl, 0, sizeof ctl);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.buf;
+  mh.msg_controllen = sizeof ctl.buf;
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+  ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* An attach-vectors memfd sent with byte 30 of the frame is closed unused:
+ * the request is refused, nothing is attached, no descriptor is kept. */
+START_TEST(late_descriptor_unused)
+{
+  struct spmv_csr *A = itest_random_csr(200, 3, 8, 8);
+  int fd = itest_open(&itest_d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  int64_t h = itest_handle(r);
+  int mfd = itest_csr_memfd(A, "itest-late", 400 * sizeof(double),
+                            F_SEAL_SHRINK);
+  char *js = NULL;
+  uint8_t frame[24 + 128];
+
+  json_decref(r);
+  int before = count_fds(itest_d.pid);
+  int len = asprintf(&js, "{\"op\":\"attach-vectors\",\"id\":2,"
+                     "\"handle\":%lld}", (long long)h);
+  ck_assert_int_gt(len, 6);
+  header(frame, SPMV_WIRE_MAGIC, (uint32_t)len, 0, 0);
+  memcpy(frame + 24, js, (size_t)len);
+  itest_write_raw(fd, frame, 30);
+  send_with_fd(fd, frame + 30, (size_t)len - 6, mfd);
+  r = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                   json_object_get(r, "error"), "message")),
+                               "after the frame's first byte"));
+  json_decref(r);
+  ck_assert_int_eq(count_fds(itest_d.pid), before);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "itest-late"), 0);
+  r = itest_call(fd, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 3,
+                               "handle", (json_int_t)h, "alpha", 1.0, "beta",
+                               0.0, "inplace", 1), NULL, 0, NULL, NULL);
+  ck_assert_str_ne(itest_error_code(r), "");
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 4, NULL) <= 1.0);
+  free(js);
+  close(mfd);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Sixteen clients at once, each with its own matrix, all correct. */
 START_TEST(sixteen_clients)
 {
@@ -633,6 +717,7 @@ static Suite *robust_suite(void)
   tcase_add_test(frames, wrong_payload_length);
   tcase_add_test(frames, invalid_csr);
   tcase_add_test(life, disconnect_mid_upload);
+  tcase_add_test(life, late_descriptor_unused);
   tcase_add_test(life, sixteen_clients);
   tcase_add_test(life, second_daemon_refused);
   tcase_add_test(life, stale_socket_reclaimed);
