@@ -363,6 +363,7 @@ int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
   spmvd_shm_init(&c->payload);
   spmvd_shm_init(&c->vec);
   c->vec_gen = -1;
+  c->idle_since_ms = uv_now(listener->loop);
   rc = uv_accept(listener, (uv_stream_t *)&c->pipe);
   if (rc == 0 && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)

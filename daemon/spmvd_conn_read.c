@@ -72,6 +72,7 @@ static void fatal(struct spmvd_conn *c, const struct spmv_error *err)
   uv_read_stop((uv_stream_t *)&c->pipe);
   c->rstate = SPMVD_READ_BUSY;
   c->close_after_write = 1;
+  c->fatal_ms = uv_now(c->pipe.loop);
   spmvd_conn_send_error(c, -1, err);
   if (c->writes == 0 && !c->closing)
     spmvd_conn_close(c);
@@ -82,6 +83,7 @@ static void next_frame(struct spmvd_conn *c)
   spmvd_conn_drop_fds(c);
   c->rstate = SPMVD_READ_HEADER;
   c->got = 0;
+  c->idle_since_ms = uv_now(c->pipe.loop);
   free(c->json);
   c->json = NULL;
   json_decref(c->req);
@@ -322,7 +324,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
   if (c->closing)
     return;
-  take_fds(c, nread > 0 && c->rstate == SPMVD_READ_HEADER && c->got == 0);
+  int first = nread > 0 && c->rstate == SPMVD_READ_HEADER && c->got == 0;
+  if (first)
+    c->frame_start_ms = uv_now(c->pipe.loop);
+  take_fds(c, first);
   if (nread == 0)
     return;
   if (nread < 0) {
@@ -364,3 +369,49 @@ void spmvd_conn_start(struct spmvd_conn *c)
   uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
 }
 
+
+/* A frame begun frame_timeout_s ago and not complete: answered, closed. */
+static void frame_timed_out(struct spmvd_conn *c, uint64_t n, uint64_t m,
+                            const char *part)
+{
+  struct spmv_error err;
+
+  spmv_error_set(&err, SPMV_ETIMEDOUT, "frame not complete within "
+                 "frame_timeout_s (%d s): %llu of %llu bytes of the %s came",
+                 c->srv->cfg.frame_timeout_s, (unsigned long long)n,
+                 (unsigned long long)m, part);
+  spmvd_log_info("pid %ld (uid %ld): %s", (long)c->pid, (long)c->uid,
+                 err.msg);
+  fatal(c, &err);
+}
+
+/* Applies the frame and idle timeouts; a request in flight is exempt. */
+void spmvd_conn_sweep(struct spmvd_conn *c, uint64_t now_ms)
+{
+  uint64_t frame_ms = (uint64_t)c->srv->cfg.frame_timeout_s * 1000;
+  uint64_t idle_ms = (uint64_t)c->srv->cfg.idle_timeout_s * 1000;
+  const char *part;
+  uint64_t n, m;
+
+  if (c->closing)
+    return;
+  if (c->close_after_write) {
+    /* A frame error's reply the peer does not read must not hold it open. */
+    if (c->fatal_ms && frame_ms && now_ms - c->fatal_ms >= frame_ms)
+      spmvd_conn_close(c);
+    return;
+  }
+  if (c->rstate == SPMVD_READ_BUSY)
+    return;
+  if (frame_progress(c, &n, &m, &part)) {
+    if (frame_ms && now_ms - c->frame_start_ms >= frame_ms)
+      frame_timed_out(c, n, m, part);
+    return;
+  }
+  if (idle_ms && now_ms - c->idle_since_ms >= idle_ms) {
+    spmvd_log_info("pid %ld (uid %ld): idle for idle_timeout_s (%d s): "
+                   "closing its connection", (long)c->pid, (long)c->uid,
+                   c->srv->cfg.idle_timeout_s);
+    spmvd_conn_close(c);
+  }
+}

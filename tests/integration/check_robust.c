@@ -4,6 +4,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,13 @@ static void header(uint8_t out[24], uint32_t magic, uint32_t jlen,
 {
   struct spmv_wire_header h = {magic, 1, 0, jlen, reserved, plen};
   spmv_wire_header_encode(&h, out);
+}
+
+/* The message of error reply r (borrowed). */
+static const char *frame_msg(const json_t *r)
+{
+  return json_string_value(json_object_get(json_object_get(r, "error"),
+                                           "message"));
 }
 
 /* Reads the reply to a broken frame and checks its code and id; then the
@@ -140,8 +148,7 @@ static const char *frame_error(int fd, const char *code)
   ck_assert_msg(r != NULL, "no reply, expected %s", code);
   ck_assert_str_eq(itest_error_code(r), code);
   ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), -1);
-  snprintf(msg, sizeof msg, "%s", json_string_value(json_object_get(
-                                      json_object_get(r, "error"), "message")));
+  snprintf(msg, sizeof msg, "%s", frame_msg(r));
   json_decref(r);
   return msg;
 }
@@ -221,9 +228,7 @@ START_TEST(unknown_op)
   int fd = itest_open(&itest_d);
   itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 5), NULL, 0);
   json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
-  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"),
-                                                     "message")),
-                   "unknown operation 'frobnicate'");
+  ck_assert_str_eq(frame_msg(r), "unknown operation 'frobnicate'");
   json_decref(r);
   itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 6), NULL, 0);
   expect(fd, "EPROTO", 6, 0);
@@ -270,9 +275,7 @@ START_TEST(invalid_csr)
   A->col_idx[40] = 70;
   r = itest_load(fd, 8, A, 0, "trial");
   ck_assert_str_eq(itest_error_code(r), "ECSR");
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-                                   json_object_get(r, "error"), "message")),
-                               "70"));
+  ck_assert_ptr_nonnull(strstr(frame_msg(r), "70"));
   json_decref(r);
   A->col_idx[40] = 1;
   A->row_ptr[20] = A->row_ptr[22];
@@ -361,15 +364,11 @@ static void send_with_fd(int s, const void *buf, size_t len, int pass)
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE(sizeof(int))];
-  } ctl;
+  } ctl = {0};
   struct iovec iov = {(void *)buf, len};
-  struct msghdr mh = {0};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+                      .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
 
-  memset(&ctl, 0, sizeof ctl);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl.buf;
-  mh.msg_controllen = sizeof ctl.buf;
   struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
@@ -402,9 +401,7 @@ START_TEST(late_descriptor_unused)
   send_with_fd(fd, frame + 30, (size_t)len - 6, mfd);
   r = itest_recv_reply(fd, NULL, NULL, NULL);
   ck_assert_str_eq(itest_error_code(r), "EPROTO");
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-                                   json_object_get(r, "error"), "message")),
-                               "after the frame's first byte"));
+  ck_assert_ptr_nonnull(strstr(frame_msg(r), "after the frame's first byte"));
   json_decref(r);
   ck_assert_int_eq(count_fds(itest_d.pid), before);
   ck_assert_int_eq(itest_count_memfds(itest_d.pid, "itest-late"), 0);
@@ -416,6 +413,70 @@ START_TEST(late_descriptor_unused)
   ck_assert(itest_multiply_check(fd, h, A, 0, 4, NULL) <= 1.0);
   free(js);
   close(mfd);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* Restarts the fixture's daemon with the configuration text. */
+static void restart_with(const char *conf)
+{
+  itest_daemon_stop(&itest_d, SIGTERM);
+  itest_daemon_config(&itest_d, conf);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+}
+
+/* A status call on fd answers ok. */
+static void served(int fd)
+{
+  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 7),
+                         NULL, 0, NULL, NULL);
+  ck_assert(r && json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+}
+
+/* A connection trickling its header is answered ETIMEDOUT naming
+ * frame_timeout_s and closed; another is served meanwhile. */
+START_TEST(frame_timeout)
+{
+  uint8_t h[24];
+  char c;
+
+  restart_with("frame_timeout_s = 1\n");
+  header(h, SPMV_WIRE_MAGIC, 2, 0, 0);
+  int t = itest_connect(itest_d.sock), fd = itest_open(&itest_d);
+  ck_assert_int_ge(t, 0);
+  for (int i = 0; i < 20; i++) {
+    struct pollfd p = {t, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1 || itest_write_raw(t, h + i, 1) < 0)
+      break;
+    served(fd);
+    usleep(100000);
+  }
+  const char *msg = frame_error(t, "ETIMEDOUT");
+  ck_assert_msg(strstr(msg, "frame_timeout_s (1 s)") != NULL, "%s", msg);
+  ck_assert_int_le(recv(t, &c, 1, 0), 0);
+  served(fd);
+  close(t);
+  close(fd);
+}
+END_TEST
+
+/* An idle connection is closed after idle_timeout_s; one whose request
+ * is being served (a long tune) is not, and is answered. */
+START_TEST(idle_timeout)
+{
+  struct spmv_csr *A = itest_random_csr(100000, 8, 14, 14);
+  char c;
+
+  restart_with("idle_timeout_s = 1\nframe_timeout_s = 1\n");
+  int idle = itest_open(&itest_d), fd = itest_open(&itest_d);
+  json_t *r = itest_load(fd, 1, A, 0, "exhaustive");
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  served(fd);
+  ck_assert_int_eq(recv(idle, &c, 1, 0), 0);
+  close(idle);
   close(fd);
   spmv_csr_free(A);
 }
@@ -567,9 +628,7 @@ START_TEST(signals)
   json_decref(r);
   r = itest_load(fd, 2, A, 0, "trial");
   ck_assert_str_eq(itest_error_code(r), "ELIMIT");
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-                                   json_object_get(r, "error"), "message")),
-                               "max_matrices_per_user (1)"));
+  ck_assert_ptr_nonnull(strstr(frame_msg(r), "max_matrices_per_user (1)"));
   json_decref(r);
   itest_daemon_config(&itest_d, "max_matrices_per_user = 3\n");
   kill(itest_d.pid, SIGHUP);
@@ -718,6 +777,8 @@ static Suite *robust_suite(void)
   tcase_add_test(frames, invalid_csr);
   tcase_add_test(life, disconnect_mid_upload);
   tcase_add_test(life, late_descriptor_unused);
+  tcase_add_test(life, frame_timeout);
+  tcase_add_test(life, idle_timeout);
   tcase_add_test(life, sixteen_clients);
   tcase_add_test(life, second_daemon_refused);
   tcase_add_test(life, stale_socket_reclaimed);
