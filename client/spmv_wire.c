@@ -112,6 +112,16 @@ int spmv_wire_header_decode(const uint8_t in[SPMV_WIRE_HEADER_SIZE],
   return 0;
 }
 
+int spmv_wire_header_check_version(const struct spmv_wire_header *h,
+                                   const char *who, struct spmv_error *err)
+{
+  if (h->version == SPMV_PROTO_VERSION)
+    return 0;
+  return spmv_error_set(err, SPMV_EVERSION,
+                        "frame of protocol version %u, %s speaks %d",
+                        (unsigned)h->version, who, SPMV_PROTO_VERSION);
+}
+
 /*
  * Returns the deepest nesting of objects and arrays in the text, stopping
  * as soon as it passes max (so a hostile text costs one linear scan and

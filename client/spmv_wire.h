@@ -61,12 +61,21 @@ void spmv_wire_header_encode(const struct spmv_wire_header *h,
  * Decodes and checks a header: magic, flags, reserved, lengths against lim.
  * Returns 0, SPMV_EPROTO (bad magic, bad reserved bits, zero JSON length)
  * or SPMV_ELIMIT (a length over its limit), with a message naming the field.
- * A version other than ours is not an error here: hello answers it.
+ * The version is not checked here: spmv_wire_header_check_version() does,
+ * for the side that refuses another version's frames.
  */
 int spmv_wire_header_decode(const uint8_t in[SPMV_WIRE_HEADER_SIZE],
                             const struct spmv_wire_limits *lim,
                             struct spmv_wire_header *h,
                             struct spmv_error *err);
+
+/*
+ * Checks that h is of protocol version SPMV_PROTO_VERSION; who names this
+ * side ("spmvd").  Returns 0, or SPMV_EVERSION naming both versions
+ * ("frame of protocol version 2, spmvd speaks 1").
+ */
+int spmv_wire_header_check_version(const struct spmv_wire_header *h,
+                                   const char *who, struct spmv_error *err);
 
 /*
  * Parses the JSON part of a frame: it must be one object within the depth

@@ -65,6 +65,8 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->max_conns = 1024;
   c->busy_poll_us = -1;
   c->socket_mode = 0666;
+  c->frame_timeout_s = 10;
+  c->idle_timeout_s = 3600;
 }
 
 _Static_assert(SPMV_FMT_COUNT <= 32, "exclude_formats is a 32-bit mask");
@@ -273,6 +275,8 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
     {"max_vectors_per_connection", &c->max_vectors_per_conn, 1, INT_MAX, 10},
     {"max_connections", &c->max_conns, 1, INT_MAX, 10},
     {"socket_mode", &c->socket_mode, 0, 0777, 8},
+    {"frame_timeout_s", &c->frame_timeout_s, 0, 86400, 10},
+    {"idle_timeout_s", &c->idle_timeout_s, 0, 31536000, 10},
   };
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
     if (strcmp(key, ints[i].key) != 0)

@@ -32,6 +32,10 @@ struct spmvd_config {
   int max_conns;             /* max_connections: all users together */
   char admin_group[64];      /* admin_group: may forget and import ("" = root only) */
   int socket_mode;           /* socket_mode: permissions of the socket (octal) */
+  int frame_timeout_s;       /* frame_timeout_s: a begun frame must be
+                                complete within it (0 = never) */
+  int idle_timeout_s;        /* idle_timeout_s: a connection with nothing
+                                in flight is closed after it (0 = never) */
   uint32_t exclude_formats;  /* exclude_formats: bit 1 << f for each format
                                 the tuner must never choose */
 };

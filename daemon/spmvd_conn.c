@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,25 +10,14 @@
 
 #include "spmvd_bio.h"
 #include "spmvd_conn.h"
-#include "spmvd_spin.h"
+#include "spmvd_conn_impl.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
 #include "spmvd_server.h"
 #include "spmvd_worker.h"
 
-/*
- * Frames are read part by part straight into their final place: the
- * header into hdr, the JSON into a buffer of exactly json_len bytes, the
- * payload into shared memory that the worker maps.  alloc_cb never offers
- * more than what is left of the current part, so no byte of the next frame
- * is ever read early and lengths are exact.  Every length is checked
- * against the limits before its buffer exists.
- *
- * The pipe is opened in libuv's IPC mode so that descriptors a client
- * passes (SCM_RIGHTS) are received; on_read takes them as they come and
- * they belong to the frame being read (the ops refuse them on any op but
- * attach-vectors).  Those no op took are closed when the frame ends.
- */
+/* Reading frames is spmvd_conn_read.c's; this file owns the connection's
+ * life, its vector buffers and descriptors, and what it writes. */
 
 struct write_req {
   uv_write_t req;
@@ -43,11 +31,8 @@ struct write_req {
 /* Names of vector buffers for the worker, unique for the daemon's life. */
 static int64_t vec_ids;
 
-static char discard_buf[65536];
-
 #define CHUNK ((size_t)1 << 30)
 #define MAX_CHUNKS 64          /* 64 GiB: more than max_payload allows */
-#define MAX_QUEUED ((size_t)64 << 20) /* replies waiting for a slow reader */
 #define SNDBUF (4 << 20)              /* the socket's send buffer */
 /* Regions this large are unmapped and closed on the background thread:
  * the kernel takes a while to free gigabytes of pages (Redis's lazy free). */
@@ -125,7 +110,7 @@ static void vec_drop(struct spmvd_conn *c)
 
 /* Makes c->vec hold size bytes for the request being read: 0, 1 when it is
  * in use (the request takes a buffer of its own), or a negative code. */
-static int vec_reserve(struct spmvd_conn *c, size_t size,
+int spmvd_conn_vec_reserve(struct spmvd_conn *c, size_t size,
                        struct spmv_error *err)
 {
   if (c->vec_users > 0) {
@@ -158,41 +143,14 @@ uint64_t spmvd_conn_vec_growth(const struct spmvd_conn *c, size_t size)
 }
 
 /* Closes the descriptors received with the current frame. */
-static void drop_fds(struct spmvd_conn *c)
+void spmvd_conn_drop_fds(struct spmvd_conn *c)
 {
   for (int i = 0; i < c->nkept; i++)
     if (c->fds[i] >= 0)
       close(c->fds[i]);
   c->nkept = 0;
   c->nfds = 0;
-}
-
-static void free_handle(uv_handle_t *h)
-{
-  free(h);
-}
-
-/* Takes the descriptors libuv received with the last read into c->fds. */
-static void take_fds(struct spmvd_conn *c)
-{
-  for (int i = 0; i < 256 && uv_pipe_pending_count(&c->pipe) > 0; i++) {
-    uv_pipe_t *tmp = malloc(sizeof *tmp);
-    uv_os_fd_t ufd;
-    int fd = -1;
-
-    if (!tmp)
-      break;
-    uv_pipe_init(c->pipe.loop, tmp, 0);
-    if (uv_accept((uv_stream_t *)&c->pipe, (uv_stream_t *)tmp) == 0 &&
-        uv_fileno((uv_handle_t *)tmp, &ufd) == 0)
-      fd = fcntl(ufd, F_DUPFD_CLOEXEC, 3);
-    uv_close((uv_handle_t *)tmp, free_handle);
-    c->nfds++;
-    if (fd >= 0 && c->nkept < SPMVD_CONN_MAX_FDS)
-      c->fds[c->nkept++] = fd;
-    else if (fd >= 0)
-      close(fd);
-  }
+  c->nlate = 0;
 }
 
 /* The vectors attached to matrix handle on c, or NULL. */
@@ -273,7 +231,7 @@ void spmvd_conn_close(struct spmvd_conn *c)
   for (int i = 0; i < SPMVD_CONN_MAX_ATTACH; i++)
     if (c->att[i].handle != 0)
       spmvd_conn_detach(c, c->att[i].handle);
-  drop_fds(c);
+  spmvd_conn_drop_fds(c);
   uv_close((uv_handle_t *)&c->pipe, on_closed);
 }
 
@@ -289,7 +247,7 @@ static void on_written(uv_write_t *req, int status)
   free(w);
   c->writes--;
   if (c->write_blocked && !c->closing &&
-      uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) < MAX_QUEUED / 2) {
+      uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) < SPMVD_CONN_MAX_QUEUED / 2) {
     c->write_blocked = 0;
     spmvd_conn_start(c);
   }
@@ -386,231 +344,6 @@ void spmvd_conn_send_error(struct spmvd_conn *c, int64_t id,
   json_decref(msg);
 }
 
-/* A frame the stream cannot continue after: answer, then close. */
-static void fatal(struct spmvd_conn *c, const struct spmv_error *err)
-{
-  spmvd_spin_kick();
-  uv_read_stop((uv_stream_t *)&c->pipe);
-  c->rstate = SPMVD_READ_BUSY;
-  c->close_after_write = 1;
-  spmvd_conn_send_error(c, -1, err);
-  if (c->writes == 0 && !c->closing)
-    spmvd_conn_close(c);
-}
-
-static void next_frame(struct spmvd_conn *c)
-{
-  drop_fds(c);
-  c->rstate = SPMVD_READ_HEADER;
-  c->got = 0;
-  free(c->json);
-  c->json = NULL;
-  json_decref(c->req);
-  c->req = NULL;
-}
-
-/* Ends the current request: reading resumes with the next frame. */
-void spmvd_conn_done(struct spmvd_conn *c)
-{
-  if (c->closing)
-    return;
-  c->mem -= c->payload_mem;
-  c->payload_mem = 0;
-  spmvd_conn_shm_close(c, &c->payload);
-  c->payload_vec = 0;
-  next_frame(c);
-  if (c->close_after_write)
-    return;
-  /* A client that does not read its replies is not read either (Redis's
-   * output buffer limit, as back-pressure). */
-  if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) > MAX_QUEUED) {
-    c->write_blocked = 1;
-    return;
-  }
-  spmvd_conn_start(c);
-}
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-  struct spmvd_conn *c = h->data;
-  uint64_t left;
-
-  switch (c->rstate) {
-  case SPMVD_READ_HEADER:
-    *buf = uv_buf_init((char *)c->hdr + c->got,
-                       (unsigned)(SPMV_WIRE_HEADER_SIZE - c->got));
-    return;
-  case SPMVD_READ_JSON:
-    *buf = uv_buf_init(c->json + c->got, (unsigned)(c->h.json_len - c->got));
-    return;
-  case SPMVD_READ_PAYLOAD:
-    left = c->h.payload_len - c->got;
-    *buf = uv_buf_init((char *)(c->payload_vec ? c->vec.addr
-                                               : c->payload.addr) + c->got,
-                       (unsigned)(left > (1u << 30) ? (1u << 30) : left));
-    return;
-  case SPMVD_READ_DISCARD:
-    left = c->discard_left;
-    *buf = uv_buf_init(discard_buf, (unsigned)(left > sizeof discard_buf
-                                                    ? sizeof discard_buf : left));
-    return;
-  default:
-    *buf = uv_buf_init(NULL, 0);
-  }
-}
-
-static void dispatch(struct spmvd_conn *c)
-{
-  json_t *req = c->req;
-
-  spmvd_spin_kick();
-  uv_read_stop((uv_stream_t *)&c->pipe);
-  c->rstate = SPMVD_READ_BUSY;
-  c->req = NULL;
-  free(c->json);
-  c->json = NULL;
-  spmvd_ops_run(c, req, c->req_id, &c->payload);
-  json_decref(req);
-}
-
-static void json_done(struct spmvd_conn *c)
-{
-  struct spmv_wire_limits lim;
-  struct spmv_error err;
-  size_t shm_size = 0;
-  json_t *id;
-
-  spmvd_server_wire_limits(c->srv, &lim);
-  c->req = spmv_wire_json_parse(c->json, c->h.json_len, &lim, &err);
-  if (!c->req) {
-    fatal(c, &err);
-    return;
-  }
-  id = json_object_get(c->req, "id");
-  c->req_id = json_is_integer(id) && json_integer_value(id) >= 0
-                  ? json_integer_value(id) : -1;
-  int rc = c->req_id < 0
-               ? spmv_error_set(&err, SPMV_EPROTO,
-                                "request has no \"id\" (an integer >= 0)")
-               : spmvd_ops_begin(c, c->req, c->h.payload_len, &shm_size, &err);
-  if (rc < 0) {
-    c->payload_vec = 0;
-    spmvd_conn_send_error(c, c->req_id, &err);
-    json_decref(c->req);
-    c->req = NULL;
-    if (c->h.payload_len) {
-      c->rstate = SPMVD_READ_DISCARD;
-      c->discard_left = c->h.payload_len;
-    } else {
-      next_frame(c);
-    }
-    return;
-  }
-  if (c->h.payload_len == 0 && shm_size == 0) {
-    c->payload_vec = 0;
-    dispatch(c);
-    return;
-  }
-  /* Vectors go to the connection's kept buffer when it is free. */
-  rc = c->payload_vec ? vec_reserve(c, shm_size, &err) : 1;
-  if (rc > 0) {
-    c->payload_vec = 0;
-    rc = spmvd_shm_open(&c->payload, "spmvd-payload", shm_size, &err);
-    if (rc == 0) {
-      c->mem += shm_size;
-      c->payload_mem = shm_size;
-    }
-  }
-  if (rc < 0) {
-    c->payload_vec = 0;
-    spmvd_conn_send_error(c, c->req_id, &err);
-    json_decref(c->req);
-    c->req = NULL;
-    c->rstate = SPMVD_READ_DISCARD;
-    c->discard_left = c->h.payload_len;
-    if (!c->discard_left)
-      next_frame(c);
-    return;
-  }
-  c->got = 0;
-  c->rstate = SPMVD_READ_PAYLOAD;
-  if (c->h.payload_len == 0)
-    dispatch(c);
-}
-
-static void header_done(struct spmvd_conn *c)
-{
-  struct spmv_wire_limits lim;
-  struct spmv_error err;
-
-  spmvd_server_wire_limits(c->srv, &lim);
-  c->frame_ns = uv_hrtime();
-  if (spmv_wire_header_decode(c->hdr, &lim, &c->h, &err) < 0) {
-    fatal(c, &err);
-    return;
-  }
-  c->json = malloc(c->h.json_len + 1u);
-  if (!c->json) {
-    spmv_error_set(&err, SPMV_ENOMEM, "out of memory for %u bytes of JSON",
-                   c->h.json_len);
-    fatal(c, &err);
-    return;
-  }
-  c->got = 0;
-  c->rstate = SPMVD_READ_JSON;
-}
-
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
-{
-  struct spmvd_conn *c = s->data;
-
-  if (c->closing)
-    return;
-  take_fds(c);
-  if (nread == 0)
-    return;
-  if (nread < 0) {
-    if (c->rstate != SPMVD_READ_HEADER || c->got)
-      spmvd_log_info("pid %ld (uid %ld) disconnected in the middle of a "
-                     "frame", (long)c->pid, (long)c->uid);
-    spmvd_conn_close(c);
-    return;
-  }
-  c->got += (uint64_t)nread;
-  switch (c->rstate) {
-  case SPMVD_READ_HEADER:
-    if (c->got == SPMV_WIRE_HEADER_SIZE)
-      header_done(c);
-    break;
-  case SPMVD_READ_JSON:
-    if (c->got == c->h.json_len)
-      json_done(c);
-    break;
-  case SPMVD_READ_PAYLOAD:
-    if (c->got == c->h.payload_len)
-      dispatch(c);
-    break;
-  case SPMVD_READ_DISCARD:
-    c->got -= (uint64_t)nread;
-    c->discard_left -= (uint64_t)nread;
-    if (c->discard_left == 0)
-      next_frame(c);
-    break;
-  default:
-    break;
-  }
-}
-
-/* Starts reading frames. */
-void spmvd_conn_start(struct spmvd_conn *c)
-{
-  if (c->closing)
-    return;
-  if (c->rstate == SPMVD_READ_BUSY)
-    next_frame(c);
-  uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
-}
-
 /* Accepts a connection on listener and reads its peer's credentials. */
 int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
                       struct spmvd_conn **out)
@@ -630,6 +363,7 @@ int spmvd_conn_accept(struct spmvd_server *srv, uv_stream_t *listener,
   spmvd_shm_init(&c->payload);
   spmvd_shm_init(&c->vec);
   c->vec_gen = -1;
+  c->idle_since_ms = uv_now(listener->loop);
   rc = uv_accept(listener, (uv_stream_t *)&c->pipe);
   if (rc == 0 && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)

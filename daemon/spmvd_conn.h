@@ -61,6 +61,9 @@ struct spmvd_conn {
   uint8_t hdr[SPMV_WIRE_HEADER_SIZE];
   uint64_t got;                 /* bytes of the current part read */
   uint64_t frame_ns;            /* when the frame's header was in (uv_hrtime) */
+  uint64_t frame_start_ms;      /* when its first byte came (uv_now) */
+  uint64_t idle_since_ms;       /* when it last had nothing in flight */
+  uint64_t fatal_ms;            /* when a frame error's reply was queued */
   struct spmv_wire_header h;
   char *json;                   /* h.json_len bytes */
   json_t *req;                  /* the parsed request being read */
@@ -80,6 +83,8 @@ struct spmvd_conn {
   int fds[SPMVD_CONN_MAX_FDS];   /* descriptors received with this frame */
   int nkept;                    /* of which in fds */
   int nfds;                     /* received with this frame, all counted */
+  int nlate;                    /* came after the frame's first byte: closed
+                                   unused, and the request refused */
   struct spmvd_attach att[SPMVD_CONN_MAX_ATTACH];
   struct spmvd_vectors vecs;    /* its device vectors */
   struct spmvd_conn *prev, *next; /* the server's list */
@@ -146,6 +151,10 @@ void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle);
 /* Whether the client has hung up (a poll of the socket, reading nothing):
  * for a request that runs long while the connection is not read. */
 int spmvd_conn_peer_gone(struct spmvd_conn *c);
+
+/* Applies frame_timeout_s and idle_timeout_s to c at now_ms (uv_now):
+ * called by the server's sweep; a request in flight is never timed out. */
+void spmvd_conn_sweep(struct spmvd_conn *c, uint64_t now_ms);
 
 /* Closes the connection (its matrices are freed by the server). */
 void spmvd_conn_close(struct spmvd_conn *c);

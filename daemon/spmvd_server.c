@@ -384,6 +384,19 @@ static int open_cache(struct spmvd_server *srv, struct spmv_error *err)
   return 0;
 }
 
+/* Once a second: the connections' frame and idle timeouts.  One timer for
+ * all is cheaper than one a connection, re-armed at every frame. */
+static void on_sweep(uv_timer_t *t)
+{
+  struct spmvd_server *srv = t->data;
+  uint64_t now = uv_now(srv->loop);
+
+  for (struct spmvd_conn *c = srv->conns, *next; c; c = next) {
+    next = c->next;
+    spmvd_conn_sweep(c, now);
+  }
+}
+
 /* Starts the server on loop with srv->cfg already filled. */
 int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
                       struct spmv_error *err)
@@ -403,6 +416,10 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   uv_signal_start(&srv->sig_term, on_signal, SIGTERM);
   uv_signal_start(&srv->sig_int, on_signal, SIGINT);
   uv_signal_start(&srv->sig_hup, on_signal, SIGHUP);
+  uv_timer_init(loop, &srv->sweep);
+  srv->sweep.data = srv;
+  uv_timer_start(&srv->sweep, on_sweep, 1000, 1000);
+  uv_unref((uv_handle_t *)&srv->sweep);  /* it alone keeps no loop running */
   srv->signals = 1;
   if ((rc = take_lock(srv, err)) < 0)
     return rc;
@@ -453,6 +470,7 @@ void spmvd_server_maybe_finish(struct spmvd_server *srv)
     uv_close((uv_handle_t *)&srv->sig_term, NULL);
     uv_close((uv_handle_t *)&srv->sig_int, NULL);
     uv_close((uv_handle_t *)&srv->sig_hup, NULL);
+    uv_close((uv_handle_t *)&srv->sweep, NULL);
   }
 }
 

@@ -29,6 +29,7 @@ struct spmvd_server {
   int signals;                     /* signal handles initialised */
   int activated;                   /* the socket came from systemd */
   uv_signal_t sig_term, sig_int, sig_hup;
+  uv_timer_t sweep;                /* the connections' timeouts, each second */
   struct spmvd_conn *conns;        /* every open connection */
   int nconns;
   struct spmvd_registry reg;

@@ -80,10 +80,15 @@ START_TEST(test_header_roundtrip)
   ck_assert_uint_eq(out.json_len, 1u << 20);
   ck_assert_uint_eq(out.payload_len, (uint64_t)4 << 30);
 
-  /* Another version is for hello to answer, not the header. */
+  /* Decoding leaves the version to spmv_wire_header_check_version. */
   h.version = 7;
   ck_assert_int_eq(decode_roundtrip(&h, &out, &err), 0);
   ck_assert_uint_eq(out.version, 7);
+  ck_assert_int_eq(spmv_wire_header_check_version(&out, "spmvd", &err),
+                   SPMV_EVERSION);
+  ck_assert_str_eq(err.msg, "frame of protocol version 7, spmvd speaks 1");
+  out.version = SPMV_PROTO_VERSION;
+  ck_assert_int_eq(spmv_wire_header_check_version(&out, "spmvd", &err), 0);
 }
 END_TEST
 

@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,13 @@ static void header(uint8_t out[24], uint32_t magic, uint32_t jlen,
 {
   struct spmv_wire_header h = {magic, 1, 0, jlen, reserved, plen};
   spmv_wire_header_encode(&h, out);
+}
+
+/* The message of error reply r (borrowed). */
+static const char *frame_msg(const json_t *r)
+{
+  return json_string_value(json_object_get(json_object_get(r, "error"),
+                                           "message"));
 }
 
 /* Reads the reply to a broken frame and checks its code and id; then the
@@ -113,14 +123,112 @@ START_TEST(truncated_frame)
 }
 END_TEST
 
+/* Sends a hello inside a header of protocol version v. */
+static int hello_of_version(uint16_t v)
+{
+  const char *js = "{\"op\":\"hello\",\"id\":1,\"version\":1}";
+  struct spmv_wire_header h = {SPMV_WIRE_MAGIC, v, 0, (uint32_t)strlen(js),
+                               0, 0};
+  uint8_t hdr[24];
+  int fd = itest_connect(itest_d.sock);
+
+  ck_assert_int_ge(fd, 0);
+  spmv_wire_header_encode(&h, hdr);
+  itest_write_raw(fd, hdr, 24);
+  itest_write_raw(fd, js, strlen(js));
+  return fd;
+}
+
+/* Reads a frame error reply and returns its message (static). */
+static const char *frame_error(int fd, const char *code)
+{
+  static char msg[256];
+  json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
+
+  ck_assert_msg(r != NULL, "no reply, expected %s", code);
+  ck_assert_str_eq(itest_error_code(r), code);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), -1);
+  snprintf(msg, sizeof msg, "%s", frame_msg(r));
+  json_decref(r);
+  return msg;
+}
+
+/* A v0 or v2 header is refused naming both versions, then closed. */
+START_TEST(header_version)
+{
+  for (uint16_t v = 0; v <= 2; v += 2) {
+    char want[64];
+    int fd = hello_of_version(v);
+    snprintf(want, sizeof want, "frame of protocol version %u, spmvd speaks 1",
+             (unsigned)v);
+    ck_assert_str_eq(frame_error(fd, "EVERSION"), want);
+    char c;
+    ck_assert_int_le(recv(fd, &c, 1, 0), 0);
+    close(fd);
+  }
+  hello_answers();
+}
+END_TEST
+
+/* Writes len bytes of a frame on fd, shuts the writing side and expects
+ * the truncation error naming n of m bytes of part, then the close. */
+static void truncated_at(int fd, const void *frame, size_t len,
+                         const char *want)
+{
+  char c;
+
+  itest_write_raw(fd, frame, len);
+  ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+  const char *msg = frame_error(fd, "EPROTO");
+  ck_assert_msg(strstr(msg, want) != NULL, "'%s' does not say '%s'", msg, want);
+  ck_assert_int_le(recv(fd, &c, 1, 0), 0);
+  close(fd);
+}
+
+/* A frame cut in its header, JSON or payload, then shutdown(SHUT_WR), is
+ * answered before the close. */
+START_TEST(truncated_answered)
+{
+  const char *js = "{\"op\":\"status\",\"id\":1}";
+  uint8_t frame[24 + 64];
+
+  header(frame, SPMV_WIRE_MAGIC, (uint32_t)strlen(js), 0, 0);
+  memcpy(frame + 24, js, strlen(js));
+  truncated_at(itest_connect(itest_d.sock), frame, 1,
+               "truncated frame: the stream ended after 1 of 24 bytes of the header");
+  truncated_at(itest_connect(itest_d.sock), frame, 23,
+               "after 23 of 24 bytes of the header");
+  char want[96];
+  snprintf(want, sizeof want, "after 6 of %zu bytes of the JSON", strlen(js));
+  truncated_at(itest_connect(itest_d.sock), frame, 30, want);
+
+  struct spmv_csr *A = itest_random_csr(300, 4, 2, 2);
+  uint64_t len;
+  void *p = itest_csr_payload(A, 0, 0, &len);
+  char *req = NULL;
+  ck_assert_int_gt(asprintf(&req, "{\"op\":\"load\",\"id\":2,\"dtype\":"
+                            "\"f64\",\"rows\":300,\"cols\":300,\"nnz\":%lld,"
+                            "\"index\":\"i32\"}", (long long)A->nnz), 0);
+  int fd = itest_open(&itest_d);
+  header(frame, SPMV_WIRE_MAGIC, (uint32_t)strlen(req), 0, len);
+  itest_write_raw(fd, frame, 24);
+  itest_write_raw(fd, req, strlen(req));
+  snprintf(want, sizeof want, "after 100 of %llu bytes of the payload",
+           (unsigned long long)len);
+  truncated_at(fd, p, 100, want);
+  free(req);
+  free(p);
+  spmv_csr_free(A);
+  hello_answers();
+}
+END_TEST
+
 START_TEST(unknown_op)
 {
   int fd = itest_open(&itest_d);
   itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 5), NULL, 0);
   json_t *r = itest_recv_reply(fd, NULL, NULL, NULL);
-  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"),
-                                                     "message")),
-                   "unknown operation 'frobnicate'");
+  ck_assert_str_eq(frame_msg(r), "unknown operation 'frobnicate'");
   json_decref(r);
   itest_send(fd, json_pack("{ss si}", "op", "frobnicate", "id", 6), NULL, 0);
   expect(fd, "EPROTO", 6, 0);
@@ -167,9 +275,7 @@ START_TEST(invalid_csr)
   A->col_idx[40] = 70;
   r = itest_load(fd, 8, A, 0, "trial");
   ck_assert_str_eq(itest_error_code(r), "ECSR");
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-                                   json_object_get(r, "error"), "message")),
-                               "70"));
+  ck_assert_ptr_nonnull(strstr(frame_msg(r), "70"));
   json_decref(r);
   A->col_idx[40] = 1;
   A->row_ptr[20] = A->row_ptr[22];
@@ -233,6 +339,146 @@ START_TEST(disconnect_mid_upload)
   close(fb);
   spmv_csr_free(A);
   spmv_csr_free(B);
+}
+END_TEST
+
+/* Descriptors open in process pid. */
+static int count_fds(pid_t pid)
+{
+  char path[64];
+  struct dirent *e;
+  int n = 0;
+
+  snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+  DIR *d = opendir(path);
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)))
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+/* Sends len bytes of buf on s with descriptor pass (SCM_RIGHTS). */
+static void send_with_fd(int s, const void *buf, size_t len, int pass)
+{
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl = {0};
+  struct iovec iov = {(void *)buf, len};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+                      .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+  ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* An attach-vectors memfd sent with byte 30 of the frame is closed unused:
+ * the request is refused, nothing is attached, no descriptor is kept. */
+START_TEST(late_descriptor_unused)
+{
+  struct spmv_csr *A = itest_random_csr(200, 3, 8, 8);
+  int fd = itest_open(&itest_d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial");
+  int64_t h = itest_handle(r);
+  int mfd = itest_csr_memfd(A, "itest-late", 400 * sizeof(double),
+                            F_SEAL_SHRINK);
+  char *js = NULL;
+  uint8_t frame[24 + 128];
+
+  json_decref(r);
+  int before = count_fds(itest_d.pid);
+  int len = asprintf(&js, "{\"op\":\"attach-vectors\",\"id\":2,"
+                     "\"handle\":%lld}", (long long)h);
+  ck_assert_int_gt(len, 6);
+  header(frame, SPMV_WIRE_MAGIC, (uint32_t)len, 0, 0);
+  memcpy(frame + 24, js, (size_t)len);
+  itest_write_raw(fd, frame, 30);
+  send_with_fd(fd, frame + 30, (size_t)len - 6, mfd);
+  r = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EPROTO");
+  ck_assert_ptr_nonnull(strstr(frame_msg(r), "after the frame's first byte"));
+  json_decref(r);
+  ck_assert_int_eq(count_fds(itest_d.pid), before);
+  ck_assert_int_eq(itest_count_memfds(itest_d.pid, "itest-late"), 0);
+  r = itest_call(fd, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 3,
+                               "handle", (json_int_t)h, "alpha", 1.0, "beta",
+                               0.0, "inplace", 1), NULL, 0, NULL, NULL);
+  ck_assert_str_ne(itest_error_code(r), "");
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 4, NULL) <= 1.0);
+  free(js);
+  close(mfd);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* Restarts the fixture's daemon with the configuration text. */
+static void restart_with(const char *conf)
+{
+  itest_daemon_stop(&itest_d, SIGTERM);
+  itest_daemon_config(&itest_d, conf);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+}
+
+/* A status call on fd answers ok. */
+static void served(int fd)
+{
+  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 7),
+                         NULL, 0, NULL, NULL);
+  ck_assert(r && json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+}
+
+/* A connection trickling its header is answered ETIMEDOUT naming
+ * frame_timeout_s and closed; another is served meanwhile. */
+START_TEST(frame_timeout)
+{
+  uint8_t h[24];
+  char c;
+
+  restart_with("frame_timeout_s = 1\n");
+  header(h, SPMV_WIRE_MAGIC, 2, 0, 0);
+  int t = itest_connect(itest_d.sock), fd = itest_open(&itest_d);
+  ck_assert_int_ge(t, 0);
+  for (int i = 0; i < 20; i++) {
+    struct pollfd p = {t, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1 || itest_write_raw(t, h + i, 1) < 0)
+      break;
+    served(fd);
+    usleep(100000);
+  }
+  const char *msg = frame_error(t, "ETIMEDOUT");
+  ck_assert_msg(strstr(msg, "frame_timeout_s (1 s)") != NULL, "%s", msg);
+  ck_assert_int_le(recv(t, &c, 1, 0), 0);
+  served(fd);
+  close(t);
+  close(fd);
+}
+END_TEST
+
+/* An idle connection is closed after idle_timeout_s; one whose request
+ * is being served (a long tune) is not, and is answered. */
+START_TEST(idle_timeout)
+{
+  struct spmv_csr *A = itest_random_csr(100000, 8, 14, 14);
+  char c;
+
+  restart_with("idle_timeout_s = 1\nframe_timeout_s = 1\n");
+  int idle = itest_open(&itest_d), fd = itest_open(&itest_d);
+  json_t *r = itest_load(fd, 1, A, 0, "exhaustive");
+  ck_assert(json_is_true(json_object_get(r, "ok")));
+  json_decref(r);
+  served(fd);
+  ck_assert_int_eq(recv(idle, &c, 1, 0), 0);
+  close(idle);
+  close(fd);
+  spmv_csr_free(A);
 }
 END_TEST
 
@@ -382,9 +628,7 @@ START_TEST(signals)
   json_decref(r);
   r = itest_load(fd, 2, A, 0, "trial");
   ck_assert_str_eq(itest_error_code(r), "ELIMIT");
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-                                   json_object_get(r, "error"), "message")),
-                               "max_matrices_per_user (1)"));
+  ck_assert_ptr_nonnull(strstr(frame_msg(r), "max_matrices_per_user (1)"));
   json_decref(r);
   itest_daemon_config(&itest_d, "max_matrices_per_user = 3\n");
   kill(itest_d.pid, SIGHUP);
@@ -524,12 +768,17 @@ static Suite *robust_suite(void)
   tcase_add_test(frames, oversized_payload);
   tcase_add_test(frames, invalid_json);
   tcase_add_test(frames, truncated_frame);
+  tcase_add_test(frames, header_version);
+  tcase_add_test(frames, truncated_answered);
   tcase_add_test(frames, unknown_op);
   tcase_add_test(frames, hello_first);
   tcase_add_test(frames, missing_id);
   tcase_add_test(frames, wrong_payload_length);
   tcase_add_test(frames, invalid_csr);
   tcase_add_test(life, disconnect_mid_upload);
+  tcase_add_test(life, late_descriptor_unused);
+  tcase_add_test(life, frame_timeout);
+  tcase_add_test(life, idle_timeout);
   tcase_add_test(life, sixteen_clients);
   tcase_add_test(life, second_daemon_refused);
   tcase_add_test(life, stale_socket_reclaimed);
