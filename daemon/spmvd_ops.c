@@ -283,6 +283,21 @@ void spmvd_op_load_fail(struct spmvd_op *o, const struct spmv_error *err)
   spmvd_op_fail(o, err);
 }
 
+/* Answers the op; a reply that could not be built is a failure, so that a
+ * load told ENOMEM leaves no matrix behind. */
+void spmvd_op_answer(struct spmvd_op *o, json_t *msg)
+{
+  struct spmv_error err;
+
+  if (!msg) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory building the reply");
+    spmvd_op_load_fail(o, &err);
+    return;
+  }
+  spmvd_op_reply(o->c, o->id, msg);
+  spmvd_op_end(o);
+}
+
 /* Sends msg to the worker for the op; a failure to send fails the op. */
 int spmvd_op_call(struct spmvd_op *o, json_t *msg, const int *fds, int nfds,
                   spmvd_worker_reply_cb *cb, spmvd_worker_event_cb *ev)
