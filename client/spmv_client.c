@@ -749,18 +749,30 @@ int spmv_list_json(struct spmv_client *c, char **json)
   return call_to_string(c, json_pack("{s:s}", "op", "list"), json);
 }
 
+/* A fingerprint as forget's schema takes it: 32 lower-case hex digits. */
+static int is_fingerprint(const char *s)
+{
+  size_t n = 0;
+
+  for (; s[n] != '\0'; n++)
+    if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+      return 0;
+  return n == 32;
+}
+
 /* Asks spmvd to forget the tunings of a fingerprint (or "all"). */
 int spmv_forget(struct spmv_client *c, const char *fingerprint, int *forgotten)
 {
   json_t *reply = NULL;
   int rc;
 
-  if (fingerprint == NULL) {
-    struct spmv_error err;
-
-    spmv_error_set(&err, SPMV_EINVAL, "spmv_forget: fingerprint is NULL");
-    return spmvc_fail(c, &err);
-  }
+  /* Checked here, so that a bad argument is EINVAL and costs no request. */
+  if (fingerprint == NULL)
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_forget: fingerprint is NULL");
+  if (strcmp(fingerprint, "all") != 0 && !is_fingerprint(fingerprint))
+    return spmvc_failf(c, SPMV_EINVAL,
+                       "spmv_forget: fingerprint '%.64s' is neither 32 "
+                       "lower-case hex digits nor \"all\"", fingerprint);
   rc = simple_call(c, json_pack("{s:s, s:s}", "op", "forget", "fingerprint",
                                 fingerprint), &reply);
   if (rc == 0 && forgotten != NULL)

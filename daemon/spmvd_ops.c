@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "spmvd_conn.h"
+#include "spmvd_fields.h"
 #include "spmvd_ops.h"
 #include "spmvd_ops_impl.h"
 #include "spmvd_server.h"
@@ -218,6 +219,10 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
     return spmv_error_set(err, SPMV_EPROTO,
                           "'%s' before 'hello': hello must be the first "
                           "request", op);
+  /* Every field against the op's schema, before any is used. */
+  int rc = spmvd_fields_check(op, req, err);
+  if (rc < 0)
+    return rc;
   /* load checks its own: it takes one only with "memfd": true. */
   if (c->nfds > 0 && strcmp(op, "attach-vectors") != 0 &&
       strcmp(op, "load") != 0)
@@ -276,6 +281,21 @@ void spmvd_op_load_fail(struct spmvd_op *o, const struct spmv_error *err)
   if (strcmp(o->name, "load") == 0)
     drop_matrix(o);
   spmvd_op_fail(o, err);
+}
+
+/* Answers the op; a reply that could not be built is a failure, so that a
+ * load told ENOMEM leaves no matrix behind. */
+void spmvd_op_answer(struct spmvd_op *o, json_t *msg)
+{
+  struct spmv_error err;
+
+  if (!msg) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory building the reply");
+    spmvd_op_load_fail(o, &err);
+    return;
+  }
+  spmvd_op_reply(o->c, o->id, msg);
+  spmvd_op_end(o);
 }
 
 /* Sends msg to the worker for the op; a failure to send fails the op. */

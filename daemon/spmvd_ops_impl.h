@@ -101,6 +101,10 @@ int spmvd_op_strategy(struct spmvd_server *srv, json_t *req,
 struct spmvd_matrix *spmvd_op_matrix(struct spmvd_op *o);
 /* Fails the op; a load's matrix goes with it. */
 void spmvd_op_load_fail(struct spmvd_op *o, const struct spmv_error *err);
+/* Answers the op with its reply msg (taken) and ends it; a NULL msg (out
+ * of memory, or a number jansson refuses) fails it as ENOMEM, a load's
+ * matrix going with it. */
+void spmvd_op_answer(struct spmvd_op *o, json_t *msg);
 /* Sends msg (taken) to the worker, cb continuing the op; on failure the
  * op fails (spmvd_op_load_fail) and -1 is returned. */
 int spmvd_op_call(struct spmvd_op *o, json_t *msg, const int *fds, int nfds,

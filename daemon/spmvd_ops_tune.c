@@ -69,8 +69,7 @@ static void load_finish(struct spmvd_op *o, struct spmvd_matrix *m)
     if (o->steps)
       json_object_set(r, "steps", o->steps);
   }
-  spmvd_op_reply(o->c, o->id, r);
-  spmvd_op_end(o);
+  spmvd_op_answer(o, r);
 }
 
 static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err);

@@ -80,6 +80,16 @@ tests_integration_check_tools_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_tools_OBJECTS): daemon/spmvd daemon/spmvd-worker client/spmvctl
 
 # In-place products over a client's memfd (attach-vectors).
+# What refused requests leave: failed loads, bad fields, library refusals.
+check_PROGRAMS += tests/integration/check_refusals
+TESTS += tests/integration/check_refusals
+tests_integration_check_refusals_SOURCES = tests/integration/check_refusals.c
+tests_integration_check_refusals_CPPFLAGS = $(ITEST_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_integration_check_refusals_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_refusals_LDADD = client/libspmvclient.la $(ITEST_LDADD) \
+	$(SQLITE_LIBS) -lm
+$(tests_integration_check_refusals_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 check_PROGRAMS += tests/integration/check_inplace
 TESTS += tests/integration/check_inplace
 tests_integration_check_inplace_SOURCES = tests/integration/check_inplace.c
@@ -146,7 +156,8 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
 	tests/integration/check_solve.log \
 	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
-	tests/integration/check_solve_client.log
+	tests/integration/check_solve_client.log \
+	tests/integration/check_refusals.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log \
 	tests/integration/check_gpu_vectors.log
