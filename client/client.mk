@@ -27,6 +27,7 @@ SPMV_CLIENT_API = '^spmv_(connect|disconnect|client_errmsg|client_path|load_csr|
 noinst_LTLIBRARIES += client/libspmvclientimpl.la
 client_libspmvclientimpl_la_SOURCES = client/spmv_client.c \
 	client/spmv_matrix.c client/spmv_load_memfd.c client/spmv_inplace.c \
+	client/spmv_admin.c \
 	client/spmv_vector.c client/spmv_solve.c \
 	client/spmv_oplist.c client/spmv_client_int.h
 client_libspmvclientimpl_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS)

@@ -165,6 +165,8 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
 
 /* --- spmvd_ops_tune.c: the tuning flow, tune, bench, calibrate --- */
 
+/* Relays a worker's progress event (borrowed) to the op's client. */
+void spmvd_op_on_progress(void *ctx, json_t *ev);
 /* A loaded matrix, its fingerprint known: the cache's tuning, checked on
  * its first use, or a new one. */
 void spmvd_ops_decide(struct spmvd_op *o, struct spmvd_matrix *m);
