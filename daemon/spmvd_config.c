@@ -66,7 +66,11 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->busy_poll_us = -1;
   c->socket_mode = 0666;
   c->frame_timeout_s = 10;
-  c->idle_timeout_s = 3600;
+  /* Never by default, as Redis's timeout and PostgreSQL's
+   * idle_session_timeout: closing a connection frees its matrices and
+   * vectors, which an application that multiplies now and then still
+   * needs. */
+  c->idle_timeout_s = 0;
 }
 
 _Static_assert(SPMV_FMT_COUNT <= 32, "exclude_formats is a 32-bit mask");
