@@ -403,7 +403,9 @@ START_TEST(late_descriptor_unused)
   ck_assert_str_eq(itest_error_code(r), "EPROTO");
   ck_assert_ptr_nonnull(strstr(frame_msg(r), "after the frame's first byte"));
   json_decref(r);
-  ck_assert_int_eq(count_fds(itest_d.pid), before);
+  /* At most as many: the load's own payload may close meanwhile (large
+   * regions are closed on the background thread). */
+  ck_assert_int_le(count_fds(itest_d.pid), before);
   ck_assert_int_eq(itest_count_memfds(itest_d.pid, "itest-late"), 0);
   r = itest_call(fd, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 3,
                                "handle", (json_int_t)h, "alpha", 1.0, "beta",
