@@ -166,6 +166,16 @@ START_TEST(readonly_cache_serves)
     fprintf(stderr, "readonly_cache_serves: skipped, cannot drop root\n");
     return;
   }
+  /* The build tree may be out of the unprivileged user's reach (a CI
+   * clone in a private temporary folder): nothing to run then. */
+  char spmvd[600];
+  const char *top = getenv("SPMV_TOP_BUILDDIR");
+  snprintf(spmvd, sizeof spmvd, "%s/daemon/spmvd", top ? top : ".");
+  if (access(spmvd, X_OK) != 0) {
+    fprintf(stderr, "readonly_cache_serves: skipped, %s cannot be run as "
+            "uid %ld here\n", spmvd, (long)geteuid());
+    return;
+  }
   ck_assert_int_eq(chmod(rodb, 0444), 0);
   ck_assert_int_eq(chmod(rodir, 0555), 0);
   rw = open(rodb, O_RDWR);
