@@ -41,8 +41,9 @@ static int too_large(const uint8_t *data, size_t size)
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
 
-    if (n > 0 && p[0] != '%' && strspn(p, " \t\r") < n) {
-      snprintf(line, sizeof line, "%.*s", (int)(n < 127 ? n : 127), p);
+    /* The input is not NUL-terminated: look only at a bounded copy. */
+    snprintf(line, sizeof line, "%.*s", (int)(n < 127 ? n : 127), p);
+    if (line[0] != '%' && line[strspn(line, " \t\r")] != '\0') {
       for (q = line; *q != '\0'; q = next) {
         v = strtoll(q, &next, 10);
         if (next == q)
