@@ -40,7 +40,7 @@ client_libspmvclient_la_SOURCES = $(client_libspmvclientimpl_la_SOURCES) \
 client_libspmvclient_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
 client_libspmvclient_la_LIBADD = $(JANSSON_LIBS) $(ZLIB_LIBS) -lm
 client_libspmvclient_la_LDFLAGS = -version-info $(SPMV_LT_VERSION) \
-	-export-symbols-regex $(SPMV_CLIENT_API) -no-undefined -Wl,-z,defs
+	-export-symbols-regex $(SPMV_CLIENT_API) -no-undefined $(SPMV_ZDEFS)
 pkgconfig_DATA += client/libspmvclient.pc
 
 # The client library's tests run against an in-process mock server; the
