@@ -1,5 +1,6 @@
 /* spmvd_predict_json.c: the fits as JSON, as the cache stores them and
  * the worker receives them; fits of another basis refused. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -305,14 +306,21 @@ static int fit_from_json(json_t *o, const char *name, const char *redo,
   if (cfg == NULL || spmv_config_parse(cfg, &f->cfg, NULL) != 0)
     return spmv_error_set(err, SPMV_EINVAL, "fit of %s: bad \"config\"",
                           name);
-  if ((ret = num(o, name, "strip", &strip, err)) != 0 || strip < 1)
+  /* Bounded before the conversions: a stored or imported fit is outside
+   * data, and a double beyond the integer's range converts to nothing
+   * defined (the fuzzer's finding). */
+  if ((ret = num(o, name, "strip", &strip, err)) != 0 || !(strip >= 1) ||
+      strip > (double)INT32_MAX)
     return ret != 0 ? ret
                     : spmv_error_set(err, SPMV_EINVAL,
-                                     "fit of %s: strip must be >= 1", name);
+                                     "fit of %s: strip must be in [1, 2^31)", name);
   f->strip = (int64_t)strip;
   if ((ret = count(o, name, "npoints", &np, err)) != 0 ||
       (ret = count(o, name, "err_mean", &f->err_mean, err)) != 0)
     return ret;
+  if (!(np <= (double)INT_MAX))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "fit of %s: npoints %g is out of range", name, np);
   f->npoints = (int)np;
   if (kind != NULL && strcmp(kind, "vector") == 0) {
     if ((ret = num(o, name, "m", &f->m, err)) != 0 ||
