@@ -7,26 +7,6 @@
 
 #include "spmv_client_int.h"
 
-/* Runs a request without payloads under c's lock; *reply is new. */
-static int simple_call(struct spmv_client *c, json_t *req, json_t **reply)
-{
-  struct spmv_error err;
-  int rc;
-
-  spmv_error_clear(&err);
-  if (req == NULL) {
-    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-    return spmvc_fail(c, &err);
-  }
-  spmvc_lock(c);
-  rc = spmvc_call(c, req, NULL, NULL, reply, NULL, NULL, &err);
-  spmvc_unlock(c);
-  if (rc < 0)
-    spmvc_fail(c, &err);
-  json_decref(req);
-  return rc;
-}
-
 /* Runs a request and hands its reply back as a string. */
 static int call_to_string(struct spmv_client *c, json_t *req, char **json)
 {
@@ -35,7 +15,7 @@ static int call_to_string(struct spmv_client *c, json_t *req, char **json)
   int rc;
 
   *json = NULL;
-  rc = simple_call(c, req, &reply);
+  rc = spmvc_simple_call(c, req, &reply);
   if (rc < 0)
     return rc;
   *json = spmvc_dump_reply(reply);
@@ -83,7 +63,7 @@ int spmv_forget(struct spmv_client *c, const char *fingerprint, int *forgotten)
     return spmvc_failf(c, SPMV_EINVAL,
                        "spmv_forget: fingerprint '%.64s' is neither 32 "
                        "lower-case hex digits nor \"all\"", fingerprint);
-  rc = simple_call(c, json_pack("{s:s, s:s}", "op", "forget", "fingerprint",
+  rc = spmvc_simple_call(c, json_pack("{s:s, s:s}", "op", "forget", "fingerprint",
                                 fingerprint), &reply);
   if (rc == 0 && forgotten != NULL)
     *forgotten = (int)spmvc_get_int(reply, "forgotten", 0);
@@ -113,7 +93,7 @@ int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
                    "tunings to import need a \"tunings\" array (as spmvctl export writes)");
     return spmvc_fail(c, &err);
   }
-  rc = simple_call(c, json_pack("{s:s, s:O}", "op", "import", "tunings",
+  rc = spmvc_simple_call(c, json_pack("{s:s, s:O}", "op", "import", "tunings",
                                 tunings), &reply);
   json_decref(doc);
   if (rc == 0) {

@@ -696,3 +696,23 @@ void spmv_disconnect(struct spmv_client *c)
     tls_client = NULL;
   free(c);
 }
+
+/* See spmv_client_int.h. */
+int spmvc_simple_call(struct spmv_client *c, json_t *req, json_t **reply)
+{
+  struct spmv_error err;
+  int rc;
+
+  spmv_error_clear(&err);
+  if (req == NULL) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    return spmvc_fail(c, &err);
+  }
+  spmvc_lock(c);
+  rc = spmvc_call(c, req, NULL, NULL, reply, NULL, NULL, &err);
+  spmvc_unlock(c);
+  if (rc < 0)
+    spmvc_fail(c, &err);
+  json_decref(req);
+  return rc;
+}

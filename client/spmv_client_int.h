@@ -113,6 +113,10 @@ int spmvc_call(struct spmv_client *c, json_t *req,
                const struct spmvc_progress_cb *cb, json_t **reply,
                void **rpayload, uint64_t *rlen, struct spmv_error *err);
 
+/* spmvc_call() of req (taken; NULL: out of memory) with no payloads under
+ * c's lock, a failure recorded on c; *reply as spmvc_call's. */
+int spmvc_simple_call(struct spmv_client *c, json_t *req, json_t **reply);
+
 /*
  * As spmvc_call() without progress, for a product: the reply's payload,
  * when it is exactly ylen bytes, is read straight into y (borrowed; may

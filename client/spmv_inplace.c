@@ -127,7 +127,6 @@ fail:
 int spmv_multiply_inplace(struct spmv_matrix *m, double alpha, double beta)
 {
   struct spmv_client *c;
-  struct spmv_error err;
   json_t *req, *reply = NULL;
   int rc;
 
@@ -153,13 +152,7 @@ int spmv_multiply_inplace(struct spmv_matrix *m, double alpha, double beta)
                     "inplace", 1);
   if (req == NULL)
     return fail(c, SPMV_ENOMEM, "spmv_multiply_inplace", "out of memory");
-  spmv_error_clear(&err);
-  spmvc_lock(c);
-  rc = spmvc_call(c, req, NULL, NULL, &reply, NULL, NULL, &err);
-  spmvc_unlock(c);
-  json_decref(req);
+  rc = spmvc_simple_call(c, req, &reply);
   json_decref(reply);
-  if (rc < 0)
-    spmvc_fail(c, &err);
   return rc;
 }
