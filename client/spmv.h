@@ -339,7 +339,7 @@ struct spmv_solve_result {
   int64_t iterations;
   int converged;           /* 1 when reason is converged-rtol or -atol */
   char reason[32];         /* "converged-rtol", "converged-atol", "maxiter",
-                              "breakdown", "indefinite" */
+                              "breakdown", "indefinite", "cancelled" */
   double residual;         /* ||b - A x||_2 recomputed from x (pagerank:
                               the 1-norm of the last change) */
   double relative_residual;/* residual / ||b||_2 */
@@ -367,6 +367,15 @@ int spmv_solve(struct spmv_matrix *m, const void *b, void *x, int x_guess,
 int spmv_solve_vec(struct spmv_matrix *m, struct spmv_vector *b,
                    struct spmv_vector *x, const struct spmv_solve_options *o,
                    struct spmv_solve_result *r);
+
+/*
+ * Asks the solve now running on c (spmv_solve or spmv_solve_vec, in any
+ * thread) to stop: it returns 0 within some 40 ms with reason "cancelled",
+ * the iterations done, x as it is and its residual.  Safe to call from a
+ * signal handler, from another thread, and from the solve's progress
+ * callback; a call while no solve runs on c does nothing.
+ */
+void spmv_solve_cancel(struct spmv_client *c);
 
 /* What spmvd decided for a matrix and what it knows of it. */
 struct spmv_info {

@@ -120,7 +120,7 @@ int spmv_calibrate_points(struct spmv_client *c, enum spmv_dtype dtype,
                           double max_seconds, spmv_progress_fn progress,
                           spmv_points_fn points, void *arg, char **json)
 {
-  struct spmvc_progress_cb cb = { progress, arg, points };
+  struct spmvc_progress_cb cb = { progress, arg, points, 0 };
   const char *dt = spmv_dtype_name(dtype);
   struct spmv_error err;
   json_t *req, *reply = NULL;

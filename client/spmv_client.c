@@ -334,6 +334,9 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
     json_t *ok;
     int rc, in_dest;
 
+    if (cb != NULL && cb->cancellable &&
+        (rc = spmvc_cancel_wait(c, id, err)) < 0)
+      return rc;
     rc = read_frame(c, d, &msg, &payload, &plen, &in_dest, err);
     if (rc == SPMV_ECLOSED)
       return spmv_error_set(err, SPMV_ECLOSED,
@@ -343,6 +346,13 @@ static int await_reply(struct spmv_client *c, int64_t id, const char *op,
       return rc;
     rid = spmvc_get_int(msg, "id", INT64_MIN);
     ok = json_object_get(msg, "ok");
+    if (json_is_boolean(ok) && c->cancel_id > 0 && rid == c->cancel_id) {
+      /* A cancel's answer, before its solve's reply or after it. */
+      c->cancel_id = 0;
+      json_decref(msg);
+      free(payload);
+      continue;
+    }
     if (ok == NULL && json_is_string(json_object_get(msg, "event"))) {
       if (rid == id)
         deliver_progress(msg, cb);

@@ -3,6 +3,7 @@
 #define SPMV_CLIENT_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ struct spmv_client {
   struct spmv_error last;       /* the last failure, by any thread */
   struct spmv_matrix *matrices; /* loaded through this client (list) */
   struct spmv_vector *vectors;  /* device vectors created here (list) */
+  atomic_int cancel_asked;      /* spmv_solve_cancel() was called */
+  int64_t cancel_id;            /* a cancel sent, its reply not yet read
+                                   (0: none), under lock */
 };
 
 /* A loaded matrix; fields fixed after load except the list links. */
@@ -89,7 +93,13 @@ struct spmvc_progress_cb {
   spmv_progress_fn fn;
   void *arg;
   spmv_points_fn points;  /* NULL, or called for each points event */
+  int cancellable;        /* a solve: spmv_solve_cancel() may stop it */
 };
+
+/* Waits until c's socket has a frame to read, sending a cancel of request
+ * id once spmv_solve_cancel() asks for one; 0, or the write's failure.
+ * The caller holds c->lock. */
+int spmvc_cancel_wait(struct spmv_client *c, int64_t id, struct spmv_error *err);
 
 /* A request's payload, up to two pieces sent back to back. */
 struct spmvc_payload {

@@ -199,7 +199,7 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
                   const struct spmv_load_options *opt,
                   struct spmv_matrix **out)
 {
-  struct spmvc_progress_cb cb = { NULL, NULL, NULL };
+  struct spmvc_progress_cb cb = { NULL, NULL, NULL, 0 };
   struct spmvc_payload pl = { NULL, 0, NULL, 0 };
   struct spmv_wire_csr_layout l;
   json_t *req = NULL;
@@ -549,7 +549,7 @@ int spmv_info_json(struct spmv_matrix *m, char **json)
 int spmv_tune(struct spmv_matrix *m, const char *strategy,
               spmv_progress_fn progress, void *arg)
 {
-  struct spmvc_progress_cb cb = { progress, arg, NULL };
+  struct spmvc_progress_cb cb = { progress, arg, NULL, 0 };
   json_t *req, *reply;
   int rc;
 
@@ -590,7 +590,7 @@ int spmv_matrix_decision_json(struct spmv_matrix *m, char **json)
 int spmv_bench_json(struct spmv_matrix *m, spmv_progress_fn progress,
                     void *arg, char **json)
 {
-  struct spmvc_progress_cb cb = { progress, arg, NULL };
+  struct spmvc_progress_cb cb = { progress, arg, NULL, 0 };
 
   return matrix_call_string(m, json_pack("{s:s, s:I}", "op", "bench", "handle",
                                          (json_int_t)m->handle), &cb, json);
@@ -601,7 +601,7 @@ int spmv_bench_configs_json(struct spmv_matrix *m, const char *const *configs,
                             size_t n, int rounds, spmv_progress_fn progress,
                             void *arg, char **json)
 {
-  struct spmvc_progress_cb cb = { progress, arg, NULL };
+  struct spmvc_progress_cb cb = { progress, arg, NULL, 0 };
   json_t *list;
 
   if (m == NULL)

@@ -166,7 +166,7 @@ static int solve_call(struct spmv_client *c, json_t *req,
                       const struct spmv_solve_options *o, void *x,
                       size_t xlen, size_t vsz, struct spmv_solve_result *r)
 {
-  struct spmvc_progress_cb cb = { NULL, NULL, NULL };
+  struct spmvc_progress_cb cb = { NULL, NULL, NULL, 1 };
   struct spmv_error err;
   json_t *reply = NULL;
   void *rp = NULL;
@@ -181,6 +181,8 @@ static int solve_call(struct spmv_client *c, json_t *req,
   }
   spmv_error_clear(&err);
   spmvc_lock(c);
+  /* A cancel asked before this solve began is not this solve's. */
+  atomic_store(&c->cancel_asked, 0);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   (void)vsz;
   rc = spmvc_call(c, req, pl, &cb, &reply, &rp, &rlen, &err);

@@ -2,6 +2,7 @@
  * spmvd and prints what the solve found (and writes x with --output). */
 #include "config.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -190,6 +191,18 @@ static void print_solve(const json_t *s)
     printf("output       %s\n", spmvctl_str(s, "output"));
 }
 
+/* The client whose solve an interrupt cancels. */
+static struct spmv_client *volatile interrupted_client;
+
+/* SIGINT and SIGTERM during a solve: the solve stops and its result is
+ * still printed and written; a second signal acts as usual
+ * (SA_RESETHAND). */
+static void on_interrupt(int sig)
+{
+  (void)sig;
+  spmv_solve_cancel(interrupted_client);
+}
+
 /* Solves on loaded matrix m with b (NULL: pagerank) into x (owned by the
  * caller), timing the request; an exit status. */
 static int run_solve(struct spmvctl *ctl, struct spmv_client *c,
@@ -207,9 +220,20 @@ static int run_solve(struct spmvctl *ctl, struct spmv_client *c,
   if (*x == NULL || (b != NULL && (bt = to_dtype(b, run->info.rows, dt)) == NULL))
     return spmvctl_fail(ctl, SPMVCTL_EXIT_ERROR, "out of memory for the vectors");
   solve_options(ctl, &o);
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_interrupt;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  interrupted_client = c;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
   t0 = now_s();
   rc = spmv_solve(m, bt, *x, 0, &o, r);
   run->solve_s = now_s() - t0;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  interrupted_client = NULL;
   free(bt);
   if (rc < 0)
     return spmvctl_call_failed(ctl, c, rc);

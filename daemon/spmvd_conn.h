@@ -152,6 +152,12 @@ void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle);
  * for a request that runs long while the connection is not read. */
 int spmvd_conn_peer_gone(struct spmvd_conn *c);
 
+/* Whether the client's next frame is a cancel of request target, which is
+ * then taken off the socket (*cancel_id: its id); any other frame is left
+ * unread.  For a solve, whose connection is not read while it runs. */
+int spmvd_conn_take_cancel(struct spmvd_conn *c, int64_t target,
+                           int64_t *cancel_id);
+
 /* Applies frame_timeout_s and idle_timeout_s to c at now_ms (uv_now):
  * called by the server's sweep; a request in flight is never timed out. */
 void spmvd_conn_sweep(struct spmvd_conn *c, uint64_t now_ms);

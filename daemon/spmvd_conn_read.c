@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -414,4 +416,56 @@ void spmvd_conn_sweep(struct spmvd_conn *c, uint64_t now_ms)
                    c->srv->cfg.idle_timeout_s);
     spmvd_conn_close(c);
   }
+}
+
+/* The longest cancel frame's JSON taken while a request is served. */
+#define CANCEL_MAX_JSON 256
+
+/*
+ * While a solve is served the connection is not read; this looks (without
+ * reading) at what the client sent meanwhile, and when the next frame is a
+ * whole cancel of target, with no payload, takes it off the socket.  Any
+ * other frame stays where it is, to be read after the reply.
+ */
+int spmvd_conn_take_cancel(struct spmvd_conn *c, int64_t target,
+                           int64_t *cancel_id)
+{
+  uint8_t buf[SPMV_WIRE_HEADER_SIZE + CANCEL_MAX_JSON];
+  struct spmv_wire_limits lim;
+  struct spmv_wire_header h;
+  struct spmv_error err;
+  uv_os_fd_t fd;
+  json_t *req;
+  ssize_t n;
+  int ok;
+
+  if (c->closing || uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+    return 0;
+  n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+  if (n < (ssize_t)SPMV_WIRE_HEADER_SIZE)
+    return 0;
+  spmvd_server_wire_limits(c->srv, &lim);
+  if (spmv_wire_header_decode(buf, &lim, &h, &err) < 0 ||
+      spmv_wire_header_check_version(&h, "spmvd", &err) < 0 ||
+      h.payload_len != 0 || h.json_len > CANCEL_MAX_JSON ||
+      (size_t)n < SPMV_WIRE_HEADER_SIZE + h.json_len)
+    return 0;
+  req = spmv_wire_json_parse((const char *)buf + SPMV_WIRE_HEADER_SIZE,
+                             h.json_len, &lim, &err);
+  const char *op = json_string_value(json_object_get(req, "op"));
+  json_t *id = json_object_get(req, "id"), *t = json_object_get(req, "target");
+  ok = op != NULL && strcmp(op, "cancel") == 0 && json_is_integer(id) &&
+       json_is_integer(t) && json_integer_value(t) == target &&
+       json_object_size(req) == 3;
+  if (ok)
+    *cancel_id = json_integer_value(id);
+  json_decref(req);
+  /* The frame's bytes were all there for the peek, so this takes it
+   * whole; a stream cut inside it could not go on. */
+  if (ok && recv(fd, buf, SPMV_WIRE_HEADER_SIZE + h.json_len, MSG_DONTWAIT) !=
+                (ssize_t)(SPMV_WIRE_HEADER_SIZE + h.json_len)) {
+    spmvd_conn_close(c);
+    ok = 0;
+  }
+  return ok;
 }

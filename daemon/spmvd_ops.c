@@ -246,7 +246,8 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
   static const char *const known[] = {"hello", "info", "list", "free", "tune",
                                       "bench", "status", "forget", "import",
                                       "calibrate", "attach-vectors",
-                                      "vector-create", "vector-free", NULL};
+                                      "vector-create", "vector-free",
+                                      "cancel", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -369,6 +370,10 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     rep = spmvd_ops_vector_free(c, req, &err);
   else if (strcmp(op, "status") == 0)
     rep = spmvd_ops_status(c);
+  else if (strcmp(op, "cancel") == 0)
+    /* Read as a request, a cancel came after its solve's reply: nothing
+     * runs to cancel (a solve's cancel is taken while it runs). */
+    rep = json_pack("{sb}", "cancelled", 0);
   if (rep)
     spmvd_op_reply(c, id, rep);
   else

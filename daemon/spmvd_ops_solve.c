@@ -267,26 +267,33 @@ static void run_end(struct solve_run *r)
 
 /*
  * The connection of a running solve is not read (a request is being
- * served), so its client's close would only be seen after the reply: the
- * watch looks at the socket for a hang-up every WATCH_MS, closes the
- * connection then, and has the worker cancel the solve at its next
- * iteration, so that the worker is free at once.
+ * served), so its client's close or cancel would only be seen after the
+ * reply: the watch looks at the socket every WATCH_MS.  A hang-up closes
+ * the connection and has the worker drop the solve; a cancel frame of
+ * this solve is answered and has the worker stop it at its next
+ * iteration, replying with reason "cancelled".  Either way the worker is
+ * free at once.
  */
 static void on_watch(uv_timer_t *t)
 {
   struct solve_run *r = t->data;
   struct spmvd_conn *c = r->o->c;
+  int64_t cid;
+  int gone;
 
   if (r->cancelled)
     return;
-  if (!c->closing && !spmvd_conn_peer_gone(c))
+  gone = c->closing || spmvd_conn_peer_gone(c);
+  if (!gone && !spmvd_conn_take_cancel(c, r->o->id, &cid))
     return;
   r->cancelled = 1;
-  if (!c->closing)
+  if (gone && !c->closing)
     spmvd_conn_close(c);
+  if (!gone)
+    spmvd_op_reply(c, cid, json_pack("{sb}", "cancelled", 1));
   spmvd_worker_post(r->o->srv->worker,
-                    json_pack("{ss sI}", "op", "cancel", "target",
-                              (json_int_t)r->seq));
+                    json_pack("{ss sI sb}", "op", "cancel", "target",
+                              (json_int_t)r->seq, "drop", gone));
 }
 
 /* A progress event of the worker's, relayed under the client's id. */

@@ -202,9 +202,13 @@ int spmvd_solve_iterated(struct spmvd_solve *s, double r,
    * may cancel this solve meanwhile (its client went away). */
   spmvd_wk_serve_between(s->w, s->m->handle);
   spmvd_wk_test_sleep("SPMVD_TEST_SOLVE_MS");
-  if (s->w->cancelled)
+  if (s->w->cancelled == SPMVD_WK_DROP)
     return spmv_error_set(err, SPMV_ECLOSED, "cancelled: the client of the "
                           "solve closed its connection");
+  if (s->w->cancelled == SPMVD_WK_STOP) {
+    s->reason = SPMVD_SOLVE_CANCELLED;
+    return 1;
+  }
   if (spmvd_solve_converged(s, r))
     return 1;
   if (s->iters >= s->maxiter) {
@@ -218,7 +222,7 @@ int spmvd_solve_iterated(struct spmvd_solve *s, double r,
 
 static const char *const reason_names[] = {
   "running", "converged-rtol", "converged-atol", "maxiter", "breakdown",
-  "indefinite",
+  "indefinite", "cancelled",
 };
 
 /* The vector of id (a device vector of the front end's), or NULL. */
@@ -405,6 +409,8 @@ static int solve_run(struct spmvd_solve *s, const char *method, char *host,
     s->bnorm = 1;  /* the solution's sum: the change's 1-norm is relative to it */
   else if ((rc = start(s, err)) < 0)
     return rc;
+  if (s->reason == SPMVD_SOLVE_RUNNING && s->w->cancelled == SPMVD_WK_STOP)
+    s->reason = SPMVD_SOLVE_CANCELLED;
   if (s->reason == SPMVD_SOLVE_RUNNING && (rc = run_method(s, method, err)) < 0)
     return rc;
   if (pagerank)
@@ -451,7 +457,8 @@ int spmvd_wk_op_solve(struct worker *w, json_t *req, int *fds, int nfds,
   s->rows = (size_t)s->m->A.rows;
   s->cols = (size_t)s->m->A.cols;
   w->solving = seq;
-  w->cancelled = 0;
+  /* A cancel that came while the solve waited stops it before it starts. */
+  w->cancelled = json_is_true(json_object_get(req, "cancelled")) ? SPMVD_WK_STOP : 0;
   rc = get_params(s, req, err);
   json_array_foreach(vs, i, j)
     if (rc == 0)

@@ -24,7 +24,8 @@ enum spmvd_solve_reason {
   SPMVD_SOLVE_ATOL,
   SPMVD_SOLVE_MAXITER,
   SPMVD_SOLVE_BREAKDOWN,
-  SPMVD_SOLVE_INDEFINITE
+  SPMVD_SOLVE_INDEFINITE,
+  SPMVD_SOLVE_CANCELLED       /* its client sent cancel */
 };
 
 #define SPMVD_SOLVE_MAX_TMP 1040  /* temporaries of one solve (gmres: m + 4) */
@@ -104,7 +105,8 @@ int spmvd_solve_converged(struct spmvd_solve *s, double r);
 /* Ends an iteration whose residual norm is r: counts it, keeps the
  * history, sends the progress event, serves the front end's requests and
  * sets maxiter when reached.  Returns 1 when the method must stop (a
- * reason is set), 0 to go on, SPMV_ECLOSED when the solve was cancelled,
+ * reason is set: "cancelled" when its client asked), 0 to go on,
+ * SPMV_ECLOSED when the solve was dropped (its client went away),
  * SPMV_ENOMEM. */
 int spmvd_solve_iterated(struct spmvd_solve *s, double r,
                          struct spmv_error *err);

@@ -74,7 +74,8 @@ struct worker {
                                             served (now_s) */
   json_int_t solving;                    /* the seq of the solve running, 0
                                             none (spmvd_solve.c) */
-  int cancelled;                         /* the front end cancelled it */
+  int cancelled;                         /* the front end cancelled it:
+                                            SPMVD_WK_DROP or _STOP */
 };
 
 /* --- the process (spmvd_worker_main.c) --- */
@@ -161,9 +162,19 @@ void spmvd_wk_serve_deferred(struct worker *w, struct deferred *d);
  * runs (busy < 0: none), deferring what must wait for its end; a cancel
  * of the running solve sets w->cancelled. */
 void spmvd_wk_serve_between(struct worker *w, json_int_t busy);
-/* A cancel {target} that arrived outside a solve's iterations: answers
- * the deferred request of seq target, if any, with ECLOSED. */
-void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target);
+/* How a solve is cancelled: dropped (its client went away: the reply is
+ * an ECLOSED error nobody reads), or stopped (its client asked: the reply
+ * is the result so far, reason "cancelled"). */
+enum { SPMVD_WK_DROP = 1, SPMVD_WK_STOP = 2 };
+
+/* A cancel {target, drop} that arrived outside a solve's iterations: the
+ * deferred request of seq target, if any, is answered with ECLOSED (drop)
+ * or marked to stop before its first iteration. */
+void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target, int drop);
+
+/* The way a cancel message asks for: SPMVD_WK_DROP unless "drop" is
+ * false. */
+int spmvd_wk_cancel_how(const json_t *msg);
 
 /* solve (spmvd_solve.c): a whole iterative method, with progress events
  * and cancel between its iterations. */

@@ -73,12 +73,22 @@ static void drop_cancelled(struct worker *w, struct deferred *d)
   free(d);
 }
 
-void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target)
+int spmvd_wk_cancel_how(const json_t *msg)
+{
+  return json_is_false(json_object_get(msg, "drop")) ? SPMVD_WK_STOP
+                                                      : SPMVD_WK_DROP;
+}
+
+void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target, int drop)
 {
   for (struct deferred **p = &w->later; *p; p = &(*p)->next) {
     struct deferred *d = *p;
     if (json_integer_value(json_object_get(d->req, "seq")) != target)
       continue;
+    if (!drop) {
+      json_object_set_new(d->req, "cancelled", json_true());
+      return;
+    }
     *p = d->next;
     if (w->later_tail == &d->next)
       w->later_tail = p;
@@ -92,11 +102,12 @@ void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target)
 static void take_cancel(struct worker *w, struct deferred *d)
 {
   json_int_t target = json_integer_value(json_object_get(d->req, "target"));
+  int how = spmvd_wk_cancel_how(d->req);
 
   if (w->solving && target == w->solving)
-    w->cancelled = 1;
+    w->cancelled = how;
   else
-    spmvd_wk_cancel_deferred(w, target);
+    spmvd_wk_cancel_deferred(w, target, how == SPMVD_WK_DROP);
   json_decref(d->req);
   free(d);
 }

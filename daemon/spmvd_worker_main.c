@@ -182,7 +182,8 @@ void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     rc = spmvd_wk_op_solve(w, req, fds, nfds, seq, &rep, &err);
   else if (strcmp(op, "cancel") == 0 &&
            json_unpack(req, "{sI}", "target", &h) == 0) {
-    spmvd_wk_cancel_deferred(w, h);  /* a solve already over: nothing */
+    /* a solve already over: nothing */
+    spmvd_wk_cancel_deferred(w, h, spmvd_wk_cancel_how(req) == SPMVD_WK_DROP);
     rc = 0;
   } else if (strcmp(op, "multiply") == 0)
     rc = spmvd_wk_op_multiply(w, req, fds, nfds, &rep, &err);

@@ -18,4 +18,5 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/vector-create.json \
 	schema/proto/vector-free.json \
 	schema/proto/ops.json \
-	schema/proto/solve.json
+	schema/proto/solve.json \
+	schema/proto/cancel.json

@@ -450,6 +450,64 @@ START_TEST(disconnect)
 }
 END_TEST
 
+/* A client's cancel stops a solve that would not end: the cancel is
+ * answered first, then the solve with reason "cancelled" and x as it is;
+ * a cancel with nothing running says so; the connection goes on. */
+START_TEST(cancel)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  int fd = itest_open(&itest_d);
+  int64_t h = load(fd, A, 0);
+  double *b = rhs(A->rows, 2), *x = malloc((size_t)A->rows * sizeof *x);
+  void *rp = NULL;
+  uint64_t rl = 0;
+  int events = 0;
+  json_t *req = json_pack("{ss si sI ss sf sI sI}", "op", "solve", "id", 7,
+                          "handle", (json_int_t)h, "method", "gmres", "rtol",
+                          1e-300, "maxiter", (json_int_t)100000000,
+                          "progress", (json_int_t)10);
+  ck_assert_int_eq(itest_send(fd, req, b, (uint64_t)A->rows * 8), 0);
+  /* Progress events show the solve running before it is cancelled. */
+  while (events < 2) {
+    json_t *r = itest_recv_ready(fd, &events);
+    ck_assert_msg(r == NULL, "the solve ended on its own");
+    usleep(1000);
+  }
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si si}", "op", "cancel",
+                                            "id", 8, "target", 7), NULL, 0), 0);
+  json_t *c = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_int_eq(json_integer_value(json_object_get(c, "id")), 8);
+  ck_assert(json_is_true(json_object_get(c, "cancelled")));
+  json_decref(c);
+  json_t *r = itest_recv_reply(fd, &rp, &rl, NULL);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 7);
+  ck_assert_str_eq(reason(r), "cancelled");
+  ck_assert(json_is_false(json_object_get(r, "converged")));
+  ck_assert_int_ge(json_integer_value(json_object_get(r, "iterations")), 20);
+  ck_assert_int_eq(rl, (uint64_t)A->rows * 8);
+  memcpy(x, rp, (size_t)A->rows * 8);
+  /* x is the iterate reached, and the reply's residual is its own. */
+  double rr = rel_resid(A, b, x);
+  ck_assert(isfinite(rr) && rr < 1);
+  double rel = json_number_value(json_object_get(r, "relative_residual"));
+  ck_assert_msg(fabs(rel - rr) <= 1e-6 * rr + 1e-14, "reply %g, test %g", rel, rr);
+  json_decref(r);
+  c = itest_call(fd, json_pack("{ss si si}", "op", "cancel", "id", 9,
+                               "target", 7), NULL, 0, NULL, NULL);
+  ck_assert(json_is_false(json_object_get(c, "cancelled")));
+  json_decref(c);
+  json_t *st = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 10),
+                          NULL, 0, NULL, NULL);
+  ck_assert(json_is_true(json_object_get(st, "ok")));
+  json_decref(st);
+  free(rp);
+  free(b);
+  free(x);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("solve");
@@ -463,6 +521,7 @@ int main(void)
   tcase_add_test(tc, edges);
   tcase_add_test(tc, device_vectors);
   tcase_add_test(tc, disconnect);
+  tcase_add_test(tc, cancel);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -490,6 +491,122 @@ START_TEST(spmvctl_solve_output)
 }
 END_TEST
 
+/* What a cancelling progress callback saw. */
+struct canceller {
+  struct spmv_client *c;
+  int64_t at;       /* cancel once an event reports this iteration */
+  int64_t seen;     /* the last iteration an event reported */
+};
+
+static void cancel_at(const struct spmv_progress *p, void *arg)
+{
+  struct canceller *k = arg;
+
+  k->seen = p->done;
+  if (p->done >= k->at)
+    spmv_solve_cancel(k->c);
+}
+
+/* spmv_solve_cancel() from the progress callback stops a solve that would
+ * not end: reason "cancelled", x the iterate reached (its residual
+ * recomputed here), and the client goes on, a cancel outside a solve
+ * changing nothing. */
+START_TEST(cancel_from_progress)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  struct spmv_client *c = NULL;
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+  double *x = malloc((size_t)A->cols * sizeof *x);
+  double *b = malloc((size_t)A->rows * sizeof *b);
+
+  for (int64_t i = 0; i < A->rows; i++)
+    b[i] = 1.0;
+  OK(c, spmv_connect(itest_d.sock, &c));
+  struct spmv_matrix *m = load(c, A, 0);
+  struct canceller k = {c, 30, 0};
+  spmv_solve_options_init(&o);
+  o.method = "gmres";
+  o.rtol = 1e-300;
+  o.maxiter = 100000000;
+  o.progress_every = 10;
+  o.progress = cancel_at;
+  o.progress_arg = &k;
+  OK(c, spmv_solve(m, b, x, 0, &o, &r));
+  ck_assert_str_eq(r.reason, "cancelled");
+  ck_assert(!r.converged);
+  ck_assert_int_ge(r.iterations, 30);
+  ck_assert_int_ge(r.iterations, k.seen);
+  double rel = rel_residual(A, b, x);
+  ck_assert(rel < 1);
+  ck_assert_msg(fabs(r.relative_residual - rel) <= 1e-6 * rel,
+                "reply %g, recomputed %g", r.relative_residual, rel);
+  /* Outside a solve it does nothing: the next solve converges. */
+  spmv_solve_cancel(c);
+  spmv_solve_options_init(&o);
+  o.method = "pcg-jacobi";
+  o.rtol = 1e-8;
+  OK(c, spmv_solve(m, b, x, 0, &o, &r));
+  ck_assert_str_eq(r.reason, "converged-rtol");
+  ck_assert(rel_residual(A, b, x) <= 2e-8);
+  spmv_matrix_free(m);
+  spmv_disconnect(c);
+  free(x);
+  free(b);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* spmvctl solve interrupted (SIGINT) once it reports progress: the solve
+ * stops, its result is printed with reason "cancelled", x is written, and
+ * it exits 6 (not converged). */
+START_TEST(spmvctl_interrupt)
+{
+  const char *bd = getenv("SPMV_TOP_BUILDDIR");
+  char prog[1024], mtx[512], out[400], line[512];
+  int po[2], pe[2], status;
+  json_error_t jerr;
+
+  itest_matrix_path("bcsstk13.mtx", mtx, sizeof mtx);
+  snprintf(out, sizeof out, "%s/xi.mtx", itest_d.dir);
+  snprintf(prog, sizeof prog, "%s/client/spmvctl", bd ? bd : ".");
+  ck_assert(pipe(po) == 0 && pipe(pe) == 0);
+  pid_t pid = fork();
+  ck_assert(pid >= 0);
+  if (pid == 0) {
+    dup2(po[1], 1);
+    dup2(pe[1], 2);
+    close(po[0]);
+    close(pe[0]);
+    execl(prog, prog, "--json", "--socket", itest_d.sock, "solve", "--method",
+          "gmres", "--rtol", "1e-300", "--maxiter", "100000000", "--output",
+          out, mtx, (char *)NULL);
+    _exit(127);
+  }
+  close(po[1]);
+  close(pe[1]);
+  FILE *err = fdopen(pe[0], "r");
+  int running = 0;
+  while (!running && fgets(line, sizeof line, err))
+    running = strstr(line, "solve ") != NULL && strstr(line, "residual") != NULL;
+  ck_assert_msg(running, "spmvctl solve reported no progress");
+  kill(pid, SIGINT);
+  FILE *o = fdopen(po[0], "r");
+  json_t *j = json_loadf(o, JSON_DISABLE_EOF_CHECK, &jerr);
+  while (fgets(line, sizeof line, err))
+    ;
+  ck_assert(waitpid(pid, &status, 0) == pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 6, "status %d", status);
+  ck_assert_msg(j != NULL, "not JSON: %s", jerr.text);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "reason")), "cancelled");
+  ck_assert(json_integer_value(json_object_get(j, "iterations")) > 0);
+  json_decref(j);
+  fclose(o);
+  fclose(err);
+  ck_assert_int_eq(access(out, R_OK), 0);
+}
+END_TEST
+
 static Suite *solve_suite(void)
 {
   Suite *s = suite_create("solve_client");
@@ -505,6 +622,8 @@ static Suite *solve_suite(void)
   tcase_add_test(tc, pagerank_karate);
   tcase_add_test(tc, daemon_errors);
   tcase_add_test(tc, spmvctl_solve_output);
+  tcase_add_test(tc, cancel_from_progress);
+  tcase_add_test(tc, spmvctl_interrupt);
   suite_add_tcase(s, tc);
   return s;
 }

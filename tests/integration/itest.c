@@ -254,16 +254,41 @@ int itest_write_raw(int fd, const void *buf, size_t len)
   return 0;
 }
 
-/* The last op sent on each fd, to check its reply against its schema. */
-static char last_op[1024][32];
+/* The last ops sent on each fd with their ids, to check each reply and
+ * event against the schema of the request of its id (a cancel's reply
+ * comes while its solve's events still do); the last one when the id is
+ * none of them. */
+#define SENT_KEPT 4
+static struct sent {
+  json_int_t id;
+  char op[32];
+} sent_ops[1024][SENT_KEPT];
+static unsigned sent_n[1024];
+
+static const char *op_of(int fd, const json_t *frame)
+{
+  const json_t *id = json_object_get(frame, "id");
+  unsigned n = sent_n[fd];
+
+  for (unsigned k = 0; k < SENT_KEPT && k < n; k++) {
+    const struct sent *s = &sent_ops[fd][(n - 1 - k) % SENT_KEPT];
+    if (json_is_integer(id) && json_integer_value(id) == s->id)
+      return s->op;
+  }
+  return n > 0 ? sent_ops[fd][(n - 1) % SENT_KEPT].op : "";
+}
 
 /* Sends a frame. */
 int itest_send(int fd, json_t *json, const void *payload, uint64_t len)
 {
   struct spmv_error err;
   const char *op = json_string_value(json_object_get(json, "op"));
-  if (fd >= 0 && fd < 1024)
-    snprintf(last_op[fd], sizeof last_op[fd], "%s", op ? op : "");
+  const json_t *id = json_object_get(json, "id");
+  if (fd >= 0 && fd < 1024) {
+    struct sent *s = &sent_ops[fd][sent_n[fd]++ % SENT_KEPT];
+    s->id = json_is_integer(id) ? json_integer_value(id) : -2;
+    snprintf(s->op, sizeof s->op, "%s", op ? op : "");
+  }
   itest_ops_note("sent", op);
   int rc = spmv_wire_write_frame(fd, json, payload, len, &err) < 0 ? -1 : 0;
   json_decref(json);
@@ -287,7 +312,7 @@ static int recv_reply_or_event(int fd, json_t **out, void **payload,
   if (spmv_wire_read_frame(fd, &lim, &j, &p, &n, &err) < 0)
     return -1;
   if (fd >= 0 && fd < 1024)
-    itest_schema_check(last_op[fd], j);
+    itest_schema_check(op_of(fd, j), j);
   if (json_object_get(j, "event") && !json_object_get(j, "ok")) {
     if (events)
       (*events)++;
