@@ -2,12 +2,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +30,8 @@
  * difference is what a round trip costs: frames, shared memory, the
  * worker's wake-up.  First, the hops alone: a request the front end
  * answers itself (status) and one that crosses to the worker (a dot of ten
- * values on device vectors).
+ * values on device vectors), above the machine's floor: a bare socket
+ * pair's round trip on one CPU, across two CPUs, and across two polling.
  *
  *   bench_roundtrip [-n REPS] [-s SOCKET] [MATRIX...]
  *
@@ -162,6 +165,97 @@ out:
   return rc;
 }
 
+/* Reads n bytes from fd, first polling for up to spin_us without
+ * sleeping; 0, or -1. */
+static int floor_read(int fd, char *buf, size_t n, int spin_us)
+{
+  double t0 = bench_now_us();
+  ssize_t k;
+
+  while ((k = recv(fd, buf, n, spin_us > 0 ? MSG_DONTWAIT : 0)) < 0 &&
+         (errno == EAGAIN || errno == EINTR))
+    if (bench_now_us() - t0 > spin_us)
+      spin_us = 0;
+  return k == (ssize_t)n ? 0 : -1;
+}
+
+/* Pins the calling process to CPU cpu (no-op where it cannot). */
+static void floor_pin(int cpu)
+{
+  cpu_set_t set;
+
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
+/*
+ * The machine's floor under every hop: a 64-byte message to a child
+ * process over a Unix socket pair and back, median of reps.  The two
+ * processes on one CPU (cpu1 < 0: where the scheduler puts them) or on
+ * CPUs 0 and cpu1, sleeping in read or first polling for spin_us (as
+ * busy_poll_us does).  NAN on failure.
+ */
+static double socket_floor(int reps, int cpu1, int spin_us)
+{
+  int sv[2];
+  char buf[64] = {0};
+  double *t = malloc(sizeof *t * (size_t)reps), med = NAN;
+  pid_t pid;
+
+  if (!t || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+    free(t);
+    return NAN;
+  }
+  if ((pid = fork()) == 0) {
+    close(sv[0]);
+    if (cpu1 >= 0)
+      floor_pin(cpu1);
+    while (floor_read(sv[1], buf, sizeof buf, spin_us) == 0 &&
+           write(sv[1], buf, sizeof buf) == (ssize_t)sizeof buf)
+      ;
+    _exit(0);
+  }
+  close(sv[1]);
+  if (cpu1 >= 0)
+    floor_pin(0);
+  for (int i = -50; pid > 0 && i < reps; i++) {
+    double t0 = bench_now_us();
+    if (write(sv[0], buf, sizeof buf) != (ssize_t)sizeof buf ||
+        floor_read(sv[0], buf, sizeof buf, spin_us) < 0)
+      break;
+    if (i >= 0)
+      t[i] = bench_now_us() - t0;
+    if (i + 1 == reps)
+      med = spmv_median(t, (size_t)reps);
+  }
+  close(sv[0]);
+  if (pid > 0)
+    waitpid(pid, NULL, 0);
+  if (cpu1 >= 0) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);
+  }
+  free(t);
+  return med;
+}
+
+/* Prints the floors: scheduler's choice, two CPUs asleep, two polling. */
+static void floors(int reps)
+{
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  int far = n > 2 ? (int)(n / 2) : 1;
+
+  printf("# a bare Unix socket pair between two processes, median round "
+         "trip: %.1f us as scheduled; %.1f us on CPUs 0 and %d sleeping in "
+         "read; %.1f us there polling 200 us first\n",
+         socket_floor(reps, -1, 0), socket_floor(reps, far, 0), far,
+         socket_floor(reps, far, 200));
+}
+
 /* The hops of a round trip: a request the front end answers itself
  * (status), and one that crosses to the worker and back (a dot of ten
  * values on device vectors); -1 on failure. */
@@ -186,6 +280,7 @@ static int hops(struct spmv_client *c, int reps)
     }
     med[k] = spmv_median(t, (size_t)reps);
   }
+  floors(reps);
   printf("# round trip, median: front end only (status) %.1f us; front end "
          "and worker (a 10-value dot) %.1f us\n", med[0], med[1]);
   rc = 0;
