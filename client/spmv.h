@@ -339,7 +339,8 @@ struct spmv_solve_result {
   int64_t iterations;
   int converged;           /* 1 when reason is converged-rtol or -atol */
   char reason[32];         /* "converged-rtol", "converged-atol", "maxiter",
-                              "breakdown", "indefinite", "cancelled" */
+                              "breakdown", "indefinite", "cancelled",
+                              "stagnated" */
   double residual;         /* ||b - A x||_2 recomputed from x (pagerank:
                               the 1-norm of the last change) */
   double relative_residual;/* residual / ||b||_2 */

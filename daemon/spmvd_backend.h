@@ -44,7 +44,10 @@ struct spmvd_bvector;   /* one vector resident on the device */
  * * ...), where res are the results (dots, norms) that the operations of
  * the same list computed before it, so that a Krylov iteration's
  * coefficients never leave the device.  IEEE arithmetic in double: a zero
- * divisor gives an infinity or NaN, as the client's own code would.
+ * divisor gives an infinity or NaN, as the client's own code would;
+ * with finite set (the solvers' own lists, never a client's) a value that
+ * is not finite counts as 0, so that a breakdown the host sees only at
+ * the list's end leaves a vector as it was.
  */
 #define SPMVD_SCALAR_MAX_TERMS 4
 #define SPMVD_MAX_RESULTS 64      /* results of one list */
@@ -52,6 +55,7 @@ struct spmvd_scalar {
   double c;
   int nmul, ndiv;
   int mul[SPMVD_SCALAR_MAX_TERMS], div[SPMVD_SCALAR_MAX_TERMS];
+  int finite;
 };
 
 /* The vector operations of a list (PROTOCOL.md, "ops"). */

@@ -48,7 +48,7 @@ static double scalar(const double *res, const struct spmvd_scalar *s)
     v *= res[s->mul[i]];
   for (int i = 0; i < s->ndiv; i++)
     v /= res[s->div[i]];
-  return v;
+  return s->finite && !isfinite(v) ? 0.0 : v;
 }
 
 /* Whether s is the constant 0 (then y is not read: it may hold NaN). */

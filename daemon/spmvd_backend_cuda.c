@@ -611,7 +611,8 @@ static int cuda_vec_spmv(struct spmvd_backend *b, struct spmvd_bmatrix *m,
 /* The kernels' form of a scalar (the same fields: see the asserts above). */
 static struct spmv_dev_scalar dev_scalar(const struct spmvd_scalar *s)
 {
-  struct spmv_dev_scalar d = {.c = s->c, .nmul = s->nmul, .ndiv = s->ndiv};
+  struct spmv_dev_scalar d = {.c = s->c, .nmul = s->nmul, .ndiv = s->ndiv,
+                              .finite = s->finite};
 
   memcpy(d.mul, s->mul, sizeof d.mul);
   memcpy(d.div, s->div, sizeof d.div);

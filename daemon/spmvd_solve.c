@@ -62,6 +62,14 @@ struct spmvd_scalar spmvd_solve_e(double c, int mul, int div)
   return k;
 }
 
+struct spmvd_scalar spmvd_solve_ef(double c, int mul, int div)
+{
+  struct spmvd_scalar k = spmvd_solve_e(c, mul, div);
+
+  k.finite = 1;
+  return k;
+}
+
 /* Queues one BLAS-1 operation. */
 static int vop(struct spmvd_solve *s, enum spmvd_vop op,
                struct spmvd_bvector *x, struct spmvd_bvector *y,
@@ -222,7 +230,7 @@ int spmvd_solve_iterated(struct spmvd_solve *s, double r,
 
 static const char *const reason_names[] = {
   "running", "converged-rtol", "converged-atol", "maxiter", "breakdown",
-  "indefinite", "cancelled",
+  "indefinite", "cancelled", "stagnated",
 };
 
 /* The vector of id (a device vector of the front end's), or NULL. */
@@ -398,6 +406,43 @@ static void solve_fini(struct spmvd_solve *s)
   s->history = NULL;
 }
 
+/* Restarts from x when the recurrence claims convergence that the
+ * residual recomputed from x does not bear out (f32's rounding). */
+#define REPLACEMENTS 3
+
+/*
+ * The method, then ||b - A x|| recomputed into *resid: where the method
+ * claims convergence and that residual misses the tolerance, the method
+ * starts again from x (a residual replacement, as in the literature on
+ * attainable accuracy), at most REPLACEMENTS times within maxiter; then
+ * the reason is "stagnated", or "maxiter" at the limit.
+ */
+static int run_checked(struct spmvd_solve *s, const char *method,
+                       double *resid, struct spmv_error *err)
+{
+  int rc;
+
+  for (int k = 0;; k++) {
+    int base = s->ntmp;
+    if (s->reason == SPMVD_SOLVE_RUNNING && (rc = run_method(s, method, err)) < 0)
+      return rc;
+    if ((rc = final_residual(s, resid, err)) < 0)
+      return rc;
+    int claimed = s->reason == SPMVD_SOLVE_RTOL || s->reason == SPMVD_SOLVE_ATOL;
+    if (!claimed || *resid <= s->tol || !isfinite(*resid))
+      return 0;
+    if (s->iters >= s->maxiter || k == REPLACEMENTS) {
+      s->reason = s->iters >= s->maxiter ? SPMVD_SOLVE_MAXITER : SPMVD_SOLVE_STAGNATED;
+      return 0;
+    }
+    /* The last wait (final_residual's) is behind us: this run's vectors
+     * are idle, and the next run makes its own. */
+    while (s->ntmp > base)
+      s->ops->vec_free(s->be, s->tmp[--s->ntmp]);
+    s->reason = SPMVD_SOLVE_RUNNING;
+  }
+}
+
 /* The solve once its vectors are ready: the method, then the result. */
 static int solve_run(struct spmvd_solve *s, const char *method, char *host,
                      json_t *req, json_t **rep, struct spmv_error *err)
@@ -411,11 +456,11 @@ static int solve_run(struct spmvd_solve *s, const char *method, char *host,
     return rc;
   if (s->reason == SPMVD_SOLVE_RUNNING && s->w->cancelled == SPMVD_WK_STOP)
     s->reason = SPMVD_SOLVE_CANCELLED;
-  if (s->reason == SPMVD_SOLVE_RUNNING && (rc = run_method(s, method, err)) < 0)
-    return rc;
-  if (pagerank)
+  if (pagerank) {
+    if (s->reason == SPMVD_SOLVE_RUNNING && (rc = run_method(s, method, err)) < 0)
+      return rc;
     resid = s->resid;
-  else if ((rc = final_residual(s, &resid, err)) < 0)
+  } else if ((rc = run_checked(s, method, &resid, err)) < 0)
     return rc;
   if (!json_object_get(req, "x_vec")) {
     json_int_t xoff = json_integer_value(json_object_get(req, "x_off"));

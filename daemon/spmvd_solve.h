@@ -25,7 +25,8 @@ enum spmvd_solve_reason {
   SPMVD_SOLVE_MAXITER,
   SPMVD_SOLVE_BREAKDOWN,
   SPMVD_SOLVE_INDEFINITE,
-  SPMVD_SOLVE_CANCELLED       /* its client sent cancel */
+  SPMVD_SOLVE_CANCELLED,      /* its client sent cancel */
+  SPMVD_SOLVE_STAGNATED       /* converged by the recurrence, not in fact */
 };
 
 #define SPMVD_SOLVE_MAX_TMP 1040  /* temporaries of one solve (gmres: m + 4) */
@@ -63,6 +64,9 @@ int spmvd_solve_vec(struct spmvd_solve *s, size_t n, struct spmvd_bvector **out,
 /* A constant scalar, and c * res[i] / res[j] (i or j < 0: none). */
 struct spmvd_scalar spmvd_solve_k(double c);
 struct spmvd_scalar spmvd_solve_e(double c, int mul, int div);
+/* The same, a value that is not finite counting as 0 (a breakdown the
+ * host sees only after the list then leaves the vector as it was). */
+struct spmvd_scalar spmvd_solve_ef(double c, int mul, int div);
 /* Queues y = a*x + b*y, z = x .* y, res[slot] = x . y / ||x||, y = x, x = a. */
 int spmvd_solve_axpby(struct spmvd_solve *s, struct spmvd_bvector *x,
                       struct spmvd_bvector *y, struct spmvd_scalar a,

@@ -154,13 +154,18 @@ int spmvd_solve_bicgstab(struct spmvd_solve *s, struct spmv_error *err)
         (rc = spmvd_solve_dot(s, rh, v, 0, err)) < 0 ||
         /* s = r - alpha v, alpha = rho / slot 0 */
         (rc = spmvd_solve_copy(s, r, sv, err)) < 0 ||
-        (rc = spmvd_solve_axpby(s, v, sv, E(-rho, -1, 0), K(1), err)) < 0 ||
+        (rc = spmvd_solve_axpby(s, v, sv, spmvd_solve_ef(-rho, -1, 0), K(1),
+                                err)) < 0 ||
         (rc = spmvd_solve_spmv(s, 1, sv, 0, t, err)) < 0 ||
         (rc = spmvd_solve_dot(s, t, sv, 1, err)) < 0 ||
         (rc = spmvd_solve_dot(s, t, t, 2, err)) < 0)
       return rc;
-    struct spmvd_scalar om = E(1, 1, 2), nom = E(-1, 1, 2);
-    if ((rc = spmvd_solve_axpby(s, p, s->x, E(rho, -1, 0), K(1), err)) < 0 ||
+    /* alpha and omega count as 0 where their divisor broke down (the host
+     * sees it after this list): x then keeps its last value or takes only
+     * the sound part of the step (s = r, or x + alpha p). */
+    struct spmvd_scalar om = spmvd_solve_ef(1, 1, 2), nom = E(-1, 1, 2);
+    if ((rc = spmvd_solve_axpby(s, p, s->x, spmvd_solve_ef(rho, -1, 0), K(1),
+                                err)) < 0 ||
         (rc = spmvd_solve_axpby(s, sv, s->x, om, K(1), err)) < 0 ||
         (rc = spmvd_solve_copy(s, sv, r, err)) < 0 ||
         (rc = spmvd_solve_axpby(s, t, r, nom, K(1), err)) < 0 ||

@@ -26,7 +26,8 @@ __device__ __forceinline__ double blas_scalar(const struct spmv_dev_scalar &s,
   double num = s.c, den = 1.0;
   for (int i = 0; i < s.nmul; i++) num *= res[s.mul[i]];
   for (int j = 0; j < s.ndiv; j++) den *= res[s.div[j]];
-  return s.ndiv > 0 ? num / den : num;
+  double v = s.ndiv > 0 ? num / den : num;
+  return s.finite && !isfinite(v) ? 0.0 : v;
 }
 
 /* The first element and stride of this thread's grid-stride loop. */

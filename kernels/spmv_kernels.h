@@ -305,7 +305,8 @@ void spmv_cusparse_release(struct spmv_dev_matrix *m);
  * SPMV_DEV_RESULTS doubles that earlier reductions filled, evaluated on
  * the device in IEEE double (then rounded to the value type):
  * c * res[mul[0]] * ... / (res[div[0]] * ...), so that a coefficient a
- * dot just computed never leaves the device.  Returns 0, SPMV_EINVAL (a
+ * dot just computed never leaves the device; with finite set, a value
+ * that is not finite counts as 0.  Returns 0, SPMV_EINVAL (a
  * type, slot or term out of range), SPMV_EGPU or SPMV_EGPU_STICKY.
  */
 #define SPMV_DEV_SCALAR_TERMS 4
@@ -314,6 +315,7 @@ struct spmv_dev_scalar {
   double c;
   int nmul, ndiv;
   int mul[SPMV_DEV_SCALAR_TERMS], div[SPMV_DEV_SCALAR_TERMS];
+  int finite;
 };
 /* x = a. */
 int spmv_blas_fill(enum spmv_dtype dt, size_t n, void *x, struct spmv_dev_scalar a,

@@ -348,6 +348,23 @@ START_TEST(edges)
   json_decref(r);
   free(b);
   spmv_csr_free(A);
+  /* BiCGStab's rhat.v = 0 at once (a swap of two unknowns, b = e0): the
+   * breakdown leaves x as it was, finite, not NaN from the step. */
+  A = spmv_csr_new(2, 2, 2);
+  A->row_ptr[1] = 1;
+  A->row_ptr[2] = 2;
+  A->col_idx[0] = 1;
+  A->col_idx[1] = 0;
+  A->val[0] = A->val[1] = 1;
+  h = load(fd, A, 0);
+  double e0[2] = {1, 0};
+  r = solve(fd, h, "bicgstab", e0, 2, 0, NULL, &x, NULL);
+  ck_assert_str_eq(reason(r), "breakdown");
+  ck_assert(x != NULL && isfinite(x[0]) && isfinite(x[1]));
+  ck_assert(rel_resid(A, e0, x) <= 1.0);
+  json_decref(r);
+  free(x);
+  spmv_csr_free(A);
   /* a rectangular matrix */
   A = spmv_csr_new(4, 6, 4);
   for (int i = 0; i < 4; i++) {
