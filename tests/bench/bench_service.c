@@ -4,15 +4,11 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -22,8 +18,8 @@
 #include "spmv_stats.h"
 #include "spmvd_backend.h"
 #include "bench_clock.h"
-#include "bench_daemon.h"
 #include "bench_service.h"
+#include "bench_svc.h"
 #include "suite.h"
 
 /*
@@ -150,58 +146,22 @@ static void decision_steps(struct spmv_matrix *m, char *out, size_t n)
   json_decref(root);
 }
 
-/* One timed load of A in dt (strategy: the daemon's default). */
-static int load(struct spmv_client *c, const struct spmv_csr *A,
-                enum spmv_dtype dt, const void *val, const char *name,
-                struct spmv_matrix **m, double *ms)
-{
-  struct spmv_load_options o;
-  double t0;
-
-  spmv_load_options_init(&o);
-  o.name = name;
-  t0 = bench_now_s();
-  if (spmv_load_csr(c, dt, A->rows, A->cols, A->nnz, A->row_ptr, A->col_idx,
-                    val, &o, m) < 0) {
-    fprintf(stderr, "bench_service: %s %s: load: %s\n", name,
-            spmv_dtype_name(dt), spmv_client_errmsg(c));
-    return -1;
-  }
-  *ms = 1e3 * (bench_now_s() - t0);
-  return 0;
-}
-
 /* The loads: r->first_ms (NAN when no first sight could be had) and
  * r->hit_ms; *m is the first load's matrix, used for the products. */
 static int loads(struct spmv_client *c, const struct spmv_csr *A,
                  struct row *r, const void *val, struct spmv_matrix **m)
 {
   struct spmv_matrix *h = NULL;
-  struct spmv_info info;
-  int forgotten = 0;
 
-  if (load(c, A, r->dt, val, r->name, m, &r->first_ms) < 0 ||
-      spmv_info(*m, &info) < 0)
+  if (bench_load_fresh(c, A, r->dt, val, r->name, "bench_service", m,
+                       &r->first_ms) < 0)
     return -1;
-  if (strcmp(info.source, "cache") == 0) {
-    /* Not a first sight (a daemon of -s that knew it): forget, reload. */
-    if (spmv_forget(c, info.fingerprint, &forgotten) < 0) {
-      fprintf(stderr, "bench_service: %s: cached and not forgettable (%s): "
-              "no first-sight load\n", r->name, spmv_client_errmsg(c));
-      r->first_ms = NAN;
-    } else {
-      *m = spmv_matrix_free(*m);
-      if (load(c, A, r->dt, val, r->name, m, &r->first_ms) < 0)
-        return -1;
-    }
-  }
   decision_steps(*m, r->steps_first, sizeof r->steps_first);
-  if (load(c, A, r->dt, val, r->name, &h, &r->hit_ms) < 0 ||
-      spmv_info(h, &info) < 0)
+  if (bench_load_hit(c, A, r->dt, val, r->name, "bench_service", &h,
+                     &r->hit_ms) < 0) {
+    spmv_matrix_free(h);
     return -1;
-  if (strcmp(info.source, "cache") != 0)
-    fprintf(stderr, "bench_service: %s: the second load was not a cache hit "
-            "(source %s)\n", r->name, info.source);
+  }
   decision_steps(h, r->steps_hit, sizeof r->steps_hit);
   spmv_matrix_free(h);
   return 0;
@@ -312,7 +272,7 @@ static int cg_spmvd(struct spmv_client *c, struct spmv_matrix *m,
   struct spmv_vector *vb, *vx, *vr, *vp, *vq;
   struct spmv_oplist *l = NULL;
   double *per = malloc(sizeof *per * (size_t)(blocks + 1)), res[2], rho, t0;
-  void *bt = bs_typed(b, A->rows, r->dt);
+  void *bt = bench_typed(b, A->rows, r->dt);
   int rc = -1;
 
   if (!per || !bt || spmv_oplist_new(c, &l) < 0)
@@ -378,7 +338,7 @@ static int cg_solve(struct spmv_client *c, struct spmv_matrix *m,
   struct spmv_vector *vb = NULL, *vx = NULL;
   struct spmv_solve_options o;
   struct spmv_solve_result res;
-  void *bt = bs_typed(b, A->rows, r->dt);
+  void *bt = bench_typed(b, A->rows, r->dt);
   int rc = -1;
 
   spmv_solve_options_init(&o);
@@ -428,7 +388,7 @@ static int bench_pair(struct spmv_client *c, const struct spmv_csr *A,
   double *ref = malloc(sizeof *ref * (size_t)(A->rows + 1));
   double *mag = malloc(sizeof *mag * (size_t)(A->rows + 1));
   double *b = malloc(sizeof *b * (size_t)(A->rows + 1));
-  void *val = bs_typed(A->val, A->nnz, r->dt), *xt = NULL;
+  void *val = bench_typed(A->val, A->nnz, r->dt), *xt = NULL;
   struct spmv_matrix *m = NULL;
   struct spmv_info info;
   int blocks = reps / BS_CG_BLOCK < 3 ? 3 : reps / BS_CG_BLOCK, rc = -1, k;
@@ -441,7 +401,7 @@ static int bench_pair(struct spmv_client *c, const struct spmv_csr *A,
   gpu_random_vector(x, A->cols, 99);
   gpu_random_vector(b, A->rows, 7);
   gpu_reference(A, x, ref, mag);
-  if (!(xt = bs_typed(x, A->cols, r->dt)))
+  if (!(xt = bench_typed(x, A->cols, r->dt)))
     goto out;
   if (loads(c, A, r, val, &m) < 0 || spmv_info(m, &info) < 0)
     goto out;
@@ -501,15 +461,6 @@ static void print_head(FILE *f, const char *pre)
           "load1_ms", "hit_ms", "cs_ms", "hit_x");
 }
 
-/* v in a field of width w with prec decimals, "-" when not measured. */
-static void cell(double v, int w, int prec)
-{
-  if (isfinite(v))
-    printf(" %*.*f", w, prec, v);
-  else
-    printf(" %*s", w, "-");
-}
-
 static void print_row(const struct row *r, FILE *tsv)
 {
   double devpct = 100.0 * r->k_in / r->dev, hpct = 100.0 * r->bound / r->inpl;
@@ -523,7 +474,7 @@ static void print_row(const struct row *r, FILE *tsv)
   printf("%-22s %-3s %9lld %10lld %-30s", r->name, spmv_dtype_name(r->dt),
          (long long)r->rows, (long long)r->nnz, r->config);
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-    cell(v[i], w[i], prec[i]);
+    bench_cell(v[i], w[i], prec[i]);
   putchar('\n');
   if (r->steps_first[0] || r->steps_hit[0])
     printf("  steps: first {%s} hit {%s}\n", r->steps_first, r->steps_hit);
@@ -588,23 +539,19 @@ int main(int argc, char **argv)
 {
   static const struct option lopts[] = { {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0} };
-  char tmp[] = "/tmp/bench-service.XXXXXX", sock[PATH_MAX];
   char dev[256], ver[256];
   const char *path = NULL, *only = NULL, *out = NULL, *dir = NULL;
-  struct spmv_client *c = NULL;
+  struct spmv_client *c;
+  struct bench_svc svc;
   struct bench_suite s = {0};
   struct spmv_error err = {0};
   FILE *tsv = NULL;
   int dts = 3, opt, rc = 0;
-  pid_t pid = -1;
 
   while ((opt = getopt_long(argc, argv, "m:t:r:s:o:d:h", lopts, NULL)) != -1) {
     switch (opt) {
     case 'm': only = optarg; break;
-    case 't':
-      dts = strcmp(optarg, "f32") == 0 ? 1 : strcmp(optarg, "f64") == 0 ? 2
-            : strcmp(optarg, "both") == 0 ? 3 : 0;
-      break;
+    case 't': dts = bench_dtypes(optarg); break;
     case 'r': reps = atoi(optarg); break;
     case 's': path = optarg; break;
     case 'o': out = optarg; break;
@@ -627,30 +574,16 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_service: %s: %s\n", out, strerror(errno));
     return 1;
   }
-  if (!path) {
-    if (!mkdtemp(tmp)) {
-      perror("bench_service: mkdtemp");
-      return 1;
-    }
-    pid = bench_start_daemon(SPMV_BENCH_SPMVD, "cuda", tmp, sock, sizeof sock);
-    path = sock;
-    for (int i = 0; i < 3000 && spmv_connect(path, &c) < 0; i++)
-      usleep(10000);
-  } else if (spmv_connect(path, &c) < 0) {
-    c = NULL;
-  }
-  if (!c) {
-    fprintf(stderr, "bench_service: cannot connect to %s: %s\n", path,
-            spmv_client_errmsg(NULL));
+  if (bench_svc_open(&svc, "bench_service", SPMV_BENCH_SPMVD, "cuda",
+                     path) < 0) {
     rc = 1;
     goto done;
   }
+  c = svc.c;
   header(stdout, "# ", dev, ver);
   if (tsv) {
     header(tsv, "# ", dev, ver);
-    for (int i = 0; cols_tsv[i]; i++)
-      fprintf(tsv, "%s%s", i ? "\t" : "", cols_tsv[i]);
-    fputc('\n', tsv);
+    bench_tsv_head(tsv, cols_tsv);
   }
   print_head(stdout, "");
   for (size_t i = 0; i < s.n && rc == 0; i++) {
@@ -689,12 +622,7 @@ int main(int argc, char **argv)
     spmv_csr_free(A);
   }
 done:
-  spmv_disconnect(c);
-  if (pid > 0) {
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    bench_rm_tree(tmp);
-  }
+  bench_svc_close(&svc);
   if (tsv)
     fclose(tsv);
   bench_suite_fini(&s);

@@ -17,9 +17,6 @@
 #define BS_CG_BLOCK 10
 #define BS_CG_CHECK 1
 
-/* x (n doubles) narrowed to dt, a new host array (malloc), or NULL. */
-void *bs_typed(const double *x, int64_t n, enum spmv_dtype dt);
-
 /* Device, versions and the in-process state; 0, 77 (no CUDA device) or 1
  * after a message on stderr.  reps: timed runs of each measurement. */
 int bsg_init(int reps, char *device, size_t cap, char *versions, size_t vcap);

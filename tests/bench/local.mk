@@ -5,6 +5,7 @@ include tests/bench/gpu.mk
 include tests/bench/eval.mk
 include tests/bench/roundtrip.mk
 include tests/bench/service.mk
+include tests/bench/solve.mk
 EXTRA_DIST += tests/bench/bench_clock.h
 
 bench: $(EXTRA_PROGRAMS) tests/bench/eval_tuner$(EXEEXT) tests/bench/calib_points$(EXEEXT)

@@ -102,9 +102,8 @@ static int push(struct bench_suite *s, size_t *cap,
   return 0;
 }
 
-/* Whether name contains one of the comma-separated parts of only (NULL:
- * every name). */
-static int name_matches(const char *name, const char *only)
+/* Whether name contains one of only's parts. */
+int bench_suite_name_matches(const char *name, const char *only)
 {
   const char *p = only, *end;
   char part[128];
@@ -142,7 +141,7 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
   for (size_t k = 0; k < NSPECS; k++) {
     const struct spec *p = &specs[k];
     if (!(p->set & sets) || (quick && !p->quick) ||
-        !name_matches(p->name, only))
+        !bench_suite_name_matches(p->name, only))
       continue;
     memset(&e, 0, sizeof e);
     snprintf(e.name, sizeof e.name, "%s", p->name);
@@ -170,7 +169,7 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
     const char *f = de->d_name;
     if (!has_suffix(f, ".mtx") && !has_suffix(f, ".mtx.gz"))
       continue;
-    if (strlen(f) >= sizeof e.file || !name_matches(f, only))
+    if (strlen(f) >= sizeof e.file || !bench_suite_name_matches(f, only))
       continue;
     memset(&e, 0, sizeof e);
     snprintf(e.name, sizeof e.name, "%.*s", (int)(sizeof e.name - 1), f);

@@ -58,6 +58,10 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
                      const char *only, const char *dir,
                      struct spmv_error *err);
 
+/* Whether name contains one of the comma-separated parts of only (NULL:
+ * every name matches), as bench_suite_init() keeps its entries. */
+int bench_suite_name_matches(const char *name, const char *only);
+
 /* Frees s's array and zeroes s. */
 void bench_suite_fini(struct bench_suite *s);
 
