@@ -151,7 +151,8 @@ static void target_socket(const char *path, char *buf, size_t n)
 /* Fills p for a connection that found nobody at path; 0 or a code. */
 static int make_plan(const char *path, struct plan *p, struct spmv_error *err)
 {
-  const char *prog = getenv("SPMVD_PROGRAM");
+  /* Not from the environment of a setuid caller, which would run it. */
+  const char *prog = secure_getenv("SPMVD_PROGRAM");
   const char *idle = getenv("SPMV_AUTOSTART_IDLE_S");
   char dir[PATH_MAX], rel[PATH_MAX + 16], *end;
   long secs = IDLE_DEFAULT_S;
