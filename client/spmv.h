@@ -45,8 +45,29 @@ struct spmv_matrix;
  * *out is NULL, the code is SPMV_ECONNECT (no daemon: "spmvd is not running
  * at PATH: start it with ..."), SPMV_EVERSION, SPMV_EPROTO, SPMV_ENOMEM or
  * SPMV_EINVAL, and spmv_client_errmsg(NULL) gives the message in this thread.
+ * The same as spmv_connect_opts() with SPMV_CONNECT_AUTOSTART when the
+ * environment has SPMV_AUTOSTART=1, else with no flags.
  */
 int spmv_connect(const char *path, struct spmv_client **out);
+
+/* spmv_connect_opts() flag: start a user instance of spmvd when none
+ * answers. */
+#define SPMV_CONNECT_AUTOSTART 1u
+
+/*
+ * As spmv_connect(), with flags (0 or SPMV_CONNECT_AUTOSTART; others are
+ * SPMV_EINVAL).  With SPMV_CONNECT_AUTOSTART, when nobody listens at the
+ * socket (no file, or a stale one) the library starts spmvd ($SPMVD_PROGRAM,
+ * else the installed one) on that socket, or on the user socket
+ * ($XDG_RUNTIME_DIR/spmvd.sock, else /tmp/spmvd-UID.sock) when it was the
+ * system socket, with the user cache ($XDG_STATE_HOME/spmvd/cache.db), its
+ * log in $XDG_STATE_HOME/spmvd/spmvd.log and --exit-idle
+ * $SPMV_AUTOSTART_IDLE_S (default 600) seconds, waits up to 10 s for it to
+ * answer, and connects.  Callers racing to start it end on one daemon.  A
+ * failed start is SPMV_ECONNECT naming the program, the socket and the log.
+ */
+int spmv_connect_opts(const char *path, unsigned flags,
+                      struct spmv_client **out);
 
 /*
  * Closes the connection and frees c (NULL is a no-op).  Matrices still

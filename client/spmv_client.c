@@ -573,8 +573,10 @@ static void default_path(char *buf, size_t n)
   snprintf(buf, n, "%s/spmvd/spmvd.sock", SPMV_RUNSTATEDIR);
 }
 
-/* Opens the Unix socket at c->path; a clear message when nobody listens. */
-static int open_socket(struct spmv_client *c, struct spmv_error *err)
+/* Opens the Unix socket at c->path; a clear message when nobody listens
+ * (*absent then 1). */
+static int open_socket(struct spmv_client *c, int *absent,
+                       struct spmv_error *err)
 {
   struct sockaddr_un addr;
   int fd, e;
@@ -591,7 +593,8 @@ static int open_socket(struct spmv_client *c, struct spmv_error *err)
       continue;
     e = errno;
     close(fd);
-    if (e == ENOENT || e == ECONNREFUSED)
+    *absent = e == ENOENT || e == ECONNREFUSED;
+    if (*absent)
       return spmv_error_set(err, SPMV_ECONNECT,
                             "spmvd is not running at %s: start it with "
                             "`spmvd --socket %s` or `systemctl start spmvd`",
@@ -634,55 +637,85 @@ static int say_hello(struct spmv_client *c, struct spmv_error *err)
   return rc;
 }
 
-/* Connects to spmvd at path (or the default) and says hello. */
-int spmv_connect(const char *path, struct spmv_client **out)
+/* See spmv_client_int.h. */
+int spmvc_connect_path(const char *path, struct spmv_client **out,
+                       int *absent, struct spmv_error *err)
 {
-  struct spmv_client *c = NULL;
-  struct spmv_error err;
-  char where[sizeof c->path + 64];
+  struct spmv_client *c;
   int rc;
 
-  spmv_error_clear(&err);
-  if (out == NULL) {
-    rc = spmv_error_set(&err, SPMV_EINVAL, "spmv_connect: out is NULL");
-    return spmvc_fail(NULL, &err);
-  }
   *out = NULL;
-  if (path == NULL) {
-    default_path(where, sizeof where);
-    path = where;
-  }
-  if (*path == '\0' || strlen(path) >= sizeof c->path) {
-    rc = spmv_error_set(&err, SPMV_EINVAL,
-                        "socket path '%.64s%s' is %s (at most %zu bytes)", path,
-                        strlen(path) > 64 ? "..." : "",
-                        *path ? "too long" : "empty", sizeof c->path - 1);
-    return spmvc_fail(NULL, &err);
-  }
+  *absent = 0;
+  if (*path == '\0' || strlen(path) >= sizeof c->path)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "socket path '%.64s%s' is %s (at most %zu bytes)",
+                          path, strlen(path) > 64 ? "..." : "",
+                          *path ? "too long" : "empty", sizeof c->path - 1);
   c = calloc(1, sizeof *c);
-  if (c == NULL) {
-    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-    return spmvc_fail(NULL, &err);
-  }
+  if (c == NULL)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   c->fd = -1;
   snprintf(c->path, sizeof c->path, "%s", path);
   c->next_id = 1;
   spmv_wire_limits_default(&c->lim);
   if (pthread_mutex_init(&c->lock, NULL) != 0) {
     free(c);
-    spmv_error_set(&err, SPMV_ENOMEM, "cannot create a mutex");
-    return spmvc_fail(NULL, &err);
+    return spmv_error_set(err, SPMV_ENOMEM, "cannot create a mutex");
   }
-  rc = open_socket(c, &err);
-  if (rc == 0)
-    rc = say_hello(c, &err);
+  rc = open_socket(c, absent, err);
+  if (rc == 0) {
+    rc = say_hello(c, err);
+    *absent = rc == SPMV_ECLOSED;
+  }
   if (rc < 0) {
-    spmvc_fail(NULL, &err);
     spmv_disconnect(c);
     return rc;
   }
   *out = c;
   return 0;
+}
+
+/* Connects to spmvd at path (or the default), starting one when flags
+ * ask for it, and says hello. */
+int spmv_connect_opts(const char *path, unsigned flags,
+                      struct spmv_client **out)
+{
+  struct spmv_error err;
+  char where[sizeof ((struct spmv_client *)0)->path + 64];
+  int rc, absent;
+
+  spmv_error_clear(&err);
+  if (out == NULL) {
+    spmv_error_set(&err, SPMV_EINVAL, "spmv_connect: out is NULL");
+    return spmvc_fail(NULL, &err);
+  }
+  *out = NULL;
+  if ((flags & ~SPMV_CONNECT_AUTOSTART) != 0) {
+    spmv_error_set(&err, SPMV_EINVAL, "spmv_connect_opts: unknown flags 0x%x",
+                   flags & ~SPMV_CONNECT_AUTOSTART);
+    return spmvc_fail(NULL, &err);
+  }
+  if (path == NULL) {
+    default_path(where, sizeof where);
+    path = where;
+  }
+  rc = spmvc_connect_path(path, out, &absent, &err);
+  if (rc < 0 && absent && (flags & SPMV_CONNECT_AUTOSTART))
+    rc = spmvc_autostart(path, out, &err);
+  if (rc < 0)
+    return spmvc_fail(NULL, &err);
+  return 0;
+}
+
+/* spmv_connect_opts() with the flags that SPMV_AUTOSTART asks for. */
+int spmv_connect(const char *path, struct spmv_client **out)
+{
+  const char *e = getenv("SPMV_AUTOSTART");
+
+  return spmv_connect_opts(path,
+                           e != NULL && strcmp(e, "1") == 0
+                               ? SPMV_CONNECT_AUTOSTART : 0,
+                           out);
 }
 
 /* Closes c and frees it and every matrix and vector still made through it. */

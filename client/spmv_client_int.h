@@ -171,6 +171,21 @@ int spmvc_csr_memfd(enum spmv_dtype dtype, int64_t rows, int64_t nnz,
 /* Unmaps and closes m's in-place vectors, if any (no request is made). */
 void spmvc_vectors_release(struct spmv_matrix *m);
 
+/*
+ * Connects to path and says hello: 0 with *out a new client, or a code with
+ * err set and *absent 1 when nobody answers there (no socket, a stale one,
+ * or a daemon that closed at once, as one does when it exits idle).
+ */
+int spmvc_connect_path(const char *path, struct spmv_client **out,
+                       int *absent, struct spmv_error *err);
+
+/*
+ * Starts spmvd for a connection that found nobody at path (spmv_autostart.c)
+ * and connects to it: 0 with *out a new client, else a code with err set.
+ */
+int spmvc_autostart(const char *path, struct spmv_client **out,
+                    struct spmv_error *err);
+
 /* Records err as the last failure on c (c may be NULL: this thread's
  * connect failure) for spmv_client_errmsg(); returns err->code.  The
  * caller must not hold c's lock (this takes it). */

@@ -66,6 +66,7 @@ static const struct option long_options[] = {
   { "max-threads-per-sm", required_argument, NULL, 'X' },
   { "max-blocks-per-sm", required_argument, NULL, 'B' },
   { "max-threads-per-block", required_argument, NULL, 'P' },
+  { "no-autostart", no_argument, NULL, 'A' },
   { "help", no_argument, NULL, 'h' },
   { "version", no_argument, NULL, 'V' },
   { NULL, 0, NULL, 0 }
@@ -98,6 +99,9 @@ static void usage(FILE *out, const char *prog)
           "                        $XDG_RUNTIME_DIR/spmvd.sock, else the system socket)\n"
           "  -d, --db PATH         the cache database for list, show, export\n"
           "                        (default: the one spmvd uses, else the default path)\n"
+          "      --no-autostart    fail when spmvd is not running rather than start a\n"
+          "                        user instance, as the commands that need one do\n"
+          "                        (status never starts one)\n"
           "  -j, --json            print JSON for scripts instead of tables\n"
           "  -q, --quiet           no progress on stderr\n"
           "  -S, --strategy NAME   tune: auto, model, predict, trial or exhaustive\n"
@@ -177,7 +181,8 @@ int spmvctl_exit_status(int code)
 /* Connects to spmvd, printing the library's message on failure. */
 int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out)
 {
-  int rc = spmv_connect(ctl->socket, out);
+  int rc = spmv_connect_opts(ctl->socket,
+                             ctl->autostart ? SPMV_CONNECT_AUTOSTART : 0, out);
 
   if (rc < 0)
     return spmvctl_fail(ctl, spmvctl_exit_status(rc), "%s",
@@ -350,6 +355,9 @@ int main(int argc, char **argv)
   if (strncmp(ctl.prog, "lt-", 3) == 0)
     ctl.prog += 3;
   ctl.dtype = SPMV_F64;
+  /* A daemon is started when needed, unless the environment says no. */
+  ctl.autostart = getenv("SPMV_AUTOSTART") == NULL ||
+                  strcmp(getenv("SPMV_AUTOSTART"), "0") != 0;
   ctl.gpu.sms = SPMVCTL_GPU_SMS;
   ctl.gpu.warp_size = SPMVCTL_GPU_WARP_SIZE;
   ctl.gpu.max_threads_per_sm = SPMVCTL_GPU_THREADS_PER_SM;
@@ -365,6 +373,7 @@ int main(int argc, char **argv)
     case 'd': ctl.db = optarg; break;
     case 'j': ctl.json = 1; break;
     case 'q': ctl.quiet = 1; break;
+    case 'A': ctl.autostart = 0; break;
     case 'S': ctl.strategy = optarg; break;
     case 'f': ctl.force = 1; break;
     case 'o': ctl.output = optarg; break;

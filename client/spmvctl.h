@@ -25,6 +25,8 @@ struct spmvctl {
   const char *db;        /* --db, or NULL: ask spmvd, else the default */
   int json;              /* --json: machine-readable output */
   int quiet;             /* --quiet: no progress */
+  int autostart;         /* start spmvd when none runs (--no-autostart,
+                            SPMV_AUTOSTART=0 and status turn it off) */
   const char *strategy;  /* --strategy (tune) */
   enum spmv_dtype dtype; /* --dtype (tune, bench) */
   int force;             /* --force (tune): tune again even when cached */
@@ -90,8 +92,9 @@ int spmvctl_exit_status(int code);
 int spmvctl_call_failed(const struct spmvctl *ctl, struct spmv_client *c,
                         int rc);
 
-/* Connects to spmvd; on failure prints the library's message and returns
- * the exit status (SPMVCTL_EXIT_NODAEMON when nobody listens). */
+/* Connects to spmvd, starting one when ctl->autostart says so; on failure
+ * prints the library's message and returns the exit status
+ * (SPMVCTL_EXIT_NODAEMON when nobody listens). */
 int spmvctl_connect(const struct spmvctl *ctl, struct spmv_client **out);
 
 /* Checks that the file a command reads exists and is readable; returns

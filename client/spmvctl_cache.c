@@ -20,7 +20,8 @@ static long long integer(const json_t *obj, const char *key)
   return (long long)json_integer_value(json_object_get(obj, key));
 }
 
-/* Asks a running spmvd which database it uses; 0 when it answered. */
+/* Asks a running spmvd which database it uses (never starting one: the
+ * database is there without it); 0 when it answered. */
 static int daemon_db(const struct spmvctl *ctl, char *buf, size_t n)
 {
   struct spmv_client *c = NULL;
@@ -28,7 +29,7 @@ static int daemon_db(const struct spmvctl *ctl, char *buf, size_t n)
   json_t *s;
   int found = 0;
 
-  if (spmv_connect(ctl->socket, &c) < 0)
+  if (spmv_connect_opts(ctl->socket, 0, &c) < 0)
     return -1;
   if (spmv_status_json(c, &text) == 0) {
     s = json_loads(text, 0, NULL);

@@ -91,9 +91,11 @@ static int status_call(struct spmvctl *ctl, struct spmv_client *c,
   return spmv_status_json(c, text);
 }
 
-/* spmvctl status: the daemon's state. */
+/* spmvctl status: the daemon's state; it never starts one, whose state
+ * would say nothing of the daemon asked about. */
 int spmvctl_status(struct spmvctl *ctl, int argc, char **argv)
 {
+  ctl->autostart = 0;
   return json_command(ctl, status_call, print_status);
 }
 

@@ -71,6 +71,8 @@ void spmvd_config_defaults(struct spmvd_config *c)
    * vectors, which an application that multiplies now and then still
    * needs. */
   c->idle_timeout_s = 0;
+  /* A service stays; an instance started on demand asks for an exit. */
+  c->exit_idle_s = 0;
 }
 
 _Static_assert(SPMV_FMT_COUNT <= 32, "exclude_formats is a 32-bit mask");
@@ -281,6 +283,7 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
     {"socket_mode", &c->socket_mode, 0, 0777, 8},
     {"frame_timeout_s", &c->frame_timeout_s, 0, 86400, 10},
     {"idle_timeout_s", &c->idle_timeout_s, 0, 31536000, 10},
+    {"exit_idle_s", &c->exit_idle_s, 0, 31536000, 10},
   };
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
     if (strcmp(key, ints[i].key) != 0)

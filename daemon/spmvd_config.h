@@ -36,6 +36,9 @@ struct spmvd_config {
                                 complete within it (0 = never) */
   int idle_timeout_s;        /* idle_timeout_s: a connection with nothing
                                 in flight is closed after it (0 = never) */
+  int exit_idle_s;           /* exit_idle_s: the daemon exits after this
+                                long with no connection and no work in
+                                flight (0 = never) */
   uint32_t exclude_formats;  /* exclude_formats: bit 1 << f for each format
                                 the tuner must never choose */
 };

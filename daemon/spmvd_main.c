@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -34,7 +35,8 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: spmvd [--foreground] [--socket PATH] [--db PATH] [--config FILE]\n"
           "             [--log stderr|syslog] [--log-level LEVEL]\n"
-          "             [--backend auto|cpu|cuda] [--device N] [--help] [--version]\n"
+          "             [--backend auto|cpu|cuda] [--device N] [--exit-idle SECONDS]\n"
+          "             [--help] [--version]\n"
           "\n"
           "The sparse matrix-vector product service; see spmvd(8).\n"
           "  -f, --foreground     stay in the foreground (logs to stderr)\n"
@@ -45,6 +47,7 @@ static void usage(FILE *f)
           "  -L, --log-level LEVEL  error, warn, info or debug\n"
           "  -b, --backend NAME   auto, cpu or cuda\n"
           "  -D, --device N       the device the worker drives\n"
+          "      --exit-idle SECONDS  exit after SECONDS with no client (0: never)\n"
           "  -h, --help           this help\n"
           "  -V, --version        the version\n"
           "\n"
@@ -54,11 +57,18 @@ static void usage(FILE *f)
           "  config  %s/spmvd.conf\n"
           "  worker  next to spmvd, else %s/spmvd-worker\n"
           "Other users: $XDG_RUNTIME_DIR/spmvd.sock (else /tmp/spmvd-UID.sock) and\n"
-          "$XDG_STATE_HOME/spmvd/cache.db (else ~/.local/state/spmvd/cache.db).\n",
+          "$XDG_STATE_HOME/spmvd/cache.db (else ~/.local/state/spmvd/cache.db).\n"
+          "Exit status: 0 stopped, 1 start-up failed, 2 usage, 3 another spmvd\n"
+          "serves the socket.\n",
           sys.socket_path, sys.db_path, SPMV_SYSCONFDIR, SPMV_LIBEXECDIR);
 }
 
-/* Detaches; the parent waits on a pipe for the child's start-up verdict. */
+/* Exit status of a start refused because another daemon serves the
+ * socket, which libspmvclient's autostart tells from other failures. */
+#define EXIT_BUSY 3
+
+/* Detaches; the parent waits on a pipe for the child's start-up verdict
+ * ('+' started, '!' another daemon serves the socket, '-' failed). */
 static int daemonize(int *report_fd)
 {
   int p[2];
@@ -74,16 +84,22 @@ static int daemonize(int *report_fd)
   if (pid > 0) {
     close(p[1]);
     n = read(p[0], buf, sizeof buf - 1);
+    /* The middle child has exited by now: reaped here, it is nobody's
+     * zombie where the reaper of orphans does not reap. */
+    waitpid(pid, NULL, 0);
     if (n > 0 && buf[0] == '+')
       _exit(0);
     buf[n > 0 ? n : 0] = '\0';
     fprintf(stderr, "spmvd: %s\n", n > 0 ? buf + 1 : "failed to start");
-    _exit(1);
+    _exit(n > 0 && buf[0] == '!' ? EXIT_BUSY : 1);
   }
   close(p[0]);
   setsid();
-  if (fork() > 0)
-    _exit(0);
+  /* The middle child always exits (1 when it cannot fork: the parent then
+   * reads no verdict), so that the parent's wait for it returns. */
+  pid = fork();
+  if (pid != 0)
+    _exit(pid > 0 ? 0 : 1);
   int null = open("/dev/null", O_RDWR);
   if (null >= 0) {
     dup2(null, 0);
@@ -95,14 +111,18 @@ static int daemonize(int *report_fd)
   return 0;
 }
 
-static void report(int fd, const char *msg)
+/* Sends the start-up verdict: msg NULL for started, else the failure of
+ * code rc. */
+static void report(int fd, int rc, const char *msg)
 {
   char buf[512];
   int n;
 
   if (fd < 0)
     return;
-  n = snprintf(buf, sizeof buf, "%c%s", msg ? '-' : '+', msg ? msg : "");
+  n = snprintf(buf, sizeof buf, "%c%s",
+               msg == NULL ? '+' : rc == SPMV_EBUSY ? '!' : '-',
+               msg ? msg : "");
   if (write(fd, buf, (size_t)n) < 0)
     spmvd_log_warn("cannot report the start-up to the parent");
   close(fd);
@@ -120,6 +140,7 @@ int main(int argc, char **argv)
     {"log-level", required_argument, NULL, 'L'},
     {"backend", required_argument, NULL, 'b'},
     {"device", required_argument, NULL, 'D'},
+    {"exit-idle", required_argument, NULL, 'E'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -145,6 +166,11 @@ int main(int argc, char **argv)
     case 'L': keys[nset] = "log_level"; vals[nset++] = optarg; break;
     case 'b': keys[nset] = "backend"; vals[nset++] = optarg; break;
     case 'D': keys[nset] = "device"; vals[nset++] = optarg; break;
+    case 'E':
+      keys[nset] = "exit_idle_s";
+      vals[nset++] = optarg;
+      srv.override_mask |= SPMVD_OVR_EXIT_IDLE;
+      break;
     case 'h': usage(stdout); return 0;
     case 'V': printf("spmvd %s (protocol 1)\n", PACKAGE_VERSION); return 0;
     default: usage(stderr); return 2;
@@ -198,14 +224,14 @@ int main(int argc, char **argv)
     spmvd_log_error("%s", err.msg);
     if (srv.cfg.log_sink != SPMVD_LOG_STDERR)
       fprintf(stderr, "spmvd: %s\n", err.msg);
-    report(report_fd, err.msg);
+    report(report_fd, rc, err.msg);
     spmvd_server_stop(&srv);
     uv_run(&loop, UV_RUN_DEFAULT);
     spmvd_server_close(&srv);
     uv_loop_close(&loop);
-    return 1;
+    return rc == SPMV_EBUSY ? EXIT_BUSY : 1;
   }
-  report(report_fd, NULL);
+  report(report_fd, 0, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   spmvd_server_close(&srv);
   rc = uv_loop_close(&loop);

@@ -384,8 +384,26 @@ static int open_cache(struct spmvd_server *srv, struct spmv_error *err)
   return 0;
 }
 
-/* Once a second: the connections' frame and idle timeouts.  One timer for
- * all is cheaper than one a connection, re-armed at every frame. */
+/* Stops the server once it has had no connection and no worker call for
+ * exit_idle_s, so that an instance started on demand goes by itself. */
+static void exit_when_idle(struct spmvd_server *srv, uint64_t now)
+{
+  int secs = srv->cfg.exit_idle_s;
+
+  if (srv->nconns > 0 ||
+      (srv->worker != NULL && spmvd_worker_pending(srv->worker) > 0)) {
+    srv->busy_ms = now;
+    return;
+  }
+  if (secs <= 0 || srv->stopping || now - srv->busy_ms < (uint64_t)secs * 1000)
+    return;
+  spmvd_log_info("no client for %d s (exit_idle_s): exiting", secs);
+  spmvd_server_stop(srv);
+}
+
+/* Once a second: the connections' frame and idle timeouts, and the
+ * daemon's own.  One timer for all is cheaper than one a connection,
+ * re-armed at every frame. */
 static void on_sweep(uv_timer_t *t)
 {
   struct spmvd_server *srv = t->data;
@@ -395,6 +413,7 @@ static void on_sweep(uv_timer_t *t)
     next = c->next;
     spmvd_conn_sweep(c, now);
   }
+  exit_when_idle(srv, now);
 }
 
 /* Starts the server on loop with srv->cfg already filled. */
@@ -406,6 +425,7 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
   srv->loop = loop;
   srv->lock_fd = -1;
   srv->start_ms = uv_now(loop);
+  srv->busy_ms = srv->start_ms;
   spmvd_registry_init(&srv->reg);
   /* Signals first: a client may signal as soon as the socket answers. */
   spmvd_spin_init(loop, spmvd_server_spin_us(srv));
@@ -532,6 +552,8 @@ void spmvd_server_reload(struct spmvd_server *srv)
   c.device = srv->cfg.device;
   if (srv->override_mask & SPMVD_OVR_LOG)
     c.log_sink = srv->cfg.log_sink;
+  if (srv->override_mask & SPMVD_OVR_EXIT_IDLE)
+    c.exit_idle_s = srv->cfg.exit_idle_s;
   srv->cfg = c;
   spmvd_log_set_level(c.log_level);
   spmvd_log_info("SIGHUP: reloaded %s", srv->config_path);

@@ -41,6 +41,8 @@ struct spmvd_server {
   const char *cache_state;         /* "read-write", "read-only" or "none"
                                       (status's cache_state) */
   uint64_t start_ms;
+  uint64_t busy_ms;                /* when a connection or work was last
+                                      seen (exit_idle_s counts from it) */
   int stopping;                    /* SIGTERM: finishing in-flight work */
   int lock_fd;
   int exit_code;
@@ -52,6 +54,7 @@ struct spmvd_server {
 #define SPMVD_OVR_LOG 0x4u
 #define SPMVD_OVR_BACKEND 0x8u
 #define SPMVD_OVR_DEVICE 0x10u
+#define SPMVD_OVR_EXIT_IDLE 0x20u
 
 /*
  * Starts the server on loop with srv->cfg already filled: takes the lock,

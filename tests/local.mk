@@ -141,6 +141,15 @@ tests_integration_check_solve_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_solve_client_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_solve_client_OBJECTS): daemon/spmvd daemon/spmvd-worker client/spmvctl
 
+# A user spmvd started on demand by libspmvclient and spmvctl.
+check_PROGRAMS += tests/integration/check_autostart
+TESTS += tests/integration/check_autostart
+tests_integration_check_autostart_SOURCES = tests/integration/check_autostart.c
+tests_integration_check_autostart_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_autostart_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_autostart_LDADD = client/libspmvclient.la $(ITEST_LDADD)
+$(tests_integration_check_autostart_OBJECTS): daemon/spmvd daemon/spmvd-worker client/spmvctl
+
 # Schema coverage (STYLE 14): every integration test records the ops whose
 # replies it validated (itest_ops.c, under tests/integration/ops/); this
 # test, last, fails naming any schema/proto/<op>.json never exercised.  Its
@@ -157,7 +166,7 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_solve.log \
 	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
 	tests/integration/check_solve_client.log \
-	tests/integration/check_refusals.log
+	tests/integration/check_refusals.log tests/integration/check_autostart.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log \
 	tests/integration/check_gpu_vectors.log

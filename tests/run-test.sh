@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-test.sh: make check's wrapper of every test: the test runs with a
 # TMPDIR of its own, removed afterwards whether it passed or not, so that
-# no run leaves anything in /tmp.
+# no run leaves anything in /tmp, and with SPMV_AUTOSTART=0.
 base=${TMPDIR:-/tmp}
 dir=$(mktemp -d "$base/spmvd-check.XXXXXX") || { echo "run-test.sh: cannot create a directory in $base" >&2; exit 99; }
 # Open to all, as /tmp is: tests that drop privileges reach their sockets.
@@ -9,5 +9,8 @@ chmod 755 "$dir"
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
 TMPDIR=$dir
-export TMPDIR
+# No test starts a daemon from the installed spmvd (nor writes its log in
+# $HOME) by accident: spmvctl's autostart is off unless a test asks.
+SPMV_AUTOSTART=0
+export TMPDIR SPMV_AUTOSTART
 "$@"

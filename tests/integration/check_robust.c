@@ -516,14 +516,15 @@ START_TEST(sixteen_clients)
 }
 END_TEST
 
-/* A second daemon on the same socket refuses to start, saying why. */
+/* A second daemon on the same socket refuses to start, saying why, with
+ * the exit status that tells it from other failures. */
 START_TEST(second_daemon_refused)
 {
   struct itest_daemon d2 = itest_d;
   d2.pid = 0;
   snprintf(d2.log, sizeof d2.log, "%s/second.log", itest_d.dir);
   snprintf(d2.db, sizeof d2.db, "%s/other.db", itest_d.dir);
-  ck_assert_int_eq(itest_daemon_run(&d2, NULL), 1);
+  ck_assert_int_eq(itest_daemon_run(&d2, NULL), 3);
   ck_assert_msg(itest_log_wait(&d2, "already serving", 0),
                 "no 'already serving' message in %s", d2.log);
   hello_answers();
