@@ -178,7 +178,7 @@ $(SCHEMA_COVERAGE_LOG): $(ITEST_LOGS)
 
 # make installcheck (and so make distcheck): the installed tree on its own.
 EXTRA_DIST += tests/installcheck.sh
-installcheck-local:
+installcheck-local: installcheck-python
 	$(SHELL) $(top_srcdir)/tests/installcheck.sh "$(DESTDIR)$(sbindir)" \
 		"$(DESTDIR)$(bindir)" "$(DESTDIR)$(libdir)" "$(DESTDIR)$(mandir)" \
 		"$(abs_top_srcdir)/tests/data/matrices/west0479.mtx.gz"

@@ -1,0 +1,41 @@
+# python/python.mk: the Python module spmvd, libspmvclient through ctypes.
+# It is installed into the configured Python's site-packages when
+# configure found one; its test skips without Python, numpy or scipy.
+SPMVD_PY_SOURCES = python/spmvd/__init__.py python/spmvd/_lib.py \
+	python/spmvd/_client.py python/spmvd/_matrix.py \
+	python/spmvd/_vector.py python/spmvd/_solve.py
+EXTRA_DIST += $(SPMVD_PY_SOURCES) python/spmvd/_config.py.in python/README
+
+if HAVE_PYTHON
+spmvdpythondir = $(pythondir)/spmvd
+spmvdpython_PYTHON = $(SPMVD_PY_SOURCES)
+nodist_spmvdpython_PYTHON = python/spmvd/_config.py
+endif
+
+# The installed module loads the installed library by its absolute path:
+# libtool names it libspmvclient.so.(current - age) on GNU/Linux.
+python/spmvd/_config.py: $(srcdir)/python/spmvd/_config.py.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) python/spmvd && v='$(SPMV_LT_VERSION)' && \
+	major=$$(( $${v%%:*} - $${v##*:} )) && \
+	sed -e "s|@LIBSPMVCLIENT[@]|$(libdir)/libspmvclient.so.$$major|" \
+		$(srcdir)/python/spmvd/_config.py.in >$@-t && mv $@-t $@
+CLEANFILES += python/spmvd/_config.py
+
+# The module against a private spmvd, with the configured Python.
+TESTS += tests/python/check_python.sh
+EXTRA_DIST += tests/python/check_python.sh tests/python/test_spmvd.py
+TESTS_ENVIRONMENT += SPMV_PYTHON='$(PYTHON)'; export SPMV_PYTHON;
+
+# make installcheck (tests/local.mk runs it): the installed module finds
+# the installed library by itself; only without DESTDIR, where the
+# configured path is the real one.
+installcheck-python:
+	@if test "x$(PYTHON)" = "x:" || test -n "$(DESTDIR)"; then \
+	  echo "installcheck-python: no Python, or DESTDIR set: skipped"; exit 0; fi; \
+	v='$(SPMV_LT_VERSION)'; lib="$(libdir)/libspmvclient.so.$$(( $${v%%:*} - $${v##*:} ))"; \
+	cd / && env -u SPMVD_LIBSPMVCLIENT PYTHONPATH='$(pythondir)' PYTHONDONTWRITEBYTECODE=1 \
+	  $(PYTHON) -c 'import sys, spmvd; p = spmvd.library_path(); \
+	    ok = p == sys.argv[1] and spmvd.__file__.startswith(sys.argv[2]); \
+	    print("installcheck-python:", spmvd.__file__, "loads", p); sys.exit(0 if ok else 1)' \
+	  "$$lib" "$(spmvdpythondir)/"
+.PHONY: installcheck-python
