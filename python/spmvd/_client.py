@@ -70,6 +70,11 @@ class Client:
             # At interpreter shutdown the process's end closes the socket.
             pass
 
+    def __reduce_ex__(self, protocol):
+        # A copy would share the connection, and each copy would close it.
+        raise TypeError("spmvd: a Client is a connection and cannot be "
+                        "copied or pickled: connect again")
+
     @property
     def closed(self):
         """Whether close() has run."""

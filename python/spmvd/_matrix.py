@@ -212,6 +212,11 @@ class Matrix(_Base):
             # At interpreter shutdown the connection's end frees it.
             pass
 
+    def __reduce_ex__(self, protocol):
+        # A copy would share the handle, and each copy would free it.
+        raise TypeError("spmvd: a Matrix is a handle on spmvd's matrix and "
+                        "cannot be copied or pickled: load it again")
+
     @property
     def client(self):
         """The Client this matrix was loaded through."""
@@ -295,10 +300,13 @@ class Matrix(_Base):
                 self._mapped = False
                 return None
             check(rc, self._client._ptr)
-            ct = ctypes.c_float if self._code == _lib.SPMV_F32 else ctypes.c_double
+            ct = (ctypes.c_float if self._code == _lib.SPMV_F32
+                  else ctypes.c_double)
             m, n = self.shape
-            self._xbuf = np.frombuffer((ct * n).from_address(x.value), self.dtype)
-            self._ybuf = np.frombuffer((ct * m).from_address(y.value), self.dtype)
+            self._xbuf = np.frombuffer((ct * n).from_address(x.value),
+                                       self.dtype)
+            self._ybuf = np.frombuffer((ct * m).from_address(y.value),
+                                       self.dtype)
         return (self._xbuf, self._ybuf) if self._xbuf is not None else None
 
     def multiply(self, x, alpha=1.0, beta=0.0, y=None):

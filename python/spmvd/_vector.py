@@ -89,6 +89,18 @@ class Vector:
             # At interpreter shutdown the connection's end frees it.
             pass
 
+    # copy.copy() and deepcopy() make a new device vector (copy()): a
+    # shallow copy would share the handle, and each copy would free it.
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("spmvd: a Vector lives in spmvd and cannot be "
+                        "pickled: pickle its download()")
+
     @property
     def client(self):
         """The Client that holds this vector."""

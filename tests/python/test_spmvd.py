@@ -5,11 +5,13 @@ scipy's own solvers on a Matrix, device vectors, the server-side solvers
 against scipy's and a power iteration, error paths, and what loading and
 freeing, closing and garbage collection leave in the daemon."""
 
+import copy
 import gc
 import glob
 import inspect
 import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -114,7 +116,8 @@ class TestProducts(ClientCase):
                         y = A @ x
                         self.assertEqual(y.dtype, np.dtype(dt))
                         check_product(self, A0, x, y, name + " A @ x")
-                        check_product(self, A0, x, A.matvec(x), name + " matvec")
+                        check_product(self, A0, x, A.matvec(x),
+                                      name + " matvec")
                         X = rng.standard_normal((n, 3))
                         Y = A @ X
                         self.assertEqual(Y.shape, (m, 3))
@@ -153,7 +156,8 @@ class TestProducts(ClientCase):
                              np.array([0, 2, 3])), shape=(2, 2))
         self.assertFalse(dup.has_canonical_format)
         with self.c.load(dup) as A:
-            np.testing.assert_array_equal(A @ np.array([1.0, 10.0]), [30.0, 3.0])
+            np.testing.assert_array_equal(A @ np.array([1.0, 10.0]),
+                                          [30.0, 3.0])
 
     def test_no_copy(self):
         """A CSR matrix with int32 indices and float values reaches the
@@ -367,6 +371,24 @@ class TestErrors(ClientCase):
                 del _lib.lib.spmv_connect_opts
         self.assertEqual(flags, [1, 0])
 
+    def test_copies(self):
+        """Handles are not duplicated: a Matrix or Client copy is refused,
+        a Vector copy is a new vector."""
+        A = self.c.load(matrix("karate"))
+        for obj in (A, self.c):
+            with self.assertRaises(TypeError):
+                copy.copy(obj)
+            with self.assertRaises(TypeError):
+                pickle.dumps(obj)
+        v = self.c.vector(np.arange(3.0))
+        w = copy.deepcopy(v)
+        self.assertIsNot(w._ptr, v._ptr)
+        v.fill(0.0)
+        np.testing.assert_array_equal(w.download(), [0.0, 1.0, 2.0])
+        with self.assertRaises(TypeError):
+            pickle.dumps(v)
+        A.close()
+
     def test_closed(self):
         A = self.c.load(matrix("karate"))
         A.close()
@@ -425,7 +447,8 @@ class TestVectors(ClientCase):
                 self.assertAlmostEqual(x.dot(y), float(a.astype(np.float64)
                                                        @ b.astype(np.float64)),
                                        delta=1e-4 if dt == np.float32 else 1e-10)
-                np.testing.assert_allclose(x.nrm2(), np.linalg.norm(a.astype(np.float64)), **tol)
+                np.testing.assert_allclose(
+                    x.nrm2(), np.linalg.norm(a.astype(np.float64)), **tol)
                 z = x.copy()
                 np.testing.assert_array_equal(z.download(), a)
                 z.axpby(2.0, y, -1.0)
@@ -461,7 +484,8 @@ class TestVectors(ClientCase):
                               "multiply_vec beta", alpha=2.0, beta=1.0, y0=ys)
                 with self.assertRaises(spmvd.Error):
                     A.multiply_vec(x, x)
-                wrong = self.c.vector(n, np.float64 if dt == np.float32 else np.float32)
+                other = np.float64 if dt == np.float32 else np.float32
+                wrong = self.c.vector(n, other)
                 with self.assertRaises(spmvd.Error):
                     x.dot(wrong)
 
@@ -521,7 +545,8 @@ class TestSolvers(ClientCase):
         with self.c.load(A0) as A, self.c.load(-A0) as N:
             x, info = spmvd.cg(A, b, rtol=1e-8, history=True)
             self.assertEqual(len(info.history), info.iterations)
-            self.assertLessEqual(info.history[-1], 1e-8 * np.linalg.norm(b) * 1.01)
+            self.assertLessEqual(info.history[-1],
+                                 1e-8 * np.linalg.norm(b) * 1.01)
             self.assertAlmostEqual(info.rhs_norm, np.linalg.norm(b))
             self.assertEqual(int(info), 0)
             # Warm: from the solution, nothing is left to do.
@@ -576,7 +601,8 @@ class TestSolvers(ClientCase):
             n = W.shape[0]
             out = np.asarray(W.sum(axis=0)).ravel()
             dangling = out == 0
-            P = W @ sp.diags(np.where(dangling, 0.0, 1.0 / np.where(dangling, 1.0, out)))
+            inv = 1.0 / np.where(dangling, 1.0, out)
+            P = W @ sp.diags(np.where(dangling, 0.0, inv))
             ref = np.full(n, 1.0 / n)
             for _ in range(1000):
                 nxt = 0.85 * (P @ ref) + (0.15 + 0.85 * ref[dangling].sum()) / n
