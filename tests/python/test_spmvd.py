@@ -14,6 +14,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -230,6 +231,44 @@ class TestProducts(ClientCase):
             self.assertEqual(st["backend"], "cpu")
             self.assertGreaterEqual(st["matrices"], 1)
         self.assertEqual(self.c.path, SOCKET)
+
+    def test_threads(self):
+        """Threads sharing a Matrix take turns on its shared vectors."""
+        A0 = matrix("bcsstk13")
+        xs = [np.random.default_rng(i).standard_normal(A0.shape[1])
+              for i in range(4)]
+        bad = []
+        with self.c.load(A0) as A:
+            def work(x):
+                for _ in range(30):
+                    if not np.array_equal(A @ x, A @ x):
+                        bad.append(x)
+                try:
+                    check_product(self, A0, x, A @ x, "thread")
+                except AssertionError as e:
+                    bad.append(e)
+            ts = [threading.Thread(target=work, args=(x,)) for x in xs]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        self.assertEqual(bad, [])
+
+    def test_exit_with_objects(self):
+        """Objects still alive when the interpreter exits go quietly."""
+        code = """if True:
+            import numpy as np, spmvd
+            c = spmvd.connect(autostart=False)
+            A = c.load_csr([0, 1], [0], np.array([2.0]), (1, 1))
+            A @ np.ones(1)
+            v = c.vector(3)
+            orphan = spmvd.connect(autostart=False).load_csr(
+                [0, 1], [0], np.array([1.0], np.float32), (1, 1))
+            """
+        out = subprocess.run([sys.executable, "-c", code], check=True,
+                             capture_output=True, text=True)
+        self.assertEqual(out.stderr, "")
+        self.assertEqual(wait_resident(self.c, (0, 0)), (0, 0))
 
     def test_matrix_without_scipy(self):
         """Without scipy a Matrix still multiplies (a subprocess that
