@@ -120,6 +120,14 @@ class Client:
         check(fn(self._handle(), ctypes.byref(out)), self._ptr)
         return json.loads(_lib.take_string(out))
 
+    def cancel_solve(self):
+        """Ask the solve now running on this client (in another thread)
+        to stop: it returns within some 40 ms with reason "cancelled" and
+        x as far as it got.  Does nothing while no solve runs."""
+        ptr = self._ptr
+        if ptr is not None:
+            lib.spmv_solve_cancel(ptr)
+
     def load(self, matrix, dtype=None, *, strategy=None, name=None,
              verify=False):
         """Load a matrix into spmvd and return a Matrix.

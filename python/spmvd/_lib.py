@@ -141,6 +141,7 @@ _PROTOTYPES = {
                          ctypes.POINTER(SolveResult)]),
     "spmv_solve_vec": (INT, [P, P, P, ctypes.POINTER(SolveOptions),
                              ctypes.POINTER(SolveResult)]),
+    "spmv_solve_cancel": (None, [P]),
 }
 for _name, (_res, _args) in _PROTOTYPES.items():
     _fn = getattr(lib, _name)

@@ -20,9 +20,10 @@ class SolveInfo:
     """What a solve found.
 
     code is scipy's info integer: 0 converged, the iteration count when
-    maxiter ran out, -1 on a breakdown or an indefinite matrix (CG).
+    the method stopped without converging (maxiter ran out, or the solve
+    was cancelled), -1 on a breakdown or an indefinite matrix (CG).
     reason is spmvd's: "converged-rtol", "converged-atol", "maxiter",
-    "breakdown" or "indefinite".  residual is ||b - A x||_2 recomputed
+    "cancelled", "breakdown" or "indefinite".  residual is ||b - A x||_2 recomputed
     from x (pagerank: the 1-norm of the last change), relative_residual
     it over rhs_norm = ||b||_2; seconds is the solve's time on the
     worker.  history (asked for with history=True) holds the residual
@@ -51,7 +52,7 @@ class SolveInfo:
 def _code(converged, reason, iterations):
     if converged:
         return 0
-    if reason == "maxiter":
+    if reason in ("maxiter", "cancelled"):
         return max(int(iterations), 1)
     return -1
 
@@ -100,14 +101,17 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, restart=None,
     o.history = 1 if history else 0
     failure = []
     if progress is not None:
-        # An exception cannot cross the C call: it is kept and raised
-        # once the solve returns.
+        # An exception cannot cross the C call: it cancels the solve and
+        # is raised once the solve returns.
+        cptr = A.client._handle()
+
         def relay(p, arg):
             if not failure:
                 try:
                     progress(p.contents.done, p.contents.residual)
                 except BaseException as e:
                     failure.append(e)
+                    lib.spmv_solve_cancel(cptr)
         cb = _lib.PROGRESS_FN(relay)
         o.progress = cb
         o.progress_every = max(int(progress_every), 1)
@@ -170,8 +174,10 @@ _COMMON = """
     history=True keeps the residual norm of each iteration in
     info.history; progress, a callable, is called as progress(iteration,
     residual) every progress_every iterations while the solve runs (it
-    must not call into the same client).  Returns (x, info), info a
-    SolveInfo whose code is scipy's info integer."""
+    must not call into the same client); an exception it raises, a
+    KeyboardInterrupt included, cancels the solve and is raised.  Another
+    thread may stop the solve with Client.cancel_solve().  Returns (x,
+    info), info a SolveInfo whose code is scipy's info integer."""
 
 
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,

@@ -616,6 +616,38 @@ class TestSolvers(ClientCase):
             with self.assertRaises(TypeError):
                 spmvd.cg(A, b, M=np.eye(n))
 
+    def test_cancel(self):
+        """A raising progress callback and cancel_solve() from another
+        thread stop a solve that would run for minutes."""
+        A0 = matrix("west0479")
+        b = np.ones(A0.shape[0])
+        with self.c.load(A0) as A:
+            def interrupt(i, r):
+                if i >= 20:
+                    raise KeyboardInterrupt
+            t = time.monotonic()
+            with self.assertRaises(KeyboardInterrupt):
+                spmvd.gmres(A, b, rtol=1e-14, maxiter=10**8,
+                            progress=interrupt)
+            self.assertLess(time.monotonic() - t, 10)
+            done = threading.Event()
+
+            def cancel():
+                while not done.wait(0.05):
+                    self.c.cancel_solve()
+            canceller = threading.Thread(target=cancel)
+            canceller.start()
+            try:
+                x, info = spmvd.bicgstab(A, b, rtol=1e-14, maxiter=10**8)
+            finally:
+                done.set()
+                canceller.join()
+            self.assertEqual(info.reason, "cancelled")
+            self.assertEqual(info.code, max(info.iterations, 1))
+            self.assertFalse(info.converged)
+            # The client serves the next request as usual.
+            self.assertEqual(spmvd.gmres(A, b, maxiter=3)[1].code, 3)
+
     def test_device_vectors(self):
         A0 = matrix("gr_30_30")
         b = A0 @ np.linspace(1, 2, A0.shape[0])
