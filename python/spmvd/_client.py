@@ -17,10 +17,13 @@ def connect(path=None, autostart=True):
 
     path is the daemon's Unix socket; None takes libspmvclient's default:
     $SPMVD_SOCKET if set, else $XDG_RUNTIME_DIR/spmvd.sock if it exists,
-    else the system socket.  With autostart, a libspmvclient that has
-    spmv_connect_opts() starts a per-user daemon when none answers; an
-    older library connects without it.  Raises Error (name
-    "SPMV_ECONNECT" when no daemon answers).
+    else the system socket.  With autostart, when nobody listens there,
+    libspmvclient starts spmvd for this user on that socket (on the user
+    socket when it was the system socket), with the user's cache, exiting
+    when idle (spmv_connect_opts, SPMV_CONNECT_AUTOSTART in
+    libspmvclient(3)); a library older than spmv_connect_opts() connects
+    without it.  Raises Error (name "SPMV_ECONNECT" when no daemon
+    answers or none could be started).
     """
     return Client(path, autostart)
 

@@ -19,11 +19,12 @@ __all__ = ["SolveInfo", "cg", "pcg_jacobi", "bicgstab", "gmres", "pagerank"]
 class SolveInfo:
     """What a solve found.
 
-    code is scipy's info integer: 0 converged, the iteration count when
-    the method stopped without converging (maxiter ran out, or the solve
-    was cancelled), -1 on a breakdown or an indefinite matrix (CG).
+    code is scipy's info integer: 0 converged, -1 on a breakdown or an
+    indefinite matrix (CG), else the iteration count: the method stopped
+    short of the tolerance (maxiter ran out, the solve was cancelled, or
+    it stagnated: the residual recomputed from x stayed above it).
     reason is spmvd's: "converged-rtol", "converged-atol", "maxiter",
-    "cancelled", "breakdown" or "indefinite".  residual is ||b - A x||_2 recomputed
+    "cancelled", "stagnated", "breakdown" or "indefinite".  residual is ||b - A x||_2 recomputed
     from x (pagerank: the 1-norm of the last change), relative_residual
     it over rhs_norm = ||b||_2; seconds is the solve's time on the
     worker.  history (asked for with history=True) holds the residual
@@ -50,11 +51,13 @@ class SolveInfo:
 
 
 def _code(converged, reason, iterations):
+    # scipy's: <0 for what it calls illegal input or breakdown, and the
+    # iterations (>0) for every other way of missing the tolerance.
     if converged:
         return 0
-    if reason in ("maxiter", "cancelled"):
-        return max(int(iterations), 1)
-    return -1
+    if reason in ("breakdown", "indefinite"):
+        return -1
+    return max(int(iterations), 1)
 
 
 def _info(method, r):
