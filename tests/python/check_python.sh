@@ -40,6 +40,7 @@ PYTHONDONTWRITEBYTECODE=1 SPMVD_LIBSPMVCLIENT=$lib \
 SPMVD_SOCKET=$tmp/spmvd.sock SPMV_TEST_DB=$tmp/cache.db \
 SPMV_TEST_DATA=$top_srcdir/tests/data/matrices \
 SPMV_TEST_SPMVCTL=$top_builddir/client/spmvctl \
+SPMV_TEST_SPMVD=$top_builddir/daemon/spmvd \
   "$py" "$top_srcdir/tests/python/test_spmvd.py" -v
 status=$?
 [ $status -eq 0 ] || { echo "spmvd's log:"; tail -50 "$tmp/spmvd.log"; }

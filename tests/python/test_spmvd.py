@@ -12,8 +12,11 @@ import inspect
 import json
 import os
 import pickle
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -82,6 +85,24 @@ def wait_resident(client, want, seconds=10.0):
         if now == want or time.monotonic() > end:
             return now
         time.sleep(0.02)
+
+
+def stop_daemon(lock):
+    """Stops the daemon whose pid is in lock file lock, if one runs (it is
+    no child of ours: it is polled until gone)."""
+    try:
+        with open(lock) as f:
+            pid = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(1000):
+            os.kill(pid, 0)
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class ClientCase(unittest.TestCase):
@@ -427,6 +448,49 @@ class TestErrors(ClientCase):
         with self.assertRaises(TypeError):
             pickle.dumps(v)
         A.close()
+
+    @unittest.skipUnless(_lib.HAVE_CONNECT_OPTS, "no spmv_connect_opts")
+    def test_autostart(self):
+        """autostart=True starts spmvd on a silent socket (a subprocess
+        with private XDG directories, as a user without a daemon)."""
+        top = tempfile.mkdtemp(prefix="spmvd-autostart.",
+                               dir=os.path.dirname(SOCKET))
+        sock = os.path.join(top, "auto.sock")
+        conf = os.path.join(top, "config", "spmvd")
+        os.makedirs(conf)
+        with open(os.path.join(conf, "spmvd.conf"), "w") as f:
+            f.write("backend = cpu\nthreads = 2\n")
+        env = dict(os.environ, XDG_RUNTIME_DIR=top,
+                   XDG_STATE_HOME=os.path.join(top, "state"),
+                   XDG_CONFIG_HOME=os.path.join(top, "config"),
+                   SPMVD_PROGRAM=os.environ["SPMV_TEST_SPMVD"],
+                   SPMV_AUTOSTART_IDLE_S="30")
+        env.pop("SPMVD_SOCKET")
+        env.pop("SPMV_AUTOSTART", None)
+        code = """if True:
+            import sys, numpy as np, spmvd
+            try:
+                spmvd.connect(sys.argv[1], autostart=False)
+            except spmvd.Error as e:
+                print(e.name)
+            with spmvd.connect(sys.argv[1], autostart=True) as c:
+                A = c.load_csr([0, 1], [0], np.array([2.0]), (1, 1))
+                print(c.status()["pid"], (A @ np.ones(1)).tolist())
+            with spmvd.connect(sys.argv[1], autostart=False) as c:
+                print(c.status()["pid"])
+            """
+        try:
+            out = subprocess.run([sys.executable, "-c", code, sock], env=env,
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = out.stdout.split("\n")
+            self.assertEqual(lines[0], "SPMV_ECONNECT")
+            pid, y = lines[1].split(" ", 1)
+            self.assertEqual(y, "[2.0]")
+            self.assertEqual(lines[2], pid)
+        finally:
+            stop_daemon(sock + ".lock")
+            shutil.rmtree(top)
 
     def test_closed(self):
         A = self.c.load(matrix("karate"))
