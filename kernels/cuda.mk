@@ -16,13 +16,17 @@ SPMV_CUDA_SRC = \
 SPMV_CUDA_HDR = kernels/spmv_kernels.h kernels/spmv_cuda.cuh \
 	kernels/spmv_segreduce.cuh kernels/spmv_longrow.cuh \
 	kernels/spmv_dev_arrays.cuh
-EXTRA_DIST += $(SPMV_CUDA_SRC) $(SPMV_CUDA_HDR)
+EXTRA_DIST += $(SPMV_CUDA_SRC) $(SPMV_CUDA_HDR) kernels/spmv_fault.cu kernels/spmv_fault.h
 
 if HAVE_CUDA
 noinst_LIBRARIES += kernels/libspmvkernels_cuda.a
 kernels_libspmvkernels_cuda_a_SOURCES = $(SPMV_CUDA_SRC)
+# The faults of the fault-injection build's tests, in no other build.
+if FAULT_INJECTION
+kernels_libspmvkernels_cuda_a_SOURCES += kernels/spmv_fault.cu
+endif
 # nvcc does not track headers: rebuild every kernel when one changes.
-$(kernels_libspmvkernels_cuda_a_OBJECTS): $(SPMV_CUDA_HDR) \
+$(kernels_libspmvkernels_cuda_a_OBJECTS): $(SPMV_CUDA_HDR) kernels/spmv_fault.h \
 	kernels/spmv_formats.h kernels/spmv_csr.h kernels/spmv_error.h kernels/spmv_types.h
 
 SUFFIXES = .cu
