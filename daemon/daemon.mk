@@ -48,6 +48,10 @@ daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 daemon_spmvd_worker_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 daemon_spmvd_worker_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 	kernels/libspmvcore.la $(JANSSON_LIBS) -lpthread -lm
+# Faults on cue for the tests (SPMVD_FAULT): only in a fault-injection build.
+if FAULT_INJECTION
+daemon_spmvd_worker_SOURCES += daemon/spmvd_fault.c daemon/spmvd_fault.h
+endif
 if HAVE_CUDA
 daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c \
 	daemon/spmvd_cuda_pipe.c daemon/spmvd_cuda_pipe.h

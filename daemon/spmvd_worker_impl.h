@@ -116,9 +116,6 @@ int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
 /* Sets *dt from a request's dtype s; SPMV_EPROTO for anything else. */
 int spmvd_wk_parse_dtype(const char *s, enum spmv_dtype *dt,
                          struct spmv_error *err);
-/* Tests: aborts when cfg's text starts with SPMVD_TEST_CRASH_CONFIG, as a
- * faulting kernel would, so that the quarantine can be proved. */
-void spmvd_wk_maybe_crash(const struct spmv_config *cfg);
 
 /* One product of m's resident configuration on a random x against the
  * double-precision reference (spmvd_worker_check.c): *ok when the scaled

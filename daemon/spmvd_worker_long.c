@@ -11,6 +11,9 @@
 
 #include "spmvd_backend.h"
 #include "spmvd_calib_bound.h"
+#ifdef SPMVD_FAULT_INJECTION
+#include "spmvd_fault.h"
+#endif
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_predict.h"
@@ -196,8 +199,12 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
   spmv_config_format(cfg, text, sizeof text);
   spmvd_wk_send_msg(r->w, json_pack("{sI ss ss}", "seq", r->seq, "event",
                                     "candidate", "candidate", text));
-  spmvd_wk_maybe_crash(cfg);
-  int rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
+  int rc = 0;
+#ifdef SPMVD_FAULT_INJECTION
+  rc = spmvd_fault_run(cfg, err);
+#endif
+  if (rc == 0)
+    rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
   spmvd_wk_die_if_sticky(rc);
   return rc;
 }
@@ -371,9 +378,12 @@ static int bench_configs(struct worker *w, struct wmatrix *m,
       spmv_config_format(&cfg, text, sizeof text);
       spmvd_wk_send_msg(w, json_pack("{sI ss ss}", "seq", seq, "event",
                                      "candidate", "candidate", text));
-      spmvd_wk_maybe_crash(&cfg);
-      rc = spmvd_calib_backend_time_rounds(&cb, &m->A, m->dtype, &cfg, rounds,
-                                           NULL, &us, &e);
+#ifdef SPMVD_FAULT_INJECTION
+      rc = spmvd_fault_run(&cfg, &e);
+#endif
+      if (rc == 0)
+        rc = spmvd_calib_backend_time_rounds(&cb, &m->A, m->dtype, &cfg,
+                                             rounds, NULL, &us, &e);
       spmvd_wk_die_if_sticky(rc);
       if (rc == 0 && !(us > 0))
         rc = spmv_error_set(&e, SPMV_EINVAL, "the backend timed %g us", us);

@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "spmvd_backend.h"
+#ifdef SPMVD_FAULT_INJECTION
+#include "spmvd_fault.h"
+#endif
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_worker_impl.h"
@@ -360,6 +363,15 @@ int main(int argc, char **argv)
                                     "message", err.msg));
     return 1;
   }
+#ifdef SPMVD_FAULT_INJECTION
+  if (spmvd_fault_open(w.dev.backend, &err) < 0) {
+    spmvd_log_error("%s", err.msg);
+    spmvd_wk_send_msg(&w, json_pack("{ss s{ss ss}}", "event", "failed",
+                                    "error", "code", spmv_err_name(err.code),
+                                    "message", err.msg));
+    return 1;
+  }
+#endif
   spmvd_wk_test_sleep("SPMVD_TEST_START_MS");
   spmvd_wk_send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
                                   device_json(&w.dev)));
@@ -401,6 +413,9 @@ int main(int argc, char **argv)
   spmvd_wk_vec_free_all(&w);
   while (w.bufs)
     spmvd_wk_buf_release(&w, w.bufs->id);
+#ifdef SPMVD_FAULT_INJECTION
+  spmvd_fault_close();
+#endif
   w.ops->close(w.be);
   return 0;
 }

@@ -6,12 +6,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "spmv_profile.h"
 #include "spmvd_backend.h"
+#ifdef SPMVD_FAULT_INJECTION
+#include "spmvd_fault.h"
+#endif
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_shm.h"
@@ -322,26 +324,6 @@ fail:
   return rc;
 }
 
-/*
- * A testing aid: SPMVD_TEST_CRASH_CONFIG=TEXT makes the worker abort when
- * it builds a configuration whose text starts with TEXT, as a faulting
- * kernel would, so that the tests can prove the quarantine.
- */
-void spmvd_wk_maybe_crash(const struct spmv_config *cfg)
-{
-  const char *bad = getenv("SPMVD_TEST_CRASH_CONFIG");
-  char text[64];
-
-  if (!bad || !*bad)
-    return;
-  spmv_config_format(cfg, text, sizeof text);
-  if (strncmp(text, bad, strlen(bad)) == 0) {
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    abort();
-  }
-}
-
 /* Replaces m's resident configuration by cfg. */
 int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
                            const struct spmv_config *cfg,
@@ -355,9 +337,14 @@ int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
     w->ops->unload(w->be, m->bm);
     m->bm = NULL;
   }
-  spmvd_wk_maybe_crash(cfg);
+  int rc = 0;
+#ifdef SPMVD_FAULT_INJECTION
+  rc = spmvd_fault_run(cfg, err);
+  if (rc < 0)
+    return rc;
+#endif
   spmvd_wk_pin_host(w, m);
-  int rc = w->ops->load(w->be, &m->A, m->dtype, cfg, &bm, err);
+  rc = w->ops->load(w->be, &m->A, m->dtype, cfg, &bm, err);
   spmvd_wk_unpin_host(w, m);
   if (rc < 0)
     return rc;

@@ -5,7 +5,7 @@
 check_LTLIBRARIES = tests/integration/libitest.la
 tests_integration_libitest_la_SOURCES = tests/integration/itest.c tests/integration/itest.h \
 	tests/integration/itest_schema.c tests/integration/itest_ops.c \
-	tests/integration/itest_fd.c
+	tests/integration/itest_fd.c tests/integration/itest_fault.c
 tests_integration_libitest_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_integration_libitest_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_libitest_la_LIBADD = client/libspmvmmio.la client/libspmvwire.la \
@@ -90,6 +90,16 @@ tests_integration_check_refusals_LDADD = client/libspmvclient.la $(ITEST_LDADD) 
 	$(SQLITE_LIBS) -lm
 $(tests_integration_check_refusals_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+# The worker's faults on cue (a fault-injection build; skipped, 77, in
+# any other): crashes quarantine what they ran.
+check_PROGRAMS += tests/integration/check_faults
+TESTS += tests/integration/check_faults
+tests_integration_check_faults_SOURCES = tests/integration/check_faults.c
+tests_integration_check_faults_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_faults_LDADD = $(ITEST_LDADD)
+$(tests_integration_check_faults_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 check_PROGRAMS += tests/integration/check_inplace
 TESTS += tests/integration/check_inplace
 tests_integration_check_inplace_SOURCES = tests/integration/check_inplace.c
@@ -166,7 +176,8 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_solve.log \
 	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
 	tests/integration/check_solve_client.log \
-	tests/integration/check_refusals.log tests/integration/check_autostart.log
+	tests/integration/check_refusals.log tests/integration/check_autostart.log \
+	tests/integration/check_faults.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log \
 	tests/integration/check_gpu_vectors.log

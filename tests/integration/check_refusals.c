@@ -1,5 +1,6 @@
 /* check_refusals.c: what a refused request leaves: a load that fails
- * leaves no matrix and no memory counted, a field of the wrong type or
+ * leaves no matrix and no memory counted (one failing by a crash:
+ * check_faults.c), a field of the wrong type or
  * unknown to its op's schema is EPROTO naming it, and the library's own
  * refusals (spmv_forget, spmv_load_mtx) keep the connection working. */
 #include "config.h"
@@ -23,75 +24,6 @@ static int64_t resident(int fd)
   json_decref(r);
   return n;
 }
-
-/* Waits (up to 10 s) until the device worker is ready again. */
-static void worker_ready(int fd)
-{
-  for (int i = 0; i < 500; i++) {
-    json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 98),
-                           NULL, 0, NULL, NULL);
-    const char *st = json_string_value(json_object_get(
-        json_array_get(json_object_get(r, "workers"), 0), "state"));
-    int ready = st && strcmp(st, "ready") == 0;
-    json_decref(r);
-    if (ready)
-      return;
-    usleep(20000);
-  }
-  ck_abort_msg("the device worker did not come back");
-}
-
-/* Restarts itest_d with conf and the worker crashing on csr-scalar. */
-static void restart_crashing(const char *conf)
-{
-  itest_daemon_stop(&itest_d, SIGTERM);
-  itest_daemon_config(&itest_d, conf);
-  setenv("SPMVD_TEST_CRASH_CONFIG", "csr-scalar", 1);
-  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_CRASH_CONFIG");
-}
-
-/* Three loads that fail (refused by the worker's CSR validation for a
- * column out of range, a tune that crashes the worker, a NaN) leave status at
- * its baseline; a fourth succeeds under max_matrices_per_user = 3 and a
- * max_connection_bytes that three leaked host copies would exceed. */
-START_TEST(failed_loads_leave_nothing)
-{
-  struct spmv_csr *A = itest_random_csr(2000, 9, 13, 13);
-  struct spmv_csr *bad = itest_random_csr(2000, 9, 13, 19);
-  json_t *r = NULL;
-
-  restart_crashing("max_matrices_per_user = 3\n"
-                   "max_connection_bytes = 1000000\n");
-  int fd = itest_open(&itest_d);
-  int64_t base = resident(fd);
-  bad->col_idx[40] = 5000;
-  r = itest_load(fd, 1, bad, 0, "trial");
-  ck_assert_str_eq(itest_error_code(r), "ECSR");
-  json_decref(r);
-  ck_assert_int_eq(resident(fd), base);
-  r = itest_load(fd, 2, A, 0, "exhaustive");
-  ck_assert_str_eq(itest_error_code(r), "EWORKER");
-  json_decref(r);
-  worker_ready(fd);
-  ck_assert_int_eq(resident(fd), base);
-  bad->col_idx[40] = 1;
-  bad->val[7] = 0.0 / 0.0;
-  r = itest_load(fd, 3, bad, 0, "trial");
-  ck_assert_str_eq(itest_error_code(r), "ECSR");
-  json_decref(r);
-  ck_assert_int_eq(resident(fd), base);
-  /* csr-scalar is quarantined for A now: its load succeeds. */
-  r = itest_load(fd, 4, A, 0, "exhaustive");
-  int64_t h = itest_handle(r);
-  json_decref(r);
-  ck_assert_int_eq(resident(fd), base + 1);
-  ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
-  close(fd);
-  spmv_csr_free(A);
-  spmv_csr_free(bad);
-}
-END_TEST
 
 /* A cached decision whose time is not finite (the battery's 1e999): the
  * load either answers (retuned) or fails, and a failure leaves no matrix:
@@ -282,7 +214,6 @@ static Suite *refusals_suite(void)
 
   tcase_add_checked_fixture(t, itest_setup, itest_teardown);
   tcase_set_timeout(t, 120);
-  tcase_add_test(t, failed_loads_leave_nothing);
   tcase_add_test(t, unanswerable_cache_row);
   tcase_add_test(t, wrong_and_unknown_fields);
   tcase_add_test(t, library_forget_einval);

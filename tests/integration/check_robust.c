@@ -575,47 +575,6 @@ START_TEST(worker_killed)
 }
 END_TEST
 
-/* A candidate that crashes the worker while tuning is quarantined: the
- * load fails with EWORKER, its retry tunes without it and stays right. */
-START_TEST(crashing_candidate_quarantined)
-{
-  struct spmv_csr *A = itest_random_csr(2000, 9, 13, 13);
-  json_t *r;
-  int fd;
-
-  itest_daemon_stop(&itest_d, SIGTERM);
-  setenv("SPMVD_TEST_CRASH_CONFIG", "csr-scalar", 1);
-  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_CRASH_CONFIG");
-  fd = itest_open(&itest_d);
-  r = itest_load(fd, 1, A, 0, "exhaustive");
-  ck_assert_str_eq(itest_error_code(r), "EWORKER");
-  json_decref(r);
-  for (int i = 0; i < 300; i++) {
-    r = itest_load(fd, 2, A, 0, "exhaustive");
-    if (strcmp(itest_error_code(r), "EWORKER") != 0)
-      break;
-    json_decref(r);
-    r = NULL;
-    usleep(20000);
-  }
-  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "retry failed");
-  const char *cfg = json_string_value(json_object_get(json_object_get(r, "config"), "text"));
-  ck_assert_msg(strncmp(cfg, "csr-scalar", 10) != 0, "chose %s", cfg);
-  int64_t h = json_integer_value(json_object_get(r, "handle"));
-  json_decref(r);
-  ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
-  r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 3), NULL, 0,
-                 NULL, NULL);
-  ck_assert_int_eq(json_integer_value(json_object_get(
-                       json_array_get(json_object_get(r, "workers"), 0),
-                       "restarts")), 1);
-  json_decref(r);
-  close(fd);
-  spmv_csr_free(A);
-}
-END_TEST
-
 /* SIGHUP with a bad file keeps the old configuration; SIGTERM exits 0. */
 START_TEST(signals)
 {
@@ -786,7 +745,6 @@ static Suite *robust_suite(void)
   tcase_add_test(life, second_daemon_refused);
   tcase_add_test(life, stale_socket_reclaimed);
   tcase_add_test(life, worker_killed);
-  tcase_add_test(life, crashing_candidate_quarantined);
   tcase_add_test(life, signals);
   tcase_add_test(life, limits);
   tcase_add_test(life, sigterm_finishes_inflight);

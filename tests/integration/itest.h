@@ -115,6 +115,27 @@ void itest_refused(int s, json_t *r, const char *code, const char *want,
 void itest_multiply_after_restart(int s, int64_t handle,
                                   const struct spmv_csr *A);
 
+/* --- the worker's life (itest_fault.c) --- */
+
+/* Restarts d (stopping it first if it runs) with the environment variable
+ * SPMVD_FAULT set to fault for its worker (NULL: unset; read by a
+ * fault-injection build only) and conf as its spmvd.conf (NULL: none). */
+void itest_daemon_restart(struct itest_daemon *d, const char *fault,
+                          const char *conf);
+
+/* The first worker of the status on s (a new reference). */
+json_t *itest_worker_status(int s);
+/* An integer field of it, 0 when absent. */
+int64_t itest_worker_int(int s, const char *key);
+/* Waits up to max_s seconds until the worker is ready with at least
+ * restarts deaths behind it; returns the seconds waited, or -1. */
+double itest_worker_wait_ready(int s, int64_t restarts, double max_s);
+
+/* Sends the product y = A x (f64, x all ones) of matrix handle as request
+ * id on s without waiting: the reply is read later (itest_recv_reply). */
+void itest_send_multiply(int s, int64_t id, int64_t handle,
+                         const struct spmv_csr *A);
+
 /* The size of A's host layout (spmv_wire_csr_layout). */
 size_t itest_csr_layout_size(const struct spmv_csr *A);
 

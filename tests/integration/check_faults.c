@@ -1,0 +1,146 @@
+/* check_faults.c: the worker's faults on the cpu backend, injected by a
+ * fault-injection build (SPMVD_FAULT): a crash while a configuration is
+ * built quarantines it, and what failed leaves nothing behind (exit 77 in
+ * a build without --enable-fault-injection). */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+/* status's "matrices": every uid's resident matrices. */
+static int64_t resident(int fd)
+{
+  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 99),
+                         NULL, 0, NULL, NULL);
+  int64_t n = json_integer_value(json_object_get(r, "matrices"));
+  json_decref(r);
+  return n;
+}
+
+/* The error message of reply r, or "". */
+static const char *error_msg(const json_t *r)
+{
+  const char *m = json_string_value(
+      json_object_get(json_object_get(r, "error"), "message"));
+  return m ? m : "";
+}
+
+/* A candidate that crashes the worker while tuning is quarantined: the
+ * load fails with EWORKER, its retry tunes without it and stays right. */
+START_TEST(abort_candidate_quarantined)
+{
+  struct spmv_csr *A = itest_random_csr(2000, 9, 13, 13);
+  json_t *r;
+  int fd;
+
+  itest_daemon_restart(&itest_d, "abort:csr-scalar", NULL);
+  fd = itest_open(&itest_d);
+  r = itest_load(fd, 1, A, 0, "exhaustive");
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  ck_assert_msg(strstr(error_msg(r), "crashed"), "%s", error_msg(r));
+  json_decref(r);
+  for (int i = 0; i < 300; i++) {
+    r = itest_load(fd, 2, A, 0, "exhaustive");
+    if (strcmp(itest_error_code(r), "EWORKER") != 0)
+      break;
+    json_decref(r);
+    r = NULL;
+    usleep(20000);
+  }
+  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "retry failed");
+  const char *cfg = json_string_value(json_object_get(json_object_get(r, "config"), "text"));
+  ck_assert_msg(strncmp(cfg, "csr-scalar", 10) != 0, "chose %s", cfg);
+  int64_t h = json_integer_value(json_object_get(r, "handle"));
+  json_decref(r);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
+  ck_assert_int_eq(itest_worker_int(fd, "restarts"), 1);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* Three loads that fail (refused by the worker's CSR validation for a
+ * column out of range, a tune that crashes the worker, a NaN) leave status at
+ * its baseline; a fourth succeeds under max_matrices_per_user = 3 and a
+ * max_connection_bytes that three leaked host copies would exceed. */
+START_TEST(failed_loads_leave_nothing)
+{
+  struct spmv_csr *A = itest_random_csr(2000, 9, 13, 13);
+  struct spmv_csr *bad = itest_random_csr(2000, 9, 13, 19);
+  json_t *r = NULL;
+
+  itest_daemon_restart(&itest_d, "abort:csr-scalar",
+                       "max_matrices_per_user = 3\n"
+                       "max_connection_bytes = 1000000\n");
+  int fd = itest_open(&itest_d);
+  int64_t base = resident(fd);
+  bad->col_idx[40] = 5000;
+  r = itest_load(fd, 1, bad, 0, "trial");
+  ck_assert_str_eq(itest_error_code(r), "ECSR");
+  json_decref(r);
+  ck_assert_int_eq(resident(fd), base);
+  r = itest_load(fd, 2, A, 0, "exhaustive");
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  json_decref(r);
+  ck_assert(itest_worker_wait_ready(fd, 1, 10) >= 0);
+  ck_assert_int_eq(resident(fd), base);
+  bad->col_idx[40] = 1;
+  bad->val[7] = 0.0 / 0.0;
+  r = itest_load(fd, 3, bad, 0, "trial");
+  ck_assert_str_eq(itest_error_code(r), "ECSR");
+  json_decref(r);
+  ck_assert_int_eq(resident(fd), base);
+  /* csr-scalar is quarantined for A now: its load succeeds. */
+  r = itest_load(fd, 4, A, 0, "exhaustive");
+  int64_t h = itest_handle(r);
+  json_decref(r);
+  ck_assert_int_eq(resident(fd), base + 1);
+  ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
+  close(fd);
+  spmv_csr_free(A);
+  spmv_csr_free(bad);
+}
+END_TEST
+
+/* An SPMVD_FAULT the worker cannot honour stops its start with a message
+ * naming it; the daemon lives on. */
+START_TEST(bad_fault_refused)
+{
+  itest_daemon_restart(&itest_d, "illegal-address:csr-scalar", NULL);
+  ck_assert(itest_log_wait(&itest_d, "SPMVD_FAULT: illegal-address needs the "
+                           "cuda backend", 10000));
+  itest_daemon_restart(&itest_d, "slow:csr", NULL);
+  ck_assert(itest_log_wait(&itest_d, "SPMVD_FAULT: 'slow:csr': the kind is "
+                           "not", 10000));
+  int fd = itest_open(&itest_d);
+  json_t *w = itest_worker_status(fd);
+  ck_assert_str_ne(json_string_value(json_object_get(w, "state")), "ready");
+  json_decref(w);
+  close(fd);
+}
+END_TEST
+
+int main(void)
+{
+#ifndef SPMVD_FAULT_INJECTION
+  printf("check_faults: not a fault-injection build (configure "
+         "--enable-fault-injection); skipped\n");
+  return 77;
+#else
+  Suite *s = suite_create("faults");
+  TCase *tc = tcase_create("faults");
+  tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, abort_candidate_quarantined);
+  tcase_add_test(tc, failed_loads_leave_nothing);
+  tcase_add_test(tc, bad_fault_refused);
+  suite_add_tcase(s, tc);
+  return itest_run(s);
+#endif
+}
