@@ -241,6 +241,15 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
     return spmv_error_set(err, SPMV_ENOMEM, "GPU has %zu bytes free, below the %zu-byte reserve",
                           free_b, RESERVE_BYTES);
   lim.max_bytes = free_b - RESERVE_BYTES;
+  /* Every layout holds at least the values and x and y: a matrix over
+   * that is refused as out of GPU memory before any conversion, which
+   * would only stop at the layout's limit (ETOOBIG). */
+  need = (size_t)A->nnz * es + ((size_t)A->rows + (size_t)A->cols) * es;
+  if (need > lim.max_bytes)
+    return spmv_error_set(err, SPMV_ENOMEM,
+                          "%s needs at least %zu bytes of GPU memory (values, x and y), "
+                          "%zu free (%zu kept in reserve)",
+                          spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
   shell = spmv_layout_shell_ok(cfg->format);
   rc = shell ? spmv_layout_new_shell(A, dt, cfg, &lim, &L, err)
              : spmv_layout_new(A, dt, cfg, &lim, &L, err);
