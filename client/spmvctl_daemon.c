@@ -39,13 +39,15 @@ static void print_status(const json_t *s)
     printf("excluded      %s (exclude_formats)\n", spmvctl_str(s, "exclude_formats"));
   if (json_array_size(workers) == 0)
     return;
-  printf("\n%-28s %8s %8s  %s\n", "WORKER DEVICE", "PID", "RESTARTS", "STATE");
+  printf("\n%-28s %8s %8s %8s  %s\n", "WORKER DEVICE", "PID", "RESTARTS",
+         "TIMEOUTS", "STATE");
   for (i = 0; i < json_array_size(workers); i++) {
     const json_t *w = json_array_get(workers, i);
 
-    printf("%-28s %8lld %8lld  %s\n", spmvctl_str(w, "device"),
+    printf("%-28s %8lld %8lld %8lld  %s\n", spmvctl_str(w, "device"),
            (long long)json_integer_value(json_object_get(w, "pid")),
            (long long)json_integer_value(json_object_get(w, "restarts")),
+           (long long)json_integer_value(json_object_get(w, "timeouts")),
            spmvctl_str(w, "state"));
   }
 }

@@ -28,7 +28,8 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_spin.c daemon/spmvd_spin.h \
 	daemon/spmvd_bio.c daemon/spmvd_bio.h \
 	daemon/spmvd_cachejob.c daemon/spmvd_cachejob.h \
-	daemon/spmvd_worker.c daemon/spmvd_worker.h
+	daemon/spmvd_worker.c daemon/spmvd_worker.h \
+	daemon/spmvd_watch.c daemon/spmvd_watch.h
 daemon_spmvd_CPPFLAGS = $(DAEMON_CPPFLAGS) $(UV_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 	client/libspmvwire.la kernels/libspmvcore.la \

@@ -73,6 +73,10 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->idle_timeout_s = 0;
   /* A service stays; an instance started on demand asks for an exit. */
   c->exit_idle_s = 0;
+  /* Long enough for the longest single step a worker takes without a
+   * word (a product, a load's validation, one candidate's timing on a
+   * large matrix), short enough that clients hear of a stuck kernel. */
+  c->device_timeout_s = 60;
 }
 
 _Static_assert(SPMV_FMT_COUNT <= 32, "exclude_formats is a 32-bit mask");
@@ -265,6 +269,16 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
     } else {
       c->max_conn_bytes = size;
     }
+    return 0;
+  }
+  if (strcmp(key, "device_timeout_s") == 0) {
+    if (parse_int(value, 0, 86400, 10, &v) < 0 ||
+        (v > 0 && v < SPMVD_CONFIG_MIN_DEVICE_TIMEOUT_S))
+      return spmv_error_set(err, SPMV_ECONFIG,
+                            "device_timeout_s: '%s' is not 0 or an integer in "
+                            "[%d, 86400]", value,
+                            SPMVD_CONFIG_MIN_DEVICE_TIMEOUT_S);
+    c->device_timeout_s = (int)v;
     return 0;
   }
   struct {

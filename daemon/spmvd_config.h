@@ -41,7 +41,15 @@ struct spmvd_config {
                                 flight (0 = never) */
   uint32_t exclude_formats;  /* exclude_formats: bit 1 << f for each format
                                 the tuner must never choose */
+  int device_timeout_s;      /* device_timeout_s: a device worker silent
+                                this long while serving is replaced (0 =
+                                never) */
 };
+
+/* The least device_timeout_s but 0: twice the worker's heartbeat
+ * (SPMVD_IPC_HEARTBEAT_MS), so that a working worker is never taken for
+ * a stuck one. */
+#define SPMVD_CONFIG_MIN_DEVICE_TIMEOUT_S 2
 
 /*
  * Fills c with the defaults: the service paths under runstatedir and

@@ -18,6 +18,14 @@
 #define SPMVD_IPC_MAX_BYTES (256 * 1024)
 #define SPMVD_IPC_MAX_FDS 4
 
+/*
+ * During a long operation (tune, bench, calibrate, solve) the worker sends
+ * {event:"alive"} whenever it has sent nothing else for this long, so
+ * that the front end's device timeout (spmvd.conf device_timeout_s, at
+ * least twice this) counts only the time a worker is stuck.
+ */
+#define SPMVD_IPC_HEARTBEAT_MS 1000
+
 /* The fd the front end hands the worker its end of the socketpair on. */
 #define SPMVD_IPC_WORKER_FD 3
 

@@ -299,12 +299,29 @@ void spmvd_op_answer(struct spmvd_op *o, json_t *msg)
   spmvd_op_end(o);
 }
 
+/* spmvd_worker_call() for the op, its client named for the log. */
+int spmvd_op_worker_call(struct spmvd_op *o, json_t *msg, const int *fds,
+                         int nfds, spmvd_worker_reply_cb *cb,
+                         spmvd_worker_event_cb *ev, void *ctx,
+                         struct spmv_error *err)
+{
+  char who[64];
+  int rc = spmvd_worker_call(o->srv->worker, msg, fds, nfds, cb, ev, ctx, err);
+
+  if (rc == 0) {
+    snprintf(who, sizeof who, "pid %ld uid %ld, request %lld",
+             (long)o->c->pid, (long)o->c->uid, (long long)o->id);
+    spmvd_worker_tag_last(o->srv->worker, who);
+  }
+  return rc;
+}
+
 /* Sends msg to the worker for the op; a failure to send fails the op. */
 int spmvd_op_call(struct spmvd_op *o, json_t *msg, const int *fds, int nfds,
                   spmvd_worker_reply_cb *cb, spmvd_worker_event_cb *ev)
 {
   struct spmv_error err;
-  if (spmvd_worker_call(o->srv->worker, msg, fds, nfds, cb, ev, o, &err) < 0) {
+  if (spmvd_op_worker_call(o, msg, fds, nfds, cb, ev, o, &err) < 0) {
     spmvd_op_load_fail(o, &err);
     return -1;
   }

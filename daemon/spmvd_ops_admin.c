@@ -47,14 +47,16 @@ json_t *spmvd_ops_status(struct spmvd_conn *c)
   json_t *workers = json_array(), *st;
   char excluded[256];
 
-  json_array_append_new(
-      workers, json_pack("{ss si ss sI si ss}", "device",
+  json_t *wk = json_pack("{ss si ss sI si ss si si}", "device",
                          dev ? dev->name : "(starting)", "index",
                          spmvd_worker_device_index(srv->worker), "backend",
                          dev ? dev->backend : srv->cfg.backend, "pid",
                          (json_int_t)spmvd_worker_pid(srv->worker), "restarts",
                          spmvd_worker_restarts(srv->worker), "state",
-                         spmvd_worker_state(srv->worker)));
+                         spmvd_worker_state(srv->worker), "device_timeout_s",
+                         spmvd_worker_timeout(srv->worker), "timeouts",
+                         spmvd_worker_timeouts(srv->worker));
+  json_array_append_new(workers, wk);
   st = json_pack("{ss si sI sI ss ss ss ss so si si ss ss}", "server",
                PACKAGE_NAME " " PACKAGE_VERSION, "version",
                SPMV_PROTO_VERSION, "pid", (json_int_t)getpid(), "uptime_s",

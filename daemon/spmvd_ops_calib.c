@@ -166,7 +166,7 @@ void spmvd_ops_run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
     json_object_set_new(call, "max_seconds", json_real(max_s));
   if (call && json_is_true(ptv))
     json_object_set_new(call, "points", json_true());
-  if (!call || spmvd_worker_call(srv->worker, call, NULL, 0, on_calibrated,
+  if (!call || spmvd_op_worker_call(o, call, NULL, 0, on_calibrated,
                                  spmvd_op_on_progress, o, &err) < 0) {
     if (!call)
       spmv_error_set(&err, SPMV_ENOMEM, "out of memory");

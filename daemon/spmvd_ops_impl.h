@@ -105,6 +105,12 @@ void spmvd_op_load_fail(struct spmvd_op *o, const struct spmv_error *err);
  * of memory, or a number jansson refuses) fails it as ENOMEM, a load's
  * matrix going with it. */
 void spmvd_op_answer(struct spmvd_op *o, json_t *msg);
+/* spmvd_worker_call() for op o with ctx for the callbacks, the call
+ * tagged with o's client (spmvd_worker_tag_last). */
+int spmvd_op_worker_call(struct spmvd_op *o, json_t *msg, const int *fds,
+                         int nfds, spmvd_worker_reply_cb *cb,
+                         spmvd_worker_event_cb *ev, void *ctx,
+                         struct spmv_error *err);
 /* Sends msg (taken) to the worker, cb continuing the op; on failure the
  * op fails (spmvd_op_load_fail) and -1 is returned. */
 int spmvd_op_call(struct spmvd_op *o, json_t *msg, const int *fds, int nfds,

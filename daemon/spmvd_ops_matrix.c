@@ -484,7 +484,7 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
       return;
     }
   }
-  if (spmvd_worker_call(c->srv->worker, msg, &fd, nfds, on_multiplied, NULL, o,
+  if (spmvd_op_worker_call(o, msg, &fd, nfds, on_multiplied, NULL, o,
                         &err) < 0) {
     spmvd_op_fail(o, &err);
     return;

@@ -434,7 +434,7 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
   attach_buffer(c, o, msg, payload, gen, &fd);
   uv_timer_init(c->pipe.loop, &r->watch);
   r->watch.data = r;
-  if (spmvd_worker_call(c->srv->worker, msg, &fd, fd >= 0, on_solved, on_event,
+  if (spmvd_op_worker_call(o, msg, &fd, fd >= 0, on_solved, on_event,
                         r, &err) < 0) {
     o->buf_private = 0;
     run_end(r);

@@ -319,20 +319,21 @@ static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
   quarantine_cfg(srv, m, &m->cfg, why);
 }
 
-/* The worker crashed while building or timing o->trying: quarantine it so
- * that the retry tunes without it. */
+/* The worker crashed or timed out while building or timing o->trying:
+ * quarantine it so that the retry tunes without it. */
 static void quarantine_trying(struct spmvd_op *o, const struct spmv_error *err)
 {
   struct spmvd_matrix *m = spmvd_registry_find(&o->srv->reg, o->handle);
   struct spmv_config cfg;
 
-  if (!m || !*o->trying || err->code != SPMV_EWORKER ||
-      !strstr(err->msg, "crashed") ||
+  if (!m || !*o->trying || !spmvd_worker_fault_error(err) ||
       spmv_config_parse(o->trying, &cfg, NULL) < 0)
     return;
-  spmvd_log_warn("matrix %lld: the device worker crashed running candidate "
-                 "'%s': quarantined", (long long)o->handle, o->trying);
-  quarantine_cfg(o->srv, m, &cfg, "the device worker crashed running it");
+  spmvd_log_warn("matrix %lld: the device worker crashed or timed out "
+                 "running candidate '%s': quarantined", (long long)o->handle,
+                 o->trying);
+  quarantine_cfg(o->srv, m, &cfg,
+                 "the device worker crashed or timed out running it");
 }
 
 /* The worker checked m's configuration against the reference: a cached
@@ -612,7 +613,7 @@ void spmvd_ops_run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
     json_object_set_new(msg, "rounds", json_integer(rounds));
   }
   add_exclude_formats(c->srv, msg);
-  if (spmvd_worker_call(c->srv->worker, msg, NULL, 0, on_bench,
+  if (spmvd_op_worker_call(o, msg, NULL, 0, on_bench,
                         spmvd_op_on_progress, o,
                         &err) < 0)
     spmvd_op_fail(o, &err);

@@ -584,7 +584,7 @@ void spmvd_ops_run_ops(struct spmvd_conn *c, json_t *req, int64_t id,
   }
   if (o->conn_vec)
     c->vec_gen = gen;
-  if (spmvd_worker_call(c->srv->worker, msg, fds, nfds, on_ran, NULL, o,
+  if (spmvd_op_worker_call(o, msg, fds, nfds, on_ran, NULL, o,
                         &err) < 0) {
     o->buf_private = 0;
     spmvd_op_fail(o, &err);
@@ -671,7 +671,7 @@ void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
   json_t *msg = json_pack("{ss s[{sI ss sI}]}", "op", "vnew", "vectors", "id",
                           (json_int_t)v->id, "dtype", spmv_dtype_name(dt), "n",
                           (json_int_t)n);
-  if (spmvd_worker_call(srv->worker, msg, NULL, 0, on_created, NULL, o,
+  if (spmvd_op_worker_call(o, msg, NULL, 0, on_created, NULL, o,
                         &err) < 0) {
     spmvd_vectors_remove(&c->vecs, v->id);
     spmvd_op_fail(o, &err);

@@ -326,6 +326,7 @@ static int start_worker(struct spmvd_server *srv, struct spmv_error *err)
   o.log_level = levels[srv->cfg.log_level];
   o.syslog = srv->cfg.log_sink == SPMVD_LOG_SYSLOG;
   o.busy_poll_us = spmvd_server_spin_us(srv);
+  o.timeout_s = srv->cfg.device_timeout_s;
   return spmvd_worker_new(srv->loop, &o, &worker_hooks, srv, &srv->worker,
                           err);
 }
@@ -556,5 +557,8 @@ void spmvd_server_reload(struct spmvd_server *srv)
     c.exit_idle_s = srv->cfg.exit_idle_s;
   srv->cfg = c;
   spmvd_log_set_level(c.log_level);
+  if (srv->worker &&
+      spmvd_worker_timeout(srv->worker) != c.device_timeout_s)
+    spmvd_worker_set_timeout(srv->worker, c.device_timeout_s);
   spmvd_log_info("SIGHUP: reloaded %s", srv->config_path);
 }

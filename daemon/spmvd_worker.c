@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spmvd_config.h"
 #include "spmvd_ipc.h"
 #include "spmvd_log.h"
+#include "spmvd_watch.h"
 #include "spmvd_worker.h"
 #include "spmvd_spin.h"
 
@@ -21,7 +23,18 @@
  * with SPMV_EWORKER and, unless stopping, a new one is spawned after a
  * delay that doubles while deaths come quickly.  Messages are sent at once
  * when the socket has room, else queued and flushed when it is writable.
+ *
+ * The device timeout (spmvd_watch): while calls are on the worker, some
+ * message must come within timeout_s, whichever call it is about: the
+ * worker serves one request at a time, so a reply, an event or a heartbeat
+ * (SPMVD_IPC_HEARTBEAT_MS, during long operations) proves it is working
+ * through its queue.  A silent one is killed, its calls answered at once as
+ * after a crash, and respawned once it is gone.
  */
+
+_Static_assert(SPMVD_CONFIG_MIN_DEVICE_TIMEOUT_S * 1000 >=
+                   2 * SPMVD_IPC_HEARTBEAT_MS,
+               "a device timeout spans two heartbeats");
 
 struct call {
   int64_t seq;
@@ -32,6 +45,7 @@ struct call {
   spmvd_worker_reply_cb *cb;        /* NULL for posts */
   spmvd_worker_event_cb *ev;
   void *ctx;
+  char who[64];                     /* its client, for the log */
   struct call *next;
 };
 
@@ -42,7 +56,10 @@ struct incarnation {
   int open_handles;       /* handles not yet closed */
   int events;             /* what poll watches now (0: stopped) */
   int exited;
-  int faulted;            /* died of a fault (crash, sticky device error) */
+  int faulted;            /* died of a fault (crash, sticky device error,
+                             device timeout) */
+  int timed_out;          /* killed by the device timeout */
+  int detached;           /* its calls were answered (inc_detach) */
   struct spmvd_worker *w;
 };
 
@@ -55,7 +72,11 @@ struct spmvd_worker {
   struct spmvd_worker_hooks hooks;
   void *ctx;
   struct incarnation *inc;          /* the live one, or NULL */
+  struct incarnation *dying;        /* detached, its process not yet gone */
   uv_timer_t timer;                 /* respawn delay */
+  struct spmvd_watch watch;         /* the device timeout */
+  int open_timers;                  /* timer and watch not yet closed */
+  int timeouts;                     /* workers the timeout killed */
   enum state state;
   int restarts;
   uint64_t last_start_ms;
@@ -102,6 +123,7 @@ static void fail_all(struct spmvd_worker *w, const char *why)
 
   spmv_error_set(&err, SPMV_EWORKER, "device worker %s; retry the request",
                  why);
+  spmvd_watch_stop(&w->watch);
   /* Detach both lists first: callbacks may queue new calls. */
   struct call *lists[2] = {w->sent, w->queue};
   w->sent = NULL;
@@ -129,9 +151,18 @@ static void on_respawn_timer(uv_timer_t *t)
 static void timer_closed(uv_handle_t *h)
 {
   struct spmvd_worker *w = h->data;
+  if (--w->open_timers > 0)
+    return;
   if (w->hooks.stopped)
     w->hooks.stopped(w->ctx, w);
   free(w);
+}
+
+static void watch_closed(uv_handle_t *h)
+{
+  struct spmvd_watch *wt = h->data;
+  h->data = wt->ctx;
+  timer_closed(h);
 }
 
 /* The last step of a stop: fail what is left, then free w. */
@@ -140,6 +171,7 @@ static void finish_stop(struct spmvd_worker *w)
   fail_all(w, "stopped");
   w->state = STOPPED;
   uv_close((uv_handle_t *)&w->timer, timer_closed);
+  spmvd_watch_close(&w->watch, watch_closed);
 }
 
 static void inc_closed(uv_handle_t *h)
@@ -149,19 +181,31 @@ static void inc_closed(uv_handle_t *h)
     free(inc);
 }
 
-/* Tears an incarnation down once its process has exited. */
-static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
+/* The call the worker is serving: the first one delivered, or NULL. */
+static struct call *serving(struct spmvd_worker *w)
 {
-  json_t *head = NULL;
+  for (struct call *c = w->sent; c; c = c->next)
+    if (!c->undelivered)
+      return c;
+  return NULL;
+}
 
-  /* The request a faulting worker was serving: the first one delivered. */
-  for (struct call *c = w->sent; c && inc->faulted; c = c->next) {
-    if (!c->undelivered) {
-      head = json_incref(c->msg);
-      break;
-    }
-  }
+/*
+ * Ends inc's service (once): its socket closes, the died hook hears of it
+ * with the request it was serving when it faulted, and every call is
+ * answered with SPMV_EWORKER saying why.  Its process may still be going.
+ */
+static void inc_detach(struct spmvd_worker *w, struct incarnation *inc,
+                       const char *why)
+{
+  struct call *c;
+  json_t *head;
 
+  if (inc->detached)
+    return;
+  inc->detached = 1;
+  c = inc->faulted ? serving(w) : NULL;
+  head = c ? json_incref(c->msg) : NULL;
   if (w->inc == inc)
     w->inc = NULL;
   if (inc->fd >= 0) {
@@ -170,18 +214,29 @@ static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
     close(inc->fd);
     inc->fd = -1;
   }
-  uv_close((uv_handle_t *)&inc->proc, inc_closed);
   if (w->state == STOPPING) {
     json_decref(head);
-    finish_stop(w);
-    return;
+    return;  /* finish_stop() answers the calls */
   }
   w->state = DEAD;
   w->restarts++;
   if (w->hooks.died)
     w->hooks.died(w->ctx, w, head);
   json_decref(head);
-  fail_all(w, inc->faulted ? "crashed" : "died");
+  fail_all(w, why);
+}
+
+/* Tears an incarnation down once its process has exited. */
+static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
+{
+  inc_detach(w, inc, inc->faulted ? "crashed" : "died");
+  if (w->dying == inc)
+    w->dying = NULL;
+  uv_close((uv_handle_t *)&inc->proc, inc_closed);
+  if (w->state == STOPPING) {
+    finish_stop(w);
+    return;
+  }
   uint64_t up = uv_now(w->loop) - w->last_start_ms;
   w->delay_ms = up > 30000 ? 100 : (w->delay_ms ? w->delay_ms * 2 : 100);
   if (w->delay_ms > 5000)
@@ -190,15 +245,54 @@ static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
   uv_timer_start(&w->timer, on_respawn_timer, w->delay_ms, 0);
 }
 
+/* Whether calls are on the worker: the device timeout watches them. */
+static int watch_busy(void *ctx)
+{
+  struct spmvd_worker *w = ctx;
+  return w->inc != NULL && w->sent != NULL;
+}
+
+/*
+ * The device timeout: the worker was silent for silent_s while serving a
+ * call (see the top of this file).  Kills it, logs why and answers every
+ * call now; the respawn waits for its exit.
+ */
+static void watch_silent(void *ctx, double silent_s)
+{
+  struct spmvd_worker *w = ctx;
+  struct incarnation *inc = w->inc;
+  const struct call *c = serving(w);
+  const char *op = c ? json_string_value(json_object_get(c->msg, "op")) : NULL;
+  char why[128];
+
+  spmvd_log_error("device worker %d sent nothing for %.1f s (device_timeout_s "
+                  "%d) serving '%s' (worker request %lld) for %s: killing it",
+                  inc->proc.pid, silent_s, w->watch.timeout_s, op ? op : "?",
+                  c ? (long long)c->seq : -1LL,
+                  c && *c->who ? c->who : "the daemon");
+  snprintf(why, sizeof why, "timed out (nothing for %d s, device_timeout_s)",
+           w->watch.timeout_s);
+  inc->faulted = 1;
+  inc->timed_out = 1;
+  w->timeouts++;
+  uv_process_kill(&inc->proc, SIGKILL);
+  w->dying = inc;
+  inc_detach(w, inc, why);
+}
+
 static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 {
   struct incarnation *inc = p->data;
   struct spmvd_worker *w = inc->w;
 
   inc->exited = 1;
-  inc->faulted = status == 3 || sig == SIGSEGV || sig == SIGBUS ||
-                 sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
-  if (w->state == STOPPING)
+  inc->faulted = inc->timed_out || status == 3 || sig == SIGSEGV ||
+                 sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+                 sig == SIGABRT;
+  if (inc->timed_out)
+    spmvd_log_info("device worker %d, killed by the device timeout, is gone",
+                   p->pid);
+  else if (w->state == STOPPING)
     spmvd_log_debug("device worker %d exited (status %lld)", p->pid,
                     (long long)status);
   else if (sig)
@@ -232,6 +326,8 @@ static int send_call(struct spmvd_worker *w, struct call *c)
 
 static void flush(struct spmvd_worker *w)
 {
+  int was_idle = w->sent == NULL;
+
   while (w->state == READY && w->queue && w->inc) {
     int rc = send_call(w, w->queue);
     if (rc == SPMV_EBUSY)
@@ -246,6 +342,7 @@ static void flush(struct spmvd_worker *w)
     }
     push(&w->sent_tail, c);  /* posts too: their reply is dropped */
   }
+  spmvd_watch_sent(&w->watch, was_idle);
   update_poll(w);
 }
 
@@ -293,6 +390,7 @@ static void on_message(struct spmvd_worker *w, json_t *msg)
   struct spmv_error err;
   struct call *c;
 
+  spmvd_watch_heard(&w->watch);
   if (event && !json_object_get(msg, "seq")) {
     if (strcmp(event, "ready") == 0)
       on_ready(w, msg);
@@ -486,6 +584,9 @@ int spmvd_worker_new(uv_loop_t *loop, const struct spmvd_worker_opts *opts,
   w->next_seq = 1;
   uv_timer_init(loop, &w->timer);
   w->timer.data = w;
+  spmvd_watch_init(loop, &w->watch, opts->timeout_s, watch_busy, watch_silent,
+                   w);
+  w->open_timers = 2;
   spawn(w);
   *out = w;
   return 0;
@@ -557,6 +658,44 @@ int64_t spmvd_worker_last_seq(const struct spmvd_worker *w)
   return w->next_seq - 1;
 }
 
+/* Names who (copied) as the client of the call last made, for the log. */
+void spmvd_worker_tag_last(struct spmvd_worker *w, const char *who)
+{
+  for (int l = 0; l < 2; l++)
+    for (struct call *k = l ? w->queue : w->sent; k; k = k->next)
+      if (k->seq == w->next_seq - 1)
+        snprintf(k->who, sizeof k->who, "%s", who);
+}
+
+/* Sets the device timeout (0: none); calls on the worker now count it
+ * from now. */
+void spmvd_worker_set_timeout(struct spmvd_worker *w, int timeout_s)
+{
+  if (w->state == STOPPING || w->state == STOPPED)
+    return;
+  spmvd_watch_set(&w->watch, timeout_s);
+}
+
+/* The device timeout (0: none) and how many workers it killed. */
+int spmvd_worker_timeout(const struct spmvd_worker *w)
+{
+  return w->watch.timeout_s;
+}
+
+int spmvd_worker_timeouts(const struct spmvd_worker *w)
+{
+  return w->timeouts;
+}
+
+/* Whether err is the retriable error of calls whose worker faulted
+ * (crashed or timed out), as fail_all() words it. */
+int spmvd_worker_fault_error(const struct spmv_error *err)
+{
+  return err->code == SPMV_EWORKER &&
+         (strstr(err->msg, "device worker crashed") != NULL ||
+          strstr(err->msg, "device worker timed out") != NULL);
+}
+
 /* The device, or NULL until the worker first said ready. */
 const struct spmvd_device_info *spmvd_worker_device(const struct spmvd_worker *w)
 {
@@ -606,11 +745,14 @@ void spmvd_worker_stop(struct spmvd_worker *w)
   if (w->state == STOPPING || w->state == STOPPED)
     return;
   uv_timer_stop(&w->timer);
-  if (!w->inc) {
+  spmvd_watch_stop(&w->watch);
+  if (!w->inc && !w->dying) {
     finish_stop(w);
     return;
   }
   w->state = STOPPING;
+  if (!w->inc)
+    return;  /* the dying one's exit finishes the stop */
   struct incarnation *inc = w->inc;
   if (inc->fd >= 0) {
     uv_poll_stop(&inc->poll);

@@ -2,6 +2,7 @@
 #ifndef SPMVD_WORKER_H
 #define SPMVD_WORKER_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -28,9 +29,9 @@ struct spmvd_worker_hooks {
    * calls made from this hook are sent before any call queued meanwhile. */
   void (*ready)(void *ctx, struct spmvd_worker *w, int respawned);
   /* The worker died; msg (borrowed) is the request it was serving when it
-   * died of a fault (a crash signal or a sticky device error, exit status
-   * 3), for quarantine, else NULL (e.g. killed by an operator).  Every
-   * call is then failed with SPMV_EWORKER. */
+   * died of a fault (a crash signal, a sticky device error, exit status
+   * 3, or the device timeout), for quarantine, else NULL (e.g. killed by
+   * an operator).  Every call is then failed with SPMV_EWORKER. */
   void (*died)(void *ctx, struct spmvd_worker *w, json_t *msg);
   /* The worker stopped for good after spmvd_worker_stop(). */
   void (*stopped)(void *ctx, struct spmvd_worker *w);
@@ -44,6 +45,8 @@ struct spmvd_worker_opts {
   const char *log_level; /* passed on as --log-level */
   int syslog;            /* pass --syslog */
   int busy_poll_us;      /* passed on as --busy-poll-us */
+  int timeout_s;         /* device_timeout_s: a worker silent this long
+                            while serving is killed (0: never) */
 };
 
 /*
@@ -73,6 +76,20 @@ void spmvd_worker_post(struct spmvd_worker *w, json_t *msg);
 /* The seq of the last call made (its worker message's "seq"), for a
  * cancel of it. */
 int64_t spmvd_worker_last_seq(const struct spmvd_worker *w);
+
+/* Names who (copied, e.g. "pid 123 uid 1000") as the client of the call
+ * last made, for the log should the device timeout end it. */
+void spmvd_worker_tag_last(struct spmvd_worker *w, const char *who);
+
+/* Sets the device timeout (0: none), counted for the calls on the worker
+ * from now (a reload); the timeout in force; how many workers it killed. */
+void spmvd_worker_set_timeout(struct spmvd_worker *w, int timeout_s);
+int spmvd_worker_timeout(const struct spmvd_worker *w);
+int spmvd_worker_timeouts(const struct spmvd_worker *w);
+
+/* Whether err (borrowed) is the SPMV_EWORKER of a call whose worker
+ * faulted (crashed or timed out), after which what it ran is suspect. */
+int spmvd_worker_fault_error(const struct spmv_error *err);
 
 /* The device (borrowed), or NULL until the worker first said ready. */
 const struct spmvd_device_info *spmvd_worker_device(const struct spmvd_worker *w);

@@ -76,6 +76,8 @@ struct worker {
                                             none (spmvd_solve.c) */
   int cancelled;                         /* the front end cancelled it:
                                             SPMVD_WK_DROP or _STOP */
+  double sent_s;                         /* when the last message went to
+                                            the front end (monotonic s) */
 };
 
 /* --- the process (spmvd_worker_main.c) --- */
@@ -85,6 +87,9 @@ struct worker {
 void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds);
 /* Sends msg (stolen) to the front end; exits when it cannot. */
 void spmvd_wk_send_msg(struct worker *w, json_t *msg);
+/* Sends {event:"alive"} when nothing went to the front end for
+ * SPMVD_IPC_HEARTBEAT_MS: a long operation's steps call it. */
+void spmvd_wk_heartbeat(struct worker *w);
 /* Exits with status 3 when rc is SPMV_EGPU_STICKY, so that the front end
  * respawns the worker. */
 void spmvd_wk_die_if_sticky(int rc);

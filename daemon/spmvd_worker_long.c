@@ -101,16 +101,19 @@ void spmvd_wk_cancel_deferred(struct worker *w, json_int_t target, int drop)
 }
 
 /* A cancel {target} (d, freed here): of the solve running, or of one that
- * waits in w->later. */
+ * waits in w->later; answered at once, as every request is, so that the
+ * front end's device timeout never waits on it. */
 static void take_cancel(struct worker *w, struct deferred *d)
 {
   json_int_t target = json_integer_value(json_object_get(d->req, "target"));
   int how = spmvd_wk_cancel_how(d->req);
+  json_int_t seq = json_integer_value(json_object_get(d->req, "seq"));
 
   if (w->solving && target == w->solving)
     w->cancelled = how;
   else
     spmvd_wk_cancel_deferred(w, target, how == SPMVD_WK_DROP);
+  spmvd_wk_send_msg(w, json_pack("{sI sb}", "seq", seq, "ok", 1));
   json_decref(d->req);
   free(d);
 }
@@ -132,6 +135,7 @@ void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
   struct pollfd pfd = { w->fd, POLLIN, 0 };
   struct spmv_error err;
 
+  spmvd_wk_heartbeat(w);
   while (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP))) {
     struct deferred *d = calloc(1, sizeof *d);
     const char *op;

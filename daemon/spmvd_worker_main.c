@@ -90,6 +90,11 @@
  * A second after the last request that may free device memory the worker
  * lets the backend give back what it kept for reuse (trim, TRIM_IDLE_MS).
  *
+ * Unprompted, the worker sends {event:"ready", device} once started, and
+ * {event:"alive"} during a long operation
+ * whenever it sent nothing for SPMVD_IPC_HEARTBEAT_MS (spmvd_wk_heartbeat),
+ * so that the front end's device timeout sees it working.
+ *
  * When the backend reports a sticky error the worker exits with status 3:
  * the front end respawns it.
  */
@@ -132,6 +137,13 @@ void spmvd_wk_send_msg(struct worker *w, json_t *msg)
     exit(2);
   }
   json_decref(msg);
+  w->sent_s = now_s();
+}
+
+void spmvd_wk_heartbeat(struct worker *w)
+{
+  if (1e3 * (now_s() - w->sent_s) >= SPMVD_IPC_HEARTBEAT_MS)
+    spmvd_wk_send_msg(w, json_pack("{ss}", "event", "alive"));
 }
 
 static void reply_error(struct worker *w, json_int_t seq,

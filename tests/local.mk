@@ -91,7 +91,7 @@ tests_integration_check_refusals_LDADD = client/libspmvclient.la $(ITEST_LDADD) 
 $(tests_integration_check_refusals_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
 # The worker's faults on cue (a fault-injection build; skipped, 77, in
-# any other): crashes quarantine what they ran.
+# any other): crashes quarantine, hangs meet the device timeout.
 check_PROGRAMS += tests/integration/check_faults
 TESTS += tests/integration/check_faults
 tests_integration_check_faults_SOURCES = tests/integration/check_faults.c

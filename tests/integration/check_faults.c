@@ -1,7 +1,8 @@
 /* check_faults.c: the worker's faults on the cpu backend, injected by a
  * fault-injection build (SPMVD_FAULT): a crash while a configuration is
- * built quarantines it, and what failed leaves nothing behind (exit 77 in
- * a build without --enable-fault-injection). */
+ * built quarantines it, a worker that hangs is replaced by the device
+ * timeout, and what failed leaves nothing behind (exit 77 in a build
+ * without --enable-fault-injection). */
 #include "config.h"
 
 #include <check.h>
@@ -60,6 +61,7 @@ START_TEST(abort_candidate_quarantined)
   json_decref(r);
   ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
   ck_assert_int_eq(itest_worker_int(fd, "restarts"), 1);
+  ck_assert_int_eq(itest_worker_int(fd, "timeouts"), 0);
   close(fd);
   spmv_csr_free(A);
 }
@@ -108,6 +110,103 @@ START_TEST(failed_loads_leave_nothing)
 }
 END_TEST
 
+/* hang_times_out's device timeout, as its spmvd.conf says. */
+#define TIMEOUT_S 2
+
+/*
+ * A worker that hangs building a bench's configuration is killed by the
+ * device timeout: the bench and a product of another client that waited
+ * behind it both get the retriable EWORKER, within the timeout and a
+ * generous bound; the log says why, naming the request and its client;
+ * a new worker serves the next product; and the configuration is
+ * quarantined, so that an exhaustive tune, which would build it, passes.
+ */
+START_TEST(hang_times_out)
+{
+  struct spmv_csr *A = itest_random_csr(2000, 9, 13, 13);
+  struct spmv_csr *B = itest_random_csr(1500, 7, 21, 21);
+  char text[128];
+  json_t *r;
+
+  /* ell: a format the trial loads below never build on the cpu. */
+  itest_daemon_restart(&itest_d, "hang:ell bs=", "device_timeout_s = 2\n");
+  int a = itest_open(&itest_d), b = itest_open(&itest_d);
+  ck_assert_int_eq(itest_worker_int(a, "device_timeout_s"), TIMEOUT_S);
+  r = itest_load(a, 1, A, 0, "trial");
+  int64_t ha = itest_handle(r);
+  json_decref(r);
+  r = itest_load(b, 1, B, 0, "trial");
+  int64_t hb = itest_handle(r);
+  json_decref(r);
+
+  double t0 = itest_now_s();
+  ck_assert_int_eq(itest_send(a, json_pack("{ss si sI s[s]}", "op", "bench",
+                                           "id", 2, "handle", (json_int_t)ha,
+                                           "configs", "ell"),
+                              NULL, 0), 0);
+  ck_assert(itest_log_wait(&itest_d, "fault injection: hang building "
+                           "'ell bs=", 10000));
+  double t1 = itest_now_s();
+  itest_send_multiply(b, 3, hb, B);
+
+  r = itest_recv_reply(a, NULL, NULL, NULL);
+  double ta = itest_now_s() - t0;
+  ck_assert_ptr_nonnull(r);
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  ck_assert_msg(strstr(error_msg(r), "timed out"), "%s", error_msg(r));
+  json_decref(r);
+  r = itest_recv_reply(b, NULL, NULL, NULL);
+  double tb = itest_now_s() - t1;
+  ck_assert_ptr_nonnull(r);
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  json_decref(r);
+  printf("hang_times_out: the bench answered after %.2f s, the product "
+         "behind it after %.2f s (device_timeout_s %d)\n", ta, tb, TIMEOUT_S);
+  ck_assert_msg(ta >= TIMEOUT_S - 0.05 && ta < TIMEOUT_S + 10,
+                "the bench answered after %.2f s", ta);
+  ck_assert_msg(tb < TIMEOUT_S + 10, "the product answered after %.2f s", tb);
+
+  snprintf(text, sizeof text, "(device_timeout_s %d) serving 'bench'",
+           TIMEOUT_S);
+  ck_assert_msg(itest_log_wait(&itest_d, text, 1000), "no '%s' in %s", text,
+                itest_d.log);
+  snprintf(text, sizeof text, "for pid %ld uid %ld", (long)getpid(),
+           (long)getuid());
+  ck_assert_msg(itest_log_wait(&itest_d, text, 1000), "no '%s' in %s", text,
+                itest_d.log);
+
+  itest_multiply_after_restart(b, hb, B);
+  ck_assert_int_eq(itest_worker_int(b, "timeouts"), 1);
+  ck_assert_int_eq(itest_worker_int(b, "restarts"), 1);
+
+  /* Quarantined: the exhaustive tune leaves ell out, else it hangs. */
+  r = itest_call(a, json_pack("{ss si sI ss}", "op", "tune", "id", 4,
+                              "handle", (json_int_t)ha, "strategy",
+                              "exhaustive"), NULL, 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "tune: %s %s",
+                itest_error_code(r), error_msg(r));
+  const char *cfg = json_string_value(json_object_get(json_object_get(r, "config"), "text"));
+  ck_assert_msg(strncmp(cfg, "ell bs=", 7) != 0, "chose %s", cfg);
+  json_decref(r);
+  r = itest_call(a, json_pack("{ss si sI}", "op", "info", "id", 5, "handle",
+                              (json_int_t)ha), NULL, 0, NULL, NULL);
+  json_t *trials = json_object_get(r, "trials"), *t;
+  size_t i;
+  ck_assert_int_gt(json_array_size(trials), 1);
+  json_array_foreach(trials, i, t) {
+    const char *c = json_string_value(json_object_get(t, "config"));
+    ck_assert_msg(c && strncmp(c, "ell bs=", 7) != 0, "the tune tried %s", c);
+  }
+  json_decref(r);
+  ck_assert(itest_multiply_check(a, ha, A, 0, 5, NULL) <= 1.0);
+  ck_assert_int_eq(itest_worker_int(a, "timeouts"), 1);
+  close(a);
+  close(b);
+  spmv_csr_free(A);
+  spmv_csr_free(B);
+}
+END_TEST
+
 /* An SPMVD_FAULT the worker cannot honour stops its start with a message
  * naming it; the daemon lives on. */
 START_TEST(bad_fault_refused)
@@ -139,6 +238,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, abort_candidate_quarantined);
   tcase_add_test(tc, failed_loads_leave_nothing);
+  tcase_add_test(tc, hang_times_out);
   tcase_add_test(tc, bad_fault_refused);
   suite_add_tcase(s, tc);
   return itest_run(s);

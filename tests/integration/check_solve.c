@@ -1,8 +1,9 @@
 /* check_solve.c: the solve request at the protocol's level (raw frames,
  * cpu backend): the methods on shipped matrices, checked by the test's own
  * residual, PageRank against a plain power iteration, the edge cases'
- * reasons and errors, progress, device vectors, determinism and the
- * cancel of a solve whose client hangs up. */
+ * reasons and errors, progress, device vectors, determinism, the
+ * cancel of a solve whose client hangs up, and a solve outlasting the
+ * device timeout. */
 #include "config.h"
 
 #include <check.h>
@@ -525,6 +526,37 @@ START_TEST(cancel)
 }
 END_TEST
 
+/* A solve that runs longer than the device timeout without a progress
+ * event is not taken for a stuck worker: the worker's heartbeat between
+ * iterations keeps the timeout off it. */
+START_TEST(outlasts_device_timeout)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+
+  setenv("SPMVD_TEST_SOLVE_MS", "100", 1);
+  itest_daemon_restart(&itest_d, NULL, "device_timeout_s = 2\n");
+  unsetenv("SPMVD_TEST_SOLVE_MS");
+  int fd = itest_open(&itest_d);
+  int64_t h = load(fd, A, 0);
+  double *b = rhs(A->rows, 5), *x;
+  double t0 = itest_now_s();
+  json_t *r = solve(fd, h, "gmres", b, A->rows, 0,
+                    "{\"rtol\":1e-300,\"maxiter\":30}", &x, NULL);
+  double dt = itest_now_s() - t0;
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "solve: %s",
+                itest_error_code(r));
+  ck_assert_msg(dt > 2.0, "the solve took %.2f s, not longer than the "
+                "timeout", dt);
+  ck_assert_int_eq(itest_worker_int(fd, "timeouts"), 0);
+  ck_assert_int_eq(itest_worker_int(fd, "restarts"), 0);
+  json_decref(r);
+  free(b);
+  free(x);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("solve");
@@ -539,6 +571,7 @@ int main(void)
   tcase_add_test(tc, device_vectors);
   tcase_add_test(tc, disconnect);
   tcase_add_test(tc, cancel);
+  tcase_add_test(tc, outlasts_device_timeout);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }
