@@ -146,6 +146,14 @@ struct spmvd_backend_ops {
   size_t (*trim)(struct spmvd_backend *b);
 
   /*
+   * Optional (NULL: not known).  The device memory free for new layouts
+   * and vectors (what is admitted against, the pool's idle memory
+   * counted) and its total, for the daemon's status.
+   */
+  int (*mem_info)(struct spmvd_backend *b, uint64_t *free_bytes,
+                  uint64_t *total_bytes, struct spmv_error *err);
+
+  /*
    * Device vectors and the operations of a list.  Everything below is
    * ordered on the backend's one stream and may run asynchronously until
    * finish(), which waits for it all once and returns the results; the

@@ -513,6 +513,20 @@ static size_t cuda_trim(struct spmvd_backend *b)
   return spmv_dev_pool_trim();
 }
 
+static int cuda_mem_info(struct spmvd_backend *b, uint64_t *free_bytes,
+                         uint64_t *total_bytes, struct spmv_error *err)
+{
+  size_t free_b = 0, total_b = 0;
+  int rc;
+
+  if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0 ||
+      (rc = spmv_dev_mem_info(&free_b, &total_b, err)) < 0)
+    return rc;
+  *free_bytes = free_b;
+  *total_bytes = total_b;
+  return 0;
+}
+
 /* Device vectors ------------------------------------------------------ */
 
 static void cuda_vec_free(struct spmvd_backend *b, struct spmvd_bvector *v)
@@ -713,6 +727,7 @@ const struct spmvd_backend_ops spmvd_backend_cuda = {
   .pin = cuda_pin,
   .unpin = cuda_unpin,
   .trim = cuda_trim,
+  .mem_info = cuda_mem_info,
   .vec_new = cuda_vec_new,
   .vec_free = cuda_vec_free,
   .vec_upload = cuda_vec_upload,

@@ -56,6 +56,12 @@ json_t *spmvd_ops_status(struct spmvd_conn *c)
                          spmvd_worker_state(srv->worker), "device_timeout_s",
                          spmvd_worker_timeout(srv->worker), "timeouts",
                          spmvd_worker_timeouts(srv->worker));
+  uint64_t free_b, total_b;
+  if (wk && spmvd_worker_device_memory(srv->worker, &free_b, &total_b)) {
+    json_object_set_new(wk, "device_free_bytes", json_integer((json_int_t)free_b));
+    json_object_set_new(wk, "device_total_bytes",
+                        json_integer((json_int_t)total_b));
+  }
   json_array_append_new(workers, wk);
   st = json_pack("{ss si sI sI ss ss ss ss so si si ss ss}", "server",
                PACKAGE_NAME " " PACKAGE_VERSION, "version",

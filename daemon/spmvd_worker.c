@@ -77,6 +77,8 @@ struct spmvd_worker {
   struct spmvd_watch watch;         /* the device timeout */
   int open_timers;                  /* timer and watch not yet closed */
   int timeouts;                     /* workers the timeout killed */
+  uint64_t free_bytes, total_bytes; /* device memory, as last reported */
+  int have_mem;
   enum state state;
   int restarts;
   uint64_t last_start_ms;
@@ -383,6 +385,19 @@ static void on_ready(struct spmvd_worker *w, json_t *msg)
   flush(w);
 }
 
+/* The worker's report of the device's memory. */
+static void on_memory(struct spmvd_worker *w, json_t *msg)
+{
+  json_int_t f = 0, t = 0;
+
+  if (json_unpack(msg, "{sI sI}", "free_bytes", &f, "total_bytes", &t) < 0 ||
+      f < 0 || t < 0)
+    return;
+  w->free_bytes = (uint64_t)f;
+  w->total_bytes = (uint64_t)t;
+  w->have_mem = 1;
+}
+
 static void on_message(struct spmvd_worker *w, json_t *msg)
 {
   const char *event = json_string_value(json_object_get(msg, "event"));
@@ -394,6 +409,8 @@ static void on_message(struct spmvd_worker *w, json_t *msg)
   if (event && !json_object_get(msg, "seq")) {
     if (strcmp(event, "ready") == 0)
       on_ready(w, msg);
+    else if (strcmp(event, "memory") == 0)
+      on_memory(w, msg);
     else if (strcmp(event, "failed") == 0)
       spmvd_log_error("device worker failed to start: %s",
                       json_string_value(json_object_get(
@@ -685,6 +702,18 @@ int spmvd_worker_timeout(const struct spmvd_worker *w)
 int spmvd_worker_timeouts(const struct spmvd_worker *w)
 {
   return w->timeouts;
+}
+
+/* The device's free and total memory as the worker last reported them;
+ * 0 when it never did (a backend that does not know). */
+int spmvd_worker_device_memory(const struct spmvd_worker *w,
+                               uint64_t *free_bytes, uint64_t *total_bytes)
+{
+  if (!w->have_mem)
+    return 0;
+  *free_bytes = w->free_bytes;
+  *total_bytes = w->total_bytes;
+  return 1;
 }
 
 /* Whether err is the retriable error of calls whose worker faulted

@@ -87,6 +87,12 @@ void spmvd_worker_set_timeout(struct spmvd_worker *w, int timeout_s);
 int spmvd_worker_timeout(const struct spmvd_worker *w);
 int spmvd_worker_timeouts(const struct spmvd_worker *w);
 
+/* The device's free and total memory as the worker last reported them
+ * (at its start and after each trim of its pool); returns 1, or 0 when
+ * it never did (the cpu backend). */
+int spmvd_worker_device_memory(const struct spmvd_worker *w,
+                               uint64_t *free_bytes, uint64_t *total_bytes);
+
 /* Whether err (borrowed) is the SPMV_EWORKER of a call whose worker
  * faulted (crashed or timed out), after which what it ran is suspect. */
 int spmvd_worker_fault_error(const struct spmv_error *err);

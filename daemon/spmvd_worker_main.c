@@ -90,8 +90,9 @@
  * A second after the last request that may free device memory the worker
  * lets the backend give back what it kept for reuse (trim, TRIM_IDLE_MS).
  *
- * Unprompted, the worker sends {event:"ready", device} once started, and
- * {event:"alive"} during a long operation
+ * Unprompted, the worker sends {event:"ready", device} once started,
+ * {event:"memory", free_bytes, total_bytes} then and after each trim (the
+ * backends that know it), and {event:"alive"} during a long operation
  * whenever it sent nothing for SPMVD_IPC_HEARTBEAT_MS (spmvd_wk_heartbeat),
  * so that the front end's device timeout sees it working.
  *
@@ -144,6 +145,24 @@ void spmvd_wk_heartbeat(struct worker *w)
 {
   if (1e3 * (now_s() - w->sent_s) >= SPMVD_IPC_HEARTBEAT_MS)
     spmvd_wk_send_msg(w, json_pack("{ss}", "event", "alive"));
+}
+
+/* Tells the front end the device's free memory, for its status (backends
+ * that know it). */
+static void report_memory(struct worker *w)
+{
+  struct spmv_error err;
+  uint64_t free_b = 0, total_b = 0;
+
+  if (w->ops->mem_info == NULL)
+    return;
+  if (w->ops->mem_info(w->be, &free_b, &total_b, &err) < 0) {
+    spmvd_log_debug("device memory unknown: %s", err.msg);
+    return;
+  }
+  spmvd_wk_send_msg(w, json_pack("{ss sI sI}", "event", "memory", "free_bytes",
+                                 (json_int_t)free_b, "total_bytes",
+                                 (json_int_t)total_b));
 }
 
 static void reply_error(struct worker *w, json_int_t seq,
@@ -256,7 +275,8 @@ static int trim_wait_ms(const struct worker *w)
   return left > 0 ? (int)ceil(left) : 0;
 }
 
-/* Lets the backend give back the device memory its pool keeps. */
+/* Lets the backend give back the device memory its pool keeps, then
+ * reports what is free. */
 static void trim(struct worker *w)
 {
   size_t n = w->ops->trim(w->be);
@@ -264,6 +284,7 @@ static void trim(struct worker *w)
   if (n > 0)
     spmvd_log_debug("gave %zu bytes of device memory back", n);
   w->trim_due = 0;
+  report_memory(w);
 }
 
 /* 1 when nothing arrives on fd within ms (or poll fails: a trim early is
@@ -387,6 +408,7 @@ int main(int argc, char **argv)
   spmvd_wk_test_sleep("SPMVD_TEST_START_MS");
   spmvd_wk_send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
                                   device_json(&w.dev)));
+  report_memory(&w);
   spmvd_log_debug("ready: %s backend, %s", w.dev.backend, w.dev.name);
   w.later_tail = &w.later;
   for (;;) {
