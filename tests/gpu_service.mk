@@ -1,7 +1,7 @@
 # tests/gpu_service.mk: the service end to end on the cuda backend (skipped,
 # exit 77, where no GPU is present).
 EXTRA_DIST += tests/integration/check_gpu_service.c \
-	tests/integration/check_gpu_vectors.sh
+	tests/integration/check_gpu_vectors.sh tests/integration/gpu-sanitize.sh
 if HAVE_CUDA
 check_PROGRAMS += tests/integration/check_gpu_service
 TESTS += tests/integration/check_gpu_service

@@ -62,13 +62,19 @@ void itest_daemon_init(struct itest_daemon *d)
   snprintf(d->log, sizeof d->log, "%s/spmvd.log", d->dir);
 }
 
-/* Writes text as d->conf. */
+/* Writes text as d->conf, then SPMV_ITEST_EXTRA_CONF's settings, which
+ * thus win (e.g. a worker wrapper and no device timeout for a run under
+ * compute-sanitizer, see tests/integration/gpu-sanitize.sh). */
 void itest_daemon_config(struct itest_daemon *d, const char *text)
 {
+  const char *extra = getenv("SPMV_ITEST_EXTRA_CONF");
+
   snprintf(d->conf, sizeof d->conf, "%s/spmvd.conf", d->dir);
   FILE *f = fopen(d->conf, "w");
   ck_assert_ptr_nonnull(f);
   fputs(text, f);
+  if (extra && *extra)
+    fprintf(f, "\n%s\n", extra);
   fclose(f);
 }
 
@@ -82,6 +88,10 @@ static const char *spmvd_path(void)
 
 static pid_t spawn_daemon(struct itest_daemon *d, const char *extra)
 {
+  const char *conf = getenv("SPMV_ITEST_EXTRA_CONF");
+
+  if (!*d->conf && conf && *conf)
+    itest_daemon_config(d, "");
   pid_t parent = getpid();
   pid_t pid = fork();
 

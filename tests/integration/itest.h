@@ -35,7 +35,8 @@ int itest_run(Suite *s);
 /* Makes the temporary directory and the paths (nothing is started). */
 void itest_daemon_init(struct itest_daemon *d);
 
-/* Writes text as d->conf; the next start passes --config d->conf. */
+/* Writes text as d->conf (SPMV_ITEST_EXTRA_CONF's settings after it);
+ * the next start passes --config d->conf. */
 void itest_daemon_config(struct itest_daemon *d, const char *text);
 
 /*
