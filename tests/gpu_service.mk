@@ -1,7 +1,8 @@
-# tests/gpu_service.mk: the service end to end on the cuda backend (skipped,
-# exit 77, where no GPU is present).
+# tests/gpu_service.mk: the service end to end on the cuda backend, and
+# its faults (skipped, exit 77, where no GPU is present).
 EXTRA_DIST += tests/integration/check_gpu_service.c \
-	tests/integration/check_gpu_vectors.sh tests/integration/gpu-sanitize.sh
+	tests/integration/check_gpu_vectors.sh \
+	tests/integration/check_gpu_faults.c tests/integration/gpu-sanitize.sh
 if HAVE_CUDA
 check_PROGRAMS += tests/integration/check_gpu_service
 TESTS += tests/integration/check_gpu_service
@@ -13,4 +14,14 @@ tests_integration_check_gpu_service_LDADD = $(ITEST_LDADD) $(GPU_LDADD)
 $(tests_integration_check_gpu_service_OBJECTS): daemon/spmvd daemon/spmvd-worker
 # The vector tests of tests/local.mk, run again on the cuda backend.
 TESTS += tests/integration/check_gpu_vectors.sh
+# GPU faults on cue (a fault-injection build; skipped, 77, in any other).
+check_PROGRAMS += tests/integration/check_gpu_faults
+TESTS += tests/integration/check_gpu_faults
+tests_integration_check_gpu_faults_SOURCES = tests/integration/check_gpu_faults.c \
+	tests/gpu_common.c tests/gpu_common.h
+tests_integration_check_gpu_faults_CPPFLAGS = $(ITEST_CPPFLAGS) $(CUDA_CPPFLAGS) \
+	$(SQLITE_CFLAGS) -I$(top_srcdir)/tests
+tests_integration_check_gpu_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_gpu_faults_LDADD = $(ITEST_LDADD) $(GPU_LDADD) $(SQLITE_LIBS) -lm
+$(tests_integration_check_gpu_faults_OBJECTS): daemon/spmvd daemon/spmvd-worker
 endif

@@ -180,7 +180,7 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_faults.log
 if HAVE_CUDA
 ITEST_LOGS += tests/integration/check_gpu_service.log \
-	tests/integration/check_gpu_vectors.log
+	tests/integration/check_gpu_vectors.log tests/integration/check_gpu_faults.log
 endif
 # (Through a variable: automake would take a literal target for an override
 # of its own rule for this log.)
