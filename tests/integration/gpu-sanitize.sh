@@ -12,8 +12,10 @@
 #
 # SPMV_SANITIZE_TESTS lists the tests (default: all five), and
 # COMPUTE_SANITIZER the program (default: compute-sanitizer on PATH, else
-# under /usr/local/cuda).  check_gpu_faults is never among them: its
-# faults are errors on purpose.
+# under /usr/local/cuda).  SPMV_SANITIZE_WHOLE=1 runs the service tests
+# under it whole instead (--target-processes all: the test, the daemon and
+# the worker), should the wrapper not suit the sanitizer.
+# check_gpu_faults is never among them: its faults are errors on purpose.
 top_build=${SPMV_TOP_BUILDDIR:-$(pwd)}
 top_src=${SPMV_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 san=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
@@ -49,8 +51,16 @@ EOF
         CK_FORK=no "$san" --tool "$tool" $extra --log-file "$dir/$t.log" \
           "$top_build/tests/$t" || status=1 ;;
       *)
-        SPMV_ITEST_EXTRA_CONF="worker = $dir/worker
-device_timeout_s = 0" "$top_build/tests/integration/$t" || status=1 ;;
+        prog=$top_build/tests/integration/$t
+        case $t in *.sh) prog="sh $top_src/tests/integration/$t" ;; esac
+        if [ -n "$SPMV_SANITIZE_WHOLE" ]; then
+          SPMV_ITEST_EXTRA_CONF="device_timeout_s = 0" "$san" --tool "$tool" \
+            $extra --target-processes all --log-file "$dir/$t.%p.log" $prog ||
+            status=1
+        else
+          SPMV_ITEST_EXTRA_CONF="worker = $dir/worker
+device_timeout_s = 0" $prog || status=1
+        fi ;;
     esac
   done
   logs=$(ls "$dir"/*.log 2>/dev/null)
