@@ -483,17 +483,15 @@ static int cuda_pin(struct spmvd_backend *b, void *addr, size_t size,
 {
   if (size == 0 || cudaSetDevice(b->dev) != cudaSuccess)
     return 0;
-  if (cudaHostRegister(addr, size, cudaHostRegisterDefault) == cudaSuccess)
-    return 1;
-  cudaGetLastError(); /* not sticky */
   /* A matrix loaded from the client's memfd is write-sealed and mapped
    * read-only, which the default flags refuse (they want write access);
-   * the device only reads a host copy, so it is registered read-only.
-   * Never a writable mapping: the device writes y into those. */
-  if (readonly &&
-      cudaHostRegister(addr, size, cudaHostRegisterReadOnly) == cudaSuccess)
+   * the device only reads a host copy, so it is registered read-only,
+   * which suits either mapping.  Never a vector mapping: the device
+   * writes y into those. */
+  if (cudaHostRegister(addr, size, readonly ? cudaHostRegisterReadOnly
+                                            : cudaHostRegisterDefault) == cudaSuccess)
     return 1;
-  cudaGetLastError(); /* the loads copy from pageable memory */
+  cudaGetLastError(); /* not sticky: the loads copy from pageable memory */
   return 0;
 }
 
