@@ -87,6 +87,10 @@ struct worker {
 void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds);
 /* Sends msg (stolen) to the front end; exits when it cannot. */
 void spmvd_wk_send_msg(struct worker *w, json_t *msg);
+/* Releases every matrix, vector and buffer and closes the backend, so
+ * that a worker whose front end went away (in the middle of an operation
+ * too) leaves the driver nothing to reclaim; then the caller exits. */
+void spmvd_wk_shutdown(struct worker *w);
 /* Sends {event:"alive"} when nothing went to the front end for
  * SPMVD_IPC_HEARTBEAT_MS: a long operation's steps call it. */
 void spmvd_wk_heartbeat(struct worker *w);

@@ -152,6 +152,8 @@ void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
       /* The front end is gone (or broke the protocol): as in main(). */
       if (rc != SPMV_ECLOSED)
         spmvd_log_error("%s", err.msg);
+      free(d);
+      spmvd_wk_shutdown(w);
       exit(rc == SPMV_ECLOSED ? 0 : 2);
     }
     op = json_string_value(json_object_get(d->req, "op"));

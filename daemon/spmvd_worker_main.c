@@ -126,13 +126,35 @@ void spmvd_wk_die_if_sticky(int rc)
   }
 }
 
+void spmvd_wk_shutdown(struct worker *w)
+{
+  static int once;
+
+  if (once++)
+    return;  /* a message sent on the way out failed: exiting already */
+  while (w->mats)
+    spmvd_wk_drop(w, w->mats->handle);
+  spmvd_wk_vec_free_all(w);
+  while (w->bufs)
+    spmvd_wk_buf_release(w, w->bufs->id);
+#ifdef SPMVD_FAULT_INJECTION
+  spmvd_fault_close();
+#endif
+  w->ops->close(w->be);
+  w->be = NULL;
+}
+
 void spmvd_wk_send_msg(struct worker *w, json_t *msg)
 {
   struct spmv_error err;
 
   int rc = spmvd_ipc_send(w->fd, msg, NULL, 0, &err);
-  if (rc == SPMV_ECLOSED)
-    exit(0);  /* the front end is gone (stopping): nobody to answer */
+  if (rc == SPMV_ECLOSED) {
+    /* The front end is gone (stopping): nobody to answer. */
+    json_decref(msg);
+    spmvd_wk_shutdown(w);
+    exit(0);
+  }
   if (rc < 0) {
     spmvd_log_error("cannot answer the front end: %s", err.msg);
     exit(2);
@@ -442,14 +464,6 @@ int main(int argc, char **argv)
     }
     json_decref(req);
   }
-  while (w.mats)
-    spmvd_wk_drop(&w, w.mats->handle);
-  spmvd_wk_vec_free_all(&w);
-  while (w.bufs)
-    spmvd_wk_buf_release(&w, w.bufs->id);
-#ifdef SPMVD_FAULT_INJECTION
-  spmvd_fault_close();
-#endif
-  w.ops->close(w.be);
+  spmvd_wk_shutdown(&w);
   return 0;
 }
