@@ -20,10 +20,9 @@
  * which the recurrence keeps at 1 up to rounding.
  */
 
-/* wt and the dangling mask from the host copy of the CSR; negative
- * weights are EINVAL (the product could not take their absolute value). */
-static int weights(struct spmvd_solve *s, double *wt, double *dang,
-                   struct spmv_error *err)
+/* wt from the host copy of the CSR; negative weights are EINVAL (the
+ * product could not take their absolute value). */
+static int weights(struct spmvd_solve *s, double *wt, struct spmv_error *err)
 {
   const struct spmv_csr *A = &s->m->A;
 
@@ -37,11 +36,31 @@ static int weights(struct spmvd_solve *s, double *wt, double *dang,
                               A->col_idx[k], A->val[k]);
       wt[A->col_idx[k]] += A->val[k];
     }
-  for (int64_t j = 0; j < A->cols; j++) {
-    dang[j] = wt[j] == 0 ? 1 : 0;
+  for (int64_t j = 0; j < A->cols; j++)
     wt[j] = wt[j] == 0 ? 0 : 1 / wt[j];
-  }
   return 0;
+}
+
+/* The matrix's weights, computed by its first pagerank solve and kept
+ * with it: the pass over every entry costs as much as dozens of
+ * iterations, and the matrix cannot change. */
+static const double *kept_weights(struct spmvd_solve *s, struct spmv_error *err)
+{
+  size_t n = s->cols;
+
+  if (s->m->pr_wt == NULL) {
+    double *wt = malloc((n ? n : 1) * sizeof *wt);
+    if (!wt) {
+      spmv_error_set(err, SPMV_ENOMEM, "out of memory for pagerank");
+      return NULL;
+    }
+    if (weights(s, wt, err) < 0) {
+      free(wt);
+      return NULL;
+    }
+    s->m->pr_wt = wt;
+  }
+  return s->m->pr_wt;
 }
 
 /* The vectors of the iteration. */
@@ -52,13 +71,17 @@ struct pr {
 static int pr_setup(struct spmvd_solve *s, struct pr *p, struct spmv_error *err)
 {
   size_t n = s->cols;
-  double *wt = malloc((n ? n : 1) * sizeof *wt);
-  double *dang = malloc((n ? n : 1) * sizeof *dang);
-  int rc;
+  const double *wt = kept_weights(s, err);
+  double *dang = wt ? malloc((n ? n : 1) * sizeof *dang) : NULL;
+  int rc = 0;
 
-  if (!wt || !dang)
+  if (!wt)
+    rc = err->code;
+  else if (!dang)
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for pagerank");
-  else if ((rc = weights(s, wt, dang, err)) == 0) {
+  else {
+    for (size_t j = 0; j < n; j++)
+      dang[j] = wt[j] == 0 ? 1 : 0;
     struct spmvd_bvector **v[] = {&p->wt, &p->dang, &p->tele, &p->t, &p->y,
                                   &p->xn, &p->d, &p->ones};
     for (size_t i = 0; rc == 0 && i < sizeof v / sizeof v[0]; i++)
@@ -69,7 +92,6 @@ static int pr_setup(struct spmvd_solve *s, struct pr *p, struct spmv_error *err)
       rc = spmvd_solve_fill(s, p->tele,
                             spmvd_solve_k((1 - s->damping) / (double)n), err);
   }
-  free(wt);
   free(dang);
   return rc;
 }

@@ -139,6 +139,7 @@ void spmvd_wk_drop(struct worker *w, int64_t h)
     if (m->pinned)  /* before its memory is unmapped */
       w->ops->unpin(w->be, m->host.addr);
     spmvd_shm_close(&m->host);
+    free(m->pr_wt);
     free(m);
     return;
   }
