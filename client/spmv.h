@@ -478,8 +478,8 @@ int spmv_list_json(struct spmv_client *c, char **json);
 
 /*
  * Asks spmvd to forget the cached tunings of fingerprint (32 hex digits, or
- * "all"); *forgotten (may be NULL) receives how many.  Root or spmvd's
- * admin group only, else SPMV_EPERM.
+ * "all"); *forgotten (may be NULL) receives how many.  Root, spmvd's admin
+ * group or the daemon's own user only, else SPMV_EPERM.
  */
 int spmv_forget(struct spmv_client *c, const char *fingerprint,
                 int *forgotten);
@@ -487,10 +487,23 @@ int spmv_forget(struct spmv_client *c, const char *fingerprint,
 /*
  * Asks spmvd to import tunings written by "spmvctl export" (json borrowed:
  * the exported object or its "tunings" array).  *imported and *skipped (may
- * be NULL) receive the counts.  Root or spmvd's admin group only.
+ * be NULL) receive the counts.  Root, spmvd's admin group or the daemon's
+ * own user only.
  */
 int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
                      int *skipped);
+
+/*
+ * Asks spmvd for its cached tunings of fingerprint (32 hex digits; NULL or
+ * "all": every one) as the document "spmvctl export" writes, which
+ * spmv_import_json() takes back; *json is a new string owned by the caller
+ * (free()).  Root, spmvd's admin group or the daemon's own user only, else
+ * SPMV_EPERM; SPMV_ENOENT when no tuning has that fingerprint;
+ * SPMV_ELIMIT when the document is over the daemon's
+ * max_json_bytes (export one fingerprint at a time).
+ */
+int spmv_export_json(struct spmv_client *c, const char *fingerprint,
+                     char **json);
 
 /*
  * Calibrates the statistical predictor of spmvd's device for values of

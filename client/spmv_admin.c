@@ -71,6 +71,40 @@ int spmv_forget(struct spmv_client *c, const char *fingerprint, int *forgotten)
   return rc;
 }
 
+/* Asks spmvd for its cached tunings, as spmvctl export writes them. */
+int spmv_export_json(struct spmv_client *c, const char *fingerprint,
+                     char **json)
+{
+  struct spmv_error err;
+  json_t *req, *reply = NULL;
+  int rc;
+
+  if (json == NULL)
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_export_json: json is NULL");
+  *json = NULL;
+  if (fingerprint != NULL && strcmp(fingerprint, "all") != 0 &&
+      !is_fingerprint(fingerprint))
+    return spmvc_failf(c, SPMV_EINVAL,
+                       "spmv_export_json: fingerprint '%.64s' is neither 32 "
+                       "lower-case hex digits nor \"all\"", fingerprint);
+  req = fingerprint != NULL
+            ? json_pack("{s:s, s:s}", "op", "export", "fingerprint", fingerprint)
+            : json_pack("{s:s}", "op", "export");
+  rc = spmvc_simple_call(c, req, &reply);
+  if (rc < 0)
+    return rc;
+  json_t *doc = json_object_get(reply, "export");
+  *json = json_is_object(doc) ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17))
+                              : NULL;
+  json_decref(reply);
+  if (*json == NULL) {
+    spmv_error_set(&err, doc ? SPMV_ENOMEM : SPMV_EPROTO,
+                   doc ? "out of memory" : "spmvd's export reply has no document");
+    return spmvc_fail(c, &err);
+  }
+  return 0;
+}
+
 /* Asks spmvd to import exported tunings (json borrowed). */
 int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
                      int *skipped)

@@ -50,7 +50,9 @@ int spmvd_cachejob_admin(uid_t uid, gid_t gid, const char *group)
   size_t n = 0, pn = 0;
   int rc, ok = 0;
 
-  if (uid == 0)
+  /* root, and the user whose daemon it is (a user instance's cache is
+   * its user's own). */
+  if (uid == 0 || uid == geteuid())
     return 1;
   if (!group || !*group)
     return 0;
@@ -157,7 +159,8 @@ static int do_calibration(struct spmvd_cache *c, struct spmvd_cachejob *j)
 
 static int do_admin(struct spmvd_cache *c, struct spmvd_cachejob *j)
 {
-  const char *op = j->kind == SPMVD_CJ_FORGET ? "forget" : "import";
+  const char *op = j->kind == SPMVD_CJ_FORGET ? "forget"
+                   : j->kind == SPMVD_CJ_EXPORT ? "export" : "import";
 
   if (!spmvd_cachejob_admin(j->uid, j->gid, j->admin_group))
     return spmv_error_set(&j->err, SPMV_EPERM,
@@ -169,6 +172,8 @@ static int do_admin(struct spmvd_cache *c, struct spmvd_cachejob *j)
   }
   if (j->kind == SPMVD_CJ_FORGET)
     return spmvd_cache_forget(c, j->fp, &j->n, &j->err);
+  if (j->kind == SPMVD_CJ_EXPORT)
+    return spmvd_cache_export(c, j->fp, &j->json, &j->err);
   return spmvd_cache_import(c, j->json, *j->dev.device_key ? j->dev.device_key : NULL,
                             *j->dev.software_key ? j->dev.software_key : NULL,
                             &j->n, &j->skipped, &j->err);
@@ -207,6 +212,7 @@ static void work(struct spmvd_cache *c, void *arg)
     break;
   case SPMVD_CJ_FORGET:
   case SPMVD_CJ_IMPORT:
+  case SPMVD_CJ_EXPORT:
     j->rc = do_admin(c, j);
     break;
   case SPMVD_CJ_CALIBRATION:

@@ -33,8 +33,10 @@ enum spmvd_cachejob_kind {
   SPMVD_CJ_FORGET,      /* in: uid, gid, admin_group, invalid, fp.  out: n. */
   SPMVD_CJ_IMPORT,      /* in: uid, gid, admin_group, invalid, json (the
                            tunings), dev.  out: n, skipped. */
-  SPMVD_CJ_CALIBRATION  /* in: dev, dtype, json (spmvd_predict_to_json's
+  SPMVD_CJ_CALIBRATION, /* in: dev, dtype, json (spmvd_predict_to_json's
                            form).  Stores the fits (spmvd_predict_save). */
+  SPMVD_CJ_EXPORT       /* in: uid, gid, admin_group, invalid, fp.  out:
+                           json = spmvd_cache_export's document. */
 };
 
 #define SPMVD_CJ_MAX_EXCLUDE 64
@@ -67,7 +69,7 @@ struct spmvd_cachejob {
   json_t *json;                     /* see the kinds; owned */
   struct spmv_config ex[SPMVD_CJ_MAX_EXCLUDE];  /* EXCLUDE */
   int nex;
-  uid_t uid;                        /* FORGET, IMPORT: the caller */
+  uid_t uid;                        /* FORGET, IMPORT, EXPORT: the caller */
   gid_t gid;
   char admin_group[64];             /* "" = root only */
   struct spmv_error invalid;        /* FORGET, IMPORT: a bad request,

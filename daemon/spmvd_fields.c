@@ -52,6 +52,8 @@ static const struct field forget_f[] = {
     {"fingerprint", F_STRING, 1}, {NULL, 0, 0}};
 static const struct field import_f[] = {
     {"tunings", F_ARRAY, 1}, {NULL, 0, 0}};
+static const struct field export_f[] = {
+    {"fingerprint", F_STRING, 0}, {NULL, 0, 0}};
 static const struct field cancel_f[] = {
     {"target", F_INT, 1}, {NULL, 0, 0}};
 
@@ -64,7 +66,8 @@ static const struct op_fields tables[] = {
     {"tune", tune_f},         {"bench", bench_f},
     {"calibrate", calibrate_f}, {"status", none_f},
     {"forget", forget_f},     {"import", import_f},
-    {"cancel", cancel_f},     {NULL, NULL}};
+    {"cancel", cancel_f},     {"export", export_f},
+    {NULL, NULL}};
 
 /* The words of the messages: "not a boolean". */
 static const char *type_words(enum field_type t)

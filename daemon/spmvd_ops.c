@@ -247,7 +247,7 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
                                       "bench", "status", "forget", "import",
                                       "calibrate", "attach-vectors",
                                       "vector-create", "vector-free",
-                                      "cancel", NULL};
+                                      "cancel", "export", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -369,7 +369,8 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_ops_run_calibrate(c, req, id);
     return;
   }
-  if (strcmp(op, "forget") == 0 || strcmp(op, "import") == 0) {
+  if (strcmp(op, "forget") == 0 || strcmp(op, "import") == 0 ||
+      strcmp(op, "export") == 0) {
     spmvd_ops_run_admin(c, op, req, id);
     return;
   }

@@ -103,7 +103,27 @@ static void on_admin_done(struct spmvd_cachejob *j)
     spmvd_op_fail(o, &j->err);
     return;
   }
-  if (j->kind == SPMVD_CJ_FORGET) {
+  if (j->kind == SPMVD_CJ_EXPORT) {
+    /* The document travels whole in the reply, as import's does in its
+     * request: under the frame's JSON bound. */
+    json_t *msg = json_pack("{sO}", "export", j->json);
+    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+    size_t len = text ? strlen(text) : 0;
+    struct spmv_error err;
+    free(text);
+    if (!o->c->closing && msg && len + 64 > o->srv->cfg.max_json) {
+      spmv_error_set(&err, SPMV_ELIMIT, "the export is %zu bytes of JSON, over "
+                     "max_json_bytes (%u): export one fingerprint at a time, "
+                     "or read the database with spmvctl export", len,
+                     (unsigned)o->srv->cfg.max_json);
+      spmvd_conn_send_error(o->c, o->id, &err);
+      json_decref(msg);
+    } else if (!o->c->closing) {
+      spmvd_op_reply(o->c, o->id, msg);
+    } else {
+      json_decref(msg);
+    }
+  } else if (j->kind == SPMVD_CJ_FORGET) {
     spmvd_log_info("uid %ld forgot %d tuning(s) of %s", (long)o->c->uid, j->n,
                    j->fp);
     if (!o->c->closing)
@@ -125,9 +145,9 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
 {
   struct spmvd_server *srv = c->srv;
   const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
-  int forget = strcmp(op, "forget") == 0;
-  struct spmvd_cachejob *j =
-      spmvd_cachejob_new(forget ? SPMVD_CJ_FORGET : SPMVD_CJ_IMPORT);
+  int forget = strcmp(op, "forget") == 0, exp = strcmp(op, "export") == 0;
+  struct spmvd_cachejob *j = spmvd_cachejob_new(
+      forget ? SPMVD_CJ_FORGET : exp ? SPMVD_CJ_EXPORT : SPMVD_CJ_IMPORT);
   struct spmvd_op *o = j ? spmvd_op_new(c, id, op) : NULL;
   struct spmv_error err;
 
@@ -141,7 +161,15 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
   j->uid = c->uid;
   j->gid = c->gid;
   snprintf(j->admin_group, sizeof j->admin_group, "%s", srv->cfg.admin_group);
-  if (forget) {
+  if (exp) {
+    const char *fp = json_string_value(json_object_get(req, "fingerprint"));
+    struct spmv_fingerprint f;
+    if (fp && strcmp(fp, "all") != 0 && spmv_fingerprint_parse(fp, &f) < 0)
+      spmv_error_set(&j->invalid, SPMV_EPROTO,
+                     "field \"fingerprint\" must be 32 hex digits or \"all\"");
+    else
+      snprintf(j->fp, sizeof j->fp, "%s", fp ? fp : "all");
+  } else if (forget) {
     const char *fp = json_string_value(json_object_get(req, "fingerprint"));
     struct spmv_fingerprint f;
     if (!fp || (strcmp(fp, "all") != 0 && spmv_fingerprint_parse(fp, &f) < 0))

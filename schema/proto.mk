@@ -19,4 +19,5 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/vector-free.json \
 	schema/proto/ops.json \
 	schema/proto/solve.json \
-	schema/proto/cancel.json
+	schema/proto/cancel.json \
+	schema/proto/export.json

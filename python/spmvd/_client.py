@@ -184,17 +184,30 @@ class Client:
 
     def forget(self, fingerprint="all"):
         """Ask spmvd to forget the cached tunings of a fingerprint (32 hex
-        digits) or of all matrices; return how many it forgot.  Root or
-        spmvd's admin group only (else Error SPMV_EPERM)."""
+        digits) or of all matrices; return how many it forgot.  Root,
+        spmvd's admin group or the daemon's own user only (else Error
+        SPMV_EPERM)."""
         n = ctypes.c_int()
         check(lib.spmv_forget(self._handle(), fingerprint.encode(),
                               ctypes.byref(n)), self._ptr)
         return n.value
 
+    def export(self, fingerprint="all"):
+        """Return the daemon's cached tunings of a fingerprint (32 hex
+        digits) or of all matrices as the dict "spmvctl export" writes
+        ({"spmvd_export", "schema", "tunings": [...]}), which import_()
+        takes back.  Root, spmvd's admin group or the daemon's own user
+        only (else Error SPMV_EPERM)."""
+        out = ctypes.c_void_p()
+        check(lib.spmv_export_json(self._handle(), fingerprint.encode(),
+                                   ctypes.byref(out)), self._ptr)
+        return json.loads(_lib.take_string(out))
+
     def import_(self, tunings):
         """Import tunings written by "spmvctl export": its JSON text, or
         that text parsed (the object or its "tunings" list).  Return
-        (imported, skipped).  Root or spmvd's admin group only."""
+        (imported, skipped).  Root, spmvd's admin group or the daemon's own
+        user only."""
         if not isinstance(tunings, (str, bytes)):
             tunings = json.dumps(tunings)
         if isinstance(tunings, str):

@@ -125,6 +125,7 @@ _PROTOTYPES = {
     "spmv_list_json": (INT, [P, PSTR]),
     "spmv_forget": (INT, [P, STR, PINT]),
     "spmv_import_json": (INT, [P, STR, PINT, PINT]),
+    "spmv_export_json": (INT, [P, STR, PSTR]),
     "spmv_vector_new": (INT, [P, INT, I64, PP]),
     "spmv_vector_free": (P, [P]),
     "spmv_vector_upload": (INT, [P, P]),
