@@ -241,10 +241,11 @@ static int work_from_json(json_t *o, const char *name, struct spmvd_fit *f,
       return ret;
     f->nbag = i + 1;
   }
-  if (num(o, name, "work_npoints", &np, err) != 0 || np < 1)
+  if (num(o, name, "work_npoints", &np, err) != 0 || !(np >= 1) ||
+      np > (double)INT_MAX)
     return spmv_error_set(err, SPMV_EINVAL,
-                          "fit of %s: \"work_npoints\" missing or < 1",
-                          name);
+                          "fit of %s: \"work_npoints\" missing or not in "
+                          "[1, 2^31)", name);
   f->work_npoints = (int)np;
   if ((ret = count(o, name, "work_err", &f->work_err, err)) != 0 ||
       (ret = count(o, name, "l2_bytes", &f->l2_bytes, err)) != 0 ||
