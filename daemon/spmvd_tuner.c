@@ -91,7 +91,9 @@ static void exhaustive(const struct spmvd_tune_input *in,
     add(out, in, mk(SPMV_FMT_CSR_SCALAR, bs, 0, 0, 0));
     for (t = 2; t <= 32; t *= 2)
       add(out, in, mk(SPMV_FMT_CSR_VECTOR, bs, t, 0, 0));
-    add(out, in, mk(SPMV_FMT_CSR_ADAPTIVE, bs, 0, 0, 0));
+    /* Base 2 too: auto lists it on short rows (check_tuner_cover). */
+    add(out, in, adaptive(bs, 0));
+    add(out, in, adaptive(bs, 2));
     add(out, in, mk(SPMV_FMT_CSR_MERGE, bs, 0, 0, 0));
     for (t = 2; t <= 8; t *= 2)
       add(out, in, mk(SPMV_FMT_CSR_STREAM, bs, 0, t, 0));

@@ -62,7 +62,8 @@ struct spmvd_tune_input {
  * configurations removed (where sell16, csr16 or csr-stream16 is excluded,
  * the rules that would list it list sell, csr-vector or csr-stream):
  *  - exhaustive: every format x parameter grid: BS in {64,128,256,512};
- *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive; csr-merge;
+ *    csr-vector TPR 2..32; ellr-t T 1..32; csr-adaptive base 0 and 2;
+ *    csr-merge;
  *    csr-scalar; coo; jad; hyb (K from the histogram); sell C=32 with sigma
  *    1 and 256; csr-stream k 2, 4, 8; and where every row spans at most
  *    SPMV_SELL16_MAX_SPAN columns sell16 the same, csr16 TPR 1..32 and

@@ -35,10 +35,12 @@ TUNER_TEST_LDADD = daemon/libspmvdtuner.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_model tests/check_cache \
 	tests/check_tuner tests/check_tuner_auto tests/check_tuner_race \
+	tests/check_tuner_cover \
 	tests/check_predict tests/check_predict_feat tests/check_predict_calib \
 	tests/check_predict_store
 TESTS += tests/check_model tests/check_cache \
 	tests/check_tuner tests/check_tuner_auto tests/check_tuner_race \
+	tests/check_tuner_cover \
 	tests/check_predict tests/check_predict_feat tests/check_predict_calib \
 	tests/check_predict_store
 tests_check_model_SOURCES = tests/check_model.c
@@ -57,6 +59,10 @@ tests_check_tuner_auto_SOURCES = tests/check_tuner_auto.c tests/tuner_test.h
 tests_check_tuner_auto_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_tuner_auto_CFLAGS = $(TUNER_TEST_CFLAGS)
 tests_check_tuner_auto_LDADD = $(TUNER_TEST_LDADD)
+tests_check_tuner_cover_SOURCES = tests/check_tuner_cover.c tests/tuner_test.h
+tests_check_tuner_cover_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
+tests_check_tuner_cover_CFLAGS = $(TUNER_TEST_CFLAGS)
+tests_check_tuner_cover_LDADD = $(TUNER_TEST_LDADD)
 tests_check_tuner_race_SOURCES = tests/check_tuner_race.c tests/tuner_test.h
 tests_check_tuner_race_CPPFLAGS = $(TUNER_TEST_CPPFLAGS)
 tests_check_tuner_race_CFLAGS = $(TUNER_TEST_CFLAGS)

@@ -50,11 +50,11 @@ START_TEST(test_autocsr_tpr)
 END_TEST
 
 /*
- * Per BS (64, 128, 256, 512): csr-scalar 1, csr-vector 5, csr-adaptive 1,
- * csr-merge 1, csr-stream 3 (k 2, 4, 8), ellr-t 6, ell 1, coo 1, hyb 1,
- * dia 1, jad 1, sell 2, and where every row spans < 2^16 columns sell16 2,
- * csr16 6 and csr-stream16 3 = 35; plus cusparse ALG1 and ALG2:
- * 4 * 35 + 2 = 142.
+ * Per BS (64, 128, 256, 512): csr-scalar 1, csr-vector 5, csr-adaptive 2
+ * (base 0 and 2), csr-merge 1, csr-stream 3 (k 2, 4, 8), ellr-t 6, ell 1,
+ * coo 1, hyb 1, dia 1, jad 1, sell 2, and where every row spans < 2^16
+ * columns sell16 2, csr16 6 and csr-stream16 3 = 36; plus cusparse ALG1
+ * and ALG2: 4 * 36 + 2 = 146.
  */
 START_TEST(test_exhaustive_counts)
 {
@@ -68,7 +68,7 @@ START_TEST(test_exhaustive_counts)
   in = input(&m, &gpu);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 142);
+  ck_assert_int_eq(c->n, 146);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_STREAM16), 12);
   ck_assert_int_eq(count(c, SPMV_FMT_ELLR_T), 24);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_STREAM), 12);
@@ -84,7 +84,7 @@ START_TEST(test_exhaustive_counts)
   m.p.dia_fill = 400;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 134);
+  ck_assert_int_eq(c->n, 138);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_DIA), 0);
   /* Low fill but too many diagonals: no dia. */
@@ -93,23 +93,23 @@ START_TEST(test_exhaustive_counts)
   m.p.ndiags = 2000;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 138);
+  ck_assert_int_eq(c->n, 142);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 4);
   /* The cpu: BS 0, no csr-vector (it is csr-scalar there), no cusparse:
-   * scalar, adaptive, merge, csr-stream (its k too is 0), ellr-t x 6,
+   * scalar, adaptive x 2, merge, csr-stream (its k too is 0), ellr-t x 6,
    * ell, coo, hyb, jad, sell x 2, sell16 x 2, csr16 (its TPR too is 0),
    * csr-stream16. */
   in.dev = &cpu;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 20);
+  ck_assert_int_eq(c->n, 21);
   ck_assert(has(c, SPMV_FMT_CSR_STREAM, 0, 0, 0, 0));
   /* A row spanning 70000 columns: no sell16, no csr16, no csr-stream16. */
   m.A.cols = 70000;
   m.A.col_idx[1] = 69999;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 16);
+  ck_assert_int_eq(c->n, 17);
   ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_STREAM16), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR16), 0);
