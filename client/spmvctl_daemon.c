@@ -151,8 +151,16 @@ static json_t *tune_result(const char *path, const json_t *decision,
 
   if (r != NULL && json_is_string(json_object_get(decision, "reason")))
     json_object_set(r, "reason", json_object_get(decision, "reason"));
-  if (r != NULL && json_is_object(json_object_get(decision, "steps")))
-    json_object_set(r, "steps", json_object_get(decision, "steps"));
+  json_t *steps = json_object_get(decision, "steps");
+  if (r != NULL && json_is_object(steps)) {
+    json_object_set(r, "steps", steps);
+    /* What the load cost, from its request to the decision, in products
+     * of the kernel it chose: the unit a tune pays back in. */
+    double t = spmvctl_num(decision, "time_us");
+    if (t > 0)
+      json_object_set_new(r, "load_cost_spmv",
+                          json_real(spmvctl_num(steps, "total_ms") * 1e3 / t));
+  }
   return r;
 }
 
@@ -194,6 +202,9 @@ static void print_tune(const json_t *r)
   if (strcmp(spmvctl_str(r, "source"), "tuned") == 0)
     printf("tuning cost  %.1f SpMV-equivalents\n", spmvctl_num(r, "tuning_cost_spmv"));
   print_steps(json_object_get(r, "steps"));
+  if (json_object_get(r, "load_cost_spmv"))
+    printf("load cost    %.0f products of the chosen kernel\n",
+           spmvctl_num(r, "load_cost_spmv"));
 }
 
 /* spmvctl tune FILE: load (tuning unless cached, or always with --force). */
