@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_python.sh: the Python module spmvd (python/) against a private
+# check_python.sh: the Python module spmvd (client/python/) against a private
 # spmvd on the cpu backend, run by test_spmvd.py with the configured
 # Python.  Skipped (77) without that Python, numpy and scipy, or without
 # the shared libspmvclient.
@@ -35,7 +35,7 @@ done
 
 # The module from the source tree, the library from the build tree; no
 # bytecode is written into the (perhaps read-only) source tree.
-PYTHONPATH=$top_srcdir/python${PYTHONPATH:+:$PYTHONPATH} \
+PYTHONPATH=$top_srcdir/client/python${PYTHONPATH:+:$PYTHONPATH} \
 PYTHONDONTWRITEBYTECODE=1 SPMVD_LIBSPMVCLIENT=$lib \
 SPMVD_SOCKET=$tmp/spmvd.sock SPMV_TEST_DB=$tmp/cache.db \
 SPMV_TEST_DATA=$top_srcdir/tests/data/matrices \

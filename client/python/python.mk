@@ -1,25 +1,25 @@
-# python/python.mk: the Python module spmvd, libspmvclient through ctypes.
+# client/python/python.mk: the Python module spmvd, libspmvclient through ctypes.
 # It is installed into the configured Python's site-packages when
 # configure found one; its test skips without Python, numpy or scipy.
-SPMVD_PY_SOURCES = python/spmvd/__init__.py python/spmvd/_lib.py \
-	python/spmvd/_client.py python/spmvd/_matrix.py \
-	python/spmvd/_vector.py python/spmvd/_solve.py
-EXTRA_DIST += $(SPMVD_PY_SOURCES) python/spmvd/_config.py.in python/README
+SPMVD_PY_SOURCES = client/python/spmvd/__init__.py client/python/spmvd/_lib.py \
+	client/python/spmvd/_client.py client/python/spmvd/_matrix.py \
+	client/python/spmvd/_vector.py client/python/spmvd/_solve.py
+EXTRA_DIST += $(SPMVD_PY_SOURCES) client/python/spmvd/_config.py.in client/python/README
 
 if HAVE_PYTHON
 spmvdpythondir = $(pythondir)/spmvd
 spmvdpython_PYTHON = $(SPMVD_PY_SOURCES)
-nodist_spmvdpython_PYTHON = python/spmvd/_config.py
+nodist_spmvdpython_PYTHON = client/python/spmvd/_config.py
 endif
 
 # The installed module loads the installed library by its absolute path:
 # libtool names it libspmvclient.so.(current - age) on GNU/Linux.
-python/spmvd/_config.py: $(srcdir)/python/spmvd/_config.py.in Makefile
-	$(AM_V_GEN)$(MKDIR_P) python/spmvd && v='$(SPMV_LT_VERSION)' && \
+client/python/spmvd/_config.py: $(srcdir)/client/python/spmvd/_config.py.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) client/python/spmvd && v='$(SPMV_LT_VERSION)' && \
 	major=$$(( $${v%%:*} - $${v##*:} )) && \
 	sed -e "s|@LIBSPMVCLIENT[@]|$(libdir)/libspmvclient.so.$$major|" \
-		$(srcdir)/python/spmvd/_config.py.in >$@-t && mv $@-t $@
-CLEANFILES += python/spmvd/_config.py
+		$(srcdir)/client/python/spmvd/_config.py.in >$@-t && mv $@-t $@
+CLEANFILES += client/python/spmvd/_config.py
 
 # The module against a private spmvd, with the configured Python.
 TESTS += tests/python/check_python.sh
