@@ -28,7 +28,7 @@ def connect(path=None, autostart=True):
     return Client(path, autostart)
 
 
-class Client:
+class Client(_lib.Closing):
     """One connection to spmvd (see connect()).
 
     Matrices and vectors made through a client keep it alive; closing the
@@ -59,19 +59,6 @@ class Client:
         if self._ptr is None:
             return "<spmvd.Client (closed)>"
         return "<spmvd.Client %s>" % self.path
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            # At interpreter shutdown the process's end closes the socket.
-            pass
 
     def __reduce_ex__(self, protocol):
         # A copy would share the connection, and each copy would close it.

@@ -216,13 +216,9 @@ def free(address):
     _free(address)
 
 
-def host_array(a, dtype, n, what):
-    """Return a as a contiguous 1-D array of dtype holding n values (a
-    itself when it already is one).
-
-    Every host buffer handed to the library goes through here, so that
-    the library never reads or writes past its end.
-    """
+def real_vector(a, n, what):
+    """Return a as a numpy array after checking that it is a vector of n
+    real values (ValueError naming its shape, TypeError its dtype)."""
     a = np.asarray(a)
     if a.ndim != 1 or a.shape[0] != n:
         raise ValueError("spmvd: %s has shape %s, must be (%d,)"
@@ -230,4 +226,33 @@ def host_array(a, dtype, n, what):
     if a.dtype.kind not in "biuf":
         raise TypeError("spmvd: %s of dtype %s: real values expected"
                         % (what, a.dtype.name))
-    return np.ascontiguousarray(a, dtype=dtype)
+    return a
+
+
+def host_array(a, dtype, n, what):
+    """Return a as a contiguous 1-D array of dtype holding n values (a
+    itself when it already is one).
+
+    Every host buffer handed to the library goes through here, so that
+    the library never reads or writes past its end.
+    """
+    return np.ascontiguousarray(real_vector(a, n, what), dtype=dtype)
+
+
+class Closing:
+    """What a Client, Matrix and Vector share: close() on leaving a with
+    block and on garbage collection."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            # At interpreter shutdown the process's end (or the
+            # connection's) frees what is left.
+            pass

@@ -71,7 +71,7 @@ if _Base is None:
     _Base = _Operator
 
 
-class Matrix(_Base):
+class Matrix(_Base, _lib.Closing):
     """A matrix loaded into spmvd (Client.load, Client.load_csr).
 
     It is a scipy.sparse.linalg.LinearOperator when scipy is installed
@@ -199,19 +199,6 @@ class Matrix(_Base):
         return "<spmvd.Matrix %dx%d %s nnz=%d%s>" % (
             self.shape[0], self.shape[1], self.dtype.name, self._nnz, state)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            # At interpreter shutdown the connection's end frees it.
-            pass
-
     def __reduce_ex__(self, protocol):
         # A copy would share the handle, and each copy would free it.
         raise TypeError("spmvd: a Matrix is a handle on spmvd's matrix and "
@@ -314,11 +301,11 @@ class Matrix(_Base):
         written; it may be None when beta is 0).  x has shape[1] values,
         y shape[0]; both are converted to the matrix's dtype."""
         m, n = self.shape
-        x = _real(x, n, "x")
+        x = _lib.real_vector(x, n, "x")  # its dtype kept: the copy converts
         if beta != 0:
             if y is None:
                 raise ValueError("spmvd: beta is %g but y is None" % beta)
-            y = _real(y, m, "y")
+            y = _lib.real_vector(y, m, "y")
         with self._lock:
             ptr = self._handle()
             if m == 0 or n == 0:
@@ -384,16 +371,3 @@ def _options(strategy, name, verify):
     opt.name = name.encode() if name is not None else None
     opt.verify = 1 if verify else 0
     return opt
-
-
-def _real(a, n, what):
-    # A vector operand: n real values, left in its own dtype (the copy
-    # into the mapping or host_array converts it).
-    a = np.asarray(a)
-    if a.ndim != 1 or a.shape[0] != n:
-        raise ValueError("spmvd: %s has shape %s, must be (%d,)"
-                         % (what, a.shape, n))
-    if a.dtype.kind not in "biuf":
-        raise TypeError("spmvd: %s of dtype %s: real values expected"
-                        % (what, a.dtype.name))
-    return a

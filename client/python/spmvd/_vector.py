@@ -11,7 +11,7 @@ from ._lib import check, lib
 __all__ = ["Vector"]
 
 
-class Vector:
+class Vector(_lib.Closing):
     """A vector resident in spmvd (on the GPU with the cuda backend).
 
     Vector(client, n, dtype=numpy.float64) makes n zeros;
@@ -75,19 +75,6 @@ class Vector:
     def __array__(self, dtype=None, copy=None):
         a = self.download()
         return a if dtype is None else a.astype(dtype)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            # At interpreter shutdown the connection's end frees it.
-            pass
 
     # copy.copy() and deepcopy() make a new device vector (copy()): a
     # shallow copy would share the handle, and each copy would free it.
