@@ -89,7 +89,7 @@ client_spmvctl_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
 # and every command against a private spmvd.
 check_PROGRAMS += tests/check_spmvctl
 TESTS += tests/check_spmvctl
-tests_check_spmvctl_SOURCES = tests/check_spmvctl.c
+tests_check_spmvctl_SOURCES = tests/check_spmvctl.c tests/spmvctl_exec.h
 tests_check_spmvctl_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) -I$(top_srcdir)/tests/integration
 tests_check_spmvctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

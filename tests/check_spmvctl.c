@@ -18,69 +18,11 @@
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
 #include "spmvd_model.h"
+#include "spmvctl_exec.h"
 #include "testdata.h"
 
-/* What one run printed. */
-struct run {
-  int status;       /* exit status, or 128 + signal */
-  char out[65536];  /* stdout */
-  char err[8192];   /* stderr */
-};
-
-/* Reads at most n-1 bytes of fd from the start into buf. */
-static void slurp(int fd, char *buf, size_t n)
-{
-  ssize_t got;
-  size_t len = 0;
-
-  lseek(fd, 0, SEEK_SET);
-  while (len + 1 < n && (got = read(fd, buf + len, n - 1 - len)) > 0)
-    len += (size_t)got;
-  buf[len] = '\0';
-}
-
-/* Runs spmvctl with the NULL-terminated arguments; fills r. */
-static void ctl(struct run *r, const char *arg, ...)
-{
-  const char *b = getenv("SPMV_TOP_BUILDDIR");
-  char prog[512], tout[4096], terr[4096];
-  const char *argv[32];
-  int fo, fe, n = 1, st;
-  va_list ap;
-  pid_t pid;
-
-  snprintf(prog, sizeof prog, "%s/client/spmvctl", b != NULL ? b : ".");
-  argv[0] = prog;
-  va_start(ap, arg);
-  for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
-    argv[n++] = arg;
-  va_end(ap);
-  argv[n] = NULL;
-  testdata_tmp(tout, sizeof tout, "spmvctl.out.XXXXXX");
-  testdata_tmp(terr, sizeof terr, "spmvctl.err.XXXXXX");
-  fo = mkstemp(tout);
-  fe = mkstemp(terr);
-  ck_assert(fo >= 0 && fe >= 0);
-  pid = fork();
-  ck_assert(pid >= 0);
-  if (pid == 0) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    execv(prog, (char **)argv);
-    _exit(127);
-  }
-  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  slurp(fo, r->out, sizeof r->out);
-  slurp(fe, r->err, sizeof r->err);
-  close(fo);
-  close(fe);
-  unlink(tout);
-  unlink(terr);
-}
-
 /* Parses r's stdout as one JSON object, failing the test if it is not. */
-static json_t *out_json(const struct run *r)
+static json_t *out_json(const struct spmvctl_run *r)
 {
   json_error_t jerr;
   json_t *o = json_loads(r->out, 0, &jerr);
@@ -105,25 +47,25 @@ static const char *matrix(const char *name)
 
 START_TEST(test_usage)
 {
-  struct run r;
+  struct spmvctl_run r;
 
-  ctl(&r, NULL);
+  spmvctl_exec(&r, NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "Usage:"));
-  ctl(&r, "frobnicate", NULL);
+  spmvctl_exec(&r, "frobnicate", NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "unknown command 'frobnicate'"));
-  ctl(&r, "--bogus", "status", NULL);
+  spmvctl_exec(&r, "--bogus", "status", NULL);
   ck_assert_int_eq(r.status, 2);
-  ctl(&r, "profile", NULL);
+  spmvctl_exec(&r, "profile", NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "usage: spmvctl profile FILE"));
-  ctl(&r, "profile", "a", "b", NULL);
+  spmvctl_exec(&r, "profile", "a", "b", NULL);
   ck_assert_int_eq(r.status, 2);
-  ctl(&r, "list", "--strategy", "trial", NULL);
+  spmvctl_exec(&r, "list", "--strategy", "trial", NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "--strategy does not apply to 'list'"));
-  ctl(&r, "tune", "--dtype", "f16", "x.mtx", NULL);
+  spmvctl_exec(&r, "tune", "--dtype", "f16", "x.mtx", NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "f16"));
 }
@@ -137,15 +79,15 @@ START_TEST(test_help_version)
                                 "--sms", "--warp-size", "--max-threads-per-sm",
                                 "--max-blocks-per-sm", "--max-threads-per-block",
                                 "H100/H200, 132 SMs" };
-  struct run r;
+  struct spmvctl_run r;
   size_t i;
 
-  ctl(&r, "--help", NULL);
+  spmvctl_exec(&r, "--help", NULL);
   ck_assert_int_eq(r.status, 0);
   for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     ck_assert_msg(strstr(r.out, cmds[i]) != NULL, "help lacks %s", cmds[i]);
   ck_assert_ptr_nonnull(strstr(r.out, "Exit status"));
-  ctl(&r, "--version", NULL);
+  spmvctl_exec(&r, "--version", NULL);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, PACKAGE_VERSION));
 }
@@ -161,7 +103,7 @@ START_TEST(test_profile)
     struct spmv_profile p;
     struct spmv_fingerprint fp;
     struct spmv_error err;
-    struct run r;
+    struct spmvctl_run r;
     char hex[33];
     json_t *o;
 
@@ -170,7 +112,7 @@ START_TEST(test_profile)
     spmv_fingerprint_compute(A, &fp);
     spmv_fingerprint_hex(&fp, hex);
 
-    ctl(&r, "profile", "--json", matrix(names[i]), NULL);
+    spmvctl_exec(&r, "profile", "--json", matrix(names[i]), NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     o = out_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(o, "rows")), A->rows);
@@ -183,7 +125,7 @@ START_TEST(test_profile)
     ck_assert_str_eq(json_string_value(json_object_get(o, "fingerprint")), hex);
     json_decref(o);
 
-    ctl(&r, "profile", matrix(names[i]), NULL);
+    spmvctl_exec(&r, "profile", matrix(names[i]), NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, hex));
     ck_assert_ptr_nonnull(strstr(r.out, "row length"));
@@ -195,11 +137,11 @@ END_TEST
 START_TEST(test_profile_errors)
 {
   char path[4096];
-  struct run r;
+  struct spmvctl_run r;
   int fd;
 
   testdata_tmp(path, sizeof path, "spmvctl-bad.XXXXXX");
-  ctl(&r, "profile", "/nonexistent/m.mtx", NULL);
+  spmvctl_exec(&r, "profile", "/nonexistent/m.mtx", NULL);
   ck_assert_int_eq(r.status, 4);
   ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/m.mtx"));
   fd = mkstemp(path);
@@ -210,7 +152,7 @@ START_TEST(test_profile_errors)
     ck_assert(write(fd, bad, sizeof bad - 1) == (ssize_t)sizeof bad - 1);
   }
   close(fd);
-  ctl(&r, "profile", path, NULL);
+  spmvctl_exec(&r, "profile", path, NULL);
   ck_assert_int_eq(r.status, 1);
   ck_assert_ptr_nonnull(strstr(r.err, path));
   unlink(path);
@@ -252,7 +194,7 @@ START_TEST(test_model)
     struct spmv_config pick;
     struct spmv_csr *A = NULL;
     struct spmv_error err;
-    struct run r;
+    struct spmvctl_run r;
     char a[5][16];
     int bs[64], nbs = expected_bs(g, bs), nt = 0;
     json_t *o, *m, *jp;
@@ -265,7 +207,7 @@ START_TEST(test_model)
     snprintf(a[2], sizeof a[2], "%d", g->max_threads_per_sm);
     snprintf(a[3], sizeof a[3], "%d", g->max_blocks_per_sm);
     snprintf(a[4], sizeof a[4], "%d", g->max_threads_per_block);
-    ctl(&r, "model", "--json", "--sms", a[0], "--warp-size", a[1],
+    spmvctl_exec(&r, "model", "--json", "--sms", a[0], "--warp-size", a[1],
         "--max-threads-per-sm", a[2], "--max-blocks-per-sm", a[3],
         "--max-threads-per-block", a[4], matrix(cases[c].file), NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -309,44 +251,44 @@ END_TEST
 /* model's table with the default GPU, and its bad GPU parameters. */
 START_TEST(test_model_table_errors)
 {
-  struct run r;
+  struct spmvctl_run r;
 
-  ctl(&r, "model", matrix("west0479.mtx"), NULL);
+  spmvctl_exec(&r, "model", matrix("west0479.mtx"), NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "132 SMs, warp 32, 2048 threads/SM"));
   ck_assert_ptr_nonnull(strstr(r.out, "pick: ellr-t bs="));
-  ctl(&r, "model", "--warp-size", "3", matrix("west0479.mtx"), NULL);
+  spmvctl_exec(&r, "model", "--warp-size", "3", matrix("west0479.mtx"), NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "warp size 3"));
-  ctl(&r, "model", "--sms", "0", matrix("west0479.mtx"), NULL);
+  spmvctl_exec(&r, "model", "--sms", "0", matrix("west0479.mtx"), NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "--sms"));
-  ctl(&r, "model", "--max-threads-per-block", "4096", matrix("west0479.mtx"), NULL);
+  spmvctl_exec(&r, "model", "--max-threads-per-block", "4096", matrix("west0479.mtx"), NULL);
   ck_assert_int_eq(r.status, 2);
-  ctl(&r, "status", "--sms", "4", NULL);
+  spmvctl_exec(&r, "status", "--sms", "4", NULL);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "--sms does not apply to 'status'"));
-  ctl(&r, "calibrate", "--max-seconds", "0", NULL);
+  spmvctl_exec(&r, "calibrate", "--max-seconds", "0", NULL);
   ck_assert_int_eq(r.status, 2);
-  ctl(&r, "model", "/nonexistent/m.mtx", NULL);
+  spmvctl_exec(&r, "model", "/nonexistent/m.mtx", NULL);
   ck_assert_int_eq(r.status, 4);
-  ctl(&r, "-s", "/nonexistent/spmvd.sock", "predict", matrix("karate.mtx"), NULL);
+  spmvctl_exec(&r, "-s", "/nonexistent/spmvd.sock", "predict", matrix("karate.mtx"), NULL);
   ck_assert_int_eq(r.status, 3);
 }
 END_TEST
 
 START_TEST(test_no_daemon)
 {
-  struct run r;
+  struct spmvctl_run r;
 
-  ctl(&r, "--socket", "/nonexistent/spmvd.sock", "status", NULL);
+  spmvctl_exec(&r, "--socket", "/nonexistent/spmvd.sock", "status", NULL);
   ck_assert_int_eq(r.status, 3);
   ck_assert_ptr_nonnull(strstr(r.err, "spmvd is not running at /nonexistent/spmvd.sock"));
-  ctl(&r, "-s", "/nonexistent/spmvd.sock", "tune", matrix("karate.mtx"), NULL);
+  spmvctl_exec(&r, "-s", "/nonexistent/spmvd.sock", "tune", matrix("karate.mtx"), NULL);
   ck_assert_int_eq(r.status, 3);
-  ctl(&r, "-s", "/nonexistent/spmvd.sock", "tune", "/nonexistent/m.mtx", NULL);
+  spmvctl_exec(&r, "-s", "/nonexistent/spmvd.sock", "tune", "/nonexistent/m.mtx", NULL);
   ck_assert_int_eq(r.status, 4);
-  ctl(&r, "--db", "/nonexistent/cache.db", "list", NULL);
+  spmvctl_exec(&r, "--db", "/nonexistent/cache.db", "list", NULL);
   ck_assert_int_eq(r.status, 4);
   ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/cache.db"));
 }
@@ -355,7 +297,7 @@ END_TEST
 START_TEST(test_with_daemon)
 {
   struct itest_daemon d;
-  struct run r;
+  struct spmvctl_run r;
   const char *karate = matrix("karate.mtx");
   char fp[33], exp_path[400];
   json_t *o, *trials, *list;
@@ -365,10 +307,10 @@ START_TEST(test_with_daemon)
   itest_daemon_init(&d);
   ck_assert_int_eq(itest_daemon_start(&d, NULL), 0);
 
-  ctl(&r, "--socket", d.sock, "status", NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "status", NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "backend"));
-  ctl(&r, "--socket", d.sock, "--json", "status", NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "--json", "status", NULL);
   ck_assert_int_eq(r.status, 0);
   o = out_json(&r);
   ck_assert_str_eq(json_string_value(json_object_get(o, "backend")), "cpu");
@@ -376,7 +318,7 @@ START_TEST(test_with_daemon)
   json_decref(o);
 
   /* First sight: tuned, with progress on stderr. */
-  ctl(&r, "--socket", d.sock, "tune", "--json", karate, NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "tune", "--json", karate, NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   o = out_json(&r);
   ck_assert_str_eq(json_string_value(json_object_get(o, "source")), "tuned");
@@ -391,14 +333,14 @@ START_TEST(test_with_daemon)
   ck_assert_ptr_nonnull(strstr(r.err, "tuning"));
 
   /* Second sight: from the cache, same decision; --quiet, table output. */
-  ctl(&r, "--socket", d.sock, "tune", "--quiet", karate, NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "tune", "--quiet", karate, NULL);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "cache"));
   ck_assert_ptr_nonnull(strstr(r.out, fp));
   ck_assert_str_eq(r.err, "");
 
   /* --force tunes again with the strategy asked for. */
-  ctl(&r, "--socket", d.sock, "tune", "--json", "--force", "--strategy",
+  spmvctl_exec(&r, "--socket", d.sock, "tune", "--json", "--force", "--strategy",
       "trial", "--dtype", "f32", karate, NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   o = out_json(&r);
@@ -406,11 +348,11 @@ START_TEST(test_with_daemon)
   ck_assert_str_eq(json_string_value(json_object_get(o, "strategy")), "trial");
   ck_assert_str_eq(json_string_value(json_object_get(o, "dtype")), "f32");
   json_decref(o);
-  ctl(&r, "--socket", d.sock, "tune", "--strategy", "guesswork", karate, NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "tune", "--strategy", "guesswork", karate, NULL);
   ck_assert_int_eq(r.status, 1);
 
   /* bench: every candidate, fastest first. */
-  ctl(&r, "--socket", d.sock, "bench", "--json", "--quiet", karate, NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "bench", "--json", "--quiet", karate, NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   o = out_json(&r);
   trials = json_object_get(o, "trials");
@@ -419,12 +361,12 @@ START_TEST(test_with_daemon)
     ck_assert(json_number_value(json_object_get(json_array_get(trials, i - 1), "time_us")) <=
               json_number_value(json_object_get(json_array_get(trials, i), "time_us")));
   json_decref(o);
-  ctl(&r, "--socket", d.sock, "bench", "--quiet", karate, NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "bench", "--quiet", karate, NULL);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "1.00x"));
 
   /* The cache, read-only: the database is found through the daemon. */
-  ctl(&r, "--socket", d.sock, "list", "--json", NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "list", "--json", NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   o = out_json(&r);
   list = json_object_get(o, "tunings");
@@ -433,30 +375,30 @@ START_TEST(test_with_daemon)
       found++;
   ck_assert_int_eq(found, 2);  /* f64 and f32 */
   json_decref(o);
-  ctl(&r, "--db", d.db, "list", NULL);
+  spmvctl_exec(&r, "--db", d.db, "list", NULL);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, fp));
-  ctl(&r, "--db", d.db, "show", "--json", fp, NULL);
+  spmvctl_exec(&r, "--db", d.db, "show", "--json", fp, NULL);
   ck_assert_int_eq(r.status, 0);
   o = out_json(&r);
   ck_assert_int_eq(json_array_size(json_object_get(o, "tunings")), 2);
   json_decref(o);
-  ctl(&r, "--db", d.db, "show", fp, NULL);
+  spmvctl_exec(&r, "--db", d.db, "show", fp, NULL);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "TRIAL"));
-  ctl(&r, "--db", d.db, "show", "00000000000000000000000000000000", NULL);
+  spmvctl_exec(&r, "--db", d.db, "show", "00000000000000000000000000000000", NULL);
   ck_assert_int_eq(r.status, 4);
 
   /* export, forget, import: back where we were. */
   snprintf(exp_path, sizeof exp_path, "%s/export.json", d.dir);
-  ctl(&r, "--db", d.db, "export", "-o", exp_path, NULL);
+  spmvctl_exec(&r, "--db", d.db, "export", "-o", exp_path, NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
-  ctl(&r, "--db", d.db, "export", NULL);
+  spmvctl_exec(&r, "--db", d.db, "export", NULL);
   ck_assert_int_eq(r.status, 0);
   o = out_json(&r);
   ck_assert_int_eq(json_array_size(json_object_get(o, "tunings")), 2);
   json_decref(o);
-  ctl(&r, "--socket", d.sock, "--json", "forget", fp, NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "--json", "forget", fp, NULL);
   if (r.status == 5) {
     /* Not root nor in the admin group: refused, and said so. */
     ck_assert_ptr_nonnull(strstr(r.err, "ermission"));
@@ -465,17 +407,17 @@ START_TEST(test_with_daemon)
     o = out_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(o, "forgotten")), 2);
     json_decref(o);
-    ctl(&r, "--db", d.db, "show", fp, NULL);
+    spmvctl_exec(&r, "--db", d.db, "show", fp, NULL);
     ck_assert_int_eq(r.status, 4);
-    ctl(&r, "--socket", d.sock, "--json", "import", exp_path, NULL);
+    spmvctl_exec(&r, "--socket", d.sock, "--json", "import", exp_path, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     o = out_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(o, "imported")), 2);
     json_decref(o);
-    ctl(&r, "--db", d.db, "show", fp, NULL);
+    spmvctl_exec(&r, "--db", d.db, "show", fp, NULL);
     ck_assert_int_eq(r.status, 0);
   }
-  ctl(&r, "--socket", d.sock, "import", "/nonexistent/export.json", NULL);
+  spmvctl_exec(&r, "--socket", d.sock, "import", "/nonexistent/export.json", NULL);
   ck_assert_int_eq(r.status, 4);
 
   ck_assert_int_eq(itest_daemon_stop(&d, SIGTERM), 0);

@@ -154,7 +154,8 @@ $(tests_integration_check_solve_client_OBJECTS): daemon/spmvd daemon/spmvd-worke
 # A user spmvd started on demand by libspmvclient and spmvctl.
 check_PROGRAMS += tests/integration/check_autostart
 TESTS += tests/integration/check_autostart
-tests_integration_check_autostart_SOURCES = tests/integration/check_autostart.c
+tests_integration_check_autostart_SOURCES = tests/integration/check_autostart.c \
+	tests/spmvctl_exec.h tests/testdata.h
 tests_integration_check_autostart_CPPFLAGS = $(ITEST_CPPFLAGS)
 tests_integration_check_autostart_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_autostart_LDADD = client/libspmvclient.la $(ITEST_LDADD)

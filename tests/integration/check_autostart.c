@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "itest.h"
+#include "../spmvctl_exec.h"
 #include "spmv.h"
 
 /* The directory of every test's, made by main, which stops whatever a
@@ -510,87 +511,29 @@ START_TEST(start_failures)
 }
 END_TEST
 
-/* What one spmvctl run printed. */
-struct run {
-  int status;
-  char out[16384], err[4096];
-};
-
-/* Reads at most n-1 bytes of fd from the start into buf. */
-static void slurp(int fd, char *buf, size_t n)
-{
-  ssize_t got;
-  size_t len = 0;
-
-  lseek(fd, 0, SEEK_SET);
-  while (len + 1 < n && (got = read(fd, buf + len, n - 1 - len)) > 0)
-    len += (size_t)got;
-  buf[len] = '\0';
-}
-
-/* Runs spmvctl with the NULL-terminated arguments. */
-static void ctl(struct run *r, const char *arg, ...)
-{
-  const char *b = getenv("SPMV_TOP_BUILDDIR");
-  char prog[512], tout[400], terr[400];
-  const char *argv[16];
-  int fo, fe, n = 1, st;
-  va_list ap;
-  pid_t pid;
-
-  snprintf(prog, sizeof prog, "%s/client/spmvctl", b != NULL ? b : ".");
-  argv[0] = prog;
-  va_start(ap, arg);
-  for (; arg != NULL && n < 15; arg = va_arg(ap, const char *))
-    argv[n++] = arg;
-  va_end(ap);
-  argv[n] = NULL;
-  snprintf(tout, sizeof tout, "%s/out.XXXXXX", top);
-  snprintf(terr, sizeof terr, "%s/err.XXXXXX", top);
-  fo = mkstemp(tout);
-  fe = mkstemp(terr);
-  ck_assert(fo >= 0 && fe >= 0);
-  pid = fork();
-  ck_assert(pid >= 0);
-  if (pid == 0) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    execv(prog, (char **)argv);
-    _exit(127);
-  }
-  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  slurp(fo, r->out, sizeof r->out);
-  slurp(fe, r->err, sizeof r->err);
-  close(fo);
-  close(fe);
-  unlink(tout);
-  unlink(terr);
-}
-
 /* spmvctl starts a daemon for the commands that need one, unless told
  * not to; status never does and says none runs. */
 START_TEST(spmvctl_autostart)
 {
-  struct run r;
+  struct spmvctl_run r;
   char mtx[4096];
   json_t *o;
 
   itest_matrix_path("karate.mtx", mtx, sizeof mtx);
-  ctl(&r, "status", NULL);
+  spmvctl_exec(&r, "status", NULL);
   ck_assert_int_eq(r.status, 3);
   ck_assert_msg(strstr(r.err, "spmvd is not running at") != NULL, "%s", r.err);
-  ctl(&r, "--no-autostart", "tune", mtx, NULL);
+  spmvctl_exec(&r, "--no-autostart", "tune", mtx, NULL);
   ck_assert_int_eq(r.status, 3);
   setenv("SPMV_AUTOSTART", "0", 1);
-  ctl(&r, "tune", mtx, NULL);
+  spmvctl_exec(&r, "tune", mtx, NULL);
   ck_assert_int_eq(r.status, 3);
   unsetenv("SPMV_AUTOSTART");
   ck_assert_int_eq(access(sock, F_OK), -1);
-  ctl(&r, "--quiet", "--json", "tune", mtx, NULL);
+  spmvctl_exec(&r, "--quiet", "--json", "tune", mtx, NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_int_eq(access(sock, F_OK), 0);
-  ctl(&r, "--json", "status", NULL);
+  spmvctl_exec(&r, "--json", "status", NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(o = json_loads(r.out, 0, NULL));
   ck_assert_int_eq(json_integer_value(json_object_get(o, "pid")), lock_pid());
