@@ -157,6 +157,25 @@ static int do_calibration(struct spmvd_cache *c, struct spmvd_cachejob *j)
   return rc;
 }
 
+/* The export, measured here, off the loop: the document travels whole in
+ * the reply's JSON, as import's does in its request. */
+static int do_export(struct spmvd_cache *c, struct spmvd_cachejob *j)
+{
+  int rc = spmvd_cache_export(c, j->fp, &j->json, &j->err);
+  size_t len = rc == 0 ? json_dumpb(j->json, NULL, 0, JSON_COMPACT) : 0;
+
+  /* The reply's own fields ride beside it. */
+  if (rc == 0 && len + 64 > j->max_json) {
+    json_decref(j->json);
+    j->json = NULL;
+    rc = spmv_error_set(&j->err, SPMV_ELIMIT, "the export is %zu bytes of JSON, "
+                        "over max_json_bytes (%zu): export one fingerprint at "
+                        "a time, or read the database with spmvctl export",
+                        len, j->max_json);
+  }
+  return rc;
+}
+
 static int do_admin(struct spmvd_cache *c, struct spmvd_cachejob *j)
 {
   const char *op = j->kind == SPMVD_CJ_FORGET ? "forget"
@@ -173,7 +192,7 @@ static int do_admin(struct spmvd_cache *c, struct spmvd_cachejob *j)
   if (j->kind == SPMVD_CJ_FORGET)
     return spmvd_cache_forget(c, j->fp, &j->n, &j->err);
   if (j->kind == SPMVD_CJ_EXPORT)
-    return spmvd_cache_export(c, j->fp, &j->json, &j->err);
+    return do_export(c, j);
   return spmvd_cache_import(c, j->json, *j->dev.device_key ? j->dev.device_key : NULL,
                             *j->dev.software_key ? j->dev.software_key : NULL,
                             &j->n, &j->skipped, &j->err);

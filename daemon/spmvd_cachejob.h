@@ -75,6 +75,7 @@ struct spmvd_cachejob {
   struct spmv_error invalid;        /* FORGET, IMPORT: a bad request,
                                        reported after the admin check */
   int n, skipped;                   /* FORGET, IMPORT */
+  size_t max_json;                  /* EXPORT: the reply's JSON bound */
 };
 
 /* A new zeroed job of kind (NULL when out of memory). */

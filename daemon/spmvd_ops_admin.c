@@ -104,25 +104,8 @@ static void on_admin_done(struct spmvd_cachejob *j)
     return;
   }
   if (j->kind == SPMVD_CJ_EXPORT) {
-    /* The document travels whole in the reply, as import's does in its
-     * request: under the frame's JSON bound. */
-    json_t *msg = json_pack("{sO}", "export", j->json);
-    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-    size_t len = text ? strlen(text) : 0;
-    struct spmv_error err;
-    free(text);
-    if (!o->c->closing && msg && len + 64 > o->srv->cfg.max_json) {
-      spmv_error_set(&err, SPMV_ELIMIT, "the export is %zu bytes of JSON, over "
-                     "max_json_bytes (%u): export one fingerprint at a time, "
-                     "or read the database with spmvctl export", len,
-                     (unsigned)o->srv->cfg.max_json);
-      spmvd_conn_send_error(o->c, o->id, &err);
-      json_decref(msg);
-    } else if (!o->c->closing) {
-      spmvd_op_reply(o->c, o->id, msg);
-    } else {
-      json_decref(msg);
-    }
+    if (!o->c->closing)
+      spmvd_op_reply(o->c, o->id, json_pack("{sO}", "export", j->json));
   } else if (j->kind == SPMVD_CJ_FORGET) {
     spmvd_log_info("uid %ld forgot %d tuning(s) of %s", (long)o->c->uid, j->n,
                    j->fp);
@@ -169,6 +152,7 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
                      "field \"fingerprint\" must be 32 hex digits or \"all\"");
     else
       snprintf(j->fp, sizeof j->fp, "%s", fp ? fp : "all");
+    j->max_json = srv->cfg.max_json;
   } else if (forget) {
     const char *fp = json_string_value(json_object_get(req, "fingerprint"));
     struct spmv_fingerprint f;
