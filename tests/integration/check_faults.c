@@ -17,16 +17,6 @@
 /* The whole suite needs the fault hooks: a build without them skips it. */
 #ifdef SPMVD_FAULT_INJECTION
 
-/* status's "matrices": every uid's resident matrices. */
-static int64_t resident(int fd)
-{
-  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 99),
-                         NULL, 0, NULL, NULL);
-  int64_t n = json_integer_value(json_object_get(r, "matrices"));
-  json_decref(r);
-  return n;
-}
-
 /* The error message of reply r, or "". */
 static const char *error_msg(const json_t *r)
 {
@@ -84,28 +74,28 @@ START_TEST(failed_loads_leave_nothing)
                        "max_matrices_per_user = 3\n"
                        "max_connection_bytes = 1000000\n");
   int fd = itest_open(&itest_d);
-  int64_t base = resident(fd);
+  int64_t base = itest_resident(fd);
   bad->col_idx[40] = 5000;
   r = itest_load(fd, 1, bad, 0, "trial");
   ck_assert_str_eq(itest_error_code(r), "ECSR");
   json_decref(r);
-  ck_assert_int_eq(resident(fd), base);
+  ck_assert_int_eq(itest_resident(fd), base);
   r = itest_load(fd, 2, A, 0, "exhaustive");
   ck_assert_str_eq(itest_error_code(r), "EWORKER");
   json_decref(r);
   ck_assert(itest_worker_wait_ready(fd, 1, 10) >= 0);
-  ck_assert_int_eq(resident(fd), base);
+  ck_assert_int_eq(itest_resident(fd), base);
   bad->col_idx[40] = 1;
   bad->val[7] = 0.0 / 0.0;
   r = itest_load(fd, 3, bad, 0, "trial");
   ck_assert_str_eq(itest_error_code(r), "ECSR");
   json_decref(r);
-  ck_assert_int_eq(resident(fd), base);
+  ck_assert_int_eq(itest_resident(fd), base);
   /* csr-scalar is quarantined for A now: its load succeeds. */
   r = itest_load(fd, 4, A, 0, "exhaustive");
   int64_t h = itest_handle(r);
   json_decref(r);
-  ck_assert_int_eq(resident(fd), base + 1);
+  ck_assert_int_eq(itest_resident(fd), base + 1);
   ck_assert(itest_multiply_check(fd, h, A, 0, 1, NULL) <= 1.0);
   close(fd);
   spmv_csr_free(A);

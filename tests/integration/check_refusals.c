@@ -15,16 +15,6 @@
 #include "itest.h"
 #include "spmv.h"
 
-/* status's "matrices": every uid's resident matrices. */
-static int64_t resident(int fd)
-{
-  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 99),
-                         NULL, 0, NULL, NULL);
-  int64_t n = json_integer_value(json_object_get(r, "matrices"));
-  json_decref(r);
-  return n;
-}
-
 /* A cached decision whose time is not finite (the battery's 1e999): the
  * load either answers (retuned) or fails, and a failure leaves no matrix:
  * four loads under max_matrices_per_user = 3 never meet the limit. */
@@ -46,21 +36,21 @@ START_TEST(unanswerable_cache_row)
   itest_daemon_config(&itest_d, "max_matrices_per_user = 3\n");
   ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
   fd = itest_open(&itest_d);
-  int64_t held = resident(fd);
+  int64_t held = itest_resident(fd);
   /* A load that answers (retuned, as the cache now treats the row) is
    * freed again, so that only failures could use the limit up. */
   for (int i = 0; i < 4; i++) {
     r = itest_load(fd, 10 + i, A, 0, "trial");
     ck_assert_str_ne(itest_error_code(r), "ELIMIT");
     if (json_is_true(json_object_get(r, "ok"))) {
-      ck_assert_int_eq(resident(fd), held + 1);
+      ck_assert_int_eq(itest_resident(fd), held + 1);
       json_decref(itest_call(fd, json_pack("{ss si sI}", "op", "free", "id",
                                            20 + i, "handle",
                                            (json_int_t)itest_handle(r)),
                              NULL, 0, NULL, NULL));
     }
     json_decref(r);
-    ck_assert_int_eq(resident(fd), held);
+    ck_assert_int_eq(itest_resident(fd), held);
   }
   close(fd);
   spmv_csr_free(A);
@@ -136,7 +126,7 @@ static void expect_refused(const struct bad_field *t, const char *field,
                 itest_error_code(r), msg ? msg : "(no message)");
   json_decref(r);
   if (strcmp(t->op, "hello") != 0)
-    ck_assert_int_ge(resident(fd), 0);
+    ck_assert_int_ge(itest_resident(fd), 0);
   close(fd);
 }
 

@@ -362,6 +362,16 @@ json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
 }
 
 /* See itest.h. */
+int64_t itest_resident(int fd)
+{
+  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 99),
+                         NULL, 0, NULL, NULL);
+  int64_t n = json_integer_value(json_object_get(r, "matrices"));
+  json_decref(r);
+  return n;
+}
+
+/* See itest.h. */
 json_t *itest_recv_ready(int fd, int *events)
 {
   struct pollfd p = {fd, POLLIN, 0};

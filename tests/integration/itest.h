@@ -89,6 +89,9 @@ json_t *itest_recv_ready(int fd, int *events);
 json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
                    void **reply_payload, uint64_t *reply_len);
 
+/* status's "matrices" on fd: every uid's resident matrices. */
+int64_t itest_resident(int fd);
+
 /* Sends req (stolen) and payload with descriptor pass (-1: none, else
  * borrowed) on the frame's first byte (SCM_RIGHTS), and reads frames
  * until the reply (a new reference), each checked against
