@@ -589,6 +589,12 @@ static Suite *gpu_formats_suite(void)
   tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_gallery, 0, NGALLERY);
+  suite_add_tcase(s, tc);
+  /* Apart from the gallery, so that a slow sanitizer can take each case in
+   * its own run (CK_RUN_CASE). */
+  tc = tcase_create("edges");
+  tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
+  tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_subnormal);
   tcase_add_test(tc, test_l2_rewrite);
