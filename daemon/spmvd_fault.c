@@ -16,10 +16,10 @@
 #include "spmv_fault.h"
 #endif
 
-enum kind { K_ABORT, K_ILLEGAL_ADDRESS, K_HANG, K_LEAVE_FREE };
+enum kind { K_ABORT, K_ILLEGAL_ADDRESS, K_HANG, K_LEAVE_FREE, K_HANG_START };
 
 static const char *const kind_names[] = {"abort", "illegal-address", "hang",
-                                         "leave-free"};
+                                         "leave-free", "hang-start"};
 
 #define MAX_FAULTS 8
 
@@ -28,6 +28,7 @@ struct fault {
   enum kind kind;
   char prefix[64];     /* the configurations it strikes */
   uint64_t bytes;      /* leave-free: what stays free */
+  unsigned seconds;    /* hang-start: how long the start stalls */
 };
 
 /* The process's faults: SPMVD_FAULT is the process's too. */
@@ -59,7 +60,8 @@ static int parse_entry(const char *text, size_t len, struct fault *f,
       break;
   if (k == sizeof kind_names / sizeof kind_names[0])
     return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: '%s': the kind is "
-                          "not abort, illegal-address, hang or leave-free", e);
+                          "not abort, illegal-address, hang, leave-free or "
+                          "hang-start", e);
   memset(f, 0, sizeof *f);
   f->kind = (enum kind)k;
   arg++;
@@ -67,6 +69,13 @@ static int parse_entry(const char *text, size_t len, struct fault *f,
     if (spmvd_config_parse_size(arg, &f->bytes) < 0)
       return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: '%s' is not a "
                             "size", arg);
+  } else if (f->kind == K_HANG_START) {
+    char *end;
+    unsigned long v = strtoul(arg, &end, 10);
+    if (*end != '\0' || v < 1 || v > 3600)
+      return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: hang-start:%s: "
+                            "not 1 to 3600 seconds", arg);
+    f->seconds = (unsigned)v;
   } else {
     snprintf(f->prefix, sizeof f->prefix, "%s", arg);
   }
@@ -137,7 +146,7 @@ int spmvd_fault_run(const struct spmv_config *cfg, struct spmv_error *err)
   spmv_config_format(cfg, text, sizeof text);
   for (int i = 0; i < nfaults; i++) {
     const struct fault *f = &faults[i];
-    if (f->kind == K_LEAVE_FREE ||
+    if (f->kind == K_LEAVE_FREE || f->kind == K_HANG_START ||
         strncmp(text, f->prefix, strlen(f->prefix)) != 0)
       continue;
     spmvd_log_warn("fault injection: %s building '%s'", kind_names[f->kind],
@@ -162,10 +171,21 @@ int spmvd_fault_run(const struct spmv_config *cfg, struct spmv_error *err)
       break;
 #endif
     case K_LEAVE_FREE:
+    case K_HANG_START:
       break;
     }
   }
   return 0;
+}
+
+void spmvd_fault_start(void)
+{
+  for (int i = 0; i < nfaults; i++)
+    if (faults[i].kind == K_HANG_START) {
+      spmvd_log_warn("fault injection: the start stalls for %u s",
+                     faults[i].seconds);
+      sleep(faults[i].seconds);
+    }
 }
 
 void spmvd_fault_close(void)

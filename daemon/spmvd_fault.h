@@ -27,7 +27,9 @@
  *
  *   leave-free:BYTES        (cuda) at start the worker allocates a ballast
  *                           that leaves only BYTES (K, M, G, T suffixes)
- *                           of device memory free.
+ *                           of device memory free;
+ *   hang-start:SECONDS      the worker stalls SECONDS before it says ready,
+ *                           as a device that does not answer its first call.
  */
 
 /* Reads SPMVD_FAULT for a worker of backend ("cpu" or "cuda") and makes
@@ -39,6 +41,9 @@ int spmvd_fault_open(const char *backend, struct spmv_error *err);
  * when none is named for it, else aborts, hangs, or returns the device's
  * error (illegal-address), which the caller treats as the build's. */
 int spmvd_fault_run(const struct spmv_config *cfg, struct spmv_error *err);
+
+/* Stalls as hang-start asks, if it does (the worker's start). */
+void spmvd_fault_start(void);
 
 /* Frees the ballast (the worker ends). */
 void spmvd_fault_close(void);

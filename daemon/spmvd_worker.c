@@ -24,8 +24,9 @@
  * delay that doubles while deaths come quickly.  Messages are sent at once
  * when the socket has room, else queued and flushed when it is writable.
  *
- * The device timeout (spmvd_watch): while calls are on the worker, some
- * message must come within timeout_s, whichever call it is about: the
+ * The device timeout (spmvd_watch): while calls are on the worker or it is
+ * starting (a device may hang its first call), some message must come within
+ * timeout_s, whichever call it is about: the
  * worker serves one request at a time, so a reply, an event or a heartbeat
  * (SPMVD_IPC_HEARTBEAT_MS, during long operations) proves it is working
  * through its queue.  A silent one is killed, its calls answered at once as
@@ -247,11 +248,11 @@ static void inc_end(struct spmvd_worker *w, struct incarnation *inc)
   uv_timer_start(&w->timer, on_respawn_timer, w->delay_ms, 0);
 }
 
-/* Whether calls are on the worker: the device timeout watches them. */
+/* Whether the device timeout watches the worker (see the top). */
 static int watch_busy(void *ctx)
 {
   struct spmvd_worker *w = ctx;
-  return w->inc != NULL && w->sent != NULL;
+  return w->inc != NULL && (w->sent != NULL || w->state == STARTING);
 }
 
 /*
@@ -267,12 +268,19 @@ static void watch_silent(void *ctx, double silent_s)
   const char *op = c ? json_string_value(json_object_get(c->msg, "op")) : NULL;
   char why[128];
 
-  spmvd_log_error("device worker %d sent nothing for %.1f s (device_timeout_s "
-                  "%d) serving '%s' (worker request %lld) for %s: killing it",
-                  inc->proc.pid, silent_s, w->watch.timeout_s, op ? op : "?",
-                  c ? (long long)c->seq : -1LL,
-                  c && *c->who ? c->who : "the daemon");
-  snprintf(why, sizeof why, "timed out (nothing for %d s, device_timeout_s)",
+  if (w->state == STARTING)
+    spmvd_log_error("device worker %d did not start within %.1f s "
+                    "(device_timeout_s %d): killing it",
+                    inc->proc.pid, silent_s, w->watch.timeout_s);
+  else
+    spmvd_log_error("device worker %d sent nothing for %.1f s "
+                    "(device_timeout_s %d) serving '%s' (worker request "
+                    "%lld) for %s: killing it",
+                    inc->proc.pid, silent_s, w->watch.timeout_s,
+                    op ? op : "?", c ? (long long)c->seq : -1LL,
+                    c && *c->who ? c->who : "the daemon");
+  snprintf(why, sizeof why, "%s (nothing for %d s, device_timeout_s)",
+           w->state == STARTING ? "did not start" : "timed out",
            w->watch.timeout_s);
   inc->faulted = 1;
   inc->timed_out = 1;
@@ -559,6 +567,7 @@ static void spawn(struct spmvd_worker *w)
   w->inc = inc;
   w->state = STARTING;
   w->last_start_ms = uv_now(w->loop);
+  spmvd_watch_sent(&w->watch, 1);
   update_poll(w);
   spmvd_log_debug("device worker %d started: %s --backend %s --device %d",
                   inc->proc.pid, w->path, w->backend, w->device);

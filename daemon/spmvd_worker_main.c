@@ -426,6 +426,7 @@ int main(int argc, char **argv)
                                     "message", err.msg));
     return 1;
   }
+  spmvd_fault_start();
 #endif
   spmvd_wk_test_sleep("SPMVD_TEST_START_MS");
   spmvd_wk_send_msg(&w, json_pack("{ss so}", "event", "ready", "device",

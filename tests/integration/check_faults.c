@@ -1,8 +1,8 @@
 /* check_faults.c: the worker's faults on the cpu backend, injected by a
  * fault-injection build (SPMVD_FAULT): a crash while a configuration is
- * built quarantines it, a worker that hangs is replaced by the device
- * timeout, and what failed leaves nothing behind (exit 77 in a build
- * without --enable-fault-injection). */
+ * built quarantines it, a worker that hangs (building or starting) is
+ * replaced by the device timeout, and what failed leaves nothing behind
+ * (exit 77 in a build without --enable-fault-injection). */
 #include "config.h"
 
 #include <check.h>
@@ -200,6 +200,35 @@ START_TEST(hang_times_out)
 }
 END_TEST
 
+/* A worker that stalls at start (a device that never answers its first
+ * call) is killed by the device timeout too: a load queued behind its start
+ * gets the retriable EWORKER saying so, the log says why, and the daemon
+ * answers on. */
+START_TEST(hang_at_start_times_out)
+{
+  struct spmv_csr *A = itest_random_csr(500, 5, 7, 7);
+  json_t *r;
+
+  itest_daemon_restart(&itest_d, "hang-start:60", "device_timeout_s = 2\n");
+  int a = itest_open(&itest_d);
+  double t0 = itest_now_s();
+  r = itest_load(a, 1, A, 0, "trial");
+  double ta = itest_now_s() - t0;
+  ck_assert_ptr_nonnull(r);
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  ck_assert_msg(strstr(error_msg(r), "did not start"), "%s", error_msg(r));
+  json_decref(r);
+  printf("hang_at_start_times_out: the load answered after %.2f s "
+         "(device_timeout_s %d)\n", ta, TIMEOUT_S);
+  ck_assert_msg(ta < TIMEOUT_S + 10, "the load answered after %.2f s", ta);
+  ck_assert_msg(itest_log_wait(&itest_d, "did not start within", 1000),
+                "no 'did not start within' in %s", itest_d.log);
+  ck_assert_int_ge(itest_worker_int(a, "timeouts"), 1);
+  close(a);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* An SPMVD_FAULT the worker cannot honour stops its start with a message
  * naming it; the daemon lives on. */
 START_TEST(bad_fault_refused)
@@ -227,6 +256,7 @@ int main(void)
   tcase_add_test(tc, abort_candidate_quarantined);
   tcase_add_test(tc, failed_loads_leave_nothing);
   tcase_add_test(tc, hang_times_out);
+  tcase_add_test(tc, hang_at_start_times_out);
   tcase_add_test(tc, bad_fault_refused);
   suite_add_tcase(s, tc);
   return itest_run(s);
