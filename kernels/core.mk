@@ -7,6 +7,7 @@ kernels_libspmvcore_la_SOURCES = \
 	kernels/spmv_config.c kernels/spmv_stats.c kernels/spmv_stats.h \
 	kernels/spmv_profile.c kernels/spmv_fingerprint.c \
 	kernels/spmv_par.c kernels/spmv_par.h \
+	kernels/spmv_split.c kernels/spmv_split.h \
 	kernels/spmv_gen.h kernels/spmv_gen_impl.h kernels/spmv_gen_util.c \
 	kernels/spmv_gen.c kernels/spmv_gen_rmat.c kernels/spmv_gen_tile.c \
 	kernels/spmv_gen_text.c \
@@ -22,6 +23,12 @@ tests_check_csr_SOURCES = tests/check_csr.c
 tests_check_csr_CPPFLAGS = $(DAEMON_CPPFLAGS)
 tests_check_csr_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_csr_LDADD = $(CORE_TEST_LDADD)
+check_PROGRAMS += tests/check_split
+TESTS += tests/check_split
+tests_check_split_SOURCES = tests/check_split.c
+tests_check_split_CPPFLAGS = $(DAEMON_CPPFLAGS)
+tests_check_split_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_split_LDADD = $(CORE_TEST_LDADD)
 check_PROGRAMS += tests/check_stats
 TESTS += tests/check_stats
 tests_check_stats_SOURCES = tests/check_stats.c

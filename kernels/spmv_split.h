@@ -1,0 +1,86 @@
+/* spmv_split.h: a square matrix's rows cut into contiguous blocks balanced
+ * by nonzeros, for several devices: each block's local and remote parts and
+ * the halo of x it needs from the other blocks. */
+#ifndef SPMV_SPLIT_H
+#define SPMV_SPLIT_H
+
+#include <stdint.h>
+
+#include "spmv_csr.h"
+#include "spmv_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most blocks of a split (the devices of one host). */
+#define SPMV_SPLIT_MAX 64
+
+/*
+ * One block: rows [r0, r1) of A, and the same entries [r0, r1) of x and y,
+ * which its device keeps.  A row's entries are parted by column: those in
+ * [r0, r1) go to local, renumbered c - r0; the others to remote, renumbered
+ * by their place in halo.  So y[r0 + i] = (local x_own)[i] + (remote
+ * x_halo)[i], where x_own = x[r0 .. r1) and x_halo[k] = x[halo[k]].
+ */
+struct spmv_split_block {
+  int64_t r0, r1;
+  struct spmv_csr *local;   /* r1 - r0 rows and columns (owned) */
+  struct spmv_csr *remote;  /* r1 - r0 rows, nhalo columns (owned) */
+  int64_t nhalo;
+  int32_t *halo;            /* nhalo global columns, ascending (owned) */
+  /*
+   * What this block sends: to block q, the entries x_own[send_idx[k]] for
+   * k in [send_off[q], send_off[q + 1]), in the order q's halo lists them.
+   * nblocks + 1 offsets (owned); send_off[self] = send_off[self + 1].
+   */
+  int64_t *send_off;
+  int32_t *send_idx;        /* owned */
+};
+
+/* A split of a matrix into nblocks blocks.  Owns its blocks. */
+struct spmv_split {
+  int64_t rows, nnz;
+  int nblocks;
+  struct spmv_split_block *block;
+};
+
+/*
+ * The row boundaries of n blocks holding about nnz / n entries each:
+ * bounds[0] = 0, bounds[n] = A->rows, non-decreasing (a block may be empty
+ * when a few rows hold most entries).  bounds has n + 1 entries.
+ */
+void spmv_split_bounds(const struct spmv_csr *A, int n, int64_t *bounds);
+
+/*
+ * Splits A (square, valid) into n blocks (1 .. SPMV_SPLIT_MAX, at most
+ * A->rows when A has rows) at spmv_split_bounds().  Returns 0 and a new
+ * split in *out (free with spmv_split_free()), or SPMV_EINVAL (not square,
+ * n out of range) or SPMV_ENOMEM, with err set.
+ */
+int spmv_split_new(const struct spmv_csr *A, int n, struct spmv_split **out,
+                   struct spmv_error *err);
+
+/* Frees s and its blocks; returns NULL.  NULL is a no-op. */
+struct spmv_split *spmv_split_free(struct spmv_split *s);
+
+/* What the split costs: the entries of x that move (the sum of the halos)
+ * and the entries multiplied against a halo (the remote parts' nnz). */
+int64_t spmv_split_halo_total(const struct spmv_split *s);
+int64_t spmv_split_remote_nnz(const struct spmv_split *s);
+
+/*
+ * y = A x the way the devices do it, in double on the host: each block's
+ * halo gathered from the senders' x entries through their send lists, then
+ * y_own = local x_own + remote x_halo.  The reference of the split's tests
+ * and of a backend that runs blocks on the host.  scratch holds at least
+ * the largest nhalo doubles.
+ */
+void spmv_split_ref(const struct spmv_split *s, const double *x, double *y,
+                    double *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMV_SPLIT_H */
