@@ -8,6 +8,7 @@ tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
+	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
 	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c
 tests_bench_eval_tuner_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
@@ -31,6 +32,7 @@ tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
 	tests/bench/calib_points_replay.c tests/bench/calib_points_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
+	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
 	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c
 tests_bench_calib_points_CPPFLAGS = $(tests_bench_eval_tuner_CPPFLAGS)
 tests_bench_calib_points_LDADD = $(tests_bench_eval_tuner_LDADD)
