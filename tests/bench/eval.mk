@@ -5,7 +5,8 @@ check_PROGRAMS += tests/bench/eval_tuner
 tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	tests/bench/eval_tuner_live.c tests/bench/eval_tuner_confirm.c \
 	tests/bench/eval_tuner_report.c tests/bench/eval_tuner_replay.c \
-	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_impl.h \
+	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_heldout.c \
+	tests/bench/eval_tuner_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
@@ -42,6 +43,6 @@ endif
 
 # The tuner's rules and the predictor replayed on measured tables
 # (tests/data/replay, no GPU), and the evaluation run whole on the cpu
-# backend.
+# backend, on the suite's matrices and on the held-out suite.
 TESTS += tests/check_replay.sh tests/check_predict_replay.sh tests/check_eval_cpu.sh
 EXTRA_DIST += tests/check_predict_replay.sh tests/check_replay.sh tests/check_eval_cpu.sh
