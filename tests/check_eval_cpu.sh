@@ -2,7 +2,12 @@
 # check_eval_cpu.sh: the tuner's evaluation and its probe run whole on the
 # cpu backend, on two small matrices of tests/data/matrices (or of
 # SPMV_MATRICES): the report's sections, the TSV's fields, and the probe's
-# options.
+# options; then the held-out suite of issue 55, drawn tiny: the same
+# matrices on two runs (fixed seeds), a fit and an unseen part that each
+# hold every family, --part keeping one of them, and a whole evaluation
+# whose report has the held-out section and whose TSV names each matrix's
+# family and part.  No timed assertion: the cpu backend's times say
+# nothing of a GPU's.
 top_builddir=${SPMV_TOP_BUILDDIR:-.}
 eval_tuner=$top_builddir/tests/bench/eval_tuner
 
@@ -51,4 +56,76 @@ if "$eval_tuner" --backend cpu --matrices "$SPMV_MATRICES" --suite real --only k
    ! grep -q "probe-pads '12x'" "$tmp/pad.err"; then
   echo "eval_tuner --probe-pads 12x: not refused by name"; cat "$tmp/pad.err"; status=1
 fi
+
+# The held-out suite: the quick draw's 40 matrices, at most about 3000
+# nonzeros each (a few 6000-9000): a whole evaluation of both types takes
+# seconds here.
+tiny="--suite heldout --quick --heldout-nnz 3000 --matrices $SPMV_MATRICES"
+
+# Two draws give the same matrices, to the structure's fingerprint.
+for k in 1 2; do
+  "$eval_tuner" $tiny --list >"$tmp/list$k.tsv" 2>"$tmp/list$k.err" ||
+    { echo "eval_tuner --list failed"; cat "$tmp/list$k.err"; status=1; }
+done
+cmp -s "$tmp/list1.tsv" "$tmp/list2.tsv" ||
+  { echo "two draws of the held-out suite differ"; diff "$tmp/list1.tsv" "$tmp/list2.tsv"; status=1; }
+
+# 40 matrices of 9 families or more, a third or so fit, and every family
+# in both parts.
+awk -F'\t' '/^#/ { next }
+             { n++; if (!($3 in fam)) { fam[$3] = 1; nf++ }
+               part[$4]++; both[$3 SUBSEP $4] = 1 }
+             END { for (f in fam)
+                     if (!((f SUBSEP "fit") in both) || !((f SUBSEP "unseen") in both)) {
+                       print "family " f " is not in both parts"; bad = 1 }
+                   if (n != 40 || nf < 9 || 4 * part["fit"] < n || 5 * part["fit"] > 2 * n ||
+                       part["fit"] + part["unseen"] != n) {
+                     print n " matrices, " nf " families, " part["fit"] " fit, " part["unseen"] " unseen"
+                     bad = 1 }
+                   exit bad }' "$tmp/list1.tsv" ||
+  { echo "the held-out split is not as it should be"; status=1; }
+
+# --part unseen keeps the unseen matrices, every one of them; without the
+# held-out suite it is refused.
+"$eval_tuner" $tiny --part unseen --list >"$tmp/unseen.tsv" 2>"$tmp/unseen.err" ||
+  { echo "eval_tuner --part unseen --list failed"; cat "$tmp/unseen.err"; status=1; }
+awk -F'\t' '!/^#/ && $4 == "unseen"' "$tmp/list1.tsv" >"$tmp/want.tsv"
+grep -v '^#' "$tmp/unseen.tsv" | cmp -s - "$tmp/want.tsv" ||
+  { echo "eval_tuner --part unseen: not the unseen matrices of the draw"; status=1; }
+if "$eval_tuner" --suite real --part fit --list >/dev/null 2>"$tmp/part.err" ||
+   ! grep -q "needs the held-out suite" "$tmp/part.err"; then
+  echo "eval_tuner --part without --suite heldout: not refused"; cat "$tmp/part.err"; status=1
+fi
+
+# The whole evaluation, both types: the held-out section of each, with its
+# targets, its parts, every family left out in turn and the noise; in the
+# TSV every matrix with its family, part and the best's pass medians.
+"$eval_tuner" --backend cpu $tiny --dtype both --calib-nnz 200000 --tsv "$tmp/eval.tsv" \
+  >"$tmp/eval.md" 2>"$tmp/eval.err" ||
+  { echo "eval_tuner on the held-out suite failed"; cat "$tmp/eval.err"; status=1; }
+for dt in f64 f32; do
+  sed -n "/^## $dt: held-out suite (issue 55)/,/^## /p" "$tmp/eval.md" >"$tmp/section.md"
+  for want in "| auto on the unseen part, geometric mean of best/pick |" \
+              "| every held-out matrix: >= 93 % of the best or within 0.3 us of it |" \
+              "The split: within each family" "What \"fit\" means" \
+              "| unseen | " "| fit | " "| both | 40 |" \
+              "### $dt: held-out, leaving one family out" \
+              "### $dt: held-out per matrix, beside the ground truth's noise" \
+              "The noise: the spread (most - least)"; do
+    grep -qF "$want" "$tmp/section.md" || { echo "$dt: the held-out section lacks '$want'"; status=1; }
+  done
+  for fam in $(awk -F'\t' '!/^#/ { print $3 }' "$tmp/list1.tsv" | sort -u); do
+    grep -q "^| $fam | " "$tmp/section.md" || { echo "$dt: no line for family $fam"; status=1; }
+  done
+done
+awk -F'\t' 'NR == FNR { if (!/^#/) { fam[$1] = $3; part[$1] = $4 } next }
+             /^#/ { next }
+             { n++; f = p = ""; noise = 0
+               for (i = 1; i <= NF; i++) {
+                 if ($i ~ /^family:/) f = substr($i, 8)
+                 if ($i ~ /^part:/) p = substr($i, 6)
+                 if ($i ~ /^noise:/) { split(substr($i, 7), t, "/"); noise = t[3] > 0 && t[2] >= t[1] } }
+               if ($2 != "heldout" || f != fam[$1] || p != part[$1] || !noise) { print; bad = 1 } }
+             END { exit bad || n != 80 }' "$tmp/list1.tsv" "$tmp/eval.tsv" ||
+  { echo "eval_tuner --tsv: not 80 held-out lines with their family, part and noise"; status=1; }
 exit $status

@@ -16,7 +16,8 @@
 # `spmvctl predict --measure` sets each prediction against the daemon's own
 # timing on every real matrix ($SPMV_MATRICES): OUTDIR/measure-DTYPE/*.json
 # and the per-format mean in OUTDIR/measure-DTYPE.txt (MEASURE=0 skips it).
-# EVAL_ARGS adds options to eval_tuner (e.g. --gt-tsv FILE).
+# EVAL_ARGS adds options to eval_tuner (e.g. --gt-tsv FILE; --suite heldout
+# judges the held-out suite of issue 55 instead, its quick draw).
 # Where nvidia-smi runs, the GPU's SM and memory clocks, temperature and
 # power are sampled every second into OUTDIR/clocks-DTYPE.csv, and each
 # phase (calibrate, measure, eval) is summarised from them at the end
@@ -110,6 +111,8 @@ echo "eval_tuner --calib-db rc=$? in $(( $(date +%s) - t0 ))s"
 phase eval end
 sed -n '/targets (issue 5)/,/^### .*strategies/p' "$out/eval-calib-$dt.md"
 sed -n '/predictor error/,/^### .*per matrix/p' "$out/eval-calib-$dt.md"
+# With EVAL_ARGS="--suite heldout": the held-out targets and parts.
+sed -n '/^## .*held-out suite (issue 55)/,/^### .*leaving one family out/p' "$out/eval-calib-$dt.md"
 if [ -n "$sampler" ]; then
   kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null
   sampler=

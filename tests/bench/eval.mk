@@ -5,9 +5,11 @@ check_PROGRAMS += tests/bench/eval_tuner
 tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	tests/bench/eval_tuner_live.c tests/bench/eval_tuner_confirm.c \
 	tests/bench/eval_tuner_report.c tests/bench/eval_tuner_replay.c \
-	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_impl.h \
+	tests/bench/eval_tuner_probe.c tests/bench/eval_tuner_heldout.c \
+	tests/bench/eval_tuner_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
+	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
 	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c
 tests_bench_eval_tuner_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
@@ -31,6 +33,7 @@ tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
 	tests/bench/calib_points_replay.c tests/bench/calib_points_impl.h \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
+	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
 	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c
 tests_bench_calib_points_CPPFLAGS = $(tests_bench_eval_tuner_CPPFLAGS)
 tests_bench_calib_points_LDADD = $(tests_bench_eval_tuner_LDADD)
@@ -40,6 +43,6 @@ endif
 
 # The tuner's rules and the predictor replayed on measured tables
 # (tests/data/replay, no GPU), and the evaluation run whole on the cpu
-# backend.
+# backend, on the suite's matrices and on the held-out suite.
 TESTS += tests/check_replay.sh tests/check_predict_replay.sh tests/check_eval_cpu.sh
 EXTRA_DIST += tests/check_predict_replay.sh tests/check_replay.sh tests/check_eval_cpu.sh

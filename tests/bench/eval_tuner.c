@@ -13,7 +13,9 @@
 
 #include "eval_store.h"
 #include "eval_tuner_impl.h"
+#include "spmv_profile.h"
 #include "suite.h"
+#include "suite_heldout.h"
 #include "bench_clock.h"
 
 /*
@@ -51,19 +53,27 @@
  * eval_tuner_live.c the calibration, the ground-truth race, the
  * strategies' runs and the predictor's measurements, matrix by matrix;
  * eval_tuner_confirm.c the confirm passes; eval_tuner_report.c the report
- * and the TSV; eval_tuner_replay.c --replay; eval_tuner_probe.c --probe.
+ * and the TSV; eval_tuner_heldout.c the report's held-out section;
+ * eval_tuner_replay.c --replay; eval_tuner_probe.c --probe.
  */
 
 static void usage(FILE *f)
 {
   fprintf(f,
           "usage: eval_tuner [--backend cpu|cuda|ref] [--quick] [--matrices DIR]\n"
-          "                  [--suite large,paper,real] [--only NAME] [--dtype f64|f32|both]\n"
+          "                  [--suite large,paper,real,heldout] [--only NAME] [--dtype f64|f32|both]\n"
+          "                  [--heldout-nnz N] [--part fit|unseen] [--list]\n"
           "                  [--budget SECONDS] [--deadline SECONDS] [--calib-nnz N]\n"
           "                  [--max-nnz N] [--tsv FILE] [--gt-tsv FILE] [--replay TSV[,TSV]]\n"
           "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
           "  --quick     the quick subset of the suite      --matrices  folder ($SPMV_MATRICES)\n"
-          "  --suite     parts of the suite (all)           --only      names containing NAME[,NAME]\n"
+          "  --suite     parts of the suite (large,paper,real; heldout: issue 55's held-out suite)\n"
+          "  --only      names containing NAME[,NAME]\n"
+          "  --heldout-nnz the held-out draw's largest usual nonzeros (4000000 with --quick,\n"
+          "              else 16000000; a few matrices of each draw get 2-3 times it)\n"
+          "  --part      the held-out part fit or unseen only\n"
+          "  --list      no device: build the suite's matrices, print name, set, family, part,\n"
+          "              rows, nnz, structural fingerprint and how each is made\n"
           "  --dtype     value types (f64)                  --budget    start no matrix after SECONDS\n"
           "  --deadline  at SECONDS, print the report of what is done and exit\n"
           "  --calib-nnz nonzeros of the calibration in all (the daemon's default)\n"
@@ -96,7 +106,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"replay", 1, 0, 'R'}, {"gt-tsv", 1, 0, 'G'}, {"probe", 1, 0, 'P'},
     {"probe-idle", 1, 0, 'I'}, {"calib-db", 1, 0, 'C'},
     {"probe-busy", 1, 0, 'U'}, {"probe-turns", 1, 0, 'T'},
-    {"probe-long", 1, 0, 'L'}, {"probe-pads", 1, 0, 'A'}, {0, 0, 0, 0},
+    {"probe-long", 1, 0, 'L'}, {"probe-pads", 1, 0, 'A'},
+    {"heldout-nnz", 1, 0, 'H'}, {"part", 1, 0, 'p'}, {"list", 0, 0, 'l'}, {0, 0, 0, 0},
   };
   int c;
   char *end;
@@ -110,7 +121,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
   o->sets = BENCH_SUITE_LARGE | BENCH_SUITE_PAPER | BENCH_SUITE_REAL;
   o->dts = 2;
   o->probe_turns = 3;
-  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:U:T:L:A:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:qm:s:o:t:B:D:c:n:w:hR:G:P:I:C:U:T:L:A:H:p:l", lo, NULL)) != -1) {
     switch (c) {
     case 'b': o->mode = optarg; break;
     case 'q': o->quick = 1; break;
@@ -138,12 +149,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
       break;
     case 'A': o->probe_pads = optarg; break;
     case 'C': o->calib_db = optarg; break;
+    case 'l': o->list = 1; break;
+    case 'p':
+      o->part = bench_heldout_part_parse(optarg);
+      if (o->part == BENCH_HELDOUT_NONE) {
+        fprintf(stderr, "eval_tuner: --part %s: expected fit or unseen\n", optarg);
+        return -1;
+      }
+      break;
     case 's':
       o->sets = (strstr(optarg, "large") ? BENCH_SUITE_LARGE : 0) |
                 (strstr(optarg, "paper") ? BENCH_SUITE_PAPER : 0) |
-                (strstr(optarg, "real") ? BENCH_SUITE_REAL : 0);
+                (strstr(optarg, "real") ? BENCH_SUITE_REAL : 0) |
+                (strstr(optarg, "heldout") ? BENCH_SUITE_HELDOUT : 0);
       if (o->sets == 0) {
-        fprintf(stderr, "eval_tuner: --suite %s names no part (large, paper, real)\n", optarg);
+        fprintf(stderr, "eval_tuner: --suite %s names no part (large, paper, real, heldout)\n",
+                optarg);
         return -1;
       }
       break;
@@ -159,6 +180,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     case 'B':
     case 'D':
     case 'c':
+    case 'H':
     case 'n': {
       double v = strtod(optarg, &end);
       if (*end != '\0' || !(v > 0)) {
@@ -168,6 +190,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
       if (c == 'B') o->budget = v;
       else if (c == 'D') o->deadline = v;
       else if (c == 'c') o->calib_nnz = (int64_t)v;
+      else if (c == 'H') o->heldout_nnz = (int64_t)v;
       else o->max_nnz = (int64_t)v;
       break;
     }
@@ -179,7 +202,65 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     fprintf(stderr, "eval_tuner: unexpected argument '%s'\n", argv[optind]);
     return -1;
   }
+  if (o->part != BENCH_HELDOUT_NONE && !(o->sets & BENCH_SUITE_HELDOUT)) {
+    fprintf(stderr, "eval_tuner: --part needs the held-out suite (--suite heldout)\n");
+    return -1;
+  }
   return 0;
+}
+
+/* The suite of the options, held-out part kept as --part says. */
+int eval_tuner_suite_init(const struct opts *o, struct bench_suite *s,
+                          struct spmv_error *err)
+{
+  int rc = bench_suite_init_nnz(s, o->sets, o->quick, o->heldout_nnz, o->only, o->dir, err);
+
+  if (rc == 0 && o->part != BENCH_HELDOUT_NONE)
+    bench_heldout_keep_part(s, o->part);
+  return rc;
+}
+
+/* --list: every matrix of the suite built, a line each; 0 or 1 when one
+ * cannot be made. */
+static int list_suite(const struct opts *o, const struct bench_suite *suite)
+{
+  struct spmv_error err;
+  int rc = 0;
+
+  if (o->sets & BENCH_SUITE_HELDOUT)
+    printf("# held-out split: %s\n", BENCH_HELDOUT_SPLIT_RULE);
+  printf("# matrix\tset\tfamily\tpart\trows\tnnz\trow length min/mean/max/cv\tfingerprint"
+         "\tmade by\n");
+  for (size_t k = 0; k < suite->n; k++) {
+    const struct bench_suite_entry *e = &suite->e[k];
+    struct spmv_fingerprint fp;
+    struct spmv_profile prof;
+    struct spmv_csr *A;
+    char hex[33], how[300];
+
+    spmv_error_clear(&err);
+    if ((A = bench_suite_make(e, o->dir, &err)) == NULL ||
+        spmv_profile_compute(A, &prof, &err) < 0) {
+      fprintf(stderr, "eval_tuner: %s: %s\n", e->name, err.msg);
+      spmv_csr_free(A);
+      rc = 1;
+      continue;
+    }
+    spmv_fingerprint_compute(A, &fp);
+    spmv_fingerprint_hex(&fp, hex);
+    if (e->gen[0] != '\0')
+      snprintf(how, sizeof how, "%s", e->gen);
+    else
+      snprintf(how, sizeof how, "%s x%lld blocks %lld", e->file, (long long)e->tile_k,
+               (long long)e->tile_block);
+    printf("%s\t%s\t%s\t%s\t%lld\t%lld\t%lld/%.2f/%lld/%.2f\t%s\t%s\n", e->name,
+           bench_suite_set_name(e->set), e->family[0] ? e->family : "-",
+           bench_heldout_part_name(e->part), (long long)A->rows, (long long)A->nnz,
+           (long long)prof.rl_min, prof.rl_mean, (long long)prof.rl_max, prof.rl_cv, hex, how);
+    fflush(stdout);
+    spmv_csr_free(A);
+  }
+  return rc;
 }
 
 /* Deadline watchdog: prints what is done and ends the process. */
@@ -220,9 +301,14 @@ int main(int argc, char **argv)
     return 1;
   if (r.o.replay != NULL)
     return eval_tuner_replay_main(&r.o, r.o.replay);
-  if (bench_suite_init(&suite, r.o.sets, r.o.quick, r.o.only, r.o.dir, &err) < 0) {
+  if (eval_tuner_suite_init(&r.o, &suite, &err) < 0) {
     fprintf(stderr, "eval_tuner: %s\n", err.msg);
     return 1;
+  }
+  if (r.o.list) {
+    rc = list_suite(&r.o, &suite);
+    bench_suite_fini(&suite);
+    return rc;
   }
   if (eval_store_open(r.o.mode, &r.s, &err) < 0) {
     fprintf(stderr, "eval_tuner: backend %s: %s\n", r.o.mode, err.msg);
@@ -240,12 +326,14 @@ int main(int argc, char **argv)
       perror(r.o.tsv);
       goto out;
     }
-    fprintf(tsv, "# matrix\tpart\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
+    fprintf(tsv, "# matrix\tset\tdtype\trows\tnnz\tcv\tbest\tbest_us\tcandidates\tgt_cost"
                  "\t{model,predict,trial,auto}: pick, pick_us, best/pick, cost, candidates, wall_ms"
                  "\tformat:predicted/measured/paper_form/race_us ...\thit:load_us/first_kernel_us/first_product_us/"
                  "product_us/kernel_us/verified/second_kernel_us/third_kernel_us"
                  "\traced_best_us:the exhaustive race's best before confirm()"
                  "\tsingle:best config/its us/auto's pick us, one product at a time"
+                 "\tnoise:the best's least/most pass median us/passes (confirm())"
+                 "\tfamily:held-out family (- elsewhere)\tpart:held-out part fit/unseen (-)"
                  "\tauto_race:auto's trials, config=median us, status, runs, "
                  "probe (its timed warm-up run) us\n");
   }

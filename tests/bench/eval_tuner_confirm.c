@@ -129,6 +129,15 @@ void eval_tuner_confirm(struct eval_store *s, struct gt *g, struct mrec *r)
   if (b >= 0 && isfinite(passes_median(med[b], PASSES_TIME))) {
     r->best_us = g->t[idx[b]].time_us;
     spmv_config_format(&g->t[idx[b]].cfg, r->best, sizeof r->best);
+    /* How far the best's own pass medians lie apart: a pick's distance
+     * from the best within it is the timing's noise. */
+    r->noise_npass = 0;
+    for (int p = 0; p < CONFIRM_PASSES; p++)
+      if (isfinite(med[b][p])) {
+        r->noise_lo_us = r->noise_npass ? fmin(r->noise_lo_us, med[b][p]) : med[b][p];
+        r->noise_hi_us = r->noise_npass ? fmax(r->noise_hi_us, med[b][p]) : med[b][p];
+        r->noise_npass++;
+      }
   }
   /* The same configurations one product at a time, chosen and timed the
    * same way; each pick's single time. */

@@ -48,6 +48,8 @@ struct strat_res {
 struct mrec {
   char name[96];
   int set;
+  char family[16];                 /* held-out entries: their family */
+  int part;                        /* and their enum bench_heldout_part */
   enum spmv_dtype dt;
   int64_t rows, nnz;
   double cv;
@@ -58,6 +60,10 @@ struct mrec {
    * (confirm()): the best of them and each strategy's pick, 0 when not. */
   char single_best[64];
   double single_best_us, single_us[NSTRAT];
+  /* The confirmed best's pass medians, least and most, over npass
+   * passes (confirm()): the ground truth's timing noise. */
+  double noise_lo_us, noise_hi_us;
+  int noise_npass;
   double best_ellrt_us;            /* fastest ellr-t of the ground truth */
   int ncand;                       /* ground-truth candidates timed */
   double gt_cost;                  /* ground truth's cost, SpMV-equivalents */
@@ -86,6 +92,9 @@ struct opts {
   const char *mode, *dir, *only, *tsv, *replay, *gt_tsv, *probe;
   const char *calib_db;      /* the daemon's cache: its calibration */
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
+  int64_t heldout_nnz;       /* the held-out suite's size (0: its default) */
+  int part;                  /* enum bench_heldout_part: keep that part only */
+  int list;                  /* --list: the suite's matrices, no evaluation */
   double budget;             /* seconds; 0 = none */
   double deadline;           /* seconds: report what is done and exit */
   int64_t calib_nnz;         /* 0: the daemon's default */
@@ -143,6 +152,15 @@ void eval_tuner_confirm(struct eval_store *s, struct gt *g, struct mrec *r);
 double eval_tuner_gmean(double logsum, int n);
 void eval_tuner_print_report(struct run *r, const char *stopped);
 void eval_tuner_tsv_line(FILE *f, const struct mrec *r);
+
+/* eval_tuner.c: the suite the options name (--suite, --quick, --only,
+ * --heldout-nnz, --part). */
+int eval_tuner_suite_init(const struct opts *o, struct bench_suite *s,
+                          struct spmv_error *err);
+
+/* eval_tuner_heldout.c: the report's held-out section. */
+void eval_tuner_report_heldout(FILE *f, const struct mrec *r, size_t n,
+                               enum spmv_dtype dt);
 
 /* eval_tuner_replay.c: --replay, no device. */
 int eval_tuner_replay_main(const struct opts *o, const char *files);

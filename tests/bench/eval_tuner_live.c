@@ -249,6 +249,8 @@ static int eval_matrix(struct eval_store *s, const struct bench_suite_entry *en,
   spmvd_decision_init(&gtd);
   snprintf(r->name, sizeof r->name, "%s", en->name);
   r->set = en->set;
+  snprintf(r->family, sizeof r->family, "%s", en->family);
+  r->part = en->part;
   r->dt = dt;
   r->rows = A->rows;
   r->nnz = A->nnz;
@@ -351,7 +353,8 @@ out:
 void eval_tuner_run_dtype(struct run *r, const struct bench_suite *suite, int dti,
                           FILE *tsv, FILE *gtf)
 {
-  static const int order[3] = { BENCH_SUITE_PAPER, BENCH_SUITE_LARGE, BENCH_SUITE_REAL };
+  static const int order[4] = { BENCH_SUITE_PAPER, BENCH_SUITE_LARGE, BENCH_SUITE_REAL,
+                                BENCH_SUITE_HELDOUT };
   enum spmv_dtype dt = dti == 2 ? SPMV_F64 : SPMV_F32;
   const struct opts *o = &r->o;
   struct calib_res *cr = malloc(sizeof *cr);
@@ -374,8 +377,9 @@ void eval_tuner_run_dtype(struct run *r, const struct bench_suite *suite, int dt
   pthread_mutex_unlock(&r->mu);
   free(cr);
   /* The paper's matrices first, then the large ones, then the real ones
-   * (many, small: a time budget cuts only some of them). */
-  for (size_t q = 0; q < 3 * suite->n; q++) {
+   * (many, small: a time budget cuts only some of them), then the
+   * held-out ones. */
+  for (size_t q = 0; q < 4 * suite->n; q++) {
     const struct bench_suite_entry *en = &suite->e[q % suite->n];
     if (en->set != order[q / suite->n])
       continue;

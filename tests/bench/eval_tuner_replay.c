@@ -202,7 +202,7 @@ int eval_tuner_replay_main(const struct opts *o, const char *files)
   snprintf(buf, sizeof buf, "%s", files);
   rp_device(strtok_r(buf, ",", &save), &dev);
   spmv_error_clear(&err);
-  if (bench_suite_init(&suite, o->sets, o->quick, o->only, o->dir, &err) < 0) {
+  if (eval_tuner_suite_init(o, &suite, &err) < 0) {
     fprintf(stderr, "eval_tuner: %s\n", err.msg);
     goto out;
   }

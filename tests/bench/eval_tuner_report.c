@@ -11,11 +11,14 @@
 #include "eval_store.h"
 #include "eval_tuner_impl.h"
 #include "suite.h"
+#include "suite_heldout.h"
 #include "bench_clock.h"
 
-static const char *set_name(int set)
+/* A matrix's part in the per-matrix table: its set, or its held-out part. */
+static const char *part_name(const struct mrec *r)
 {
-  return set == BENCH_SUITE_LARGE ? "large" : set == BENCH_SUITE_PAPER ? "paper" : "real";
+  return r->set == BENCH_SUITE_HELDOUT ? bench_heldout_part_name(r->part)
+                                       : bench_suite_set_name(r->set);
 }
 
 /* Aggregates of one strategy over a set of records (set 0: all). */
@@ -212,14 +215,15 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
             o1.n);
 
   fprintf(f, "\n### %s: strategies in aggregate\n\n", dn);
-  fprintf(f, "| strategy | matrices | geomean best/pick | worst (matrix) | >= 95 %% | geomean cost | max cost | by part (geomean: large / paper / real) |\n");
+  fprintf(f, "| strategy | matrices | geomean best/pick | worst (matrix) | >= 95 %% | geomean cost | max cost | by part (geomean: large / paper / real / heldout) |\n");
   fprintf(f, "|---|---|---|---|---|---|---|---|\n");
   for (k = 0; k < NSTRAT; k++) {
-    struct agg b[3];
+    struct agg b[4];
     aggregate(r, n, dt, BENCH_SUITE_LARGE, k, &b[0]);
     aggregate(r, n, dt, BENCH_SUITE_PAPER, k, &b[1]);
     aggregate(r, n, dt, BENCH_SUITE_REAL, k, &b[2]);
-    char v[6][24];
+    aggregate(r, n, dt, BENCH_SUITE_HELDOUT, k, &b[3]);
+    char v[7][24];
     if (a[k].n == 0) {
       fprintf(f, "| %s | 0 | - | - | - | - | - | - |\n", spmvd_strategy_name(eval_tuner_strats[k]));
       continue;
@@ -230,9 +234,11 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
     num(v[3], 100 * eval_tuner_gmean(b[0].logm, b[0].n), "%.1f %%");
     num(v[4], 100 * eval_tuner_gmean(b[1].logm, b[1].n), "%.1f %%");
     num(v[5], 100 * eval_tuner_gmean(b[2].logm, b[2].n), "%.1f %%");
-    fprintf(f, "| %s | %d | %s | %s (%s) | %d | %s | %.1f | %s / %s / %s |\n",
+    num(v[6], 100 * eval_tuner_gmean(b[3].logm, b[3].n), "%.1f %%");
+    fprintf(f, "| %s | %d | %s | %s (%s) | %d | %s | %.1f | %s / %s / %s / %s |\n",
             spmvd_strategy_name(eval_tuner_strats[k]), a[k].n, v[0], v[1],
-            a[k].worst_name ? a[k].worst_name : "-", a[k].n95, v[2], a[k].cmax, v[3], v[4], v[5]);
+            a[k].worst_name ? a[k].worst_name : "-", a[k].n95, v[2], a[k].cmax, v[3], v[4], v[5],
+            v[6]);
   }
 
   /* The model's pick against the best ellr-t: its BS and T, apart from
@@ -305,7 +311,7 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
         snprintf(cell[k], sizeof cell[k], "%.1f", 100 * sr->match);
     }
     fprintf(f, "| %s | %s | %lld | %lld | %.2f | %s | %.1f | %s | %s | %s | %s |\n", x->name,
-            set_name(x->set), (long long)x->rows, (long long)x->nnz, x->cv, x->best,
+            part_name(x), (long long)x->rows, (long long)x->nnz, x->cv, x->best,
             x->best_us, cell[0], cell[1], cell[2], cell[3]);
   }
 
@@ -344,12 +350,13 @@ static void report_dtype(FILE *f, const struct mrec *r, size_t n,
             h->first_product_us / h->kernel_us, h->product_us / h->kernel_us,
             h->verified ? "yes" : "NO");
   }
+  eval_tuner_report_heldout(f, r, n, dt);
 }
 
 /* Writes one matrix's line of the TSV. */
 void eval_tuner_tsv_line(FILE *f, const struct mrec *r)
 {
-  fprintf(f, "%s\t%s\t%s\t%lld\t%lld\t%.4f\t%s\t%.3f\t%d\t%.1f", r->name, set_name(r->set),
+  fprintf(f, "%s\t%s\t%s\t%lld\t%lld\t%.4f\t%s\t%.3f\t%d\t%.1f", r->name, bench_suite_set_name(r->set),
           spmv_dtype_name(r->dt), (long long)r->rows, (long long)r->nnz, r->cv, r->best,
           r->best_us, r->ncand, r->gt_cost);
   for (int k = 0; k < NSTRAT; k++) {
@@ -372,6 +379,9 @@ void eval_tuner_tsv_line(FILE *f, const struct mrec *r)
   fprintf(f, "\traced_best_us:%.3f", r->raced_best_us);
   fprintf(f, "\tsingle:%s/%.3f/%.3f", r->single_best, r->single_best_us,
           r->single_us[NSTRAT - 1]);
+  fprintf(f, "\tnoise:%.3f/%.3f/%d", r->noise_lo_us, r->noise_hi_us, r->noise_npass);
+  fprintf(f, "\tfamily:%s\tpart:%s", r->family[0] ? r->family : "-",
+          bench_heldout_part_name(r->part));
   fprintf(f, "\tauto_race:%s", r->st[NSTRAT - 1].race);
   fputc('\n', f);
   fflush(f);
@@ -392,10 +402,24 @@ void eval_tuner_print_report(struct run *r, const char *stopped)
          (double)dev->mem_bytes / 1e9, (double)dev->l2_bytes / 1048576.0);
   printf("- software: %s\n- date: %s; run took %.0f s\n", dev->software_key, date,
          bench_now_s() - r->t_start);
-  printf("- suite: %s%s%s%s%s%s; %zu matrix x type evaluations, %zu skipped, %zu left out by the time budget\n",
-         o->quick ? "quick subset of " : "", (o->sets & BENCH_SUITE_LARGE) ? "large " : "",
-         (o->sets & BENCH_SUITE_PAPER) ? "paper " : "", (o->sets & BENCH_SUITE_REAL) ? "real" : "",
-         o->only ? ", names containing " : "", o->only ? o->only : "", r->nrec, r->skipped, r->cut);
+  char sets[64] = "";
+  for (int b = BENCH_SUITE_LARGE; b <= BENCH_SUITE_HELDOUT; b <<= 1)
+    if (o->sets & b)
+      snprintf(sets + strlen(sets), sizeof sets - strlen(sets), "%s%s", sets[0] ? " " : "",
+               bench_suite_set_name(b));
+  printf("- suite: %s%s%s%s%s%s; %zu matrix x type evaluations, %zu skipped, %zu left out by\n"
+         "  the time budget\n",
+         o->quick ? "quick subset of " : "", sets,
+         o->part ? ", held-out part " : "", o->part ? bench_heldout_part_name(o->part) : "",
+         o->only ? ", names containing " : "", o->only ? o->only : "", r->nrec, r->skipped,
+         r->cut);
+  if (o->sets & BENCH_SUITE_HELDOUT)
+    printf("- held-out suite (issue 55): %s draw, --heldout-nnz %lld; targets: auto >= 98 %% of\n"
+           "  the exhaustive best in geometric mean on the unseen part, and every matrix >= 93 %%\n"
+           "  of the best or within 0.3 us of it (the section 'held-out suite' of each type)\n",
+           o->quick ? "quick" : "whole",
+           (long long)(o->heldout_nnz > 0 ? o->heldout_nnz
+                       : o->quick ? BENCH_HELDOUT_QUICK_NNZ : BENCH_HELDOUT_FULL_NNZ));
   if (stopped != NULL)
     printf("- **stopped by the deadline** during %s: the matrices after it were not run\n", stopped);
   printf("- timing: CUDA events between back-to-back runs, the stream held until all are queued\n"

@@ -16,7 +16,8 @@ GPU_LDADD = kernels/libspmvkernels_cuda.a kernels/libspmvcore.la \
 	client/libspmvmmio.la $(ZLIB_LIBS) $(XXHASH_LIBS) $(CUDA_LIBS) -lm
 GPU_CPPFLAGS = $(DAEMON_CPPFLAGS) $(CUDA_CPPFLAGS) -I$(top_srcdir)/tests
 GPU_COMMON = tests/gpu_common.c tests/gpu_common.h
-GPU_SUITE = tests/bench/suite.c tests/bench/suite.h
+GPU_SUITE = tests/bench/suite.c tests/bench/suite.h \
+	tests/bench/suite_heldout.c tests/bench/suite_heldout.h
 
 # The kernels and configurations against the CPU references, and the
 # device machinery they run on (the pool, graphs, the timer), and the

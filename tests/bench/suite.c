@@ -1,4 +1,5 @@
-/* suite.c: the benchmark suite of issue 4 as data, and its matrices. */
+/* suite.c: the benchmark suite of issue 4 as data, and its matrices (the
+ * held-out suite's come from suite_heldout.c). */
 #include "config.h"
 
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include "spmv_gen.h"
 #include "spmv_mmio.h"
 #include "suite.h"
+#include "suite_heldout.h"
 
 /* Matching statistics: normal row lengths below cv 0.5, log-normal above;
  * columns near the diagonal, as in the paper's FEM matrices. */
@@ -125,10 +127,35 @@ int bench_suite_name_matches(const char *name, const char *only)
   return 0;
 }
 
-/* Fills the suite's entries. */
+/* The suite's entries, the held-out ones of their default size. */
 int bench_suite_init(struct bench_suite *s, int sets, int quick,
                      const char *only, const char *dir,
                      struct spmv_error *err)
+{
+  return bench_suite_init_nnz(s, sets, quick, 0, only, dir, err);
+}
+
+/* Appends the held-out entries whose names only keeps. */
+static int push_heldout(struct bench_suite *s, size_t *cap, int quick,
+                        int64_t nnz, const char *only, const char *dir,
+                        struct spmv_error *err)
+{
+  struct bench_suite h;
+  int rc;
+
+  if ((rc = bench_heldout_init(&h, quick, nnz, dir, err)) < 0)
+    return rc;
+  for (size_t k = 0; k < h.n && rc == 0; k++)
+    if (bench_suite_name_matches(h.e[k].name, only))
+      rc = push(s, cap, &h.e[k]);
+  bench_suite_fini(&h);
+  return rc;
+}
+
+/* Fills the suite's entries. */
+int bench_suite_init_nnz(struct bench_suite *s, int sets, int quick,
+                         int64_t heldout_nnz, const char *only,
+                         const char *dir, struct spmv_error *err)
 {
   struct bench_suite_entry e;
   struct dirent *de;
@@ -156,12 +183,11 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
       goto fail;
   }
   if (!(sets & BENCH_SUITE_REAL))
-    return 0;
-  dir = bench_suite_dir(dir);
-  d = opendir(dir);
+    goto heldout;
+  d = opendir(bench_suite_dir(dir));
   if (d == NULL) {
-    rc = spmv_error_set(err, SPMV_EIO, "matrix folder %s: %s", dir,
-                        strerror(errno));
+    rc = spmv_error_set(err, SPMV_EIO, "matrix folder %s: %s",
+                        bench_suite_dir(dir), strerror(errno));
     goto fail;
   }
   first_real = s->n;
@@ -180,7 +206,12 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
       goto fail;
   }
   closedir(d);
+  d = NULL;
   qsort(s->e + first_real, s->n - first_real, sizeof *s->e, cmp_entry);
+heldout:
+  if ((sets & BENCH_SUITE_HELDOUT) &&
+      (rc = push_heldout(s, &cap, quick, heldout_nnz, only, dir, err)) < 0)
+    goto fail;
   return 0;
 fail:
   if (d != NULL)
@@ -189,6 +220,16 @@ fail:
   if (rc == SPMV_ENOMEM)
     spmv_error_set(err, rc, "suite: out of memory");
   return rc;
+}
+
+/* The word of a set. */
+const char *bench_suite_set_name(int set)
+{
+  return set == BENCH_SUITE_LARGE     ? "large"
+         : set == BENCH_SUITE_PAPER   ? "paper"
+         : set == BENCH_SUITE_REAL    ? "real"
+         : set == BENCH_SUITE_HELDOUT ? "heldout"
+                                      : "?";
 }
 
 /* Frees the suite's array. */
@@ -206,6 +247,8 @@ struct spmv_csr *bench_suite_make(const struct bench_suite_entry *e,
   struct spmv_csr *A = NULL, *T;
   char path[4096];
 
+  if (e->set == BENCH_SUITE_HELDOUT)
+    return bench_heldout_make(e, err);
   if (e->gen[0] != '\0')
     return spmv_gen_from_text(e->gen, 2026, err);
   snprintf(path, sizeof path, "%s/%s", bench_suite_dir(dir), e->file);
@@ -218,6 +261,7 @@ struct spmv_csr *bench_suite_make(const struct bench_suite_entry *e,
   return T;
 }
 
+/* Builds a paper or real matrix by name. */
 struct spmv_csr *bench_suite_make_named(const char *name, struct spmv_error *err)
 {
   struct bench_suite suite;

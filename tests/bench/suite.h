@@ -1,5 +1,6 @@
 /* suite.h: the benchmark suite of issue 4 (generated families, the ELLR-T
- * paper's statistics, tiled and plain shared real matrices) as data. */
+ * paper's statistics, tiled and plain shared real matrices) and the
+ * held-out suite of issue 55 (suite_heldout.h) as data. */
 #ifndef BENCH_SUITE_H
 #define BENCH_SUITE_H
 
@@ -13,7 +14,9 @@
 enum bench_suite_set {
   BENCH_SUITE_LARGE = 1,  /* generated and tiled, sized >= 4x a GPU's L2 */
   BENCH_SUITE_PAPER = 2,  /* the ELLR-T paper's matrices at their real size */
-  BENCH_SUITE_REAL = 4    /* every shared real matrix as it is */
+  BENCH_SUITE_REAL = 4,   /* every shared real matrix as it is */
+  BENCH_SUITE_HELDOUT = 8 /* drawn from families with fixed seeds, split
+                             into a fit and an unseen part (suite_heldout.h) */
 };
 
 /* What a matrix stresses, for the bandwidth targets of issue 4. */
@@ -34,6 +37,10 @@ struct bench_suite_entry {
   int kind;             /* enum bench_suite_kind */
   int quick;            /* 1: in the --quick subset (6 large matrices, the
                            paper's and every real one) */
+  /* Held-out entries only (empty or 0 elsewhere): */
+  char family[16];      /* the family it was drawn from */
+  int part;             /* enum bench_heldout_part */
+  uint64_t seed;        /* the generator's (or the tiling's) seed */
 };
 
 /* A list of entries.  Owns its array: release with bench_suite_fini(). */
@@ -50,17 +57,29 @@ const char *bench_suite_dir(const char *dir);
  * Fills s (caller's struct, initialised here) with the entries of the sets
  * (a mask of enum bench_suite_set): the generated ones in a fixed order,
  * then, for BENCH_SUITE_REAL, every .mtx / .mtx.gz file of dir sorted by
- * name.  quick keeps the --quick subset only.  only, when not NULL, keeps
- * the names that contain one of its comma-separated parts.  Returns 0 or a negative SPMV_E* code (an
+ * name, then, for BENCH_SUITE_HELDOUT, the held-out suite of its default
+ * size.  quick keeps the --quick subset only (of the held-out suite: its
+ * quick draw).  only, when not NULL, keeps the names that contain one of
+ * its comma-separated parts.  Returns 0 or a negative SPMV_E* code (an
  * unreadable folder is SPMV_EIO when the real set was asked for).
  */
 int bench_suite_init(struct bench_suite *s, int sets, int quick,
                      const char *only, const char *dir,
                      struct spmv_error *err);
 
+/* bench_suite_init() with the held-out suite's size parameter heldout_nnz
+ * (0: its default; see bench_heldout_init()). */
+int bench_suite_init_nnz(struct bench_suite *s, int sets, int quick,
+                         int64_t heldout_nnz, const char *only,
+                         const char *dir, struct spmv_error *err);
+
 /* Whether name contains one of the comma-separated parts of only (NULL:
  * every name matches), as bench_suite_init() keeps its entries. */
 int bench_suite_name_matches(const char *name, const char *only);
+
+/* The word of one enum bench_suite_set bit ("large", "paper", "real",
+ * "heldout"; "?" for another value), a borrowed string. */
+const char *bench_suite_set_name(int set);
 
 /* Frees s's array and zeroes s. */
 void bench_suite_fini(struct bench_suite *s);
