@@ -85,6 +85,7 @@ static void exhaustive(const struct spmvd_tune_input *in,
 {
   const struct spmv_profile *p = in->prof;
   int b, t, bs, w, narrow = sell16_fits(in);
+  int vendor = !is_cpu(in->dev) && !format_excluded(in, SPMV_FMT_CUSPARSE);
 
   for (b = 0; b < NBS; b++) {
     bs = bs_grid[b];
@@ -130,8 +131,16 @@ static void exhaustive(const struct spmvd_tune_input *in,
         add(out, in, mk(SPMV_FMT_CSR_PANEL, 512, t, w, 0));
         add(out, in, mk(SPMV_FMT_CSR_PANEL, 1024, t, w, 0));
       }
-  add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 1, 0));
-  add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, 2, 0));
+  add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_CSR_ALG1, 0));
+  add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_CSR_ALG2, 0));
+  /* cuSPARSE's sliced ELL within ell's bound on padding, and its BSR
+   * where the matrix has blocks that fit (both scans skipped where
+   * cuSPARSE cannot be listed). */
+  if (vendor && p->nnz > 0 &&
+      (double)spmv_csell_slots(in->A) <= MAX_ELL_FILL * (double)p->nnz)
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_SELL, 0));
+  if (vendor && spmv_bsr_dim(in->A, NULL) > 0)
+    add(out, in, mk(SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_BSR, 0));
 }
 
 /* Copies in0 into w with what is found once per tuning filled in: the

@@ -71,8 +71,11 @@ struct spmvd_tune_input {
  *    more); ell only when ell_fill <= 3; dia only when dia_fill <= 3 and
  *    ndiags <= 1024; csr-panel at BS 512 and 1024, TPR 1..8 and widths 4096 and
  *    16384 where x spans several panels holding 0.5 entries or more per
- *    row slot; cusparse ALG1 and ALG2 and csr-panel only on the cuda
- *    backend.
+ *    row slot; cusparse ALG1 and ALG2, cuSPARSE's sliced ELL (alg=3)
+ *    where its slots are at most 3 times nnz, its BSR (alg=4) where
+ *    spmv_bsr_dim() finds blocks, and csr-panel only on the cuda
+ *    backend.  No race lists alg=3 or alg=4: nothing measured yet says
+ *    where they would win.
  *  - trial: AUTOCSR's three csr-vector TPR values from the mean row length
  *    (2,4,8 below 16; 4,8,16 from 16 to 32; 8,16,32 above 32) at BS 128,
  *    csr-adaptive, the ELLR-T model's pick (unless its layout would exceed

@@ -1,5 +1,5 @@
 /* csr_dev.cu: the device arrays of the CSR layouts (csr-scalar, csr-vector,
- * csr-merge and cusparse share csr; csr16, csr-adaptive, csr-stream,
+ * csr-merge and cusparse's ALG1 and ALG2 share csr; csr16, csr-adaptive, csr-stream,
  * csr-stream16, csr-panel), and the device's fill of csr16 and csr-stream16. */
 #include "spmv_dev_arrays.cuh"
 

@@ -12,7 +12,7 @@ SPMV_CUDA_SRC = \
 	kernels/csr16_gpu.cu kernels/csr_stream_gpu.cu kernels/csr_panel_gpu.cu \
 	kernels/csr_dev.cu kernels/ell_dev.cu kernels/coo_dev.cu \
 	kernels/hyb_dev.cu kernels/dia_dev.cu kernels/jad_dev.cu \
-	kernels/sell_dev.cu kernels/spmv_blas1.cu
+	kernels/sell_dev.cu kernels/cusparse_dev.cu kernels/spmv_blas1.cu
 SPMV_CUDA_HDR = kernels/spmv_kernels.h kernels/spmv_cuda.cuh \
 	kernels/spmv_segreduce.cuh kernels/spmv_longrow.cuh \
 	kernels/spmv_dev_arrays.cuh

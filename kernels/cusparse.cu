@@ -1,14 +1,21 @@
-/* cusparse.cu: the vendor's cusparseSpMV on the resident CSR, as a candidate and as the baseline. */
+/* cusparse.cu: the vendor's cusparseSpMV on the resident matrix, as a candidate and as the baseline. */
 /*
- * Work decomposition: cuSPARSE's own.  param = 1 selects CSR ALG1
- * (CUSPARSE_SPMV_CSR_ALG1, deterministic), run after cusparseSpMV_preprocess;
- * param = 2 selects CSR ALG2 (CUSPARSE_SPMV_CSR_ALG2, merge-based).
+ * Work decomposition: cuSPARSE's own.  param (enum spmv_cusparse_alg)
+ * picks the matrix format and algorithm: 1 CSR ALG1
+ * (CUSPARSE_SPMV_CSR_ALG1, deterministic), run after
+ * cusparseSpMV_preprocess; 2 CSR ALG2 (CUSPARSE_SPMV_CSR_ALG2,
+ * merge-based); 3 sliced ELL (cusparseCreateSlicedEll, slices of
+ * SPMV_CUSPARSE_SLICE rows, CUSPARSE_SPMV_SELL_ALG1); 4 BSR
+ * (cusparseCreateBsr, square row-major blocks, CUSPARSE_SPMV_BSR_ALG1,
+ * which cuSPARSE 12.6 of CUDA 13 brought to cusparseSpMV).  The layouts
+ * are spmv_formats.h's, made on the host or the device like any other.
  * The matrix descriptor, the two dense-vector descriptors, the external
  * buffer and the preprocessing are made once per matrix at load
  * (spmv_cusparse_prepare); a product only points the vector descriptors at
  * x and y.
- * Valid parameters: param in {1, 2}; 32-bit row offsets (nnz < 2^31); f32,
- * f64 (computed in the matrix's type).
+ * Valid parameters: param in {1, 2, 3, 4}; 32-bit offsets and indices
+ * (CSR: nnz < 2^31; the sliced ELL's and BSR's layouts refuse more);
+ * f32, f64 (computed in the matrix's type).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +100,62 @@ extern "C" void spmv_cusparse_release(struct spmv_dev_matrix *m) {
   m->cs = NULL;
 }
 
+/* The matrix descriptor of m's layout for its algorithm, and the
+ * algorithm; SPMV_EINVAL for one that is none of the four. */
+static int create_matrix(struct spmv_dev_matrix *m, struct spmv_cusparse *c,
+                         struct spmv_error *err) {
+  const struct spmv_layout *L = &m->L;
+  switch (L->cfg.param) {
+  case SPMV_CUSPARSE_CSR_ALG1:
+  case SPMV_CUSPARSE_CSR_ALG2:
+    if (L->u.csr.row_ptr32 == NULL)
+      return spmv_error_set(err, SPMV_EUNSUPPORTED,
+                            "cusparse: %lld nonzeros need 64-bit offsets, not wired",
+                            (long long)L->nnz);
+    c->alg = L->cfg.param == SPMV_CUSPARSE_CSR_ALG1 ? CUSPARSE_SPMV_CSR_ALG1
+                                                    : CUSPARSE_SPMV_CSR_ALG2;
+    return cs_error(cusparseCreateCsr(&c->A, L->rows, L->cols, L->nnz,
+                                      L->u.csr.row_ptr32, L->u.csr.col, L->u.csr.val,
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_BASE_ZERO, c->dt),
+                    "cusparseCreateCsr", err);
+  case SPMV_CUSPARSE_SELL:
+    c->alg = CUSPARSE_SPMV_SELL_ALG1;
+    return cs_error(cusparseCreateSlicedEll(&c->A, L->rows, L->cols, L->nnz,
+                                            L->u.csell.slots, SPMV_CUSPARSE_SLICE,
+                                            L->u.csell.slice_ptr, L->u.csell.col,
+                                            L->u.csell.val, CUSPARSE_INDEX_32I,
+                                            CUSPARSE_INDEX_32I,
+                                            CUSPARSE_INDEX_BASE_ZERO, c->dt),
+                    "cusparseCreateSlicedEll", err);
+  case SPMV_CUSPARSE_BSR:
+#if CUSPARSE_VERSION >= 12600
+    c->alg = CUSPARSE_SPMV_BSR_ALG1;
+    return cs_error(cusparseCreateBsr(&c->A, L->u.bsr.brows, L->u.bsr.bcols,
+                                      L->u.bsr.nblocks, L->u.bsr.b, L->u.bsr.b,
+                                      L->u.bsr.row_ptr, L->u.bsr.col, L->u.bsr.val,
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_BASE_ZERO, c->dt,
+                                      CUSPARSE_ORDER_ROW),
+                    "cusparseCreateBsr", err);
+#else
+    return spmv_error_set(err, SPMV_EUNSUPPORTED,
+                          "cusparse alg=4: cusparseSpMV on BSR needs cuSPARSE 12.6 "
+                          "(CUDA 13), built with %d.%d",
+                          CUSPARSE_VER_MAJOR, CUSPARSE_VER_MINOR);
+#endif
+  default:
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "cusparse: algorithm %d not 1 (CSR ALG1), 2 (CSR ALG2), "
+                          "3 (sliced ELL) or 4 (BSR)", L->cfg.param);
+  }
+}
+
 /* Builds descriptors and buffer, and preprocesses for ALG1; see spmv_kernels.h. */
 extern "C" int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
                                      struct spmv_cusparse_handle *h,
                                      struct spmv_error *err) {
   const struct spmv_layout *L = &m->L;
-  const struct spmv_csr_layout *C = &L->u.csr;
   struct spmv_cusparse *c;
   void *tx = NULL, *ty = NULL;
   double one64 = 1.0, zero64 = 0.0;
@@ -108,20 +165,14 @@ extern "C" int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
   int rc = 0;
   cudaError_t e;
 
-  if (L->cfg.param != 1 && L->cfg.param != 2)
-    return spmv_error_set(err, SPMV_EINVAL,
-                          "cusparse: algorithm %d not 1 (CSR ALG1) or 2 (CSR ALG2)",
-                          L->cfg.param);
-  if (C->row_ptr32 == NULL)
-    return spmv_error_set(err, SPMV_EUNSUPPORTED,
-                          "cusparse: %lld nonzeros need 64-bit offsets, not wired",
-                          (long long)L->nnz);
   c = (struct spmv_cusparse *)calloc(1, sizeof *c);
   if (c == NULL) return spmv_error_set(err, SPMV_ENOMEM, "out of host memory");
   m->cs = c;
   c->h = h->h;
   c->dt = L->dtype == SPMV_F32 ? CUDA_R_32F : CUDA_R_64F;
-  c->alg = L->cfg.param == 1 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2;
+  /* No rows: no product to make, and none of cuSPARSE's arrays to give it
+   * (spmv_launch_cusparse returns at once). */
+  if (L->rows == 0 && !spmv_cusparse_alg_csr(L->cfg.param)) return 0;
   one = L->dtype == SPMV_F32 ? (const void *)&one32 : (const void *)&one64;
   zero = L->dtype == SPMV_F32 ? (const void *)&zero32 : (const void *)&zero64;
 
@@ -133,11 +184,7 @@ extern "C" int spmv_cusparse_prepare(struct spmv_dev_matrix *m,
     goto out;
   cudaMemset(tx, 0, (size_t)(L->cols > 0 ? L->cols : 1) * vs);
 
-  if ((rc = cs_error(cusparseCreateCsr(&c->A, L->rows, L->cols, L->nnz,
-                                       C->row_ptr32, C->col, C->val,
-                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                       CUSPARSE_INDEX_BASE_ZERO, c->dt),
-                     "cusparseCreateCsr", err)))
+  if ((rc = create_matrix(m, c, err)))
     goto out;
   if ((rc = cs_error(cusparseCreateDnVec(&c->x, L->cols, tx, c->dt),
                      "cusparseCreateDnVec", err)))

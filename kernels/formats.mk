@@ -3,7 +3,7 @@ kernels_libspmvcore_la_SOURCES += \
 	kernels/spmv_layout.c kernels/spmv_layout.h \
 	kernels/csr.c kernels/csr_adaptive.c kernels/csr_stream.c kernels/ell.c kernels/ellr_t.c \
 	kernels/coo.c kernels/hyb.c kernels/dia.c kernels/jad.c kernels/sell.c \
-	kernels/csr_panel.c
+	kernels/csr_panel.c kernels/cusparse_layout.c
 
 # The CPU references against the plain CSR loop (gallery, shared matrices),
 # the layouts worked by hand, and csr-stream's cuts and the shells.

@@ -54,7 +54,7 @@ static const struct format_desc formats[SPMV_FMT_COUNT] = {
                         { "sigma", F_PARAM2, R_RANGE, INT_MAX } }, 3 },
   [SPMV_FMT_CSR_MERGE] = { "csr-merge", { KEY_BS }, 1 },
   [SPMV_FMT_CUSPARSE] = { "cusparse",
-                          { { "alg", F_PARAM, R_RANGE, 2 } }, 1 },
+                          { { "alg", F_PARAM, R_RANGE, SPMV_CUSPARSE_NALGS } }, 1 },
   [SPMV_FMT_SELL16] = { "sell16",
                         { KEY_BS, { "c", F_PARAM, R_POW2, 1024 },
                           { "sigma", F_PARAM2, R_RANGE, INT_MAX } }, 3 },

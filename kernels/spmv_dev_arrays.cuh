@@ -62,7 +62,8 @@ static inline unsigned fill_grid(int64_t n) {
       fill<double>(D, A, rp, ci, cv, start);                                 \
   }
 
-/* csr_dev.cu: csr-scalar, csr-vector, csr-merge and cusparse share csr;
+/* csr_dev.cu: csr-scalar, csr-vector, csr-merge and cusparse's ALG1 and
+ * ALG2 share csr;
  * csr-stream16's offsets are placed on the device. */
 int spmv_csr_dev_arrays(struct spmv_layout *L, size_t vs, struct array_ref *a);
 int spmv_csr16_dev_arrays(struct spmv_layout *L, size_t vs, struct array_ref *a);
@@ -122,5 +123,12 @@ int spmv_sell_dev_arrays(struct spmv_layout *L, size_t vs,
 int spmv_sell16_dev_arrays(struct spmv_layout *L, size_t vs,
                            struct array_ref *a, int host);
 SPMV_DEV_FILL_PROTO(sell);
+
+/* cusparse_dev.cu: by the configuration's algorithm, the typed CSR (as
+ * csr's, copied rather than filled), the sliced ELL or the BSR (whose
+ * values must be zeroed before the fill, which adds). */
+int spmv_cusparse_dev_arrays(struct spmv_layout *L, size_t vs,
+                             struct array_ref *a);
+SPMV_DEV_FILL_PROTO(cusparse);
 
 #endif /* SPMV_DEV_ARRAYS_CUH */

@@ -30,8 +30,8 @@ static int layout_arrays(struct spmv_layout *L, struct array_ref *a, int host) {
   switch (L->cfg.format) {
   case SPMV_FMT_CSR_SCALAR:
   case SPMV_FMT_CSR_VECTOR:
-  case SPMV_FMT_CSR_MERGE:
-  case SPMV_FMT_CUSPARSE: return spmv_csr_dev_arrays(L, vs, a);
+  case SPMV_FMT_CSR_MERGE: return spmv_csr_dev_arrays(L, vs, a);
+  case SPMV_FMT_CUSPARSE: return spmv_cusparse_dev_arrays(L, vs, a);
   case SPMV_FMT_CSR16: return spmv_csr16_dev_arrays(L, vs, a);
   case SPMV_FMT_CSR_ADAPTIVE: return spmv_csr_adaptive_dev_arrays(L, vs, a);
   case SPMV_FMT_CSR_STREAM: return spmv_csr_stream_dev_arrays(L, vs, a);
@@ -148,9 +148,27 @@ static void launch_fill(struct spmv_layout *D, const struct spmv_csr *A,
   case SPMV_FMT_CSR_STREAM16: spmv_csr_stream16_dev_fill(D, A, rp, ci, cv, start); return;
   case SPMV_FMT_JAD: spmv_jad_dev_fill(D, A, rp, ci, cv, start); return;
   case SPMV_FMT_DIA: spmv_dia_dev_fill(D, A, rp, ci, cv, start); return;
+  case SPMV_FMT_CUSPARSE: spmv_cusparse_dev_fill(D, A, rp, ci, cv, start); return;
   default:
     return;
   }
+}
+
+/* The values of D that its fill adds each entry to, so that the pads and
+ * sums start from 0 (dia's and the BSR's), with their bytes; else NULL. */
+static void *summed_values(const struct spmv_layout *D, size_t *bytes) {
+  size_t vs = D->dtype == SPMV_F32 ? 4 : 8;
+  if (D->cfg.format == SPMV_FMT_DIA && D->u.dia.ndiags > 0) {
+    *bytes = (size_t)(D->u.dia.ndiags * D->u.dia.pitch) * vs;
+    return D->u.dia.val;
+  }
+  if (D->cfg.format == SPMV_FMT_CUSPARSE && D->cfg.param == SPMV_CUSPARSE_BSR &&
+      D->u.bsr.nblocks > 0) {
+    *bytes = (size_t)D->u.bsr.nblocks * (size_t)(D->u.bsr.b * D->u.bsr.b) * vs;
+    return D->u.bsr.val;
+  }
+  *bytes = 0;
+  return NULL;
 }
 
 /* Fills the entries of staged shell D (its other arrays on the device)
@@ -161,6 +179,8 @@ static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
   int64_t *rp = NULL, *start = NULL, *hstart = NULL;
   int32_t *ci = NULL;
   double *cv = NULL;
+  size_t zb;
+  void *zero = summed_values(D, &zb);
   cudaError_t e;
   int rc = spmv_dev_alloc((void **)&rp, rb, "the row offsets staged to convert", err);
   if (rc == 0)
@@ -181,11 +201,8 @@ static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
     e = cudaMemcpy(cv, A->val, nnz * 8, cudaMemcpyHostToDevice);
   if (e == cudaSuccess && start != NULL)
     e = cudaMemcpy(start, hstart, rb, cudaMemcpyHostToDevice);
-  /* dia adds each entry to its slot: the pads and sums start from 0. */
-  if (e == cudaSuccess && D->cfg.format == SPMV_FMT_DIA && D->u.dia.ndiags > 0)
-    e = cudaMemset(D->u.dia.val, 0,
-                   (size_t)(D->u.dia.ndiags * D->u.dia.pitch) *
-                       (D->dtype == SPMV_F32 ? 4 : 8));
+  if (e == cudaSuccess && zero != NULL)
+    e = cudaMemset(zero, 0, zb);
   if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto out;
   launch_fill(D, A, rp, ci, cv, start);
   if ((rc = spmv_cuda_error(cudaGetLastError(), "conversion kernel", err))) goto out;

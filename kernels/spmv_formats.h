@@ -27,7 +27,7 @@ enum spmv_format {
   SPMV_FMT_JAD = 8,          /* jagged diagonals */
   SPMV_FMT_SELL = 9,         /* sliced ELL, SELL-C-sigma */
   SPMV_FMT_CSR_MERGE = 10,   /* merge-path CSR */
-  SPMV_FMT_CUSPARSE = 11,    /* the vendor's cusparseSpMV on CSR */
+  SPMV_FMT_CUSPARSE = 11,    /* the vendor's cusparseSpMV (CSR, sliced ELL, BSR) */
   SPMV_FMT_SELL16 = 12,      /* sell with 16-bit column offsets from a row base */
   SPMV_FMT_CSR16 = 13,       /* csr-vector with 16-bit column offsets from a row base */
   SPMV_FMT_CSR_STREAM = 14,  /* CSR in row blocks of equal entry counts, staged in shared memory */
@@ -52,11 +52,29 @@ struct spmv_config {
   int tpr;    /* threads per row: csr-vector, csr16 and csr-panel TPR,
                  ellr-t T, csr-adaptive max TPR */
   int param;  /* hyb: K (0 = from the histogram); sell, sell16: C; csr-adaptive: base
-                 length (0 = 8); cusparse: algorithm (1 = CSR ALG1, 2 = ALG2);
-                 csr-stream: entries per thread (0 = 4); csr-panel: columns
-                 per panel (0 = SPMV_PANEL_WIDTH) */
+                 length (0 = 8); cusparse: algorithm (enum
+                 spmv_cusparse_alg); csr-stream: entries per thread (0 = 4);
+                 csr-panel: columns per panel (0 = SPMV_PANEL_WIDTH) */
   int param2; /* sell, sell16: sigma, the sorting window in rows (1 = no sorting) */
 };
+
+/* The cusparse format's algorithms, its configuration's param ("cusparse
+ * alg=3"): each a cuSPARSE matrix format and cusparseSpMV algorithm. */
+enum spmv_cusparse_alg {
+  SPMV_CUSPARSE_CSR_ALG1 = 1, /* CSR, CUSPARSE_SPMV_CSR_ALG1 after preprocessing */
+  SPMV_CUSPARSE_CSR_ALG2 = 2, /* CSR, CUSPARSE_SPMV_CSR_ALG2 (merge-based) */
+  SPMV_CUSPARSE_SELL = 3,     /* sliced ELL, CUSPARSE_SPMV_SELL_ALG1 */
+  SPMV_CUSPARSE_BSR = 4,      /* BSR, CUSPARSE_SPMV_BSR_ALG1 (cuSPARSE 12.6) */
+  SPMV_CUSPARSE_NALGS = 4
+};
+
+/* Whether cusparse algorithm alg runs on the typed CSR: ALG1 and ALG2, and
+ * the numbers that are none of the four (refused when the GPU prepares
+ * them, so that a layout never is of an unknown shape). */
+static inline int spmv_cusparse_alg_csr(int alg)
+{
+  return alg != SPMV_CUSPARSE_SELL && alg != SPMV_CUSPARSE_BSR;
+}
 
 /* Whether a and b are the same configuration, field by field. */
 int spmv_config_equal(const struct spmv_config *a, const struct spmv_config *b);
@@ -88,7 +106,8 @@ struct spmv_limits {
  * coalesced addresses.
  */
 
-/* csr-scalar, csr-vector, csr-merge, cusparse: CSR with typed values.
+/* csr-scalar, csr-vector, csr-merge, cusparse ALG1 and ALG2: CSR with typed
+ * values.
  * Exactly one of row_ptr32 / row_ptr64 is set: 32-bit when nnz < 2^31.
  * csr16 stores no col: the column of entry k of row i is base[i] +
  * col16[k], 2 bytes per entry instead of 4, where every row spans at most
@@ -331,6 +350,67 @@ struct spmv_sell_layout {
  * take A when it is at most SPMV_SELL16_MAX_SPAN. */
 int64_t spmv_csr_max_row_span(const struct spmv_csr *A);
 
+/*
+ * cusparse alg=3, cuSPARSE's sliced ELL as its storage-formats page
+ * defines it: the rows in their own order in slices of
+ * SPMV_CUSPARSE_SLICE, slice s of rows s*C .. s*C+C-1 padded to its
+ * longest row and stored column-major from slice_ptr[s]: entry k of row
+ * s*C + l at slice_ptr[s] + k*C + l.  Pads, past a row's length and in
+ * the last slice's lanes past the last row, hold cuSPARSE's sentinel
+ * column -1 and value 0.  A matrix of rows but no entries keeps slices one
+ * pad wide, so that cuSPARSE is never given empty arrays.  32-bit offsets
+ * and columns, as cuSPARSE takes them alike (the layout refuses more than
+ * 2^31 - 1 slots).
+ */
+#define SPMV_CUSPARSE_SLICE 32
+struct spmv_csell_layout {
+  int64_t nslices;
+  int64_t slots;        /* slice_ptr[nslices], kept for the device copy */
+  int32_t *slice_ptr;   /* nslices + 1 */
+  int32_t *col;         /* slots */
+  void *val;            /* slots */
+};
+
+/* The slots of A's cusparse alg=3 layout: each slice's longest row times
+ * SPMV_CUSPARSE_SLICE, summed (0 for no rows). */
+int64_t spmv_csell_slots(const struct spmv_csr *A);
+
+/*
+ * cusparse alg=4, block sparse rows (cusparseCreateBsr, CUSPARSE_ORDER_ROW)
+ * of b x b blocks, b from spmv_bsr_dim(): block row R (rows R*b ..
+ * R*b+b-1) holds blocks row_ptr[R] .. row_ptr[R+1]-1 with block columns
+ * col[] ascending; entry (r, c) of block k (row R*b + r, column col[k]*b +
+ * c) at val[k*b*b + r*b + c].  A's entries are summed into their slots
+ * (duplicates in their order), the other slots hold 0.  32-bit offsets and
+ * block columns (the layout refuses more than 2^31 - 1 values).
+ */
+struct spmv_bsr_layout {
+  int b;
+  int64_t brows, bcols, nblocks;
+  int32_t *row_ptr;     /* brows + 1 */
+  int32_t *col;         /* nblocks */
+  void *val;            /* nblocks * b * b */
+};
+
+/* The block dimensions spmv_bsr_dim() weighs, and the most values it lets
+ * a BSR store per entry of A: more and the blocks are mostly zeros, which
+ * cost the product what they save of its column indices. */
+#define SPMV_BSR_MIN_DIM 2
+#define SPMV_BSR_MAX_DIM 8
+#define SPMV_BSR_MAX_FILL 1.5
+
+/*
+ * The block dimension of A's BSR: among SPMV_BSR_MIN_DIM ..
+ * SPMV_BSR_MAX_DIM dividing both rows and cols, the one whose blocks store
+ * the fewest values (the larger on ties: fewer block columns), if those
+ * are at most SPMV_BSR_MAX_FILL times nnz; else 0 (so also for a matrix
+ * without entries); SPMV_ENOMEM when its scratch (4 bytes a column pair)
+ * cannot be had.  *nblocks, when not NULL, receives the block count.
+ * Reads row_ptr and col_idx only; O(nnz) a dimension, each stopping once
+ * its count passes the bound.
+ */
+int spmv_bsr_dim(const struct spmv_csr *A, int64_t *nblocks);
+
 /* A matrix converted to one configuration's layout. */
 struct spmv_layout {
   struct spmv_config cfg;
@@ -351,6 +431,8 @@ struct spmv_layout {
     struct spmv_sell_layout sell;
     struct spmv_stream_layout stream;
     struct spmv_panel_layout panel;
+    struct spmv_csell_layout csell;  /* cusparse alg=3 */
+    struct spmv_bsr_layout bsr;      /* cusparse alg=4 */
   } u;
 };
 
@@ -376,8 +458,8 @@ int spmv_layout_shell_ok(enum spmv_format f);
  * spmv_dev_matrix_new_csr() to fill on the device from A; what needs a
  * look at the whole matrix is built: row offsets and tables, csr16's row
  * bases, sell's slices and sell16's lane bases, ell's width, ellr-t's row
- * lengths, hyb's K, jad's order, dia's offsets and csr-stream16's block
- * and chunk bases.  Why: converting on the host is most of a load's time.
+ * lengths, hyb's K, jad's order, dia's offsets, csr-stream16's block
+ * and chunk bases, and cusparse's sliced ELL slices and BSR blocks.  Why: converting on the host is most of a load's time.
  * spmv_layout_spmv() refuses a shell.  SPMV_EFORMAT for a format not of
  * spmv_layout_shell_ok().
  */
@@ -387,7 +469,7 @@ int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
                           struct spmv_layout **out, struct spmv_error *err);
 
 /* The typed CSR inside L for the typed-CSR formats of
- * spmv_layout_shell_ok(), else NULL. */
+ * spmv_layout_shell_ok() (cusparse with ALG1 or ALG2 only), else NULL. */
 const struct spmv_csr_layout *spmv_layout_typed_csr(const struct spmv_layout *L);
 
 /* Frees a layout and its arrays (NULL is a no-op); returns NULL. */
@@ -432,7 +514,8 @@ int spmv_l2_warm_now(enum spmv_l2_warm mode, int64_t run, int nvec);
 /*
  * The CPU reference over that very layout: y = alpha*A*x + beta*y with x
  * and y of the layout's dtype, arithmetic in that dtype.  When beta == 0, y
- * is not read.  cusparse walks its CSR like csr-scalar.  Returns 0, or
+ * is not read.  cusparse walks its CSR like csr-scalar, its sliced ELL and
+ * BSR a row at a time in their slots' order.  Returns 0, or
  * SPMV_EFORMAT for a layout that was not made by spmv_layout_new() (a
  * shell included).
  */

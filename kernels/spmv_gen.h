@@ -149,6 +149,16 @@ struct spmv_csr *spmv_gen_tile(const struct spmv_csr *A, int64_t k,
                                struct spmv_error *err);
 
 /*
+ * A block-structured matrix, as finite elements of b unknowns per node
+ * make: each entry (i, j) of P a dense b x b block at rows i*b .. i*b+b-1
+ * and columns j*b .. j*b+b-1, with values from seed (P's are not kept).
+ * The result is (b * rows) x (b * cols), its rows' columns sorted.
+ * Borrows P, which must be valid.
+ */
+struct spmv_csr *spmv_gen_blocks(const struct spmv_csr *P, int64_t b,
+                                 uint64_t seed, struct spmv_error *err);
+
+/*
  * Builds a matrix from a one-line description, for command lines and
  * benchmark lists; keys may come in any order, missing ones take the
  * defaults in brackets:

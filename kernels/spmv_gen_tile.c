@@ -1,4 +1,5 @@
-/* spmv_gen_tile.c: large matrices grown from a real one along the diagonal. */
+/* spmv_gen_tile.c: matrices grown from another: tiled along the diagonal,
+ * or each entry made a dense block. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,5 +119,45 @@ struct spmv_csr *spmv_gen_tile(const struct spmv_csr *A, int64_t k,
     tile_entries(&t, T);
 out:
   free(t.perm);
+  return T;
+}
+
+/* Each entry of P a dense b x b block; new CSR or NULL. */
+struct spmv_csr *spmv_gen_blocks(const struct spmv_csr *P, int64_t b,
+                                 uint64_t seed, struct spmv_error *err)
+{
+  struct spmv_csr *T;
+  int64_t i, r, k, c, at, nnz;
+
+  if (P == NULL) {
+    spmv_error_set(err, SPMV_EINVAL, "blocks: no matrix");
+    return NULL;
+  }
+  if (spmv_csr_validate(P, SPMV_CSR_ALLOW_NONFINITE, err) != 0)
+    return NULL;
+  if (b < 1 || P->rows > SPMV_GEN_MAX_DIM / b ||
+      P->cols > SPMV_GEN_MAX_DIM / b ||
+      __builtin_mul_overflow(P->nnz, b * b, &nnz)) {
+    spmv_error_set(err, b < 1 ? SPMV_EINVAL : SPMV_ETOOBIG, "blocks: %"
+                   PRId64 " x %" PRId64 " in blocks of %" PRId64 " (need b "
+                   ">= 1 and 32-bit indices)", P->rows, P->cols, b);
+    return NULL;
+  }
+  if ((T = spmv_gen_begin(P->rows * b, P->cols * b, err)) == NULL)
+    return NULL;
+  for (i = 0; i < P->rows; i++)
+    for (r = 0; r < b; r++)
+      T->row_ptr[i * b + r + 1] = (P->row_ptr[i + 1] - P->row_ptr[i]) * b;
+  if (spmv_gen_commit(T, err) != 0 || spmv_gen_values(T, seed, err) != 0)
+    return spmv_csr_free(T);
+  for (i = 0; i < P->rows; i++)
+    for (r = 0; r < b; r++) {
+      at = T->row_ptr[i * b + r];
+      for (k = P->row_ptr[i]; k < P->row_ptr[i + 1]; k++)
+        for (c = 0; c < b; c++)
+          T->col_idx[at++] = (int32_t)(P->col_idx[k] * b + c);
+      spmv_gen_sort(T->col_idx + T->row_ptr[i * b + r],
+                    T->val + T->row_ptr[i * b + r], at - T->row_ptr[i * b + r]);
+    }
   return T;
 }

@@ -290,7 +290,8 @@ int spmv_cusparse_version(char *buf, size_t n);
 
 /*
  * The cusparse format's per-matrix state: descriptors, buffer and, for
- * ALG1, cusparseSpMV_preprocess, built once for the resident CSR of m.
+ * ALG1, cusparseSpMV_preprocess, built once for the resident layout of m
+ * (its CSR, sliced ELL or BSR, by the configuration's algorithm).
  * Called by spmv_dev_matrix_new(); adds its buffer to m->bytes.
  */
 int spmv_cusparse_prepare(struct spmv_dev_matrix *m,

@@ -26,7 +26,7 @@ static const struct format_ops ops[SPMV_FMT_COUNT] = {
   [SPMV_FMT_JAD] = OPS(jad),
   [SPMV_FMT_SELL] = OPS(sell),
   [SPMV_FMT_CSR_MERGE] = OPS(csr_layout),
-  [SPMV_FMT_CUSPARSE] = OPS(csr_layout),
+  [SPMV_FMT_CUSPARSE] = OPS(cusparse_layout),
   [SPMV_FMT_SELL16] = OPS(sell),
   [SPMV_FMT_CSR16] = OPS(csr_layout),
   [SPMV_FMT_CSR_STREAM] = OPS(csr_stream),
@@ -74,10 +74,11 @@ int spmv_layout_shell_ok(enum spmv_format f)
 const struct spmv_csr_layout *spmv_layout_typed_csr(const struct spmv_layout *L)
 {
   switch (L != NULL ? L->cfg.format : SPMV_FMT_COUNT) {
+  case SPMV_FMT_CUSPARSE:
+    return spmv_cusparse_alg_csr(L->cfg.param) ? &L->u.csr : NULL;
   case SPMV_FMT_CSR_SCALAR:
   case SPMV_FMT_CSR_VECTOR:
   case SPMV_FMT_CSR_MERGE:
-  case SPMV_FMT_CUSPARSE:
     return &L->u.csr;
   case SPMV_FMT_CSR_ADAPTIVE:
     return &L->u.adaptive.csr;

@@ -28,7 +28,8 @@ typedef void spmv_layout_spmv_fn(const struct spmv_layout *L, double alpha,
   spmv_layout_fini_fn spmv_##name##_fini;                                \
   spmv_layout_spmv_fn spmv_##name##_spmv
 
-SPMV_DECLARE_FORMAT(csr_layout);   /* csr.c: csr-scalar/-vector/-merge, cusparse, csr16 */
+SPMV_DECLARE_FORMAT(csr_layout);   /* csr.c: csr-scalar/-vector/-merge, csr16 */
+SPMV_DECLARE_FORMAT(cusparse_layout); /* cusparse_layout.c: cusparse (its CSR in csr.c) */
 SPMV_DECLARE_FORMAT(csr_adaptive); /* csr_adaptive.c */
 SPMV_DECLARE_FORMAT(csr_stream);   /* csr_stream.c: csr-stream, csr-stream16 */
 SPMV_DECLARE_FORMAT(ell);          /* ell.c */

@@ -35,6 +35,8 @@ static const char *const canonical[] = {
   "csr-merge bs=256",
   "cusparse alg=1",
   "cusparse alg=2",
+  "cusparse alg=3",
+  "cusparse alg=4",
 };
 
 START_TEST(format_names)
@@ -232,8 +234,8 @@ START_TEST(parse_errors)
           "bad token \"bs=99999999999999999999\": value is not a decimal "
           "integer");
   refused("hyb bs=256 k=1 k=2", "bad token \"k=2\": key \"k\" given twice");
-  refused("cusparse alg=3",
-          "bad token \"alg=3\": alg must be an integer from 0 to 2");
+  refused("cusparse alg=5",
+          "bad token \"alg=5\": alg must be an integer from 0 to 4");
   refused("cusparse bs=256", "bad token \"bs=256\": cusparse takes no key "
           "\"bs\"");
   refused("sell c=24", "bad token \"c=24\": c must be a power of two up to "

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "spmv_formats.h"
+#include "spmv_gen.h"
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
 #include "testdata.h"
@@ -25,6 +26,8 @@ static const struct spmv_config configs[] = {
   { SPMV_FMT_CSR_VECTOR, 0, 4, 0, 0 },
   { SPMV_FMT_CSR_MERGE, 0, 0, 0, 0 },
   { SPMV_FMT_CUSPARSE, 0, 0, 1, 0 },
+  { SPMV_FMT_CUSPARSE, 0, 0, 3, 0 },       /* cuSPARSE's sliced ELL */
+  { SPMV_FMT_CUSPARSE, 0, 0, 4, 0 },       /* BSR, where A has blocks */
   { SPMV_FMT_CSR_ADAPTIVE, 0, 0, 0, 0 },   /* max TPR 512, base 8 */
   { SPMV_FMT_CSR_ADAPTIVE, 0, 1, 0, 0 },   /* rows over 8 split in 32s */
   { SPMV_FMT_CSR_ADAPTIVE, 0, 4, 2, 0 },
@@ -187,6 +190,15 @@ static int check_layout(const char *name, const struct spmv_csr *A,
                   label(cfg, dt), rc, err.msg);
     goto out;
   }
+  /* cusparse alg=4 refuses a matrix without blocks that fit. */
+  if (cfg->format == SPMV_FMT_CUSPARSE && cfg->param == SPMV_CUSPARSE_BSR &&
+      spmv_bsr_dim(A, NULL) == 0) {
+    ck_assert_msg(rc == SPMV_ETOOBIG &&
+                  strstr(err.msg, "(no block structure)") != NULL,
+                  "%s %s: no blocks, got %d (%s)", name, label(cfg, dt), rc,
+                  err.msg);
+    goto out;
+  }
   /* csr-panel refuses panels of under half an entry per row slot. */
   if (cfg->format == SPMV_FMT_CSR_PANEL && rc == SPMV_ETOOBIG) {
     int64_t w = cfg->param > 0 ? cfg->param : SPMV_PANEL_WIDTH;
@@ -259,6 +271,17 @@ static int check_all(const char *name, const struct spmv_csr *A,
   return refused;
 }
 
+/* P with each entry a dense b x b block (P freed). */
+static struct spmv_csr *blocks_of(struct spmv_csr *P, int64_t b)
+{
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_gen_blocks(P, b, 5, &err);
+
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  spmv_csr_free(P);
+  return A;
+}
+
 /* The gallery of edge cases, by number; *name is set for messages. */
 static struct spmv_csr *gallery(int which, const char **name)
 {
@@ -317,10 +340,18 @@ static struct spmv_csr *gallery(int which, const char **name)
     for (i = 0; i < 257; i++)
       len[i] = (int64_t)(rng_unit() * rng_unit() * 60);
     return from_lengths(257, 300, len, 0);
+  case 13:
+  case 14:
+    /* Blocks of 3 (BSR at 3), and of 2 over duplicates (summed in). */
+    *name = which == 13 ? "3x3 blocks 60x48" : "2x2 blocks, duplicates 40x40";
+    for (i = 0; i < 20; i++)
+      len[i] = (int64_t)(rng_unit() * 7);
+    return blocks_of(from_lengths(20, which == 13 ? 16 : 20, len, which == 14),
+                     which == 13 ? 3 : 2);
   }
   return NULL;
 }
-#define NGALLERY 13
+#define NGALLERY 15
 
 START_TEST(test_gallery)
 {

@@ -10,6 +10,22 @@
 
 Suite *formats_layout_suite(void);
 
+/* A rows x cols CSR of row offsets ptr and columns col, entry k's value
+ * k + 1. */
+static struct spmv_csr *matrix_of(int64_t rows, int64_t cols,
+                                  const int64_t *ptr, const int32_t *col)
+{
+  struct spmv_csr *A = spmv_csr_new(rows, cols, ptr[rows]);
+  int64_t k;
+
+  ck_assert(A != NULL);
+  memcpy(A->row_ptr, ptr, (size_t)(rows + 1) * sizeof *ptr);
+  memcpy(A->col_idx, col, (size_t)ptr[rows] * sizeof *col);
+  for (k = 0; k < ptr[rows]; k++)
+    A->val[k] = (double)(k + 1);
+  return A;
+}
+
 /*
  * The small matrix of the layout tests, 5x6 with row lengths 2, 0, 3, 1, 2:
  *   row 0: (0,1)=1 (0,4)=2
@@ -21,15 +37,8 @@ static struct spmv_csr *small_matrix(void)
 {
   static const int64_t ptr[] = { 0, 2, 2, 5, 6, 8 };
   static const int32_t col[] = { 1, 4, 0, 2, 5, 3, 0, 5 };
-  struct spmv_csr *A = spmv_csr_new(5, 6, 8);
-  int i;
 
-  ck_assert(A != NULL);
-  memcpy(A->row_ptr, ptr, sizeof ptr);
-  memcpy(A->col_idx, col, sizeof col);
-  for (i = 0; i < 8; i++)
-    A->val[i] = i + 1;
-  return A;
+  return matrix_of(5, 6, ptr, col);
 }
 
 /* Converts the small matrix to cfg in f64; the caller frees the layout. */
@@ -220,6 +229,145 @@ START_TEST(test_layout_sell)
   ck_assert_int_eq(L->u.sell.perm[0], 0);
   ck_assert_int_eq(L->u.sell.perm[2], 2);
   spmv_layout_free(L);
+}
+END_TEST
+
+/* cusparse alg=3: one slice of 32 lanes, 3 wide (row 2's length): entry
+ * k of row l at k * 32 + l; pads (row 0's third slot, the empty row 1,
+ * the lanes past row 4) column -1, value 0. */
+START_TEST(test_layout_csell)
+{
+  struct spmv_layout *L = small_layout(SPMV_FMT_CUSPARSE, 0, 3, 0);
+  const struct spmv_csell_layout *S = &L->u.csell;
+  struct spmv_csr *A = small_matrix();
+
+  ck_assert_ptr_null(spmv_layout_typed_csr(L));
+  ck_assert_int_eq(S->nslices, 1);
+  ck_assert_int_eq(S->slots, 96);
+  ck_assert_int_eq(spmv_csell_slots(A), 96);
+  ck_assert(S->slice_ptr[0] == 0 && S->slice_ptr[1] == 96);
+  ck_assert(S->col[0] == 1 && V(S->val, 0) == 1);
+  ck_assert(S->col[32] == 4 && V(S->val, 32) == 2);
+  ck_assert(S->col[2] == 0 && S->col[34] == 2 && S->col[66] == 5);
+  ck_assert(V(S->val, 66) == 5);
+  ck_assert(S->col[3] == 3 && S->col[4] == 0 && S->col[36] == 5);
+  ck_assert(S->col[1] == -1 && S->col[64] == -1 && S->col[5] == -1);
+  ck_assert(S->col[95] == -1 && V(S->val, 64) == 0 && V(S->val, 5) == 0);
+  ck_assert_uint_eq(L->bytes, 2 * 4 + 96 * 4 + 96 * 8);
+  L = spmv_layout_free(L);
+  /* No entries: slices one pad wide; no rows: no slots. */
+  A->row_ptr[1] = A->row_ptr[2] = A->row_ptr[3] = A->row_ptr[4] = 0;
+  A->row_ptr[5] = 0;
+  A->nnz = 0;
+  ck_assert_int_eq(spmv_csell_slots(A), 32);
+  A->rows = 0;
+  ck_assert_int_eq(spmv_csell_slots(A), 0);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/*
+ * A 4x6 matrix of 2x2 blocks, row 1's columns out of order and (3,3)
+ * twice:
+ *   row 0: (0,0)=1 (0,1)=2 (0,5)=3
+ *   row 1: (1,5)=4 (1,0)=5 (1,4)=6
+ *   row 2: (2,2)=7 (2,3)=8
+ *   row 3: (3,3)=9 (3,3)=10
+ * in blocks (0,0) (0,2) (1,1): 12 values for 10 entries.
+ */
+static struct spmv_csr *block_matrix(void)
+{
+  static const int64_t ptr[] = { 0, 3, 6, 8, 10 };
+  static const int32_t col[] = { 0, 1, 5, 5, 0, 4, 2, 3, 3, 3 };
+
+  return matrix_of(4, 6, ptr, col);
+}
+
+/* cusparse alg=4: the blocks of block_matrix() at b = 2 (the only
+ * dimension that divides 4 and 6), row-major within a block, the
+ * duplicates summed. */
+START_TEST(test_layout_bsr)
+{
+  static const int32_t row_ptr[] = { 0, 2, 3 }, col[] = { 0, 2, 1 };
+  static const double val[] = { 1, 2, 5, 0, 0, 3, 6, 4, 7, 8, 0, 19 };
+  struct spmv_config cfg = { SPMV_FMT_CUSPARSE, 0, 0, 4, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = block_matrix();
+  struct spmv_layout *L = NULL;
+  const struct spmv_bsr_layout *B;
+  int64_t nblocks = 0;
+
+  ck_assert_int_eq(spmv_bsr_dim(A, &nblocks), 2);
+  ck_assert_int_eq(nblocks, 3);
+  ck_assert_msg(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err) == 0, "%s",
+                err.msg);
+  B = &L->u.bsr;
+  ck_assert_ptr_null(spmv_layout_typed_csr(L));
+  ck_assert(B->b == 2 && B->brows == 2 && B->bcols == 3 && B->nblocks == 3);
+  ck_assert_mem_eq(B->row_ptr, row_ptr, sizeof row_ptr);
+  ck_assert_mem_eq(B->col, col, sizeof col);
+  ck_assert_mem_eq(B->val, val, sizeof val);
+  ck_assert_uint_eq(L->bytes, 3 * 4 + 3 * 4 + 12 * 8);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* A dense n x n matrix, or with bd > 0 only its diagonal blocks of bd. */
+static struct spmv_csr *dense_or_blocks(int64_t n, int64_t bd)
+{
+  int64_t w = bd > 0 ? bd : n, i, j, k = 0;
+  struct spmv_csr *A = spmv_csr_new(n, n, n * w);
+
+  ck_assert(A != NULL);
+  for (i = 0; i < n; i++) {
+    for (j = 0; j < w; j++) {
+      A->col_idx[k] = (int32_t)(bd > 0 ? i / bd * bd + j : j);
+      A->val[k++] = 1;
+    }
+    A->row_ptr[i + 1] = k;
+  }
+  return A;
+}
+
+/* The block dimension: the least fill, the larger on ties, none past
+ * SPMV_BSR_MAX_FILL or where no dimension divides the shape. */
+START_TEST(test_bsr_dim)
+{
+  static const struct {
+    int64_t n, bd;  /* dense_or_blocks() */
+    int b;
+    int64_t nblocks;
+  } cases[] = {
+    /* Dense: every dimension dividing 24 stores 576 values; 8 is largest. */
+    { 24, 0, 8, 9 },
+    /* 2x2 diagonal blocks: fill 1 at 2, 2 at 4, 3 at 3 or 6. */
+    { 24, 2, 2, 12 },
+    /* 3x3 ones: exact at 3; 2 would store 28 values for every 18. */
+    { 24, 3, 3, 8 },
+    /* The diagonal alone: 2 stores twice its entries, past 1.5. */
+    { 24, 1, 0, 0 },
+    /* 7 rows: only 7 divides them, and holds the dense 7 x 7 exactly. */
+    { 7, 0, 7, 1 },
+    /* 11 rows: no dimension divides them. */
+    { 11, 0, 0, 0 },
+  };
+  struct spmv_config cfg = { SPMV_FMT_CUSPARSE, 0, 0, 4, 0 };
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct spmv_csr *A = dense_or_blocks(cases[i].n, cases[i].bd);
+    struct spmv_layout *L = NULL;
+    int64_t n = -1;
+
+    ck_assert_int_eq(spmv_bsr_dim(A, &n), cases[i].b);
+    ck_assert_int_eq(n, cases[i].nblocks);
+    ck_assert_int_eq(spmv_layout_new(A, SPMV_F32, &cfg, NULL, &L, NULL),
+                     cases[i].b > 0 ? 0 : SPMV_ETOOBIG);
+    ck_assert(cases[i].b == 0 || (L->u.bsr.b == cases[i].b &&
+                                  L->u.bsr.nblocks == cases[i].nblocks));
+    spmv_layout_free(L);
+    spmv_csr_free(A);
+  }
 }
 END_TEST
 
@@ -422,6 +570,15 @@ START_TEST(test_refusals)
                  "262144 bytes of shared memory, over 131072");
   expect_refusal(A, SPMV_FMT_CSR_PANEL, 4, 0, 0, &tiny, SPMV_ETOOBIG,
                  "csr-panel needs 72 bytes, limit 50");
+  /* cuSPARSE's sliced ELL stores 96 slots for 8 entries; its BSR finds no
+   * dimension that divides 5 x 6. */
+  expect_refusal(A, SPMV_FMT_CUSPARSE, 0, 3, 0, &fill, SPMV_ETOOBIG,
+                 "fill 12");
+  expect_refusal(A, SPMV_FMT_CUSPARSE, 0, 3, 0, &bytes, SPMV_ETOOBIG,
+                 "cusparse needs 776 bytes, limit 100");
+  expect_refusal(A, SPMV_FMT_CUSPARSE, 0, 4, 0, NULL, SPMV_ETOOBIG,
+                 "no block dimension from 2 to 8 divides 5 x 6 into blocks "
+                 "that hold its 8 entries in at most 1.5 values each");
   expect_refusal(A, (enum spmv_format)99, 0, 0, 0, NULL, SPMV_EFORMAT,
                  "format 99");
   A->col_idx[3] = 6;
@@ -452,6 +609,9 @@ Suite *formats_layout_suite(void)
   tcase_add_test(tc, test_layout_dia);
   tcase_add_test(tc, test_layout_jad);
   tcase_add_test(tc, test_layout_sell);
+  tcase_add_test(tc, test_layout_csell);
+  tcase_add_test(tc, test_layout_bsr);
+  tcase_add_test(tc, test_bsr_dim);
   tcase_add_test(tc, test_layout_sell16);
   tcase_add_test(tc, test_layout_csr16);
   tcase_add_test(tc, test_layout_panel);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "spmv_formats.h"
+#include "spmv_gen.h"
 #include "formats_common.h"
 
 Suite *formats_shell_suite(void);
@@ -62,7 +63,8 @@ END_TEST
 /* Shells (the layouts the GPU completes from the CSR): for each typed-CSR
  * format, the full layout less col and val, with the same row offsets,
  * tables and byte count; for sell and sell16 the same slices, and for the
- * other staged formats what their host part builds, without the entries;
+ * other staged formats (cusparse's sliced ELL and BSR among them) what
+ * their host part builds, without the entries;
  * the CPU product refuses one; csr-panel has none, and says so. */
 START_TEST(test_layout_shell)
 {
@@ -138,6 +140,43 @@ START_TEST(test_layout_shell)
     ck_assert_int_eq(spmv_layout_spmv(S, 1, x, 0, y), SPMV_EFORMAT);
     spmv_layout_free(S);
     spmv_layout_free(L);
+  }
+  /* cusparse's sliced ELL and BSR (this on A's rows made 3x3 blocks): the
+   * slices' offsets, the blocks' offsets and columns, without the
+   * entries. */
+  for (int alg = SPMV_CUSPARSE_SELL; alg <= SPMV_CUSPARSE_BSR; alg++) {
+    struct spmv_config cfg = { SPMV_FMT_CUSPARSE, 0, 0, alg, 0 };
+    struct spmv_csr *P = alg == SPMV_CUSPARSE_BSR ? from_lengths(3, 100, len, 0) : NULL;
+    struct spmv_csr *M = P != NULL ? spmv_gen_blocks(P, 3, 1, &err) : A;
+    struct spmv_layout *L = NULL, *S = NULL;
+
+    ck_assert_ptr_nonnull(M);
+    ck_assert_int_eq(spmv_layout_new(M, SPMV_F32, &cfg, NULL, &L, &err), 0);
+    ck_assert_int_eq(spmv_layout_new_shell(M, SPMV_F32, &cfg, NULL, &S, &err), 0);
+    ck_assert_ptr_null(spmv_layout_typed_csr(S));
+    ck_assert_int_eq(S->shell, 1);
+    ck_assert_uint_eq(S->bytes, L->bytes);
+    if (alg == SPMV_CUSPARSE_SELL) {
+      ck_assert_ptr_null(S->u.csell.col);
+      ck_assert_ptr_null(S->u.csell.val);
+      ck_assert_int_eq(S->u.csell.slots, L->u.csell.slots);
+      ck_assert_mem_eq(S->u.csell.slice_ptr, L->u.csell.slice_ptr,
+                       (size_t)(L->u.csell.nslices + 1) * sizeof(int32_t));
+    } else {
+      ck_assert_ptr_null(S->u.bsr.val);
+      ck_assert(S->u.bsr.b == 3 && L->u.bsr.b == 3);
+      ck_assert_int_eq(S->u.bsr.nblocks, L->u.bsr.nblocks);
+      ck_assert_mem_eq(S->u.bsr.row_ptr, L->u.bsr.row_ptr, 4 * sizeof(int32_t));
+      ck_assert_mem_eq(S->u.bsr.col, L->u.bsr.col,
+                       (size_t)L->u.bsr.nblocks * sizeof(int32_t));
+    }
+    ck_assert_int_eq(spmv_layout_spmv(S, 1, x, 0, y), SPMV_EFORMAT);
+    spmv_layout_free(S);
+    spmv_layout_free(L);
+    if (P != NULL) {
+      spmv_csr_free(M);
+      spmv_csr_free(P);
+    }
   }
   /* csr16, ell, ellr-t, coo, hyb, jad, dia and csr-stream16: what the host
    * builds (row offsets and bases, widths, row lengths, hyb's split, jad's

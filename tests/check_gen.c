@@ -8,6 +8,7 @@
 
 #include <xxhash.h>
 
+#include "spmv_formats.h"
 #include "spmv_gen.h"
 #include "spmv_mmio.h"
 #include "spmv_profile.h"
@@ -469,6 +470,33 @@ START_TEST(tile_rectangular)
 }
 END_TEST
 
+/* Blocks: each entry of a random pattern a dense b x b block, the columns
+ * sorted, every entry's block in the pattern; BSR takes b back. */
+START_TEST(blocks)
+{
+  struct spmv_csr *P = spmv_gen_random(30, 20, 4, 2, NULL);
+  struct spmv_csr *T = spmv_gen_blocks(P, 3, 7, NULL);
+  int64_t i, k, j;
+
+  check_shape(T, 1);
+  ck_assert(T->rows == 90 && T->cols == 60 && T->nnz == 9 * P->nnz);
+  for (i = 0; i < T->rows; i++) {
+    ck_assert_int_eq(T->row_ptr[i + 1] - T->row_ptr[i],
+                     3 * (P->row_ptr[i / 3 + 1] - P->row_ptr[i / 3]));
+    for (k = T->row_ptr[i]; k < T->row_ptr[i + 1]; k++) {
+      int found = 0;
+
+      for (j = P->row_ptr[i / 3]; j < P->row_ptr[i / 3 + 1]; j++)
+        found |= P->col_idx[j] == T->col_idx[k] / 3;
+      ck_assert(found);
+    }
+  }
+  ck_assert_int_eq(spmv_bsr_dim(T, NULL), 3);
+  spmv_csr_free(T);
+  spmv_csr_free(P);
+}
+END_TEST
+
 /* Asserts that a call returned NULL with code and a message holding part. */
 static void refused(struct spmv_csr *A, const struct spmv_error *err,
                     int code, const char *part)
@@ -525,6 +553,12 @@ START_TEST(bad_arguments)
           "32-bit");
   A->col_idx[0] = 10;
   refused(spmv_gen_tile(A, 2, 0, 1, &e), &e, SPMV_ECSR, "column index 10");
+  refused(spmv_gen_blocks(A, 2, 1, &e), &e, SPMV_ECSR, "column index 10");
+  A->col_idx[0] = 0;
+  refused(spmv_gen_blocks(A, 0, 1, &e), &e, SPMV_EINVAL, "need b >= 1");
+  refused(spmv_gen_blocks(A, (int64_t)1 << 30, 1, &e), &e, SPMV_ETOOBIG,
+          "blocks of 1073741824");
+  refused(spmv_gen_blocks(NULL, 2, 1, &e), &e, SPMV_EINVAL, "no matrix");
   spmv_csr_free(A);
 }
 END_TEST
@@ -633,6 +667,7 @@ Suite *gen_suite(void)
   tcase_add_test(tc, matching);
   tcase_add_test(tc, tile);
   tcase_add_test(tc, tile_rectangular);
+  tcase_add_test(tc, blocks);
   tcase_add_test(tc, bad_arguments);
   tcase_add_test(tc, text);
   tcase_add_test(tc, values_and_vectors);

@@ -396,6 +396,24 @@ START_TEST(test_edges)
   ck_assert(A);
   check_matrix(A, "no entries", 9, 1);
   spmv_csr_free(A);
+  /* Blocks of 3 unknowns a node over a 2D stencil, as finite elements
+   * make them: what cuSPARSE's BSR takes (at 3), and of 2 over duplicates,
+   * which the BSR sums into their slots. */
+  struct spmv_error err;
+  struct spmv_csr *P = spmv_gen_from_text("stencil2d nx=40 ny=30", 5, &err);
+  ck_assert_msg(P != NULL, "%s", err.msg);
+  A = spmv_gen_blocks(P, 3, 6, &err);
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  ck_assert_int_eq(spmv_bsr_dim(A, NULL), 3);
+  check_matrix(A, "3x3 blocks of a 2D stencil", 9, 4);
+  spmv_csr_free(A);
+  for (int64_t k = 0; k + 1 < P->nnz; k += 5)  /* every fifth entry twice */
+    P->col_idx[k + 1] = P->col_idx[k];
+  A = spmv_gen_blocks(P, 2, 7, &err);
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  check_matrix(A, "2x2 blocks, duplicates", 9, 5);
+  spmv_csr_free(A);
+  spmv_csr_free(P);
   /* One entry. */
   A = spmv_csr_new(1, 1, 1);
   ck_assert(A);

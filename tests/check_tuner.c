@@ -54,7 +54,8 @@ END_TEST
  * (base 0 and 2), csr-merge 1, csr-stream 3 (k 2, 4, 8), ellr-t 6, ell 1,
  * coo 1, hyb 1, dia 1, jad 1, sell 2, and where every row spans < 2^16
  * columns sell16 2, csr16 6 and csr-stream16 3 = 36; plus cusparse ALG1
- * and ALG2: 4 * 36 + 2 = 146.
+ * and ALG2, its sliced ELL (no padding: rows of 7) and its BSR (2x2
+ * blocks hold the band's 7 entries a row in 8 values): 4 * 36 + 4 = 148.
  */
 START_TEST(test_exhaustive_counts)
 {
@@ -68,7 +69,7 @@ START_TEST(test_exhaustive_counts)
   in = input(&m, &gpu);
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 146);
+  ck_assert_int_eq(c->n, 148);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_STREAM16), 12);
   ck_assert_int_eq(count(c, SPMV_FMT_ELLR_T), 24);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_STREAM), 12);
@@ -76,7 +77,9 @@ START_TEST(test_exhaustive_counts)
   ck_assert_int_eq(count(c, SPMV_FMT_SELL16), 8);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR16), 24);
   ck_assert_int_eq(count(c, SPMV_FMT_CSR_VECTOR), 20);
-  ck_assert_int_eq(count(c, SPMV_FMT_CUSPARSE), 2);
+  ck_assert_int_eq(count(c, SPMV_FMT_CUSPARSE), 4);
+  ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_SELL, 0));
+  ck_assert(has(c, SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_BSR, 0));
   ck_assert(has(c, SPMV_FMT_SELL, 512, 0, 32, 256));
   ck_assert(has(c, SPMV_FMT_CSR_VECTOR, 64, 32, 0, 0));
   /* Huge fill: no ell, no dia (4 each fewer). */
@@ -84,7 +87,7 @@ START_TEST(test_exhaustive_counts)
   m.p.dia_fill = 400;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 138);
+  ck_assert_int_eq(c->n, 140);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 0);
   ck_assert_int_eq(count(c, SPMV_FMT_DIA), 0);
   /* Low fill but too many diagonals: no dia. */
@@ -93,8 +96,21 @@ START_TEST(test_exhaustive_counts)
   m.p.ndiags = 2000;
   ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
                                           NULL), 0);
-  ck_assert_int_eq(c->n, 142);
+  ck_assert_int_eq(c->n, 144);
   ck_assert_int_eq(count(c, SPMV_FMT_ELL), 4);
+  /* 1001 rows: only 7 divides them, and 7x7 blocks would hold the band in
+   * twice its entries: no BSR. */
+  mat_fini(&m);
+  mat_init(&m, 1001, 7);
+  in = input(&m, &gpu);
+  ck_assert_int_eq(spmvd_tuner_candidates(SPMVD_STRATEGY_EXHAUSTIVE, &in, c,
+                                          NULL), 0);
+  ck_assert_int_eq(count(c, SPMV_FMT_CUSPARSE), 3);
+  ck_assert(!has(c, SPMV_FMT_CUSPARSE, 0, 0, SPMV_CUSPARSE_BSR, 0));
+  mat_fini(&m);
+  mat_init(&m, 1000, 7);
+  m.p.ndiags = 2000;  /* as before: no dia */
+  in = input(&m, &gpu);
   /* The cpu: BS 0, no csr-vector (it is csr-scalar there), no cusparse:
    * scalar, adaptive x 2, merge, csr-stream (its k too is 0), ellr-t x 6,
    * ell, coo, hyb, jad, sell x 2, sell16 x 2, csr16 (its TPR too is 0),

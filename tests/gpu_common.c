@@ -92,8 +92,8 @@ int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask)
     if (bs == 512)
       put(out, cap, &n, SPMV_FMT_CSR_PANEL, 1024, 4, 16384, 0);
   }
-  put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 1, 0);
-  put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, 2, 0);
+  for (int alg = 1; alg <= SPMV_CUSPARSE_NALGS; alg++)
+    put(out, cap, &n, SPMV_FMT_CUSPARSE, 256, 0, alg, 0);
   return n;
 }
 
@@ -110,6 +110,7 @@ int gpu_format_samples(const struct spmv_config **out)
     {SPMV_FMT_HYB, 256, 0, 0, 0},         {SPMV_FMT_JAD, 256, 0, 0, 0},
     {SPMV_FMT_DIA, 256, 0, 0, 0},         {SPMV_FMT_CUSPARSE, 256, 0, 1, 0},
     {SPMV_FMT_CUSPARSE, 256, 0, 2, 0},    {SPMV_FMT_CSR_PANEL, 256, 4, 16384, 0},
+    {SPMV_FMT_CUSPARSE, 256, 0, 3, 0},    {SPMV_FMT_CUSPARSE, 256, 0, 4, 0},
   };
 
   *out = samples;

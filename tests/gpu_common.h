@@ -31,14 +31,15 @@ int gpu_probe_setup(const char *prog, char *name, size_t cap, void **stream,
  * the format has one, csr-adaptive's (max TPR, base) pairs, sell's
  * (C, sigma) and hyb's K choices, csr-panel's (TPR, width) pairs (and BS
  * 1024 once, with the BS 512 ones),
- * cusparse ALG1 and ALG2.  bs_mask keeps
+ * cusparse ALG1 and ALG2, its sliced ELL and its BSR (which refuses a
+ * matrix without blocks that fit).  bs_mask keeps
  * the block sizes whose bit is set (1 = 64, 2 = 128, 4 = 256, 8 = 512;
  * 0 = all).  Returns the count.
  */
 int gpu_configs(struct spmv_config *out, int cap, unsigned bs_mask);
 
 /*
- * One configuration per format (cusparse with both algorithms), as the
+ * One configuration per format (cusparse with its four algorithms), as the
  * large GPU test and bench_load take them: *out points at a static
  * array; returns its length.
  */

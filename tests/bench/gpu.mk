@@ -45,7 +45,7 @@ EXTRA_PROGRAMS += tests/bench/bench_spmv tests/bench/probe_scrub \
 
 # The benchmark: every configuration against cuSPARSE.
 tests_bench_bench_spmv_SOURCES = tests/bench/bench_spmv.c \
-	tests/bench/bound_gpu.cu tests/bench/bound_gpu.h $(GPU_COMMON)
+	tests/bench/bound_gpu.cu tests/bench/bound_gpu.h $(GPU_SUITE) $(GPU_COMMON)
 tests_bench_bench_spmv_CPPFLAGS = $(GPU_CPPFLAGS)
 tests_bench_bench_spmv_LDADD = $(GPU_LDADD) -lpthread
 

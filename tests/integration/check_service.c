@@ -290,30 +290,34 @@ START_TEST(bench_configs)
   ck_assert_str_eq(itest_error_code(r), "EPROTO");
   json_decref(r);
 
-  /* Three, one of which cannot be built (sell's sigma not a multiple of
-   * its C). */
-  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI s[sss] si}", "op", "bench", "id", 6,
+  /* Five, two of which cannot be built (sell's sigma not a multiple of
+   * its C; cuSPARSE's BSR of a matrix without blocks), cuSPARSE's sliced
+   * ELL run by the cpu backend as its CPU reference. */
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI s[sssss] si}", "op", "bench", "id", 6,
                                             "handle", (json_int_t)h, "configs",
                                             "jad bs=128", "sell bs=128 c=32 sigma=48",
-                                            "csr-vector bs=256 tpr=4", "rounds", 2),
+                                            "csr-vector bs=256 tpr=4", "cusparse alg=3",
+                                            "cusparse alg=4", "rounds", 2),
                               NULL, 0), 0);
   r = itest_recv_reply(fd, NULL, NULL, &ev);
   ck_assert_msg(json_is_true(json_object_get(r, "ok")), "%s", itest_error_code(r));
   t = json_object_get(r, "trials");
-  ck_assert_uint_eq(json_array_size(t), 3);
-  ck_assert_int_ge(ev, 3);
+  ck_assert_uint_eq(json_array_size(t), 5);
+  ck_assert_int_ge(ev, 5);
   static const char *const want[] = {"jad bs=128", "sell bs=128 c=32 sigma=48",
-                                     "csr-vector bs=256 tpr=4"};
-  for (size_t i = 0; i < 3; i++) {
+                                     "csr-vector bs=256 tpr=4", "cusparse alg=3",
+                                     "cusparse alg=4"};
+  for (size_t i = 0; i < 5; i++) {
     const json_t *x = json_array_get(t, i);
-    int bad = i == 1;
+    int bad = i == 1 || i == 4;
     ck_assert_str_eq(json_string_value(json_object_get(x, "config")), want[i]);
     ck_assert_str_eq(json_string_value(json_object_get(x, "status")), (bad ? "failed" : "ok"));
     if (bad) {
       const json_t *e = json_object_get(x, "error");
-      ck_assert_str_eq(json_string_value(json_object_get(e, "code")), "EINVAL");
+      ck_assert_str_eq(json_string_value(json_object_get(e, "code")),
+                       i == 1 ? "EINVAL" : "ETOOBIG");
       ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(e, "message")),
-                                   "sigma=48"));
+                                   i == 1 ? "sigma=48" : "(no block structure)"));
       ck_assert(json_real_value(json_object_get(x, "time_us")) == 0);
     } else {
       ck_assert_ptr_null(json_object_get(x, "error"));
