@@ -16,10 +16,12 @@
 #include "spmv_fault.h"
 #endif
 
-enum kind { K_ABORT, K_ILLEGAL_ADDRESS, K_HANG, K_LEAVE_FREE, K_HANG_START };
+enum kind { K_ABORT, K_ILLEGAL_ADDRESS, K_HANG, K_LEAVE_FREE, K_SLOW_START,
+            K_SLOW_STEP, K_SLOW_SOLVE };
 
 static const char *const kind_names[] = {"abort", "illegal-address", "hang",
-                                         "leave-free", "hang-start"};
+                                         "leave-free", "slow-start",
+                                         "slow-step", "slow-solve"};
 
 #define MAX_FAULTS 8
 
@@ -28,7 +30,7 @@ struct fault {
   enum kind kind;
   char prefix[64];     /* the configurations it strikes */
   uint64_t bytes;      /* leave-free: what stays free */
-  unsigned seconds;    /* hang-start: how long the start stalls */
+  unsigned ms;         /* slow-*: the milliseconds of each stall */
 };
 
 /* The process's faults: SPMVD_FAULT is the process's too. */
@@ -60,8 +62,8 @@ static int parse_entry(const char *text, size_t len, struct fault *f,
       break;
   if (k == sizeof kind_names / sizeof kind_names[0])
     return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: '%s': the kind is "
-                          "not abort, illegal-address, hang, leave-free or "
-                          "hang-start", e);
+                          "not abort, illegal-address, hang, leave-free, "
+                          "slow-start, slow-step or slow-solve", e);
   memset(f, 0, sizeof *f);
   f->kind = (enum kind)k;
   arg++;
@@ -69,13 +71,13 @@ static int parse_entry(const char *text, size_t len, struct fault *f,
     if (spmvd_config_parse_size(arg, &f->bytes) < 0)
       return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: '%s' is not a "
                             "size", arg);
-  } else if (f->kind == K_HANG_START) {
+  } else if (f->kind >= K_SLOW_START) {
     char *end;
     unsigned long v = strtoul(arg, &end, 10);
-    if (*end != '\0' || v < 1 || v > 3600)
-      return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: hang-start:%s: "
-                            "not 1 to 3600 seconds", arg);
-    f->seconds = (unsigned)v;
+    if (*end != '\0' || v < 1 || v > 3600000)
+      return spmv_error_set(err, SPMV_ECONFIG, "SPMVD_FAULT: %s:%s: not 1 "
+                            "to 3600000 milliseconds", kind_names[k], arg);
+    f->ms = (unsigned)v;
   } else {
     snprintf(f->prefix, sizeof f->prefix, "%s", arg);
   }
@@ -146,7 +148,7 @@ int spmvd_fault_run(const struct spmv_config *cfg, struct spmv_error *err)
   spmv_config_format(cfg, text, sizeof text);
   for (int i = 0; i < nfaults; i++) {
     const struct fault *f = &faults[i];
-    if (f->kind == K_LEAVE_FREE || f->kind == K_HANG_START ||
+    if (f->kind == K_LEAVE_FREE || f->kind >= K_SLOW_START ||
         strncmp(text, f->prefix, strlen(f->prefix)) != 0)
       continue;
     spmvd_log_warn("fault injection: %s building '%s'", kind_names[f->kind],
@@ -170,21 +172,23 @@ int spmvd_fault_run(const struct spmv_config *cfg, struct spmv_error *err)
 #else
       break;
 #endif
-    case K_LEAVE_FREE:
-    case K_HANG_START:
+    default:
       break;
     }
   }
   return 0;
 }
 
-void spmvd_fault_start(void)
+void spmvd_fault_slow(enum spmvd_fault_slow where)
 {
+  static const enum kind kinds[] = {K_SLOW_START, K_SLOW_STEP, K_SLOW_SOLVE};
+
   for (int i = 0; i < nfaults; i++)
-    if (faults[i].kind == K_HANG_START) {
-      spmvd_log_warn("fault injection: the start stalls for %u s",
-                     faults[i].seconds);
-      sleep(faults[i].seconds);
+    if (faults[i].kind == kinds[where]) {
+      if (where == SPMVD_FAULT_START)
+        spmvd_log_warn("fault injection: the start stalls for %u ms",
+                       faults[i].ms);
+      usleep((useconds_t)faults[i].ms * 1000);
     }
 }
 

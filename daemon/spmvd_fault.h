@@ -28,8 +28,11 @@
  *   leave-free:BYTES        (cuda) at start the worker allocates a ballast
  *                           that leaves only BYTES (K, M, G, T suffixes)
  *                           of device memory free;
- *   hang-start:SECONDS      the worker stalls SECONDS before it says ready,
- *                           as a device that does not answer its first call.
+ *   slow-start:MS           the worker stalls MS milliseconds before it
+ *                           says ready (a device slow to answer, or hung);
+ *   slow-step:MS            each tuning candidate and calibration point
+ *                           takes MS more (a large device's, on the cpu);
+ *   slow-solve:MS           each solver iteration takes MS more.
  */
 
 /* Reads SPMVD_FAULT for a worker of backend ("cpu" or "cuda") and makes
@@ -42,8 +45,11 @@ int spmvd_fault_open(const char *backend, struct spmv_error *err);
  * error (illegal-address), which the caller treats as the build's. */
 int spmvd_fault_run(const struct spmv_config *cfg, struct spmv_error *err);
 
-/* Stalls as hang-start asks, if it does (the worker's start). */
-void spmvd_fault_start(void);
+/* Where the slow-* faults stall. */
+enum spmvd_fault_slow { SPMVD_FAULT_START, SPMVD_FAULT_STEP, SPMVD_FAULT_SOLVE };
+
+/* Stalls as the slow-* entry for where asks, if there is one. */
+void spmvd_fault_slow(enum spmvd_fault_slow where);
 
 /* Frees the ballast (the worker ends). */
 void spmvd_fault_close(void);

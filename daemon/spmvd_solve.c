@@ -209,7 +209,7 @@ int spmvd_solve_iterated(struct spmvd_solve *s, double r,
   /* Other clients' products go on between iterations, and the front end
    * may cancel this solve meanwhile (its client went away). */
   spmvd_wk_serve_between(s->w, s->m->handle);
-  spmvd_wk_test_sleep("SPMVD_TEST_SOLVE_MS");
+  SPMVD_WK_SLOW(SOLVE);
   if (s->w->cancelled == SPMVD_WK_DROP)
     return spmv_error_set(err, SPMV_ECLOSED, "cancelled: the client of the "
                           "solve closed its connection");

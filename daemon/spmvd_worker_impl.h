@@ -100,8 +100,13 @@ void spmvd_wk_heartbeat(struct worker *w);
 /* Exits with status 3 when rc is SPMV_EGPU_STICKY, so that the front end
  * respawns the worker. */
 void spmvd_wk_die_if_sticky(int rc);
-/* Tests: sleeps the milliseconds environment variable var names, if any. */
-void spmvd_wk_test_sleep(const char *var);
+/* The fault-injection build's stalls (spmvd_fault.h); nothing otherwise. */
+#ifdef SPMVD_FAULT_INJECTION
+#include "spmvd_fault.h"
+#define SPMVD_WK_SLOW(where) spmvd_fault_slow(SPMVD_FAULT_##where)
+#else
+#define SPMVD_WK_SLOW(where) ((void)0)
+#endif
 
 /* --- the matrices (spmvd_worker_matrix.c) --- */
 

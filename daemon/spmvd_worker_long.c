@@ -199,7 +199,7 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
 
   /* Other matrices' products go on between candidates. */
   spmvd_wk_serve_between(r->w, r->m->handle);
-  spmvd_wk_test_sleep("SPMVD_TEST_SLOW_MS");
+  SPMVD_WK_SLOW(STEP);
   /* Said before trying it: if it brings the worker down, the front end
    * knows which configuration to quarantine. */
   spmv_config_format(cfg, text, sizeof text);
@@ -474,15 +474,15 @@ out:
 /* --- calibrate --- */
 
 /* spmvd_calib_host.between: the requests that came meanwhile, served
- * between a calibration's probe matrices and points (SPMVD_TEST_SLOW_MS
- * slows each point, as a large device's are). */
+ * between a calibration's probe matrices and points (slow-step of the
+ * fault-injection build slows each point, as a large device's are). */
 static void calib_between(void *ctx, int point)
 {
   struct worker *w = ctx;
 
   spmvd_wk_serve_between(w, -1);
   if (point)
-    spmvd_wk_test_sleep("SPMVD_TEST_SLOW_MS");
+    SPMVD_WK_SLOW(STEP);
 }
 
 /* spmvd_calib_host.send. */

@@ -195,20 +195,6 @@ static void reply_error(struct worker *w, json_int_t seq,
                                  "message", err->msg));
 }
 
-/* Tests: sleeps the milliseconds environment variable var names, if any.
- * SPMVD_TEST_SLOW_MS makes calibration points and tuning candidates as
- * slow as a large device's, so that on the cpu backend they last long
- * enough to overlap other requests; SPMVD_TEST_START_MS makes the worker
- * as slow to start as a GPU's, so that requests arrive before it is
- * ready. */
-void spmvd_wk_test_sleep(const char *var)
-{
-  const char *ms = getenv(var);
-
-  if (ms && atoi(ms) > 0)
-    usleep((useconds_t)atoi(ms) * 1000);
-}
-
 void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds)
 {
   struct spmv_error err;
@@ -426,9 +412,8 @@ int main(int argc, char **argv)
                                     "message", err.msg));
     return 1;
   }
-  spmvd_fault_start();
 #endif
-  spmvd_wk_test_sleep("SPMVD_TEST_START_MS");
+  SPMVD_WK_SLOW(START);
   spmvd_wk_send_msg(&w, json_pack("{ss so}", "event", "ready", "device",
                                   device_json(&w.dev)));
   report_memory(&w);

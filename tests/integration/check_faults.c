@@ -209,7 +209,7 @@ START_TEST(hang_at_start_times_out)
   struct spmv_csr *A = itest_random_csr(500, 5, 7, 7);
   json_t *r;
 
-  itest_daemon_restart(&itest_d, "hang-start:60", "device_timeout_s = 2\n");
+  itest_daemon_restart(&itest_d, "slow-start:60000", "device_timeout_s = 2\n");
   int a = itest_open(&itest_d);
   double t0 = itest_now_s();
   r = itest_load(a, 1, A, 0, "trial");

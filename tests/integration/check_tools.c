@@ -310,14 +310,16 @@ static void count_progress(const struct spmv_progress *p, void *arg)
   (*n)++;
 }
 
-/* Restarts the daemon with its worker's calibration points and tuning
- * candidates slowed to ms each (SPMVD_TEST_SLOW_MS). */
-static void restart_slow(const char *ms)
+/* The tests of a worker slowed on cue need the fault-injection build. */
+#ifdef SPMVD_FAULT_INJECTION
+
+/* Restarts the daemon with fault (SPMVD_FAULT), its configuration kept. */
+static void restart_with_fault(const char *fault)
 {
   itest_daemon_stop(&itest_d, SIGTERM);
-  setenv("SPMVD_TEST_SLOW_MS", ms, 1);
+  setenv("SPMVD_FAULT", fault, 1);
   ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_SLOW_MS");
+  unsetenv("SPMVD_FAULT");
 }
 
 /* A calibration holds the device worker for seconds: another client's
@@ -332,7 +334,7 @@ START_TEST(products_during_calibration)
 
   /* The cpu backend calibrates in a tenth of a second: points of 20 ms
    * make it last about as long as its bound. */
-  restart_slow("20");
+  restart_with_fault("slow-step:20");
   fd = itest_open(&itest_d);
   fd2 = itest_open(&itest_d);
   r = itest_load(fd2, 1, A, 0, "trial");
@@ -376,7 +378,7 @@ START_TEST(products_during_tuning)
   json_t *r, *req;
 
   /* Candidates of 100 ms: exhaustive on the cpu backend lasts seconds. */
-  restart_slow("100");
+  restart_with_fault("slow-step:100");
   fd = itest_open(&itest_d);
   fd2 = itest_open(&itest_d);
   r = itest_load(fd2, 1, A, 0, "trial");
@@ -410,6 +412,7 @@ START_TEST(products_during_tuning)
   spmv_csr_free(B);
 }
 END_TEST
+#endif /* SPMVD_FAULT_INJECTION */
 
 /* Uncalibrated, predict is refused; calibrate (raw, library, spmvctl with a
  * bounded time) stores fits; then predict names the formats and the
@@ -731,6 +734,7 @@ START_TEST(calibrate_points)
 }
 END_TEST
 
+#ifdef SPMVD_FAULT_INJECTION
 /* A calibration asked for while the device's worker still starts waits
  * for it, as a load does, and runs under the backend's default bound (the
  * front end cannot know it before the worker says which backend it has). */
@@ -739,10 +743,7 @@ START_TEST(calibrate_while_worker_starts)
   int fd;
   json_t *r;
 
-  itest_daemon_stop(&itest_d, SIGTERM);
-  setenv("SPMVD_TEST_START_MS", "1500", 1);
-  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-  unsetenv("SPMVD_TEST_START_MS");
+  restart_with_fault("slow-start:1500");
   fd = itest_open(&itest_d);
   r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 1), NULL, 0, NULL, NULL);
   ck_assert_str_eq(json_string_value(json_object_get(r, "device")), "(starting)");
@@ -755,6 +756,7 @@ START_TEST(calibrate_while_worker_starts)
   close(fd);
 }
 END_TEST
+#endif /* SPMVD_FAULT_INJECTION */
 
 /* Every strategy through spmvctl on the cpu backend; --force re-tunes a
  * cached decision, without --force the cache answers. */
@@ -799,9 +801,11 @@ static Suite *tools_suite(void)
   tcase_add_test(tc, spmvctl_json_outputs);
   tcase_add_test(tc, calibrate_and_predict);
   tcase_add_test(tc, calibrate_points);
+#ifdef SPMVD_FAULT_INJECTION
   tcase_add_test(tc, calibrate_while_worker_starts);
   tcase_add_test(tc, products_during_calibration);
   tcase_add_test(tc, products_during_tuning);
+#endif
   tcase_add_test(tc, strategies_and_force);
   suite_add_tcase(s, tc);
   return s;
