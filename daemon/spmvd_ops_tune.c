@@ -195,6 +195,7 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   spmvd_op_step(o, "tune_ms", spmvd_op_since_ms(o->mark_ns));
+  spmvd_op_steps_merge(o, rep);
   o->mark_ns = uv_hrtime();
   if (spmvd_ipc_decision_unpack(json_object_get(rep, "decision"), &d) < 0) {
     spmv_error_set(&e, SPMV_EIO, "bad decision from the device worker");

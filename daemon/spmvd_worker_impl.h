@@ -105,6 +105,8 @@ void spmvd_wk_test_sleep(const char *var);
 
 /* --- the matrices (spmvd_worker_matrix.c) --- */
 
+/* Milliseconds on the monotonic clock: the steps a load or tune reports. */
+double spmvd_wk_now_ms(void);
 /* The matrix of handle h, or NULL. */
 struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h);
 /* Frees the matrix of handle h (if known). */

@@ -321,9 +321,11 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   if (fits)
     in.pred = &pred;
   struct race r = {w, m, NULL, seq, "tuning"};
+  double t0 = spmvd_wk_now_ms(), t1;
   spmvd_wk_pin_host(w, m);  /* every candidate loads from it */
   rc = spmvd_tuner_run(s, &in, &race_ops, &r, NULL, &d, err);
   race_unload(&r);
+  t1 = spmvd_wk_now_ms();
   if (rc >= 0) {
     d.strategy = s;
     if (d.gflops == 0 && d.time_us > 0)
@@ -334,7 +336,10 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)
     goto out;
-  *rep = json_pack("{so}", "decision", spmvd_ipc_decision_pack(&d));
+  /* The race (the host copy's pin included) and the pick made resident. */
+  *rep = json_pack("{so s{sf sf}}", "decision", spmvd_ipc_decision_pack(&d),
+                   "steps", "race_ms", t1 - t0, "resident_ms",
+                   spmvd_wk_now_ms() - t1);
 out:
   spmvd_decision_fini(&d);
   return rc;

@@ -89,8 +89,7 @@ struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
   return &b->shm;
 }
 
-/* Milliseconds on the monotonic clock: the steps a load reports. */
-static double now_ms(void)
+double spmvd_wk_now_ms(void)
 {
   struct timespec ts;
 
@@ -228,14 +227,14 @@ static int load_copy(struct wmatrix *m, const char *index, int64_t rows,
     spmvd_shm_close(&raw);
     return rc;
   }
-  double t0 = now_ms();
+  double t0 = spmvd_wk_now_ms();
   spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
   if (rawsz)
     convert(raw.addr, iw, m->dtype, &m->A);
   else
     m->A.row_ptr[0] = 0;
   spmvd_shm_close(&raw);
-  *copy_ms = now_ms() - t0;
+  *copy_ms = spmvd_wk_now_ms() - t0;
   return 0;
 }
 
@@ -263,22 +262,22 @@ static int load_inspect(struct wmatrix *m, json_t *steps, json_t **rep,
 {
   struct spmv_fingerprint fp;
   char hex[33];
-  double t0 = now_ms(), t1, t2, t3;
+  double t0 = spmvd_wk_now_ms(), t1, t2, t3;
   int rc;
 
   rc = spmv_par_validate(&m->A, 0, spmv_par_threads(m->A.nnz), err);
   if (rc < 0)
     return rc;
-  t1 = now_ms();
+  t1 = spmvd_wk_now_ms();
   rc = spmv_profile_compute_threads(&m->A, &m->prof,
                                     spmv_par_threads(m->A.nnz), err);
   if (rc < 0)
     return rc;
   m->have_prof = 1;
-  t2 = now_ms();
+  t2 = spmvd_wk_now_ms();
   spmv_fingerprint_compute(&m->A, &fp);
   spmv_fingerprint_hex(&fp, hex);
-  t3 = now_ms();
+  t3 = spmvd_wk_now_ms();
   json_object_set_new(steps, "validate_ms", json_real(t1 - t0));
   json_object_set_new(steps, "profile_ms", json_real(t2 - t1));
   json_object_set_new(steps, "fingerprint_ms", json_real(t3 - t2));
@@ -410,16 +409,16 @@ int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
     return spmv_error_set(err, SPMV_EPROTO, "bad prepare message");
   if (!(m = spmvd_wk_find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
-  double t0 = now_ms(), t1;
+  double t0 = spmvd_wk_now_ms(), t1;
   if ((rc = spmv_config_parse(text, &cfg, err)) < 0 ||
       (rc = spmvd_wk_make_resident(w, m, &cfg, err)) < 0)
     return rc;
-  t1 = now_ms();
+  t1 = spmvd_wk_now_ms();
   if (check && (rc = spmvd_wk_check_product(w, m, &ok, &resid, err)) < 0)
     return rc;
   *rep = json_pack("{sb sf s{sf sf}}", "verified", ok, "residual",
                    isfinite(resid) ? resid : 1e300, "steps", "convert_ms",
-                   t1 - t0, "check_ms", now_ms() - t1);
+                   t1 - t0, "check_ms", spmvd_wk_now_ms() - t1);
   return 0;
 }
 
