@@ -182,14 +182,26 @@ void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
   }
 }
 
-/* The race's view of one matrix: a candidate loaded beside the resident one. */
+/* The race's view of one matrix: a candidate loaded beside the resident
+ * one and, for a tune, the leader kept (race_keep). */
 struct race {
   struct worker *w;
   struct wmatrix *m;
   struct spmvd_bmatrix *cand;
   json_int_t seq;
   const char *stage;
+  struct spmv_config cand_cfg;   /* cand's configuration */
+  struct spmvd_bmatrix *best;    /* the leader so far, or NULL */
+  struct spmv_config best_cfg;
 };
+
+/* Releases the leader kept, if any. */
+static void race_drop_best(struct race *r)
+{
+  if (r->best)
+    r->w->ops->unload(r->w->be, r->best);
+  r->best = NULL;
+}
 
 static int race_load(void *ctx, const struct spmv_config *cfg,
                      struct spmv_error *err)
@@ -211,7 +223,14 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
 #endif
   if (rc == 0)
     rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
+  if (rc == SPMV_ENOMEM && r->best) {
+    /* The leader kept takes the room: it goes (to be built again after
+     * the race, should it win), and the candidate is tried as before. */
+    race_drop_best(r);
+    rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
+  }
   spmvd_wk_die_if_sticky(rc);
+  r->cand_cfg = *cfg;
   return rc;
 }
 
@@ -232,6 +251,18 @@ static void race_unload(void *ctx)
   r->cand = NULL;
 }
 
+/* A tune's race keeps its leader: the pick is then made resident as it
+ * was timed, not converted and uploaded again. */
+static void race_keep(void *ctx)
+{
+  struct race *r = ctx;
+
+  race_drop_best(r);
+  r->best = r->cand;
+  r->best_cfg = r->cand_cfg;
+  r->cand = NULL;
+}
+
 static void race_progress(void *ctx, int done, int total,
                           const struct spmvd_trial *t)
 {
@@ -248,7 +279,12 @@ static void race_progress(void *ctx, int done, int total,
 }
 
 static const struct spmvd_race_ops race_ops = {
-  race_load, race_time, race_unload, race_progress,
+  race_load, race_time, race_unload, race_progress, NULL,
+};
+
+/* A tune's: the leader kept. */
+static const struct spmvd_race_ops tune_race_ops = {
+  race_load, race_time, race_unload, race_progress, race_keep,
 };
 
 /* The tuner's input for m: req's quarantined configurations (exclude, at
@@ -320,18 +356,24 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
     return rc;
   if (fits)
     in.pred = &pred;
-  struct race r = {w, m, NULL, seq, "tuning"};
+  struct race r = {.w = w, .m = m, .seq = seq, .stage = "tuning"};
   double t0 = spmvd_wk_now_ms(), t1;
   spmvd_wk_pin_host(w, m);  /* every candidate loads from it */
-  rc = spmvd_tuner_run(s, &in, &race_ops, &r, NULL, &d, err);
+  rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
   race_unload(&r);
   t1 = spmvd_wk_now_ms();
   if (rc >= 0) {
     d.strategy = s;
     if (d.gflops == 0 && d.time_us > 0)
       spmvd_decision_rates(&d, &m->prof, m->dtype);
-    rc = spmvd_wk_make_resident(w, m, &d.cfg, err);
+    if (r.best && memcmp(&r.best_cfg, &d.cfg, sizeof d.cfg) == 0) {
+      spmvd_wk_take_resident(w, m, r.best, &d.cfg);
+      r.best = NULL;
+    } else {
+      rc = spmvd_wk_make_resident(w, m, &d.cfg, err);
+    }
   }
+  race_drop_best(&r);
   spmvd_wk_unpin_host(w, m);
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)
@@ -451,7 +493,7 @@ int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
     goto out;
   spmvd_race_params_default(&p);
   p.drop_ratio = 0;
-  struct race r = {w, m, NULL, seq, "bench"};
+  struct race r = {.w = w, .m = m, .seq = seq, .stage = "bench"};
   spmvd_wk_pin_host(w, m);
   rc = spmvd_tuner_race(c, &race_ops, &r, &p, &in, &d, err);
   race_unload(&r);

@@ -324,6 +324,16 @@ fail:
   return rc;
 }
 
+void spmvd_wk_take_resident(struct worker *w, struct wmatrix *m,
+                            struct spmvd_bmatrix *bm,
+                            const struct spmv_config *cfg)
+{
+  if (m->bm)
+    w->ops->unload(w->be, m->bm);
+  m->bm = bm;
+  m->cfg = *cfg;
+}
+
 /* Replaces m's resident configuration by cfg. */
 int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
                            const struct spmv_config *cfg,
