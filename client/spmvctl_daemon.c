@@ -179,8 +179,8 @@ static json_t *tune_result(const char *path, const json_t *decision,
 static void print_steps(const json_t *steps)
 {
   static const char *const order[] = {
-    "client_write", "receive", "copy", "validate", "profile", "fingerprint",
-    "lookup", "tune", "race", "resident", "store", "convert", "check",
+    "client_write", "receive", "copy", "validate", "fingerprint", "lookup",
+    "tune", "profile", "race", "resident", "store", "convert", "check",
     "total", NULL};
   char key[32];
 

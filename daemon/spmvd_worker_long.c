@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spmv_par.h"
 #include "spmvd_backend.h"
 #include "spmvd_calib_bound.h"
 #ifdef SPMVD_FAULT_INJECTION
@@ -288,10 +289,13 @@ static const struct spmvd_race_ops tune_race_ops = {
 };
 
 /* The tuner's input for m: req's quarantined configurations (exclude, at
- * most max into ex) and the operator's formats (exclude_formats). */
+ * most max into ex) and the operator's formats (exclude_formats); m's
+ * profile computed first if the worker has none (*profile_ms, may be
+ * NULL, what that took, else 0). */
 static int tune_input(struct wmatrix *m, struct worker *w, json_t *req,
                       struct spmv_config *ex, size_t max,
-                      struct spmvd_tune_input *in, struct spmv_error *err)
+                      struct spmvd_tune_input *in, double *profile_ms,
+                      struct spmv_error *err)
 {
   json_t *exclude = json_object_get(req, "exclude");
   json_t *formats = json_object_get(req, "exclude_formats");
@@ -300,11 +304,17 @@ static int tune_input(struct wmatrix *m, struct worker *w, json_t *req,
   json_t *v;
 
   memset(in, 0, sizeof *in);
+  if (profile_ms)
+    *profile_ms = 0;
   if (!m->have_prof) {
-    int rc = spmv_profile_compute(&m->A, &m->prof, err);
+    double t0 = spmvd_wk_now_ms();
+    int rc = spmv_profile_compute_threads(&m->A, &m->prof,
+                                          spmv_par_threads(m->A.nnz), err);
     if (rc < 0)
       return rc;
     m->have_prof = 1;
+    if (profile_ms)
+      *profile_ms = spmvd_wk_now_ms() - t0;
   }
   in->A = &m->A;
   in->prof = &m->prof;
@@ -339,6 +349,7 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   struct spmvd_decision d;
   enum spmvd_strategy s;
   struct wmatrix *m;
+  double profile_ms = 0;
   int rc;
 
   spmvd_decision_init(&d);
@@ -349,7 +360,7 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   if (!(m = spmvd_wk_find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if ((rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
-      (rc = tune_input(m, w, req, ex, 64, &in, err)) < 0)
+      (rc = tune_input(m, w, req, ex, 64, &in, &profile_ms, err)) < 0)
     return rc;
   /* The device's calibration fits, when the front end has them. */
   if (fits && (rc = spmvd_predict_from_json(fits, &pred, err)) < 0)
@@ -378,10 +389,14 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)
     goto out;
-  /* The race (the host copy's pin included) and the pick made resident. */
-  *rep = json_pack("{so s{sf sf}}", "decision", spmvd_ipc_decision_pack(&d),
-                   "steps", "race_ms", t1 - t0, "resident_ms",
-                   spmvd_wk_now_ms() - t1);
+  /* The profile (when it was made here), the race (the host copy's pin
+   * included) and the pick made resident. */
+  *rep = json_pack("{so so s{sf sf}}", "decision", spmvd_ipc_decision_pack(&d),
+                   "profile", spmvd_ipc_profile_pack(&m->prof), "steps",
+                   "race_ms", t1 - t0, "resident_ms", spmvd_wk_now_ms() - t1);
+  if (*rep && profile_ms > 0)
+    json_object_set_new(json_object_get(*rep, "steps"), "profile_ms",
+                        json_real(profile_ms));
 out:
   spmvd_decision_fini(&d);
   return rc;
@@ -483,7 +498,7 @@ int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if (configs)
     return bench_configs(w, m, configs, rounds, seq, rep, err);
-  if ((rc = tune_input(m, w, req, ex, 0, &in, err)) < 0)
+  if ((rc = tune_input(m, w, req, ex, 0, &in, NULL, err)) < 0)
     return rc;
   c = malloc(sizeof *c);
   if (!c)
