@@ -219,11 +219,8 @@ START_TEST(spmvctl_json_outputs)
   json_t *steps = json_object_get(j, "steps");
   double total_ms = json_number_value(json_object_get(steps, "client_total_ms"));
   double t_us = json_number_value(json_object_get(j, "time_us"));
-  ck_assert(total_ms > 0 && t_us > 0);
   ck_assert(total_ms >= json_number_value(json_object_get(steps, "total_ms")));
-  ck_assert(json_number_value(json_object_get(steps, "client_write_ms")) >= 0);
-  ck_assert(json_number_value(json_object_get(steps, "race_ms")) > 0);
-  ck_assert_ptr_nonnull(json_object_get(steps, "resident_ms"));
+  ck_assert(total_ms > 0 && t_us > 0);
   ck_assert_double_eq_tol(json_number_value(json_object_get(j, "load_cost_spmv")),
                           total_ms * 1e3 / t_us, 1e-6 * total_ms * 1e3 / t_us);
   json_decref(j);
