@@ -155,8 +155,11 @@ struct spmv_client *spmv_matrix_client(const struct spmv_matrix *m);
  * The daemon's decision for m as JSON: its reply to the load (or to the
  * last spmv_tune()) without "id" and "ok": fingerprint, source ("cache" or
  * "tuned"), config {format, bs, tpr, param, param2, text}, time_us, gflops,
- * gbps, strategy, tuning_cost_spmv and, when tuned, reason.  No request is
- * made.  *json is a new string owned by the caller, released with free().
+ * gbps, strategy, tuning_cost_spmv, when tuned, reason, and steps: the
+ * daemon's milliseconds of each step (PROTOCOL.md) and, after a load, the
+ * client's own, client_write_ms (the matrix written into its memfd or
+ * payload) and client_total_ms (the whole call).  No request is made.
+ * *json is a new string owned by the caller, released with free().
  */
 int spmv_matrix_decision_json(struct spmv_matrix *m, char **json);
 

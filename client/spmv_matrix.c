@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spmv_client_int.h"
@@ -33,6 +34,15 @@ static size_t mul_size(size_t a, size_t b)
 static size_t add_size(size_t a, size_t b)
 {
   return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* Milliseconds on the monotonic clock: the client's steps of a load. */
+static double now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 /* Packs row_ptr, col_idx and values into one little-endian payload. */
@@ -156,13 +166,31 @@ static int load_request(struct spmv_client *c, enum spmv_dtype dtype,
   return 0;
 }
 
+/* Adds the client's own steps to a load's decision: the matrix written
+ * (into the memfd or the payload) and the whole call as the caller waited
+ * for it, so that the decision says what the load cost its user. */
+static void client_steps(json_t *decision, double write_ms, double t0)
+{
+  json_t *steps = json_object_get(decision, "steps");
+
+  if (!json_is_object(steps)) {
+    steps = json_object();
+    if (json_object_set_new(decision, "steps", steps) < 0)
+      return;
+  }
+  json_object_set_new(steps, "client_write_ms", json_real(write_ms));
+  json_object_set_new(steps, "client_total_ms", json_real(now_ms() - t0));
+}
+
 /* Sends the load with the matrix in memfd fd (borrowed) when fd >= 0, else
- * in the payload pl, and adopts the matrix of its reply into *out. */
+ * in the payload pl, and adopts the matrix of its reply into *out; t0 is
+ * when the call began, write_ms what writing the matrix took. */
 static int send_load(struct spmv_client *c, json_t *req, int fd,
                      const struct spmvc_payload *pl,
                      const struct spmvc_progress_cb *cb,
                      enum spmv_dtype dtype, int64_t rows, int64_t cols,
-                     int64_t nnz, struct spmv_matrix **out)
+                     int64_t nnz, double t0, double write_ms,
+                     struct spmv_matrix **out)
 {
   struct spmv_error err;
   json_t *reply = NULL;
@@ -178,6 +206,8 @@ static int send_load(struct spmv_client *c, json_t *req, int fd,
     *out = adopt(c, reply, dtype, rows, cols, nnz);
     if (*out == NULL)
       rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    else
+      client_steps((*out)->decision, write_ms, t0);
   }
   spmvc_unlock(c);
   json_decref(reply);
@@ -206,6 +236,7 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
   size_t vsz, isz, len;
   void *buf = NULL;
   int narrow, rc, fd = -1;
+  double t0 = now_ms(), t1;
 
   if (out != NULL)
     *out = NULL;
@@ -239,7 +270,9 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
     pl.p1 = buf;
     pl.n1 = len;
   }
-  rc = send_load(c, req, fd, &pl, &cb, dtype, rows, cols, nnz, out);
+  t1 = now_ms();
+  rc = send_load(c, req, fd, &pl, &cb, dtype, rows, cols, nnz, t0, t1 - t0,
+                 out);
 out:
   if (fd >= 0)
     close(fd);  /* the daemon holds its own */

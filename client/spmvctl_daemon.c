@@ -124,6 +124,15 @@ int spmvctl_load_file(struct spmvctl *ctl, struct spmv_client *c,
   return SPMVCTL_EXIT_OK;
 }
 
+/* A load's wall time as its caller waited for it: the client's whole call
+ * where the decision has it (a load), else the daemon's total (a tune). */
+static double load_ms(const json_t *steps)
+{
+  return json_object_get(steps, "client_total_ms")
+             ? spmvctl_num(steps, "client_total_ms")
+             : spmvctl_num(steps, "total_ms");
+}
+
 /* Builds tune's output: the decision plus the file and the matrix. */
 static json_t *tune_result(const char *path, const json_t *decision,
                            const struct spmv_info *info)
@@ -159,27 +168,30 @@ static json_t *tune_result(const char *path, const json_t *decision,
     double t = spmvctl_num(decision, "time_us");
     if (t > 0)
       json_object_set_new(r, "load_cost_spmv",
-                          json_real(spmvctl_num(steps, "total_ms") * 1e3 / t));
+                          json_real(load_ms(steps) * 1e3 / t));
   }
   return r;
 }
 
 /* Prints the steps of the load or tune (milliseconds each), "load" first
- * with the total, in the order the daemon took them. */
+ * with its wall time, in the order they were taken; "daemon" is the
+ * daemon's part, from the request's header to the reply. */
 static void print_steps(const json_t *steps)
 {
   static const char *const order[] = {
-    "receive", "copy", "validate", "profile", "fingerprint", "lookup",
-    "tune", "store", "convert", "check", NULL};
+    "client_write", "receive", "copy", "validate", "fingerprint", "lookup",
+    "tune", "profile", "race", "resident", "store", "convert", "check",
+    "total", NULL};
   char key[32];
 
   if (!json_is_object(steps))
     return;
-  printf("load         %.3f ms:", spmvctl_num(steps, "total_ms"));
+  printf("load         %.3f ms:", load_ms(steps));
   for (const char *const *k = order; *k; k++) {
     snprintf(key, sizeof key, "%s_ms", *k);
     if (json_object_get(steps, key))
-      printf(" %s %.3f", *k, spmvctl_num(steps, key));
+      printf(" %s %.3f", strcmp(*k, "total") ? *k : "daemon",
+             spmvctl_num(steps, key));
   }
   printf("\n");
 }

@@ -96,7 +96,9 @@ struct spmvd_backend_ops {
 
   /*
    * Converts A (borrowed: the backend keeps no pointer into it) to cfg's
-   * layout with values of type dt and makes it resident.  Memory is
+   * layout with values of type dt and makes it resident.  A must be valid
+   * (spmv_csr_validate): the worker validates a matrix once, when it is
+   * loaded, and its conversions do not check it again.  Memory is
    * admitted before allocating: too little gives SPMV_ENOMEM and the
    * backend stays usable.  *out is owned by the backend until unload.
    */

@@ -274,7 +274,7 @@ static int cpu_load(struct spmvd_backend *b, const struct spmv_csr *A,
   if (!m)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   lim.max_fill = 0;
-  rc = spmv_layout_new(A, dt, cfg, &lim, &m->L, err);
+  rc = spmv_layout_new_valid(A, dt, cfg, &lim, 0, &m->L, err);
   if (rc < 0)
     goto fail;
   m->csr = spmv_layout_typed_csr(m->L);

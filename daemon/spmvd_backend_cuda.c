@@ -251,8 +251,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
                           "%zu free (%zu kept in reserve)",
                           spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
   shell = spmv_layout_shell_ok(cfg->format);
-  rc = shell ? spmv_layout_new_shell(A, dt, cfg, &lim, &L, err)
-             : spmv_layout_new(A, dt, cfg, &lim, &L, err);
+  rc = spmv_layout_new_valid(A, dt, cfg, &lim, shell, &L, err);
   if (rc < 0)
     return rc;
   need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
@@ -266,7 +265,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   case SPMVD_LOAD_HOST:
     if (shell) { /* no room to stage the CSR beside the layout */
       L = spmv_layout_free(L);
-      if ((rc = spmv_layout_new(A, dt, cfg, &lim, &L, err)) < 0)
+      if ((rc = spmv_layout_new_valid(A, dt, cfg, &lim, 0, &L, err)) < 0)
         return rc;
       shell = 0;
     }

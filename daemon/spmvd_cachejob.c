@@ -11,6 +11,7 @@
 
 #include "spmvd_bio.h"
 #include "spmvd_cachejob.h"
+#include "spmvd_ipc.h"
 #include "spmvd_log.h"
 #include "spmvd_predict.h"
 
@@ -82,19 +83,24 @@ out:
   return ok;
 }
 
-/* The trials stored with tuning id of fp as the info op lists them. */
-static json_t *cached_trials(struct spmvd_cache *c, const char *fp, int64_t id)
+/* A hit's extras from the cache's show of its matrix: the trials stored
+ * with its tuning, as the info op lists them (j->json, a new array), and
+ * the matrix's profile (j->prof; j->have_prof 0 when it cannot be read). */
+static void cached_extras(struct spmvd_cache *c, struct spmvd_cachejob *j)
 {
   json_t *show = NULL, *out = json_array(), *tu, *t;
   struct spmv_error e;
   size_t i, k;
 
-  if (spmvd_cache_show(c, fp, &show, &e) < 0) {
-    spmvd_log_debug("cache show %s: %s", fp, e.msg);
-    return out;
+  j->json = out;
+  if (spmvd_cache_show(c, j->fp, &show, &e) < 0) {
+    spmvd_log_debug("cache show %s: %s", j->fp, e.msg);
+    return;
   }
+  j->have_prof = spmvd_ipc_profile_unpack(json_object_get(show, "profile"),
+                                          &j->prof) == 0;
   json_array_foreach(json_object_get(show, "tunings"), i, tu) {
-    if (json_integer_value(json_object_get(tu, "id")) != id)
+    if (json_integer_value(json_object_get(tu, "id")) != j->t.id)
       continue;
     json_array_foreach(json_object_get(tu, "trials"), k, t)
       json_array_append_new(out, json_pack("{sO sO sO}", "config",
@@ -105,7 +111,6 @@ static json_t *cached_trials(struct spmvd_cache *c, const char *fp, int64_t id)
                                            json_object_get(t, "status")));
   }
   json_decref(show);
-  return out;
 }
 
 static int do_lookup(struct spmvd_cache *c, struct spmvd_cachejob *j)
@@ -117,7 +122,7 @@ static int do_lookup(struct spmvd_cache *c, struct spmvd_cachejob *j)
     return rc;
   j->hit = rc;
   if (j->hit)
-    j->json = cached_trials(c, j->fp, j->t.id);
+    cached_extras(c, j);
   return 0;
 }
 

@@ -22,7 +22,7 @@ enum spmvd_cachejob_kind {
   SPMVD_CJ_DEVICE,      /* in: dev.  Records the device (device_put). */
   SPMVD_CJ_LOOKUP,      /* in: fp, dev, dtype.  out: hit, t, reason, and on
                            a hit json = its trials [{config, time_us,
-                           status}] (from show). */
+                           status}] and prof (have_prof), from show. */
   SPMVD_CJ_EXCLUDE,     /* in: fp, dev, dtype.  out: ex[nex] (quarantined
                            configurations) and json = the device's
                            calibration fits (spmvd_predict_to_json) or NULL
@@ -60,7 +60,9 @@ struct spmvd_cachejob {
   struct spmv_config cfg;           /* QUARANTINE */
   char why[256];                    /* QUARANTINE: the reason */
   struct spmvd_tuning t;            /* LOOKUP out, STORE in */
-  struct spmv_profile prof;         /* STORE */
+  struct spmv_profile prof;         /* STORE in; LOOKUP out on a hit */
+  int have_prof;                    /* LOOKUP: prof holds the hit's matrix's
+                                       cached profile */
   struct spmvd_trial *trials;       /* STORE: owned copy */
   size_t ntrials;
   int64_t id;                       /* HIT in, STORE out */

@@ -269,8 +269,9 @@ int spmvd_ops_begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
 
 /* --- load --- */
 
-/* The worker loaded the matrix: its profile and fingerprint known, the
- * tuning flow decides its configuration. */
+/* The worker loaded the matrix: its fingerprint known, the tuning flow
+ * decides its configuration (and finds its profile: the cache's on a hit,
+ * the tune's on a miss). */
 static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
 {
   struct spmvd_op *o = ctx;
@@ -286,8 +287,7 @@ static void on_loaded(void *ctx, json_t *rep, const struct spmv_error *err)
     spmvd_op_load_fail(o, err);
     return;
   }
-  if (!fp || spmvd_ipc_profile_unpack(json_object_get(rep, "profile"),
-                                      &m->prof) < 0) {
+  if (!fp) {
     spmv_error_set(&e, SPMV_EIO, "bad load reply from the device worker");
     spmvd_op_load_fail(o, &e);
     return;

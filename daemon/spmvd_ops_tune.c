@@ -195,8 +195,10 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
     return;
   }
   spmvd_op_step(o, "tune_ms", spmvd_op_since_ms(o->mark_ns));
+  spmvd_op_steps_merge(o, rep);
   o->mark_ns = uv_hrtime();
-  if (spmvd_ipc_decision_unpack(json_object_get(rep, "decision"), &d) < 0) {
+  if (spmvd_ipc_decision_unpack(json_object_get(rep, "decision"), &d) < 0 ||
+      spmvd_ipc_profile_unpack(json_object_get(rep, "profile"), &m->prof) < 0) {
     spmv_error_set(&e, SPMV_EIO, "bad decision from the device worker");
     spmvd_op_load_fail(o, &e);
     return;
@@ -398,6 +400,16 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err)
   spmvd_op_load_fail(o, &e);
 }
 
+/* Whether a hit's cached profile was read and is of m's dimensions: the
+ * profile is the structure's, as the fingerprint is, so a hit need not
+ * compute it again. */
+static int cached_profile_fits(const struct spmvd_cachejob *j,
+                               const struct spmvd_matrix *m)
+{
+  return j->have_prof && j->prof.rows == m->rows && j->prof.cols == m->cols &&
+         j->prof.nnz == m->nnz;
+}
+
 /* The cache answered the lookup: a hit is checked on its first use, a
  * miss is tuned. */
 static void on_looked_up(struct spmvd_cachejob *j)
@@ -425,10 +437,18 @@ static void on_looked_up(struct spmvd_cachejob *j)
     start_tune(o, m);
     return;
   }
+  if (j->rc == 0 && j->hit && !cached_profile_fits(j, m)) {
+    snprintf(o->reason, sizeof o->reason,
+             "the cached profile of the matrix cannot be read or is not its "
+             "own, tuning again");
+    start_tune(o, m);
+    return;
+  }
   if (j->rc < 0 || !j->hit) {
     start_tune(o, m);
     return;
   }
+  m->prof = j->prof;
   set_config(m, &t->cfg);
   snprintf(m->source, sizeof m->source, "cache");
   m->strategy = t->strategy;

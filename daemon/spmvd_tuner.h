@@ -136,6 +136,11 @@ struct spmvd_race_ops {
   /* Called after each candidate (done of total); may be NULL.  t borrowed. */
   void (*progress)(void *ctx, int done, int total,
                    const struct spmvd_trial *t);
+  /* May be NULL.  Called in place of unload when the candidate just timed
+   * leads the race: what load made resident is kept (releasing the one
+   * kept before), so that the race's pick need not be built again; it is
+   * the caller's after the race, which the caller must release. */
+  void (*keep)(void *ctx);
 };
 
 /*

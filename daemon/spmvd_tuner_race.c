@@ -171,7 +171,7 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
   struct spmvd_trial *t;
   struct spmv_error e;
   double spent = 0, warm = 0, lead_warm = 0;
-  int leader = -1, first_fail = 0, ret;
+  int leader = -1, first_fail = 0, ret, lead, loaded;
   size_t k;
 
   spmvd_decision_init(out);
@@ -197,18 +197,23 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
     warm = 0;
     spmv_error_clear(&e);
     ret = ops->load(ctx, &t->cfg, &e);
-    if (ret != 0) {
+    loaded = ret == 0;
+    if (!loaded)
       trial_fail(t, ret, &e);
-    } else {
+    else
       ret = time_rounds(ops, ctx, p,
                         leader >= 0 ? out->trials[leader].time_us : 0,
                         lead_warm, (int)(c->n - k - 1) * (p->warmup + p->reps),
                         t, &spent, &warm);
+    lead = t->status == SPMVD_TRIAL_OK &&
+           (leader < 0 || ahead(t, &out->trials[leader]));
+    if (loaded && lead && ops->keep != NULL)
+      ops->keep(ctx);
+    else if (loaded)
       ops->unload(ctx);
-    }
     if (ret != 0 && first_fail == 0)
       first_fail = ret;
-    if (t->status == SPMVD_TRIAL_OK && (leader < 0 || ahead(t, &out->trials[leader]))) {
+    if (lead) {
       leader = (int)k;
       lead_warm = warm;
     }

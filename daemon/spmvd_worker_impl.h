@@ -110,6 +110,8 @@ void spmvd_wk_die_if_sticky(int rc);
 
 /* --- the matrices (spmvd_worker_matrix.c) --- */
 
+/* Milliseconds on the monotonic clock: the steps a load or tune reports. */
+double spmvd_wk_now_ms(void);
 /* The matrix of handle h, or NULL. */
 struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h);
 /* Frees the matrix of handle h (if known). */
@@ -126,6 +128,10 @@ struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
  * (nested calls count); spmvd_wk_unpin_host() undoes it. */
 void spmvd_wk_pin_host(struct worker *w, struct wmatrix *m);
 void spmvd_wk_unpin_host(struct worker *w, struct wmatrix *m);
+/* Makes bm (stolen), already built for cfg, m's resident configuration. */
+void spmvd_wk_take_resident(struct worker *w, struct wmatrix *m,
+                            struct spmvd_bmatrix *bm,
+                            const struct spmv_config *cfg);
 /* Replaces m's resident configuration by cfg. */
 int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
                            const struct spmv_config *cfg,

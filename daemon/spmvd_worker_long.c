@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spmv_par.h"
 #include "spmvd_backend.h"
 #include "spmvd_calib_bound.h"
 #ifdef SPMVD_FAULT_INJECTION
@@ -182,14 +183,26 @@ void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
   }
 }
 
-/* The race's view of one matrix: a candidate loaded beside the resident one. */
+/* The race's view of one matrix: a candidate loaded beside the resident
+ * one and, for a tune, the leader kept (race_keep). */
 struct race {
   struct worker *w;
   struct wmatrix *m;
   struct spmvd_bmatrix *cand;
   json_int_t seq;
   const char *stage;
+  struct spmv_config cand_cfg;   /* cand's configuration */
+  struct spmvd_bmatrix *best;    /* the leader so far, or NULL */
+  struct spmv_config best_cfg;
 };
+
+/* Releases the leader kept, if any. */
+static void race_drop_best(struct race *r)
+{
+  if (r->best)
+    r->w->ops->unload(r->w->be, r->best);
+  r->best = NULL;
+}
 
 static int race_load(void *ctx, const struct spmv_config *cfg,
                      struct spmv_error *err)
@@ -211,7 +224,14 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
 #endif
   if (rc == 0)
     rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
+  if (rc == SPMV_ENOMEM && r->best) {
+    /* The leader kept takes the room: it goes (to be built again after
+     * the race, should it win), and the candidate is tried as before. */
+    race_drop_best(r);
+    rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
+  }
   spmvd_wk_die_if_sticky(rc);
+  r->cand_cfg = *cfg;
   return rc;
 }
 
@@ -232,6 +252,18 @@ static void race_unload(void *ctx)
   r->cand = NULL;
 }
 
+/* A tune's race keeps its leader: the pick is then made resident as it
+ * was timed, not converted and uploaded again. */
+static void race_keep(void *ctx)
+{
+  struct race *r = ctx;
+
+  race_drop_best(r);
+  r->best = r->cand;
+  r->best_cfg = r->cand_cfg;
+  r->cand = NULL;
+}
+
 static void race_progress(void *ctx, int done, int total,
                           const struct spmvd_trial *t)
 {
@@ -248,14 +280,22 @@ static void race_progress(void *ctx, int done, int total,
 }
 
 static const struct spmvd_race_ops race_ops = {
-  race_load, race_time, race_unload, race_progress,
+  race_load, race_time, race_unload, race_progress, NULL,
+};
+
+/* A tune's: the leader kept. */
+static const struct spmvd_race_ops tune_race_ops = {
+  race_load, race_time, race_unload, race_progress, race_keep,
 };
 
 /* The tuner's input for m: req's quarantined configurations (exclude, at
- * most max into ex) and the operator's formats (exclude_formats). */
+ * most max into ex) and the operator's formats (exclude_formats); m's
+ * profile computed first if the worker has none (*profile_ms, may be
+ * NULL, what that took, else 0). */
 static int tune_input(struct wmatrix *m, struct worker *w, json_t *req,
                       struct spmv_config *ex, size_t max,
-                      struct spmvd_tune_input *in, struct spmv_error *err)
+                      struct spmvd_tune_input *in, double *profile_ms,
+                      struct spmv_error *err)
 {
   json_t *exclude = json_object_get(req, "exclude");
   json_t *formats = json_object_get(req, "exclude_formats");
@@ -264,11 +304,17 @@ static int tune_input(struct wmatrix *m, struct worker *w, json_t *req,
   json_t *v;
 
   memset(in, 0, sizeof *in);
+  if (profile_ms)
+    *profile_ms = 0;
   if (!m->have_prof) {
-    int rc = spmv_profile_compute(&m->A, &m->prof, err);
+    double t0 = spmvd_wk_now_ms();
+    int rc = spmv_profile_compute_threads(&m->A, &m->prof,
+                                          spmv_par_threads(m->A.nnz), err);
     if (rc < 0)
       return rc;
     m->have_prof = 1;
+    if (profile_ms)
+      *profile_ms = spmvd_wk_now_ms() - t0;
   }
   in->A = &m->A;
   in->prof = &m->prof;
@@ -303,6 +349,7 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   struct spmvd_decision d;
   enum spmvd_strategy s;
   struct wmatrix *m;
+  double profile_ms = 0;
   int rc;
 
   spmvd_decision_init(&d);
@@ -313,28 +360,43 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   if (!(m = spmvd_wk_find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if ((rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
-      (rc = tune_input(m, w, req, ex, 64, &in, err)) < 0)
+      (rc = tune_input(m, w, req, ex, 64, &in, &profile_ms, err)) < 0)
     return rc;
   /* The device's calibration fits, when the front end has them. */
   if (fits && (rc = spmvd_predict_from_json(fits, &pred, err)) < 0)
     return rc;
   if (fits)
     in.pred = &pred;
-  struct race r = {w, m, NULL, seq, "tuning"};
+  struct race r = {.w = w, .m = m, .seq = seq, .stage = "tuning"};
+  double t0 = spmvd_wk_now_ms(), t1;
   spmvd_wk_pin_host(w, m);  /* every candidate loads from it */
-  rc = spmvd_tuner_run(s, &in, &race_ops, &r, NULL, &d, err);
+  rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
   race_unload(&r);
+  t1 = spmvd_wk_now_ms();
   if (rc >= 0) {
     d.strategy = s;
     if (d.gflops == 0 && d.time_us > 0)
       spmvd_decision_rates(&d, &m->prof, m->dtype);
-    rc = spmvd_wk_make_resident(w, m, &d.cfg, err);
+    if (r.best && memcmp(&r.best_cfg, &d.cfg, sizeof d.cfg) == 0) {
+      spmvd_wk_take_resident(w, m, r.best, &d.cfg);
+      r.best = NULL;
+    } else {
+      rc = spmvd_wk_make_resident(w, m, &d.cfg, err);
+    }
   }
+  race_drop_best(&r);
   spmvd_wk_unpin_host(w, m);
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)
     goto out;
-  *rep = json_pack("{so}", "decision", spmvd_ipc_decision_pack(&d));
+  /* The profile (when it was made here), the race (the host copy's pin
+   * included) and the pick made resident. */
+  *rep = json_pack("{so so s{sf sf}}", "decision", spmvd_ipc_decision_pack(&d),
+                   "profile", spmvd_ipc_profile_pack(&m->prof), "steps",
+                   "race_ms", t1 - t0, "resident_ms", spmvd_wk_now_ms() - t1);
+  if (*rep && profile_ms > 0)
+    json_object_set_new(json_object_get(*rep, "steps"), "profile_ms",
+                        json_real(profile_ms));
 out:
   spmvd_decision_fini(&d);
   return rc;
@@ -436,7 +498,7 @@ int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
   if (configs)
     return bench_configs(w, m, configs, rounds, seq, rep, err);
-  if ((rc = tune_input(m, w, req, ex, 0, &in, err)) < 0)
+  if ((rc = tune_input(m, w, req, ex, 0, &in, NULL, err)) < 0)
     return rc;
   c = malloc(sizeof *c);
   if (!c)
@@ -446,7 +508,7 @@ int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
     goto out;
   spmvd_race_params_default(&p);
   p.drop_ratio = 0;
-  struct race r = {w, m, NULL, seq, "bench"};
+  struct race r = {.w = w, .m = m, .seq = seq, .stage = "bench"};
   spmvd_wk_pin_host(w, m);
   rc = spmvd_tuner_race(c, &race_ops, &r, &p, &in, &d, err);
   race_unload(&r);

@@ -33,7 +33,9 @@
  *   load     {handle, dtype, index, rows, cols, nnz} fds [raw, host]:
  *            the client's payload (raw) is converted into the host copy
  *            (host, see spmv_wire_csr_layout) and validated; replies
- *            {fingerprint, profile, steps}.  Nothing is resident yet.
+ *            {fingerprint, steps}.  Nothing is resident yet, and nothing
+ *            profiled: a cache hit takes the profile from the cache, a
+ *            tune computes it.
  *            With inplace:true (a memfd load) fds [host] only: the
  *            client's write-sealed memfd, already the host copy, is
  *            mapped read-only and validated in place.
@@ -51,7 +53,7 @@
  *            {seq, event:"candidate", candidate} before building each
  *            candidate and {seq, event:"progress", done, total, candidate,
  *            time_us} after timing it; makes the winner resident; replies
- *            {decision}.
+ *            {decision, profile, steps}.
  *   bench    {handle, configs?:[text], rounds?, exclude_formats?:[name]}:
  *            times every exhaustive candidate not of those formats, or
  *            only configs (the front end refuses excluded ones), each as a

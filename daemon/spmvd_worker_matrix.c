@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,8 +90,7 @@ struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
   return &b->shm;
 }
 
-/* Milliseconds on the monotonic clock: the steps a load reports. */
-static double now_ms(void)
+double spmvd_wk_now_ms(void)
 {
   struct timespec ts;
 
@@ -228,14 +228,14 @@ static int load_copy(struct wmatrix *m, const char *index, int64_t rows,
     spmvd_shm_close(&raw);
     return rc;
   }
-  double t0 = now_ms();
+  double t0 = spmvd_wk_now_ms();
   spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
   if (rawsz)
     convert(raw.addr, iw, m->dtype, &m->A);
   else
     m->A.row_ptr[0] = 0;
   spmvd_shm_close(&raw);
-  *copy_ms = now_ms() - t0;
+  *copy_ms = spmvd_wk_now_ms() - t0;
   return 0;
 }
 
@@ -256,34 +256,53 @@ static int load_inplace(struct wmatrix *m, int64_t rows, int64_t cols,
   return 0;
 }
 
-/* Validates, profiles and fingerprints m's host copy (reading it only)
- * into the load's reply; steps receives their times. */
+/* The fingerprint of a host copy, hashed on a thread of its own. */
+struct fp_job {
+  const struct spmv_csr *A;
+  struct spmv_fingerprint fp;
+};
+
+static void *fp_main(void *arg)
+{
+  struct fp_job *j = arg;
+
+  spmv_fingerprint_compute(j->A, &j->fp);
+  return NULL;
+}
+
+/*
+ * Validates and fingerprints m's host copy (reading it only) into the
+ * load's reply; steps receives their times.  No profile: a cache hit
+ * takes the one stored with its tuning, a tune computes it.  The hash is
+ * one thread's work (XXH3 is sequential), so on a host of three cores or
+ * more it runs beside the validation, which the other cores share, rather
+ * than after it; it reads only the bytes the mapping holds, so an invalid
+ * matrix is safe to hash, and its hash is dropped.  fingerprint_ms is what
+ * waiting for it added.
+ */
 static int load_inspect(struct wmatrix *m, json_t *steps, json_t **rep,
                         struct spmv_error *err)
 {
-  struct spmv_fingerprint fp;
+  struct fp_job fj = {.A = &m->A};
+  pthread_t tid;
   char hex[33];
-  double t0 = now_ms(), t1, t2, t3;
-  int rc;
+  int n = spmv_par_threads(m->A.nnz), rc, beside;
+  double t0 = spmvd_wk_now_ms(), t1, t2;
 
-  rc = spmv_par_validate(&m->A, 0, spmv_par_threads(m->A.nnz), err);
+  beside = n > 2 && pthread_create(&tid, NULL, fp_main, &fj) == 0;
+  rc = spmv_par_validate(&m->A, 0, beside ? n - 1 : n, err);
+  t1 = spmvd_wk_now_ms();
+  if (beside)
+    pthread_join(tid, NULL);
+  else if (rc == 0)
+    fp_main(&fj);
+  t2 = spmvd_wk_now_ms();
   if (rc < 0)
     return rc;
-  t1 = now_ms();
-  rc = spmv_profile_compute_threads(&m->A, &m->prof,
-                                    spmv_par_threads(m->A.nnz), err);
-  if (rc < 0)
-    return rc;
-  m->have_prof = 1;
-  t2 = now_ms();
-  spmv_fingerprint_compute(&m->A, &fp);
-  spmv_fingerprint_hex(&fp, hex);
-  t3 = now_ms();
+  spmv_fingerprint_hex(&fj.fp, hex);
   json_object_set_new(steps, "validate_ms", json_real(t1 - t0));
-  json_object_set_new(steps, "profile_ms", json_real(t2 - t1));
-  json_object_set_new(steps, "fingerprint_ms", json_real(t3 - t2));
-  *rep = json_pack("{ss so sO}", "fingerprint", hex, "profile",
-                   spmvd_ipc_profile_pack(&m->prof), "steps", steps);
+  json_object_set_new(steps, "fingerprint_ms", json_real(t2 - t1));
+  *rep = json_pack("{ss sO}", "fingerprint", hex, "steps", steps);
   return 0;
 }
 
@@ -323,6 +342,16 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
 fail:
   spmvd_wk_drop(w, h);
   return rc;
+}
+
+void spmvd_wk_take_resident(struct worker *w, struct wmatrix *m,
+                            struct spmvd_bmatrix *bm,
+                            const struct spmv_config *cfg)
+{
+  if (m->bm)
+    w->ops->unload(w->be, m->bm);
+  m->bm = bm;
+  m->cfg = *cfg;
 }
 
 /* Replaces m's resident configuration by cfg. */
@@ -410,16 +439,16 @@ int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,
     return spmv_error_set(err, SPMV_EPROTO, "bad prepare message");
   if (!(m = spmvd_wk_find(w, h)))
     return spmv_error_set(err, SPMV_ENOENT, "no matrix %lld", (long long)h);
-  double t0 = now_ms(), t1;
+  double t0 = spmvd_wk_now_ms(), t1;
   if ((rc = spmv_config_parse(text, &cfg, err)) < 0 ||
       (rc = spmvd_wk_make_resident(w, m, &cfg, err)) < 0)
     return rc;
-  t1 = now_ms();
+  t1 = spmvd_wk_now_ms();
   if (check && (rc = spmvd_wk_check_product(w, m, &ok, &resid, err)) < 0)
     return rc;
   *rep = json_pack("{sb sf s{sf sf}}", "verified", ok, "residual",
                    isfinite(resid) ? resid : 1e300, "steps", "convert_ms",
-                   t1 - t0, "check_ms", now_ms() - t1);
+                   t1 - t0, "check_ms", spmvd_wk_now_ms() - t1);
   return 0;
 }
 

@@ -448,6 +448,18 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                     const struct spmv_limits *lim, struct spmv_layout **out,
                     struct spmv_error *err);
 
+/*
+ * spmv_layout_new() (shell 0) or spmv_layout_new_shell() (shell 1) for a
+ * CSR that has passed spmv_csr_validate() (with any flags, or the same
+ * check in parallel, spmv_par_validate) and not changed since: its entries
+ * are not checked again, a pass over the whole matrix on one core that
+ * every conversion of a load would otherwise repeat.
+ */
+int spmv_layout_new_valid(const struct spmv_csr *A, enum spmv_dtype dt,
+                          const struct spmv_config *cfg,
+                          const struct spmv_limits *lim, int shell,
+                          struct spmv_layout **out, struct spmv_error *err);
+
 /* Whether format f's layout can be completed by a GPU from the CSR itself
  * (spmv_layout_new_shell): every format but csr-panel. */
 int spmv_layout_shell_ok(enum spmv_format f);

@@ -89,10 +89,11 @@ const struct spmv_csr_layout *spmv_layout_typed_csr(const struct spmv_layout *L)
   }
 }
 
-/* spmv_layout_new() and, with shell, spmv_layout_new_shell(). */
+/* spmv_layout_new() and, with shell, spmv_layout_new_shell(); with valid,
+ * A's entries are not checked again (spmv_layout_new_valid). */
 static int layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                       const struct spmv_config *cfg,
-                      const struct spmv_limits *lim, int shell,
+                      const struct spmv_limits *lim, int shell, int valid,
                       struct spmv_layout **out, struct spmv_error *err)
 {
   const struct format_ops *o;
@@ -110,7 +111,9 @@ static int layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
     return spmv_error_set(err, SPMV_EFORMAT,
                           "%s: no device conversion (its layout is built "
                           "on the host)", spmv_format_name(cfg->format));
-  if ((rc = spmv_csr_validate(A, SPMV_CSR_ALLOW_NONFINITE, err)) != 0)
+  if (A == NULL)
+    return spmv_error_set(err, SPMV_EINVAL, "no matrix");
+  if (!valid && (rc = spmv_csr_validate(A, SPMV_CSR_ALLOW_NONFINITE, err)) != 0)
     return rc;
   if (A->rows > INT32_MAX)
     return spmv_error_set(err, SPMV_ETOOBIG,
@@ -147,7 +150,7 @@ int spmv_layout_new(const struct spmv_csr *A, enum spmv_dtype dt,
                     const struct spmv_limits *lim, struct spmv_layout **out,
                     struct spmv_error *err)
 {
-  return layout_new(A, dt, cfg, lim, 0, out, err);
+  return layout_new(A, dt, cfg, lim, 0, 0, out, err);
 }
 
 /* The layout of cfg less its entries' arrays; see spmv_formats.h. */
@@ -156,7 +159,16 @@ int spmv_layout_new_shell(const struct spmv_csr *A, enum spmv_dtype dt,
                           const struct spmv_limits *lim,
                           struct spmv_layout **out, struct spmv_error *err)
 {
-  return layout_new(A, dt, cfg, lim, 1, out, err);
+  return layout_new(A, dt, cfg, lim, 1, 0, out, err);
+}
+
+/* Either of them for a CSR validated before; see spmv_formats.h. */
+int spmv_layout_new_valid(const struct spmv_csr *A, enum spmv_dtype dt,
+                          const struct spmv_config *cfg,
+                          const struct spmv_limits *lim, int shell,
+                          struct spmv_layout **out, struct spmv_error *err)
+{
+  return layout_new(A, dt, cfg, lim, shell != 0, 1, out, err);
 }
 
 /* Frees a layout and its arrays (NULL is a no-op); returns NULL. */

@@ -91,17 +91,23 @@ static void row_stats(const struct spmv_csr *A, struct spmv_profile *p)
   p->rl_cv = p->rl_mean > 0.0 ? p->rl_sigma / p->rl_mean : 0.0;
 }
 
-/* The pass over col_idx in blocks of rows: each marks its diagonals in
- * the shared bitmap and counts its column pairs. */
+/* The pass over col_idx in blocks of rows: each marks its diagonals in a
+ * bitmap of its own (priv, words words each) or, where those would take
+ * more memory than the matrix's columns, in the shared one, and counts its
+ * column pairs. */
 struct col_pass {
   const struct spmv_csr *A;
-  uint64_t *seen;
+  uint64_t *seen;       /* shared, atomically; NULL with priv */
+  uint64_t *priv;       /* nthreads bitmaps of words words, or NULL */
+  int64_t words;
   int64_t pairs[SPMV_PAR_MAX], local[SPMV_PAR_MAX];
 };
 
-static void col_block(void *ctx, int t, int64_t r0, int64_t r1)
+/* Rows r0..r1 of the pass into own, or the shared bitmap when own is
+ * NULL; inlined into each case so that neither loop tests which. */
+static inline __attribute__((always_inline)) void
+col_rows(struct col_pass *c, uint64_t *own, int64_t r0, int64_t r1, int t)
 {
-  struct col_pass *c = ctx;
   const struct spmv_csr *A = c->A;
   int64_t i, k, off, gap, pairs = 0, local = 0;
 
@@ -109,9 +115,14 @@ static void col_block(void *ctx, int t, int64_t r0, int64_t r1)
     for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       off = (int64_t)A->col_idx[k] - i + (A->rows - 1);
       uint64_t bit = (uint64_t)1 << (off % 64);
-      /* Read first: the blocks of a banded matrix share a few words, and
-       * writing them only once keeps those cache lines shared. */
-      if (!(__atomic_load_n(&c->seen[off / 64], __ATOMIC_RELAXED) & bit))
+      /* The shared bitmap is read first: the blocks of a banded matrix
+       * share a few words, and writing them only once keeps those cache
+       * lines shared.  A scattered one's blocks share every word, and
+       * mostly miss it: each block marks its own, with no test and no
+       * atomic. */
+      if (own)
+        own[off / 64] |= bit;
+      else if (!(__atomic_load_n(&c->seen[off / 64], __ATOMIC_RELAXED) & bit))
         __atomic_fetch_or(&c->seen[off / 64], bit, __ATOMIC_RELAXED);
       if (k > A->row_ptr[i]) {
         gap = (int64_t)A->col_idx[k] - A->col_idx[k - 1];
@@ -124,11 +135,49 @@ static void col_block(void *ctx, int t, int64_t r0, int64_t r1)
   c->local[t] = local;
 }
 
+static void col_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct col_pass *c = ctx;
+
+  if (c->priv)
+    col_rows(c, c->priv + (size_t)t * (size_t)c->words, r0, r1, t);
+  else
+    col_rows(c, NULL, r0, r1, t);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+  return (x > y) - (x < y);
+}
+
+/* Whether A's entries scatter over the diagonals' bitmap, as a random
+ * pattern's do (a banded one's fall in a few words): of a sample of up to
+ * 64 entries after each of 64 evenly spaced rows, more than 256 words. */
+static int scattered(const struct spmv_csr *A)
+{
+  int64_t w[64 * 64], n = 0, distinct = 0;
+
+  for (int g = 0; g < 64 && A->rows > 0; g++) {
+    int64_t taken = 0;
+    for (int64_t i = A->rows * g / 64; i < A->rows && taken < 64; i++)
+      for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1] && taken < 64;
+           k++, taken++)
+        w[n++] = ((int64_t)A->col_idx[k] - i + (A->rows - 1)) / 64;
+  }
+  qsort(w, (size_t)n, sizeof *w, cmp_i64);
+  for (int64_t k = 0; k < n; k++)
+    distinct += k == 0 || w[k] != w[k - 1];
+  return distinct > 256;
+}
+
 /*
  * The pass over col_idx: distinct diagonals (col - row, a bitmap over the
  * rows + cols - 1 possible offsets) and column locality, in nthreads
- * blocks of rows (spmv_par_rows).  Every count is an integer, so the
- * profile is the same bits whatever the threads.
+ * blocks of rows (spmv_par_rows).  Every count is an integer and the
+ * bitmaps' union is the same, so the profile is the same bits whatever
+ * the threads and whichever bitmaps.
  */
 static int col_stats(const struct spmv_csr *A, struct spmv_profile *p,
                      int nthreads)
@@ -137,21 +186,31 @@ static int col_stats(const struct spmv_csr *A, struct spmv_profile *p,
   int64_t noffsets, w, pairs = 0, local = 0, ndiags = 0;
 
   noffsets = A->rows + A->cols > 0 ? A->rows + A->cols - 1 : 0;
-  if (A->nnz > 0) {
-    c.seen = calloc((size_t)(noffsets / 64 + 1), sizeof *c.seen);
-    if (c.seen == NULL)
-      return SPMV_ENOMEM;
-  }
+  c.words = noffsets / 64 + 1;
   if (nthreads < 1 || A->nnz == 0)
     nthreads = 1;
   if (nthreads > SPMV_PAR_MAX)
     nthreads = SPMV_PAR_MAX;
+  /* Bitmaps of the blocks' own for a scattered pattern, while they take
+   * no more memory than the matrix's columns. */
+  if (A->nnz > 0 && nthreads > 1 &&
+      (uint64_t)nthreads * (uint64_t)c.words * 8 <= (uint64_t)A->nnz * 4 &&
+      scattered(A))
+    c.priv = calloc((size_t)nthreads * (size_t)c.words, sizeof *c.priv);
+  if (A->nnz > 0 && !c.priv &&
+      (c.seen = calloc((size_t)c.words, sizeof *c.seen)) == NULL)
+    return SPMV_ENOMEM;
   spmv_par_rows(A, nthreads, col_block, &c);
   for (int t = 0; t < nthreads; t++) {
     pairs += c.pairs[t];
     local += c.local[t];
   }
-  for (w = 0; c.seen && w <= noffsets / 64; w++)
+  for (int t = 1; c.priv && t < nthreads; t++)
+    for (w = 0; w < c.words; w++)
+      c.priv[w] |= c.priv[(size_t)t * (size_t)c.words + (size_t)w];
+  if (c.priv)
+    c.seen = c.priv;
+  for (w = 0; c.seen && w < c.words; w++)
     ndiags += __builtin_popcountll(c.seen[w]);
   free(c.seen);
   p->ndiags = ndiags;

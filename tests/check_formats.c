@@ -1,6 +1,7 @@
 /* check_formats.c: every layout's CPU reference against the plain CSR loop,
  * on a gallery of edge cases and on the shared matrices, in every
- * configuration; 16-bit column spans and 64-bit row offsets.  The layouts
+ * configuration, and the same layouts built for a CSR known valid;
+ * 16-bit column spans and 64-bit row offsets.  The layouts
  * worked by hand are checked in check_formats_layout.c, csr-stream's cuts
  * and the shells in check_formats_shell.c. */
 #include <check.h>
@@ -150,6 +151,37 @@ static int64_t widest_span(const struct spmv_csr *A)
  * row + 4).  Returns 1 when lim refused the layout with SPMV_ETOOBIG and
  * may_refuse is set, else 0.
  */
+/* spmv_layout_new_valid() of the valid A makes what the checking
+ * constructors make: L's bytes and its product on x to the bit (into y
+ * and y2, rows values of dt each), and the same shell. */
+static void check_valid(const char *name, const struct spmv_csr *A,
+                        const struct spmv_config *cfg, enum spmv_dtype dt,
+                        const struct spmv_limits *lim,
+                        const struct spmv_layout *L, const void *x, void *y,
+                        void *y2)
+{
+  struct spmv_layout *V = NULL, *S = NULL, *VS = NULL;
+  struct spmv_error err = { 0, "" };
+  size_t yb = (size_t)A->rows * spmv_dtype_size(dt);
+
+  ck_assert_msg(spmv_layout_new_valid(A, dt, cfg, lim, 0, &V, &err) == 0,
+                "%s %s: %s", name, label(cfg, dt), err.msg);
+  ck_assert_uint_eq(V->bytes, L->bytes);
+  ck_assert_int_eq(V->shell, 0);
+  ck_assert_int_eq(spmv_layout_spmv(L, -1.25, x, 0, y), 0);
+  ck_assert_int_eq(spmv_layout_spmv(V, -1.25, x, 0, y2), 0);
+  ck_assert_msg(yb == 0 || memcmp(y, y2, yb) == 0, "%s %s: another product",
+                name, label(cfg, dt));
+  if (spmv_layout_shell_ok(cfg->format)) {
+    ck_assert_int_eq(spmv_layout_new_shell(A, dt, cfg, lim, &S, &err), 0);
+    ck_assert_int_eq(spmv_layout_new_valid(A, dt, cfg, lim, 1, &VS, &err), 0);
+    ck_assert(S->shell && VS->shell && S->bytes == VS->bytes);
+  }
+  spmv_layout_free(VS);
+  spmv_layout_free(S);
+  spmv_layout_free(V);
+}
+
 static int check_layout(const char *name, const struct spmv_csr *A,
                         const struct spmv_config *cfg, enum spmv_dtype dt,
                         const struct spmv_limits *lim, int may_refuse)
@@ -247,6 +279,7 @@ static int check_layout(const char *name, const struct spmv_csr *A,
                     name, label(cfg, dt), alpha, beta, diff, scale, tol);
     }
   }
+  check_valid(name, A, cfg, dt, lim, L, x, y, y0);
 out:
   spmv_layout_free(L);
   free(x);

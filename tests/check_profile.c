@@ -245,13 +245,19 @@ START_TEST(against_brute_force)
 END_TEST
 
 /* The profile split over threads is the same, to the bit, for any count
- * of threads, empty blocks included. */
+ * of threads, empty blocks included, whichever bitmaps its diagonals go
+ * to: the shared one (banded, and the small rmat and dc1like, whose few
+ * words are not scattered), the blocks' own (the scattered pattern of a
+ * random matrix), or the shared one again where the blocks' own would take
+ * more memory than the columns (a wide random matrix of few entries). */
 START_TEST(threads_same_bits)
 {
   static const char *const gens[] = {
     "banded n=20000 w=3 b=40",
     "rmat scale=12 ef=8",
     "dc1like n=4000 lambda=3 long=1500,3999",
+    "random rows=20000 k=8",
+    "random rows=2000 cols=4000000 k=3",
   };
   static const int threads[] = {2, 3, 7, 16, 100};
   struct spmv_error err;

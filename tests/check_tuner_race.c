@@ -11,9 +11,9 @@
 
 /* The fake device: times per format, failures, and counters. */
 struct fake {
-  struct spmv_config loaded;
-  int is_loaded;
-  int loads, unloads, times, progress;
+  struct spmv_config loaded, kept;
+  int is_loaded, is_kept;
+  int loads, unloads, times, progress, keeps;
   int ellr_calls;
   int ellr_close;  /* ellr-t answers 5.2 always */
   int sticky;
@@ -89,8 +89,24 @@ static void fake_progress(void *ctx, int done, int total,
   ck_assert_ptr_nonnull(t);
 }
 
+/* The leader kept in place of the one kept before. */
+static void fake_keep(void *ctx)
+{
+  struct fake *f = ctx;
+
+  ck_assert(f->is_loaded);
+  f->kept = f->loaded;
+  f->is_kept = 1;
+  f->is_loaded = 0;
+  f->keeps++;
+}
+
 static const struct spmvd_race_ops fake_ops = { fake_load, fake_time,
-                                                fake_unload, fake_progress };
+                                                fake_unload, fake_progress,
+                                                NULL };
+static const struct spmvd_race_ops fake_keep_ops = { fake_load, fake_time,
+                                                     fake_unload, fake_progress,
+                                                     fake_keep };
 
 /* scalar (10 us), vector (5), coo (20), jad (load fails), hyb (time
  * fails), ellr-t (6.0 / 6.6, never stable). */
@@ -269,6 +285,20 @@ START_TEST(test_race)
   ck_assert_int_eq(f.loads, 6);
   ck_assert_int_eq(f.unloads, 5);
   ck_assert(!f.is_loaded);
+  spmvd_decision_fini(&d);
+  /* With keep, each new leader is kept in place of being unloaded (csr-
+   * scalar, then csr-vector), the others unloaded as before; what is kept
+   * at the end is the same decision. */
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_tuner_race(c, &fake_keep_ops, &f, NULL, &in, &d, &e),
+                   0);
+  ck_assert_str_eq(d.text, "csr-vector bs=256 tpr=4");
+  ck_assert_double_eq_tol(d.cost_spmv, 16.84, 1e-9);
+  ck_assert_int_eq(f.loads, 6);
+  ck_assert_int_eq(f.keeps, 2);
+  ck_assert_int_eq(f.unloads, 3);
+  ck_assert(!f.is_loaded && f.is_kept);
+  ck_assert_mem_eq(&f.kept, &d.cfg, sizeof d.cfg);
   spmvd_decision_fini(&d);
   /* Close to the leader (within 5 %): rounds go on until stable.  csr-
    * vector 5 leads; ellr-t at 5.2 (4 %): warm-up 5.2, rounds 5.2, 5.2
@@ -457,6 +487,14 @@ START_TEST(test_run_strategies)
   ck_assert_int_eq(d.trials[0].rounds, 1);
   ck_assert_double_eq(d.time_us, 6.0);
   ck_assert_double_eq(d.cost_spmv, 3);
+  spmvd_decision_fini(&d);
+  /* ... its one candidate kept, where the race's caller takes it. */
+  memset(&f, 0, sizeof f);
+  ck_assert_int_eq(spmvd_tuner_run(SPMVD_STRATEGY_MODEL, &in, &fake_keep_ops,
+                                   &f, NULL, &d, &e), 0);
+  ck_assert_int_eq(f.keeps, 1);
+  ck_assert_int_eq(f.unloads, 0);
+  ck_assert_mem_eq(&f.kept, &d.cfg, sizeof d.cfg);
   spmvd_decision_fini(&d);
   /* A row of 10^6 would make the ELLR-T layout huge: never picked; flat
    * rows take hyb instead. */

@@ -59,24 +59,32 @@ void bench_svc_close(struct bench_svc *s)
   s->dir[0] = '\0';
 }
 
+int bench_load_opt(struct spmv_client *c, const struct spmv_csr *A,
+                   enum spmv_dtype dt, const void *val,
+                   const struct spmv_load_options *o, const char *prog,
+                   struct spmv_matrix **m, double *ms)
+{
+  double t0 = bench_now_s();
+
+  if (spmv_load_csr(c, dt, A->rows, A->cols, A->nnz, A->row_ptr, A->col_idx,
+                    val, o, m) < 0) {
+    fprintf(stderr, "%s: %s %s: load: %s\n", prog, o->name ? o->name : "",
+            spmv_dtype_name(dt), spmv_client_errmsg(c));
+    return -1;
+  }
+  *ms = 1e3 * (bench_now_s() - t0);
+  return 0;
+}
+
 int bench_load(struct spmv_client *c, const struct spmv_csr *A,
                enum spmv_dtype dt, const void *val, const char *name,
                const char *prog, struct spmv_matrix **m, double *ms)
 {
   struct spmv_load_options o;
-  double t0;
 
   spmv_load_options_init(&o);
   o.name = name;
-  t0 = bench_now_s();
-  if (spmv_load_csr(c, dt, A->rows, A->cols, A->nnz, A->row_ptr, A->col_idx,
-                    val, &o, m) < 0) {
-    fprintf(stderr, "%s: %s %s: load: %s\n", prog, name, spmv_dtype_name(dt),
-            spmv_client_errmsg(c));
-    return -1;
-  }
-  *ms = 1e3 * (bench_now_s() - t0);
-  return 0;
+  return bench_load_opt(c, A, dt, val, &o, prog, m, ms);
 }
 
 /* Whether m's configuration came from the daemon's cache; -1 on error. */
@@ -162,4 +170,17 @@ int bench_dtypes(const char *arg)
 {
   return strcmp(arg, "f32") == 0 ? 1 : strcmp(arg, "f64") == 0 ? 2
          : strcmp(arg, "both") == 0 ? 3 : 0;
+}
+
+int bench_svc_arg(struct bench_svc_args *a, int opt, const char *arg)
+{
+  switch (opt) {
+  case 'm': a->only = arg; return 1;
+  case 's': a->sock = arg; return 1;
+  case 'o': a->out = arg; return 1;
+  case 'd': a->dir = arg; return 1;
+  case 't': a->dts = bench_dtypes(arg); return 1;
+  case 'r': a->reps = atoi(arg); return 1;
+  default: return 0;
+  }
 }

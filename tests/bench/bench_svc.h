@@ -42,6 +42,12 @@ int bench_load(struct spmv_client *c, const struct spmv_csr *A,
                enum spmv_dtype dt, const void *val, const char *name,
                const char *prog, struct spmv_matrix **m, double *ms);
 
+/* The same with the options o (borrowed; its name labels the messages). */
+int bench_load_opt(struct spmv_client *c, const struct spmv_csr *A,
+                   enum spmv_dtype dt, const void *val,
+                   const struct spmv_load_options *o, const char *prog,
+                   struct spmv_matrix **m, double *ms);
+
 /* The same as a first sight: a load the daemon answered from its cache is
  * forgotten (spmv_forget) and loaded again; *ms is NAN when the daemon
  * would not forget it (*m is then the cached load). */
@@ -53,6 +59,21 @@ int bench_load_fresh(struct spmv_client *c, const struct spmv_csr *A,
 int bench_load_hit(struct spmv_client *c, const struct spmv_csr *A,
                    enum spmv_dtype dt, const void *val, const char *name,
                    const char *prog, struct spmv_matrix **m, double *ms);
+
+/* The options the service benchmarks share, as getopt gives them; each
+ * benchmark sets its defaults first. */
+struct bench_svc_args {
+  const char *only;     /* -m NAMES: the names that contain one of them */
+  const char *sock;     /* -s SOCKET: a running spmvd, or NULL */
+  const char *out;      /* -o FILE: the TSV, or NULL */
+  const char *dir;      /* -d DIR: the matrix folder, or NULL */
+  int dts;              /* -t f32|f64|both, as bench_dtypes() */
+  int reps;             /* -r REPS */
+};
+
+/* Takes getopt's option opt with its argument arg (borrowed) into a when
+ * it is one of the shared options: 1, else 0. */
+int bench_svc_arg(struct bench_svc_args *a, int opt, const char *arg);
 
 /* The -t argument's value types as a mask: 1 f32, 2 f64, 3 both ("f32",
  * "f64", "both"), 0 for anything else. */

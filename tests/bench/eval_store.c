@@ -645,7 +645,7 @@ int eval_store_probe_pad(struct eval_store *s, size_t bytes,
 
 /* The race callbacks over a store. */
 const struct spmvd_race_ops eval_store_race_ops = {
-  race_load, race_time, race_unload, NULL,
+  race_load, race_time, race_unload, NULL, NULL,
 };
 
 /* Remembers the calibration plan. */

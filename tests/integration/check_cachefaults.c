@@ -1,6 +1,6 @@
 /* check_cachefaults.c: a real spmvd over a damaged cache (a corrupt
- * tuning row is retuned, not served or failed on) and over a read-only
- * one (served, decisions looked up, none stored). */
+ * tuning row or profile is retuned, not served or failed on) and over a
+ * read-only one (served, decisions looked up, none stored). */
 #include "config.h"
 
 #include <check.h>
@@ -28,6 +28,17 @@ static void db_exec(const char *sql)
   ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s",
                 sql, sqlite3_errmsg(db));
   sqlite3_close(db);
+}
+
+/* Closes fd, stops the daemon, runs sql on its database behind its back
+ * and starts it again; returns a new connection. */
+static int restart_after(int fd, const char *sql)
+{
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
+  db_exec(sql);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  return itest_open(&itest_d);
 }
 
 /* The string field key of r (borrowed), "" when missing. */
@@ -63,12 +74,7 @@ START_TEST(corrupt_row_is_retuned)
   itest_handle(r);
   ck_assert_str_eq(str(r, "source"), "tuned");
   json_decref(r);
-  close(fd);
-  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
-  db_exec("UPDATE tunings SET time_us = 1e999");
-  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
-
-  fd = itest_open(&itest_d);
+  fd = restart_after(fd, "UPDATE tunings SET time_us = 1e999");
   for (int k = 0; k < 2; k++) {
     r = itest_load(fd, 2 + k, A, 0, "trial");
     int64_t h = itest_handle(r);
@@ -90,6 +96,70 @@ START_TEST(corrupt_row_is_retuned)
     json_decref(r);
   }
   ck_assert_int_eq(log_count("is corrupt"), 1);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* The profile info gives for handle h (a new reference). */
+static json_t *info_profile(int fd, int64_t id, int64_t h)
+{
+  json_t *r = itest_call(fd, json_pack("{ss sI sI}", "op", "info", "id",
+                                       (json_int_t)id, "handle", (json_int_t)h),
+                         NULL, 0, NULL, NULL);
+  json_t *p = json_incref(json_object_get(r, "profile"));
+
+  ck_assert_ptr_nonnull(p);
+  json_decref(r);
+  return p;
+}
+
+/* A cache hit takes the matrix's profile from the cache (the one its tune
+ * computed: info shows the same, and the hit's steps have no profile_ms
+ * where the tune's have one); a profile damaged behind the daemon's back
+ * is not served: the load is tuned again, saying why, and the retune
+ * stores a good one. */
+START_TEST(hit_profile_from_cache)
+{
+  struct spmv_csr *A = itest_random_csr(700, 5, 9, 9);
+  int fd = itest_open(&itest_d);
+  json_t *r = itest_load(fd, 1, A, 0, "trial"), *p1, *p2;
+  int64_t h = itest_handle(r);
+
+  ck_assert_str_eq(str(r, "source"), "tuned");
+  /* A tune's steps: its profile, its race, its pick made resident. */
+  ck_assert(json_number_value(json_object_get(json_object_get(r, "steps"),
+                                              "race_ms")) > 0);
+  for (int k = 0; k < 2; k++)
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(r, "steps"),
+                                          k ? "resident_ms" : "profile_ms"));
+  json_decref(r);
+  p1 = info_profile(fd, 2, h);
+  ck_assert_int_eq(json_integer_value(json_object_get(p1, "nnz")), 3500);
+  r = itest_load(fd, 3, A, 0, "trial");
+  h = itest_handle(r);
+  ck_assert_str_eq(str(r, "source"), "cache");
+  ck_assert_ptr_null(json_object_get(json_object_get(r, "steps"),
+                                     "profile_ms"));
+  json_decref(r);
+  p2 = info_profile(fd, 4, h);
+  ck_assert(json_equal(p1, p2));
+  json_decref(p2);
+  fd = restart_after(fd, "UPDATE matrices SET profile = 'not json'");
+  for (int k = 0; k < 2; k++) {
+    r = itest_load(fd, 5 + k, A, 0, "trial");
+    h = itest_handle(r);
+    ck_assert_str_eq(str(r, "source"), k == 0 ? "tuned" : "cache");
+    if (k == 0)
+      ck_assert_msg(strstr(str(r, "reason"), "cached profile"), "reason "
+                    "\"%s\"", str(r, "reason"));
+    json_decref(r);
+    ck_assert(itest_multiply_check(fd, h, A, 0, 9, NULL) <= 1.0);
+    p2 = info_profile(fd, 7 + k, h);
+    ck_assert(json_equal(p1, p2));
+    json_decref(p2);
+  }
+  json_decref(p1);
   close(fd);
   spmv_csr_free(A);
 }
@@ -233,6 +303,7 @@ static Suite *cachefaults_suite(void)
   tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, corrupt_row_is_retuned);
+  tcase_add_test(tc, hit_profile_from_cache);
   tcase_add_test(tc, readonly_cache_serves);
   suite_add_tcase(s, tc);
   return s;
