@@ -60,30 +60,48 @@ static int owner(const int64_t *bounds, int n, int64_t c)
  * Fills block b (rows [r0, r1) of A): local and remote parts and the halo.
  * mark holds A->cols entries, all -1 on entry and on return.
  */
-static int fill_block(const struct spmv_csr *A, struct spmv_split_block *b,
-                      int32_t *mark)
+/*
+ * Counts the local and remote entries of rows [r0, r1) and the distinct
+ * remote columns, which it leaves marked 0 in mark (all -1 on entry).
+ */
+static void count_block(const struct spmv_csr *A, int64_t r0, int64_t r1,
+                        int32_t *mark, int64_t *nl, int64_t *nr, int64_t *nh)
 {
-  int64_t rows = b->r1 - b->r0, nl = 0, nr = 0, nh = 0;
-  const int64_t *rp = A->row_ptr;
-
-  for (int64_t k = rp[b->r0]; k < rp[b->r1]; k++) {
+  *nl = *nr = *nh = 0;
+  for (int64_t k = A->row_ptr[r0]; k < A->row_ptr[r1]; k++) {
     int32_t c = A->col_idx[k];
-    if (c >= b->r0 && c < b->r1) {
-      nl++;
+    if (c >= r0 && c < r1) {
+      (*nl)++;
     } else {
-      nr++;
+      (*nr)++;
       if (mark[c] < 0) {
         mark[c] = 0;
-        nh++;
+        (*nh)++;
       }
     }
   }
+}
+
+/* Sets mark back to -1 for the columns of rows [r0, r1). */
+static void unmark(const struct spmv_csr *A, int64_t r0, int64_t r1,
+                   int32_t *mark)
+{
+  for (int64_t k = A->row_ptr[r0]; k < A->row_ptr[r1]; k++)
+    mark[A->col_idx[k]] = -1;
+}
+
+static int fill_block(const struct spmv_csr *A, struct spmv_split_block *b,
+                      int32_t *mark)
+{
+  int64_t rows = b->r1 - b->r0, nl, nr, nh;
+  const int64_t *rp = A->row_ptr;
+
+  count_block(A, b->r0, b->r1, mark, &nl, &nr, &nh);
   b->local = spmv_csr_new(rows, rows, nl);
   b->remote = spmv_csr_new(rows, nh, nr);
   b->halo = malloc((size_t)(nh ? nh : 1) * sizeof *b->halo);
   if (!b->local || !b->remote || !b->halo) {
-    for (int64_t k = rp[b->r0]; k < rp[b->r1]; k++)
-      mark[A->col_idx[k]] = -1;
+    unmark(A, b->r0, b->r1, mark);
     return SPMV_ENOMEM;
   }
   b->nhalo = nh;
@@ -163,6 +181,20 @@ static int fill_sends(struct spmv_split *s, const int64_t *bounds)
   return 0;
 }
 
+/* spmv_split_new's refusals. */
+static int check_args(const struct spmv_csr *A, int n, struct spmv_error *err)
+{
+  if (A->rows != A->cols)
+    return spmv_error_set(err, SPMV_EINVAL, "only a square matrix is split "
+                          "(this one is %lld x %lld)", (long long)A->rows,
+                          (long long)A->cols);
+  if (n < 1 || n > SPMV_SPLIT_MAX || (A->rows > 0 && n > A->rows))
+    return spmv_error_set(err, SPMV_EINVAL, "cannot split %lld rows into %d "
+                          "blocks (1 to %d, at most one a row)",
+                          (long long)A->rows, n, SPMV_SPLIT_MAX);
+  return 0;
+}
+
 int spmv_split_new(const struct spmv_csr *A, int n, struct spmv_split **out,
                    struct spmv_error *err)
 {
@@ -172,14 +204,8 @@ int spmv_split_new(const struct spmv_csr *A, int n, struct spmv_split **out,
   int rc = 0;
 
   *out = NULL;
-  if (A->rows != A->cols)
-    return spmv_error_set(err, SPMV_EINVAL, "only a square matrix is split "
-                          "(this one is %lld x %lld)", (long long)A->rows,
-                          (long long)A->cols);
-  if (n < 1 || n > SPMV_SPLIT_MAX || (A->rows > 0 && n > A->rows))
-    return spmv_error_set(err, SPMV_EINVAL, "cannot split %lld rows into %d "
-                          "blocks (1 to %d, at most one a row)",
-                          (long long)A->rows, n, SPMV_SPLIT_MAX);
+  if ((rc = check_args(A, n, err)) < 0)
+    return rc;
   s = calloc(1, sizeof *s);
   mark = malloc((size_t)(A->cols ? A->cols : 1) * sizeof *mark);
   if (s)
@@ -210,6 +236,33 @@ int spmv_split_new(const struct spmv_csr *A, int n, struct spmv_split **out,
                           "matrix into %d blocks", n);
   }
   *out = s;
+  return 0;
+}
+
+int spmv_split_measure(const struct spmv_csr *A, int n,
+                       struct spmv_split_shape *shape, struct spmv_error *err)
+{
+  int64_t bounds[SPMV_SPLIT_MAX + 1];
+  int32_t *mark;
+  int rc = check_args(A, n, err);
+
+  if (rc < 0)
+    return rc;
+  mark = malloc((size_t)(A->cols ? A->cols : 1) * sizeof *mark);
+  if (!mark)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory measuring a "
+                          "split into %d blocks", n);
+  for (int64_t c = 0; c < A->cols; c++)
+    mark[c] = -1;
+  spmv_split_bounds(A, n, bounds);
+  for (int p = 0; p < n; p++) {
+    struct spmv_split_shape *sh = &shape[p];
+    sh->rows = bounds[p + 1] - bounds[p];
+    count_block(A, bounds[p], bounds[p + 1], mark, &sh->local_nnz,
+                &sh->remote_nnz, &sh->halo);
+    unmark(A, bounds[p], bounds[p + 1], mark);
+  }
+  free(mark);
   return 0;
 }
 

@@ -79,6 +79,57 @@ int64_t spmv_split_remote_nnz(const struct spmv_split *s);
 void spmv_split_ref(const struct spmv_split *s, const double *x, double *y,
                     double *scratch);
 
+/* --- the planner (spmv_split_plan.c) --- */
+
+/* What one block of a split holds, counted without building it. */
+struct spmv_split_shape {
+  int64_t rows, local_nnz, remote_nnz, halo;
+};
+
+/*
+ * Fills shape[0 .. n) for A (square, valid) cut at spmv_split_bounds(A, n).
+ * Returns 0, SPMV_EINVAL (as spmv_split_new) or SPMV_ENOMEM, with err set.
+ */
+int spmv_split_measure(const struct spmv_csr *A, int n,
+                       struct spmv_split_shape *shape,
+                       struct spmv_error *err);
+
+/* A device set's facts, as the planner's model reads them; the same for
+ * every device of the set. */
+struct spmv_split_costs {
+  double dram_gbs;      /* a device's memory bandwidth (GB/s) */
+  double l2_gbs;        /* its bandwidth on a working set within its L2 */
+  uint64_t l2_bytes;
+  double link_gbs;      /* what one device receives through its links */
+  double exchange_us;   /* a halo exchange's fixed cost (the collective's
+                           latency and synchronisation) */
+  double launch_us;     /* a kernel launch's */
+  int value_bytes;      /* 8 (f64) or 4 (f32) */
+};
+
+/*
+ * The model's time of one product in microseconds: bytes moved over the
+ * bandwidth their working set gets (the L2's within 90 % of it), plus the
+ * launches.  Unsplit: A's CSR, x and y.  Split: each block's local product
+ * overlapped with its halo's exchange (packing, the fixed cost, the halo's
+ * bytes over the link), then its remote product; the slowest block.
+ */
+double spmv_split_predict_one(const struct spmv_csr *A,
+                              const struct spmv_split_costs *c);
+double spmv_split_predict(const struct spmv_split_shape *shape, int n,
+                          const struct spmv_split_costs *c);
+
+/*
+ * The planner: the number of blocks in 2 .. max_blocks with the largest
+ * predicted gain over one device, if that gain is at least min_gain, else
+ * 1 (also for a matrix that is not square, or max_blocks < 2).  *gain, when
+ * not NULL, gets the chosen split's predicted gain (1 for none).  Returns
+ * the number of blocks, or SPMV_ENOMEM with err set.
+ */
+int spmv_split_choose(const struct spmv_csr *A, int max_blocks,
+                      const struct spmv_split_costs *c, double min_gain,
+                      double *gain, struct spmv_error *err);
+
 #ifdef __cplusplus
 }
 #endif

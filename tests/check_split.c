@@ -1,5 +1,6 @@
 /* check_split.c: row blocks balanced by nonzeros, their parts, halos and
- * send lists, and the split product against the plain reference. */
+ * send lists, the split product against the plain reference, and the
+ * planner's model and choice. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -238,6 +239,72 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* The counts without the arrays are the split's. */
+START_TEST(measure_matches)
+{
+  struct spmv_csr *A = make(gallery[_i]);
+  struct spmv_split_shape shape[16];
+  struct spmv_split *s;
+  struct spmv_error err;
+
+  for (int n = 1; n <= 16; n *= 2) {
+    ck_assert_int_eq(spmv_split_measure(A, n, shape, &err), 0);
+    ck_assert_int_eq(spmv_split_new(A, n, &s, &err), 0);
+    for (int p = 0; p < n; p++) {
+      const struct spmv_split_block *b = &s->block[p];
+      ck_assert_int_eq(shape[p].rows, b->r1 - b->r0);
+      ck_assert_int_eq(shape[p].local_nnz, b->local->nnz);
+      ck_assert_int_eq(shape[p].remote_nnz, b->remote->nnz);
+      ck_assert_int_eq(shape[p].halo, b->nhalo);
+    }
+    spmv_split_free(s);
+  }
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* An H200 pair's orders of magnitude (HBM3e 4 TB/s reached, 60 MB of L2,
+ * NVLink 4 at 450 GB/s a direction, an exchange of ~15 us). */
+static const struct spmv_split_costs h200x = {
+  4000.0, 10000.0, 60u << 20, 450.0, 15.0, 3.0, 8,
+};
+
+/* Large and local: a split pays, near the device count; small: never
+ * (Kuresson's slowdown), nor where the halo is the whole of x over a slow
+ * link; a matrix that is not square stays whole. */
+START_TEST(planner)
+{
+  struct spmv_csr *big = make("stencil2d nx=2048 ny=2048");
+  struct spmv_csr *small = make("stencil2d nx=200 ny=200");
+  struct spmv_csr *rnd = make("random rows=1000000 k=16");
+  struct spmv_csr *rect = make("random rows=1000 cols=900 k=5");
+  struct spmv_split_costs slow = h200x;
+  struct spmv_split_shape shape[2];
+  struct spmv_error err;
+  double g;
+  int n;
+
+  n = spmv_split_choose(big, 2, &h200x, 1.15, &g, &err);
+  /* 21M entries: the exchange's fixed cost is a fifth of a half's time. */
+  ck_assert_msg(n == 2 && g > 1.3 && g < 2.0, "stencil: %d blocks, gain %.2f", n, g);
+  ck_assert_int_eq(spmv_split_measure(big, 2, shape, &err), 0);
+  ck_assert(spmv_split_predict(shape, 2, &h200x) < spmv_split_predict_one(big, &h200x));
+  n = spmv_split_choose(small, 8, &h200x, 1.15, &g, &err);
+  ck_assert_msg(n == 1 && g == 1.0, "small: %d blocks, gain %.2f", n, g);
+  slow.link_gbs = 5.0;
+  n = spmv_split_choose(rnd, 4, &slow, 1.15, &g, &err);
+  ck_assert_msg(n == 1, "random columns over a 5 GB/s link: %d blocks", n);
+  n = spmv_split_choose(rnd, 4, &h200x, 1.15, &g, &err);
+  ck_assert_msg(n >= 2, "random columns over NVLink: %d blocks, gain %.2f", n, g);
+  ck_assert_int_eq(spmv_split_choose(rect, 4, &h200x, 1.15, &g, &err), 1);
+  ck_assert_int_eq(spmv_split_choose(big, 1, &h200x, 1.15, NULL, &err), 1);
+  spmv_csr_free(big);
+  spmv_csr_free(small);
+  spmv_csr_free(rnd);
+  spmv_csr_free(rect);
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("split");
@@ -246,6 +313,8 @@ int main(void)
   tcase_add_test(tc, stencil_halo);
   tcase_add_test(tc, skewed_and_empty);
   tcase_add_test(tc, refusals);
+  tcase_add_loop_test(tc, measure_matches, 0, NGALLERY);
+  tcase_add_test(tc, planner);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);

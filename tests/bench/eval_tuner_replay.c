@@ -138,7 +138,7 @@ static void rp_unload(void *ctx)
   ((struct rp_tab *)ctx)->cur_us = 0;
 }
 
-static const struct spmvd_race_ops rp_ops = { rp_load, rp_time, rp_unload, NULL };
+static const struct spmvd_race_ops rp_ops = { rp_load, rp_time, rp_unload, NULL, NULL };
 
 /* The GPU of the committed tables, as the tuner sees it: an H100 when the
  * first table's header names one (eval_tuner --gt-tsv writes the device

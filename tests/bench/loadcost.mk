@@ -7,7 +7,8 @@ EXTRA_PROGRAMS += tests/bench/bench_loadcost
 tests_bench_bench_loadcost_SOURCES = tests/bench/bench_loadcost.c \
 	tests/bench/bench_svc.c tests/bench/bench_svc.h \
 	tests/bench/bench_clock.h tests/bench/bench_daemon.h \
-	tests/bench/suite.c tests/bench/suite.h
+	tests/bench/suite.c tests/bench/suite.h \
+	tests/bench/suite_heldout.c tests/bench/suite_heldout.h
 tests_bench_bench_loadcost_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	-DSPMV_BENCH_SPMVD='"$(abs_top_builddir)/daemon/spmvd"'
 tests_bench_bench_loadcost_LDADD = client/libspmvclient.la \
