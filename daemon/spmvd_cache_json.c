@@ -1,5 +1,6 @@
 /* spmvd_cache_json.c: the cache as JSON: a profile, the list of tunings,
  * one matrix shown whole, and the export and import of tunings. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -469,6 +470,10 @@ static int parse_entry(json_t *o, size_t k, const char *dk, const char *sk,
   v = SPMV_KERNEL_VERSION;
   if ((ret = get_num(o, "kernel_version", 0, k, &v, err)) != 0)
     return ret;
+  /* Bounded before the conversion, which is undefined past int's range. */
+  if (!(v >= 0 && v <= INT_MAX))
+    return spmv_error_set(err, SPMV_EINVAL, "import: tuning %zu: "
+                          "\"kernel_version\" %g is out of range", k, v);
   t->kernel_version = (int)v;
   if ((ret = get_num(o, "time_us", 0, k, &t->time_us, err)) != 0 ||
       (ret = get_num(o, "gflops", 1, k, &t->gflops, err)) != 0 ||
@@ -478,10 +483,16 @@ static int parse_entry(json_t *o, size_t k, const char *dk, const char *sk,
   v = 0;
   if ((ret = get_num(o, "created", 1, k, &v, err)) != 0)
     return ret;
+  if (!(v > -9.2e18 && v < 9.2e18))
+    return spmv_error_set(err, SPMV_EINVAL, "import: tuning %zu: "
+                          "\"created\" %g is out of range", k, v);
   t->created = (int64_t)v;
   v = 0;
   if ((ret = get_num(o, "hits", 1, k, &v, err)) != 0)
     return ret;
+  if (!(v > -9.2e18 && v < 9.2e18))
+    return spmv_error_set(err, SPMV_EINVAL, "import: tuning %zu: "
+                          "\"hits\" %g is out of range", k, v);
   t->hits = (int64_t)v;
   t->quarantined = json_is_true(json_object_get(o, "quarantined"));
   m = json_object_get(o, "matrix");
