@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "spmvd_ipc.h"
 #include "spmvd_solve.h"
@@ -23,11 +22,10 @@
  * written back when no x_vec names a device vector.
  */
 
+/* Monotonic seconds, on the clock of the loads' steps. */
 static double now_s(void)
 {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  return spmvd_wk_now_ms() * 1e-3;
 }
 
 /* --- the backend's operations, for the methods --- */

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "spmvd_backend.h"
@@ -110,13 +109,10 @@
  * uses goes back soon after. */
 #define TRIM_IDLE_MS 1000
 
-/* Monotonic seconds. */
+/* Monotonic seconds, on the clock of the loads' steps. */
 static double now_s(void)
 {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  return spmvd_wk_now_ms() * 1e-3;
 }
 
 void spmvd_wk_die_if_sticky(int rc)

@@ -378,8 +378,7 @@ int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
   spmvd_wk_unpin_host(w, m);
   if (rc < 0)
     return rc;
-  m->bm = bm;
-  m->cfg = *cfg;
+  spmvd_wk_take_resident(w, m, bm, cfg);
   return 0;
 }
 
