@@ -24,4 +24,11 @@ tests_integration_check_gpu_faults_CPPFLAGS = $(ITEST_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_integration_check_gpu_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_gpu_faults_LDADD = $(ITEST_LDADD) $(GPU_LDADD) $(SQLITE_LIBS) -lm
 $(tests_integration_check_gpu_faults_OBJECTS): daemon/spmvd daemon/spmvd-worker
+# Its memory test leaves the device a ballast's worth free, which a GPU test
+# beside it would take or give back: under make -j the other GPU tests run
+# before it, never beside it (through a variable, as SCHEMA_COVERAGE_LOG).
+GPU_FAULTS_LOG = tests/integration/check_gpu_faults.log
+$(GPU_FAULTS_LOG): tests/check_gpu_formats.log tests/check_gpu_device.log \
+	tests/check_gpu_blas.log tests/integration/check_gpu_service.log \
+	tests/integration/check_gpu_vectors.log
 endif
