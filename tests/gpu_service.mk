@@ -32,3 +32,14 @@ $(GPU_FAULTS_LOG): tests/check_gpu_formats.log tests/check_gpu_device.log \
 	tests/check_gpu_blas.log tests/integration/check_gpu_service.log \
 	tests/integration/check_gpu_vectors.log
 endif
+
+EXTRA_DIST += tests/check_nccl.c
+if HAVE_NCCL
+# NCCL as configure found it (issue 54's engine): it links, and its library
+# agrees with its header.
+check_PROGRAMS += tests/check_nccl
+TESTS += tests/check_nccl
+tests_check_nccl_SOURCES = tests/check_nccl.c
+tests_check_nccl_CPPFLAGS = $(NCCL_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_check_nccl_LDADD = $(NCCL_LIBS)
+endif
