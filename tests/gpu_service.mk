@@ -24,13 +24,21 @@ tests_integration_check_gpu_faults_CPPFLAGS = $(ITEST_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_integration_check_gpu_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_gpu_faults_LDADD = $(ITEST_LDADD) $(GPU_LDADD) $(SQLITE_LIBS) -lm
 $(tests_integration_check_gpu_faults_OBJECTS): daemon/spmvd daemon/spmvd-worker
-# Its memory test leaves the device a ballast's worth free, which a GPU test
-# beside it would take or give back: under make -j the other GPU tests run
-# before it, never beside it (through a variable, as SCHEMA_COVERAGE_LOG).
-GPU_FAULTS_LOG = tests/integration/check_gpu_faults.log
-$(GPU_FAULTS_LOG): tests/check_gpu_formats.log tests/check_gpu_device.log \
-	tests/check_gpu_blas.log tests/integration/check_gpu_service.log \
-	tests/integration/check_gpu_vectors.log
+# The GPU tests share one device, and some read its free memory as a whole
+# (the pool's test in check_gpu_device, the faults' ballast): under make -j
+# they run one at a time, each log waiting for the one before (through
+# variables, as SCHEMA_COVERAGE_LOG, so that automake keeps its rules).
+GPU_LOG_1 = tests/check_gpu_formats.log
+GPU_LOG_2 = tests/check_gpu_device.log
+GPU_LOG_3 = tests/check_gpu_blas.log
+GPU_LOG_4 = tests/integration/check_gpu_service.log
+GPU_LOG_5 = tests/integration/check_gpu_vectors.log
+GPU_LOG_6 = tests/integration/check_gpu_faults.log
+$(GPU_LOG_2): $(GPU_LOG_1)
+$(GPU_LOG_3): $(GPU_LOG_2)
+$(GPU_LOG_4): $(GPU_LOG_3)
+$(GPU_LOG_5): $(GPU_LOG_4)
+$(GPU_LOG_6): $(GPU_LOG_5)
 endif
 
 EXTRA_DIST += tests/check_nccl.c
