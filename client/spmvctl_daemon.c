@@ -39,8 +39,8 @@ static void print_status(const json_t *s)
     printf("excluded      %s (exclude_formats)\n", spmvctl_str(s, "exclude_formats"));
   if (json_array_size(workers) == 0)
     return;
-  printf("\n%-28s %8s %8s %8s %10s  %s\n", "WORKER DEVICE", "PID", "RESTARTS",
-         "TIMEOUTS", "FREE MiB", "STATE");
+  printf("\n%-3s %-24.24s %8s %8s %8s %8s %10s  %s\n", "W", "DEVICE", "PID",
+         "MATRICES", "RESTARTS", "TIMEOUTS", "FREE MiB", "STATE");
   for (i = 0; i < json_array_size(workers); i++) {
     const json_t *w = json_array_get(workers, i);
     const json_t *f = json_object_get(w, "device_free_bytes");
@@ -49,8 +49,11 @@ static void print_status(const json_t *s)
     if (json_is_integer(f))
       snprintf(free_mib, sizeof free_mib, "%lld",
                (long long)(json_integer_value(f) >> 20));
-    printf("%-28s %8lld %8lld %8lld %10s  %s\n", spmvctl_str(w, "device"),
+    printf("%-3lld %-24.24s %8lld %8lld %8lld %8lld %10s  %s\n",
+           (long long)json_integer_value(json_object_get(w, "worker")),
+           spmvctl_str(w, "device"),
            (long long)json_integer_value(json_object_get(w, "pid")),
+           (long long)json_integer_value(json_object_get(w, "matrices")),
            (long long)json_integer_value(json_object_get(w, "restarts")),
            (long long)json_integer_value(json_object_get(w, "timeouts")),
            free_mib, spmvctl_str(w, "state"));

@@ -28,6 +28,7 @@ struct spmvd_device_info {
   int max_threads_per_block;
   uint64_t mem_bytes;        /* device memory, or host memory */
   uint64_t l2_bytes;
+  int devices;               /* devices of its kind on the host (1 on the cpu) */
   char device_key[256];      /* name, cc, SMs, memory size (CPU model on cpu) */
   char software_key[256];    /* driver, runtime, cuSPARSE, SPMV_KERNEL_VERSION */
 };

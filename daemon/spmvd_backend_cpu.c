@@ -218,6 +218,7 @@ static int cpu_info(struct spmvd_backend *b, struct spmvd_device_info *info)
   snprintf(info->name, sizeof info->name, "%s", b->model);
   info->sms = b->nthreads;
   info->warp_size = 1;
+  info->devices = 1;
   info->max_threads_per_sm = 1;
   info->max_blocks_per_sm = 1;
   info->max_threads_per_block = 1;

@@ -120,6 +120,8 @@ static void fill_info(struct spmvd_backend *b, const struct cudaDeviceProp *p)
   in->max_threads_per_block = p->maxThreadsPerBlock;
   in->mem_bytes = (uint64_t)p->totalGlobalMem;
   in->l2_bytes = (uint64_t)p->l2CacheSize;
+  if (cudaGetDeviceCount(&in->devices) != cudaSuccess || in->devices < 1)
+    in->devices = 1;
   snprintf(in->device_key, sizeof in->device_key, "%.127s cc%d.%d sms%d mem%llu",
            p->name, p->major, p->minor, p->multiProcessorCount,
            (unsigned long long)p->totalGlobalMem);

@@ -52,6 +52,7 @@ void spmvd_config_defaults(struct spmvd_config *c)
                home && *home ? home : "/tmp");
   }
   snprintf(c->backend, sizeof c->backend, "auto");
+  c->cpu_workers = 1;
   snprintf(c->strategy, sizeof c->strategy, "auto");
   c->log_sink = SPMVD_LOG_STDERR;
   c->log_level = SPMVD_LOG_INFO;
@@ -201,6 +202,44 @@ static int one_of(const char *value, const char *const *set)
   return 0;
 }
 
+/* devices: "all" or a comma-separated list of distinct device numbers. */
+static int parse_devices(struct spmvd_config *c, const char *value,
+                         struct spmv_error *err)
+{
+  const char *p = value;
+  int n = 0, list[SPMVD_CONFIG_MAX_WORKERS];
+
+  if (strcmp(value, "all") == 0) {
+    c->ndevices = -1;
+    return 0;
+  }
+  while (*p) {
+    char *end;
+    errno = 0;
+    long d = strtol(p, &end, 10);
+    if (end == p || errno || d < 0 || d > 1023 || (*end && *end != ','))
+      return spmv_error_set(err, SPMV_ECONFIG, "devices: '%s' is not 'all' or "
+                            "a list of device numbers such as 0,1", value);
+    for (int i = 0; i < n; i++)
+      if (list[i] == d)
+        return spmv_error_set(err, SPMV_ECONFIG, "devices: device %ld is "
+                              "listed twice in '%s'", d, value);
+    if (n == SPMVD_CONFIG_MAX_WORKERS)
+      return spmv_error_set(err, SPMV_ECONFIG, "devices: '%s' lists more than "
+                            "%d devices", value, SPMVD_CONFIG_MAX_WORKERS);
+    list[n++] = (int)d;
+    p = *end ? end + 1 : end;
+    if (*end && !*p)
+      return spmv_error_set(err, SPMV_ECONFIG, "devices: '%s' ends in a comma",
+                            value);
+  }
+  if (n == 0)
+    return spmv_error_set(err, SPMV_ECONFIG, "devices: the list is empty");
+  memcpy(c->devices, list, sizeof list[0] * (size_t)n);
+  c->ndevices = n;
+  return 0;
+}
+
 /* Applies one "key = value" setting to c; returns 0 or SPMV_ECONFIG. */
 int spmvd_config_set(struct spmvd_config *c, const char *key,
                      const char *value, struct spmv_error *err)
@@ -234,6 +273,8 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
                             "trial or exhaustive", value);
     return set_string(c->strategy, sizeof c->strategy, key, value, err);
   }
+  if (strcmp(key, "devices") == 0)
+    return parse_devices(c, value, err);
   if (strcmp(key, "exclude_formats") == 0)
     return spmvd_config_parse_formats(value, &c->exclude_formats, err);
   if (strcmp(key, "log") == 0) {
@@ -289,6 +330,7 @@ int spmvd_config_set(struct spmvd_config *c, const char *key,
   } ints[] = {
     {"device", &c->device, 0, 1023, 10},
     {"threads", &c->threads, 0, 4096, 10},
+    {"cpu_workers", &c->cpu_workers, 1, SPMVD_CONFIG_MAX_WORKERS, 10},
     {"busy_poll_us", &c->busy_poll_us, -1, 100000, 10},
     {"max_matrices_per_user", &c->max_matrices_per_uid, 1, INT_MAX, 10},
     {"max_connections_per_user", &c->max_conns_per_uid, 1, INT_MAX, 10},

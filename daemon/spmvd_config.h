@@ -8,6 +8,9 @@
 #include "spmv_error.h"
 #include "spmvd_log.h"
 
+/* The most workers of one daemon (devices, or cpu workers). */
+#define SPMVD_CONFIG_MAX_WORKERS 16
+
 /* Everything spmvd can be told; see spmvd.conf(5) for each key. */
 struct spmvd_config {
   char socket_path[256];     /* socket: the listening Unix socket */
@@ -16,6 +19,9 @@ struct spmvd_config {
   char worker_path[512];     /* worker: the spmvd-worker program ("" = found) */
   char backend[16];          /* backend: auto, cpu or cuda */
   int device;                /* device: the device number of the worker */
+  int devices[SPMVD_CONFIG_MAX_WORKERS]; /* devices: a worker for each */
+  int ndevices;              /* how many: 0 = device's alone, -1 = all */
+  int cpu_workers;           /* cpu_workers: workers of the cpu backend */
   int threads;               /* threads: cpu backend threads, 0 = all cores */
   int busy_poll_us;          /* busy_poll_us: spin window, -1 = by host size */
   char strategy[16];         /* strategy: default tuning strategy */

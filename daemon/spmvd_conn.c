@@ -95,7 +95,7 @@ void spmvd_conn_unref(struct spmvd_conn *c)
 /* Lets the kept vector buffer go (the worker unmaps its copy). */
 static void vec_drop(struct spmvd_conn *c)
 {
-  struct spmvd_worker *w = c->srv->worker;
+  struct spmvd_worker *w = spmvd_conn_worker(c);
 
   if (c->vec.fd < 0)
     return;
@@ -166,10 +166,10 @@ struct spmvd_attach *spmvd_conn_attached(struct spmvd_conn *c, int64_t handle)
 void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle)
 {
   struct spmvd_attach *a = spmvd_conn_attached(c, handle);
-  struct spmvd_worker *w = c->srv->worker;
 
   if (!a)
     return;
+  struct spmvd_worker *w = spmvd_server_worker(c->srv, a->wk);
   if (w && a->gen >= 0)
     spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
                                    (json_int_t)a->buf_id));
@@ -180,7 +180,7 @@ void spmvd_conn_detach(struct spmvd_conn *c, int64_t handle)
 }
 
 /* Attaches the frame's first descriptor to matrix handle. */
-int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
+int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, int wk, size_t size, int k,
                       struct spmv_error *err)
 {
   struct spmvd_attach *a = NULL;
@@ -203,7 +203,13 @@ int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
   a->k = k;
   a->buf_id = ++vec_ids;
   a->gen = -1;
+  a->wk = wk;
   return 0;
+}
+
+struct spmvd_worker *spmvd_conn_worker(const struct spmvd_conn *c)
+{
+  return spmvd_server_worker(c->srv, c->wk);
 }
 
 /* A poll, not a read: the client's next frames stay in the socket. */

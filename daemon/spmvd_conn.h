@@ -28,6 +28,7 @@ struct spmvd_attach {
   int k;                        /* vectors of each kind */
   int64_t buf_id;               /* its name for the worker */
   int gen;                      /* the worker incarnation holding it, -1 none */
+  int wk;                       /* the worker: its matrix's */
 };
 
 /* Where the reader is in the current frame. */
@@ -80,6 +81,7 @@ struct spmvd_conn {
   int vec_users;                /* the request and the replies using vec */
   int payload_vec;              /* the current payload is read into vec */
   int nmatrices;
+  int wk;                       /* its worker: its vectors, its loads */
   int fds[SPMVD_CONN_MAX_FDS];   /* descriptors received with this frame */
   int nkept;                    /* of which in fds */
   int nfds;                     /* received with this frame, all counted */
@@ -138,7 +140,7 @@ void spmvd_conn_unref(struct spmvd_conn *c);
  * handle as its in-place vectors of size bytes (counted in c->mem), k of
  * each kind, replacing an earlier one; 0, or SPMV_ELIMIT when
  * SPMVD_CONN_MAX_ATTACH are held. */
-int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, size_t size, int k,
+int spmvd_conn_attach(struct spmvd_conn *c, int64_t handle, int wk, size_t size, int k,
                       struct spmv_error *err);
 
 /* The vectors attached to matrix handle on c (borrowed), or NULL. */
@@ -164,5 +166,8 @@ void spmvd_conn_sweep(struct spmvd_conn *c, uint64_t now_ms);
 
 /* Closes the connection (its matrices are freed by the server). */
 void spmvd_conn_close(struct spmvd_conn *c);
+
+/* The connection's worker (borrowed), NULL once it stopped. */
+struct spmvd_worker *spmvd_conn_worker(const struct spmvd_conn *c);
 
 #endif /* SPMVD_CONN_H */

@@ -35,8 +35,8 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: spmvd [--foreground] [--socket PATH] [--db PATH] [--config FILE]\n"
           "             [--log stderr|syslog] [--log-level LEVEL]\n"
-          "             [--backend auto|cpu|cuda] [--device N] [--exit-idle SECONDS]\n"
-          "             [--help] [--version]\n"
+          "             [--backend auto|cpu|cuda] [--device N] [--devices all|N,...]\n"
+          "             [--cpu-workers N] [--exit-idle SECONDS] [--help] [--version]\n"
           "\n"
           "The sparse matrix-vector product service; see spmvd(8).\n"
           "  -f, --foreground     stay in the foreground (logs to stderr)\n"
@@ -47,6 +47,8 @@ static void usage(FILE *f)
           "  -L, --log-level LEVEL  error, warn, info or debug\n"
           "  -b, --backend NAME   auto, cpu or cuda\n"
           "  -D, --device N       the device the worker drives\n"
+          "      --devices all|N,...  a worker for each of these devices\n"
+          "      --cpu-workers N  workers of the cpu backend (default 1)\n"
           "      --exit-idle SECONDS  exit after SECONDS with no client (0: never)\n"
           "  -h, --help           this help\n"
           "  -V, --version        the version\n"
@@ -140,6 +142,8 @@ int main(int argc, char **argv)
     {"log-level", required_argument, NULL, 'L'},
     {"backend", required_argument, NULL, 'b'},
     {"device", required_argument, NULL, 'D'},
+    {"devices", required_argument, NULL, 'G'},
+    {"cpu-workers", required_argument, NULL, 'W'},
     {"exit-idle", required_argument, NULL, 'E'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -148,7 +152,7 @@ int main(int argc, char **argv)
   static struct spmvd_server srv;
   struct spmvd_config ovr;
   struct spmv_error err;
-  const char *keys[8], *vals[8];
+  const char *keys[12], *vals[12];
   int nset = 0, foreground = 0, log_given = 0, report_fd = -1, c, rc;
   uv_loop_t loop;
 
@@ -166,6 +170,8 @@ int main(int argc, char **argv)
     case 'L': keys[nset] = "log_level"; vals[nset++] = optarg; break;
     case 'b': keys[nset] = "backend"; vals[nset++] = optarg; break;
     case 'D': keys[nset] = "device"; vals[nset++] = optarg; break;
+    case 'G': keys[nset] = "devices"; vals[nset++] = optarg; break;
+    case 'W': keys[nset] = "cpu_workers"; vals[nset++] = optarg; break;
     case 'E':
       keys[nset] = "exit_idle_s";
       vals[nset++] = optarg;
@@ -175,7 +181,7 @@ int main(int argc, char **argv)
     case 'V': printf("spmvd %s (protocol 1)\n", PACKAGE_VERSION); return 0;
     default: usage(stderr); return 2;
     }
-    if (nset == 8) {
+    if (nset == 12) {
       fprintf(stderr, "spmvd: too many options\n");
       return 2;
     }

@@ -24,16 +24,26 @@ struct spmvd_op *spmvd_op_new(struct spmvd_conn *c, int64_t id,
   o->c = c;
   o->srv = c->srv;
   o->id = id;
+  o->wk = c->wk;
   snprintf(o->name, sizeof o->name, "%s", name);
   spmvd_shm_init(&o->vec);
   spmvd_conn_ref(c);
   return o;
 }
 
+struct spmvd_worker *spmvd_op_worker(const struct spmvd_op *o)
+{
+  return spmvd_server_worker(o->srv, o->wk);
+}
+
 /* Ends an op: the connection reads its next request. */
 void spmvd_op_end(struct spmvd_op *o)
 {
   struct spmvd_server *srv = o->srv;
+  if (o->buf_private > 0 && spmvd_op_worker(o))
+    spmvd_worker_post(spmvd_op_worker(o),
+                      json_pack("{ss sI}", "op", "release", "buf",
+                                (json_int_t)o->buf_private));
   spmvd_conn_shm_close(o->c, &o->vec);
   json_decref(o->written);
   json_decref(o->steps);
@@ -95,10 +105,6 @@ int spmvd_op_buffers_answered(struct spmvd_op *o, const struct spmv_error *err)
 {
   struct spmvd_conn *c = o->c;
 
-  if (o->buf_private > 0)
-    spmvd_worker_post(o->srv->worker,
-                      json_pack("{ss sI}", "op", "release", "buf",
-                                (json_int_t)o->buf_private));
   if (c->closing) {
     spmvd_op_end(o);
     return 1;
@@ -306,12 +312,18 @@ int spmvd_op_worker_call(struct spmvd_op *o, json_t *msg, const int *fds,
                          struct spmv_error *err)
 {
   char who[64];
-  int rc = spmvd_worker_call(o->srv->worker, msg, fds, nfds, cb, ev, ctx, err);
+  struct spmvd_worker *w = spmvd_op_worker(o);
+  int rc;
 
+  if (!w) {
+    json_decref(msg);
+    return spmv_error_set(err, SPMV_EWORKER, "the device worker has stopped");
+  }
+  rc = spmvd_worker_call(w, msg, fds, nfds, cb, ev, ctx, err);
   if (rc == 0) {
     snprintf(who, sizeof who, "pid %ld uid %ld, request %lld",
              (long)o->c->pid, (long)o->c->uid, (long long)o->id);
-    spmvd_worker_tag_last(o->srv->worker, who);
+    spmvd_worker_tag_last(w, who);
   }
   return rc;
 }

@@ -32,7 +32,7 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
                    struct spmvd_shm *payload);
 
 /* After a worker respawn: re-creates every resident matrix from its host copy. */
-void spmvd_ops_readopt(struct spmvd_server *srv);
+void spmvd_ops_readopt(struct spmvd_server *srv, int wk);
 
 /* Frees a closing connection's device vectors (the worker's too). */
 void spmvd_ops_vectors_release(struct spmvd_conn *c);

@@ -19,7 +19,7 @@
 json_t *spmvd_ops_hello(struct spmvd_conn *c, json_t *req,
                         struct spmv_error *err)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(c->srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_conn_worker(c));
   int64_t version = 0;
 
   if (spmvd_op_get_int(req, "version", &version, err) < 0)
@@ -39,30 +39,46 @@ json_t *spmvd_ops_hello(struct spmvd_conn *c, json_t *req,
                    dev ? dev->name : "(starting)");
 }
 
-/* status: the server, its device worker, its paths and excluded formats. */
-json_t *spmvd_ops_status(struct spmvd_conn *c)
+/* One worker of status's list: its device, process and matrices. */
+static json_t *worker_json(const struct spmvd_server *srv, int i)
 {
-  struct spmvd_server *srv = c->srv;
-  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
-  json_t *workers = json_array(), *st;
-  char excluded[256];
+  struct spmvd_worker *w = srv->workers[i];
+  const struct spmvd_device_info *dev = w ? spmvd_worker_device(w) : NULL;
+  int nmat = 0, nconn = 0;
 
-  json_t *wk = json_pack("{ss si ss sI si ss si si}", "device",
-                         dev ? dev->name : "(starting)", "index",
-                         spmvd_worker_device_index(srv->worker), "backend",
+  for (const struct spmvd_matrix *m = srv->reg.head; m; m = m->next)
+    nmat += m->wk == i;
+  for (const struct spmvd_conn *k = srv->conns; k; k = k->next)
+    nconn += k->wk == i;
+  json_t *wk = json_pack("{si ss si ss sI si ss si si si si}", "worker", i,
+                         "device", dev ? dev->name : "(starting)", "index",
+                         srv->worker_device[i], "backend",
                          dev ? dev->backend : srv->cfg.backend, "pid",
-                         (json_int_t)spmvd_worker_pid(srv->worker), "restarts",
-                         spmvd_worker_restarts(srv->worker), "state",
-                         spmvd_worker_state(srv->worker), "device_timeout_s",
-                         spmvd_worker_timeout(srv->worker), "timeouts",
-                         spmvd_worker_timeouts(srv->worker));
+                         (json_int_t)(w ? spmvd_worker_pid(w) : 0), "restarts",
+                         w ? spmvd_worker_restarts(w) : 0, "state",
+                         w ? spmvd_worker_state(w) : "stopped",
+                         "device_timeout_s", w ? spmvd_worker_timeout(w) : 0,
+                         "timeouts", w ? spmvd_worker_timeouts(w) : 0,
+                         "matrices", nmat, "connections", nconn);
   uint64_t free_b, total_b;
-  if (wk && spmvd_worker_device_memory(srv->worker, &free_b, &total_b)) {
+  if (wk && w && spmvd_worker_device_memory(w, &free_b, &total_b)) {
     json_object_set_new(wk, "device_free_bytes", json_integer((json_int_t)free_b));
     json_object_set_new(wk, "device_total_bytes",
                         json_integer((json_int_t)total_b));
   }
-  json_array_append_new(workers, wk);
+  return wk;
+}
+
+/* status: the server, its workers, its paths and excluded formats. */
+json_t *spmvd_ops_status(struct spmvd_conn *c)
+{
+  struct spmvd_server *srv = c->srv;
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_conn_worker(c));
+  json_t *workers = json_array(), *st;
+  char excluded[256];
+
+  for (int i = 0; i < srv->nworkers; i++)
+    json_array_append_new(workers, worker_json(srv, i));
   st = json_pack("{ss si sI sI ss ss ss ss so si si ss ss}", "server",
                PACKAGE_NAME " " PACKAGE_VERSION, "version",
                SPMV_PROTO_VERSION, "pid", (json_int_t)getpid(), "uptime_s",
@@ -127,7 +143,7 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
                          int64_t id)
 {
   struct spmvd_server *srv = c->srv;
-  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_conn_worker(c));
   int forget = strcmp(op, "forget") == 0, exp = strcmp(op, "export") == 0;
   struct spmvd_cachejob *j = spmvd_cachejob_new(
       forget ? SPMVD_CJ_FORGET : exp ? SPMVD_CJ_EXPORT : SPMVD_CJ_IMPORT);

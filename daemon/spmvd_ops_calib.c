@@ -60,7 +60,7 @@ static void on_calibration_stored(struct spmvd_cachejob *j)
 static void on_calibrated(void *ctx, json_t *rep, const struct spmv_error *err)
 {
   struct spmvd_op *o = ctx;
-  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_op_worker(o));
   json_t *fits = json_object_get(rep, "fits"), *names = json_array(), *v;
   struct spmvd_cachejob *j = NULL;
   struct spmv_error e;
@@ -111,7 +111,7 @@ static void on_calibrated(void *ctx, json_t *rep, const struct spmv_error *err)
 void spmvd_ops_run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id)
 {
   struct spmvd_server *srv = c->srv;
-  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_conn_worker(c));
   const char *name = dev ? dev->name : "the device";  /* NULL: starting */
   json_t *dtv = json_object_get(req, "dtype");
   json_t *msv = json_object_get(req, "max_seconds");

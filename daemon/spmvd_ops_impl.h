@@ -59,7 +59,10 @@ struct spmvd_op {
   json_t *written;             /* ops: the ids of the vectors it writes */
   json_t *steps;               /* load, tune: milliseconds of each step */
   uint64_t t0_ns, mark_ns;     /* load, tune: its start, a step's start */
-  int64_t buf_private;         /* ops: a worker buffer of its own, or 0 */
+  int64_t buf_private;         /* a worker buffer of its own, or 0 (released
+                                  when the op ends) */
+  int wk;                      /* the worker it runs on: its connection's,
+                                  or the matrix's it works on */
 };
 
 /* --- spmvd_ops.c: the op's life, replies and fields --- */
@@ -68,6 +71,8 @@ struct spmvd_op {
  * memory. */
 struct spmvd_op *spmvd_op_new(struct spmvd_conn *c, int64_t id,
                               const char *name);
+/* The op's worker (borrowed), NULL once it stopped. */
+struct spmvd_worker *spmvd_op_worker(const struct spmvd_op *o);
 /* Ends an op: the connection reads its next request. */
 void spmvd_op_end(struct spmvd_op *o);
 /* Sends err as the op's reply (unless the connection is closing), then

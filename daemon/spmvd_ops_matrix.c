@@ -360,6 +360,7 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
     return;
   }
   o->handle = m->handle;
+  m->wk = c->wk;
   snprintf(m->name, sizeof m->name, "%s", name ? name : "");
   spmv_dtype_parse(json_string_value(json_object_get(req, "dtype")),
                        &m->dtype);
@@ -402,7 +403,7 @@ static void on_multiplied(void *ctx, json_t *rep, const struct spmv_error *err)
   }
   if (err) {
     struct spmvd_attach *a = spmvd_conn_attached(o->c, o->handle);
-    if (o->conn_vec)
+    if (o->conn_vec && !o->buf_private)
       o->c->vec_gen = -1;  /* the worker may not hold the buffer: resend it */
     if (o->inplace && a)
       a->gen = -1;
@@ -454,7 +455,8 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   json_t *msg = json_pack("{ss sI sf sf si}", "op", "multiply", "handle",
                           (json_int_t)m->handle, "alpha", alpha, "beta", beta,
                           "nvec", (int)k);
-  int fd, nfds = 1, gen = spmvd_worker_restarts(c->srv->worker);
+  o->wk = m->wk;  /* another connection of the owner may use it */
+  int fd, nfds = 1, gen = spmvd_worker_restarts(spmvd_op_worker(o));
   struct spmvd_attach *a = json_is_true(json_object_get(req, "inplace"))
                                ? spmvd_conn_attached(c, m->handle) : NULL;
   if (a) {
@@ -464,6 +466,15 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
     nfds = a->gen != gen;
     json_object_set_new(msg, "buf", json_integer(a->buf_id));
     json_object_set_new(msg, "buf_size", json_integer((json_int_t)a->size));
+  } else if (c->payload_vec && o->wk != c->wk) {
+    /* The kept buffer of a connection placed on another worker than the
+     * matrix's: lent to this call only, under an id of its own. */
+    o->conn_vec = 1;
+    c->vec_users++;
+    fd = c->vec.fd;
+    o->buf_private = spmvd_conn_new_buf_id();
+    json_object_set_new(msg, "buf", json_integer(o->buf_private));
+    json_object_set_new(msg, "buf_size", json_integer((json_int_t)c->vec.size));
   } else if (c->payload_vec) {
     /* The connection's kept buffer: its memfd goes to each incarnation of
      * the worker once, which keeps it mapped under its id. */
@@ -489,7 +500,7 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_op_fail(o, &err);
     return;
   }
-  if (o->conn_vec)
+  if (o->conn_vec && !o->buf_private)
     c->vec_gen = gen;
   if (a)
     a->gen = gen;
@@ -617,7 +628,7 @@ json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
   uint64_t held = old ? old->size : 0;
   if (need > held && spmvd_ops_check_mem(c, need - held, err) < 0)
     return NULL;
-  if (spmvd_conn_attach(c, m->handle, (size_t)need, (int)k, err) < 0)
+  if (spmvd_conn_attach(c, m->handle, m->wk, (size_t)need, (int)k, err) < 0)
     return NULL;
   return json_pack("{sI sI sI sI sI}", "handle", (json_int_t)m->handle, "k",
                    (json_int_t)k, "x_offset", (json_int_t)0, "y_offset",
@@ -636,20 +647,21 @@ static void on_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
   free(h);
 }
 
-/* After a worker respawn: re-creates every resident matrix from its host copy. */
-void spmvd_ops_readopt(struct spmvd_server *srv)
+/* After worker wk respawned: re-creates its resident matrices from their
+ * host copies. */
+void spmvd_ops_readopt(struct spmvd_server *srv, int wk)
 {
   struct spmv_error err;
   int n = 0;
 
   for (struct spmvd_matrix *m = srv->reg.head; m; m = m->next) {
-    if (m->state != SPMVD_MATRIX_READY)
+    if (m->state != SPMVD_MATRIX_READY || m->wk != wk)
       continue;
     int64_t *h = malloc(sizeof *h);
     if (!h)
       break;
     *h = m->handle;
-    if (spmvd_worker_call(srv->worker,
+    if (spmvd_worker_call(spmvd_server_worker(srv, wk),
                           json_pack("{ss sI ss sI sI sI ss}", "op", "adopt",
                                     "handle", (json_int_t)m->handle, "dtype",
                                     spmv_dtype_name(m->dtype), "rows",

@@ -176,6 +176,11 @@ static int plan_method(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
                           "needs a square matrix", (long long)p->m->handle,
                           (long long)p->m->rows, (long long)p->m->cols,
                           p->method);
+  if (p->m->wk != c->wk)
+    return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is resident on "
+                          "worker %d, this connection's work on worker %d: "
+                          "solve it from the connection that loaded it",
+                          (long long)p->m->handle, p->m->wk, c->wk);
   return 0;
 }
 
@@ -291,7 +296,7 @@ static void on_watch(uv_timer_t *t)
     spmvd_conn_close(c);
   if (!gone)
     spmvd_op_reply(c, cid, json_pack("{sb}", "cancelled", 1));
-  spmvd_worker_post(r->o->srv->worker,
+  spmvd_worker_post(spmvd_op_worker(r->o),
                     json_pack("{ss sI sb}", "op", "cancel", "target",
                               (json_int_t)r->seq, "drop", gone));
 }
@@ -409,7 +414,7 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
 {
   struct spmv_error err;
   struct solve_plan p;
-  int gen = spmvd_worker_restarts(c->srv->worker), fd;
+  int gen = spmvd_worker_restarts(spmvd_conn_worker(c)), fd;
 
   spmv_error_clear(&err);
   if (plan_solve(c, req, &p, &err) < 0) {
@@ -441,6 +446,6 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
     spmvd_op_fail(o, &err);
     return;
   }
-  r->seq = spmvd_worker_last_seq(c->srv->worker);
+  r->seq = spmvd_worker_last_seq(spmvd_conn_worker(c));
   uv_timer_start(&r->watch, on_watch, WATCH_MS, WATCH_MS);
 }

@@ -154,7 +154,7 @@ static void on_stored(struct spmvd_cachejob *j)
 static void store_decision(struct spmvd_op *o, struct spmvd_matrix *m,
                            struct spmvd_decision *d)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_op_worker(o));
   struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_STORE);
 
   m->tuning_id = 0;
@@ -275,7 +275,7 @@ static void on_excluded(struct spmvd_cachejob *j)
 /* Tunes m: first the quarantined configurations from the cache. */
 static void start_tune(struct spmvd_op *o, struct spmvd_matrix *m)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_op_worker(o));
   struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_EXCLUDE);
   struct spmv_error err;
 
@@ -297,7 +297,8 @@ static void start_tune(struct spmvd_op *o, struct spmvd_matrix *m)
 static void quarantine_cfg(struct spmvd_server *srv, struct spmvd_matrix *m,
                            const struct spmv_config *cfg, const char *why)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  const struct spmvd_device_info *dev =
+      spmvd_worker_device(spmvd_server_worker(srv, m->wk));
   struct spmvd_cachejob *j;
 
   if (!srv->bio || !dev || !(j = spmvd_cachejob_new(SPMVD_CJ_QUARANTINE))) {
@@ -469,7 +470,7 @@ static void on_looked_up(struct spmvd_cachejob *j)
 /* Looks m's tuning up on the cache thread; without a cache, tunes. */
 void spmvd_ops_decide(struct spmvd_op *o, struct spmvd_matrix *m)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(o->srv->worker);
+  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_op_worker(o));
   struct spmvd_cachejob *j;
 
   snprintf(o->reason, sizeof o->reason, "%s",
@@ -508,6 +509,7 @@ void spmvd_ops_run_tune(struct spmvd_conn *c, json_t *req, int64_t id)
     return;
   }
   o->handle = m->handle;
+  o->wk = m->wk;
   o->strategy = s;
   o->t0_ns = uv_hrtime();
   snprintf(o->reason, sizeof o->reason, "tuning requested (%s)",
@@ -626,6 +628,7 @@ void spmvd_ops_run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
     return;
   }
   o->handle = m->handle;
+  o->wk = m->wk;
   o->listed = configs != NULL;
   msg = json_pack("{ss sI}", "op", "bench", "handle", (json_int_t)m->handle);
   if (msg && configs) {
@@ -659,7 +662,8 @@ void spmvd_ops_worker_died(struct spmvd_server *srv, json_t *msg)
   if (!m || m->state != SPMVD_MATRIX_READY)
     return;
   quarantine(srv, m, "the device worker died running it");
-  const struct spmvd_device_info *dev = spmvd_worker_device(srv->worker);
+  const struct spmvd_device_info *dev =
+      spmvd_worker_device(spmvd_server_worker(srv, m->wk));
   struct spmv_config safe = {SPMV_FMT_CSR_SCALAR,
                              dev && strcmp(dev->backend, "cuda") == 0 ? 256 : 0,
                              0, 0, 0};

@@ -236,6 +236,11 @@ static int step_spmv(struct spmvd_conn *c, struct plan *p, json_t *s, int i,
     snprintf(msg, sizeof msg, "%s", err->msg);
     return spmv_error_set(err, rc, STEP_FMT "%s", i, "spmv", msg);
   }
+  if (m->wk != c->wk)
+    return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "matrix %lld is "
+                          "resident on worker %d, this connection's vectors "
+                          "on worker %d", i, "spmv", (long long)m->handle,
+                          m->wk, c->wk);
   if ((rc = get_vec(c, p, s, i, "spmv", "x", 1, 0, &x, err)) < 0 ||
       (rc = get_vec(c, p, s, i, "spmv", "y", beta != 0, 1, &y, err)) < 0)
     return rc;
@@ -535,7 +540,7 @@ void spmvd_ops_run_ops(struct spmvd_conn *c, json_t *req, int64_t id,
   struct spmv_error err;
   struct spmvd_op *o = spmvd_op_new(c, id, "ops");
   struct plan p;
-  int fds[SPMVD_IPC_MAX_FDS], nfds, gen = spmvd_worker_restarts(c->srv->worker);
+  int fds[SPMVD_IPC_MAX_FDS], nfds, gen = spmvd_worker_restarts(spmvd_conn_worker(c));
 
   spmv_error_clear(&err);
   int rc = o ? plan_list(c, req, &p, &err)
@@ -606,7 +611,7 @@ static void on_created(void *ctx, json_t *rep, const struct spmv_error *err)
   }
   if (err) {
     spmvd_vectors_remove(&o->c->vecs, o->handle);
-    spmvd_worker_post(o->srv->worker,
+    spmvd_worker_post(spmvd_op_worker(o),
                       json_pack("{ss s[I]}", "op", "vfree", "ids",
                                 (json_int_t)o->handle));
     spmvd_op_fail(o, err);
@@ -692,7 +697,7 @@ json_t *spmvd_ops_vector_free(struct spmvd_conn *c, json_t *req,
                    (long long)id);
     return NULL;
   }
-  spmvd_worker_post(c->srv->worker, json_pack("{ss s[I]}", "op", "vfree",
+  spmvd_worker_post(spmvd_conn_worker(c), json_pack("{ss s[I]}", "op", "vfree",
                                               "ids", (json_int_t)id));
   return json_object();
 }
@@ -705,8 +710,8 @@ void spmvd_ops_vectors_release(struct spmvd_conn *c)
 
   for (struct spmvd_vector *v = c->vecs.head; v; v = v->next)
     json_array_append_new(ids, json_integer(v->id));
-  if (json_array_size(ids) > 0 && c->srv->worker)
-    spmvd_worker_post(c->srv->worker,
+  if (json_array_size(ids) > 0 && spmvd_conn_worker(c))
+    spmvd_worker_post(spmvd_conn_worker(c),
                       json_pack("{ss so}", "op", "vfree", "ids", ids));
   else
     json_decref(ids);

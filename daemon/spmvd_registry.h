@@ -25,6 +25,7 @@ struct spmvd_matrix {
   int64_t handle;              /* unique for the daemon's life, from 1 */
   uid_t uid;                   /* the owner: only this uid sees it */
   struct spmvd_conn *owner;    /* borrowed: the connection that loaded it */
+  int wk;                      /* the worker it is resident on (owner's) */
   char name[64];
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;

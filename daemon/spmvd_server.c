@@ -179,6 +179,7 @@ static void on_connection(uv_stream_t *listener, int status)
                    "max_connections_per_user (%d) reached for uid %ld",
                    srv->cfg.max_conns_per_uid, (long)c->uid);
   else {
+    c->wk = spmvd_server_place(srv);
     spmvd_conn_start(c);
     return;
   }
@@ -218,9 +219,10 @@ void spmvd_server_matrix_free(struct spmvd_server *srv, struct spmvd_matrix *m)
     m->owner->mem -= m->bytes;
     m->owner->nmatrices--;
   }
-  if (srv->worker)
-    spmvd_worker_post(srv->worker, json_pack("{ss sI}", "op", "unload",
-                                             "handle", (json_int_t)m->handle));
+  struct spmvd_worker *w = spmvd_server_worker(srv, m->wk);
+  if (w)
+    spmvd_worker_post(w, json_pack("{ss sI}", "op", "unload", "handle",
+                                   (json_int_t)m->handle));
   spmvd_registry_remove(&srv->reg, m);
 }
 
@@ -252,10 +254,79 @@ static void find_worker(const struct spmvd_config *cfg, char *out, size_t n)
   snprintf(out, n, "%s/spmvd-worker", SPMV_LIBEXECDIR);
 }
 
+struct spmvd_worker *spmvd_server_worker(const struct spmvd_server *srv, int i)
+{
+  return i >= 0 && i < srv->nworkers ? srv->workers[i] : NULL;
+}
+
+int spmvd_server_place(const struct spmvd_server *srv)
+{
+  uint64_t bytes[SPMVD_MAX_WORKERS] = {0};
+  int conns[SPMVD_MAX_WORKERS] = {0}, best = 0;
+
+  for (const struct spmvd_matrix *m = srv->reg.head; m; m = m->next)
+    if (m->wk >= 0 && m->wk < srv->nworkers)
+      bytes[m->wk] += m->bytes;
+  for (const struct spmvd_conn *c = srv->conns; c; c = c->next)
+    if (c->wk >= 0 && c->wk < srv->nworkers)
+      conns[c->wk]++;
+  /* Only among workers that started once: one that never does (a device
+   * that fails) is given nothing. */
+  for (int i = 1; i < srv->nworkers; i++)
+    if (srv->workers[i] && spmvd_worker_device(srv->workers[i]) &&
+        (bytes[i] < bytes[best] ||
+         (bytes[i] == bytes[best] && conns[i] < conns[best])))
+      best = i;
+  return best;
+}
+
+/* The index of w among the server's workers. */
+static int worker_index(const struct spmvd_server *srv,
+                        const struct spmvd_worker *w)
+{
+  for (int i = 0; i < srv->nworkers; i++)
+    if (srv->workers[i] == w)
+      return i;
+  return -1;
+}
+
+static int start_worker(struct spmvd_server *srv, int device,
+                        struct spmv_error *err);
+
+/* After the first worker's first start, the others: the rest of the
+ * devices listed (all the host has, for "all") on a GPU, cpu_workers on
+ * the cpu backend, as the first worker's backend turned out to be. */
+static void start_others(struct spmvd_server *srv,
+                         const struct spmvd_device_info *dev)
+{
+  const struct spmvd_config *c = &srv->cfg;
+  int cpu = strcmp(dev->backend, "cpu") == 0;
+  int n = cpu ? c->cpu_workers
+          : c->ndevices < 0 ? dev->devices
+          : c->ndevices > 0 ? c->ndevices : 1;
+  struct spmv_error err;
+
+  if (n > SPMVD_MAX_WORKERS)
+    n = SPMVD_MAX_WORKERS;
+  while (srv->nworkers < n && !srv->stopping) {
+    int i = srv->nworkers;
+    int device = cpu ? 0 : c->ndevices > 0 ? c->devices[i] : i;
+    if (start_worker(srv, device, &err) < 0) {
+      spmvd_log_error("worker %d (device %d) could not start: %s", i, device,
+                      err.msg);
+      break;
+    }
+  }
+  if (srv->nworkers > 1)
+    spmvd_log_info("%d workers on the %s backend", srv->nworkers,
+                   dev->backend);
+}
+
 static void on_ready(void *ctx, struct spmvd_worker *w, int respawned)
 {
   struct spmvd_server *srv = ctx;
   struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_DEVICE);
+  int wk = worker_index(srv, w);
 
   if (j && srv->bio) {
     j->dev = *spmvd_worker_device(w);
@@ -264,16 +335,20 @@ static void on_ready(void *ctx, struct spmvd_worker *w, int respawned)
     spmvd_cachejob_free(j);
   }
   if (respawned)
-    spmvd_ops_readopt(srv);
+    spmvd_ops_readopt(srv, wk);
+  else if (wk == 0 && srv->nworkers == 1)
+    start_others(srv, spmvd_worker_device(w));
 }
 
 static void on_died(void *ctx, struct spmvd_worker *w, json_t *msg)
 {
   struct spmvd_server *srv = ctx;
+  int wk = worker_index(srv, w);
 
   /* Before any request meets the new worker, which holds no values. */
   for (struct spmvd_conn *c = srv->conns; c; c = c->next)
-    spmvd_vectors_lose(&c->vecs);
+    if (c->wk == wk)
+      spmvd_vectors_lose(&c->vecs);
   spmvd_ops_worker_died(ctx, msg);
 }
 
@@ -293,8 +368,13 @@ static void stop_bio(struct spmvd_server *srv)
 static void on_stopped(void *ctx, struct spmvd_worker *w)
 {
   struct spmvd_server *srv = ctx;
-  srv->worker = NULL;
-  if (srv->stopping)
+  int wk = worker_index(srv, w), left = 0;
+
+  if (wk >= 0)
+    srv->workers[wk] = NULL;
+  for (int i = 0; i < srv->nworkers; i++)
+    left += srv->workers[i] != NULL;
+  if (srv->stopping && left == 0)
     stop_bio(srv);
 }
 
@@ -308,27 +388,39 @@ static int spmvd_server_spin_us(const struct spmvd_server *srv)
                                     : spmv_wire_spin_default();
 }
 
-static int start_worker(struct spmvd_server *srv, struct spmv_error *err)
+/* Starts worker srv->nworkers on device. */
+static int start_worker(struct spmvd_server *srv, int device,
+                        struct spmv_error *err)
 {
   static const char *const levels[] = {"error", "warn", "info", "debug"};
   struct spmvd_worker_opts o;
   char path[PATH_MAX];
+  int threads = srv->cfg.threads, rc;
 
   find_worker(&srv->cfg, path, sizeof path);
-  if (srv->cfg.threads > 0) {
+  if (threads <= 0 && srv->cfg.cpu_workers > 1) {
+    /* Several cpu workers share the cores rather than each taking all. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cores > srv->cfg.cpu_workers ? (int)(cores / srv->cfg.cpu_workers)
+                                           : 1;
+  }
+  if (threads > 0) {
     char n[16];
-    snprintf(n, sizeof n, "%d", srv->cfg.threads);
+    snprintf(n, sizeof n, "%d", threads);
     setenv("SPMVD_CPU_THREADS", n, 1);  /* inherited by the worker */
   }
   o.path = path;
   o.backend = srv->cfg.backend;
-  o.device = srv->cfg.device;
+  o.device = device;
   o.log_level = levels[srv->cfg.log_level];
   o.syslog = srv->cfg.log_sink == SPMVD_LOG_SYSLOG;
   o.busy_poll_us = spmvd_server_spin_us(srv);
   o.timeout_s = srv->cfg.device_timeout_s;
-  return spmvd_worker_new(srv->loop, &o, &worker_hooks, srv, &srv->worker,
-                          err);
+  rc = spmvd_worker_new(srv->loop, &o, &worker_hooks, srv,
+                        &srv->workers[srv->nworkers], err);
+  if (rc == 0)
+    srv->worker_device[srv->nworkers++] = device;
+  return rc;
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -391,8 +483,12 @@ static void exit_when_idle(struct spmvd_server *srv, uint64_t now)
 {
   int secs = srv->cfg.exit_idle_s;
 
-  if (srv->nconns > 0 ||
-      (srv->worker != NULL && spmvd_worker_pending(srv->worker) > 0)) {
+  int pending = 0;
+
+  for (int i = 0; i < srv->nworkers; i++)
+    if (srv->workers[i])
+      pending += spmvd_worker_pending(srv->workers[i]);
+  if (srv->nconns > 0 || pending > 0) {
     srv->busy_ms = now;
     return;
   }
@@ -451,7 +547,9 @@ int spmvd_server_open(struct spmvd_server *srv, uv_loop_t *loop,
     return rc;
   if ((rc = listen_socket(srv, err)) < 0)
     return rc;
-  if ((rc = start_worker(srv, err)) < 0)
+  if ((rc = start_worker(srv, srv->cfg.ndevices > 0 ? srv->cfg.devices[0]
+                                 : srv->cfg.ndevices < 0 ? 0 : srv->cfg.device,
+                          err)) < 0)
     return rc;
   spmvd_log_info("spmvd %s listening on %s, cache %s", PACKAGE_VERSION,
                  srv->cfg.socket_path, srv->cfg.db_path);
@@ -481,9 +579,13 @@ void spmvd_server_maybe_finish(struct spmvd_server *srv)
   }
   if (srv->conns)
     return;  /* the last write's callback closes its connection */
-  if (srv->worker)
-    spmvd_worker_stop(srv->worker);  /* stops the cache thread when done */
-  else
+  int running = 0;
+  for (int i = 0; i < srv->nworkers; i++)
+    if (srv->workers[i]) {
+      running++;
+      spmvd_worker_stop(srv->workers[i]);  /* the last stops the cache thread */
+    }
+  if (!running)
     stop_bio(srv);
   if (srv->signals) {
     srv->signals = 0;
@@ -542,23 +644,30 @@ void spmvd_server_reload(struct spmvd_server *srv)
   /* Paths, the backend and the device stay until a restart. */
   if (strcmp(c.socket_path, srv->cfg.socket_path) ||
       strcmp(c.db_path, srv->cfg.db_path) || strcmp(c.backend, srv->cfg.backend) ||
-      c.device != srv->cfg.device || strcmp(c.worker_path, srv->cfg.worker_path))
-    spmvd_log_warn("SIGHUP: socket, db, backend, device and worker changes "
-                   "take effect at the next start");
+      c.device != srv->cfg.device || strcmp(c.worker_path, srv->cfg.worker_path) ||
+      c.ndevices != srv->cfg.ndevices ||
+      memcmp(c.devices, srv->cfg.devices, sizeof c.devices) ||
+      c.cpu_workers != srv->cfg.cpu_workers)
+    spmvd_log_warn("SIGHUP: socket, db, backend, device, devices, cpu_workers "
+                   "and worker changes take effect at the next start");
   memcpy(c.socket_path, srv->cfg.socket_path, sizeof c.socket_path);
   memcpy(c.db_path, srv->cfg.db_path, sizeof c.db_path);
   memcpy(c.lock_path, srv->cfg.lock_path, sizeof c.lock_path);
   memcpy(c.backend, srv->cfg.backend, sizeof c.backend);
   memcpy(c.worker_path, srv->cfg.worker_path, sizeof c.worker_path);
   c.device = srv->cfg.device;
+  c.ndevices = srv->cfg.ndevices;
+  memcpy(c.devices, srv->cfg.devices, sizeof c.devices);
+  c.cpu_workers = srv->cfg.cpu_workers;
   if (srv->override_mask & SPMVD_OVR_LOG)
     c.log_sink = srv->cfg.log_sink;
   if (srv->override_mask & SPMVD_OVR_EXIT_IDLE)
     c.exit_idle_s = srv->cfg.exit_idle_s;
   srv->cfg = c;
   spmvd_log_set_level(c.log_level);
-  if (srv->worker &&
-      spmvd_worker_timeout(srv->worker) != c.device_timeout_s)
-    spmvd_worker_set_timeout(srv->worker, c.device_timeout_s);
+  for (int i = 0; i < srv->nworkers; i++)
+    if (srv->workers[i] &&
+        spmvd_worker_timeout(srv->workers[i]) != c.device_timeout_s)
+      spmvd_worker_set_timeout(srv->workers[i], c.device_timeout_s);
   spmvd_log_info("SIGHUP: reloaded %s", srv->config_path);
 }

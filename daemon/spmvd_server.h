@@ -3,6 +3,7 @@
 #define SPMVD_SERVER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <uv.h>
 
@@ -15,6 +16,9 @@ struct spmvd_conn;
 struct spmvd_worker;
 struct spmvd_cache;
 struct spmvd_bio;
+
+/* The most workers of one daemon: one per device (or cpu worker). */
+#define SPMVD_MAX_WORKERS SPMVD_CONFIG_MAX_WORKERS
 
 /* The front end (embedded by main; one per process). */
 struct spmvd_server {
@@ -33,7 +37,11 @@ struct spmvd_server {
   struct spmvd_conn *conns;        /* every open connection */
   int nconns;
   struct spmvd_registry reg;
-  struct spmvd_worker *worker;     /* the device's worker (one device today) */
+  /* One worker per device; a connection's requests go to the one it was
+   * placed on (spmvd_server_place), a matrix's to the one it was loaded on. */
+  struct spmvd_worker *workers[SPMVD_MAX_WORKERS];
+  int worker_device[SPMVD_MAX_WORKERS];  /* the device each one drives */
+  int nworkers;
   struct spmvd_cache *cache;       /* NULL when the cache could not open;
                                       only the cache thread touches it */
   struct spmvd_bio *bio;           /* the cache thread, NULL once stopped
@@ -87,5 +95,12 @@ void spmvd_server_matrix_free(struct spmvd_server *srv, struct spmvd_matrix *m);
 
 /* A request finished: lets a stopping server end once nothing is left. */
 void spmvd_server_maybe_finish(struct spmvd_server *srv);
+
+/* Worker i (borrowed), or NULL once it stopped or for an i out of range. */
+struct spmvd_worker *spmvd_server_worker(const struct spmvd_server *srv, int i);
+
+/* The worker for a new connection: the one holding the fewest bytes of
+ * matrices, then the fewest connections. */
+int spmvd_server_place(const struct spmvd_server *srv);
 
 #endif /* SPMVD_SERVER_H */

@@ -371,9 +371,10 @@ static void on_ready(struct spmvd_worker *w, json_t *msg)
   COPY(device_key, "device_key");
   COPY(software_key, "software_key");
 #undef COPY
-  json_unpack(d, "{s?i s?i s?i s?i s?I}", "cc_major", &w->dev.cc_major,
+  w->dev.devices = 1;
+  json_unpack(d, "{s?i s?i s?i s?i s?i s?I}", "cc_major", &w->dev.cc_major,
               "cc_minor", &w->dev.cc_minor, "sms", &w->dev.sms, "warp_size",
-              &w->dev.warp_size, "mem_bytes", &mem);
+              &w->dev.warp_size, "devices", &w->dev.devices, "mem_bytes", &mem);
   w->dev.mem_bytes = (uint64_t)mem;
   w->have_dev = 1;
   spmvd_log_info("device worker %d ready: %s backend, %s", w->inc->proc.pid,

@@ -338,9 +338,10 @@ static int open_backend(struct worker *w, const char *name, int dev,
 
 static json_t *device_json(const struct spmvd_device_info *d)
 {
-  return json_pack("{ss ss si si si si sI ss ss}", "backend", d->backend,
+  return json_pack("{ss ss si si si si si sI ss ss}", "backend", d->backend,
                    "name", d->name, "cc_major", d->cc_major, "cc_minor",
                    d->cc_minor, "sms", d->sms, "warp_size", d->warp_size,
+                   "devices", d->devices,
                    "mem_bytes", (json_int_t)d->mem_bytes, "device_key",
                    d->device_key, "software_key", d->software_key);
 }

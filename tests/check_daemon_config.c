@@ -169,6 +169,41 @@ START_TEST(exclude_formats)
 }
 END_TEST
 
+/* devices: all, a list, and what is not one; cpu_workers' range. */
+START_TEST(devices)
+{
+  struct spmvd_config c;
+  struct spmv_error err;
+
+  spmvd_config_defaults(&c);
+  ck_assert_int_eq(c.ndevices, 0);
+  ck_assert_int_eq(c.cpu_workers, 1);
+  ck_assert_int_eq(spmvd_config_set(&c, "devices", "all", &err), 0);
+  ck_assert_int_eq(c.ndevices, -1);
+  ck_assert_int_eq(spmvd_config_set(&c, "devices", "2,0,5", &err), 0);
+  ck_assert_int_eq(c.ndevices, 3);
+  ck_assert_int_eq(c.devices[0], 2);
+  ck_assert_int_eq(c.devices[1], 0);
+  ck_assert_int_eq(c.devices[2], 5);
+  static const char *const bad[][2] = {
+    {"1,1", "listed twice"}, {"0,", "ends in a comma"}, {"", "empty"},
+    {"x", "not 'all' or a list"}, {"0,,1", "not 'all' or a list"},
+    {"-1", "not 'all' or a list"}, {"1024", "not 'all' or a list"},
+    {"0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "more than 16"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(spmvd_config_set(&c, "devices", bad[i][0], &err), SPMV_ECONFIG);
+    ck_assert_msg(strstr(err.msg, bad[i][1]), "devices '%s': %s", bad[i][0], err.msg);
+    ck_assert_int_eq(c.ndevices, 3);  /* the setting in force stays */
+    ck_assert_int_eq(c.devices[0], 2);
+  }
+  ck_assert_int_eq(spmvd_config_set(&c, "cpu_workers", "16", &err), 0);
+  ck_assert_int_eq(c.cpu_workers, 16);
+  ck_assert_int_eq(spmvd_config_set(&c, "cpu_workers", "17", &err), SPMV_ECONFIG);
+  ck_assert_int_eq(spmvd_config_set(&c, "cpu_workers", "0", &err), SPMV_ECONFIG);
+}
+END_TEST
+
 static Suite *daemon_config_suite(void)
 {
   Suite *s = suite_create("daemon_config");
@@ -179,6 +214,7 @@ static Suite *daemon_config_suite(void)
   tcase_add_test(tc, file_ok);
   tcase_add_test(tc, file_errors);
   tcase_add_test(tc, exclude_formats);
+  tcase_add_test(tc, devices);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -108,6 +108,16 @@ tests_integration_check_inplace_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_inplace_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_inplace_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+# Several workers (--cpu-workers): placement, a matrix used across
+# workers, one worker's death.
+check_PROGRAMS += tests/integration/check_workers
+TESTS += tests/integration/check_workers
+tests_integration_check_workers_SOURCES = tests/integration/check_workers.c
+tests_integration_check_workers_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_workers_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_workers_LDADD = $(ITEST_LDADD) -lm
+$(tests_integration_check_workers_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 # Loads whose matrix lies in a client's sealed memfd ("memfd": true).
 check_PROGRAMS += tests/integration/check_load_memfd
 TESTS += tests/integration/check_load_memfd
@@ -174,6 +184,7 @@ ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
 	tests/integration/check_cachefaults.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
+	tests/integration/check_workers.log \
 	tests/integration/check_solve.log \
 	tests/integration/check_vectors.log tests/integration/check_load_memfd.log \
 	tests/integration/check_solve_client.log \

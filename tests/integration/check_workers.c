@@ -1,0 +1,232 @@
+/* check_workers.c: a daemon of several workers (the cpu backend's
+ * --cpu-workers): each listed, connections spread over them, a matrix used
+ * from another worker's connection, one worker's death leaving the others
+ * serving. */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define NW 3
+
+static struct itest_daemon d;
+
+static void setup(void)
+{
+  itest_daemon_init(&d);
+  ck_assert_int_eq(itest_daemon_start(&d, "--cpu-workers=3"), 0);
+}
+
+static void teardown(void)
+{
+  itest_daemon_fini(&d);
+}
+
+/* status's workers on s (a new reference), after waiting up to 10 s for
+ * NW of them to be ready. */
+static json_t *ready_workers(int s)
+{
+  double t0 = itest_now_s();
+
+  for (;;) {
+    json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 7),
+                           NULL, 0, NULL, NULL);
+    ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "no status");
+    json_t *w = json_incref(json_object_get(r, "workers"));
+    json_decref(r);
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(w); i++) {
+      const char *st = json_string_value(json_object_get(json_array_get(w, i), "state"));
+      n += st && strcmp(st, "ready") == 0;
+    }
+    if (n == NW)
+      return w;
+    json_decref(w);
+    ck_assert_msg(itest_now_s() - t0 < 10, "%zu of %d workers ready after 10 s", n, NW);
+    usleep(20000);
+  }
+}
+
+/* y = A x of matrix h through s, right (itest_multiply_check's bound). */
+static void mul_ok(int s, int64_t h, const struct spmv_csr *A, unsigned seed)
+{
+  char code[32] = "";
+  double q = itest_multiply_check(s, h, A, 0, seed, code);
+
+  ck_assert_msg(q >= 0 && q <= 1, "matrix %lld: %s (residual %g of its bound)",
+                (long long)h, q < 0 ? code : "wrong product", q);
+}
+
+static int64_t wint(json_t *workers, int i, const char *key)
+{
+  return json_integer_value(json_object_get(json_array_get(workers, (size_t)i), key));
+}
+
+/* NW connections, opened once every worker is ready (so that each is
+ * placed on a worker of its own), each loading its A[i] as handle h[i]. */
+static void open_and_load(int s[NW], int64_t h[NW], struct spmv_csr *const A[NW])
+{
+  s[0] = itest_open(&d);
+  json_decref(ready_workers(s[0]));
+  for (int i = 1; i < NW; i++)
+    s[i] = itest_open(&d);
+  for (int i = 0; i < NW; i++) {
+    json_t *r = itest_load(s[i], 10 + i, A[i], 0, "auto");
+    h[i] = itest_handle(r);
+    json_decref(r);
+  }
+}
+
+/* Each worker listed once, numbered, with a process of its own. */
+START_TEST(listed)
+{
+  int s = itest_open(&d);
+  json_t *w = ready_workers(s);
+
+  ck_assert_int_eq((int)json_array_size(w), NW);
+  for (int i = 0; i < NW; i++) {
+    ck_assert_int_eq(wint(w, i, "worker"), i);
+    ck_assert_int_gt(wint(w, i, "pid"), 0);
+    for (int j = 0; j < i; j++)
+      ck_assert_int_ne(wint(w, i, "pid"), wint(w, j, "pid"));
+  }
+  json_decref(w);
+  close(s);
+}
+END_TEST
+
+/* Three connections, three workers: each one's matrix is resident on a
+ * worker of its own, and multiplies right there. */
+START_TEST(spread)
+{
+  static const char *const names[NW] = {"west0479.mtx", "bcsstk13.mtx", "lp_e226.mtx"};
+  struct spmv_csr *A[NW];
+  int s[NW];
+  int64_t h[NW];
+
+  for (int i = 0; i < NW; i++)
+    A[i] = itest_matrix(names[i]);
+  open_and_load(s, h, A);
+  json_t *w = ready_workers(s[0]);
+  for (int i = 0; i < NW; i++) {
+    ck_assert_msg(wint(w, i, "matrices") == 1, "worker %d holds %lld matrices", i,
+                  (long long)wint(w, i, "matrices"));
+    ck_assert_int_ge(wint(w, i, "connections"), 1);
+  }
+  json_decref(w);
+  for (int i = 0; i < NW; i++) {
+    mul_ok(s[i], h[i], A[i], 3u + i);
+    spmv_csr_free(A[i]);
+    close(s[i]);
+  }
+}
+END_TEST
+
+/* A matrix is the owner's on every connection: another connection of the
+ * same user, placed on another worker, multiplies it (its vectors lent to
+ * the matrix's worker for the call); device vectors and solves, which live
+ * on a connection's worker, are refused with both workers named. */
+START_TEST(across)
+{
+  struct spmv_csr *A = itest_matrix("karate.mtx");  /* a graph: pagerank */
+  int a = itest_open(&d);
+  json_decref(ready_workers(a));
+  int b = itest_open(&d);
+  json_t *r = itest_load(a, 1, A, 0, "auto");
+  int64_t h = itest_handle(r);
+  json_decref(r);
+
+  for (unsigned k = 0; k < 3; k++)
+    mul_ok(b, h, A, 11u + k);
+  mul_ok(a, h, A, 17u);
+
+  json_t *v = itest_call(b, json_pack("{ss si ss sI}", "op", "vector-create", "id", 2,
+                                      "dtype", "f64", "n", (json_int_t)A->rows),
+                         NULL, 0, NULL, NULL);
+  ck_assert_msg(v && json_is_true(json_object_get(v, "ok")), "vector-create failed");
+  json_int_t x = json_integer_value(json_object_get(v, "vector"));
+  json_decref(v);
+  v = itest_call(b, json_pack("{ss si ss sI}", "op", "vector-create", "id", 3,
+                              "dtype", "f64", "n", (json_int_t)A->rows),
+                 NULL, 0, NULL, NULL);
+  json_int_t y = json_integer_value(json_object_get(v, "vector"));
+  json_decref(v);
+  r = itest_call(b, json_pack("{ss si s[{ss sI sI sI}]}", "op", "ops", "id", 4, "ops",
+                              "op", "spmv", "handle", (json_int_t)h, "x", x, "y", y),
+                 NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EINVAL");
+  const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  ck_assert_msg(msg && strstr(msg, "ops[0] (spmv)") && strstr(msg, "worker"),
+                "message: %s", msg ? msg : "(none)");
+  json_decref(r);
+  r = itest_call(b, json_pack("{ss si sI ss}", "op", "solve", "id", 5, "handle",
+                              (json_int_t)h, "method", "pagerank"),
+                 NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EINVAL");
+  json_decref(r);
+  /* The owner's connection solves it. */
+  r = itest_call(a, json_pack("{ss si sI ss}", "op", "solve", "id", 6, "handle",
+                              (json_int_t)h, "method", "pagerank"),
+                 NULL, 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "the owner's solve: %s",
+                json_string_value(json_object_get(json_object_get(r, "error"), "message")));
+  json_decref(r);
+  mul_ok(b, h, A, 19u);
+  close(b);
+  close(a);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* Killing one worker: its matrix comes back on its successor, the others'
+ * products never stop, no other worker restarts. */
+START_TEST(one_dies)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  struct spmv_csr *As[NW] = {A, A, A};
+  int s[NW];
+  int64_t h[NW];
+
+  open_and_load(s, h, As);
+  json_t *w = ready_workers(s[0]);
+  pid_t victim = (pid_t)wint(w, 1, "pid");
+  json_decref(w);
+  ck_assert_int_eq(kill(victim, SIGKILL), 0);
+  for (int k = 0; k < 5; k++) {
+    mul_ok(s[0], h[0], A, 31u + k);
+    mul_ok(s[2], h[2], A, 41u + k);
+  }
+  itest_multiply_after_restart(s[1], h[1], A);
+  w = ready_workers(s[0]);
+  ck_assert_int_eq(wint(w, 0, "restarts"), 0);
+  ck_assert_int_eq(wint(w, 1, "restarts"), 1);
+  ck_assert_int_eq(wint(w, 2, "restarts"), 0);
+  ck_assert_int_ne(wint(w, 1, "pid"), victim);
+  ck_assert_int_eq(wint(w, 1, "matrices"), 1);
+  json_decref(w);
+  for (int i = 0; i < NW; i++)
+    close(s[i]);
+  spmv_csr_free(A);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("workers");
+  TCase *tc = tcase_create("workers");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, listed);
+  tcase_add_test(tc, spread);
+  tcase_add_test(tc, across);
+  tcase_add_test(tc, one_dies);
+  suite_add_tcase(s, tc);
+  return itest_run(s);
+}
