@@ -53,16 +53,6 @@ static json_t *ready_workers(int s)
   }
 }
 
-/* y = A x of matrix h through s, right (itest_multiply_check's bound). */
-static void mul_ok(int s, int64_t h, const struct spmv_csr *A, unsigned seed)
-{
-  char code[32] = "";
-  double q = itest_multiply_check(s, h, A, 0, seed, code);
-
-  ck_assert_msg(q >= 0 && q <= 1, "matrix %lld: %s (residual %g of its bound)",
-                (long long)h, q < 0 ? code : "wrong product", q);
-}
-
 static int64_t wint(json_t *workers, int i, const char *key)
 {
   return json_integer_value(json_object_get(json_array_get(workers, (size_t)i), key));
@@ -121,7 +111,7 @@ START_TEST(spread)
   }
   json_decref(w);
   for (int i = 0; i < NW; i++) {
-    mul_ok(s[i], h[i], A[i], 3u + i);
+    itest_multiply_ok(s[i], h[i], A[i], 0, 3u + i);
     spmv_csr_free(A[i]);
     close(s[i]);
   }
@@ -143,8 +133,8 @@ START_TEST(across)
   json_decref(r);
 
   for (unsigned k = 0; k < 3; k++)
-    mul_ok(b, h, A, 11u + k);
-  mul_ok(a, h, A, 17u);
+    itest_multiply_ok(b, h, A, 0, 11u + k);
+  itest_multiply_ok(a, h, A, 0, 17u);
 
   json_t *v = itest_call(b, json_pack("{ss si ss sI}", "op", "vector-create", "id", 2,
                                       "dtype", "f64", "n", (json_int_t)A->rows),
@@ -177,7 +167,7 @@ START_TEST(across)
   ck_assert_msg(json_is_true(json_object_get(r, "ok")), "the owner's solve: %s",
                 json_string_value(json_object_get(json_object_get(r, "error"), "message")));
   json_decref(r);
-  mul_ok(b, h, A, 19u);
+  itest_multiply_ok(b, h, A, 0, 19u);
   close(b);
   close(a);
   spmv_csr_free(A);
@@ -199,8 +189,8 @@ START_TEST(one_dies)
   json_decref(w);
   ck_assert_int_eq(kill(victim, SIGKILL), 0);
   for (int k = 0; k < 5; k++) {
-    mul_ok(s[0], h[0], A, 31u + k);
-    mul_ok(s[2], h[2], A, 41u + k);
+    itest_multiply_ok(s[0], h[0], A, 0, 31u + k);
+    itest_multiply_ok(s[2], h[2], A, 0, 41u + k);
   }
   itest_multiply_after_restart(s[1], h[1], A);
   w = ready_workers(s[0]);

@@ -179,6 +179,10 @@ json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
 double itest_multiply_check(int fd, int64_t handle, const struct spmv_csr *A,
                             int f32, unsigned seed, char code[32]);
 
+/* Asserts that itest_multiply_check() got an answer and it was right: a
+ * daemon error (a negative result) fails too. */
+void itest_multiply_ok(int fd, int64_t handle, const struct spmv_csr *A,
+                       int f32, unsigned seed);
 /* Seconds on the monotonic clock, for the tests that time the daemon. */
 double itest_now_s(void);
 
