@@ -65,7 +65,9 @@ void spmvd_config_defaults(struct spmvd_config *c)
   c->max_conns_per_uid = 64;
   c->max_conns = 1024;
   c->busy_poll_us = -1;
-  c->socket_mode = 0666;
+  /* A user's own instance serves that user alone, even on a socket in
+   * /tmp (no XDG_RUNTIME_DIR), where the directory does not guard it. */
+  c->socket_mode = geteuid() == 0 ? 0666 : 0600;
   c->frame_timeout_s = 10;
   /* Never by default, as Redis's timeout and PostgreSQL's
    * idle_session_timeout: closing a connection frees its matrices and

@@ -31,6 +31,7 @@ START_TEST(defaults_user_paths)
   spmvd_config_defaults(&c);
   ck_assert_str_eq(c.socket_path, "/run/user/77/spmvd.sock");
   ck_assert_str_eq(c.db_path, "/home/u/.st/spmvd/cache.db");
+  ck_assert_int_eq(c.socket_mode, 0600);  /* the user's alone */
   unsetenv("XDG_STATE_HOME");
   setenv("HOME", "/home/u", 1);
   spmvd_config_defaults(&c);
