@@ -23,6 +23,7 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_ops.c daemon/spmvd_ops.h daemon/spmvd_ops_impl.h \
 	daemon/spmvd_fields.c daemon/spmvd_fields.h \
 	daemon/spmvd_ops_matrix.c daemon/spmvd_ops_tune.c daemon/spmvd_ops_admin.c \
+	daemon/spmvd_ops_split.c \
 	daemon/spmvd_ops_calib.c \
 	daemon/spmvd_ops_vec.c daemon/spmvd_ops_solve.c daemon/spmvd_vectors.c daemon/spmvd_vectors.h \
 	daemon/spmvd_spin.c daemon/spmvd_spin.h \
@@ -39,6 +40,7 @@ daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 libexec_PROGRAMS += daemon/spmvd-worker
 daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_worker_matrix.c daemon/spmvd_worker_long.c \
+	daemon/spmvd_worker_split.c \
 	daemon/spmvd_worker_vec.c daemon/spmvd_worker_check.c \
 	daemon/spmvd_solve.c daemon/spmvd_solve.h daemon/spmvd_solve_krylov.c \
 	daemon/spmvd_solve_pagerank.c \

@@ -29,7 +29,7 @@ static const struct field load_f[] = {
     {"dtype", F_STRING, 1}, {"rows", F_INT, 1},      {"cols", F_INT, 1},
     {"nnz", F_INT, 1},      {"index", F_STRING, 0},  {"strategy", F_STRING, 0},
     {"name", F_STRING, 0},  {"verify", F_BOOL, 0},   {"memfd", F_BOOL, 0},
-    {NULL, 0, 0}};
+    {"split", F_INT, 0},    {NULL, 0, 0}};
 static const struct field multiply_f[] = {
     {"handle", F_INT, 1}, {"alpha", F_NUMBER, 1}, {"beta", F_NUMBER, 1},
     {"inplace", F_BOOL, 0}, {NULL, 0, 0}};

@@ -47,6 +47,7 @@ void spmvd_op_end(struct spmvd_op *o)
   spmvd_conn_shm_close(o->c, &o->vec);
   json_decref(o->written);
   json_decref(o->steps);
+  json_decref(o->held);
   if (o->conn_vec)
     o->c->vec_users--;
   spmvd_conn_done(o->c);

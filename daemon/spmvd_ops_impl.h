@@ -63,6 +63,10 @@ struct spmvd_op {
                                   when the op ends) */
   int wk;                      /* the worker it runs on: its connection's,
                                   or the matrix's it works on */
+  int split;                   /* load: row blocks asked for (0, 1: none) */
+  int pending;                 /* split: block calls not yet answered */
+  struct spmv_error block_err; /* split: the first block call's failure */
+  json_t *held;                /* split load: the reply, until its blocks */
 };
 
 /* --- spmvd_ops.c: the op's life, replies and fields --- */
@@ -193,5 +197,28 @@ json_t *spmvd_ops_status(struct spmvd_conn *c);
 /* forget and import, checked and run on the cache thread. */
 void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
                          int64_t id);
+
+/* --- spmvd_ops_split.c: matrices split over workers (issue 54) --- */
+
+/* A load's "split": 0, or EINVAL naming why this matrix cannot be split
+ * so on this daemon (not square, more blocks than rows or workers). */
+int spmvd_ops_split_check(struct spmvd_server *srv, json_t *req, int64_t rows,
+                          int64_t cols, struct spmv_error *err);
+/* The load of o is decided (reply, taken): when it asked for a split, its
+ * blocks are made resident on their workers first, else it is answered. */
+void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
+                          json_t *reply);
+/* The product of split matrix m for o on vectors in fd: each block's rows
+ * by its worker; then spmvd_ops_multiplied(). */
+void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
+                              double alpha, double beta, int fd);
+/* EINVAL when m is split: what (e.g. "a solve") is not available for it. */
+int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
+                           struct spmv_error *err);
+/* Worker wk was respawned: its blocks of m are made resident again. */
+void spmvd_ops_split_readopt(struct spmvd_server *srv, struct spmvd_matrix *m,
+                             int wk);
+/* The worker of m answered its product (or err). */
+void spmvd_ops_multiplied(void *ctx, json_t *rep, const struct spmv_error *err);
 
 #endif /* SPMVD_OPS_IMPL_H */

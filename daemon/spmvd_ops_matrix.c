@@ -178,6 +178,8 @@ int spmvd_ops_begin_load(struct spmvd_conn *c, json_t *req, uint64_t plen,
   if (nnz > ((int64_t)1 << 40))
     return spmv_error_set(err, SPMV_ETOOBIG, "nnz %lld is over 2^40",
                           (long long)nnz);
+  if ((rc = spmvd_ops_split_check(srv, req, rows, cols, err)) < 0)
+    return rc;
   rc = json_is_true(memfd)
            ? begin_load_memfd(c, plen, rows, nnz, &held, err)
            : begin_load_payload(c, plen, rows, nnz, dt,
@@ -243,6 +245,10 @@ int spmvd_ops_begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
     return spmv_error_set(err, SPMV_EINVAL, "k is %lld, must be in [1, %d]",
                           (long long)k, MAX_BATCH);
   json_t *ip = json_object_get(req, "inplace");
+  if ((batch || json_is_true(ip)) &&
+      spmvd_ops_split_refuse(m, batch ? "multiply-batch" : "an in-place product",
+                             err) < 0)
+    return err->code;
   if (ip && !json_is_boolean(ip))
     return spmv_error_set(err, SPMV_EPROTO,
                           "field \"inplace\" is not a boolean");
@@ -361,6 +367,8 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
   }
   o->handle = m->handle;
   m->wk = c->wk;
+  if (json_is_integer(json_object_get(req, "split")))
+    o->split = (int)json_integer_value(json_object_get(req, "split"));
   snprintf(m->name, sizeof m->name, "%s", name ? name : "");
   spmv_dtype_parse(json_string_value(json_object_get(req, "dtype")),
                        &m->dtype);
@@ -392,7 +400,7 @@ void spmvd_ops_run_load(struct spmvd_conn *c, json_t *req, int64_t id,
 /* --- multiply --- */
 
 /* The worker multiplied: y goes back where the vectors came from. */
-static void on_multiplied(void *ctx, json_t *rep, const struct spmv_error *err)
+void spmvd_ops_multiplied(void *ctx, json_t *rep, const struct spmv_error *err)
 {
   struct spmvd_op *o = ctx;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
@@ -452,6 +460,24 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   o->nvec = (int)k;
   o->y_off = (size_t)k * (size_t)m->cols * es;
   o->y_len = (size_t)k * (size_t)m->rows * es;
+  if (m->nblocks > 1) {
+    /* Every block's worker maps the same vectors: the payload's memfd. */
+    int vfd;
+    if (c->payload_vec) {
+      o->conn_vec = 1;
+      c->vec_users++;
+      vfd = c->vec.fd;
+    } else {
+      o->vec = *payload;
+      spmvd_shm_init(payload);
+      vfd = o->vec.fd;
+    }
+    if (vfd < 0)
+      spmvd_ops_multiplied(o, NULL, NULL);
+    else
+      spmvd_ops_split_multiply(o, m, alpha, beta, vfd);
+    return;
+  }
   json_t *msg = json_pack("{ss sI sf sf si}", "op", "multiply", "handle",
                           (json_int_t)m->handle, "alpha", alpha, "beta", beta,
                           "nvec", (int)k);
@@ -491,11 +517,11 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
     if (fd < 0) {
       /* No vectors at all (0 x 0, or rows = 0 with beta = 0): y is empty. */
       json_decref(msg);
-      on_multiplied(o, NULL, NULL);
+      spmvd_ops_multiplied(o, NULL, NULL);
       return;
     }
   }
-  if (spmvd_op_worker_call(o, msg, &fd, nfds, on_multiplied, NULL, o,
+  if (spmvd_op_worker_call(o, msg, &fd, nfds, spmvd_ops_multiplied, NULL, o,
                         &err) < 0) {
     spmvd_op_fail(o, &err);
     return;
@@ -517,7 +543,7 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
   if (spmvd_op_get_ready_matrix(c, req, &m, err) < 0)
     return NULL;
   /* The numbers as the load's reply gives them: never a failing reply. */
-  return json_pack("{sI ss ss sI sI sI ss so so ss ss so so so sO sI}",
+  json_t *r = json_pack("{sI ss ss sI sI sI ss so so ss ss so so so sO sI}",
                    "handle", (json_int_t)m->handle, "name", m->name, "dtype",
                    spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
                    "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
@@ -531,6 +557,14 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
                    spmvd_cache_number_json(m->gbps), "trials",
                    m->trials ? m->trials : json_array(), "multiplies",
                    (json_int_t)m->multiplies);
+  if (r && m->nblocks > 1) {
+    json_t *wks = json_array();
+    for (int b = 0; b < m->nblocks; b++)
+      json_array_append_new(wks, json_integer(m->block_wk[b]));
+    json_object_set_new(r, "blocks", json_integer(m->nblocks));
+    json_object_set_new(r, "workers", wks);
+  }
+  return r;
 }
 
 /* list: the user's matrices. */
@@ -585,6 +619,7 @@ json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
     return NULL;
   }
   if (spmvd_op_get_ready_matrix(c, req, &m, err) < 0 ||
+      spmvd_ops_split_refuse(m, "attach-vectors", err) < 0 ||
       (json_object_get(req, "k") && spmvd_op_get_int(req, "k", &k, err) < 0))
     return NULL;
   if (k < 1 || k > MAX_BATCH) {
@@ -655,7 +690,13 @@ void spmvd_ops_readopt(struct spmvd_server *srv, int wk)
   int n = 0;
 
   for (struct spmvd_matrix *m = srv->reg.head; m; m = m->next) {
-    if (m->state != SPMVD_MATRIX_READY || m->wk != wk)
+    if (m->state != SPMVD_MATRIX_READY)
+      continue;
+    if (m->nblocks > 1) {
+      spmvd_ops_split_readopt(srv, m, wk);
+      continue;
+    }
+    if (m->wk != wk)
       continue;
     int64_t *h = malloc(sizeof *h);
     if (!h)

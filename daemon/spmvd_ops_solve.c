@@ -176,6 +176,8 @@ static int plan_method(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
                           "needs a square matrix", (long long)p->m->handle,
                           (long long)p->m->rows, (long long)p->m->cols,
                           p->method);
+  if ((rc = spmvd_ops_split_refuse(p->m, "a solve", err)) < 0)
+    return rc;
   if (p->m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is resident on "
                           "worker %d, this connection's work on worker %d: "

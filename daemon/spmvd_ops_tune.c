@@ -50,7 +50,6 @@ static void set_config(struct spmvd_matrix *m, const struct spmv_config *cfg)
 /* The load (or tune) is done: the matrix is ready, the reply its decision. */
 static void load_finish(struct spmvd_op *o, struct spmvd_matrix *m)
 {
-  m->state = SPMVD_MATRIX_READY;
   spmvd_log_info("uid %ld: matrix %lld (%s, %lld x %lld, %lld nnz, %s): %s "
                  "from %s, %.2f us, %.2f GFLOP/s", (long)m->uid,
                  (long long)m->handle, m->name, (long long)m->rows,
@@ -69,7 +68,7 @@ static void load_finish(struct spmvd_op *o, struct spmvd_matrix *m)
     if (o->steps)
       json_object_set(r, "steps", o->steps);
   }
-  spmvd_op_answer(o, r);
+  spmvd_ops_split_load(o, m, r);  /* ready once its blocks are, if split */
 }
 
 static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err);
@@ -500,6 +499,8 @@ void spmvd_ops_run_tune(struct spmvd_conn *c, json_t *req, int64_t id)
 
   rc = spmvd_op_get_ready_matrix(c, req, &m, &err);
   if (rc == 0)
+    rc = spmvd_ops_split_refuse(m, "a tune", &err);
+  if (rc == 0)
     rc = spmvd_op_strategy(c->srv, req, &s, &err);
   if (rc == 0 && !(o = spmvd_op_new(c, id, "tune")))
     rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
@@ -620,6 +621,8 @@ void spmvd_ops_run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
 
   if (rc == 0)
     rc = spmvd_op_get_ready_matrix(c, req, &m, &err);
+  if (rc == 0)
+    rc = spmvd_ops_split_refuse(m, "a bench", &err);
   if (rc == 0 && !(o = spmvd_op_new(c, id, "bench")))
     rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
   if (rc < 0) {

@@ -236,6 +236,11 @@ static int step_spmv(struct spmvd_conn *c, struct plan *p, json_t *s, int i,
     snprintf(msg, sizeof msg, "%s", err->msg);
     return spmv_error_set(err, rc, STEP_FMT "%s", i, "spmv", msg);
   }
+  if (spmvd_ops_split_refuse(m, "a list's spmv", err) < 0) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "%s", i, "spmv", msg);
+  }
   if (m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "matrix %lld is "
                           "resident on worker %d, this connection's vectors "

@@ -9,6 +9,7 @@
 
 #include "spmv_formats.h"
 #include "spmv_profile.h"
+#include "spmvd_config.h"
 #include "spmvd_shm.h"
 #include "spmvd_tuner.h"
 
@@ -26,6 +27,9 @@ struct spmvd_matrix {
   uid_t uid;                   /* the owner: only this uid sees it */
   struct spmvd_conn *owner;    /* borrowed: the connection that loaded it */
   int wk;                      /* the worker it is resident on (owner's) */
+  int nblocks;                 /* > 1: split in row blocks, block b on
+                                  worker block_wk[b] (block 0 on wk) */
+  int block_wk[SPMVD_CONFIG_MAX_WORKERS];
   char name[64];
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;

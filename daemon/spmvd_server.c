@@ -219,10 +219,14 @@ void spmvd_server_matrix_free(struct spmvd_server *srv, struct spmvd_matrix *m)
     m->owner->mem -= m->bytes;
     m->owner->nmatrices--;
   }
-  struct spmvd_worker *w = spmvd_server_worker(srv, m->wk);
-  if (w)
-    spmvd_worker_post(w, json_pack("{ss sI}", "op", "unload", "handle",
-                                   (json_int_t)m->handle));
+  /* A split matrix is unloaded from each of its blocks' workers. */
+  for (int b = 0; b < (m->nblocks > 1 ? m->nblocks : 1); b++) {
+    struct spmvd_worker *w =
+        spmvd_server_worker(srv, m->nblocks > 1 ? m->block_wk[b] : m->wk);
+    if (w)
+      spmvd_worker_post(w, json_pack("{ss sI}", "op", "unload", "handle",
+                                     (json_int_t)m->handle));
+  }
   spmvd_registry_remove(&srv->reg, m);
 }
 

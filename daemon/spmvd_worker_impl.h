@@ -32,6 +32,8 @@ struct wmatrix {
   double *pr_wt;               /* PageRank's column weights (1 / column sum,
                                   0 when dangling), cols values, kept from
                                   the first pagerank solve; owned */
+  struct wblock *block;        /* a split matrix's block kept here (bm is
+                                  its local part), else NULL; owned */
   struct wmatrix *next;
 };
 
@@ -114,6 +116,16 @@ void spmvd_wk_die_if_sticky(int rc);
 double spmvd_wk_now_ms(void);
 /* The matrix of handle h, or NULL. */
 struct wmatrix *spmvd_wk_find(struct worker *w, int64_t h);
+/* Matrix h (replacing any of that handle) on the host copy in *fd (stolen:
+ * set to -1), rows x cols with nnz entries, viewed as m->A; NULL with err
+ * set, nothing kept, when it cannot be mapped. */
+struct wmatrix *spmvd_wk_adopt_host(struct worker *w, int64_t h,
+                                    enum spmv_dtype dt, int64_t rows,
+                                    int64_t cols, int64_t nnz, int *fd,
+                                    struct spmv_error *err);
+/* A new matrix of handle h and type dt, listed in w (NULL: out of memory). */
+struct wmatrix *spmvd_wk_matrix_new(struct worker *w, int64_t h,
+                                    enum spmv_dtype dt);
 /* Frees the matrix of handle h (if known). */
 void spmvd_wk_drop(struct worker *w, int64_t h);
 /* Unmaps vector buffer id (if known). */
@@ -209,5 +221,18 @@ int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
                       json_t **rep, struct spmv_error *err);
 int spmvd_wk_op_calibrate(struct worker *w, json_t *req, json_int_t seq,
                           json_t **rep, struct spmv_error *err);
+
+/* --- a block of a split matrix (spmvd_worker_split.c) --- */
+
+struct wblock;
+/* Frees b (NULL: nothing) and unloads what it holds. */
+void spmvd_wk_block_free(struct worker *w, struct wblock *b);
+/* adopt-block {handle, dtype, rows, cols, nnz, config, blocks, block} fds
+ * [host copy]: block `block` of the matrix cut into `blocks` row blocks. */
+int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
+                            json_t **rep, struct spmv_error *err);
+/* multiply-block {handle, alpha, beta} fds [x | y]: the block's rows of y. */
+int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
+                               int nfds, json_t **rep, struct spmv_error *err);
 
 #endif /* SPMVD_WORKER_IMPL_H */

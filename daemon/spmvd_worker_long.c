@@ -165,7 +165,8 @@ void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
     }
     if (op == NULL)
       now = 0;
-    else if (strcmp(op, "multiply") == 0 || strcmp(op, "unload") == 0)
+    else if (strcmp(op, "multiply") == 0 || strcmp(op, "multiply-block") == 0 ||
+             strcmp(op, "unload") == 0)
       now = h != busy && !deferred_names(w, h);
     else if (strcmp(op, "ops") == 0 || strcmp(op, "vnew") == 0 ||
              strcmp(op, "vfree") == 0)

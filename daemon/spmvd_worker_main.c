@@ -210,6 +210,10 @@ void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     rc = spmvd_wk_op_load(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "adopt") == 0)
     rc = spmvd_wk_op_adopt(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "adopt-block") == 0)
+    rc = spmvd_wk_op_adopt_block(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "multiply-block") == 0)
+    rc = spmvd_wk_op_multiply_block(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "prepare") == 0)
     rc = spmvd_wk_op_prepare(w, req, &rep, &err);
   else if (strcmp(op, "tune") == 0)
@@ -269,7 +273,8 @@ static int may_free(json_t *req)
 {
   const char *op = json_string_value(json_object_get(req, "op"));
 
-  return op == NULL || (strcmp(op, "multiply") != 0 && strcmp(op, "release") != 0 &&
+  return op == NULL || (strcmp(op, "multiply") != 0 &&
+                        strcmp(op, "multiply-block") != 0 && strcmp(op, "release") != 0 &&
                         strcmp(op, "ops") != 0);
 }
 

@@ -136,6 +136,7 @@ void spmvd_wk_drop(struct worker *w, int64_t h)
     *p = m->next;
     if (m->bm)
       w->ops->unload(w->be, m->bm);
+    spmvd_wk_block_free(w, m->block);
     if (m->pinned)  /* before its memory is unmapped */
       w->ops->unpin(w->be, m->host.addr);
     spmvd_shm_close(&m->host);
@@ -187,8 +188,8 @@ static void convert(const unsigned char *raw, int iw, enum spmv_dtype dt,
   }
 }
 
-static struct wmatrix *wmatrix_new(struct worker *w, int64_t h,
-                                   enum spmv_dtype dt)
+struct wmatrix *spmvd_wk_matrix_new(struct worker *w, int64_t h,
+                                    enum spmv_dtype dt)
 {
   struct wmatrix *m = calloc(1, sizeof *m);
   if (!m)
@@ -324,7 +325,7 @@ int spmvd_wk_op_load(struct worker *w, json_t *req, int *fds, int nfds,
   rc = spmvd_wk_parse_dtype(dts, &dt, err);
   if (rc < 0)
     return rc;
-  m = wmatrix_new(w, h, dt);
+  m = spmvd_wk_matrix_new(w, h, dt);
   if (!m)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   rc = inplace ? load_inplace(m, rows, cols, nnz, fds, err)
@@ -382,13 +383,40 @@ int spmvd_wk_make_resident(struct worker *w, struct wmatrix *m,
   return 0;
 }
 
+struct wmatrix *spmvd_wk_adopt_host(struct worker *w, int64_t h,
+                                    enum spmv_dtype dt, int64_t rows,
+                                    int64_t cols, int64_t nnz, int *fd,
+                                    struct spmv_error *err)
+{
+  struct spmv_wire_csr_layout l;
+  struct wmatrix *m;
+  int rc;
+
+  spmvd_wk_drop(w, h);
+  m = spmvd_wk_matrix_new(w, h, dt);
+  if (!m) {
+    spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+    return NULL;
+  }
+  spmv_wire_csr_layout(rows, nnz, &l);
+  /* A client's memfd (a memfd load) is write-sealed: mapped read-only. */
+  rc = spmvd_shm_write_sealed(*fd) ? spmvd_shm_map_ro(&m->host, *fd, l.size, err)
+                                   : spmvd_shm_map(&m->host, *fd, l.size, err);
+  *fd = -1;
+  if (rc < 0) {
+    spmvd_wk_drop(w, h);
+    return NULL;
+  }
+  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
+  return m;
+}
+
 int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
                       json_t **rep, struct spmv_error *err)
 {
   json_int_t h, rows, cols, nnz;
   const char *dts, *text;
   struct spmv_config cfg;
-  struct spmv_wire_csr_layout l;
   enum spmv_dtype dt = SPMV_F64;
   struct wmatrix *m;
   int rc;
@@ -400,27 +428,14 @@ int spmvd_wk_op_adopt(struct worker *w, json_t *req, int *fds, int nfds,
   if ((rc = spmvd_wk_parse_dtype(dts, &dt, err)) < 0 ||
       (rc = spmv_config_parse(text, &cfg, err)) < 0)
     return rc;
-  spmvd_wk_drop(w, h);
-  m = wmatrix_new(w, h, dt);
-  if (!m)
-    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  spmv_wire_csr_layout(rows, nnz, &l);
-  /* A client's memfd (a memfd load) is write-sealed: mapped read-only. */
-  rc = spmvd_shm_write_sealed(fds[0])
-           ? spmvd_shm_map_ro(&m->host, fds[0], l.size, err)
-           : spmvd_shm_map(&m->host, fds[0], l.size, err);
-  fds[0] = -1;
-  if (rc < 0)
-    goto fail;
-  spmvd_shm_csr_view(m->host.addr, rows, cols, nnz, &m->A);
-  rc = spmvd_wk_make_resident(w, m, &cfg, err);
-  if (rc < 0)
-    goto fail;
+  if (!(m = spmvd_wk_adopt_host(w, h, dt, rows, cols, nnz, &fds[0], err)))
+    return err->code;
+  if ((rc = spmvd_wk_make_resident(w, m, &cfg, err)) < 0) {
+    spmvd_wk_drop(w, h);
+    return rc;
+  }
   *rep = json_object();
   return 0;
-fail:
-  spmvd_wk_drop(w, h);
-  return rc;
 }
 
 int spmvd_wk_op_prepare(struct worker *w, json_t *req, json_t **rep,

@@ -1,0 +1,238 @@
+/* spmvd_ops_split.c: a matrix split over several workers (issue 54).  Its
+ * rows are cut into blocks balanced by nonzeros, each resident on a worker
+ * of its own with its local and remote parts; a product goes to every
+ * block's worker with the same host vectors, each writing its rows of y
+ * and reading the halo of x that it needs from them. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmvd_log.h"
+#include "spmvd_ops.h"
+#include "spmvd_ops_impl.h"
+#include "spmvd_server.h"
+#include "spmvd_worker.h"
+
+/* Workers that started once, the first being the matrix's own. */
+static int started_workers(const struct spmvd_server *srv)
+{
+  int n = 0;
+  for (int i = 0; i < srv->nworkers; i++)
+    n += srv->workers[i] && spmvd_worker_device(srv->workers[i]) != NULL;
+  return n;
+}
+
+int spmvd_ops_split_check(struct spmvd_server *srv, json_t *req, int64_t rows,
+                          int64_t cols, struct spmv_error *err)
+{
+  json_t *v = json_object_get(req, "split");
+  int64_t n = json_is_integer(v) ? json_integer_value(v) : 1;
+  int have = started_workers(srv);
+
+  if (n <= 1 && v && n < 1)
+    return spmv_error_set(err, SPMV_EINVAL, "split is %lld: it counts row "
+                          "blocks, at least 1", (long long)n);
+  if (n <= 1)
+    return 0;
+  if (rows != cols)
+    return spmv_error_set(err, SPMV_EINVAL, "split %lld: the matrix is %lld x "
+                          "%lld, and only a square matrix is split",
+                          (long long)n, (long long)rows, (long long)cols);
+  if (n > have)
+    return spmv_error_set(err, SPMV_EINVAL, "split %lld: spmvd runs %d "
+                          "worker%s (spmvd --devices, --cpu-workers)",
+                          (long long)n, have, have == 1 ? "" : "s");
+  if (n > rows)
+    return spmv_error_set(err, SPMV_EINVAL, "split %lld: the matrix has "
+                          "only %lld rows", (long long)n, (long long)rows);
+  return 0;
+}
+
+int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
+                           struct spmv_error *err)
+{
+  if (m->nblocks <= 1)
+    return 0;
+  return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is split over %d "
+                        "workers: %s is not available for a split matrix "
+                        "(its products are)", (long long)m->handle,
+                        m->nblocks, what);
+}
+
+/* The adopt-block request of block b of m. */
+static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b)
+{
+  return json_pack("{ss sI ss sI sI sI ss si si}", "op", "adopt-block",
+                   "handle", (json_int_t)m->handle, "dtype",
+                   spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
+                   "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
+                   "config", m->cfg_text, "blocks", m->nblocks, "block", b);
+}
+
+/* Notes one answer of a block call of o; returns 1 once all are in. */
+static int block_answered(struct spmvd_op *o, const struct spmv_error *err)
+{
+  if (err && o->block_err.code == 0)
+    o->block_err = *err;
+  return --o->pending == 0;
+}
+
+static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct spmvd_op *o = ctx;
+  struct spmvd_matrix *m = spmvd_op_matrix(o);
+
+  (void)rep;
+  if (!block_answered(o, err))
+    return;
+  json_t *reply = o->held;
+  o->held = NULL;
+  if (!m || o->block_err.code != 0) {
+    json_decref(reply);
+    struct spmv_error e = o->block_err;
+    if (e.code == 0)
+      spmv_error_set(&e, SPMV_EWORKER, "the matrix went while it was split");
+    spmvd_op_load_fail(o, &e);  /* unloads every block */
+    return;
+  }
+  m->state = SPMVD_MATRIX_READY;
+  json_t *wks = json_array();
+  for (int b = 0; b < m->nblocks; b++)
+    json_array_append_new(wks, json_integer(m->block_wk[b]));
+  if (reply) {
+    json_object_set_new(reply, "blocks", json_integer(m->nblocks));
+    json_object_set_new(reply, "workers", wks);
+  } else {
+    json_decref(wks);
+  }
+  spmvd_log_info("matrix %lld split over %d workers", (long long)m->handle,
+                 m->nblocks);
+  spmvd_op_answer(o, reply);
+}
+
+void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
+                          json_t *reply)
+{
+  struct spmvd_server *srv = o->srv;
+  struct spmv_error err;
+  int n = o->split, b = 0;
+
+  if (n <= 1 || !reply) {
+    m->state = SPMVD_MATRIX_READY;
+    spmvd_op_answer(o, reply);
+    return;
+  }
+  /* Block 0 replaces the whole matrix on its own worker; the others go to
+   * the other started workers in order. */
+  m->block_wk[b++] = m->wk;
+  for (int i = 0; i < srv->nworkers && b < n; i++)
+    if (i != m->wk && srv->workers[i] && spmvd_worker_device(srv->workers[i]))
+      m->block_wk[b++] = i;
+  if (b < n) {
+    json_decref(reply);
+    spmv_error_set(&err, SPMV_EINVAL, "split %d: only %d workers have started",
+                   n, b);
+    spmvd_op_load_fail(o, &err);
+    return;
+  }
+  m->nblocks = n;
+  o->held = reply;
+  o->pending = n;
+  spmv_error_clear(&o->block_err);
+  for (b = 0; b < n; b++) {
+    struct spmvd_worker *w = spmvd_server_worker(srv, m->block_wk[b]);
+    json_t *msg = adopt_block_msg(m, b);
+    if (!w)
+      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped",
+                     m->block_wk[b]);
+    if (!w || !msg ||
+        spmvd_worker_call(w, msg, &m->host.fd, 1, on_block_adopted, NULL, o,
+                          &err) < 0) {
+      if (w && !msg)
+        spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+      else if (!w)
+        json_decref(msg);
+      on_block_adopted(o, NULL, &err);
+    }
+  }
+}
+
+static void on_block_multiplied(void *ctx, json_t *rep,
+                                const struct spmv_error *err)
+{
+  struct spmvd_op *o = ctx;
+
+  (void)rep;
+  if (!block_answered(o, err))
+    return;
+  if (o->block_err.code != 0) {
+    struct spmv_error e = o->block_err;
+    spmvd_ops_multiplied(o, NULL, &e);
+    return;
+  }
+  spmvd_ops_multiplied(o, NULL, NULL);
+}
+
+void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
+                              double alpha, double beta, int fd)
+{
+  struct spmv_error err;
+
+  o->pending = m->nblocks;
+  spmv_error_clear(&o->block_err);
+  for (int b = 0; b < m->nblocks; b++) {
+    struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[b]);
+    json_t *msg = json_pack("{ss sI sf sf}", "op", "multiply-block", "handle",
+                            (json_int_t)m->handle, "alpha", alpha, "beta", beta);
+    if (!w || !msg ||
+        spmvd_worker_call(w, msg, &fd, 1, on_block_multiplied, NULL, o,
+                          &err) < 0) {
+      if (!w)
+        spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped",
+                       m->block_wk[b]);
+      else if (!msg)
+        spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+      if (!w || !msg)
+        json_decref(msg);
+      on_block_multiplied(o, NULL, &err);
+    }
+  }
+}
+
+/* A block re-created on a new worker (or not: logged). */
+static void on_block_readopted(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  int64_t *h = ctx;
+  (void)rep;
+  if (err)
+    spmvd_log_error("a block of matrix %lld could not be re-created on the "
+                    "new worker: %s", (long long)*h, err->msg);
+  free(h);
+}
+
+void spmvd_ops_split_readopt(struct spmvd_server *srv, struct spmvd_matrix *m,
+                             int wk)
+{
+  struct spmv_error err;
+
+  for (int b = 0; b < m->nblocks; b++) {
+    if (m->block_wk[b] != wk)
+      continue;
+    int64_t *h = malloc(sizeof *h);
+    json_t *msg = h ? adopt_block_msg(m, b) : NULL;
+    if (!msg) {
+      free(h);
+      spmvd_log_error("cannot re-create block %d of matrix %lld: out of "
+                      "memory", b, (long long)m->handle);
+      continue;
+    }
+    *h = m->handle;
+    if (spmvd_worker_call(spmvd_server_worker(srv, wk), msg, &m->host.fd, 1,
+                          on_block_readopted, NULL, h, &err) < 0) {
+      spmvd_log_error("cannot re-create block %d of matrix %lld: %s", b,
+                      (long long)m->handle, err.msg);
+      free(h);
+    }
+  }
+}

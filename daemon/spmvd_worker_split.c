@@ -1,0 +1,155 @@
+/* spmvd_worker_split.c: one row block of a matrix split over several
+ * workers (issue 54): its local and remote parts resident, and its rows of
+ * a product computed from the shared host vectors, the halo gathered from
+ * them (the exchange over shared memory of the cpu backend). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmv_split.h"
+#include "spmvd_worker_impl.h"
+
+/* What a worker keeps of its block; owned by its wmatrix. */
+struct wblock {
+  int64_t r0, r1;
+  int64_t nhalo;
+  int32_t *halo;                /* global columns of x it reads (owned) */
+  struct spmvd_bmatrix *remote; /* NULL when the block has no remote entry */
+  void *gathered;               /* nhalo values of the matrix's dtype */
+};
+
+void spmvd_wk_block_free(struct worker *w, struct wblock *b)
+{
+  if (!b)
+    return;
+  if (b->remote)
+    w->ops->unload(w->be, b->remote);
+  free(b->halo);
+  free(b->gathered);
+  free(b);
+}
+
+/* Keeps block k of s in m: local as m's resident configuration cfg, remote
+ * beside it (in csr-scalar's launch of cfg's backend, as small as it is). */
+static int keep_block(struct worker *w, struct wmatrix *m,
+                      struct spmv_split_block *sb,
+                      const struct spmv_config *cfg, struct spmv_error *err)
+{
+  struct wblock *b = calloc(1, sizeof *b);
+  struct spmvd_bmatrix *local = NULL;
+  int rc;
+
+  if (!b)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  b->r0 = sb->r0;
+  b->r1 = sb->r1;
+  b->nhalo = sb->nhalo;
+  b->halo = sb->halo;
+  sb->halo = NULL;
+  b->gathered = malloc((size_t)(b->nhalo + 1) * spmv_dtype_size(m->dtype));
+  if (!b->gathered) {
+    spmvd_wk_block_free(w, b);
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  }
+  if (sb->local->rows > 0 &&
+      (rc = w->ops->load(w->be, sb->local, m->dtype, cfg, &local, err)) < 0) {
+    spmvd_wk_block_free(w, b);
+    return rc;
+  }
+  if (sb->remote->nnz > 0) {
+    struct spmv_config scalar = *cfg;
+    scalar.format = SPMV_FMT_CSR_SCALAR;
+    if ((rc = w->ops->load(w->be, sb->remote, m->dtype, &scalar, &b->remote,
+                           err)) < 0) {
+      if (local)
+        w->ops->unload(w->be, local);
+      spmvd_wk_block_free(w, b);
+      return rc;
+    }
+  }
+  if (local)
+    spmvd_wk_take_resident(w, m, local, cfg);
+  m->block = b;
+  return 0;
+}
+
+int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
+                            json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, rows, cols, nnz;
+  int blocks, k, rc;
+  const char *dts, *text;
+  struct spmv_config cfg;
+  enum spmv_dtype dt = SPMV_F64;
+  struct spmv_split *s = NULL;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI ss sI sI sI ss si si}", "handle", &h, "dtype",
+                  &dts, "rows", &rows, "cols", &cols, "nnz", &nnz, "config",
+                  &text, "blocks", &blocks, "block", &k) < 0 ||
+      nfds != 1 || k < 0 || k >= blocks)
+    return spmv_error_set(err, SPMV_EPROTO, "bad adopt-block message");
+  if ((rc = spmvd_wk_parse_dtype(dts, &dt, err)) < 0 ||
+      (rc = spmv_config_parse(text, &cfg, err)) < 0)
+    return rc;
+  if (!(m = spmvd_wk_adopt_host(w, h, dt, rows, cols, nnz, &fds[0], err)))
+    return err->code;
+  /* Every worker cuts the same bounds from the same host copy. */
+  if ((rc = spmv_split_new(&m->A, blocks, &s, err)) < 0)
+    goto fail;
+  rc = keep_block(w, m, &s->block[k], &cfg, err);
+  spmv_split_free(s);
+  if (rc < 0)
+    goto fail;
+  *rep = json_pack("{sI sI sI}", "r0", (json_int_t)m->block->r0, "r1",
+                   (json_int_t)m->block->r1, "halo", (json_int_t)m->block->nhalo);
+  return 0;
+fail:
+  spmvd_wk_drop(w, h);
+  return rc;
+}
+
+int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
+                               int nfds, json_t **rep, struct spmv_error *err)
+{
+  json_int_t h;
+  double alpha, beta;
+  struct spmvd_shm vec;
+  struct wmatrix *m;
+  int rc = 0;
+
+  if (json_unpack(req, "{sI sF sF}", "handle", &h, "alpha", &alpha, "beta",
+                  &beta) < 0 || nfds != 1)
+    return spmv_error_set(err, SPMV_EPROTO, "bad multiply-block message");
+  int fd = fds[0];
+  fds[0] = -1;
+  if (!(m = spmvd_wk_find(w, h)) || !m->block) {
+    close(fd);
+    return spmv_error_set(err, SPMV_ENOENT, "no block of matrix %lld",
+                          (long long)h);
+  }
+  struct wblock *b = m->block;
+  size_t es = spmv_dtype_size(m->dtype);
+  size_t xb = (size_t)m->A.cols * es, yb = (size_t)m->A.rows * es;
+  spmvd_shm_init(&vec);
+  if (spmvd_shm_map(&vec, fd, xb + yb, err) < 0)
+    return err->code;
+  const char *x = vec.addr;
+  char *y = (char *)vec.addr + xb + (size_t)b->r0 * es;
+  /* The halo: the other blocks' entries of x that this block's rows read. */
+  for (int64_t i = 0; i < b->nhalo; i++)
+    memcpy((char *)b->gathered + (size_t)i * es, x + (size_t)b->halo[i] * es, es);
+  if (m->bm)
+    rc = w->ops->multiply(w->be, m->bm, alpha, x + (size_t)b->r0 * es, beta, y,
+                          1, err);
+  if (rc == 0 && b->remote)
+    rc = w->ops->multiply(w->be, b->remote, alpha, b->gathered, 1.0, y, 1, err);
+  spmvd_shm_close(&vec);
+  spmvd_wk_die_if_sticky(rc);
+  if (rc < 0)
+    return rc;
+  *rep = json_object();
+  return 0;
+}
