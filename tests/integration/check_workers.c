@@ -47,8 +47,12 @@ static json_t *ready_workers(int s)
     }
     if (n == NW)
       return w;
+    if (itest_now_s() - t0 >= 10) {
+      char *text = json_dumps(w, JSON_COMPACT);
+      ck_abort_msg("%zu of %d workers ready after 10 s: %s (log %s)", n, NW,
+                   text ? text : "?", d.log);
+    }
     json_decref(w);
-    ck_assert_msg(itest_now_s() - t0 < 10, "%zu of %d workers ready after 10 s", n, NW);
     usleep(20000);
   }
 }
