@@ -314,6 +314,11 @@ int main(void)
   tcase_add_test(tc, skewed_and_empty);
   tcase_add_test(tc, refusals);
   tcase_add_loop_test(tc, measure_matches, 0, NGALLERY);
+  suite_add_tcase(su, tc);
+  /* Its matrices (21M and 16M entries) take seconds to build and measure,
+   * more than check's default 4 s on a loaded two-core machine. */
+  tc = tcase_create("planner");
+  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, planner);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
