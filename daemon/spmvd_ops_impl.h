@@ -212,6 +212,11 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
  * by its worker; then spmvd_ops_multiplied(). */
 void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
                               double alpha, double beta, int fd);
+/* CG on split matrix m for o: b and x0 (NULL: zero) are rows doubles;
+ * answered with the solution as the payload. */
+void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
+                           const void *b, const void *x0, double rtol,
+                           double atol, int64_t maxiter);
 /* EINVAL when m is split: what (e.g. "a solve") is not available for it. */
 int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
                            struct spmv_error *err);

@@ -176,7 +176,9 @@ static int plan_method(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
                           "needs a square matrix", (long long)p->m->handle,
                           (long long)p->m->rows, (long long)p->m->cols,
                           p->method);
-  if ((rc = spmvd_ops_split_refuse(p->m, "a solve", err)) < 0)
+  if (strcmp(p->method, "cg") != 0 &&
+      (rc = spmvd_ops_split_refuse(p->m, p->pagerank ? "a pagerank solve"
+                                   : "a solve other than cg", err)) < 0)
     return rc;
   if (p->m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is resident on "
@@ -227,6 +229,13 @@ static int plan_solve(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
   if (p->b && p->b == p->x)
     return spmv_error_set(err, SPMV_EINVAL, "b and x are the same vector %lld",
                           (long long)p->b->id);
+  if (((p->b || p->x) &&
+       (rc = spmvd_ops_split_refuse(p->m, "a solve on device vectors", err)) < 0) ||
+      (p->m->dtype != SPMV_F64 &&
+       (rc = spmvd_ops_split_refuse(p->m, "an f32 solve", err)) < 0) ||
+      ((p->history || p->progress) &&
+       (rc = spmvd_ops_split_refuse(p->m, "a solve's history or progress", err)) < 0))
+    return rc;
   size_t vsz = spmv_dtype_size(p->m->dtype);
   p->b_bytes = p->pagerank || p->b ? 0 : (uint64_t)p->m->rows * vsz;
   p->x_bytes = p->x ? 0 : (uint64_t)p->m->cols * vsz;
@@ -421,6 +430,19 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
   spmv_error_clear(&err);
   if (plan_solve(c, req, &p, &err) < 0) {
     refuse(c, id, &err);
+    return;
+  }
+  if (p.m->nblocks > 1) {
+    /* b, then x0, where begin_solve had the payload read. */
+    const char *buf = c->payload_vec ? c->vec.addr : payload->addr;
+    struct spmvd_op *so = spmvd_op_new(c, id, "solve");
+    if (!so) {
+      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+      refuse(c, id, &err);
+      return;
+    }
+    spmvd_ops_split_solve(so, p.m, buf, p.x0 ? buf + p.b_bytes : NULL, p.rtol,
+                          p.atol, p.maxiter);
     return;
   }
   struct solve_run *r = calloc(1, sizeof *r);

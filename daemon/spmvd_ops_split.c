@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmvd_conn.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
 #include "spmvd_ops_impl.h"
 #include "spmvd_server.h"
+#include "spmvd_split_shm.h"
 #include "spmvd_worker.h"
 
 /* Workers that started once, the first being the matrix's own. */
@@ -233,6 +235,79 @@ void spmvd_ops_split_readopt(struct spmvd_server *srv, struct spmvd_matrix *m,
       spmvd_log_error("cannot re-create block %d of matrix %lld: %s", b,
                       (long long)m->handle, err.msg);
       free(h);
+    }
+  }
+}
+
+static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct spmvd_op *o = ctx;
+
+  if (err && o->vec.addr) {
+    /* The other blocks wait at a barrier for this one: let them go. */
+    struct spmvd_split_ctl *ctl = o->vec.addr;
+    atomic_store(&ctl->abort, 1);
+  }
+  if (rep && !err && !o->held)
+    o->held = json_deep_copy(rep);
+  if (!block_answered(o, err))
+    return;
+  if (o->block_err.code != 0 || !o->held) {
+    struct spmv_error e = o->block_err;
+    if (e.code == 0)
+      spmv_error_set(&e, SPMV_ENOMEM, "out of memory");
+    spmvd_op_fail(o, &e);
+    return;
+  }
+  json_t *msg = o->held;
+  o->held = NULL;
+  json_object_del(msg, "seq");
+  json_object_del(msg, "ok");
+  json_object_set_new(msg, "id", json_integer(o->id));
+  json_object_set_new(msg, "ok", json_true());
+  json_object_set_new(msg, "method", json_string("cg"));
+  size_t n = (o->vec.size - SPMVD_SPLIT_CTL_BYTES) / (3 * sizeof(double));
+  if (!o->c->closing)
+    spmvd_conn_send(o->c, msg, &o->vec, SPMVD_SPLIT_CTL_BYTES + n * sizeof(double),
+                    n * sizeof(double));
+  json_decref(msg);
+  spmvd_op_end(o);
+}
+
+void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
+                           const void *b, const void *x0, double rtol,
+                           double atol, int64_t maxiter)
+{
+  size_t n = (size_t)m->rows, vb = n * sizeof(double);
+  struct spmv_error err;
+
+  o->handle = m->handle;
+  if (spmvd_shm_open(&o->vec, "spmvd-split", SPMVD_SPLIT_CTL_BYTES + 3 * vb, &err) < 0) {
+    spmvd_op_fail(o, &err);
+    return;
+  }
+  char *base = (char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES;
+  memcpy(base, b, vb);
+  if (x0)
+    memcpy(base + vb, x0, vb);
+  o->pending = m->nblocks;
+  spmv_error_clear(&o->block_err);
+  for (int k = 0; k < m->nblocks; k++) {
+    struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[k]);
+    json_t *msg = json_pack("{ss sI si si sf sf sI}", "op", "solve-block",
+                            "handle", (json_int_t)m->handle, "blocks",
+                            m->nblocks, "block", k, "rtol", rtol, "atol", atol,
+                            "maxiter", (json_int_t)maxiter);
+    if (!w)
+      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped", m->block_wk[k]);
+    else if (!msg)
+      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    if (!w || !msg) {
+      json_decref(msg);
+      on_block_solved(o, NULL, &err);
+    } else if (spmvd_worker_call(w, msg, &o->vec.fd, 1, on_block_solved, NULL,
+                                 o, &err) < 0) {
+      on_block_solved(o, NULL, &err);
     }
   }
 }

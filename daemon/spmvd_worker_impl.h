@@ -231,6 +231,10 @@ void spmvd_wk_block_free(struct worker *w, struct wblock *b);
  * [host copy]: block `block` of the matrix cut into `blocks` row blocks. */
 int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err);
+/* solve-block {handle, blocks, block, rtol, atol, maxiter} fds [shared]:
+ * this block's part of a CG with the other blocks' workers. */
+int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
+                            json_t **rep, struct spmv_error *err);
 /* multiply-block {handle, alpha, beta} fds [x | y]: the block's rows of y. */
 int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
                                int nfds, json_t **rep, struct spmv_error *err);

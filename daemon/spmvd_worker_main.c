@@ -212,6 +212,8 @@ void spmvd_wk_serve_one(struct worker *w, json_t *req, int *fds, int nfds)
     rc = spmvd_wk_op_adopt(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "adopt-block") == 0)
     rc = spmvd_wk_op_adopt_block(w, req, fds, nfds, &rep, &err);
+  else if (strcmp(op, "solve-block") == 0)
+    rc = spmvd_wk_op_solve_block(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "multiply-block") == 0)
     rc = spmvd_wk_op_multiply_block(w, req, fds, nfds, &rep, &err);
   else if (strcmp(op, "prepare") == 0)

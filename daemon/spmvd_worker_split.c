@@ -4,11 +4,15 @@
  * them (the exchange over shared memory of the cpu backend). */
 #include "config.h"
 
+#include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "spmv_split.h"
+#include "spmvd_split_shm.h"
 #include "spmvd_worker_impl.h"
 
 /* What a worker keeps of its block; owned by its wmatrix. */
@@ -152,4 +156,187 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
     return rc;
   *rep = json_object();
   return 0;
+}
+
+/* --- CG over the blocks (solve-block) --- */
+
+struct split_run {
+  struct spmvd_split_ctl *ctl;
+  int nb, k;
+  unsigned seq;                 /* reductions so far */
+};
+
+static int barrier(struct split_run *s)
+{
+  unsigned g = atomic_load(&s->ctl->gen);
+
+  if (atomic_fetch_add(&s->ctl->count, 1) == (unsigned)s->nb - 1) {
+    atomic_store(&s->ctl->count, 0);
+    atomic_fetch_add(&s->ctl->gen, 1);
+    return 0;
+  }
+  for (long spins = 0; atomic_load(&s->ctl->gen) == g; spins++) {
+    if (atomic_load(&s->ctl->abort))
+      return -1;
+    if (spins > 1000)
+      usleep(20);
+    else
+      sched_yield();
+  }
+  return 0;
+}
+
+/* The sum of every block's v; -1 when the solve was aborted. */
+static int allreduce(struct split_run *s, double v, double *sum)
+{
+  double *slot = s->ctl->slot[s->seq++ % 2];
+
+  slot[s->k] = v;
+  if (barrier(s) < 0)
+    return -1;
+  *sum = 0;
+  for (int i = 0; i < s->nb; i++)
+    *sum += slot[i];
+  return 0;
+}
+
+/* out = this block's rows of A v, v the shared full vector (its halo
+ * gathered from it). */
+static int block_spmv(struct worker *w, struct wmatrix *m, const double *v,
+                      double *out, struct spmv_error *err)
+{
+  struct wblock *b = m->block;
+  double *h = b->gathered;
+  int rc = 0;
+
+  for (int64_t i = 0; i < b->nhalo; i++)
+    h[i] = v[b->halo[i]];
+  if (m->bm)
+    rc = w->ops->multiply(w->be, m->bm, 1.0, v + b->r0, 0.0, out, 1, err);
+  if (rc == 0 && b->remote)
+    rc = w->ops->multiply(w->be, b->remote, 1.0, h, 1.0, out, 1, err);
+  return rc;
+}
+
+static double dot(const double *a, const double *b, int64_t n)
+{
+  double s = 0;
+  for (int64_t i = 0; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+/*
+ * solve-block {handle, blocks, block, rtol, atol, maxiter} fds [shared]:
+ * this block's part of CG on the split matrix, x (the shared one, holding
+ * x0) updated in place.  Every block returns the same outcome.
+ */
+int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
+                            json_t **rep, struct spmv_error *err)
+{
+  static const char *const reasons[] = {"converged-rtol", "converged-atol",
+                                        "maxiter", "indefinite", "breakdown"};
+  json_int_t h, maxiter;
+  double rtol, atol;
+  int nb, k, rc = 0, why = 2;
+  struct spmvd_shm shm;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI si si sF sF sI}", "handle", &h, "blocks", &nb,
+                  "block", &k, "rtol", &rtol, "atol", &atol, "maxiter",
+                  &maxiter) < 0 || nfds != 1 || nb < 2 || nb > SPMV_SPLIT_MAX ||
+      k < 0 || k >= nb)
+    return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
+  int fd = fds[0];
+  fds[0] = -1;
+  if (!(m = spmvd_wk_find(w, h)) || !m->block || m->dtype != SPMV_F64) {
+    close(fd);
+    return spmv_error_set(err, SPMV_ENOENT, "no f64 block of matrix %lld",
+                          (long long)h);
+  }
+  int64_t n = m->A.rows, r0 = m->block->r0, nl = m->block->r1 - r0;
+  spmvd_shm_init(&shm);
+  if (spmvd_shm_map(&shm, fd, SPMVD_SPLIT_CTL_BYTES + 3 * (size_t)n * sizeof(double),
+                    err) < 0)
+    return err->code;
+  struct split_run s = {shm.addr, nb, k, 0};
+  const double *b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
+  double *x = (double *)b + n, *p = x + n;
+  double *r = malloc(sizeof *r * (size_t)(nl + 1));
+  double *q = malloc(sizeof *q * (size_t)(nl + 1));
+  double bb = 0, rr = 0, pq = 0, res2 = 0, t0 = spmvd_wk_now_ms();
+  long long it = 0;
+
+  if (!r || !q) {
+    rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+    atomic_store(&s.ctl->abort, 1);
+    goto out;
+  }
+  /* r = b - A x0, p = r: every block's x0 is in place before the first
+   * barrier, its p before the loop's. */
+  if (barrier(&s) < 0 || (rc = block_spmv(w, m, x, q, err)) < 0)
+    goto aborted;
+  for (int64_t i = 0; i < nl; i++) {
+    r[i] = b[r0 + i] - q[i];
+    p[r0 + i] = r[i];
+  }
+  if (allreduce(&s, dot(b + r0, b + r0, nl), &bb) < 0 ||
+      allreduce(&s, dot(r, r, nl), &rr) < 0)
+    goto aborted;
+  double tol = rtol * sqrt(bb) > atol ? rtol * sqrt(bb) : atol;
+  why = sqrt(rr) <= tol ? (tol == atol && atol > 0 ? 1 : 0) : 2;
+  while (why == 2 && it < maxiter) {
+    /* Every p is written: the halo of p is read after this barrier, and
+     * p is written again only after the next reduction's. */
+    if (barrier(&s) < 0 || (rc = block_spmv(w, m, p, q, err)) < 0 ||
+        allreduce(&s, dot(p + r0, q, nl), &pq) < 0)
+      goto aborted;
+    if (!(pq > 0)) {
+      why = isfinite(pq) && pq <= 0 ? 3 : 4;
+      break;
+    }
+    double alpha = rr / pq, rr1;
+    for (int64_t i = 0; i < nl; i++) {
+      x[r0 + i] += alpha * p[r0 + i];
+      r[i] -= alpha * q[i];
+    }
+    if (allreduce(&s, dot(r, r, nl), &rr1) < 0)
+      goto aborted;
+    it++;
+    if (sqrt(rr1) <= tol) {
+      why = rtol * sqrt(bb) > atol ? 0 : 1;
+      break;
+    }
+    double beta = rr1 / rr;
+    rr = rr1;
+    for (int64_t i = 0; i < nl; i++)
+      p[r0 + i] = r[i] + beta * p[r0 + i];
+  }
+  /* The true residual ||b - A x||, once every block's x is in place. */
+  if (barrier(&s) < 0 || (rc = block_spmv(w, m, x, q, err)) < 0)
+    goto aborted;
+  for (int64_t i = 0; i < nl; i++)
+    q[i] = b[r0 + i] - q[i];
+  if (allreduce(&s, dot(q, q, nl), &res2) < 0)
+    goto aborted;
+  double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = sqrt(bb), res = sqrt(res2);
+  *rep = json_pack("{sI sb ss so so so sf sf}", "iterations", (json_int_t)it,
+                   "converged", why <= 1, "reason", reasons[why], "residual",
+                   spmvd_ipc_real(res), "relative_residual",
+                   spmvd_ipc_real(bn > 0 ? res / bn : res), "rhs_norm",
+                   spmvd_ipc_real(bn), "seconds", secs, "us_per_iteration",
+                   it > 0 ? secs * 1e6 / (double)it : 0.0);
+  goto out;
+aborted:
+  if (rc == 0)
+    rc = spmv_error_set(err, SPMV_EWORKER, "the split solve was aborted: the "
+                        "worker of another block died or failed");
+  else
+    atomic_store(&s.ctl->abort, 1);  /* this block failed: free the others */
+out:
+  free(r);
+  free(q);
+  spmvd_shm_close(&shm);
+  spmvd_wk_die_if_sticky(rc);
+  return rc;
 }

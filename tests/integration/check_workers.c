@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,6 +377,103 @@ START_TEST(split_worker_dies)
 }
 END_TEST
 
+/* A 2-D Laplacian on a g x g grid (SPD): CG's test matrix. */
+static struct spmv_csr *laplacian(int64_t g)
+{
+  int64_t n = g * g, k = 0;
+  struct spmv_csr *A = spmv_csr_new(n, n, 5 * n);
+
+  ck_assert_ptr_nonnull(A);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = i / g, c = i % g;
+    A->row_ptr[i] = k;
+    int64_t nb[5] = {r > 0 ? i - g : -1, c > 0 ? i - 1 : -1, i,
+                     c < g - 1 ? i + 1 : -1, r < g - 1 ? i + g : -1};
+    for (int j = 0; j < 5; j++)
+      if (nb[j] >= 0) {
+        A->col_idx[k] = (int32_t)nb[j];
+        A->val[k++] = nb[j] == i ? 4.0 : -1.0;
+      }
+  }
+  A->row_ptr[n] = k;
+  A->nnz = k;
+  return A;
+}
+
+/* CG on s of matrix h with b (rows doubles): the reply (x in *x, malloc'd). */
+static json_t *cg(int s, int64_t h, const struct spmv_csr *A, const double *b,
+                  double **x)
+{
+  void *out = NULL;
+  uint64_t len = 0;
+  json_t *r = itest_call(s, json_pack("{ss si sI ss sf}", "op", "solve", "id", 30,
+                                      "handle", (json_int_t)h, "method", "cg",
+                                      "rtol", 1e-10),
+                         b, sizeof *b * (size_t)A->rows, &out, &len);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "cg: %s", err_msg(r));
+  ck_assert_uint_eq(len, sizeof **x * (size_t)A->rows);
+  *x = out;
+  return r;
+}
+
+/* CG on a matrix split over 2 and 3 workers converges to the reference
+ * solution as the unsplit matrix does, in about as many iterations; what a
+ * split solve does not do is refused. */
+START_TEST(split_cg)
+{
+  struct spmv_csr *A = laplacian(48);
+  int s = itest_open(&d);
+  double *b = malloc(sizeof *b * (size_t)A->rows), *y = malloc(sizeof *y * (size_t)A->rows);
+  json_decref(ready_workers(s));
+
+  ck_assert(b && y);
+  srand(5);
+  for (int64_t i = 0; i < A->rows; i++)
+    b[i] = (double)rand() / RAND_MAX - 0.5;
+  json_t *r = itest_load(s, 1, A, 0, "auto");
+  int64_t h1 = itest_handle(r);
+  json_decref(r);
+  double *x;
+  r = cg(s, h1, A, b, &x);
+  json_int_t it1 = json_integer_value(json_object_get(r, "iterations"));
+  json_decref(r);
+  free(x);
+  for (int n = 2; n <= NW; n++) {
+    r = split_load(s, 10 + n, A, 0, n);
+    int64_t h = itest_handle(r);
+    json_decref(r);
+    r = cg(s, h, A, b, &x);
+    ck_assert(json_is_true(json_object_get(r, "converged")));
+    json_int_t it = json_integer_value(json_object_get(r, "iterations"));
+    ck_assert_msg(it >= it1 - it1 / 10 - 1 && it <= it1 + it1 / 10 + 1,
+                  "split %d: %lld iterations, unsplit %lld", n, (long long)it,
+                  (long long)it1);
+    json_decref(r);
+    /* ||b - A x|| against the reference product, in double. */
+    spmv_csr_ref(A, 1.0, x, 0.0, y);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < A->rows; i++) {
+      num += (b[i] - y[i]) * (b[i] - y[i]);
+      den += b[i] * b[i];
+    }
+    ck_assert_msg(sqrt(num / den) <= 1e-9, "split %d: relative residual %g", n,
+                  sqrt(num / den));
+    free(x);
+    r = itest_call(s, json_pack("{ss si sI ss}", "op", "solve", "id", 31, "handle",
+                                (json_int_t)h, "method", "bicgstab"),
+                   b, sizeof *b * (size_t)A->rows, NULL, NULL);
+    ck_assert_str_eq(itest_error_code(r), "EINVAL");
+    ck_assert_msg(strstr(err_msg(r), "split over"), "%s", err_msg(r));
+    json_decref(r);
+  }
+  close(s);
+  free(b);
+  free(y);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("workers");
@@ -390,6 +488,7 @@ int main(void)
   tcase_add_test(tc, split_products);
   tcase_add_test(tc, split_refused);
   tcase_add_test(tc, split_worker_dies);
+  tcase_add_test(tc, split_cg);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }

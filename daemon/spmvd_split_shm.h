@@ -1,0 +1,26 @@
+/* spmvd_split_shm.h: the memfd that the workers of a split solve share
+ * with each other and the front end: this control block, then b, x and p
+ * of rows doubles each. */
+#ifndef SPMVD_SPLIT_SHM_H
+#define SPMVD_SPLIT_SHM_H
+
+#include <stdatomic.h>
+
+#include "spmv_split.h"
+
+/*
+ * The workers meet at its barrier (count, gen) and all-reduce through its
+ * slots, double-buffered by the reduction's parity so that a fast worker's
+ * next sum never overwrites one a slow worker still reads.  The front end
+ * (or a failing block) sets abort, which frees the others.
+ */
+struct spmvd_split_ctl {
+  _Atomic unsigned count, gen, abort;
+  unsigned pad;
+  double slot[2][SPMV_SPLIT_MAX];
+};
+
+/* Bytes before b. */
+#define SPMVD_SPLIT_CTL_BYTES 4096
+
+#endif /* SPMVD_SPLIT_SHM_H */
