@@ -161,6 +161,7 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
 /* --- CG over the blocks (solve-block) --- */
 
 struct split_run {
+  struct worker *w;             /* heartbeats while it waits and works */
   struct spmvd_split_ctl *ctl;
   int nb, k;
   unsigned seq;                 /* reductions so far */
@@ -178,6 +179,7 @@ static int barrier(struct split_run *s)
   for (long spins = 0; atomic_load(&s->ctl->gen) == g; spins++) {
     if (atomic_load(&s->ctl->abort))
       return -1;
+    spmvd_wk_heartbeat(s->w);  /* a slow peer is no hang of this worker */
     if (spins > 1000)
       usleep(20);
     else
@@ -259,7 +261,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   if (spmvd_shm_map(&shm, fd, SPMVD_SPLIT_CTL_BYTES + 3 * (size_t)n * sizeof(double),
                     err) < 0)
     return err->code;
-  struct split_run s = {shm.addr, nb, k, 0};
+  struct split_run s = {w, shm.addr, nb, k, 0};
   const double *b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
   double *x = (double *)b + n, *p = x + n;
   double *r = malloc(sizeof *r * (size_t)(nl + 1));
@@ -286,6 +288,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   double tol = rtol * sqrt(bb) > atol ? rtol * sqrt(bb) : atol;
   why = sqrt(rr) <= tol ? (tol == atol && atol > 0 ? 1 : 0) : 2;
   while (why == 2 && it < maxiter) {
+    spmvd_wk_heartbeat(w);
     /* Every p is written: the halo of p is read after this barrier, and
      * p is written again only after the next reduction's. */
     if (barrier(&s) < 0 || (rc = block_spmv(w, m, p, q, err)) < 0 ||
