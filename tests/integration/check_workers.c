@@ -474,6 +474,48 @@ START_TEST(split_cg)
 }
 END_TEST
 
+/* A block's worker killed during a split CG that would otherwise run for
+ * minutes (rtol 0): the solve is answered EWORKER, the other blocks freed
+ * from their barrier, and once the worker is back the same solve runs. */
+START_TEST(split_cg_worker_dies)
+{
+  struct spmv_csr *A = laplacian(48);
+  int s = itest_open(&d);
+  double *b = malloc(sizeof *b * (size_t)A->rows), *x;
+  json_t *w = ready_workers(s);
+
+  ck_assert_ptr_nonnull(b);
+  for (int64_t i = 0; i < A->rows; i++)
+    b[i] = 1.0;
+  json_t *r = split_load(s, 1, A, 0, NW);
+  int64_t h = itest_handle(r);
+  pid_t victim = (pid_t)wint(w, (int)json_integer_value(
+                                   json_array_get(json_object_get(r, "workers"), 1)),
+                             "pid");
+  json_decref(r);
+  json_decref(w);
+  ck_assert_int_eq(itest_send(s, json_pack("{ss si sI ss sf sf sI}", "op", "solve",
+                                           "id", 40, "handle", (json_int_t)h,
+                                           "method", "cg", "rtol", 0.0, "atol", 0.0,
+                                           "maxiter", (json_int_t)100000000),
+                              b, sizeof *b * (size_t)A->rows),
+                   0);
+  ck_assert_int_eq(kill(victim, SIGKILL), 0);
+  r = itest_recv_reply(s, NULL, NULL, NULL);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  json_decref(r);
+  itest_multiply_after_restart(s, h, A);
+  r = cg(s, h, A, b, &x);
+  ck_assert(json_is_true(json_object_get(r, "converged")));
+  json_decref(r);
+  free(x);
+  free(b);
+  close(s);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("workers");
@@ -489,6 +531,7 @@ int main(void)
   tcase_add_test(tc, split_refused);
   tcase_add_test(tc, split_worker_dies);
   tcase_add_test(tc, split_cg);
+  tcase_add_test(tc, split_cg_worker_dies);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }
