@@ -50,7 +50,7 @@ static json_t *worker_json(const struct spmvd_server *srv, int i)
     nmat += m->wk == i;
   for (const struct spmvd_conn *k = srv->conns; k; k = k->next)
     nconn += k->wk == i;
-  json_t *wk = json_pack("{si ss si ss sI si ss si si si si}", "worker", i,
+  json_t *wk = json_pack("{si ss si ss sI si ss si si si si si}", "worker", i,
                          "device", dev ? dev->name : "(starting)", "index",
                          srv->worker_device[i], "backend",
                          dev ? dev->backend : srv->cfg.backend, "pid",
@@ -59,7 +59,8 @@ static json_t *worker_json(const struct spmvd_server *srv, int i)
                          w ? spmvd_worker_state(w) : "stopped",
                          "device_timeout_s", w ? spmvd_worker_timeout(w) : 0,
                          "timeouts", w ? spmvd_worker_timeouts(w) : 0,
-                         "matrices", nmat, "connections", nconn);
+                         "matrices", nmat, "connections", nconn, "pending",
+                         w ? spmvd_worker_pending(w) : 0);
   uint64_t free_b, total_b;
   if (wk && w && spmvd_worker_device_memory(w, &free_b, &total_b)) {
     json_object_set_new(wk, "device_free_bytes", json_integer((json_int_t)free_b));

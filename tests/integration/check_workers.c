@@ -489,9 +489,8 @@ START_TEST(split_cg_worker_dies)
     b[i] = 1.0;
   json_t *r = split_load(s, 1, A, 0, NW);
   int64_t h = itest_handle(r);
-  pid_t victim = (pid_t)wint(w, (int)json_integer_value(
-                                   json_array_get(json_object_get(r, "workers"), 1)),
-                             "pid");
+  int victim_wk = (int)json_integer_value(json_array_get(json_object_get(r, "workers"), 1));
+  pid_t victim = (pid_t)wint(w, victim_wk, "pid");
   json_decref(r);
   json_decref(w);
   ck_assert_int_eq(itest_send(s, json_pack("{ss si sI ss sf sf sI}", "op", "solve",
@@ -500,6 +499,18 @@ START_TEST(split_cg_worker_dies)
                                            "maxiter", (json_int_t)100000000),
                               b, sizeof *b * (size_t)A->rows),
                    0);
+  /* Killed only once its block's call is on its way (a worker killed
+   * before would serve it from its successor, and the solve would run). */
+  int watch = itest_open(&d);
+  for (;;) {
+    w = ready_workers(watch);
+    int sent = (int)wint(w, victim_wk, "pending") > 0;
+    json_decref(w);
+    if (sent)
+      break;
+    usleep(1000);
+  }
+  close(watch);
   ck_assert_int_eq(kill(victim, SIGKILL), 0);
   r = itest_recv_reply(s, NULL, NULL, NULL);
   ck_assert_ptr_nonnull(r);
