@@ -95,6 +95,7 @@ json_t *spmvd_ops_status(struct spmvd_conn *c)
                             sizeof excluded);
   if (st) {
     json_object_set_new(st, "exclude_formats", json_string(excluded));
+    json_object_set_new(st, "worker", json_integer(c->wk));
     json_object_set_new(st, "cache_state", json_string(srv->cache_state
                                                        ? srv->cache_state
                                                        : "none"));
