@@ -58,6 +58,40 @@ static json_t *ready_workers(int s)
   }
 }
 
+/* A top-level integer of status on s. */
+static int64_t status_int(int s, const char *key)
+{
+  json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 8), NULL, 0,
+                         NULL, NULL);
+  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "no status");
+  int64_t v = json_integer_value(json_object_get(r, key));
+  json_decref(r);
+  return v;
+}
+
+/* Waits until the daemon counts n connections: the start's own has gone,
+ * so that the next connection's placement counts only the test's. */
+static void settle(int s, int64_t n)
+{
+  double t0 = itest_now_s();
+  int64_t have;
+
+  while ((have = status_int(s, "connections")) != n) {
+    ck_assert_msg(itest_now_s() - t0 < 10, "%lld connections, not %lld",
+                  (long long)have, (long long)n);
+    usleep(10000);
+  }
+}
+
+/* Opens a connection once the n before it are settled, placed where the
+ * fewest connections are. */
+static int open_next(int n)
+{
+  int s = itest_open(&d);
+  settle(s, n + 1);
+  return s;
+}
+
 static int64_t wint(json_t *workers, int i, const char *key)
 {
   return json_integer_value(json_object_get(json_array_get(workers, (size_t)i), key));
