@@ -245,10 +245,6 @@ int spmvd_ops_begin_multiply(struct spmvd_conn *c, json_t *req, int batch,
     return spmv_error_set(err, SPMV_EINVAL, "k is %lld, must be in [1, %d]",
                           (long long)k, MAX_BATCH);
   json_t *ip = json_object_get(req, "inplace");
-  if ((batch || json_is_true(ip)) &&
-      spmvd_ops_split_refuse(m, batch ? "multiply-batch" : "an in-place product",
-                             err) < 0)
-    return err->code;
   if (ip && !json_is_boolean(ip))
     return spmv_error_set(err, SPMV_EPROTO,
                           "field \"inplace\" is not a boolean");
@@ -461,9 +457,15 @@ void spmvd_ops_run_multiply(struct spmvd_conn *c, json_t *req, int64_t id,
   o->y_off = (size_t)k * (size_t)m->cols * es;
   o->y_len = (size_t)k * (size_t)m->rows * es;
   if (m->nblocks > 1) {
-    /* Every block's worker maps the same vectors: the payload's memfd. */
+    /* Every block's worker maps the same vectors: the attached memfd, the
+     * kept buffer or the payload's. */
+    struct spmvd_attach *at = json_is_true(json_object_get(req, "inplace"))
+                                  ? spmvd_conn_attached(c, m->handle) : NULL;
     int vfd;
-    if (c->payload_vec) {
+    if (at) {
+      o->inplace = 1;
+      vfd = at->fd;
+    } else if (c->payload_vec) {
       o->conn_vec = 1;
       c->vec_users++;
       vfd = c->vec.fd;
@@ -619,7 +621,6 @@ json_t *spmvd_ops_attach(struct spmvd_conn *c, json_t *req,
     return NULL;
   }
   if (spmvd_op_get_ready_matrix(c, req, &m, err) < 0 ||
-      spmvd_ops_split_refuse(m, "attach-vectors", err) < 0 ||
       (json_object_get(req, "k") && spmvd_op_get_int(req, "k", &k, err) < 0))
     return NULL;
   if (k < 1 || k > MAX_BATCH) {

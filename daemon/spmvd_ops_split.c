@@ -185,8 +185,9 @@ void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
   spmv_error_clear(&o->block_err);
   for (int b = 0; b < m->nblocks; b++) {
     struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[b]);
-    json_t *msg = json_pack("{ss sI sf sf}", "op", "multiply-block", "handle",
-                            (json_int_t)m->handle, "alpha", alpha, "beta", beta);
+    json_t *msg = json_pack("{ss sI sf sf si}", "op", "multiply-block", "handle",
+                            (json_int_t)m->handle, "alpha", alpha, "beta", beta,
+                            "nvec", o->nvec);
     if (!w || !msg ||
         spmvd_worker_call(w, msg, &fd, 1, on_block_multiplied, NULL, o,
                           &err) < 0) {

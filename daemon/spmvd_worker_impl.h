@@ -235,7 +235,8 @@ int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
  * this block's part of a CG with the other blocks' workers. */
 int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err);
-/* multiply-block {handle, alpha, beta} fds [x | y]: the block's rows of y. */
+/* multiply-block {handle, alpha, beta, nvec?} fds [x's | y's]: the block's
+ * rows of each y. */
 int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
                                int nfds, json_t **rep, struct spmv_error *err);
 

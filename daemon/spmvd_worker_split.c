@@ -122,10 +122,10 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
   double alpha, beta;
   struct spmvd_shm vec;
   struct wmatrix *m;
-  int rc = 0;
+  int rc = 0, nvec = 1;
 
-  if (json_unpack(req, "{sI sF sF}", "handle", &h, "alpha", &alpha, "beta",
-                  &beta) < 0 || nfds != 1)
+  if (json_unpack(req, "{sI sF sF s?i}", "handle", &h, "alpha", &alpha, "beta",
+                  &beta, "nvec", &nvec) < 0 || nfds != 1 || nvec < 1)
     return spmv_error_set(err, SPMV_EPROTO, "bad multiply-block message");
   int fd = fds[0];
   fds[0] = -1;
@@ -138,18 +138,22 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
   size_t es = spmv_dtype_size(m->dtype);
   size_t xb = (size_t)m->A.cols * es, yb = (size_t)m->A.rows * es;
   spmvd_shm_init(&vec);
-  if (spmvd_shm_map(&vec, fd, xb + yb, err) < 0)
+  if (spmvd_shm_map(&vec, fd, (size_t)nvec * (xb + yb), err) < 0)
     return err->code;
-  const char *x = vec.addr;
-  char *y = (char *)vec.addr + xb + (size_t)b->r0 * es;
-  /* The halo: the other blocks' entries of x that this block's rows read. */
-  for (int64_t i = 0; i < b->nhalo; i++)
-    memcpy((char *)b->gathered + (size_t)i * es, x + (size_t)b->halo[i] * es, es);
-  if (m->bm)
-    rc = w->ops->multiply(w->be, m->bm, alpha, x + (size_t)b->r0 * es, beta, y,
-                          1, err);
-  if (rc == 0 && b->remote)
-    rc = w->ops->multiply(w->be, b->remote, alpha, b->gathered, 1.0, y, 1, err);
+  /* k vectors: the k x's, then the k y's, as a batch's payload lays them. */
+  for (int j = 0; j < nvec && rc == 0; j++) {
+    const char *x = (const char *)vec.addr + (size_t)j * xb;
+    char *y = (char *)vec.addr + (size_t)nvec * xb + (size_t)j * yb +
+              (size_t)b->r0 * es;
+    /* The halo: the other blocks' entries of x that this block's rows read. */
+    for (int64_t i = 0; i < b->nhalo; i++)
+      memcpy((char *)b->gathered + (size_t)i * es, x + (size_t)b->halo[i] * es, es);
+    if (m->bm)
+      rc = w->ops->multiply(w->be, m->bm, alpha, x + (size_t)b->r0 * es, beta, y,
+                            1, err);
+    if (rc == 0 && b->remote)
+      rc = w->ops->multiply(w->be, b->remote, alpha, b->gathered, 1.0, y, 1, err);
+  }
   spmvd_shm_close(&vec);
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)

@@ -5,11 +5,13 @@
 #include "config.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -568,6 +570,84 @@ START_TEST(split_cg_worker_dies)
 }
 END_TEST
 
+/* Checks k products y_j = 1.5 A x_j - 0.5 y0_j (doubles) of a batch. */
+static void check_batch(const struct spmv_csr *A, int k, const double *x,
+                        const double *y0, const double *y)
+{
+  double *ref = malloc(sizeof *ref * (size_t)A->rows);
+
+  ck_assert_ptr_nonnull(ref);
+  for (int j = 0; j < k; j++) {
+    memcpy(ref, y0 + (size_t)j * A->rows, sizeof *ref * (size_t)A->rows);
+    spmv_csr_ref(A, 1.5, x + (size_t)j * A->cols, -0.5, ref);
+    for (int64_t i = 0; i < A->rows; i++) {
+      double sc = fabs(0.5 * y0[(size_t)j * A->rows + i]) + 1.0;
+      for (int64_t e = A->row_ptr[i]; e < A->row_ptr[i + 1]; e++)
+        sc += fabs(1.5 * A->val[e] * x[(size_t)j * A->cols + A->col_idx[e]]);
+      ck_assert_msg(fabs(y[(size_t)j * A->rows + i] - ref[i]) <= 1e-13 * sc,
+                    "vector %d row %lld: %.17g, reference %.17g", j, (long long)i,
+                    y[(size_t)j * A->rows + i], ref[i]);
+    }
+  }
+  free(ref);
+}
+
+/* A split matrix's batch of 3 products, and its products in place over an
+ * attached memfd, equal the reference. */
+START_TEST(split_batch_inplace)
+{
+  enum { K = 3 };
+  struct spmv_csr *A = arrow(900);
+  int s = itest_open(&d);
+  size_t n = (size_t)A->rows, bytes = sizeof(double) * K * 2 * n;
+  double *v = malloc(bytes), *out = NULL;
+  uint64_t len = 0;
+
+  json_decref(ready_workers(s));
+  ck_assert_ptr_nonnull(v);
+  srand(9);
+  for (size_t i = 0; i < K * 2 * n; i++)
+    v[i] = (double)rand() / RAND_MAX - 0.5;
+  json_t *r = split_load(s, 1, A, 0, NW);
+  int64_t h = itest_handle(r);
+  json_decref(r);
+  r = itest_call(s, json_pack("{ss si sI sf sf si}", "op", "multiply-batch", "id", 2,
+                              "handle", (json_int_t)h, "alpha", 1.5, "beta", -0.5,
+                              "k", K),
+                 v, bytes, (void **)&out, &len);
+  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "batch: %s", err_msg(r));
+  ck_assert_uint_eq(len, sizeof(double) * K * n);
+  check_batch(A, K, v, v + K * n, out);
+  json_decref(r);
+  free(out);
+
+  /* In place: x then y of one product in a sealed memfd. */
+  int fd = memfd_create("check-workers", MFD_ALLOW_SEALING);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)(2 * n * sizeof(double))), 0);
+  ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+  double *map = mmap(NULL, 2 * n * sizeof(double), PROT_READ | PROT_WRITE,
+                     MAP_SHARED, fd, 0);
+  ck_assert(map != MAP_FAILED);
+  memcpy(map, v, 2 * n * sizeof(double));
+  r = itest_call_fd(s, json_pack("{ss si sI}", "op", "attach-vectors", "id", 3,
+                                 "handle", (json_int_t)h), fd, NULL, 0);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "attach: %s", err_msg(r));
+  json_decref(r);
+  r = itest_call_fd(s, json_pack("{ss si sI sf sf sb}", "op", "multiply", "id", 4,
+                                 "handle", (json_int_t)h, "alpha", 1.5, "beta", -0.5,
+                                 "inplace", 1), -1, NULL, 0);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "in place: %s", err_msg(r));
+  json_decref(r);
+  check_batch(A, 1, v, v + n, map + n);
+  munmap(map, 2 * n * sizeof(double));
+  close(fd);
+  free(v);
+  close(s);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("workers");
@@ -584,6 +664,7 @@ int main(void)
   tcase_add_test(tc, split_worker_dies);
   tcase_add_test(tc, split_cg);
   tcase_add_test(tc, split_cg_worker_dies);
+  tcase_add_test(tc, split_batch_inplace);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }
