@@ -52,7 +52,7 @@ static json_t *worker_json(const struct spmvd_server *srv, int i)
     nconn += k->wk == i;
   json_t *wk = json_pack("{si ss si ss sI si ss si si si si si}", "worker", i,
                          "device", dev ? dev->name : "(starting)", "index",
-                         srv->worker_device[i], "backend",
+                         w ? spmvd_worker_device_index(w) : 0, "backend",
                          dev ? dev->backend : srv->cfg.backend, "pid",
                          (json_int_t)(w ? spmvd_worker_pid(w) : 0), "restarts",
                          w ? spmvd_worker_restarts(w) : 0, "state",

@@ -217,6 +217,8 @@ void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                            const void *b, const void *x0, double rtol,
                            double atol, int64_t maxiter);
+/* The worker of each of split matrix m's blocks (a new array). */
+json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m);
 /* EINVAL when m is split: what (e.g. "a solve") is not available for it. */
 int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
                            struct spmv_error *err);

@@ -560,11 +560,8 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
                    m->trials ? m->trials : json_array(), "multiplies",
                    (json_int_t)m->multiplies);
   if (r && m->nblocks > 1) {
-    json_t *wks = json_array();
-    for (int b = 0; b < m->nblocks; b++)
-      json_array_append_new(wks, json_integer(m->block_wk[b]));
     json_object_set_new(r, "blocks", json_integer(m->nblocks));
-    json_object_set_new(r, "workers", wks);
+    json_object_set_new(r, "workers", spmvd_ops_split_workers(m));
   }
   return r;
 }

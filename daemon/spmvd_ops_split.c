@@ -16,12 +16,12 @@
 #include "spmvd_split_shm.h"
 #include "spmvd_worker.h"
 
-/* Workers that started once, the first being the matrix's own. */
+/* Workers that started once. */
 static int started_workers(const struct spmvd_server *srv)
 {
   int n = 0;
   for (int i = 0; i < srv->nworkers; i++)
-    n += srv->workers[i] && spmvd_worker_device(srv->workers[i]) != NULL;
+    n += spmvd_server_worker_started(srv, i);
   return n;
 }
 
@@ -30,13 +30,13 @@ int spmvd_ops_split_check(struct spmvd_server *srv, json_t *req, int64_t rows,
 {
   json_t *v = json_object_get(req, "split");
   int64_t n = json_is_integer(v) ? json_integer_value(v) : 1;
-  int have = started_workers(srv);
 
-  if (n <= 1 && v && n < 1)
+  if (n < 1)
     return spmv_error_set(err, SPMV_EINVAL, "split is %lld: it counts row "
                           "blocks, at least 1", (long long)n);
-  if (n <= 1)
+  if (n == 1)
     return 0;
+  int have = started_workers(srv);
   if (rows != cols)
     return spmv_error_set(err, SPMV_EINVAL, "split %lld: the matrix is %lld x "
                           "%lld, and only a square matrix is split",
@@ -72,12 +72,47 @@ static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b)
                    "config", m->cfg_text, "blocks", m->nblocks, "block", b);
 }
 
+/* o is about to make n block calls. */
+static void begin_blocks(struct spmvd_op *o, int n)
+{
+  o->pending = n;
+  spmv_error_clear(&o->block_err);
+}
+
 /* Notes one answer of a block call of o; returns 1 once all are in. */
 static int block_answered(struct spmvd_op *o, const struct spmv_error *err)
 {
   if (err && o->block_err.code == 0)
     o->block_err = *err;
   return --o->pending == 0;
+}
+
+/* Sends msg (taken) for block b of m to its worker with fd; a call that
+ * cannot be made is answered to cb at once with why. */
+static void call_block(struct spmvd_op *o, const struct spmvd_matrix *m, int b,
+                       json_t *msg, int fd, spmvd_worker_reply_cb *cb)
+{
+  struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[b]);
+  struct spmv_error err;
+
+  if (!w || !msg) {
+    json_decref(msg);
+    if (!w)
+      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped", m->block_wk[b]);
+    else
+      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    cb(o, NULL, &err);
+  } else if (spmvd_worker_call(w, msg, &fd, 1, cb, NULL, o, &err) < 0) {
+    cb(o, NULL, &err);
+  }
+}
+
+json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m)
+{
+  json_t *wks = json_array();
+  for (int b = 0; b < m->nblocks; b++)
+    json_array_append_new(wks, json_integer(m->block_wk[b]));
+  return wks;
 }
 
 static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
@@ -99,14 +134,9 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
     return;
   }
   m->state = SPMVD_MATRIX_READY;
-  json_t *wks = json_array();
-  for (int b = 0; b < m->nblocks; b++)
-    json_array_append_new(wks, json_integer(m->block_wk[b]));
   if (reply) {
     json_object_set_new(reply, "blocks", json_integer(m->nblocks));
-    json_object_set_new(reply, "workers", wks);
-  } else {
-    json_decref(wks);
+    json_object_set_new(reply, "workers", spmvd_ops_split_workers(m));
   }
   spmvd_log_info("matrix %lld split over %d workers", (long long)m->handle,
                  m->nblocks);
@@ -129,7 +159,7 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
    * the other started workers in order. */
   m->block_wk[b++] = m->wk;
   for (int i = 0; i < srv->nworkers && b < n; i++)
-    if (i != m->wk && srv->workers[i] && spmvd_worker_device(srv->workers[i]))
+    if (i != m->wk && spmvd_server_worker_started(srv, i))
       m->block_wk[b++] = i;
   if (b < n) {
     json_decref(reply);
@@ -140,24 +170,10 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
   }
   m->nblocks = n;
   o->held = reply;
-  o->pending = n;
-  spmv_error_clear(&o->block_err);
-  for (b = 0; b < n; b++) {
-    struct spmvd_worker *w = spmvd_server_worker(srv, m->block_wk[b]);
-    json_t *msg = adopt_block_msg(m, b);
-    if (!w)
-      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped",
-                     m->block_wk[b]);
-    if (!w || !msg ||
-        spmvd_worker_call(w, msg, &m->host.fd, 1, on_block_adopted, NULL, o,
-                          &err) < 0) {
-      if (w && !msg)
-        spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-      else if (!w)
-        json_decref(msg);
-      on_block_adopted(o, NULL, &err);
-    }
-  }
+  begin_blocks(o, n);
+  /* n, not m->nblocks: a failure of the last call frees m. */
+  for (b = 0; b < n; b++)
+    call_block(o, m, b, adopt_block_msg(m, b), m->host.fd, on_block_adopted);
 }
 
 static void on_block_multiplied(void *ctx, json_t *rep,
@@ -168,39 +184,22 @@ static void on_block_multiplied(void *ctx, json_t *rep,
   (void)rep;
   if (!block_answered(o, err))
     return;
-  if (o->block_err.code != 0) {
-    struct spmv_error e = o->block_err;
-    spmvd_ops_multiplied(o, NULL, &e);
-    return;
-  }
-  spmvd_ops_multiplied(o, NULL, NULL);
+  struct spmv_error e = o->block_err;
+  spmvd_ops_multiplied(o, NULL, e.code != 0 ? &e : NULL);
 }
 
 void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
                               double alpha, double beta, int fd)
 {
-  struct spmv_error err;
+  int n = m->nblocks;
 
-  o->pending = m->nblocks;
-  spmv_error_clear(&o->block_err);
-  for (int b = 0; b < m->nblocks; b++) {
-    struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[b]);
-    json_t *msg = json_pack("{ss sI sf sf si}", "op", "multiply-block", "handle",
-                            (json_int_t)m->handle, "alpha", alpha, "beta", beta,
-                            "nvec", o->nvec);
-    if (!w || !msg ||
-        spmvd_worker_call(w, msg, &fd, 1, on_block_multiplied, NULL, o,
-                          &err) < 0) {
-      if (!w)
-        spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped",
-                       m->block_wk[b]);
-      else if (!msg)
-        spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-      if (!w || !msg)
-        json_decref(msg);
-      on_block_multiplied(o, NULL, &err);
-    }
-  }
+  begin_blocks(o, n);
+  for (int b = 0; b < n; b++)
+    call_block(o, m, b,
+               json_pack("{ss sI sf sf si}", "op", "multiply-block", "handle",
+                         (json_int_t)m->handle, "alpha", alpha, "beta", beta,
+                         "nvec", o->nvec),
+               fd, on_block_multiplied);
 }
 
 /* A block re-created on a new worker (or not: logged). */
@@ -291,24 +290,12 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   memcpy(base, b, vb);
   if (x0)
     memcpy(base + vb, x0, vb);
-  o->pending = m->nblocks;
-  spmv_error_clear(&o->block_err);
-  for (int k = 0; k < m->nblocks; k++) {
-    struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[k]);
-    json_t *msg = json_pack("{ss sI si si sf sf sI}", "op", "solve-block",
-                            "handle", (json_int_t)m->handle, "blocks",
-                            m->nblocks, "block", k, "rtol", rtol, "atol", atol,
-                            "maxiter", (json_int_t)maxiter);
-    if (!w)
-      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped", m->block_wk[k]);
-    else if (!msg)
-      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-    if (!w || !msg) {
-      json_decref(msg);
-      on_block_solved(o, NULL, &err);
-    } else if (spmvd_worker_call(w, msg, &o->vec.fd, 1, on_block_solved, NULL,
-                                 o, &err) < 0) {
-      on_block_solved(o, NULL, &err);
-    }
-  }
+  int nb = m->nblocks;
+  begin_blocks(o, nb);
+  for (int k = 0; k < nb; k++)
+    call_block(o, m, k,
+               json_pack("{ss sI si si sf sf sI}", "op", "solve-block", "handle",
+                         (json_int_t)m->handle, "blocks", nb, "block", k, "rtol",
+                         rtol, "atol", atol, "maxiter", (json_int_t)maxiter),
+               o->vec.fd, on_block_solved);
 }

@@ -231,15 +231,12 @@ static int step_spmv(struct spmvd_conn *c, struct plan *p, json_t *s, int i,
   double alpha = a ? json_number_value(a) : 1.0;
   double beta = b ? json_number_value(b) : 0.0;
   rc = spmvd_op_get_ready_matrix(c, s, &m, err);
+  if (rc == 0)
+    rc = spmvd_ops_split_refuse(m, "a list's spmv", err);
   if (rc < 0) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
     return spmv_error_set(err, rc, STEP_FMT "%s", i, "spmv", msg);
-  }
-  if (spmvd_ops_split_refuse(m, "a list's spmv", err) < 0) {
-    char msg[sizeof err->msg];
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "%s", i, "spmv", msg);
   }
   if (m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "matrix %lld is "

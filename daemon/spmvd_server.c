@@ -263,6 +263,12 @@ struct spmvd_worker *spmvd_server_worker(const struct spmvd_server *srv, int i)
   return i >= 0 && i < srv->nworkers ? srv->workers[i] : NULL;
 }
 
+int spmvd_server_worker_started(const struct spmvd_server *srv, int i)
+{
+  struct spmvd_worker *w = spmvd_server_worker(srv, i);
+  return w && spmvd_worker_device(w) != NULL;
+}
+
 int spmvd_server_place(const struct spmvd_server *srv)
 {
   uint64_t bytes[SPMVD_MAX_WORKERS] = {0};
@@ -274,10 +280,8 @@ int spmvd_server_place(const struct spmvd_server *srv)
   for (const struct spmvd_conn *c = srv->conns; c; c = c->next)
     if (c->wk >= 0 && c->wk < srv->nworkers)
       conns[c->wk]++;
-  /* Only among workers that started once: one that never does (a device
-   * that fails) is given nothing. */
   for (int i = 1; i < srv->nworkers; i++)
-    if (srv->workers[i] && spmvd_worker_device(srv->workers[i]) &&
+    if (spmvd_server_worker_started(srv, i) &&
         (bytes[i] < bytes[best] ||
          (bytes[i] == bytes[best] && conns[i] < conns[best])))
       best = i;
@@ -423,7 +427,7 @@ static int start_worker(struct spmvd_server *srv, int device,
   rc = spmvd_worker_new(srv->loop, &o, &worker_hooks, srv,
                         &srv->workers[srv->nworkers], err);
   if (rc == 0)
-    srv->worker_device[srv->nworkers++] = device;
+    srv->nworkers++;
   return rc;
 }
 

@@ -40,7 +40,6 @@ struct spmvd_server {
   /* One worker per device; a connection's requests go to the one it was
    * placed on (spmvd_server_place), a matrix's to the one it was loaded on. */
   struct spmvd_worker *workers[SPMVD_MAX_WORKERS];
-  int worker_device[SPMVD_MAX_WORKERS];  /* the device each one drives */
   int nworkers;
   struct spmvd_cache *cache;       /* NULL when the cache could not open;
                                       only the cache thread touches it */
@@ -98,6 +97,9 @@ void spmvd_server_maybe_finish(struct spmvd_server *srv);
 
 /* Worker i (borrowed), or NULL once it stopped or for an i out of range. */
 struct spmvd_worker *spmvd_server_worker(const struct spmvd_server *srv, int i);
+/* Whether worker i has said ready once (a device that never starts is
+ * given no connection and no block). */
+int spmvd_server_worker_started(const struct spmvd_server *srv, int i);
 
 /* The worker for a new connection: the one holding the fewest bytes of
  * matrices, then the fewest connections. */

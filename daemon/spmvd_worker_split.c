@@ -115,6 +115,28 @@ fail:
   return rc;
 }
 
+/* y (this block's rows) = alpha A x + beta y, x the whole vector in the
+ * matrix's type: the local part on x's own rows, then the remote part on
+ * the halo gathered from x. */
+static int block_multiply(struct worker *w, struct wmatrix *m, double alpha,
+                          const void *x, double beta, void *y,
+                          struct spmv_error *err)
+{
+  struct wblock *b = m->block;
+  size_t es = spmv_dtype_size(m->dtype);
+  int rc = 0;
+
+  for (int64_t i = 0; i < b->nhalo; i++)
+    memcpy((char *)b->gathered + (size_t)i * es,
+           (const char *)x + (size_t)b->halo[i] * es, es);
+  if (m->bm)
+    rc = w->ops->multiply(w->be, m->bm, alpha, (const char *)x + (size_t)b->r0 * es,
+                          beta, y, 1, err);
+  if (rc == 0 && b->remote)
+    rc = w->ops->multiply(w->be, b->remote, alpha, b->gathered, 1.0, y, 1, err);
+  return rc;
+}
+
 int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
                                int nfds, json_t **rep, struct spmv_error *err)
 {
@@ -145,14 +167,7 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
     const char *x = (const char *)vec.addr + (size_t)j * xb;
     char *y = (char *)vec.addr + (size_t)nvec * xb + (size_t)j * yb +
               (size_t)b->r0 * es;
-    /* The halo: the other blocks' entries of x that this block's rows read. */
-    for (int64_t i = 0; i < b->nhalo; i++)
-      memcpy((char *)b->gathered + (size_t)i * es, x + (size_t)b->halo[i] * es, es);
-    if (m->bm)
-      rc = w->ops->multiply(w->be, m->bm, alpha, x + (size_t)b->r0 * es, beta, y,
-                            1, err);
-    if (rc == 0 && b->remote)
-      rc = w->ops->multiply(w->be, b->remote, alpha, b->gathered, 1.0, y, 1, err);
+    rc = block_multiply(w, m, alpha, x, beta, y, err);
   }
   spmvd_shm_close(&vec);
   spmvd_wk_die_if_sticky(rc);
@@ -204,24 +219,6 @@ static int allreduce(struct split_run *s, double v, double *sum)
   for (int i = 0; i < s->nb; i++)
     *sum += slot[i];
   return 0;
-}
-
-/* out = this block's rows of A v, v the shared full vector (its halo
- * gathered from it). */
-static int block_spmv(struct worker *w, struct wmatrix *m, const double *v,
-                      double *out, struct spmv_error *err)
-{
-  struct wblock *b = m->block;
-  double *h = b->gathered;
-  int rc = 0;
-
-  for (int64_t i = 0; i < b->nhalo; i++)
-    h[i] = v[b->halo[i]];
-  if (m->bm)
-    rc = w->ops->multiply(w->be, m->bm, 1.0, v + b->r0, 0.0, out, 1, err);
-  if (rc == 0 && b->remote)
-    rc = w->ops->multiply(w->be, b->remote, 1.0, h, 1.0, out, 1, err);
-  return rc;
 }
 
 static double dot(const double *a, const double *b, int64_t n)
@@ -280,7 +277,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   }
   /* r = b - A x0, p = r: every block's x0 is in place before the first
    * barrier, its p before the loop's. */
-  if (barrier(&s) < 0 || (rc = block_spmv(w, m, x, q, err)) < 0)
+  if (barrier(&s) < 0 || (rc = block_multiply(w, m, 1.0, x, 0.0, q, err)) < 0)
     goto aborted;
   for (int64_t i = 0; i < nl; i++) {
     r[i] = b[r0 + i] - q[i];
@@ -295,7 +292,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     spmvd_wk_heartbeat(w);
     /* Every p is written: the halo of p is read after this barrier, and
      * p is written again only after the next reduction's. */
-    if (barrier(&s) < 0 || (rc = block_spmv(w, m, p, q, err)) < 0 ||
+    if (barrier(&s) < 0 || (rc = block_multiply(w, m, 1.0, p, 0.0, q, err)) < 0 ||
         allreduce(&s, dot(p + r0, q, nl), &pq) < 0)
       goto aborted;
     if (!(pq > 0)) {
@@ -320,7 +317,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
       p[r0 + i] = r[i] + beta * p[r0 + i];
   }
   /* The true residual ||b - A x||, once every block's x is in place. */
-  if (barrier(&s) < 0 || (rc = block_spmv(w, m, x, q, err)) < 0)
+  if (barrier(&s) < 0 || (rc = block_multiply(w, m, 1.0, x, 0.0, q, err)) < 0)
     goto aborted;
   for (int64_t i = 0; i < nl; i++)
     q[i] = b[r0 + i] - q[i];
