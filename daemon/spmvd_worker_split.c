@@ -35,8 +35,9 @@ void spmvd_wk_block_free(struct worker *w, struct wblock *b)
   free(b);
 }
 
-/* Keeps block k of s in m: local as m's resident configuration cfg, remote
- * beside it (in csr-scalar's launch of cfg's backend, as small as it is). */
+/* Keeps block sb (its halo taken) in m: the local part as m's resident
+ * configuration cfg, the remote part beside it in csr-scalar (with cfg's
+ * launch), as small as it is. */
 static int keep_block(struct worker *w, struct wmatrix *m,
                       struct spmv_split_block *sb,
                       const struct spmv_config *cfg, struct spmv_error *err)
@@ -87,7 +88,7 @@ int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
   const char *dts, *text;
   struct spmv_config cfg;
   enum spmv_dtype dt = SPMV_F64;
-  struct spmv_split *s = NULL;
+  struct spmv_split_block sb;
   struct wmatrix *m;
 
   if (json_unpack(req, "{sI ss sI sI sI ss si si}", "handle", &h, "dtype",
@@ -100,11 +101,12 @@ int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
     return rc;
   if (!(m = spmvd_wk_adopt_host(w, h, dt, rows, cols, nnz, &fds[0], err)))
     return err->code;
-  /* Every worker cuts the same bounds from the same host copy. */
-  if ((rc = spmv_split_new(&m->A, blocks, &s, err)) < 0)
+  /* Every worker cuts the same bounds from the same host copy, and builds
+   * only its own block. */
+  if ((rc = spmv_split_one(&m->A, blocks, k, &sb, err)) < 0)
     goto fail;
-  rc = keep_block(w, m, &s->block[k], &cfg, err);
-  spmv_split_free(s);
+  rc = keep_block(w, m, &sb, &cfg, err);
+  spmv_split_block_fini(&sb);
   if (rc < 0)
     goto fail;
   *rep = json_pack("{sI sI sI}", "r0", (json_int_t)m->block->r0, "r1",

@@ -239,6 +239,35 @@ int spmv_split_new(const struct spmv_csr *A, int n, struct spmv_split **out,
   return 0;
 }
 
+int spmv_split_one(const struct spmv_csr *A, int n, int k,
+                   struct spmv_split_block *b, struct spmv_error *err)
+{
+  int64_t bounds[SPMV_SPLIT_MAX + 1];
+  int32_t *mark;
+  int rc;
+
+  memset(b, 0, sizeof *b);
+  if ((rc = check_args(A, n, err)) < 0)
+    return rc;
+  if (k < 0 || k >= n)
+    return spmv_error_set(err, SPMV_EINVAL, "no block %d of %d", k, n);
+  mark = malloc((size_t)(A->cols ? A->cols : 1) * sizeof *mark);
+  if (!mark)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory cutting a block");
+  for (int64_t c = 0; c < A->cols; c++)
+    mark[c] = -1;
+  spmv_split_bounds(A, n, bounds);
+  b->r0 = bounds[k];
+  b->r1 = bounds[k + 1];
+  rc = fill_block(A, b, mark);
+  free(mark);
+  if (rc < 0) {
+    spmv_split_block_fini(b);
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory cutting a block");
+  }
+  return 0;
+}
+
 int spmv_split_measure(const struct spmv_csr *A, int n,
                        struct spmv_split_shape *shape, struct spmv_error *err)
 {
@@ -266,18 +295,22 @@ int spmv_split_measure(const struct spmv_csr *A, int n,
   return 0;
 }
 
+void spmv_split_block_fini(struct spmv_split_block *b)
+{
+  spmv_csr_free(b->local);
+  spmv_csr_free(b->remote);
+  free(b->halo);
+  free(b->send_off);
+  free(b->send_idx);
+  memset(b, 0, sizeof *b);
+}
+
 struct spmv_split *spmv_split_free(struct spmv_split *s)
 {
   if (!s)
     return NULL;
-  for (int p = 0; s->block && p < s->nblocks; p++) {
-    struct spmv_split_block *b = &s->block[p];
-    spmv_csr_free(b->local);
-    spmv_csr_free(b->remote);
-    free(b->halo);
-    free(b->send_off);
-    free(b->send_idx);
-  }
+  for (int p = 0; s->block && p < s->nblocks; p++)
+    spmv_split_block_fini(&s->block[p]);
   free(s->block);
   free(s);
   return NULL;

@@ -61,6 +61,19 @@ void spmv_split_bounds(const struct spmv_csr *A, int n, int64_t *bounds);
 int spmv_split_new(const struct spmv_csr *A, int n, struct spmv_split **out,
                    struct spmv_error *err);
 
+/*
+ * Block k alone of the split of A into n blocks, as spmv_split_new()
+ * cuts it, without its send lists (send_off and send_idx NULL): what one
+ * device builds of its own block.  Returns 0, or SPMV_EINVAL (as
+ * spmv_split_new, or k not in [0, n)) or SPMV_ENOMEM with err set and *b
+ * empty.  Free with spmv_split_block_fini().
+ */
+int spmv_split_one(const struct spmv_csr *A, int n, int k,
+                   struct spmv_split_block *b, struct spmv_error *err);
+
+/* Frees what b owns and zeroes it. */
+void spmv_split_block_fini(struct spmv_split_block *b);
+
 /* Frees s and its blocks; returns NULL.  NULL is a no-op. */
 struct spmv_split *spmv_split_free(struct spmv_split *s);
 

@@ -263,6 +263,42 @@ START_TEST(measure_matches)
 }
 END_TEST
 
+/* One block cut alone is the split's block, less its send lists. */
+START_TEST(one_block)
+{
+  struct spmv_csr *A = make(gallery[_i]);
+  struct spmv_split *s;
+  struct spmv_split_block b;
+  struct spmv_error err;
+
+  for (int n = 1; n <= 8 && n <= A->rows; n *= 2) {
+    ck_assert_int_eq(spmv_split_new(A, n, &s, &err), 0);
+    for (int k = 0; k < n; k++) {
+      const struct spmv_split_block *w = &s->block[k];
+      ck_assert_int_eq(spmv_split_one(A, n, k, &b, &err), 0);
+      ck_assert_int_eq(b.r0, w->r0);
+      ck_assert_int_eq(b.r1, w->r1);
+      ck_assert_int_eq(b.nhalo, w->nhalo);
+      ck_assert(b.send_off == NULL && b.send_idx == NULL);
+      ck_assert(b.nhalo == 0 || memcmp(b.halo, w->halo, sizeof *b.halo * (size_t)b.nhalo) == 0);
+      const struct spmv_csr *p[2] = {b.local, b.remote}, *q[2] = {w->local, w->remote};
+      for (int j = 0; j < 2; j++) {
+        ck_assert_int_eq(p[j]->rows, q[j]->rows);
+        ck_assert_int_eq(p[j]->cols, q[j]->cols);
+        ck_assert_int_eq(p[j]->nnz, q[j]->nnz);
+        ck_assert(memcmp(p[j]->row_ptr, q[j]->row_ptr, sizeof *p[j]->row_ptr * (size_t)(p[j]->rows + 1)) == 0);
+        ck_assert(p[j]->nnz == 0 || (memcmp(p[j]->col_idx, q[j]->col_idx, sizeof *p[j]->col_idx * (size_t)p[j]->nnz) == 0 &&
+                                     memcmp(p[j]->val, q[j]->val, sizeof *p[j]->val * (size_t)p[j]->nnz) == 0));
+      }
+      spmv_split_block_fini(&b);
+    }
+    spmv_split_free(s);
+  }
+  ck_assert_int_eq(spmv_split_one(A, 2, 2, &b, &err), SPMV_EINVAL);  /* no block 2 of 2 */
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* An H200 pair's orders of magnitude (HBM3e 4 TB/s reached, 60 MB of L2,
  * NVLink 4 at 450 GB/s a direction, an exchange of ~15 us). */
 static const struct spmv_split_costs h200x = {
@@ -314,6 +350,7 @@ int main(void)
   tcase_add_test(tc, skewed_and_empty);
   tcase_add_test(tc, refusals);
   tcase_add_loop_test(tc, measure_matches, 0, NGALLERY);
+  tcase_add_loop_test(tc, one_block, 0, NGALLERY);
   suite_add_tcase(su, tc);
   /* Its matrices (21M and 16M entries) take seconds to build and measure,
    * more than check's default 4 s on a loaded two-core machine. */
