@@ -60,17 +60,6 @@ static json_t *ready_workers(int s)
   }
 }
 
-/* A top-level integer of status on s. */
-static int64_t status_int(int s, const char *key)
-{
-  json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 8), NULL, 0,
-                         NULL, NULL);
-  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "no status");
-  int64_t v = json_integer_value(json_object_get(r, key));
-  json_decref(r);
-  return v;
-}
-
 /* Waits until the daemon counts n connections: the start's own has gone,
  * so that the next connection's placement counts only the test's. */
 static void settle(int s, int64_t n)
@@ -78,7 +67,7 @@ static void settle(int s, int64_t n)
   double t0 = itest_now_s();
   int64_t have;
 
-  while ((have = status_int(s, "connections")) != n) {
+  while ((have = itest_status_int(s, "connections")) != n) {
     ck_assert_msg(itest_now_s() - t0 < 10, "%lld connections, not %lld",
                   (long long)have, (long long)n);
     usleep(10000);
@@ -110,7 +99,7 @@ static void open_and_load(int s[NW], int64_t h[NW], struct spmv_csr *const A[NW]
     s[i] = open_next(i);
   for (int i = 0; i < NW; i++)
     for (int j = 0; j < i; j++)
-      ck_assert_int_ne(status_int(s[i], "worker"), status_int(s[j], "worker"));
+      ck_assert_int_ne(itest_status_int(s[i], "worker"), itest_status_int(s[j], "worker"));
   for (int i = 0; i < NW; i++) {
     json_t *r = itest_load(s[i], 10 + i, A[i], 0, "auto");
     h[i] = itest_handle(r);
@@ -174,7 +163,7 @@ START_TEST(across)
   json_decref(ready_workers(a));
   settle(a, 1);
   int b = open_next(1);
-  ck_assert_int_ne(status_int(a, "worker"), status_int(b, "worker"));
+  ck_assert_int_ne(itest_status_int(a, "worker"), itest_status_int(b, "worker"));
   json_t *r = itest_load(a, 1, A, 0, "auto");
   int64_t h = itest_handle(r);
   json_decref(r);
@@ -231,7 +220,7 @@ START_TEST(one_dies)
   int64_t h[NW];
 
   open_and_load(s, h, As);
-  int vw = (int)status_int(s[1], "worker");
+  int vw = (int)itest_status_int(s[1], "worker");
   json_t *w = ready_workers(s[0]);
   pid_t victim = (pid_t)wint(w, vw, "pid");
   json_decref(w);
@@ -342,7 +331,7 @@ START_TEST(split_products)
   itest_multiply_ok(s, hw, W, 0, 61u);
   itest_multiply_ok(s, hw, W, 0, 62u);
   json_t *w = ready_workers(s);
-  int mine = (int)status_int(s, "worker");
+  int mine = (int)itest_status_int(s, "worker");
   for (int i = 0; i < NW; i++)  /* listed on its first block's worker, s's */
     ck_assert_int_eq(wint(w, i, "matrices"), i == mine);
   json_decref(w);

@@ -362,13 +362,19 @@ json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
 }
 
 /* See itest.h. */
-int64_t itest_resident(int fd)
+int64_t itest_status_int(int fd, const char *key)
 {
   json_t *r = itest_call(fd, json_pack("{ss si}", "op", "status", "id", 99),
                          NULL, 0, NULL, NULL);
-  int64_t n = json_integer_value(json_object_get(r, "matrices"));
+  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "no status");
+  int64_t n = json_integer_value(json_object_get(r, key));
   json_decref(r);
   return n;
+}
+
+int64_t itest_resident(int fd)
+{
+  return itest_status_int(fd, "matrices");
 }
 
 /* See itest.h. */

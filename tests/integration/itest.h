@@ -89,6 +89,8 @@ json_t *itest_recv_ready(int fd, int *events);
 json_t *itest_call(int fd, json_t *req, const void *payload, uint64_t len,
                    void **reply_payload, uint64_t *reply_len);
 
+/* A top-level integer of status on fd (asserting that status answered). */
+int64_t itest_status_int(int fd, const char *key);
 /* status's "matrices" on fd: every uid's resident matrices. */
 int64_t itest_resident(int fd);
 
