@@ -26,19 +26,10 @@ tests_integration_check_gpu_faults_LDADD = $(ITEST_LDADD) $(GPU_LDADD) $(SQLITE_
 $(tests_integration_check_gpu_faults_OBJECTS): daemon/spmvd daemon/spmvd-worker
 # The GPU tests share one device, and some read its free memory as a whole
 # (the pool's test in check_gpu_device, the faults' ballast): under make -j
-# they run one at a time, each log waiting for the one before (through
-# variables, as SCHEMA_COVERAGE_LOG, so that automake keeps its rules).
-GPU_LOG_1 = tests/check_gpu_formats.log
-GPU_LOG_2 = tests/check_gpu_device.log
-GPU_LOG_3 = tests/check_gpu_blas.log
-GPU_LOG_4 = tests/integration/check_gpu_service.log
-GPU_LOG_5 = tests/integration/check_gpu_vectors.log
-GPU_LOG_6 = tests/integration/check_gpu_faults.log
-$(GPU_LOG_2): $(GPU_LOG_1)
-$(GPU_LOG_3): $(GPU_LOG_2)
-$(GPU_LOG_4): $(GPU_LOG_3)
-$(GPU_LOG_5): $(GPU_LOG_4)
-$(GPU_LOG_6): $(GPU_LOG_5)
+# they run one at a time, each holding a lock that tests/run-test.sh takes,
+# so that any one of them still runs alone when TESTS names it.
+TESTS_ENVIRONMENT += SPMV_SERIAL_TESTS='check_gpu_formats check_gpu_device check_gpu_blas \
+	check_gpu_service check_gpu_vectors.sh check_gpu_faults'; export SPMV_SERIAL_TESTS;
 endif
 
 EXTRA_DIST += tests/check_nccl.c

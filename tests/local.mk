@@ -179,7 +179,7 @@ $(tests_integration_check_autostart_OBJECTS): daemon/spmvd daemon/spmvd-worker c
 TESTS += tests/integration/check_schema_coverage.sh
 EXTRA_DIST += tests/integration/check_schema_coverage.sh \
 	tests/integration/ops-unexercised.txt
-CLEANFILES += tests/integration/ops/*.ops
+CLEANFILES += tests/integration/ops/*.ops tests/serial-tests.lock
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
 	tests/integration/check_cachefaults.log \

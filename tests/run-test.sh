@@ -13,4 +13,14 @@ TMPDIR=$dir
 # $HOME) by accident: spmvctl's autostart is off unless a test asks.
 SPMV_AUTOSTART=0
 export TMPDIR SPMV_AUTOSTART
-"$@"
+# The tests SPMV_SERIAL_TESTS names (those sharing the GPU) take turns: each
+# holds a lock in the build tree while it runs (the test itself, and any
+# daemon it leaves behind, do not inherit the lock's descriptor).
+for test_name; do test_name=${test_name##*/}; done
+case " ${SPMV_SERIAL_TESTS:-} " in
+  *" $test_name "*)
+    if command -v flock >/dev/null 2>&1; then
+      exec 9>"${SPMV_TOP_BUILDDIR:-.}/tests/serial-tests.lock" && flock 9
+    fi ;;
+esac
+"$@" 9>&-
