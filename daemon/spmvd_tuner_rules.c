@@ -46,6 +46,8 @@ enum shape {
 #define SKEW_CV 1.5
 #define REGULAR_CV 0.3
 #define FLAT_ELL_FILL 1.2
+/* Rows of at most this many entries leave most lanes of a warp-group idle. */
+#define SHORT_ROWS_MAX 8
 
 /* Classifies a matrix on a GPU. */
 static enum shape shape_of(const struct spmv_profile *p,
@@ -99,6 +101,14 @@ static int beyond_l2(const struct spmvd_tune_input *in)
   return beyond_l2_by(in, 1);
 }
 
+/* Every row short and of varied length (road networks): one thread a row
+ * (csr-scalar) reads its few entries with no lane idle. */
+static int short_irregular(const struct spmvd_tune_input *in)
+{
+  return shape_of(in->prof, in->dev) == SHAPE_IRREGULAR &&
+         in->prof->rl_max <= SHORT_ROWS_MAX;
+}
+
 /* Where rows fit 16-bit offsets, csr-vector and csr-scalar become csr16
  * at the same TPR (1 for scalar): the same kernel moving 2 bytes less per
  * entry, which leads on stencils, flat and regular rows.  In f64 only
@@ -106,7 +116,8 @@ static int beyond_l2(const struct spmvd_tune_input *in)
  * behind csr-vector at the same BS and TPR; in f32 it leads or ties there.
  * csr-vector loads the next columns ahead from TPR 16 and csr16 only at
  * TPR 32, so in f64 csr-vector at TPR 16 stays: within the L2 it leads
- * csr16 on regular rows of 50-100 entries.  Drops what the rewrite makes
+ * csr16 on regular rows of 50-100 entries.  csr-scalar stays on short
+ * irregular rows, where csr16 at TPR 1 runs behind it.  Drops what the rewrite makes
  * excluded or duplicate. */
 void spmvd_tuner_narrow_csr(const struct spmvd_tune_input *in,
                             struct spmvd_candidates *out)
@@ -127,7 +138,7 @@ void spmvd_tuner_narrow_csr(const struct spmvd_tune_input *in,
     c = out->cfg[k];
     if ((c.format == SPMV_FMT_CSR_VECTOR &&
          !(in->dtype == SPMV_F64 && c.tpr == 16)) ||
-        c.format == SPMV_FMT_CSR_SCALAR) {
+        (c.format == SPMV_FMT_CSR_SCALAR && !short_irregular(in))) {
       c.tpr = c.format == SPMV_FMT_CSR_SCALAR ? 1 : c.tpr;
       c.format = SPMV_FMT_CSR16;
     }
@@ -477,6 +488,11 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
     out->n = out->n > 4 ? 4 : out->n;
     break;
   case SHAPE_IRREGULAR:
+    /* Short irregular rows: csr-scalar leads the warp-group and streaming
+     * kernels in both types, within the L2 and beyond (and, in f32,
+     * csr16 at TPR 1, which the narrowing therefore leaves it). */
+    if (short_irregular(in))
+      add(out, in, mk(SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0));
     if (beyond_l2(in)) {
       /* Beyond the L2 csr-stream16 and csr-stream lead cuSPARSE ALG1 on
        * irregular rows in both types (csr-stream where a block spans too

@@ -171,6 +171,18 @@ START_TEST(test_auto_candidates)
     { SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0 },
     { SPMV_FMT_CSR16, 128, 2, 0, 0 },
     { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
+  static const struct spmv_config irregular_many_short[] = {
+    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR_STREAM16, 128, 0, 4, 0 },
+    { SPMV_FMT_CSR_VECTOR, 128, 2, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
+  static const struct spmv_config irregular_many_short_f32[] = {
+    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 },
+    { SPMV_FMT_CSR16, 128, 4, 0, 0 },
+    { SPMV_FMT_CSR_STREAM16, 128, 0, 8, 0 },
+    { SPMV_FMT_CSR16, 128, 2, 0, 0 },
+    { SPMV_FMT_CSR_ADAPTIVE, 256, 0, 0, 0 } };
   /* Skewed within the L2: csr-adaptive first (a fast leader, so that
    * cuSPARSE drops on its first run); beyond it cuSPARSE first and
    * csr-stream in csr-merge's place. */
@@ -391,8 +403,9 @@ START_TEST(test_auto_candidates)
     }
     gpu.l2_bytes = (uint64_t)60 << 20;
   }
-  /* cv 0.6: irregular. */
+  /* cv 0.6, rows up to 20: irregular. */
   m.p.rl_cv = 0.6;
+  m.p.rl_max = 20;
   m.p.ell_fill = 10;
   AUTO_IS(irregular);
   in.dtype = SPMV_F32;
@@ -402,6 +415,13 @@ START_TEST(test_auto_candidates)
   AUTO_IS(irregular_many);
   in.dtype = SPMV_F32;
   AUTO_IS(irregular_many_f32);
+  /* Every row of 8 or fewer: csr-scalar first, the rest as before, and
+   * in f32 not made csr16 at TPR 1. */
+  m.p.rl_max = 8;
+  in.dtype = SPMV_F64;
+  AUTO_IS(irregular_many_short);
+  in.dtype = SPMV_F32;
+  AUTO_IS(irregular_many_short_f32);
   in.dtype = SPMV_F64;
   m.p.rows = 20000;
   /* A row of 1000 (> 16 x 5) and cv 5: skewed; mean < 8: base 2. */
