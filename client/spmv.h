@@ -110,6 +110,9 @@ struct spmv_load_options {
                                  reference product before replying */
   spmv_progress_fn progress;  /* NULL, or called for each progress event */
   void *progress_arg;         /* passed to progress */
+  int split;                  /* 2 or more: the rows in that many blocks over
+                                 the daemon's workers (spmvd --devices,
+                                 --cpu-workers); 0 or 1: not split */
 };
 
 /* Sets every option to its default (the same as zeroing o). */
@@ -140,6 +143,12 @@ int spmv_load_csr(struct spmv_client *c, enum spmv_dtype dtype, int64_t rows,
 int spmv_load_mtx(struct spmv_client *c, const char *path,
                   enum spmv_dtype dtype, const struct spmv_load_options *opt,
                   struct spmv_matrix **out);
+
+/*
+ * The number of row blocks m is split in over the daemon's workers (1
+ * when it is not split), as its load's reply gave it.
+ */
+int spmv_matrix_blocks(const struct spmv_matrix *m);
 
 /*
  * Frees m in spmvd and here (NULL is a no-op); returns NULL, so that

@@ -153,6 +153,16 @@ static int load_request(struct spmv_client *c, enum spmv_dtype dtype,
     json_decref(req);
     return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   }
+  if (opt != NULL && opt->split < 0) {
+    json_decref(req);
+    return spmvc_failf(c, SPMV_EINVAL, "split is %d: it counts row blocks, "
+                       "at least 1", opt->split);
+  }
+  if (opt != NULL && opt->split > 1 &&
+      json_object_set_new(req, "split", json_integer(opt->split)) < 0) {
+    json_decref(req);
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
+  }
   if (opt != NULL &&
       ((opt->strategy != NULL &&
         json_object_set_new(req, "strategy", json_string(opt->strategy)) < 0) ||
@@ -336,6 +346,16 @@ out:
   free(vals32);
   spmv_csr_free(A);
   return rc;
+}
+
+int spmv_matrix_blocks(const struct spmv_matrix *m)
+{
+  int n;
+
+  spmvc_lock(m->client);
+  n = (int)spmvc_get_int(m->decision, "blocks", 1);
+  spmvc_unlock(m->client);
+  return n;
 }
 
 /* Frees m in the daemon (best effort) and here; returns NULL. */

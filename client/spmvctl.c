@@ -26,7 +26,7 @@ static const struct spmvctl_command commands[] = {
   { "bench", "FILE", "time every candidate configuration on FILE",
     "t", 1, 1, spmvctl_bench },
   { "solve", "FILE", "solve A x = b in spmvd (cg, bicgstab, gmres, pagerank...)",
-    "treIRDo", 1, 1, spmvctl_solve },
+    "treIRDoL", 1, 1, spmvctl_solve },
   { "calibrate", "", "time synthetic matrices on spmvd's device, store fits",
     "tMp", 0, 0, spmvctl_calibrate },
   { "predict", "FILE", "each format's predicted time on spmvd's device",
@@ -61,6 +61,7 @@ static const struct option long_options[] = {
   { "rtol", required_argument, NULL, 'R' },
   { "maxiter", required_argument, NULL, 'I' },
   { "damping", required_argument, NULL, 'D' },
+  { "split", required_argument, NULL, 'L' },
   { "sms", required_argument, NULL, 'N' },
   { "warp-size", required_argument, NULL, 'W' },
   { "max-threads-per-sm", required_argument, NULL, 'X' },
@@ -74,7 +75,7 @@ static const struct option long_options[] = {
 
 /* The options that only some commands take (the long-only ones have
  * letters here that the short option string does not accept). */
-#define COMMAND_OPTIONS "StfoMpmNWXBPreRID"
+#define COMMAND_OPTIONS "StfoMpmNWXBPreRIDL"
 
 /* Prints the usage text on out. */
 static void usage(FILE *out, const char *prog)
@@ -124,6 +125,8 @@ static void usage(FILE *out, const char *prog)
           "                        1e-8 in f64, 1e-5 in f32)\n"
           "      --maxiter N       solve: at most N iterations (default: 10 x rows)\n"
           "      --damping D       solve, pagerank: the damping factor (default 0.85)\n"
+          "      --split N         solve: the matrix's rows in N blocks over spmvd's\n"
+          "                        workers (spmvd --devices, --cpu-workers)\n"
           "  model's GPU (default: an H100/H200, %d SMs, warp %d, %d threads and\n"
           "  %d blocks per SM, %d threads per block):\n"
           "      --sms N                    streaming multiprocessors\n"
@@ -394,6 +397,13 @@ int main(int argc, char **argv)
     case 'e': ctl.method = optarg; break;
     case 'R': case 'D': case 'I': {
       int st = solve_number(&ctl, c, optarg);
+
+      if (st != SPMVCTL_EXIT_OK)
+        return st;
+      break;
+    }
+    case 'L': {
+      int st = positive_int(&ctl, "split", optarg, &ctl.split);
 
       if (st != SPMVCTL_EXIT_OK)
         return st;

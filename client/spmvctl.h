@@ -39,6 +39,7 @@ struct spmvctl {
   double rtol;           /* --rtol (solve), 0: the daemon's default */
   long long maxiter;     /* --maxiter (solve), 0: the daemon's default */
   double damping;        /* --damping (solve, pagerank), 0: the default */
+  int split;             /* --split N (solve): row blocks over N workers */
   struct {               /* the GPU of model: --sms and the others */
     int sms, warp_size, max_threads_per_sm, max_blocks_per_sm,
         max_threads_per_block;

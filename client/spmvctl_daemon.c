@@ -121,6 +121,7 @@ int spmvctl_load_file(struct spmvctl *ctl, struct spmv_client *c,
   o.strategy = strategy;
   o.progress = spmvctl_progress;
   o.progress_arg = ctl;
+  o.split = ctl->split;
   rc = spmv_load_mtx(c, path, ctl->dtype, &o, m);
   if (rc < 0)
     return spmvctl_call_failed(ctl, c, rc);

@@ -141,6 +141,7 @@ struct solve_run {
   struct spmv_info info;
   double load_s;      /* spmv_load_mtx: reading, sending, tuning */
   double solve_s;     /* spmv_solve as the client saw it: time to solution */
+  int blocks;         /* the matrix's row blocks (1: not split) */
 };
 
 /* Builds solve's output object. */
@@ -168,6 +169,8 @@ static json_t *solve_json(const struct spmvctl *ctl, const struct solve_run *run
 
   if (o != NULL && ctl->output != NULL)
     json_object_set_new(o, "output", json_string(ctl->output));
+  if (o != NULL)
+    json_object_set_new(o, "blocks", json_integer(run->blocks));
   return o;
 }
 
@@ -178,6 +181,8 @@ static void print_solve(const json_t *s)
   printf("matrix       %.0f x %.0f, %.0f nonzeros, %s\n", spmvctl_num(s, "rows"),
          spmvctl_num(s, "cols"), spmvctl_num(s, "nnz"), spmvctl_str(s, "dtype"));
   printf("method       %s (b: %s)\n", spmvctl_str(s, "method"), spmvctl_str(s, "rhs"));
+  if (spmvctl_num(s, "blocks") > 1)
+    printf("split        %.0f row blocks over as many workers\n", spmvctl_num(s, "blocks"));
   printf("reason       %s (%s)\n", spmvctl_str(s, "reason"),
          json_is_true(json_object_get(s, "converged")) ? "converged" : "not converged");
   printf("iterations   %.0f\n", spmvctl_num(s, "iterations"));
@@ -244,7 +249,7 @@ static int run_solve(struct spmvctl *ctl, struct spmv_client *c,
 int spmvctl_solve(struct spmvctl *ctl, int argc, char **argv)
 {
   struct spmv_solve_result r = { 0 };
-  struct solve_run run = { argv[0], { 0 }, 0, 0 };
+  struct solve_run run = { argv[0], { 0 }, 0, 0, 1 };
   struct spmv_client *c = NULL;
   struct spmv_matrix *m = NULL;
   double *b = NULL, t0;
@@ -267,6 +272,7 @@ int spmvctl_solve(struct spmvctl *ctl, int argc, char **argv)
     status = spmvctl_call_failed(ctl, c, rc);
     goto out;
   }
+  run.blocks = spmv_matrix_blocks(m);
   if (!run_is_pagerank(ctl) &&
       (status = build_rhs(ctl, run.info.rows, &b)) != SPMVCTL_EXIT_OK)
     goto out;

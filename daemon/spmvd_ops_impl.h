@@ -212,11 +212,11 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
  * by its worker; then spmvd_ops_multiplied(). */
 void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
                               double alpha, double beta, int fd);
-/* CG on split matrix m for o: b and x0 (NULL: zero) are rows doubles;
- * answered with the solution as the payload. */
+/* method ("cg" or "pcg-jacobi") on split matrix m for o: b and x0 (NULL:
+ * zero) are rows doubles; answered with the solution as the payload. */
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
-                           const void *b, const void *x0, double rtol,
-                           double atol, int64_t maxiter);
+                           const char *method, const void *b, const void *x0,
+                           double rtol, double atol, int64_t maxiter);
 /* The worker of each of split matrix m's blocks (a new array). */
 json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m);
 /* EINVAL when m is split: what (e.g. "a solve") is not available for it. */

@@ -176,9 +176,10 @@ static int plan_method(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
                           "needs a square matrix", (long long)p->m->handle,
                           (long long)p->m->rows, (long long)p->m->cols,
                           p->method);
-  if (strcmp(p->method, "cg") != 0 &&
+  if (strcmp(p->method, "cg") != 0 && strcmp(p->method, "pcg-jacobi") != 0 &&
       (rc = spmvd_ops_split_refuse(p->m, p->pagerank ? "a pagerank solve"
-                                   : "a solve other than cg", err)) < 0)
+                                   : "a solve other than cg and pcg-jacobi",
+                                   err)) < 0)
     return rc;
   if (p->m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is resident on "
@@ -441,8 +442,8 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
       refuse(c, id, &err);
       return;
     }
-    spmvd_ops_split_solve(so, p.m, buf, p.x0 ? buf + p.b_bytes : NULL, p.rtol,
-                          p.atol, p.maxiter);
+    spmvd_ops_split_solve(so, p.m, p.method, buf, p.x0 ? buf + p.b_bytes : NULL,
+                          p.rtol, p.atol, p.maxiter);
     return;
   }
   struct solve_run *r = calloc(1, sizeof *r);

@@ -275,8 +275,8 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
 }
 
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
-                           const void *b, const void *x0, double rtol,
-                           double atol, int64_t maxiter)
+                           const char *method, const void *b, const void *x0,
+                           double rtol, double atol, int64_t maxiter)
 {
   size_t n = (size_t)m->rows, vb = n * sizeof(double);
   struct spmv_error err;
@@ -294,8 +294,9 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   begin_blocks(o, nb);
   for (int k = 0; k < nb; k++)
     call_block(o, m, k,
-               json_pack("{ss sI si si sf sf sI}", "op", "solve-block", "handle",
-                         (json_int_t)m->handle, "blocks", nb, "block", k, "rtol",
-                         rtol, "atol", atol, "maxiter", (json_int_t)maxiter),
+               json_pack("{ss sI si si sf sf sI ss}", "op", "solve-block",
+                         "handle", (json_int_t)m->handle, "blocks", nb, "block",
+                         k, "rtol", rtol, "atol", atol, "maxiter",
+                         (json_int_t)maxiter, "method", method),
                o->vec.fd, on_block_solved);
 }

@@ -209,18 +209,61 @@ static int barrier(struct split_run *s)
   return 0;
 }
 
-/* The sum of every block's v; -1 when the solve was aborted. */
-static int allreduce(struct split_run *s, double v, double *sum)
+/* Every block's v, in block order, once all have given theirs (slots
+ * alternate, so that a fast block's next value cannot overwrite one that
+ * a slow block still reads); NULL when the solve was aborted. */
+static const double *gather(struct split_run *s, double v)
 {
   double *slot = s->ctl->slot[s->seq++ % 2];
 
   slot[s->k] = v;
-  if (barrier(s) < 0)
+  return barrier(s) < 0 ? NULL : slot;
+}
+
+/* The sum of every block's v, in block order; -1 when aborted. */
+static int allreduce(struct split_run *s, double v, double *sum)
+{
+  const double *all = gather(s, v);
+
+  if (!all)
     return -1;
   *sum = 0;
   for (int i = 0; i < s->nb; i++)
-    *sum += slot[i];
+    *sum += all[i];
   return 0;
+}
+
+/* The least of every block's v; -1 when aborted. */
+static int allmin(struct split_run *s, double v, double *min)
+{
+  const double *all = gather(s, v);
+
+  if (!all)
+    return -1;
+  *min = all[0];
+  for (int i = 1; i < s->nb; i++)
+    *min = all[i] < *min ? all[i] : *min;
+  return 0;
+}
+
+/* inv[0 .. r1 - r0) = 1 / A's diagonal on rows r0 .. r1; returns the first
+ * of those rows whose diagonal entry is zero, missing or not finite, or
+ * -1 when there is none. */
+static int64_t inverse_diagonal(const struct spmv_csr *A, int64_t r0,
+                                int64_t r1, double *inv)
+{
+  int64_t bad = -1;
+
+  for (int64_t i = r0; i < r1; i++) {
+    double a = 0;
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      if (A->col_idx[k] == i)
+        a += ((const double *)A->val)[k];
+    if ((a == 0 || !isfinite(a)) && bad < 0)
+      bad = i;
+    inv[i - r0] = 1.0 / a;
+  }
+  return bad;
 }
 
 static double dot(const double *a, const double *b, int64_t n)
@@ -232,9 +275,10 @@ static double dot(const double *a, const double *b, int64_t n)
 }
 
 /*
- * solve-block {handle, blocks, block, rtol, atol, maxiter} fds [shared]:
- * this block's part of CG on the split matrix, x (the shared one, holding
- * x0) updated in place.  Every block returns the same outcome.
+ * solve-block {handle, blocks, block, rtol, atol, maxiter, method} fds
+ * [shared]: this block's part of CG (method "cg") or CG preconditioned by
+ * A's diagonal ("pcg-jacobi") on the split matrix, x (the shared one,
+ * holding x0) updated in place.  Every block returns the same outcome.
  */
 int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
@@ -243,15 +287,18 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                                         "maxiter", "indefinite", "breakdown"};
   json_int_t h, maxiter;
   double rtol, atol;
+  const char *method = "cg";
   int nb, k, rc = 0, why = 2;
   struct spmvd_shm shm;
   struct wmatrix *m;
 
-  if (json_unpack(req, "{sI si si sF sF sI}", "handle", &h, "blocks", &nb,
+  if (json_unpack(req, "{sI si si sF sF sI s?s}", "handle", &h, "blocks", &nb,
                   "block", &k, "rtol", &rtol, "atol", &atol, "maxiter",
-                  &maxiter) < 0 || nfds != 1 || nb < 2 || nb > SPMV_SPLIT_MAX ||
-      k < 0 || k >= nb)
+                  &maxiter, "method", &method) < 0 || nfds != 1 || nb < 2 ||
+      nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
+      (strcmp(method, "cg") != 0 && strcmp(method, "pcg-jacobi") != 0))
     return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
+  int jacobi = strcmp(method, "pcg-jacobi") == 0;
   int fd = fds[0];
   fds[0] = -1;
   if (!(m = spmvd_wk_find(w, h)) || !m->block || m->dtype != SPMV_F64) {
@@ -269,25 +316,45 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   double *x = (double *)b + n, *p = x + n;
   double *r = malloc(sizeof *r * (size_t)(nl + 1));
   double *q = malloc(sizeof *q * (size_t)(nl + 1));
-  double bb = 0, rr = 0, pq = 0, res2 = 0, t0 = spmvd_wk_now_ms();
+  /* z = D^-1 r with jacobi, else z is r. */
+  double *inv = jacobi ? malloc(sizeof *inv * (size_t)(nl + 1)) : NULL;
+  double *z = jacobi ? malloc(sizeof *z * (size_t)(nl + 1)) : r;
+  double bb = 0, rr = 0, rz = 0, pq = 0, res2 = 0, t0 = spmvd_wk_now_ms();
   long long it = 0;
 
-  if (!r || !q) {
+  if (!r || !q || !z || (jacobi && !inv)) {
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
     atomic_store(&s.ctl->abort, 1);
     goto out;
   }
-  /* r = b - A x0, p = r: every block's x0 is in place before the first
+  if (jacobi) {
+    /* Every block learns the first bad row of all, and names it. */
+    int64_t bad = inverse_diagonal(&m->A, r0, r0 + nl, inv);
+    double first;
+    if (allmin(&s, bad >= 0 ? (double)bad : HUGE_VAL, &first) < 0)
+      goto aborted;
+    if (first < HUGE_VAL) {
+      rc = spmv_error_set(err, SPMV_EINVAL, "pcg-jacobi: row %lld has a zero "
+                          "or missing diagonal entry", (long long)first);
+      goto out;
+    }
+  }
+  /* r = b - A x0, p = z: every block's x0 is in place before the first
    * barrier, its p before the loop's. */
   if (barrier(&s) < 0 || (rc = block_multiply(w, m, 1.0, x, 0.0, q, err)) < 0)
     goto aborted;
   for (int64_t i = 0; i < nl; i++) {
     r[i] = b[r0 + i] - q[i];
-    p[r0 + i] = r[i];
+    if (jacobi)
+      z[i] = inv[i] * r[i];
+    p[r0 + i] = z[i];
   }
   if (allreduce(&s, dot(b + r0, b + r0, nl), &bb) < 0 ||
-      allreduce(&s, dot(r, r, nl), &rr) < 0)
+      allreduce(&s, dot(r, r, nl), &rr) < 0 ||
+      (jacobi && allreduce(&s, dot(r, z, nl), &rz) < 0))
     goto aborted;
+  if (!jacobi)
+    rz = rr;
   double tol = rtol * sqrt(bb) > atol ? rtol * sqrt(bb) : atol;
   why = sqrt(rr) <= tol ? (tol == atol && atol > 0 ? 1 : 0) : 2;
   while (why == 2 && it < maxiter) {
@@ -301,7 +368,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
       why = isfinite(pq) && pq <= 0 ? 3 : 4;
       break;
     }
-    double alpha = rr / pq, rr1;
+    double alpha = rz / pq, rr1, rz1;
     for (int64_t i = 0; i < nl; i++) {
       x[r0 + i] += alpha * p[r0 + i];
       r[i] -= alpha * q[i];
@@ -313,10 +380,18 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
       why = rtol * sqrt(bb) > atol ? 0 : 1;
       break;
     }
-    double beta = rr1 / rr;
-    rr = rr1;
+    if (jacobi) {
+      for (int64_t i = 0; i < nl; i++)
+        z[i] = inv[i] * r[i];
+      if (allreduce(&s, dot(r, z, nl), &rz1) < 0)
+        goto aborted;
+    } else {
+      rz1 = rr1;
+    }
+    double beta = rz1 / rz;
+    rz = rz1;
     for (int64_t i = 0; i < nl; i++)
-      p[r0 + i] = r[i] + beta * p[r0 + i];
+      p[r0 + i] = z[i] + beta * p[r0 + i];
   }
   /* The true residual ||b - A x||, once every block's x is in place. */
   if (barrier(&s) < 0 || (rc = block_multiply(w, m, 1.0, x, 0.0, q, err)) < 0)
@@ -340,6 +415,9 @@ aborted:
   else
     atomic_store(&s.ctl->abort, 1);  /* this block failed: free the others */
 out:
+  if (z != r)
+    free(z);
+  free(inv);
   free(r);
   free(q);
   spmvd_shm_close(&shm);

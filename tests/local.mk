@@ -118,6 +118,15 @@ tests_integration_check_workers_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_workers_LDADD = $(ITEST_LDADD) -lm
 $(tests_integration_check_workers_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
+# Split matrices through libspmvclient (spmv_load_options.split).
+check_PROGRAMS += tests/integration/check_split_client
+TESTS += tests/integration/check_split_client
+tests_integration_check_split_client_SOURCES = tests/integration/check_split_client.c
+tests_integration_check_split_client_CPPFLAGS = $(ITEST_CPPFLAGS) -I$(top_srcdir)/tests
+tests_integration_check_split_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_split_client_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
+$(tests_integration_check_split_client_OBJECTS): daemon/spmvd daemon/spmvd-worker
+
 # Loads whose matrix lies in a client's sealed memfd ("memfd": true).
 check_PROGRAMS += tests/integration/check_load_memfd
 TESTS += tests/integration/check_load_memfd
@@ -182,6 +191,7 @@ EXTRA_DIST += tests/integration/check_schema_coverage.sh \
 CLEANFILES += tests/integration/ops/*.ops tests/serial-tests.lock
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
+	tests/integration/check_split_client.log \
 	tests/integration/check_cachefaults.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
 	tests/integration/check_workers.log \

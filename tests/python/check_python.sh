@@ -18,16 +18,17 @@ pid=
 trap '[ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
+# Two workers, so that split matrices are tested too.
 SPMVD_CPU_THREADS=2 "$top_builddir/daemon/spmvd" --foreground \
-  --socket "$tmp/spmvd.sock" --db "$tmp/cache.db" --backend cpu \
+  --socket "$tmp/spmvd.sock" --db "$tmp/cache.db" --backend cpu --cpu-workers 2 \
   >"$tmp/spmvd.log" 2>&1 &
 pid=$!
 i=0
 until "$top_builddir/client/spmvctl" --socket "$tmp/spmvd.sock" status \
-      >"$tmp/status" 2>&1 && grep -q ' ready$' "$tmp/status"; do
+      >"$tmp/status" 2>&1 && [ "$(grep -c ' ready$' "$tmp/status")" -eq 2 ]; do
   i=$((i + 1))
   if [ $i -gt 100 ]; then
-    echo "spmvd has no ready worker after 10 s:"; cat "$tmp/status" "$tmp/spmvd.log"
+    echo "spmvd has not two ready workers after 10 s:"; cat "$tmp/status" "$tmp/spmvd.log"
     exit 99
   fi
   sleep 0.1

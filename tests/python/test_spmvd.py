@@ -779,6 +779,43 @@ class TestSolvers(ClientCase):
                     self.assertLess(abs(x32 - ref).sum(), 1e-4)
 
 
+class TestSplit(ClientCase):
+    """Matrices split over the test daemon's two workers."""
+
+    def test_products(self):
+        A0 = matrix("bcsstk13")
+        rng = np.random.default_rng(3)
+        for dt in DTYPES:
+            with self.c.load(A0.astype(dt), split=2) as A:
+                self.assertEqual(A.blocks, 2)
+                x = rng.standard_normal(A0.shape[1]).astype(dt)
+                check_product(self, A0.astype(dt), x, A @ x, "split " + np.dtype(dt).name)
+        with self.c.load(A0) as A:
+            self.assertEqual(A.blocks, 1)
+
+    def test_solves(self):
+        A0 = matrix("bcsstk13")
+        b = np.ones(A0.shape[0])
+        with self.c.load(A0, split=2) as A:
+            x, info = spmvd.pcg_jacobi(A, b, rtol=1e-10)
+            self.assertTrue(info.converged, info)
+            r = np.linalg.norm(b - A0 @ x) / np.linalg.norm(b)
+            self.assertLessEqual(r, 1e-9)
+
+    def test_refused(self):
+        A0 = matrix("bcsstk13")
+        with self.assertRaises(ValueError):
+            self.c.load(A0, split=0)
+        with self.assertRaises(TypeError):
+            self.c.load(A0, split=2.0)
+        with self.assertRaises(spmvd.Error) as e:
+            self.c.load(A0, split=3)
+        self.assertIn("2 workers", str(e.exception))
+        with self.assertRaises(spmvd.Error) as e:
+            self.c.load(matrix("lp_afiro"), split=2)
+        self.assertIn("square", str(e.exception))
+
+
 class TestLifetimes(unittest.TestCase):
     """What loading and freeing leave in the daemon."""
 

@@ -119,7 +119,7 @@ class Client(_lib.Closing):
             lib.spmv_solve_cancel(ptr)
 
     def load(self, matrix, dtype=None, *, strategy=None, name=None,
-             verify=False):
+             verify=False, split=None):
         """Load a matrix into spmvd and return a Matrix.
 
         matrix is a scipy.sparse array or matrix (any format: converted
@@ -133,16 +133,20 @@ class Client(_lib.Closing):
         strategy ("auto", "model", "predict", "trial", "exhaustive"; None
         for the daemon's default), name a label shown by list(), and
         verify checks the tuned kernel against the reference product.
+        split=n (2 or more) cuts a square matrix's rows into n blocks
+        balanced by nonzeros, each on a spmvd worker of its own (spmvd
+        --devices, --cpu-workers): products, and cg and pcg-jacobi solves
+        in float64, run on all of them (Matrix.blocks).
         """
         from ._matrix import Matrix
         if isinstance(matrix, (str, bytes, os.PathLike)):
             return Matrix._from_mtx(self, matrix, dtype, strategy, name,
-                                    verify)
+                                    verify, split)
         return Matrix._from_sparse(self, matrix, dtype, strategy, name,
-                                   verify)
+                                   verify, split)
 
     def load_csr(self, indptr, indices, data, shape, *, strategy=None,
-                 name=None, verify=False):
+                 name=None, verify=False, split=None):
         """Load a CSR matrix given as arrays and return a Matrix.
 
         indptr holds rows + 1 offsets, indices the column of each entry
@@ -151,7 +155,7 @@ class Client(_lib.Closing):
         """
         from ._matrix import Matrix
         return Matrix._from_csr(self, indptr, indices, data, shape,
-                                strategy, name, verify)
+                                strategy, name, verify, split)
 
     def vector(self, data, dtype=None):
         """Return a new device Vector: data is a length (zero-filled) or

@@ -78,7 +78,8 @@ NO_PROGRESS = PROGRESS_FN()
 class LoadOptions(ctypes.Structure):
     """struct spmv_load_options."""
     _fields_ = [("strategy", STR), ("name", STR), ("verify", INT),
-                ("progress", PROGRESS_FN), ("progress_arg", P)]
+                ("progress", PROGRESS_FN), ("progress_arg", P),
+                ("split", INT)]
 
 
 class SolveOptions(ctypes.Structure):
@@ -114,6 +115,7 @@ _PROTOTYPES = {
                             ctypes.POINTER(LoadOptions), PP]),
     "spmv_load_mtx": (INT, [P, STR, INT, ctypes.POINTER(LoadOptions), PP]),
     "spmv_matrix_free": (P, [P]),
+    "spmv_matrix_blocks": (INT, [P]),
     "spmv_matrix_decision_json": (INT, [P, PSTR]),
     "spmv_multiply": (INT, [P, DBL, P, DBL, P]),
     "spmv_multiply_batch": (INT, [P, INT, DBL, P, DBL, P]),

@@ -2,6 +2,7 @@
 
 import ctypes
 import json
+import numbers
 import os
 import threading
 
@@ -107,7 +108,7 @@ class Matrix(_Base, _lib.Closing):
 
     @classmethod
     def _from_csr(cls, client, indptr, indices, data, shape, strategy,
-                  name, verify):
+                  name, verify, split=None):
         rows, cols = (int(s) for s in shape)
         if rows < 0 or cols < 0:
             raise ValueError("spmvd: shape %s is negative" % (shape,))
@@ -140,7 +141,7 @@ class Matrix(_Base, _lib.Closing):
             indices = used.astype(np.int32)
         indices = np.ascontiguousarray(indices)
         data = np.ascontiguousarray(data)
-        opt = _options(strategy, name, verify)
+        opt = _options(strategy, name, verify, split)
         out = ctypes.c_void_p()
         cptr = client._handle()
         check(lib.spmv_load_csr(cptr, code, rows, cols, nnz,
@@ -150,7 +151,8 @@ class Matrix(_Base, _lib.Closing):
         return cls(client, out, data.dtype, (rows, cols), nnz, name)
 
     @classmethod
-    def _from_sparse(cls, client, A, dtype, strategy, name, verify):
+    def _from_sparse(cls, client, A, dtype, strategy, name, verify,
+                     split=None):
         try:
             from scipy import sparse
         except ImportError:
@@ -172,13 +174,14 @@ class Matrix(_Base, _lib.Closing):
             A = A.tocsr()
         data = A.data if A.data.dtype == dtype else A.data.astype(dtype)
         return cls._from_csr(client, A.indptr, A.indices, data, A.shape,
-                             strategy, name, verify)
+                             strategy, name, verify, split)
 
     @classmethod
-    def _from_mtx(cls, client, path, dtype, strategy, name, verify):
+    def _from_mtx(cls, client, path, dtype, strategy, name, verify,
+                  split=None):
         dtype = np.dtype(np.float64 if dtype is None else dtype)
         code = _lib.dtype_code(dtype)
-        opt = _options(strategy, name, verify)
+        opt = _options(strategy, name, verify, split)
         out = ctypes.c_void_p()
         cptr = client._handle()
         check(lib.spmv_load_mtx(cptr, os.fsencode(path), code,
@@ -218,6 +221,12 @@ class Matrix(_Base, _lib.Closing):
     def name(self):
         """The label given at load (a file's base name), or None."""
         return self._name
+
+    @property
+    def blocks(self):
+        """The row blocks the matrix is split in over spmvd's workers (1:
+        not split; load(..., split=n))."""
+        return lib.spmv_matrix_blocks(self._handle())
 
     @property
     def closed(self):
@@ -365,9 +374,17 @@ class Matrix(_Base, _lib.Closing):
             "load A.T (e.g. client.load(A.T.tocsr())) for that")
 
 
-def _options(strategy, name, verify):
+def _options(strategy, name, verify, split=None):
     opt = _lib.LoadOptions()
     opt.strategy = strategy.encode() if strategy is not None else None
     opt.name = name.encode() if name is not None else None
     opt.verify = 1 if verify else 0
+    if split is not None:
+        if isinstance(split, bool) or not isinstance(split, numbers.Integral):
+            raise TypeError("spmvd: split must be an integer, not %s"
+                            % type(split).__name__)
+        if split < 1:
+            raise ValueError("spmvd: split is %d: it counts row blocks, at "
+                             "least 1" % split)
+        opt.split = int(split)
     return opt

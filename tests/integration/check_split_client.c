@@ -1,0 +1,340 @@
+/* check_split_client.c: split matrices through libspmvclient (issue 54),
+ * against a daemon of three cpu workers: spmv_load_options.split, the
+ * blocks a load reports, products and CG / PCG-Jacobi solves on the
+ * blocks against the unsplit reference, and the refusals' messages. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+#include "spmv.h"
+#include "spmvctl_exec.h"
+
+#define NW 3
+
+static struct itest_daemon d;
+static struct spmv_client *c;
+
+/* Waits up to 10 s for NW workers to be ready: a split needs them started. */
+static void wait_workers(void)
+{
+  int s = itest_open(&d);
+  double t0 = itest_now_s();
+
+  for (;;) {
+    json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 1),
+                           NULL, 0, NULL, NULL);
+    json_t *w = json_object_get(r, "workers");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(w); i++) {
+      const char *st = json_string_value(json_object_get(json_array_get(w, i), "state"));
+      n += st && strcmp(st, "ready") == 0;
+    }
+    json_decref(r);
+    if (n == NW)
+      break;
+    ck_assert_msg(itest_now_s() - t0 < 10, "%zu of %d workers ready (log %s)",
+                  n, NW, d.log);
+    usleep(20000);
+  }
+  close(s);
+}
+
+static void setup(void)
+{
+  itest_daemon_init(&d);
+  ck_assert_int_eq(itest_daemon_start(&d, "--cpu-workers=3"), 0);
+  wait_workers();
+  ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
+}
+
+static void teardown(void)
+{
+  spmv_disconnect(c);
+  itest_daemon_fini(&d);
+}
+
+/* A's values in f32. */
+static float *to_f32(const struct spmv_csr *A)
+{
+  float *v = malloc(sizeof *v * (size_t)(A->nnz ? A->nnz : 1));
+  ck_assert_ptr_nonnull(v);
+  for (int64_t k = 0; k < A->nnz; k++)
+    v[k] = (float)A->val[k];
+  return v;
+}
+
+/* Loads A in dtype over split blocks; returns the call's code. */
+static int load(const struct spmv_csr *A, enum spmv_dtype dt, int split,
+                struct spmv_matrix **m)
+{
+  struct spmv_load_options o;
+  float *v32 = dt == SPMV_F32 ? to_f32(A) : NULL;
+
+  spmv_load_options_init(&o);
+  o.split = split;
+  int rc = spmv_load_csr(c, dt, A->rows, A->cols, A->nnz, A->row_ptr, A->col_idx,
+                         v32 ? (const void *)v32 : (const void *)A->val, &o, m);
+  free(v32);
+  return rc;
+}
+
+/* Products of m (A in dt) on random x against the reference in double. */
+static void products_ok(struct spmv_matrix *m, const struct spmv_csr *A,
+                        enum spmv_dtype dt)
+{
+  size_t n = (size_t)A->rows, es = dt == SPMV_F32 ? 4 : 8;
+  double *xd = malloc(n * 8), *yd = malloc(n * 8), *y0 = malloc(n * 8);
+  void *x = malloc(n * es), *y = malloc(n * es);
+  double tol = dt == SPMV_F32 ? 1e-4 : 1e-12;
+
+  ck_assert(xd && yd && y0 && x && y);
+  for (unsigned seed = 1; seed <= 3; seed++) {
+    srand(seed);
+    for (size_t i = 0; i < n; i++) {
+      xd[i] = (double)rand() / RAND_MAX - 0.5;
+      y0[i] = (double)rand() / RAND_MAX - 0.5;
+      if (dt == SPMV_F32) {
+        xd[i] = (float)xd[i];
+        y0[i] = (float)y0[i];
+        ((float *)x)[i] = (float)xd[i];
+        ((float *)y)[i] = (float)y0[i];
+      } else {
+        ((double *)x)[i] = xd[i];
+        ((double *)y)[i] = y0[i];
+      }
+    }
+    memcpy(yd, y0, n * 8);
+    spmv_csr_ref(A, 2.0, xd, 0.5, yd);
+    ck_assert_int_eq(spmv_multiply(m, 2.0, x, 0.5, y), 0);
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+      double got = dt == SPMV_F32 ? ((float *)y)[i] : ((double *)y)[i];
+      err = fmax(err, fabs(got - yd[i]));
+      scale = fmax(scale, fabs(yd[i]));
+    }
+    ck_assert_msg(err <= tol * (scale > 1 ? scale : 1), "seed %u: error %g (scale %g)",
+                  seed, err, scale);
+  }
+  free(xd);
+  free(yd);
+  free(y0);
+  free(x);
+  free(y);
+}
+
+/* A 2-D Laplacian on a g x g grid whose diagonal grows along the rows
+ * (4 + i % 7 * 50): SPD, and diagonally scaled so that Jacobi pays. */
+static struct spmv_csr *scaled_laplacian(int64_t g)
+{
+  int64_t n = g * g, k = 0;
+  struct spmv_csr *A = spmv_csr_new(n, n, 5 * n);
+
+  ck_assert_ptr_nonnull(A);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = i / g, col = i % g;
+    int64_t nb[5] = {r > 0 ? i - g : -1, col > 0 ? i - 1 : -1, i,
+                     col < g - 1 ? i + 1 : -1, r < g - 1 ? i + g : -1};
+    A->row_ptr[i] = k;
+    for (int j = 0; j < 5; j++)
+      if (nb[j] >= 0) {
+        A->col_idx[k] = (int32_t)nb[j];
+        A->val[k++] = nb[j] == i ? 4.0 + (double)(i % 7) * 50.0 : -1.0;
+      }
+  }
+  A->row_ptr[n] = k;
+  A->nnz = k;
+  return A;
+}
+
+/* Solves A x = b with method on m; returns the iterations, after checking
+ * convergence and ||b - A x|| / ||b|| against the reference product. */
+static int64_t solve_ok(struct spmv_matrix *m, const struct spmv_csr *A,
+                        const char *method, const double *b)
+{
+  size_t n = (size_t)A->rows;
+  double *x = calloc(n, sizeof *x), *y = malloc(n * sizeof *y);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+
+  ck_assert(x && y);
+  spmv_solve_options_init(&o);
+  o.method = method;
+  o.rtol = 1e-10;
+  ck_assert_int_eq(spmv_solve(m, b, x, 0, &o, &r), 0);
+  ck_assert_msg(r.converged, "%s: %s after %lld iterations", method, r.reason,
+                (long long)r.iterations);
+  spmv_csr_ref(A, 1.0, x, 0.0, y);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    num += (b[i] - y[i]) * (b[i] - y[i]);
+    den += b[i] * b[i];
+  }
+  ck_assert_msg(sqrt(num / den) <= 1e-9, "%s: relative residual %g", method,
+                sqrt(num / den));
+  free(x);
+  free(y);
+  return r.iterations;
+}
+
+/* spmv_load_options.split: the blocks the load reports, products right in
+ * both types; 0 and 1 leave the matrix whole. */
+START_TEST(split_option)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  struct spmv_matrix *m;
+
+  for (int split = 0; split <= NW; split++)
+    for (int f32 = 0; f32 <= 1; f32++) {
+      enum spmv_dtype dt = f32 ? SPMV_F32 : SPMV_F64;
+      ck_assert_int_eq(load(A, dt, split, &m), 0);
+      ck_assert_int_eq(spmv_matrix_blocks(m), split > 1 ? split : 1);
+      products_ok(m, A, dt);
+      spmv_matrix_free(m);
+    }
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* What cannot be split is refused with why, and the client goes on. */
+START_TEST(split_refused)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx"), *R = itest_matrix("lp_e226.mtx");
+  struct spmv_matrix *m = NULL;
+
+  ck_assert_int_eq(load(A, SPMV_F64, -1, &m), SPMV_EINVAL);
+  ck_assert_ptr_null(m);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "split is -1"), "%s", spmv_client_errmsg(c));
+  ck_assert_int_eq(load(A, SPMV_F64, NW + 1, &m), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "3 workers"), "%s", spmv_client_errmsg(c));
+  ck_assert_int_eq(load(R, SPMV_F64, 2, &m), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "square"), "%s", spmv_client_errmsg(c));
+  ck_assert_int_eq(load(A, SPMV_F64, 2, &m), 0);
+  products_ok(m, A, SPMV_F64);
+  spmv_matrix_free(m);
+  spmv_csr_free(R);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* CG and PCG-Jacobi on 2 and 3 blocks reach the tolerance against the
+ * reference product, in about the unsplit solve's iterations (sums in
+ * another order); Jacobi takes fewer on the scaled Laplacian. */
+START_TEST(split_solves)
+{
+  static const char *const methods[] = {"cg", "pcg-jacobi"};
+  struct spmv_csr *A = scaled_laplacian(40);
+  double *b = malloc(sizeof *b * (size_t)A->rows);
+  struct spmv_matrix *m;
+  int64_t whole[2];
+
+  ck_assert_ptr_nonnull(b);
+  srand(11);
+  for (int64_t i = 0; i < A->rows; i++)
+    b[i] = (double)rand() / RAND_MAX - 0.5;
+  ck_assert_int_eq(load(A, SPMV_F64, 1, &m), 0);
+  for (int k = 0; k < 2; k++)
+    whole[k] = solve_ok(m, A, methods[k], b);
+  spmv_matrix_free(m);
+  ck_assert_msg(whole[1] < whole[0], "pcg-jacobi %lld iterations, cg %lld",
+                (long long)whole[1], (long long)whole[0]);
+  for (int n = 2; n <= NW; n++) {
+    ck_assert_int_eq(load(A, SPMV_F64, n, &m), 0);
+    ck_assert_int_eq(spmv_matrix_blocks(m), n);
+    for (int k = 0; k < 2; k++) {
+      int64_t it = solve_ok(m, A, methods[k], b);
+      ck_assert_msg(llabs(it - whole[k]) <= whole[k] / 10 + 1,
+                    "%s on %d blocks: %lld iterations, unsplit %lld", methods[k],
+                    n, (long long)it, (long long)whole[k]);
+    }
+    spmv_matrix_free(m);
+  }
+  free(b);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* PCG-Jacobi on a split matrix with a zero diagonal entry in its last
+ * block: EINVAL naming the row, as unsplit; the matrix still solves CG. */
+START_TEST(split_jacobi_zero_diagonal)
+{
+  struct spmv_csr *A = scaled_laplacian(30);
+  int64_t bad = A->rows - 7;
+  double *b = malloc(sizeof *b * (size_t)A->rows), *x = calloc((size_t)A->rows, 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+  struct spmv_matrix *m;
+  char want[64];
+
+  ck_assert(b && x);
+  for (int64_t k = A->row_ptr[bad]; k < A->row_ptr[bad + 1]; k++)
+    if (A->col_idx[k] == bad)
+      A->val[k] = 0.0;
+  for (int64_t i = 0; i < A->rows; i++)
+    b[i] = 1.0;
+  snprintf(want, sizeof want, "row %lld", (long long)bad);
+  for (int split = 1; split <= NW; split += NW - 1) {
+    ck_assert_int_eq(load(A, SPMV_F64, split, &m), 0);
+    spmv_solve_options_init(&o);
+    o.method = "pcg-jacobi";
+    ck_assert_int_eq(spmv_solve(m, b, x, 0, &o, &r), SPMV_EINVAL);
+    ck_assert_msg(strstr(spmv_client_errmsg(c), want), "split %d: %s", split,
+                  spmv_client_errmsg(c));
+    products_ok(m, A, SPMV_F64);
+    spmv_matrix_free(m);
+  }
+  free(b);
+  free(x);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* spmvctl --split: the solve runs on the blocks and says so; more blocks
+ * than workers is refused with why (exit 1, not a usage error). */
+START_TEST(spmvctl_split)
+{
+  struct spmvctl_run r;
+  char path[4096];
+
+  itest_matrix_path("bcsstk13.mtx", path, sizeof path);
+  spmvctl_exec(&r, "--socket", d.sock, "--quiet", "--json", "--split", "2",
+               "--method", "pcg-jacobi", "solve", path, NULL);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = json_loads(r.out, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "blocks")), 2);
+  ck_assert(json_is_true(json_object_get(j, "converged")));
+  ck_assert(json_real_value(json_object_get(j, "relative_residual")) <= 1e-7);
+  json_decref(j);
+  spmvctl_exec(&r, "--socket", d.sock, "--quiet", "--split", "2", "--method",
+               "pcg-jacobi", "solve", path, NULL);
+  ck_assert_msg(r.status == 0 && strstr(r.out, "split        2 row blocks"),
+                "status %d: %s%s", r.status, r.out, r.err);
+  spmvctl_exec(&r, "--socket", d.sock, "--quiet", "--split", "4", "solve", path, NULL);
+  ck_assert_msg(r.status == 1 && strstr(r.err, "3 workers"), "status %d: %s",
+                r.status, r.err);
+  spmvctl_exec(&r, "--socket", d.sock, "--split", "0", "solve", path, NULL);
+  ck_assert_msg(r.status == 2 && strstr(r.err, "--split"), "status %d: %s",
+                r.status, r.err);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("split_client");
+  TCase *tc = tcase_create("split_client");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, split_option);
+  tcase_add_test(tc, split_refused);
+  tcase_add_test(tc, split_solves);
+  tcase_add_test(tc, split_jacobi_zero_diagonal);
+  tcase_add_test(tc, spmvctl_split);
+  suite_add_tcase(s, tc);
+  return itest_run(s);
+}
