@@ -67,6 +67,8 @@ struct spmvd_op {
   int pending;                 /* split: block calls not yet answered */
   struct spmv_error block_err; /* split: the first block call's failure */
   json_t *held;                /* split load: the reply, until its blocks */
+  void (*split_done)(void *);  /* split solve: called once its blocks have */
+  void *split_done_arg;        /* all answered, before the reply */
 };
 
 /* --- spmvd_ops.c: the op's life, replies and fields --- */
@@ -213,10 +215,16 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
 void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
                               double alpha, double beta, int fd);
 /* method ("cg" or "pcg-jacobi") on split matrix m for o: b and x0 (NULL:
- * zero) are rows doubles; answered with the solution as the payload. */
+ * zero) are rows doubles; answered with the solution as the payload.
+ * done(arg) is called once, when the solve has ended (also when it could
+ * not start), before the reply. */
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                            const char *method, const void *b, const void *x0,
-                           double rtol, double atol, int64_t maxiter);
+                           double rtol, double atol, int64_t maxiter,
+                           void (*done)(void *), void *arg);
+/* Has the blocks of o's split solve stop after their next reduction, with
+ * reason "cancelled". */
+void spmvd_ops_split_cancel(struct spmvd_op *o);
 /* The worker of each of split matrix m's blocks (a new array). */
 json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m);
 /* EINVAL when m is split: what (e.g. "a solve") is not available for it. */

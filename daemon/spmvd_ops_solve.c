@@ -40,6 +40,8 @@ struct solve_run {
   uv_timer_t watch;
   int64_t seq;                    /* the worker's call */
   int cancelled;
+  int split;                      /* a split solve (its blocks' workers) */
+  int ended;                      /* run_end called */
   size_t x_off, x_len;            /* the solution in the buffer */
   int64_t x_vec;                  /* or in this vector (0: none) */
 };
@@ -278,6 +280,7 @@ static void on_watch_closed(uv_handle_t *h)
 /* Ends the watch; the run is freed once the timer is closed. */
 static void run_end(struct solve_run *r)
 {
+  r->ended = 1;
   uv_timer_stop(&r->watch);
   uv_close((uv_handle_t *)&r->watch, on_watch_closed);
 }
@@ -308,6 +311,10 @@ static void on_watch(uv_timer_t *t)
     spmvd_conn_close(c);
   if (!gone)
     spmvd_op_reply(c, cid, json_pack("{sb}", "cancelled", 1));
+  if (r->split) {
+    spmvd_ops_split_cancel(r->o);
+    return;
+  }
   spmvd_worker_post(spmvd_op_worker(r->o),
                     json_pack("{ss sI sb}", "op", "cancel", "target",
                               (json_int_t)r->seq, "drop", gone));
@@ -329,6 +336,12 @@ static void on_event(void *ctx, json_t *ev)
   if (e)
     spmvd_conn_send(r->o->c, e, NULL, 0, 0);
   json_decref(e);
+}
+
+/* A split solve's blocks have all answered. */
+static void split_run_done(void *arg)
+{
+  run_end(arg);
 }
 
 /* The worker's answer: the result, and x in the payload unless it is in a
@@ -436,14 +449,22 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
   if (p.m->nblocks > 1) {
     /* b, then x0, where begin_solve had the payload read. */
     const char *buf = c->payload_vec ? c->vec.addr : payload->addr;
-    struct spmvd_op *so = spmvd_op_new(c, id, "solve");
+    struct solve_run *sr = calloc(1, sizeof *sr);
+    struct spmvd_op *so = sr ? spmvd_op_new(c, id, "solve") : NULL;
     if (!so) {
+      free(sr);
       spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
       refuse(c, id, &err);
       return;
     }
+    sr->o = so;
+    sr->split = 1;
+    uv_timer_init(c->pipe.loop, &sr->watch);
+    sr->watch.data = sr;
     spmvd_ops_split_solve(so, p.m, p.method, buf, p.x0 ? buf + p.b_bytes : NULL,
-                          p.rtol, p.atol, p.maxiter);
+                          p.rtol, p.atol, p.maxiter, split_run_done, sr);
+    if (!sr->ended)  /* the blocks may all have answered already */
+      uv_timer_start(&sr->watch, on_watch, WATCH_MS, WATCH_MS);
     return;
   }
   struct solve_run *r = calloc(1, sizeof *r);

@@ -252,6 +252,9 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
     o->held = json_deep_copy(rep);
   if (!block_answered(o, err))
     return;
+  if (o->split_done)
+    o->split_done(o->split_done_arg);
+  o->split_done = NULL;
   if (o->block_err.code != 0 || !o->held) {
     struct spmv_error e = o->block_err;
     if (e.code == 0)
@@ -261,11 +264,16 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
   }
   json_t *msg = o->held;
   o->held = NULL;
+  const char *why = json_string_value(json_object_get(msg, "reason"));
+  if (why && strcmp(why, "cancelled") == 0)
+    spmvd_log_info("matrix %lld: its split solve was cancelled after %lld "
+                   "iterations%s", (long long)o->handle,
+                   (long long)json_integer_value(json_object_get(msg, "iterations")),
+                   o->c->closing ? " (its client went)" : "");
   json_object_del(msg, "seq");
   json_object_del(msg, "ok");
   json_object_set_new(msg, "id", json_integer(o->id));
   json_object_set_new(msg, "ok", json_true());
-  json_object_set_new(msg, "method", json_string("cg"));
   size_t n = (o->vec.size - SPMVD_SPLIT_CTL_BYTES) / (3 * sizeof(double));
   if (!o->c->closing)
     spmvd_conn_send(o->c, msg, &o->vec, SPMVD_SPLIT_CTL_BYTES + n * sizeof(double),
@@ -276,16 +284,20 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
 
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                            const char *method, const void *b, const void *x0,
-                           double rtol, double atol, int64_t maxiter)
+                           double rtol, double atol, int64_t maxiter,
+                           void (*done)(void *), void *arg)
 {
   size_t n = (size_t)m->rows, vb = n * sizeof(double);
   struct spmv_error err;
 
   o->handle = m->handle;
   if (spmvd_shm_open(&o->vec, "spmvd-split", SPMVD_SPLIT_CTL_BYTES + 3 * vb, &err) < 0) {
+    done(arg);
     spmvd_op_fail(o, &err);
     return;
   }
+  o->split_done = done;
+  o->split_done_arg = arg;
   char *base = (char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES;
   memcpy(base, b, vb);
   if (x0)
@@ -299,4 +311,12 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                          k, "rtol", rtol, "atol", atol, "maxiter",
                          (json_int_t)maxiter, "method", method),
                o->vec.fd, on_block_solved);
+}
+
+void spmvd_ops_split_cancel(struct spmvd_op *o)
+{
+  struct spmvd_split_ctl *ctl = o->vec.addr;
+
+  if (ctl)
+    atomic_store(&ctl->cancel, 1);
 }

@@ -12,12 +12,15 @@
  * The workers meet at its barrier (count, gen) and all-reduce through its
  * slots, double-buffered by the reduction's parity so that a fast worker's
  * next sum never overwrites one a slow worker still reads.  The front end
- * (or a failing block) sets abort, which frees the others.
+ * (or a failing block) sets abort, which frees the others.  The front end
+ * sets cancel when the client cancels or goes: each block notes in stop
+ * whether it has seen it as it gives a reduction its part, so that all
+ * stop after the same reduction.
  */
 struct spmvd_split_ctl {
-  _Atomic unsigned count, gen, abort;
-  unsigned pad;
+  _Atomic unsigned count, gen, abort, cancel;
   double slot[2][SPMV_SPLIT_MAX];
+  unsigned char stop[2][SPMV_SPLIT_MAX];
 };
 
 /* Bytes before b. */

@@ -186,6 +186,7 @@ struct split_run {
   struct spmvd_split_ctl *ctl;
   int nb, k;
   unsigned seq;                 /* reductions so far */
+  int stop;                     /* a block had seen cancel at the last one */
 };
 
 static int barrier(struct split_run *s)
@@ -214,10 +215,17 @@ static int barrier(struct split_run *s)
  * a slow block still reads); NULL when the solve was aborted. */
 static const double *gather(struct split_run *s, double v)
 {
-  double *slot = s->ctl->slot[s->seq++ % 2];
+  unsigned parity = s->seq++ % 2;
+  double *slot = s->ctl->slot[parity];
 
   slot[s->k] = v;
-  return barrier(s) < 0 ? NULL : slot;
+  s->ctl->stop[parity][s->k] = atomic_load(&s->ctl->cancel) != 0;
+  if (barrier(s) < 0)
+    return NULL;
+  s->stop = 0;
+  for (int i = 0; i < s->nb; i++)
+    s->stop |= s->ctl->stop[parity][i];
+  return slot;
 }
 
 /* The sum of every block's v, in block order; -1 when aborted. */
@@ -284,7 +292,8 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
 {
   static const char *const reasons[] = {"converged-rtol", "converged-atol",
-                                        "maxiter", "indefinite", "breakdown"};
+                                        "maxiter", "indefinite", "breakdown",
+                                        "cancelled"};
   json_int_t h, maxiter;
   double rtol, atol;
   const char *method = "cg";
@@ -311,7 +320,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   if (spmvd_shm_map(&shm, fd, SPMVD_SPLIT_CTL_BYTES + 3 * (size_t)n * sizeof(double),
                     err) < 0)
     return err->code;
-  struct split_run s = {w, shm.addr, nb, k, 0};
+  struct split_run s = {w, shm.addr, nb, k, 0, 0};
   const double *b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
   double *x = (double *)b + n, *p = x + n;
   double *r = malloc(sizeof *r * (size_t)(nl + 1));
@@ -380,6 +389,10 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
       why = rtol * sqrt(bb) > atol ? 0 : 1;
       break;
     }
+    if (s.stop) {
+      why = 5;  /* every block saw the same stop flags: all stop here */
+      break;
+    }
     if (jacobi) {
       for (int64_t i = 0; i < nl; i++)
         z[i] = inv[i] * r[i];
@@ -401,7 +414,8 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   if (allreduce(&s, dot(q, q, nl), &res2) < 0)
     goto aborted;
   double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = sqrt(bb), res = sqrt(res2);
-  *rep = json_pack("{sI sb ss so so so sf sf}", "iterations", (json_int_t)it,
+  *rep = json_pack("{ss sI sb ss so so so sf sf}", "method", method,
+                   "iterations", (json_int_t)it,
                    "converged", why <= 1, "reason", reasons[why], "residual",
                    spmvd_ipc_real(res), "relative_residual",
                    spmvd_ipc_real(bn > 0 ? res / bn : res), "rhs_norm",

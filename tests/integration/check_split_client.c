@@ -6,6 +6,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -253,6 +254,17 @@ START_TEST(split_solves)
     }
     spmv_matrix_free(m);
   }
+  /* The reply names the method that ran. */
+  int s = itest_open(&d);
+  json_t *r = itest_load_split(s, 1, A, 0, 2);
+  int64_t h = itest_handle(r);
+  json_decref(r);
+  r = itest_call(s, json_pack("{ss si sI ss}", "op", "solve", "id", 2, "handle",
+                              (json_int_t)h, "method", "pcg-jacobi"),
+                 b, sizeof *b * (size_t)A->rows, NULL, NULL);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "method")), "pcg-jacobi");
+  json_decref(r);
+  close(s);
   free(b);
   spmv_csr_free(A);
 }
@@ -289,6 +301,89 @@ START_TEST(split_jacobi_zero_diagonal)
   }
   free(b);
   free(x);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* The plain Laplacian of a g x g grid (diagonal 4): its condition grows
+ * as g^2, so that CG at rtol 0 on a large grid runs for tens of thousands
+ * of iterations before its residual's square underflows. */
+static struct spmv_csr *plain_laplacian(int64_t g)
+{
+  struct spmv_csr *A = scaled_laplacian(g);
+
+  for (int64_t i = 0; i < A->rows; i++)
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      if (A->col_idx[k] == i)
+        A->val[k] = 4.0;
+  return A;
+}
+
+static void *cancel_later(void *arg)
+{
+  usleep(300000);
+  spmv_solve_cancel(arg);
+  return NULL;
+}
+
+/* A split CG that would run for seconds (rtol 0 on a 90000-row grid),
+ * cancelled from another thread: it returns with reason "cancelled", the iterations done and x as
+ * it is, whose residual the reply gives; then a hang-up in the middle of
+ * another frees the blocks' workers for the next request. */
+START_TEST(split_cancel)
+{
+  struct spmv_csr *A = plain_laplacian(300);
+  size_t n = (size_t)A->rows;
+  double *b = malloc(n * 8), *x = calloc(n, 8), *y = malloc(n * 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+  struct spmv_matrix *m;
+  pthread_t t;
+
+  ck_assert(b && x && y);
+  for (size_t i = 0; i < n; i++)
+    b[i] = 1.0 + (double)(i % 5);
+  ck_assert_int_eq(load(A, SPMV_F64, NW, &m), 0);
+  spmv_solve_options_init(&o);
+  o.rtol = 0;
+  o.atol = 0;
+  o.maxiter = (int64_t)1 << 40;
+  ck_assert_int_eq(pthread_create(&t, NULL, cancel_later, c), 0);
+  ck_assert_int_eq(spmv_solve(m, b, x, 0, &o, &r), 0);
+  pthread_join(t, NULL);
+  ck_assert_str_eq(r.reason, "cancelled");
+  ck_assert(!r.converged && r.iterations > 0);
+  spmv_csr_ref(A, 1.0, x, 0.0, y);
+  double res = 0;
+  for (size_t i = 0; i < n; i++)
+    res += (b[i] - y[i]) * (b[i] - y[i]);
+  res = sqrt(res);
+  ck_assert_msg(fabs(res - r.residual) <= 1e-8 * (res > 1 ? res : 1),
+                "residual %g, the reply's %g", res, r.residual);
+  products_ok(m, A, SPMV_F64);
+
+  /* The same solve from a raw connection that then hangs up: the blocks
+   * stop (the daemon says so), and m, on the same workers, multiplies. */
+  int s = itest_open(&d);
+  json_t *lr = itest_load_split(s, 1, A, 0, NW);
+  int64_t h = itest_handle(lr);
+  json_decref(lr);
+  ck_assert_int_eq(itest_send(s, json_pack("{ss si sI ss sf sI}", "op", "solve",
+                                           "id", 2, "handle", (json_int_t)h,
+                                           "method", "cg", "rtol", 0.0,
+                                           "maxiter", (json_int_t)1 << 40),
+                              b, n * 8), 0);
+  usleep(300000);
+  close(s);
+  ck_assert_msg(itest_log_wait(&d, "split solve was cancelled after", 10000) == 1,
+                "no cancelled split solve in %s", d.log);
+  ck_assert_msg(itest_log_wait(&d, "(its client went)", 10000) == 1,
+                "the hung-up solve was not cancelled (log %s)", d.log);
+  products_ok(m, A, SPMV_F64);
+  spmv_matrix_free(m);
+  free(b);
+  free(x);
+  free(y);
   spmv_csr_free(A);
 }
 END_TEST
@@ -334,6 +429,7 @@ int main(void)
   tcase_add_test(tc, split_refused);
   tcase_add_test(tc, split_solves);
   tcase_add_test(tc, split_jacobi_zero_diagonal);
+  tcase_add_test(tc, split_cancel);
   tcase_add_test(tc, spmvctl_split);
   suite_add_tcase(s, tc);
   return itest_run(s);

@@ -243,25 +243,6 @@ START_TEST(one_dies)
 END_TEST
 
 /* Loads A (f32 or f64) split over n workers; returns the reply. */
-static json_t *split_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
-                          int n)
-{
-  uint64_t len;
-  void *p = itest_csr_payload(A, 0, f32, &len);
-  json_t *r = itest_call(fd,
-                         json_pack("{ss sI ss sI sI sI ss ss si}", "op", "load",
-                                   "id", (json_int_t)id, "dtype",
-                                   f32 ? "f32" : "f64", "rows",
-                                   (json_int_t)A->rows, "cols",
-                                   (json_int_t)A->cols, "nnz",
-                                   (json_int_t)A->nnz, "index", "i32",
-                                   "strategy", "auto", "split", n),
-                         p, len, NULL, NULL);
-  free(p);
-  ck_assert_ptr_nonnull(r);
-  return r;
-}
-
 /* An arrow: a full first row and column around the diagonal, so that the
  * first row's block reads every other block's x and every block reads x[0]. */
 static struct spmv_csr *arrow(int64_t n)
@@ -305,7 +286,7 @@ START_TEST(split_products)
 
   for (int n = 2; n <= NW; n++)
     for (int f32 = 0; f32 <= 1; f32++) {
-      json_t *r = split_load(s, 100 + 10 * n + f32, A, f32, n);
+      json_t *r = itest_load_split(s, 100 + 10 * n + f32, A, f32, n);
       int64_t h = itest_handle(r);
       ck_assert_int_eq(json_integer_value(json_object_get(r, "blocks")), n);
       json_t *wks = json_object_get(r, "workers");
@@ -321,7 +302,7 @@ START_TEST(split_products)
                                           "handle", (json_int_t)h),
                              NULL, 0, NULL, NULL));
     }
-  json_t *r = split_load(s, 200, W, 0, NW);
+  json_t *r = itest_load_split(s, 200, W, 0, NW);
   int64_t hw = itest_handle(r);
   json_decref(r);
   r = itest_call(s, json_pack("{ss si sI}", "op", "info", "id", 201, "handle",
@@ -348,17 +329,17 @@ START_TEST(split_refused)
   struct spmv_csr *A = itest_matrix("bcsstk13.mtx"), *R = itest_matrix("lp_e226.mtx");
   int s = itest_open(&d);
   json_decref(ready_workers(s));
-  json_t *r = split_load(s, 1, R, 0, 2);
+  json_t *r = itest_load_split(s, 1, R, 0, 2);
   ck_assert_str_eq(itest_error_code(r), "EINVAL");
   ck_assert_msg(strstr(err_msg(r), "square"), "%s", err_msg(r));
   json_decref(r);
-  r = split_load(s, 2, A, 0, NW + 1);
+  r = itest_load_split(s, 2, A, 0, NW + 1);
   ck_assert_str_eq(itest_error_code(r), "EINVAL");
   ck_assert_msg(strstr(err_msg(r), "3 workers"), "%s", err_msg(r));
   json_decref(r);
   ck_assert_int_eq(itest_resident(s), 0);
 
-  r = split_load(s, 3, A, 0, 2);
+  r = itest_load_split(s, 3, A, 0, 2);
   int64_t h = itest_handle(r);
   json_decref(r);
   json_t *refused[] = {
@@ -387,7 +368,7 @@ START_TEST(split_worker_dies)
   struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
   int s = itest_open(&d);
   json_t *w = ready_workers(s);
-  json_t *r = split_load(s, 1, A, 0, NW);
+  json_t *r = itest_load_split(s, 1, A, 0, NW);
   int64_t h = itest_handle(r);
   pid_t victim = (pid_t)wint(w, (int)json_integer_value(
                                    json_array_get(json_object_get(r, "workers"), 2)),
@@ -472,7 +453,7 @@ START_TEST(split_cg)
   json_decref(r);
   free(x);
   for (int n = 2; n <= NW; n++) {
-    r = split_load(s, 10 + n, A, 0, n);
+    r = itest_load_split(s, 10 + n, A, 0, n);
     int64_t h = itest_handle(r);
     json_decref(r);
     r = cg(s, h, A, b, &x);
@@ -519,7 +500,7 @@ START_TEST(split_cg_worker_dies)
   ck_assert_ptr_nonnull(b);
   for (int64_t i = 0; i < A->rows; i++)
     b[i] = 1.0;
-  json_t *r = split_load(s, 1, A, 0, NW);
+  json_t *r = itest_load_split(s, 1, A, 0, NW);
   int64_t h = itest_handle(r);
   int victim_wk = (int)json_integer_value(json_array_get(json_object_get(r, "workers"), 1));
   pid_t victim = (pid_t)wint(w, victim_wk, "pid");
@@ -597,7 +578,7 @@ START_TEST(split_batch_inplace)
   srand(9);
   for (size_t i = 0; i < K * 2 * n; i++)
     v[i] = (double)rand() / RAND_MAX - 0.5;
-  json_t *r = split_load(s, 1, A, 0, NW);
+  json_t *r = itest_load_split(s, 1, A, 0, NW);
   int64_t h = itest_handle(r);
   json_decref(r);
   r = itest_call(s, json_pack("{ss si sI sf sf si}", "op", "multiply-batch", "id", 2,

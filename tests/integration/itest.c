@@ -493,8 +493,10 @@ int64_t itest_handle(json_t *r)
 }
 
 /* Loads A; returns the reply. */
-json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
-                   const char *strategy)
+/* Loads A with strategy (NULL: the daemon's) over split blocks (< 2:
+ * none). */
+static json_t *load_as(int fd, int64_t id, const struct spmv_csr *A, int f32,
+                       const char *strategy, int split)
 {
   uint64_t len;
   void *p = itest_csr_payload(A, 0, f32, &len);
@@ -504,8 +506,25 @@ json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
                           "nnz", (json_int_t)A->nnz, "index", "i32");
   if (strategy)
     json_object_set_new(req, "strategy", json_string(strategy));
+  if (split > 1)
+    json_object_set_new(req, "split", json_integer(split));
   json_t *r = itest_call(fd, req, p, len, NULL, NULL);
   free(p);
+  return r;
+}
+
+json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
+                   const char *strategy)
+{
+  return load_as(fd, id, A, f32, strategy, 1);
+}
+
+json_t *itest_load_split(int fd, int64_t id, const struct spmv_csr *A, int f32,
+                         int n)
+{
+  json_t *r = load_as(fd, id, A, f32, "auto", n);
+
+  ck_assert_ptr_nonnull(r);
   return r;
 }
 

@@ -170,6 +170,9 @@ int64_t itest_handle(json_t *r);
 /* Loads A; returns the reply (new reference). */
 json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
                    const char *strategy);
+/* The same, auto, with its rows split in n blocks over the workers. */
+json_t *itest_load_split(int fd, int64_t id, const struct spmv_csr *A, int f32,
+                         int n);
 
 /*
  * Multiplies: y = A*x with x random (seed), through the daemon, and checks
