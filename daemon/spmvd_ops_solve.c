@@ -179,9 +179,9 @@ static int plan_method(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
                           (long long)p->m->rows, (long long)p->m->cols,
                           p->method);
   if (strcmp(p->method, "cg") != 0 && strcmp(p->method, "pcg-jacobi") != 0 &&
+      strcmp(p->method, "bicgstab") != 0 &&
       (rc = spmvd_ops_split_refuse(p->m, p->pagerank ? "a pagerank solve"
-                                   : "a solve other than cg and pcg-jacobi",
-                                   err)) < 0)
+                                   : "a gmres solve", err)) < 0)
     return rc;
   if (p->m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is resident on "

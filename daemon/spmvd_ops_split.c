@@ -274,7 +274,7 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
   json_object_del(msg, "ok");
   json_object_set_new(msg, "id", json_integer(o->id));
   json_object_set_new(msg, "ok", json_true());
-  size_t n = (o->vec.size - SPMVD_SPLIT_CTL_BYTES) / (3 * sizeof(double));
+  size_t n = (o->vec.size - SPMVD_SPLIT_CTL_BYTES) / (SPMVD_SPLIT_VECS * sizeof(double));
   if (!o->c->closing)
     spmvd_conn_send(o->c, msg, &o->vec, SPMVD_SPLIT_CTL_BYTES + n * sizeof(double),
                     n * sizeof(double));
@@ -291,7 +291,8 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   struct spmv_error err;
 
   o->handle = m->handle;
-  if (spmvd_shm_open(&o->vec, "spmvd-split", SPMVD_SPLIT_CTL_BYTES + 3 * vb, &err) < 0) {
+  if (spmvd_shm_open(&o->vec, "spmvd-split",
+                     SPMVD_SPLIT_CTL_BYTES + SPMVD_SPLIT_VECS * vb, &err) < 0) {
     done(arg);
     spmvd_op_fail(o, &err);
     return;

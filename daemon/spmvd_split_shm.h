@@ -1,6 +1,7 @@
 /* spmvd_split_shm.h: the memfd that the workers of a split solve share
- * with each other and the front end: this control block, then b, x and p
- * of rows doubles each. */
+ * with each other and the front end: this control block, then
+ * SPMVD_SPLIT_VECS vectors of rows doubles each: b, x, and those whose
+ * halo the blocks read from each other (p; s of BiCGStab). */
 #ifndef SPMVD_SPLIT_SHM_H
 #define SPMVD_SPLIT_SHM_H
 
@@ -25,5 +26,7 @@ struct spmvd_split_ctl {
 
 /* Bytes before b. */
 #define SPMVD_SPLIT_CTL_BYTES 4096
+/* The vectors after it. */
+#define SPMVD_SPLIT_VECS 4
 
 #endif /* SPMVD_SPLIT_SHM_H */

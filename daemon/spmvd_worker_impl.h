@@ -231,8 +231,18 @@ void spmvd_wk_block_free(struct worker *w, struct wblock *b);
  * [host copy]: block `block` of the matrix cut into `blocks` row blocks. */
 int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err);
-/* solve-block {handle, blocks, block, rtol, atol, maxiter} fds [shared]:
- * this block's part of a CG with the other blocks' workers. */
+/* y (the rows of m's block, in m's type) = alpha A x + beta y, x the whole
+ * vector. */
+int spmvd_wk_block_multiply(struct worker *w, struct wmatrix *m, double alpha,
+                            const void *x, double beta, void *y,
+                            struct spmv_error *err);
+/* The rows r0 .. r1 of m's block (r1 excluded). */
+void spmvd_wk_block_rows(const struct wmatrix *m, int64_t *r0, int64_t *r1);
+
+/* --- solves over the blocks (spmvd_worker_split_solve.c) --- */
+
+/* solve-block {handle, blocks, block, rtol, atol, maxiter, method} fds
+ * [shared]: this block's part of a solve with the other blocks' workers. */
 int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err);
 /* multiply-block {handle, alpha, beta, nvec?} fds [x's | y's]: the block's

@@ -1,0 +1,420 @@
+/* spmvd_worker_split_solve.c: a solve on a split matrix, run by the
+ * workers of its blocks together (issue 54): each keeps its rows of the
+ * vectors, reads the halo of those it multiplies from the memfd they share
+ * (spmvd_split_shm.h) after a barrier, and every dot product is an
+ * all-reduce in which each sums the blocks' parts in block order, so that
+ * all take the same steps and return the same outcome. */
+#include "config.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spmvd_split_shm.h"
+#include "spmvd_worker_impl.h"
+
+enum why { CONVERGED_RTOL, CONVERGED_ATOL, MAXITER, INDEFINITE, BREAKDOWN,
+           CANCELLED };
+static const char *const reasons[] = {"converged-rtol", "converged-atol",
+                                      "maxiter", "indefinite", "breakdown",
+                                      "cancelled"};
+
+/* One block's side of a solve. */
+struct split_run {
+  struct worker *w;             /* heartbeats while it waits and works */
+  struct wmatrix *m;
+  struct spmvd_split_ctl *ctl;
+  int nb, k;
+  unsigned seq;                 /* reductions so far */
+  int stop;                     /* a block had seen cancel at the last one */
+  int aborted;                  /* another block failed or died */
+  int agreed;                   /* the failure is every block's alike */
+  int64_t r0, nl;               /* this block's rows */
+  const double *b;              /* shared: b, x, and the vectors multiplied */
+  double *x, *p, *sv;
+  double bb;                    /* ||b||^2 */
+  double rtol, atol;
+  int64_t maxiter, it;
+  enum why why;
+};
+
+static int barrier(struct split_run *s)
+{
+  unsigned g = atomic_load(&s->ctl->gen);
+
+  if (atomic_fetch_add(&s->ctl->count, 1) == (unsigned)s->nb - 1) {
+    atomic_store(&s->ctl->count, 0);
+    atomic_fetch_add(&s->ctl->gen, 1);
+    return 0;
+  }
+  for (long spins = 0; atomic_load(&s->ctl->gen) == g; spins++) {
+    if (atomic_load(&s->ctl->abort)) {
+      s->aborted = 1;
+      return -1;
+    }
+    spmvd_wk_heartbeat(s->w);  /* a slow peer is no hang of this worker */
+    if (spins > 1000)
+      usleep(20);
+    else
+      sched_yield();
+  }
+  return 0;
+}
+
+/* Every block's v, in block order, once all have given theirs (slots
+ * alternate, so that a fast block's next value cannot overwrite one that
+ * a slow block still reads); NULL when the solve was aborted. */
+static const double *gather(struct split_run *s, double v)
+{
+  unsigned parity = s->seq++ % 2;
+  double *slot = s->ctl->slot[parity];
+
+  slot[s->k] = v;
+  s->ctl->stop[parity][s->k] = atomic_load(&s->ctl->cancel) != 0;
+  if (barrier(s) < 0)
+    return NULL;
+  s->stop = 0;
+  for (int i = 0; i < s->nb; i++)
+    s->stop |= s->ctl->stop[parity][i];
+  return slot;
+}
+
+/* The sum of every block's v, in block order; -1 when aborted. */
+static int allreduce(struct split_run *s, double v, double *sum)
+{
+  const double *all = gather(s, v);
+
+  if (!all)
+    return -1;
+  *sum = 0;
+  for (int i = 0; i < s->nb; i++)
+    *sum += all[i];
+  return 0;
+}
+
+/* The least of every block's v; -1 when aborted. */
+static int allmin(struct split_run *s, double v, double *min)
+{
+  const double *all = gather(s, v);
+
+  if (!all)
+    return -1;
+  *min = all[0];
+  for (int i = 1; i < s->nb; i++)
+    *min = all[i] < *min ? all[i] : *min;
+  return 0;
+}
+
+static double dot(const double *a, const double *b, int64_t n)
+{
+  double s = 0;
+  for (int64_t i = 0; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+/* y (this block's rows) = A v, v a shared vector that every block has
+ * written its rows of; -1 when aborted, else the product's code.  Every
+ * function here returns 0 or nonzero so: s->aborted tells which. */
+static int multiply_shared(struct split_run *s, const double *v, double *y,
+                           struct spmv_error *err)
+{
+  if (barrier(s) < 0)
+    return -1;
+  return spmvd_wk_block_multiply(s->w, s->m, 1.0, v, 0.0, y, err);
+}
+
+/* Whether the residual norm rn ends the solve, and why: as on one worker
+ * (a norm that is not finite is a breakdown, atol before rtol), then a
+ * cancel. */
+static int finished(struct split_run *s, double rn)
+{
+  if (!isfinite(rn))
+    s->why = BREAKDOWN;
+  else if (rn <= s->atol)
+    s->why = CONVERGED_ATOL;
+  else if (rn <= s->rtol * sqrt(s->bb))
+    s->why = CONVERGED_RTOL;
+  else if (s->stop)
+    s->why = CANCELLED;  /* every block saw the same stop flags */
+  else
+    return 0;
+  return 1;
+}
+
+/* inv[0 .. nl) = 1 / A's diagonal on this block's rows; the first row of
+ * the whole matrix whose diagonal entry is zero, missing or not finite is
+ * EINVAL naming it, from every block alike. */
+static int jacobi_setup(struct split_run *s, double *inv, struct spmv_error *err)
+{
+  const struct spmv_csr *A = &s->m->A;
+  int64_t bad = -1;
+  double first;
+
+  for (int64_t i = s->r0; i < s->r0 + s->nl; i++) {
+    double a = 0;
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      if (A->col_idx[k] == i)
+        a += ((const double *)A->val)[k];
+    if ((a == 0 || !isfinite(a)) && bad < 0)
+      bad = i;
+    inv[i - s->r0] = 1.0 / a;
+  }
+  if (allmin(s, bad >= 0 ? (double)bad : HUGE_VAL, &first) < 0)
+    return -1;
+  if (first < HUGE_VAL) {
+    s->agreed = 1;
+    return spmv_error_set(err, SPMV_EINVAL, "pcg-jacobi: row %lld has a zero "
+                          "or missing diagonal entry", (long long)first);
+  }
+  return 0;
+}
+
+/* r = b - A x0 on this block's rows and ||r||: is it already done? */
+static int start(struct split_run *s, double *r, double *rr,
+                 struct spmv_error *err)
+{
+  int rc = multiply_shared(s, s->x, r, err);
+
+  if (rc != 0)
+    return rc;
+  for (int64_t i = 0; i < s->nl; i++)
+    r[i] = s->b[s->r0 + i] - r[i];
+  if (allreduce(s, dot(s->b + s->r0, s->b + s->r0, s->nl), &s->bb) < 0 ||
+      allreduce(s, dot(r, r, s->nl), rr) < 0)
+    return -1;
+  return 0;
+}
+
+/* CG, or with inv (the inverse diagonal) PCG-Jacobi: z = D^-1 r. */
+static int cg(struct split_run *s, const double *inv, double *r, double *q,
+              double *z, struct spmv_error *err)
+{
+  int64_t r0 = s->r0, nl = s->nl;
+  double *p = s->p, rr, rz, pq;
+  int rc;
+
+  if ((rc = start(s, r, &rr, err)) != 0)
+    return rc;
+  for (int64_t i = 0; i < nl; i++) {
+    if (inv)
+      z[i] = inv[i] * r[i];
+    p[r0 + i] = z[i];
+  }
+  if (inv && allreduce(s, dot(r, z, nl), &rz) < 0)
+    return -1;
+  if (!inv)
+    rz = rr;
+  if (finished(s, sqrt(rr)))
+    return 0;
+  for (s->why = MAXITER; s->it < s->maxiter; ) {
+    spmvd_wk_heartbeat(s->w);
+    /* p is written again only after the next reduction, which every
+     * block reaches once its product has read p's halo. */
+    if ((rc = multiply_shared(s, p, q, err)) != 0 ||
+        (rc = allreduce(s, dot(p + r0, q, nl), &pq)) != 0)
+      return rc;
+    if (!(pq > 0)) {
+      s->why = isfinite(pq) && pq <= 0 ? INDEFINITE : BREAKDOWN;
+      return 0;
+    }
+    double alpha = rz / pq, rz1;
+    for (int64_t i = 0; i < nl; i++) {
+      s->x[r0 + i] += alpha * p[r0 + i];
+      r[i] -= alpha * q[i];
+    }
+    if (allreduce(s, dot(r, r, nl), &rr) < 0)
+      return -1;
+    s->it++;
+    if (finished(s, sqrt(rr)))
+      return 0;
+    if (inv) {
+      for (int64_t i = 0; i < nl; i++)
+        z[i] = inv[i] * r[i];
+      if (allreduce(s, dot(r, z, nl), &rz1) < 0)
+        return -1;
+    } else {
+      rz1 = rr;
+    }
+    double beta = rz1 / rz;
+    rz = rz1;
+    for (int64_t i = 0; i < nl; i++)
+      p[r0 + i] = z[i] + beta * p[r0 + i];
+  }
+  return 0;
+}
+
+static int usable(double v)
+{
+  return v != 0 && isfinite(v);
+}
+
+/*
+ * BiCGStab (van der Vorst), as on one worker: alpha and omega count as 0
+ * where their divisor broke down, so that x takes only the sound part of
+ * the step before the breakdown is reported.  w holds r-hat, v, t of this
+ * block's rows (3 nl doubles).
+ */
+static int bicgstab(struct split_run *s, double *r, double *w,
+                    struct spmv_error *err)
+{
+  int64_t r0 = s->r0, nl = s->nl;
+  double *rh = w, *v = w + nl, *t = w + 2 * nl, *p = s->p, *sv = s->sv;
+  double rr, rho, rho_old = 1, alpha = 1, omega = 1, rv, ts, tt;
+  int rc;
+
+  if ((rc = start(s, r, &rr, err)) != 0)
+    return rc;
+  memcpy(rh, r, sizeof *r * (size_t)nl);
+  memset(v, 0, sizeof *v * (size_t)nl);
+  for (int64_t i = 0; i < nl; i++)
+    p[r0 + i] = 0;
+  if (allreduce(s, dot(rh, r, nl), &rho) < 0)
+    return -1;
+  if (finished(s, sqrt(rr)))
+    return 0;
+  for (s->why = MAXITER; s->it < s->maxiter; ) {
+    spmvd_wk_heartbeat(s->w);
+    if (!usable(rho) || !usable(omega)) {
+      s->why = BREAKDOWN;
+      return 0;
+    }
+    double beta = (rho / rho_old) * (alpha / omega);
+    for (int64_t i = 0; i < nl; i++)
+      p[r0 + i] = r[i] + beta * (p[r0 + i] - omega * v[i]);
+    if ((rc = multiply_shared(s, p, v, err)) != 0 ||
+        (rc = allreduce(s, dot(rh, v, nl), &rv)) != 0)
+      return rc;
+    alpha = usable(rv) ? rho / rv : 0;
+    for (int64_t i = 0; i < nl; i++)
+      sv[r0 + i] = r[i] - alpha * v[i];
+    if ((rc = multiply_shared(s, sv, t, err)) != 0 ||
+        (rc = allreduce(s, dot(t, sv + r0, nl), &ts)) != 0 ||
+        (rc = allreduce(s, dot(t, t, nl), &tt)) != 0)
+      return rc;
+    omega = usable(tt) ? ts / tt : 0;
+    for (int64_t i = 0; i < nl; i++) {
+      s->x[r0 + i] += alpha * p[r0 + i] + omega * sv[r0 + i];
+      r[i] = sv[r0 + i] - omega * t[i];
+    }
+    rho_old = rho;
+    if (allreduce(s, dot(rh, r, nl), &rho) < 0 ||
+        allreduce(s, dot(r, r, nl), &rr) < 0)
+      return -1;
+    s->it++;
+    if (!usable(rv) || !usable(tt)) {
+      s->why = BREAKDOWN;
+      return 0;
+    }
+    if (finished(s, sqrt(rr)))
+      return 0;
+  }
+  return 0;
+}
+
+/* The method's solve on this block: 0, or nonzero when it failed or was
+ * aborted (s->aborted). */
+static int run_method(struct split_run *s, const char *method,
+                      struct spmv_error *err)
+{
+  int64_t nl = s->nl;
+  int jacobi = strcmp(method, "pcg-jacobi") == 0;
+  int bicg = strcmp(method, "bicgstab") == 0;
+  /* CG: r, q, and z (D^-1 r) with Jacobi; BiCGStab: r, r-hat, v, t. */
+  size_t words = (size_t)(nl + 1) * (bicg ? 4 : jacobi ? 4 : 2);
+  double *buf = malloc(sizeof *buf * words), *inv = NULL;
+  int rc;
+
+  if (!buf)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  double *r = buf, *q = buf + nl + 1;
+  if (bicg) {
+    rc = bicgstab(s, r, q, err);
+  } else {
+    double *z = r;
+    if (jacobi) {
+      inv = q + nl + 1;
+      z = inv + nl + 1;
+      if ((rc = jacobi_setup(s, inv, err)) != 0) {
+        free(buf);
+        return rc;
+      }
+    }
+    rc = cg(s, inv, r, q, z, err);
+  }
+  free(buf);
+  return rc;
+}
+
+int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
+                            json_t **rep, struct spmv_error *err)
+{
+  json_int_t h, maxiter;
+  double rtol, atol, res2 = 0, t0 = spmvd_wk_now_ms();
+  const char *method = "cg";
+  int nb, k, rc;
+  struct spmvd_shm shm;
+  struct wmatrix *m;
+
+  if (json_unpack(req, "{sI si si sF sF sI s?s}", "handle", &h, "blocks", &nb,
+                  "block", &k, "rtol", &rtol, "atol", &atol, "maxiter",
+                  &maxiter, "method", &method) < 0 || nfds != 1 || nb < 2 ||
+      nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
+      (strcmp(method, "cg") != 0 && strcmp(method, "pcg-jacobi") != 0 &&
+       strcmp(method, "bicgstab") != 0))
+    return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
+  int fd = fds[0];
+  fds[0] = -1;
+  if (!(m = spmvd_wk_find(w, h)) || !m->block || m->dtype != SPMV_F64) {
+    close(fd);
+    return spmv_error_set(err, SPMV_ENOENT, "no f64 block of matrix %lld",
+                          (long long)h);
+  }
+  int64_t n = m->A.rows, r1;
+  spmvd_shm_init(&shm);
+  if (spmvd_shm_map(&shm, fd, SPMVD_SPLIT_CTL_BYTES +
+                    SPMVD_SPLIT_VECS * (size_t)n * sizeof(double), err) < 0)
+    return err->code;
+  struct split_run s = {.w = w, .m = m, .ctl = shm.addr, .nb = nb, .k = k,
+                        .rtol = rtol, .atol = atol, .maxiter = maxiter};
+  spmvd_wk_block_rows(m, &s.r0, &r1);
+  s.nl = r1 - s.r0;
+  s.b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
+  s.x = (double *)s.b + n;
+  s.p = s.x + n;
+  s.sv = s.p + n;
+  rc = run_method(&s, method, err);
+  if (rc == 0) {
+    /* The true residual ||b - A x||, once every block's x is in place. */
+    double *q = malloc(sizeof *q * (size_t)(s.nl + 1));
+    if (!q)
+      rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+    else if ((rc = multiply_shared(&s, s.x, q, err)) == 0) {
+      for (int64_t i = 0; i < s.nl; i++)
+        q[i] = s.b[s.r0 + i] - q[i];
+      rc = allreduce(&s, dot(q, q, s.nl), &res2);
+    }
+    free(q);
+  }
+  if (rc == 0) {
+    double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = sqrt(s.bb), res = sqrt(res2);
+    *rep = json_pack("{ss sI sb ss so so so sf sf}", "method", method,
+                     "iterations", (json_int_t)s.it, "converged",
+                     s.why <= CONVERGED_ATOL, "reason", reasons[s.why],
+                     "residual", spmvd_ipc_real(res), "relative_residual",
+                     spmvd_ipc_real(bn > 0 ? res / bn : res), "rhs_norm",
+                     spmvd_ipc_real(bn), "seconds", secs, "us_per_iteration",
+                     s.it > 0 ? secs * 1e6 / (double)s.it : 0.0);
+  } else if (s.aborted) {
+    rc = spmv_error_set(err, SPMV_EWORKER, "the split solve was aborted: the "
+                        "worker of another block died or failed");
+  } else if (!s.agreed) {
+    atomic_store(&s.ctl->abort, 1);  /* this block failed: free the others */
+  }
+  spmvd_shm_close(&shm);
+  spmvd_wk_die_if_sticky(rc);
+  return rc;
+}
