@@ -43,6 +43,7 @@ daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_worker_split.c daemon/spmvd_worker_split_solve.c \
 	daemon/spmvd_worker_vec.c daemon/spmvd_worker_check.c \
 	daemon/spmvd_solve.c daemon/spmvd_solve.h daemon/spmvd_solve_krylov.c \
+	daemon/spmvd_arnoldi.c daemon/spmvd_arnoldi.h \
 	daemon/spmvd_solve_pagerank.c \
 	daemon/spmvd_worker_impl.h \
 	daemon/spmvd_calib_bound.c daemon/spmvd_calib_bound.h \

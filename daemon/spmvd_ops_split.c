@@ -285,7 +285,7 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                            const char *method, const void *b, const void *x0,
                            double rtol, double atol, int64_t maxiter,
-                           void (*done)(void *), void *arg)
+                           int restart, void (*done)(void *), void *arg)
 {
   size_t n = (size_t)m->rows, vb = n * sizeof(double);
   struct spmv_error err;
@@ -307,10 +307,11 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   begin_blocks(o, nb);
   for (int k = 0; k < nb; k++)
     call_block(o, m, k,
-               json_pack("{ss sI si si sf sf sI ss}", "op", "solve-block",
+               json_pack("{ss sI si si sf sf sI ss si}", "op", "solve-block",
                          "handle", (json_int_t)m->handle, "blocks", nb, "block",
                          k, "rtol", rtol, "atol", atol, "maxiter",
-                         (json_int_t)maxiter, "method", method),
+                         (json_int_t)maxiter, "method", method, "restart",
+                         restart),
                o->vec.fd, on_block_solved);
 }
 

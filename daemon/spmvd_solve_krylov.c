@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmvd_arnoldi.h"
 #include "spmvd_solve.h"
 
 /* Shorthands for the scalars of the lists. */
@@ -188,68 +189,13 @@ int spmvd_solve_bicgstab(struct spmvd_solve *s, struct spmv_error *err)
 
 /* --- GMRES(m) --- */
 
-/* The host's side of one cycle: the Hessenberg matrix (column j at
- * h + j*(m+1)), the Givens rotations and the rotated residual g. */
-struct arnoldi {
-  int m;
-  double *h, *cs, *sn, *g, *y;
-};
-
-static int arnoldi_new(struct arnoldi *a, int m, struct spmv_error *err)
-{
-  a->m = m;
-  a->h = calloc((size_t)(m + 1) * (size_t)m, sizeof *a->h);
-  a->cs = calloc((size_t)m, sizeof *a->cs);
-  a->sn = calloc((size_t)m, sizeof *a->sn);
-  a->g = calloc((size_t)m + 1, sizeof *a->g);
-  a->y = calloc((size_t)m, sizeof *a->y);
-  if (!a->h || !a->cs || !a->sn || !a->g || !a->y)
-    return spmv_error_set(err, SPMV_ENOMEM, "out of memory for gmres(%d)", m);
-  return 0;
-}
-
-static void arnoldi_free(struct arnoldi *a)
-{
-  free(a->h);
-  free(a->cs);
-  free(a->sn);
-  free(a->g);
-  free(a->y);
-}
-
-/* Applies the earlier rotations to column j, makes rotation j and updates
- * g; returns the new residual estimate |g[j+1]|. */
-static double givens(struct arnoldi *a, int j)
-{
-  double *c = a->h + (size_t)j * (size_t)(a->m + 1);
-
-  for (int i = 0; i < j; i++) {
-    double t = a->cs[i] * c[i] + a->sn[i] * c[i + 1];
-    c[i + 1] = -a->sn[i] * c[i] + a->cs[i] * c[i + 1];
-    c[i] = t;
-  }
-  double r = hypot(c[j], c[j + 1]);
-  a->cs[j] = r > 0 ? c[j] / r : 1;
-  a->sn[j] = r > 0 ? c[j + 1] / r : 0;
-  c[j] = r;
-  c[j + 1] = 0;
-  a->g[j + 1] = -a->sn[j] * a->g[j];
-  a->g[j] = a->cs[j] * a->g[j];
-  return fabs(a->g[j + 1]);
-}
-
 /* x += V y, y solving the k x k triangle R y = g. */
-static int update_x(struct spmvd_solve *s, struct arnoldi *a,
+static int update_x(struct spmvd_solve *s, struct spmvd_arnoldi *a,
                     struct spmvd_bvector **V, int k, struct spmv_error *err)
 {
   int rc;
 
-  for (int i = k - 1; i >= 0; i--) {
-    double t = a->g[i];
-    for (int l = i + 1; l < k; l++)
-      t -= a->h[(size_t)l * (size_t)(a->m + 1) + (size_t)i] * a->y[l];
-    a->y[i] = t / a->h[(size_t)i * (size_t)(a->m + 1) + (size_t)i];
-  }
+  spmvd_arnoldi_solve(a, k);
   for (int i = 0; i < k; i++)
     if ((rc = spmvd_solve_axpby(s, V[i], s->x, K(a->y[i]), K(1), err)) < 0)
       return rc;
@@ -263,11 +209,11 @@ static int update_x(struct spmvd_solve *s, struct arnoldi *a,
 /* Arnoldi step j: V[j+1] = A V[j] orthogonalized against V[0..j] by
  * modified Gram-Schmidt (each coefficient from the dot just before it,
  * on the device), then normalized; column j of h read at the waits. */
-static int arnoldi_step(struct spmvd_solve *s, struct arnoldi *a,
+static int arnoldi_step(struct spmvd_solve *s, struct spmvd_arnoldi *a,
                         struct spmvd_bvector **V, int j,
                         struct spmv_error *err)
 {
-  double *c = a->h + (size_t)j * (size_t)(a->m + 1), res[SPMVD_MAX_RESULTS];
+  double *c = spmvd_arnoldi_column(a, j), res[SPMVD_MAX_RESULTS];
   struct spmvd_bvector *w = V[j + 1];
   int rc, from = 0;
 
@@ -299,7 +245,7 @@ static int arnoldi_step(struct spmvd_solve *s, struct arnoldi *a,
 
 /* One cycle's start: V[0] = r / ||r||, g = (||r||, 0, ...); *beta is
  * ||r||. */
-static int cycle_start(struct spmvd_solve *s, struct arnoldi *a,
+static int cycle_start(struct spmvd_solve *s, struct spmvd_arnoldi *a,
                        struct spmvd_bvector **V, double *beta,
                        struct spmv_error *err)
 {
@@ -310,14 +256,13 @@ static int cycle_start(struct spmvd_solve *s, struct arnoldi *a,
       (rc = spmvd_solve_scale(s, V[0], E(1, -1, 0), err)) < 0 ||
       (rc = spmvd_solve_finish(s, beta, 1, err)) < 0)
     return rc;
-  memset(a->g, 0, (size_t)(a->m + 1) * sizeof *a->g);
-  a->g[0] = *beta;
+  spmvd_arnoldi_start(a, *beta);
   return 0;
 }
 
 /* One cycle of at most m Arnoldi steps, x updated at its end; *done when
  * the method stops (a reason set). */
-static int cycle(struct spmvd_solve *s, struct arnoldi *a,
+static int cycle(struct spmvd_solve *s, struct spmvd_arnoldi *a,
                  struct spmvd_bvector **V, int *done, struct spmv_error *err)
 {
   double beta;
@@ -332,11 +277,11 @@ static int cycle(struct spmvd_solve *s, struct arnoldi *a,
   for (j = 0; j < a->m && !stop; j++) {
     if ((rc = arnoldi_step(s, a, V, j, err)) < 0)
       return rc;
-    double *c = a->h + (size_t)j * (size_t)(a->m + 1);
+    double *c = spmvd_arnoldi_column(a, j);
     int bad = 0;
     for (int i = 0; i <= j + 1; i++)
       bad |= !isfinite(c[i]);
-    double est = givens(a, j);
+    double est = spmvd_arnoldi_givens(a, j);
     if (bad || c[j] == 0) {
       s->reason = SPMVD_SOLVE_BREAKDOWN;
       s->iters++;
@@ -358,16 +303,16 @@ int spmvd_solve_gmres(struct spmvd_solve *s, struct spmv_error *err)
 {
   int m = s->restart, done = 0, rc;
   struct spmvd_bvector **V = calloc((size_t)m + 1, sizeof *V);
-  struct arnoldi a;
+  struct spmvd_arnoldi a;
 
   memset(&a, 0, sizeof a);
-  rc = V ? arnoldi_new(&a, m, err)
+  rc = V ? spmvd_arnoldi_new(&a, m, err)
          : spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   for (int i = 0; rc == 0 && i <= m; i++)
     rc = spmvd_solve_vec(s, s->rows, &V[i], err);
   while (rc == 0 && !done)
     rc = cycle(s, &a, V, &done, err);
-  arnoldi_free(&a);
+  spmvd_arnoldi_free(&a);
   free(V);
   return rc;
 }

@@ -13,14 +13,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spmvd_arnoldi.h"
 #include "spmvd_split_shm.h"
 #include "spmvd_worker_impl.h"
 
 enum why { CONVERGED_RTOL, CONVERGED_ATOL, MAXITER, INDEFINITE, BREAKDOWN,
-           CANCELLED };
+           CANCELLED, STAGNATED };
 static const char *const reasons[] = {"converged-rtol", "converged-atol",
                                       "maxiter", "indefinite", "breakdown",
-                                      "cancelled"};
+                                      "cancelled", "stagnated"};
+
+/* Restarts from x where the method claims convergence that the residual
+ * recomputed from x does not bear out, as on one worker. */
+#define REPLACEMENTS 3
 
 /* One block's side of a solve. */
 struct split_run {
@@ -38,6 +43,7 @@ struct split_run {
   double bb;                    /* ||b||^2 */
   double rtol, atol;
   int64_t maxiter, it;
+  int restart;                  /* gmres's m */
   enum why why;
 };
 
@@ -315,6 +321,74 @@ static int bicgstab(struct split_run *s, double *r, double *w,
   return 0;
 }
 
+/*
+ * GMRES(m) with modified Gram-Schmidt, each coefficient an all-reduce:
+ * every block holds its rows of the basis (V, (m + 1) nl doubles) and the
+ * same Hessenberg matrix, so all take the same rotations and stop
+ * together.  The vector multiplied goes through the shared p.  A cycle
+ * that breaks down leaves x at the cycle's start, its last sound value.
+ */
+static int gmres(struct split_run *s, double *V, struct spmv_error *err)
+{
+  int64_t r0 = s->r0, nl = s->nl, ld = nl + 1;
+  struct spmvd_arnoldi a;
+  double beta, h;
+  int rc = spmvd_arnoldi_new(&a, s->restart, err), j;
+
+  for (s->why = MAXITER; rc == 0;) {
+    double *r = V;
+    if ((rc = start(s, r, &beta, err)) != 0)
+      break;
+    beta = sqrt(beta);
+    if (finished(s, beta))
+      break;
+    for (int64_t i = 0; i < nl; i++)
+      r[i] /= beta;
+    spmvd_arnoldi_start(&a, beta);
+    int stop = 0;
+    for (j = 0; j < a.m && !stop; j++) {
+      double *vj = V + j * ld, *w = V + (j + 1) * ld, *c = spmvd_arnoldi_column(&a, j);
+      spmvd_wk_heartbeat(s->w);
+      memcpy(s->p + r0, vj, sizeof *vj * (size_t)nl);
+      if ((rc = multiply_shared(s, s->p, w, err)) != 0)
+        break;
+      for (int i = 0; i <= j && rc == 0; i++) {
+        double *vi = V + i * ld;
+        if ((rc = allreduce(s, dot(w, vi, nl), &c[i])) == 0)
+          for (int64_t k = 0; k < nl; k++)
+            w[k] -= c[i] * vi[k];
+      }
+      if (rc != 0 || (rc = allreduce(s, dot(w, w, nl), &h)) != 0)
+        break;
+      c[j + 1] = sqrt(h);
+      for (int64_t k = 0; k < nl; k++)
+        w[k] /= c[j + 1];  /* a zero norm: infinities the cycle never uses */
+      int bad = 0;
+      for (int i = 0; i <= j + 1; i++)
+        bad |= !isfinite(c[i]);
+      double est = spmvd_arnoldi_givens(&a, j);
+      s->it++;
+      if (bad || c[j] == 0) {
+        s->why = BREAKDOWN;
+        goto out;
+      }
+      /* A zero h[j+1][j] (the lucky breakdown) makes est 0: converged. */
+      stop = finished(s, est) || s->it >= s->maxiter;
+    }
+    if (rc != 0)
+      break;
+    spmvd_arnoldi_solve(&a, j);
+    for (int i = 0; i < j; i++)
+      for (int64_t k = 0; k < nl; k++)
+        s->x[r0 + k] += a.y[i] * V[i * ld + k];
+    if (stop)
+      break;
+  }
+out:
+  spmvd_arnoldi_free(&a);
+  return rc;
+}
+
 /* The method's solve on this block: 0, or nonzero when it failed or was
  * aborted (s->aborted). */
 static int run_method(struct split_run *s, const char *method,
@@ -323,15 +397,20 @@ static int run_method(struct split_run *s, const char *method,
   int64_t nl = s->nl;
   int jacobi = strcmp(method, "pcg-jacobi") == 0;
   int bicg = strcmp(method, "bicgstab") == 0;
-  /* CG: r, q, and z (D^-1 r) with Jacobi; BiCGStab: r, r-hat, v, t. */
-  size_t words = (size_t)(nl + 1) * (bicg ? 4 : jacobi ? 4 : 2);
+  int gm = strcmp(method, "gmres") == 0;
+  /* CG: r, q, and z (D^-1 r) with Jacobi; BiCGStab: r, r-hat, v, t;
+   * GMRES: its basis. */
+  size_t words = (size_t)(nl + 1) *
+                 (gm ? (size_t)s->restart + 1 : bicg || jacobi ? 4 : 2);
   double *buf = malloc(sizeof *buf * words), *inv = NULL;
   int rc;
 
   if (!buf)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   double *r = buf, *q = buf + nl + 1;
-  if (bicg) {
+  if (gm) {
+    rc = gmres(s, buf, err);
+  } else if (bicg) {
     rc = bicgstab(s, r, q, err);
   } else {
     double *z = r;
@@ -349,22 +428,63 @@ static int run_method(struct split_run *s, const char *method,
   return rc;
 }
 
+/* ||b - A x||^2 into *res2, once every block's x is in place. */
+static int true_residual(struct split_run *s, double *res2,
+                         struct spmv_error *err)
+{
+  double *q = malloc(sizeof *q * (size_t)(s->nl + 1));
+  int rc;
+
+  if (!q)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  if ((rc = multiply_shared(s, s->x, q, err)) == 0) {
+    for (int64_t i = 0; i < s->nl; i++)
+      q[i] = s->b[s->r0 + i] - q[i];
+    rc = allreduce(s, dot(q, q, s->nl), res2);
+  }
+  free(q);
+  return rc;
+}
+
+/* The method, then the residual recomputed from x: where the method
+ * claims convergence that it does not bear out, the method starts again
+ * from x, at most REPLACEMENTS times within maxiter; then "stagnated", or
+ * "maxiter" at the limit.  Every block decides alike, on the same sums. */
+static int run_checked(struct split_run *s, const char *method, double *res2,
+                       struct spmv_error *err)
+{
+  for (int k = 0;; k++) {
+    int rc = run_method(s, method, err);
+    if (rc != 0 || (rc = true_residual(s, res2, err)) != 0)
+      return rc;
+    double res = sqrt(*res2), rt = s->rtol * sqrt(s->bb);
+    int claimed = s->why == CONVERGED_RTOL || s->why == CONVERGED_ATOL;
+    if (!claimed || res <= (rt > s->atol ? rt : s->atol) || !isfinite(res))
+      return 0;
+    if (s->it >= s->maxiter || k == REPLACEMENTS) {
+      s->why = s->it >= s->maxiter ? MAXITER : STAGNATED;
+      return 0;
+    }
+  }
+}
+
 int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
 {
-  json_int_t h, maxiter;
+  json_int_t h, maxiter, restart = 30;
   double rtol, atol, res2 = 0, t0 = spmvd_wk_now_ms();
   const char *method = "cg";
   int nb, k, rc;
   struct spmvd_shm shm;
   struct wmatrix *m;
 
-  if (json_unpack(req, "{sI si si sF sF sI s?s}", "handle", &h, "blocks", &nb,
-                  "block", &k, "rtol", &rtol, "atol", &atol, "maxiter",
-                  &maxiter, "method", &method) < 0 || nfds != 1 || nb < 2 ||
-      nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
+  if (json_unpack(req, "{sI si si sF sF sI s?s s?I}", "handle", &h, "blocks",
+                  &nb, "block", &k, "rtol", &rtol, "atol", &atol, "maxiter",
+                  &maxiter, "method", &method, "restart", &restart) < 0 ||
+      nfds != 1 || nb < 2 || nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
+      restart < 1 || restart > 1000 ||
       (strcmp(method, "cg") != 0 && strcmp(method, "pcg-jacobi") != 0 &&
-       strcmp(method, "bicgstab") != 0))
+       strcmp(method, "bicgstab") != 0 && strcmp(method, "gmres") != 0))
     return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
   int fd = fds[0];
   fds[0] = -1;
@@ -379,26 +499,15 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                     SPMVD_SPLIT_VECS * (size_t)n * sizeof(double), err) < 0)
     return err->code;
   struct split_run s = {.w = w, .m = m, .ctl = shm.addr, .nb = nb, .k = k,
-                        .rtol = rtol, .atol = atol, .maxiter = maxiter};
+                        .rtol = rtol, .atol = atol, .maxiter = maxiter,
+                        .restart = (int)restart};
   spmvd_wk_block_rows(m, &s.r0, &r1);
   s.nl = r1 - s.r0;
   s.b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
   s.x = (double *)s.b + n;
   s.p = s.x + n;
   s.sv = s.p + n;
-  rc = run_method(&s, method, err);
-  if (rc == 0) {
-    /* The true residual ||b - A x||, once every block's x is in place. */
-    double *q = malloc(sizeof *q * (size_t)(s.nl + 1));
-    if (!q)
-      rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-    else if ((rc = multiply_shared(&s, s.x, q, err)) == 0) {
-      for (int64_t i = 0; i < s.nl; i++)
-        q[i] = s.b[s.r0 + i] - q[i];
-      rc = allreduce(&s, dot(q, q, s.nl), &res2);
-    }
-    free(q);
-  }
+  rc = run_checked(&s, method, &res2, err);
   if (rc == 0) {
     double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = sqrt(s.bb), res = sqrt(res2);
     *rep = json_pack("{ss sI sb ss so so so sf sf}", "method", method,

@@ -262,24 +262,24 @@ static void methods_ok(const struct spmv_csr *A, const char *const *methods,
   }
 }
 
-/* CG, PCG-Jacobi and BiCGStab on the scaled Laplacian (Jacobi takes fewer
- * iterations than CG there) and BiCGStab on a matrix that is not
- * symmetric. */
+/* CG, PCG-Jacobi, BiCGStab and GMRES on the scaled Laplacian (Jacobi
+ * takes fewer iterations than CG there), BiCGStab and GMRES on a matrix
+ * that is not symmetric. */
 START_TEST(split_solves)
 {
-  static const char *const methods[] = {"cg", "pcg-jacobi", "bicgstab"};
+  static const char *const methods[] = {"cg", "pcg-jacobi", "bicgstab", "gmres"};
   struct spmv_csr *A = scaled_laplacian(40), *C = convection(40);
   double *b = malloc(sizeof *b * (size_t)A->rows);
-  int64_t whole[3];
+  int64_t whole[4];
 
   ck_assert_ptr_nonnull(b);
   srand(11);
   for (int64_t i = 0; i < A->rows; i++)
     b[i] = (double)rand() / RAND_MAX - 0.5;
-  methods_ok(A, methods, 3, b, whole);
+  methods_ok(A, methods, 4, b, whole);
   ck_assert_msg(whole[1] < whole[0], "pcg-jacobi %lld iterations, cg %lld",
                 (long long)whole[1], (long long)whole[0]);
-  methods_ok(C, methods + 2, 1, b, whole);
+  methods_ok(C, methods + 2, 2, b, whole);
   spmv_csr_free(C);
   /* The reply names the method that ran. */
   int s = itest_open(&d);
