@@ -214,15 +214,23 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
  * by its worker; then spmvd_ops_multiplied(). */
 void spmvd_ops_split_multiply(struct spmvd_op *o, struct spmvd_matrix *m,
                               double alpha, double beta, int fd);
-/* method (cg, pcg-jacobi, bicgstab, or gmres of restart) on split matrix
- * m for o: b and x0 (NULL: zero) are rows doubles; answered with the
- * solution as the payload.
- * done(arg) is called once, when the solve has ended (also when it could
- * not start), before the reply. */
+/* A solve of a split matrix, as its request gave it (the method's name
+ * and the vectors borrowed). */
+struct spmvd_split_solve {
+  const char *method;     /* cg, pcg-jacobi, bicgstab, gmres, pagerank */
+  const void *b, *x0;     /* rows doubles each; NULL: none (pagerank: no b;
+                             no x0: zero, pagerank the uniform vector) */
+  double rtol, atol;
+  int64_t maxiter;
+  int restart;            /* gmres */
+  double damping;         /* pagerank */
+};
+/* The solve ss on split matrix m for o, answered with the solution as the
+ * payload; done(arg) is called once, when the solve has ended (also when
+ * it could not start), before the reply. */
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
-                           const char *method, const void *b, const void *x0,
-                           double rtol, double atol, int64_t maxiter,
-                           int restart, void (*done)(void *), void *arg);
+                           const struct spmvd_split_solve *ss,
+                           void (*done)(void *), void *arg);
 /* Has the blocks of o's split solve stop after their next reduction, with
  * reason "cancelled". */
 void spmvd_ops_split_cancel(struct spmvd_op *o);

@@ -178,9 +178,6 @@ static int plan_method(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
                           "needs a square matrix", (long long)p->m->handle,
                           (long long)p->m->rows, (long long)p->m->cols,
                           p->method);
-  if (p->pagerank &&
-      (rc = spmvd_ops_split_refuse(p->m, "a pagerank solve", err)) < 0)
-    return rc;
   if (p->m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, "matrix %lld is resident on "
                           "worker %d, this connection's work on worker %d: "
@@ -459,9 +456,10 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
     sr->split = 1;
     uv_timer_init(c->pipe.loop, &sr->watch);
     sr->watch.data = sr;
-    spmvd_ops_split_solve(so, p.m, p.method, buf, p.x0 ? buf + p.b_bytes : NULL,
-                          p.rtol, p.atol, p.maxiter, (int)p.restart,
-                          split_run_done, sr);
+    struct spmvd_split_solve ss = {p.method, p.pagerank ? NULL : buf,
+                                   p.x0 ? buf + p.b_bytes : NULL, p.rtol,
+                                   p.atol, p.maxiter, (int)p.restart, p.damping};
+    spmvd_ops_split_solve(so, p.m, &ss, split_run_done, sr);
     if (!sr->ended)  /* the blocks may all have answered already */
       uv_timer_start(&sr->watch, on_watch, WATCH_MS, WATCH_MS);
     return;

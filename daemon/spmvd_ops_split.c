@@ -283,9 +283,8 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
 }
 
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
-                           const char *method, const void *b, const void *x0,
-                           double rtol, double atol, int64_t maxiter,
-                           int restart, void (*done)(void *), void *arg)
+                           const struct spmvd_split_solve *ss,
+                           void (*done)(void *), void *arg)
 {
   size_t n = (size_t)m->rows, vb = n * sizeof(double);
   struct spmv_error err;
@@ -300,18 +299,20 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   o->split_done = done;
   o->split_done_arg = arg;
   char *base = (char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES;
-  memcpy(base, b, vb);
-  if (x0)
-    memcpy(base + vb, x0, vb);
+  if (ss->b)
+    memcpy(base, ss->b, vb);
+  if (ss->x0)
+    memcpy(base + vb, ss->x0, vb);
   int nb = m->nblocks;
   begin_blocks(o, nb);
   for (int k = 0; k < nb; k++)
     call_block(o, m, k,
-               json_pack("{ss sI si si sf sf sI ss si}", "op", "solve-block",
-                         "handle", (json_int_t)m->handle, "blocks", nb, "block",
-                         k, "rtol", rtol, "atol", atol, "maxiter",
-                         (json_int_t)maxiter, "method", method, "restart",
-                         restart),
+               json_pack("{ss sI si si sf sf sI ss si sf sb}", "op",
+                         "solve-block", "handle", (json_int_t)m->handle,
+                         "blocks", nb, "block", k, "rtol", ss->rtol, "atol",
+                         ss->atol, "maxiter", (json_int_t)ss->maxiter, "method",
+                         ss->method, "restart", ss->restart, "damping",
+                         ss->damping, "x0", ss->x0 != NULL),
                o->vec.fd, on_block_solved);
 }
 

@@ -122,4 +122,9 @@ int spmvd_solve_bicgstab(struct spmvd_solve *s, struct spmv_error *err);
 int spmvd_solve_gmres(struct spmvd_solve *s, struct spmv_error *err);
 int spmvd_solve_pagerank(struct spmvd_solve *s, struct spmv_error *err);
 
+/* m's PageRank column weights (1 / column sum, 0 where dangling), cols
+ * values computed once and kept with m; NULL with err set (EINVAL naming
+ * an entry that is negative or not finite, ENOMEM). */
+const double *spmvd_pagerank_weights(struct wmatrix *m, struct spmv_error *err);
+
 #endif /* SPMVD_SOLVE_H */

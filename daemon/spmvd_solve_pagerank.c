@@ -22,10 +22,8 @@
 
 /* wt from the host copy of the CSR; negative weights are EINVAL (the
  * product could not take their absolute value). */
-static int weights(struct spmvd_solve *s, double *wt, struct spmv_error *err)
+static int weights(const struct spmv_csr *A, double *wt, struct spmv_error *err)
 {
-  const struct spmv_csr *A = &s->m->A;
-
   memset(wt, 0, (size_t)A->cols * sizeof *wt);
   for (int64_t i = 0; i < A->rows; i++)
     for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
@@ -44,23 +42,23 @@ static int weights(struct spmvd_solve *s, double *wt, struct spmv_error *err)
 /* The matrix's weights, computed by its first pagerank solve and kept
  * with it: the pass over every entry costs as much as dozens of
  * iterations, and the matrix cannot change. */
-static const double *kept_weights(struct spmvd_solve *s, struct spmv_error *err)
+const double *spmvd_pagerank_weights(struct wmatrix *m, struct spmv_error *err)
 {
-  size_t n = s->cols;
+  size_t n = (size_t)m->A.cols;
 
-  if (s->m->pr_wt == NULL) {
+  if (m->pr_wt == NULL) {
     double *wt = malloc((n ? n : 1) * sizeof *wt);
     if (!wt) {
       spmv_error_set(err, SPMV_ENOMEM, "out of memory for pagerank");
       return NULL;
     }
-    if (weights(s, wt, err) < 0) {
+    if (weights(&m->A, wt, err) < 0) {
       free(wt);
       return NULL;
     }
-    s->m->pr_wt = wt;
+    m->pr_wt = wt;
   }
-  return s->m->pr_wt;
+  return m->pr_wt;
 }
 
 /* The vectors of the iteration. */
@@ -71,7 +69,7 @@ struct pr {
 static int pr_setup(struct spmvd_solve *s, struct pr *p, struct spmv_error *err)
 {
   size_t n = s->cols;
-  const double *wt = kept_weights(s, err);
+  const double *wt = spmvd_pagerank_weights(s->m, err);
   double *dang = wt ? malloc((n ? n : 1) * sizeof *dang) : NULL;
   int rc = 0;
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spmvd_arnoldi.h"
+#include "spmvd_solve.h"
 #include "spmvd_split_shm.h"
 #include "spmvd_worker_impl.h"
 
@@ -44,6 +45,9 @@ struct split_run {
   double rtol, atol;
   int64_t maxiter, it;
   int restart;                  /* gmres's m */
+  double damping;               /* pagerank's */
+  int x0;                       /* x holds an initial guess (pagerank) */
+  double change;                /* pagerank: the 1-norm of the last change */
   enum why why;
 };
 
@@ -389,6 +393,84 @@ out:
   return rc;
 }
 
+/*
+ * PageRank by the power iteration, as on one worker: each block writes its
+ * rows of t = wt .* x into the shared p, multiplies its rows of A t, and
+ * the dangling mass and the change's 1-norm are all-reduced; at the end x
+ * is divided by its sum.  Every block computes the column weights of the
+ * whole matrix (its host copy), so that a bad weight is the same EINVAL
+ * from all.
+ */
+static int pagerank(struct split_run *s, struct spmv_error *err)
+{
+  int64_t r0 = s->r0, nl = s->nl, n = s->m->A.cols;
+  const double *wt = spmvd_pagerank_weights(s->m, err);
+  double *y = malloc(sizeof *y * (size_t)(nl + 1));
+  double dn = s->damping / (double)n, tele = (1 - s->damping) / (double)n;
+  double first, dm, sum;
+  int rc = 0;
+
+  /* Every block learns whether any failed before the first barrier. */
+  if (allmin(s, wt && y ? 1.0 : 0.0, &first) < 0) {
+    rc = -1;
+    goto out;
+  }
+  if (first == 0) {
+    if (!wt || !y) {
+      rc = y ? err->code : spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+      s->agreed = wt == NULL && err->code == SPMV_EINVAL;
+    } else {
+      rc = spmv_error_set(err, SPMV_EWORKER, "pagerank: another block failed "
+                          "to set up");
+    }
+    goto out;
+  }
+  if (!s->x0)
+    for (int64_t i = 0; i < nl; i++)
+      s->x[r0 + i] = 1.0 / (double)n;
+  for (s->why = MAXITER; s->it < s->maxiter; ) {
+    spmvd_wk_heartbeat(s->w);
+    double dpart = 0, cpart = 0;
+    for (int64_t i = 0; i < nl; i++) {
+      s->p[r0 + i] = wt[r0 + i] * s->x[r0 + i];
+      dpart += wt[r0 + i] == 0 ? s->x[r0 + i] : 0;
+    }
+    if ((rc = multiply_shared(s, s->p, y, err)) != 0 ||
+        (rc = allreduce(s, dpart, &dm)) != 0)
+      goto out;
+    for (int64_t i = 0; i < nl; i++) {
+      double xn = dn * dm + s->damping * y[i] + tele;
+      cpart += fabs(xn - s->x[r0 + i]);
+      s->x[r0 + i] = xn;
+    }
+    if ((rc = allreduce(s, cpart, &s->change)) != 0)
+      goto out;
+    s->it++;
+    if (!isfinite(s->change)) {
+      s->why = BREAKDOWN;
+      break;
+    }
+    if (s->change <= s->rtol) {
+      s->why = CONVERGED_RTOL;
+      break;
+    }
+    if (s->stop) {
+      s->why = CANCELLED;
+      break;
+    }
+  }
+  double part = 0;
+  for (int64_t i = 0; i < nl; i++)
+    part += s->x[r0 + i];
+  if ((rc = allreduce(s, part, &sum)) != 0)
+    goto out;
+  for (int64_t i = 0; i < nl; i++)
+    s->x[r0 + i] /= sum;
+out:
+  free(y);
+  return rc;
+}
+
 /* The method's solve on this block: 0, or nonzero when it failed or was
  * aborted (s->aborted). */
 static int run_method(struct split_run *s, const char *method,
@@ -472,19 +554,23 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
 {
   json_int_t h, maxiter, restart = 30;
+  double damping = 0.85;
+  int x0 = 0;
   double rtol, atol, res2 = 0, t0 = spmvd_wk_now_ms();
   const char *method = "cg";
   int nb, k, rc;
   struct spmvd_shm shm;
   struct wmatrix *m;
 
-  if (json_unpack(req, "{sI si si sF sF sI s?s s?I}", "handle", &h, "blocks",
-                  &nb, "block", &k, "rtol", &rtol, "atol", &atol, "maxiter",
-                  &maxiter, "method", &method, "restart", &restart) < 0 ||
+  if (json_unpack(req, "{sI si si sF sF sI s?s s?I s?F s?b}", "handle", &h,
+                  "blocks", &nb, "block", &k, "rtol", &rtol, "atol", &atol,
+                  "maxiter", &maxiter, "method", &method, "restart", &restart,
+                  "damping", &damping, "x0", &x0) < 0 ||
       nfds != 1 || nb < 2 || nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
       restart < 1 || restart > 1000 ||
       (strcmp(method, "cg") != 0 && strcmp(method, "pcg-jacobi") != 0 &&
-       strcmp(method, "bicgstab") != 0 && strcmp(method, "gmres") != 0))
+       strcmp(method, "bicgstab") != 0 && strcmp(method, "gmres") != 0 &&
+       strcmp(method, "pagerank") != 0))
     return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
   int fd = fds[0];
   fds[0] = -1;
@@ -500,16 +586,19 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     return err->code;
   struct split_run s = {.w = w, .m = m, .ctl = shm.addr, .nb = nb, .k = k,
                         .rtol = rtol, .atol = atol, .maxiter = maxiter,
-                        .restart = (int)restart};
+                        .restart = (int)restart, .damping = damping, .x0 = x0};
   spmvd_wk_block_rows(m, &s.r0, &r1);
   s.nl = r1 - s.r0;
   s.b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
   s.x = (double *)s.b + n;
   s.p = s.x + n;
   s.sv = s.p + n;
-  rc = run_checked(&s, method, &res2, err);
+  int pr = strcmp(method, "pagerank") == 0;
+  rc = pr ? pagerank(&s, err) : run_checked(&s, method, &res2, err);
   if (rc == 0) {
-    double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = sqrt(s.bb), res = sqrt(res2);
+    /* pagerank: the change's 1-norm, relative to the solution's sum. */
+    double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = pr ? 1 : sqrt(s.bb);
+    double res = pr ? s.change : sqrt(res2);
     *rep = json_pack("{ss sI sb ss so so so sf sf}", "method", method,
                      "iterations", (json_int_t)s.it, "converged",
                      s.why <= CONVERGED_ATOL, "reason", reasons[s.why],

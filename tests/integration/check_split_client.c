@@ -1,7 +1,8 @@
 /* check_split_client.c: split matrices through libspmvclient (issue 54),
  * against a daemon of three cpu workers: spmv_load_options.split, the
- * blocks a load reports, products and CG / PCG-Jacobi solves on the
- * blocks against the unsplit reference, and the refusals' messages. */
+ * blocks a load reports, products and every solver's method on the blocks
+ * against the reference and the unsplit solve, cancels, and the refusals'
+ * messages. */
 #include "config.h"
 
 #include <check.h>
@@ -346,6 +347,53 @@ static struct spmv_csr *plain_laplacian(int64_t g)
   return A;
 }
 
+/* PageRank on 2 and 3 blocks: the unsplit solution within rounding (sums
+ * in another order), summing to 1, in as many iterations give or take
+ * one; negative edge weights are the same EINVAL split as unsplit. */
+START_TEST(split_pagerank)
+{
+  struct spmv_csr *G = itest_matrix("email-Eu-core.mtx"), *A = itest_matrix("bcsstk13.mtx");
+  size_t n = (size_t)G->rows;
+  double *x1 = malloc(n * 8), *x = malloc(n * 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r1, r;
+  struct spmv_matrix *m;
+
+  ck_assert(x1 && x);
+  spmv_solve_options_init(&o);
+  o.method = "pagerank";
+  o.maxiter = 1000;
+  for (int split = 1; split <= NW; split++) {
+    ck_assert_int_eq(load(G, SPMV_F64, split, &m), 0);
+    ck_assert_int_eq(spmv_solve(m, NULL, split == 1 ? x1 : x, 0, &o,
+                                split == 1 ? &r1 : &r), 0);
+    spmv_matrix_free(m);
+    if (split == 1)
+      continue;
+    ck_assert_msg(r.converged && llabs(r.iterations - r1.iterations) <= 1,
+                  "split %d: %s after %lld iterations, unsplit %lld", split,
+                  r.reason, (long long)r.iterations, (long long)r1.iterations);
+    double diff = 0, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+      diff += fabs(x[i] - x1[i]);
+      sum += x[i];
+    }
+    ck_assert_msg(diff <= 1e-12 && fabs(sum - 1) <= 1e-12,
+                  "split %d: |x - x_unsplit|_1 %g, sum %.15f", split, diff, sum);
+  }
+  ck_assert_int_eq(load(A, SPMV_F64, 2, &m), 0);
+  ck_assert_int_eq(spmv_solve(m, NULL, x, 0, &o, &r), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "edge weights"), "%s",
+                spmv_client_errmsg(c));
+  products_ok(m, A, SPMV_F64);
+  spmv_matrix_free(m);
+  free(x1);
+  free(x);
+  spmv_csr_free(G);
+  spmv_csr_free(A);
+}
+END_TEST
+
 static void *cancel_later(void *arg)
 {
   usleep(300000);
@@ -456,6 +504,7 @@ int main(void)
   tcase_add_test(tc, split_refused);
   tcase_add_test(tc, split_solves);
   tcase_add_test(tc, split_jacobi_zero_diagonal);
+  tcase_add_test(tc, split_pagerank);
   tcase_add_test(tc, split_cancel);
   tcase_add_test(tc, spmvctl_split);
   suite_add_tcase(s, tc);

@@ -802,6 +802,29 @@ class TestSplit(ClientCase):
             r = np.linalg.norm(b - A0 @ x) / np.linalg.norm(b)
             self.assertLessEqual(r, 1e-9)
 
+    def test_pagerank(self):
+        """pagerank on 2 blocks: the unsplit solution and iterations (sums
+        in another order), and its sum 1; negative weights refused alike."""
+        for name in ("email-Eu-core", "karate"):
+            G0 = matrix(name)
+            with self.subTest(matrix=name):
+                with self.c.load(G0) as G:
+                    x1, info1 = spmvd.pagerank(G, maxiter=1000)
+                with self.c.load(G0, split=2) as G:
+                    self.assertEqual(G.blocks, 2)
+                    x2, info2 = spmvd.pagerank(G, maxiter=1000)
+                self.assertEqual(info2.code, 0, info2)
+                self.assertTrue(info2.converged, info2)
+                self.assertLessEqual(abs(info2.iterations - info1.iterations), 1)
+                self.assertAlmostEqual(x2.sum(), 1.0, places=12)
+                self.assertLess(abs(x2 - x1).sum(), 1e-12)
+        A0 = matrix("bcsstk13")
+        with self.c.load(A0, split=2) as A:
+            with self.assertRaises(spmvd.Error) as e:
+                spmvd.pagerank(A)
+            self.assertIn("pagerank", str(e.exception))
+            self.assertEqual(e.exception.name, "SPMV_EINVAL")
+
     def test_refused(self):
         A0 = matrix("bcsstk13")
         with self.assertRaises(ValueError):

@@ -135,9 +135,8 @@ class Client(_lib.Closing):
         verify checks the tuned kernel against the reference product.
         split=n (2 or more) cuts a square matrix's rows into n blocks
         balanced by nonzeros, each on a spmvd worker of its own (spmvd
-        --devices, --cpu-workers): products, and cg, pcg-jacobi,
-        bicgstab and gmres solves in float64, run on all of them
-        (Matrix.blocks).
+        --devices, --cpu-workers): products, and solves by every method
+        in float64, run on all of them (Matrix.blocks).
         """
         from ._matrix import Matrix
         if isinstance(matrix, (str, bytes, os.PathLike)):
