@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -394,11 +395,40 @@ START_TEST(split_pagerank)
 }
 END_TEST
 
+/* Cancels the solve of c after delay_us, and again every 50 ms until it
+ * has returned (a cancel while no solve runs does nothing: the solve may
+ * not have reached the daemon yet on a loaded machine). */
+struct canceller {
+  pthread_t t;
+  struct spmv_client *c;
+  useconds_t delay_us;
+  _Atomic int done;
+};
+
 static void *cancel_later(void *arg)
 {
-  usleep(300000);
-  spmv_solve_cancel(arg);
+  struct canceller *k = arg;
+
+  usleep(k->delay_us);
+  while (!atomic_load(&k->done)) {
+    spmv_solve_cancel(k->c);
+    usleep(50000);
+  }
   return NULL;
+}
+
+static void canceller_start(struct canceller *k, useconds_t delay_us)
+{
+  k->c = c;
+  k->delay_us = delay_us;
+  atomic_store(&k->done, 0);
+  ck_assert_int_eq(pthread_create(&k->t, NULL, cancel_later, k), 0);
+}
+
+static void canceller_stop(struct canceller *k)
+{
+  atomic_store(&k->done, 1);
+  pthread_join(k->t, NULL);
 }
 
 /* A split CG that would run for seconds (rtol 0 on a 90000-row grid),
@@ -413,7 +443,7 @@ START_TEST(split_cancel)
   struct spmv_solve_options o;
   struct spmv_solve_result r;
   struct spmv_matrix *m;
-  pthread_t t;
+  struct canceller k;
 
   ck_assert(b && x && y);
   for (size_t i = 0; i < n; i++)
@@ -423,9 +453,9 @@ START_TEST(split_cancel)
   o.rtol = 0;
   o.atol = 0;
   o.maxiter = (int64_t)1 << 40;
-  ck_assert_int_eq(pthread_create(&t, NULL, cancel_later, c), 0);
+  canceller_start(&k, 300000);
   ck_assert_int_eq(spmv_solve(m, b, x, 0, &o, &r), 0);
-  pthread_join(t, NULL);
+  canceller_stop(&k);
   ck_assert_str_eq(r.reason, "cancelled");
   ck_assert(!r.converged && r.iterations > 0);
   spmv_csr_ref(A, 1.0, x, 0.0, y);
@@ -459,6 +489,71 @@ START_TEST(split_cancel)
   free(b);
   free(x);
   free(y);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* A daemon whose workers count as hung after 2 s of silence. */
+static void setup_short_timeout(void)
+{
+  itest_daemon_init(&d);
+  itest_daemon_config(&d, "device_timeout_s = 2\n");
+  ck_assert_int_eq(itest_daemon_start(&d, "--cpu-workers=3"), 0);
+  wait_workers();
+  ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
+}
+
+/* A split solve that never converges (GMRES on a singular Laplacian with
+ * Neumann boundaries, b of nonzero mean: its residual never falls below
+ * b's part along the null space) runs for twice device_timeout_s: the
+ * blocks' heartbeats, while they compute and while they wait for each
+ * other, keep every worker from counting as hung, and the cancel ends it. */
+START_TEST(split_heartbeats)
+{
+  struct spmv_csr *A = plain_laplacian(40);
+  size_t n = (size_t)A->rows;
+  double *b = malloc(n * 8), *x = calloc(n, 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+  struct spmv_matrix *m;
+  struct canceller k;
+
+  ck_assert(b && x);
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t deg = 0, diag = 0;
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      if (A->col_idx[k] == i)
+        diag = k;
+      else
+        deg++;
+    A->val[diag] = (double)deg;
+    b[i] = 1.0;
+  }
+  ck_assert_int_eq(load(A, SPMV_F64, NW, &m), 0);
+  spmv_solve_options_init(&o);
+  o.method = "gmres";
+  o.maxiter = (int64_t)1 << 40;
+  canceller_start(&k, 4000000);
+  int rc = spmv_solve(m, b, x, 0, &o, &r);
+  canceller_stop(&k);
+  ck_assert_msg(rc == 0, "%s", spmv_client_errmsg(c));
+  ck_assert_str_eq(r.reason, "cancelled");
+  int s = itest_open(&d);
+  json_t *st = itest_call(s, json_pack("{ss si}", "op", "status", "id", 1),
+                          NULL, 0, NULL, NULL);
+  json_t *w = json_object_get(st, "workers");
+  ck_assert_int_eq((int)json_array_size(w), NW);
+  for (size_t i = 0; i < json_array_size(w); i++) {
+    json_t *wi = json_array_get(w, i);
+    ck_assert_int_eq(json_integer_value(json_object_get(wi, "timeouts")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(wi, "restarts")), 0);
+  }
+  json_decref(st);
+  close(s);
+  products_ok(m, A, SPMV_F64);
+  spmv_matrix_free(m);
+  free(b);
+  free(x);
   spmv_csr_free(A);
 }
 END_TEST
@@ -508,5 +603,10 @@ int main(void)
   tcase_add_test(tc, split_cancel);
   tcase_add_test(tc, spmvctl_split);
   suite_add_tcase(s, tc);
+  TCase *slow = tcase_create("split_timeout");
+  tcase_add_checked_fixture(slow, setup_short_timeout, teardown);
+  tcase_set_timeout(slow, 60);
+  tcase_add_test(slow, split_heartbeats);
+  suite_add_tcase(s, slow);
   return itest_run(s);
 }
