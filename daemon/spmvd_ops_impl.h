@@ -224,6 +224,8 @@ struct spmvd_split_solve {
   int64_t maxiter;
   int restart;            /* gmres */
   double damping;         /* pagerank */
+  int history;            /* the residual after each iteration in the reply */
+  int64_t progress;       /* > 0: a progress event every so many iterations */
 };
 /* The solve ss on split matrix m for o, answered with the solution as the
  * payload; done(arg) is called once, when the solve has ended (also when
@@ -231,6 +233,9 @@ struct spmvd_split_solve {
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                            const struct spmvd_split_solve *ss,
                            void (*done)(void *), void *arg);
+/* Sends the client of solve o a progress event of a worker's, ev
+ * (borrowed): {done, total, residual, elapsed_s}. */
+void spmvd_ops_solve_progress(struct spmvd_op *o, json_t *ev);
 /* Has the blocks of o's split solve stop after their next reduction, with
  * reason "cancelled". */
 void spmvd_ops_split_cancel(struct spmvd_op *o);

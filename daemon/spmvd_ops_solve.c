@@ -230,9 +230,7 @@ static int plan_solve(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
   if (((p->b || p->x) &&
        (rc = spmvd_ops_split_refuse(p->m, "a solve on device vectors", err)) < 0) ||
       (p->m->dtype != SPMV_F64 &&
-       (rc = spmvd_ops_split_refuse(p->m, "an f32 solve", err)) < 0) ||
-      ((p->history || p->progress) &&
-       (rc = spmvd_ops_split_refuse(p->m, "a solve's history or progress", err)) < 0))
+       (rc = spmvd_ops_split_refuse(p->m, "an f32 solve", err)) < 0))
     return rc;
   size_t vsz = spmv_dtype_size(p->m->dtype);
   p->b_bytes = p->pagerank || p->b ? 0 : (uint64_t)p->m->rows * vsz;
@@ -315,22 +313,28 @@ static void on_watch(uv_timer_t *t)
                               (json_int_t)r->seq, "drop", gone));
 }
 
-/* A progress event of the worker's, relayed under the client's id. */
-static void on_event(void *ctx, json_t *ev)
+void spmvd_ops_solve_progress(struct spmvd_op *o, json_t *ev)
 {
-  struct solve_run *r = ctx;
   json_t *e;
 
-  if (r->o->c->closing)
+  if (o->c->closing)
     return;
-  e = json_pack("{sI ss ss sO sO sO sO}", "id", (json_int_t)r->o->id, "event",
+  e = json_pack("{sI ss ss sO sO sO sO}", "id", (json_int_t)o->id, "event",
                 "progress", "stage", "solve", "done", json_object_get(ev, "done"),
                 "total", json_object_get(ev, "total"), "residual",
                 json_object_get(ev, "residual"), "elapsed_s",
                 json_object_get(ev, "elapsed_s"));
   if (e)
-    spmvd_conn_send(r->o->c, e, NULL, 0, 0);
+    spmvd_conn_send(o->c, e, NULL, 0, 0);
   json_decref(e);
+}
+
+/* A progress event of the worker's, relayed under the client's id. */
+static void on_event(void *ctx, json_t *ev)
+{
+  struct solve_run *r = ctx;
+
+  spmvd_ops_solve_progress(r->o, ev);
 }
 
 /* A split solve's blocks have all answered. */
@@ -458,7 +462,8 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
     sr->watch.data = sr;
     struct spmvd_split_solve ss = {p.method, p.pagerank ? NULL : buf,
                                    p.x0 ? buf + p.b_bytes : NULL, p.rtol,
-                                   p.atol, p.maxiter, (int)p.restart, p.damping};
+                                   p.atol, p.maxiter, (int)p.restart, p.damping,
+                                   p.history, p.progress};
     spmvd_ops_split_solve(so, p.m, &ss, split_run_done, sr);
     if (!sr->ended)  /* the blocks may all have answered already */
       uv_timer_start(&sr->watch, on_watch, WATCH_MS, WATCH_MS);

@@ -87,10 +87,12 @@ static int block_answered(struct spmvd_op *o, const struct spmv_error *err)
   return --o->pending == 0;
 }
 
-/* Sends msg (taken) for block b of m to its worker with fd; a call that
- * cannot be made is answered to cb at once with why. */
-static void call_block(struct spmvd_op *o, const struct spmvd_matrix *m, int b,
-                       json_t *msg, int fd, spmvd_worker_reply_cb *cb)
+/* Sends msg (taken) for block b of m to its worker with fd, its events to
+ * ev (NULL: none); a call that cannot be made is answered to cb at once
+ * with why. */
+static void call_block_ev(struct spmvd_op *o, const struct spmvd_matrix *m,
+                          int b, json_t *msg, int fd, spmvd_worker_reply_cb *cb,
+                          spmvd_worker_event_cb *ev)
 {
   struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[b]);
   struct spmv_error err;
@@ -102,9 +104,21 @@ static void call_block(struct spmvd_op *o, const struct spmvd_matrix *m, int b,
     else
       spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
     cb(o, NULL, &err);
-  } else if (spmvd_worker_call(w, msg, &fd, 1, cb, NULL, o, &err) < 0) {
+  } else if (spmvd_worker_call(w, msg, &fd, 1, cb, ev, o, &err) < 0) {
     cb(o, NULL, &err);
   }
+}
+
+static void call_block(struct spmvd_op *o, const struct spmvd_matrix *m, int b,
+                       json_t *msg, int fd, spmvd_worker_reply_cb *cb)
+{
+  call_block_ev(o, m, b, msg, fd, cb, NULL);
+}
+
+/* A progress event of a split solve's block 0 (the blocks' are alike). */
+static void on_block_progress(void *ctx, json_t *ev)
+{
+  spmvd_ops_solve_progress(ctx, ev);
 }
 
 json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m)
@@ -306,14 +320,16 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   int nb = m->nblocks;
   begin_blocks(o, nb);
   for (int k = 0; k < nb; k++)
-    call_block(o, m, k,
-               json_pack("{ss sI si si sf sf sI ss si sf sb}", "op",
-                         "solve-block", "handle", (json_int_t)m->handle,
-                         "blocks", nb, "block", k, "rtol", ss->rtol, "atol",
-                         ss->atol, "maxiter", (json_int_t)ss->maxiter, "method",
-                         ss->method, "restart", ss->restart, "damping",
-                         ss->damping, "x0", ss->x0 != NULL),
-               o->vec.fd, on_block_solved);
+    call_block_ev(o, m, k,
+                  json_pack("{ss sI si si sf sf sI ss si sf sb sb sI}", "op",
+                            "solve-block", "handle", (json_int_t)m->handle,
+                            "blocks", nb, "block", k, "rtol", ss->rtol, "atol",
+                            ss->atol, "maxiter", (json_int_t)ss->maxiter,
+                            "method", ss->method, "restart", ss->restart,
+                            "damping", ss->damping, "x0", ss->x0 != NULL,
+                            "history", ss->history, "progress",
+                            (json_int_t)(k == 0 ? ss->progress : 0)),
+                  o->vec.fd, on_block_solved, k == 0 ? on_block_progress : NULL);
 }
 
 void spmvd_ops_split_cancel(struct spmvd_op *o)

@@ -48,6 +48,12 @@ struct split_run {
   double damping;               /* pagerank's */
   int x0;                       /* x holds an initial guess (pagerank) */
   double change;                /* pagerank: the 1-norm of the last change */
+  json_int_t call;              /* the call's seq, for its progress events */
+  int64_t progress;             /* > 0: an event every so many iterations */
+  double t0;                    /* its start (ms) */
+  double *history;              /* with history: the first residuals */
+  size_t nhistory, history_cap;
+  int want_history;
   enum why why;
 };
 
@@ -135,6 +141,34 @@ static int multiply_shared(struct split_run *s, const double *v, double *y,
   if (barrier(s) < 0)
     return -1;
   return spmvd_wk_block_multiply(s->w, s->m, 1.0, v, 0.0, y, err);
+}
+
+/* An iteration ended with residual norm rn: counted, kept in the history
+ * (the first SPMVD_SOLVE_HISTORY_MAX, as on one worker) and sent as
+ * progress when due (by block 0, whose call asked for it). */
+static void iterated(struct split_run *s, double rn)
+{
+  if (s->want_history && s->nhistory < SPMVD_SOLVE_HISTORY_MAX) {
+    if (s->nhistory == s->history_cap) {
+      size_t cap = s->history_cap ? 2 * s->history_cap : 64;
+      double *h = realloc(s->history, cap * sizeof *h);
+      if (h) {
+        s->history = h;
+        s->history_cap = cap;
+      }
+    }
+    /* Out of memory, the history ends there; the solve goes on. */
+    if (s->nhistory < s->history_cap)
+      s->history[s->nhistory++] = rn;
+  }
+  s->it++;
+  if (s->progress > 0 && s->it % s->progress == 0)
+    spmvd_wk_send_msg(s->w, json_pack("{sI ss ss sI sI so sf}", "seq", s->call,
+                                      "event", "progress", "stage", "solve",
+                                      "done", (json_int_t)s->it, "total",
+                                      (json_int_t)s->maxiter, "residual",
+                                      spmvd_ipc_real(rn), "elapsed_s",
+                                      (spmvd_wk_now_ms() - s->t0) / 1e3));
 }
 
 /* Whether the residual norm rn ends the solve, and why: as on one worker
@@ -238,7 +272,7 @@ static int cg(struct split_run *s, const double *inv, double *r, double *q,
     }
     if (allreduce(s, dot(r, r, nl), &rr) < 0)
       return -1;
-    s->it++;
+    iterated(s, sqrt(rr));
     if (finished(s, sqrt(rr)))
       return 0;
     if (inv) {
@@ -314,7 +348,7 @@ static int bicgstab(struct split_run *s, double *r, double *w,
     if (allreduce(s, dot(rh, r, nl), &rho) < 0 ||
         allreduce(s, dot(r, r, nl), &rr) < 0)
       return -1;
-    s->it++;
+    iterated(s, sqrt(rr));
     if (!usable(rv) || !usable(tt)) {
       s->why = BREAKDOWN;
       return 0;
@@ -371,7 +405,7 @@ static int gmres(struct split_run *s, double *V, struct spmv_error *err)
       for (int i = 0; i <= j + 1; i++)
         bad |= !isfinite(c[i]);
       double est = spmvd_arnoldi_givens(&a, j);
-      s->it++;
+      iterated(s, est);
       if (bad || c[j] == 0) {
         s->why = BREAKDOWN;
         goto out;
@@ -445,7 +479,7 @@ static int pagerank(struct split_run *s, struct spmv_error *err)
     }
     if ((rc = allreduce(s, cpart, &s->change)) != 0)
       goto out;
-    s->it++;
+    iterated(s, s->change);
     if (!isfinite(s->change)) {
       s->why = BREAKDOWN;
       break;
@@ -553,21 +587,22 @@ static int run_checked(struct split_run *s, const char *method, double *res2,
 int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
 {
-  json_int_t h, maxiter, restart = 30;
+  json_int_t h, maxiter, restart = 30, seq = 0, progress = 0;
   double damping = 0.85;
-  int x0 = 0;
+  int x0 = 0, history = 0;
   double rtol, atol, res2 = 0, t0 = spmvd_wk_now_ms();
   const char *method = "cg";
   int nb, k, rc;
   struct spmvd_shm shm;
   struct wmatrix *m;
 
-  if (json_unpack(req, "{sI si si sF sF sI s?s s?I s?F s?b}", "handle", &h,
-                  "blocks", &nb, "block", &k, "rtol", &rtol, "atol", &atol,
-                  "maxiter", &maxiter, "method", &method, "restart", &restart,
-                  "damping", &damping, "x0", &x0) < 0 ||
+  if (json_unpack(req, "{sI sI si si sF sF sI s?s s?I s?F s?b s?b s?I}", "seq",
+                  &seq, "handle", &h, "blocks", &nb, "block", &k, "rtol", &rtol,
+                  "atol", &atol, "maxiter", &maxiter, "method", &method,
+                  "restart", &restart, "damping", &damping, "x0", &x0,
+                  "history", &history, "progress", &progress) < 0 ||
       nfds != 1 || nb < 2 || nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
-      restart < 1 || restart > 1000 ||
+      restart < 1 || restart > 1000 || progress < 0 ||
       (strcmp(method, "cg") != 0 && strcmp(method, "pcg-jacobi") != 0 &&
        strcmp(method, "bicgstab") != 0 && strcmp(method, "gmres") != 0 &&
        strcmp(method, "pagerank") != 0))
@@ -586,7 +621,9 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     return err->code;
   struct split_run s = {.w = w, .m = m, .ctl = shm.addr, .nb = nb, .k = k,
                         .rtol = rtol, .atol = atol, .maxiter = maxiter,
-                        .restart = (int)restart, .damping = damping, .x0 = x0};
+                        .restart = (int)restart, .damping = damping, .x0 = x0,
+                        .call = seq, .progress = progress, .t0 = t0,
+                        .want_history = history};
   spmvd_wk_block_rows(m, &s.r0, &r1);
   s.nl = r1 - s.r0;
   s.b = (const double *)((char *)shm.addr + SPMVD_SPLIT_CTL_BYTES);
@@ -606,12 +643,19 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                      spmvd_ipc_real(bn > 0 ? res / bn : res), "rhs_norm",
                      spmvd_ipc_real(bn), "seconds", secs, "us_per_iteration",
                      s.it > 0 ? secs * 1e6 / (double)s.it : 0.0);
+    if (*rep && history) {
+      json_t *hs = json_array();
+      for (size_t i = 0; i < s.nhistory; i++)
+        json_array_append_new(hs, spmvd_ipc_real(s.history[i]));
+      json_object_set_new(*rep, "history", hs);
+    }
   } else if (s.aborted) {
     rc = spmv_error_set(err, SPMV_EWORKER, "the split solve was aborted: the "
                         "worker of another block died or failed");
   } else if (!s.agreed) {
     atomic_store(&s.ctl->abort, 1);  /* this block failed: free the others */
   }
+  free(s.history);
   spmvd_shm_close(&shm);
   spmvd_wk_die_if_sticky(rc);
   return rc;

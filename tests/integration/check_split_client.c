@@ -348,6 +348,70 @@ static struct spmv_csr *plain_laplacian(int64_t g)
   return A;
 }
 
+static void count_progress(const struct spmv_progress *p, void *arg)
+{
+  int64_t *last = arg;
+
+  ck_assert_str_eq(p->stage, "solve");
+  ck_assert_int_eq(p->done, *last + 5);  /* every 5 iterations, in order */
+  ck_assert(p->residual > 0);
+  *last = p->done;
+}
+
+/* A split solve's history and progress, as the unsplit solve's: the same
+ * residuals within rounding, one per iteration, and an event every 5
+ * iterations; an f32 split solve is refused with why. */
+START_TEST(split_history)
+{
+  struct spmv_csr *A = scaled_laplacian(30);
+  size_t n = (size_t)A->rows;
+  double *b = malloc(n * 8), *x = calloc(n, 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r1, r;
+  struct spmv_matrix *m;
+  int64_t last;
+
+  ck_assert(b && x);
+  for (size_t i = 0; i < n; i++)
+    b[i] = 1.0 + (double)(i % 3);
+  spmv_solve_options_init(&o);
+  o.method = "cg";
+  o.history = 1;
+  o.progress_every = 5;
+  o.progress = count_progress;
+  o.progress_arg = &last;
+  for (int split = 1; split <= 2; split++) {
+    last = 0;
+    ck_assert_int_eq(load(A, SPMV_F64, split, &m), 0);
+    memset(x, 0, n * 8);
+    ck_assert_int_eq(spmv_solve(m, b, x, 0, &o, split == 1 ? &r1 : &r), 0);
+    spmv_matrix_free(m);
+    struct spmv_solve_result *q = split == 1 ? &r1 : &r;
+    ck_assert(q->converged);
+    ck_assert_int_eq(q->nhistory, q->iterations);
+    ck_assert_int_eq(last, q->iterations / 5 * 5);
+  }
+  /* Sums in another order: the residuals part by rounding only, which
+   * the iterations amplify (1e-6 relative here). */
+  ck_assert_int_eq(r.iterations, r1.iterations);
+  for (int64_t i = 0; i < r.nhistory; i++)
+    ck_assert_msg(fabs(r.history[i] - r1.history[i]) <= 1e-6 * r1.history[i],
+                  "iteration %lld: %.17g, unsplit %.17g", (long long)i,
+                  r.history[i], r1.history[i]);
+  free(r1.history);
+  free(r.history);
+  ck_assert_int_eq(load(A, SPMV_F32, 2, &m), 0);
+  o.history = 0;
+  o.progress = NULL;
+  ck_assert_int_eq(spmv_solve(m, b, x, 0, &o, &r), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "f32"), "%s", spmv_client_errmsg(c));
+  spmv_matrix_free(m);
+  free(b);
+  free(x);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* PageRank on 2 and 3 blocks: the unsplit solution within rounding (sums
  * in another order), summing to 1, in as many iterations give or take
  * one; negative edge weights are the same EINVAL split as unsplit. */
@@ -431,7 +495,7 @@ static void canceller_stop(struct canceller *k)
   pthread_join(k->t, NULL);
 }
 
-/* A split CG that would run for seconds (rtol 0 on a 90000-row grid),
+/* A split CG that would run for seconds (rtol 1e-300 on a 90000-row grid),
  * cancelled from another thread: it returns with reason "cancelled", the iterations done and x as
  * it is, whose residual the reply gives; then a hang-up in the middle of
  * another frees the blocks' workers for the next request. */
@@ -450,7 +514,7 @@ START_TEST(split_cancel)
     b[i] = 1.0 + (double)(i % 5);
   ck_assert_int_eq(load(A, SPMV_F64, NW, &m), 0);
   spmv_solve_options_init(&o);
-  o.rtol = 0;
+  o.rtol = 1e-300;  /* 0 would be the default; this one only an underflow meets */
   o.atol = 0;
   o.maxiter = (int64_t)1 << 40;
   canceller_start(&k, 300000);
@@ -600,6 +664,7 @@ int main(void)
   tcase_add_test(tc, split_solves);
   tcase_add_test(tc, split_jacobi_zero_diagonal);
   tcase_add_test(tc, split_pagerank);
+  tcase_add_test(tc, split_history);
   tcase_add_test(tc, split_cancel);
   tcase_add_test(tc, spmvctl_split);
   suite_add_tcase(s, tc);

@@ -343,8 +343,6 @@ START_TEST(split_refused)
   int64_t h = itest_handle(r);
   json_decref(r);
   json_t *refused[] = {
-      json_pack("{ss si sI ss sb}", "op", "solve", "id", 4, "handle", (json_int_t)h,
-                "method", "cg", "history", 1),
       json_pack("{ss si sI}", "op", "tune", "id", 5, "handle", (json_int_t)h),
       json_pack("{ss si sI}", "op", "bench", "id", 6, "handle", (json_int_t)h),
   };
