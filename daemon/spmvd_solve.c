@@ -188,6 +188,16 @@ static int keep_history(struct spmvd_solve *s, double r,
   return 0;
 }
 
+void spmvd_solve_send_progress(struct worker *w, json_int_t seq, int64_t done,
+                               int64_t total, double r, double elapsed_s)
+{
+  spmvd_wk_send_msg(w, json_pack("{sI ss ss sI sI so sf}", "seq", seq, "event",
+                                 "progress", "stage", "solve", "done",
+                                 (json_int_t)done, "total", (json_int_t)total,
+                                 "residual", spmvd_ipc_real(r), "elapsed_s",
+                                 elapsed_s));
+}
+
 int spmvd_solve_iterated(struct spmvd_solve *s, double r,
                          struct spmv_error *err)
 {
@@ -198,12 +208,8 @@ int spmvd_solve_iterated(struct spmvd_solve *s, double r,
   s->iters++;
   s->resid = r;
   if (s->progress > 0 && s->iters % s->progress == 0)
-    spmvd_wk_send_msg(s->w, json_pack("{sI ss ss sI sI so sf}", "seq", s->seq,
-                                      "event", "progress", "stage", "solve",
-                                      "done", (json_int_t)s->iters, "total",
-                                      (json_int_t)s->maxiter, "residual",
-                                      spmvd_ipc_real(r), "elapsed_s",
-                                      now_s() - s->t0));
+    spmvd_solve_send_progress(s->w, s->seq, s->iters, s->maxiter, r,
+                              now_s() - s->t0);
   /* Other clients' products go on between iterations, and the front end
    * may cancel this solve meanwhile (its client went away). */
   spmvd_wk_serve_between(s->w, s->m->handle);

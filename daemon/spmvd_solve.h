@@ -114,6 +114,10 @@ int spmvd_solve_converged(struct spmvd_solve *s, double r);
  * SPMV_ENOMEM. */
 int spmvd_solve_iterated(struct spmvd_solve *s, double r,
                          struct spmv_error *err);
+/* Sends the front end a solve's progress event for call seq: done of total
+ * iterations, residual norm r, elapsed_s since the start. */
+void spmvd_solve_send_progress(struct worker *w, json_int_t seq, int64_t done,
+                               int64_t total, double r, double elapsed_s);
 
 /* The methods: run from x (the initial guess) until a reason is set;
  * 0 or a negative code. */

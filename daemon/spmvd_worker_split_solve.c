@@ -163,12 +163,8 @@ static void iterated(struct split_run *s, double rn)
   }
   s->it++;
   if (s->progress > 0 && s->it % s->progress == 0)
-    spmvd_wk_send_msg(s->w, json_pack("{sI ss ss sI sI so sf}", "seq", s->call,
-                                      "event", "progress", "stage", "solve",
-                                      "done", (json_int_t)s->it, "total",
-                                      (json_int_t)s->maxiter, "residual",
-                                      spmvd_ipc_real(rn), "elapsed_s",
-                                      (spmvd_wk_now_ms() - s->t0) / 1e3));
+    spmvd_solve_send_progress(s->w, s->call, s->it, s->maxiter, rn,
+                              (spmvd_wk_now_ms() - s->t0) / 1e3);
 }
 
 /* Whether the residual norm rn ends the solve, and why: as on one worker
