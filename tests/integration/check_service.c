@@ -14,6 +14,13 @@
 #include "itest.h"
 
 /* Every shared matrix, f64 (and f32 for every third), equals spmv_csr_ref. */
+/* The schema names every format a decision may carry. */
+START_TEST(schema_formats)
+{
+  itest_schema_formats_check();
+}
+END_TEST
+
 START_TEST(every_shared_matrix)
 {
   char **names = itest_matrix_names();
@@ -591,6 +598,7 @@ static Suite *service_suite(void)
 
   tcase_add_checked_fixture(tc, itest_setup, itest_teardown);
   tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, schema_formats);
   tcase_add_test(tc, every_shared_matrix);
   tcase_add_test(tc, restart_hits_cache);
   tcase_add_test(tc, operations);

@@ -213,6 +213,9 @@ struct spmv_csr *itest_random_csr(int64_t n, int per_row, unsigned sseed,
  * reply read by itest_recv_reply() is checked this way.
  */
 void itest_schema_check(const char *op, const json_t *msg);
+/* Asserts that the schema's formats (common.json's config.format) are
+ * spmv_format_name()'s, in order: every one a reply may name. */
+void itest_schema_formats_check(void);
 
 /*
  * Schema coverage: itest_run() calls itest_ops_begin(), which empties

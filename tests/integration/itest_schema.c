@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "itest.h"
+#include "spmv_formats.h"
 
 /*
  * The subset of JSON Schema that schema/proto uses: $ref (within
@@ -191,6 +192,20 @@ static int check(const json_t *doc, const json_t *s, const json_t *v,
     }
   }
   return 1;
+}
+
+void itest_schema_formats_check(void)
+{
+  if (!common_schema)
+    common_schema = load_schema("common.json");
+  const json_t *e = json_object_get(
+      json_object_get(json_object_get(resolve(common_schema, "#/$defs/config"),
+                                      "properties"), "format"), "enum");
+  ck_assert_msg(json_is_array(e), "common.json has no format enum");
+  ck_assert_int_eq((int)json_array_size(e), SPMV_FMT_COUNT);
+  for (int f = 0; f < SPMV_FMT_COUNT; f++)
+    ck_assert_str_eq(json_string_value(json_array_get(e, (size_t)f)),
+                     spmv_format_name((enum spmv_format)f));
 }
 
 /* Checks a frame the daemon sent in answer to op against schema/proto. */
