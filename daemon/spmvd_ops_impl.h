@@ -200,6 +200,10 @@ json_t *spmvd_ops_status(struct spmvd_conn *c);
 void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
                          int64_t id);
 
+/* Adds the operator's excluded formats (spmvd.conf exclude_formats) to a
+ * tune, bench or adopt-block message for a worker, when there are any. */
+void spmvd_ops_add_exclude_formats(struct spmvd_server *srv, json_t *msg);
+
 /* --- spmvd_ops_split.c: matrices split over workers (issue 54) --- */
 
 /* A load's "split": 0, or EINVAL naming why this matrix cannot be split
@@ -239,6 +243,9 @@ void spmvd_ops_solve_progress(struct spmvd_op *o, json_t *ev);
 /* Has the blocks of o's split solve stop after their next reduction, with
  * reason "cancelled". */
 void spmvd_ops_split_cancel(struct spmvd_op *o);
+/* The configuration of each of split matrix m's blocks' local parts (a
+ * new array). */
+json_t *spmvd_ops_split_configs(const struct spmvd_matrix *m);
 /* The worker of each of split matrix m's blocks (a new array). */
 json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m);
 /* EINVAL when m is split: what (e.g. "a solve") is not available for it. */

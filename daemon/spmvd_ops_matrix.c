@@ -562,6 +562,7 @@ json_t *spmvd_ops_info(struct spmvd_conn *c, json_t *req,
   if (r && m->nblocks > 1) {
     json_object_set_new(r, "blocks", json_integer(m->nblocks));
     json_object_set_new(r, "workers", spmvd_ops_split_workers(m));
+    json_object_set_new(r, "block_configs", spmvd_ops_split_configs(m));
   }
   return r;
 }

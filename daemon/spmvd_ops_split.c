@@ -62,14 +62,34 @@ int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
                         m->nblocks, what);
 }
 
-/* The adopt-block request of block b of m. */
-static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b)
+/* The adopt-block request of block b of m: at the load (o) its local part
+ * is tuned on its own by the load's strategy; re-created (o NULL), it
+ * takes the configuration its worker tuned before (the whole matrix's
+ * where there is none). */
+static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b,
+                               const struct spmvd_op *o)
 {
-  return json_pack("{ss sI ss sI sI sI ss si si}", "op", "adopt-block",
-                   "handle", (json_int_t)m->handle, "dtype",
-                   spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
-                   "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
-                   "config", m->cfg_text, "blocks", m->nblocks, "block", b);
+  json_t *msg = json_pack("{ss sI ss sI sI sI ss si si}", "op", "adopt-block",
+                          "handle", (json_int_t)m->handle, "dtype",
+                          spmv_dtype_name(m->dtype), "rows", (json_int_t)m->rows,
+                          "cols", (json_int_t)m->cols, "nnz", (json_int_t)m->nnz,
+                          "config", o || !m->block_cfg[b][0] ? m->cfg_text
+                                                              : m->block_cfg[b],
+                          "blocks", m->nblocks, "block", b);
+  if (msg && o) {
+    json_object_set_new(msg, "strategy",
+                        json_string(spmvd_strategy_name(o->strategy)));
+    spmvd_ops_add_exclude_formats(o->srv, msg);
+  }
+  return msg;
+}
+
+json_t *spmvd_ops_split_configs(const struct spmvd_matrix *m)
+{
+  json_t *a = json_array();
+  for (int b = 0; b < m->nblocks; b++)
+    json_array_append_new(a, json_string(m->block_cfg[b]));
+  return a;
 }
 
 /* o is about to make n block calls. */
@@ -134,7 +154,12 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
   struct spmvd_op *o = ctx;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
 
-  (void)rep;
+  if (m && rep) {
+    json_int_t b = json_integer_value(json_object_get(rep, "block"));
+    const char *cfg = json_string_value(json_object_get(rep, "config"));
+    if (b >= 0 && b < m->nblocks && cfg)
+      snprintf(m->block_cfg[b], sizeof m->block_cfg[b], "%s", cfg);
+  }
   if (!block_answered(o, err))
     return;
   json_t *reply = o->held;
@@ -151,6 +176,7 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
   if (reply) {
     json_object_set_new(reply, "blocks", json_integer(m->nblocks));
     json_object_set_new(reply, "workers", spmvd_ops_split_workers(m));
+    json_object_set_new(reply, "block_configs", spmvd_ops_split_configs(m));
   }
   spmvd_log_info("matrix %lld split over %d workers", (long long)m->handle,
                  m->nblocks);
@@ -187,7 +213,7 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
   begin_blocks(o, n);
   /* n, not m->nblocks: a failure of the last call frees m. */
   for (b = 0; b < n; b++)
-    call_block(o, m, b, adopt_block_msg(m, b), m->host.fd, on_block_adopted);
+    call_block(o, m, b, adopt_block_msg(m, b, o), m->host.fd, on_block_adopted);
 }
 
 static void on_block_multiplied(void *ctx, json_t *rep,
@@ -236,7 +262,7 @@ void spmvd_ops_split_readopt(struct spmvd_server *srv, struct spmvd_matrix *m,
     if (m->block_wk[b] != wk)
       continue;
     int64_t *h = malloc(sizeof *h);
-    json_t *msg = h ? adopt_block_msg(m, b) : NULL;
+    json_t *msg = h ? adopt_block_msg(m, b, NULL) : NULL;
     if (!msg) {
       free(h);
       spmvd_log_error("cannot re-create block %d of matrix %lld: out of "

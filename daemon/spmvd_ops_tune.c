@@ -224,9 +224,7 @@ static void on_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
   spmvd_decision_fini(&d);
 }
 
-/* Adds the operator's excluded formats (spmvd.conf exclude_formats) to a
- * tune or bench message for the worker, when there are any. */
-static void add_exclude_formats(struct spmvd_server *srv, json_t *msg)
+void spmvd_ops_add_exclude_formats(struct spmvd_server *srv, json_t *msg)
 {
   json_t *names;
 
@@ -267,7 +265,7 @@ static void on_excluded(struct spmvd_cachejob *j)
                           spmvd_strategy_name(o->strategy), "exclude", exclude);
   if (msg && j->json)
     json_object_set(msg, "predictor", j->json);
-  add_exclude_formats(o->srv, msg);
+  spmvd_ops_add_exclude_formats(o->srv, msg);
   spmvd_op_call(o, msg, NULL, 0, on_tuned, spmvd_op_on_progress);
 }
 
@@ -638,7 +636,7 @@ void spmvd_ops_run_bench(struct spmvd_conn *c, json_t *req, int64_t id)
     json_object_set(msg, "configs", configs);
     json_object_set_new(msg, "rounds", json_integer(rounds));
   }
-  add_exclude_formats(c->srv, msg);
+  spmvd_ops_add_exclude_formats(c->srv, msg);
   if (spmvd_op_worker_call(o, msg, NULL, 0, on_bench,
                         spmvd_op_on_progress, o,
                         &err) < 0)

@@ -30,6 +30,8 @@ struct spmvd_matrix {
   int nblocks;                 /* > 1: split in row blocks, block b on
                                   worker block_wk[b] (block 0 on wk) */
   int block_wk[SPMVD_CONFIG_MAX_WORKERS];
+  char block_cfg[SPMVD_CONFIG_MAX_WORKERS][64]; /* each block's local part's
+                                  configuration, as its worker tuned it */
   char name[64];
   enum spmv_dtype dtype;
   int64_t rows, cols, nnz;

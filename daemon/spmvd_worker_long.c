@@ -338,6 +338,38 @@ static int tune_input(struct wmatrix *m, struct worker *w, json_t *req,
   return 0;
 }
 
+int spmvd_wk_tune_part(struct worker *w, struct wmatrix *part, json_t *req,
+                       json_int_t seq, struct spmv_config *cfg,
+                       struct spmvd_bmatrix **out, struct spmv_error *err)
+{
+  const char *sname = json_string_value(json_object_get(req, "strategy"));
+  struct spmv_config ex[64];
+  struct spmvd_tune_input in;
+  struct spmvd_decision d;
+  enum spmvd_strategy s;
+  int rc;
+
+  spmvd_decision_init(&d);
+  if (!sname || (rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
+      (rc = tune_input(part, w, req, ex, 64, &in, NULL, err)) < 0)
+    return sname ? rc : spmv_error_set(err, SPMV_EPROTO, "no strategy");
+  struct race r = {.w = w, .m = part, .seq = seq, .stage = "tuning"};
+  rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
+  race_unload(&r);
+  if (rc >= 0) {
+    *cfg = d.cfg;
+    if (r.best && memcmp(&r.best_cfg, &d.cfg, sizeof d.cfg) == 0) {
+      *out = r.best;
+      r.best = NULL;
+    } else {
+      rc = w->ops->load(w->be, &part->A, part->dtype, &d.cfg, out, err);
+    }
+  }
+  race_drop_best(&r);
+  spmvd_wk_die_if_sticky(rc);
+  return rc < 0 ? rc : 0;
+}
+
 int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
                      json_t **rep, struct spmv_error *err)
 {

@@ -32,11 +32,12 @@ void spmvd_wk_block_free(struct worker *w, struct wblock *b)
 }
 
 /* Keeps block sb (its halo taken) in m: the local part as m's resident
- * configuration cfg, the remote part beside it in csr-scalar (with cfg's
- * launch), as small as it is. */
+ * configuration cfg, tuned on its own first when req names a strategy
+ * (*cfg is then the pick), the remote part beside it in csr-scalar, as
+ * small as it is. */
 static int keep_block(struct worker *w, struct wmatrix *m,
-                      struct spmv_split_block *sb,
-                      const struct spmv_config *cfg, struct spmv_error *err)
+                      struct spmv_split_block *sb, json_t *req, json_int_t seq,
+                      struct spmv_config *cfg, struct spmv_error *err)
 {
   struct wblock *b = calloc(1, sizeof *b);
   struct spmvd_bmatrix *local = NULL;
@@ -54,14 +55,22 @@ static int keep_block(struct worker *w, struct wmatrix *m,
     spmvd_wk_block_free(w, b);
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   }
-  if (sb->local->rows > 0 &&
-      (rc = w->ops->load(w->be, sb->local, m->dtype, cfg, &local, err)) < 0) {
+  if (sb->local->rows > 0 && json_object_get(req, "strategy")) {
+    struct wmatrix part = {.handle = m->handle, .dtype = m->dtype, .A = *sb->local};
+    rc = spmvd_wk_tune_part(w, &part, req, seq, cfg, &local, err);
+  } else {
+    rc = sb->local->rows > 0 ? w->ops->load(w->be, sb->local, m->dtype, cfg, &local, err)
+                             : 0;
+  }
+  if (rc < 0) {
     spmvd_wk_block_free(w, b);
     return rc;
   }
   if (sb->remote->nnz > 0) {
-    struct spmv_config scalar = *cfg;
-    scalar.format = SPMV_FMT_CSR_SCALAR;
+    /* The local pick's block size, where it has one (not cuSPARSE's). */
+    struct spmv_config scalar = {.format = SPMV_FMT_CSR_SCALAR, .bs = cfg->bs};
+    if (scalar.bs == 0 && strcmp(w->dev.backend, "cpu") != 0)
+      scalar.bs = 128;
     if ((rc = w->ops->load(w->be, sb->remote, m->dtype, &scalar, &b->remote,
                            err)) < 0) {
       if (local)
@@ -79,7 +88,8 @@ static int keep_block(struct worker *w, struct wmatrix *m,
 int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
 {
-  json_int_t h, rows, cols, nnz;
+  json_int_t h, rows, cols, nnz, seq = json_integer_value(json_object_get(req, "seq"));
+  char text_out[64];
   int blocks, k, rc;
   const char *dts, *text;
   struct spmv_config cfg;
@@ -101,12 +111,14 @@ int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
    * only its own block. */
   if ((rc = spmv_split_one(&m->A, blocks, k, &sb, err)) < 0)
     goto fail;
-  rc = keep_block(w, m, &sb, &cfg, err);
+  rc = keep_block(w, m, &sb, req, seq, &cfg, err);
   spmv_split_block_fini(&sb);
   if (rc < 0)
     goto fail;
-  *rep = json_pack("{sI sI sI}", "r0", (json_int_t)m->block->r0, "r1",
-                   (json_int_t)m->block->r1, "halo", (json_int_t)m->block->nhalo);
+  spmv_config_format(&cfg, text_out, sizeof text_out);
+  *rep = json_pack("{si sI sI sI ss}", "block", k, "r0", (json_int_t)m->block->r0,
+                   "r1", (json_int_t)m->block->r1, "halo",
+                   (json_int_t)m->block->nhalo, "config", text_out);
   return 0;
 fail:
   spmvd_wk_drop(w, h);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "itest.h"
+#include "spmv_formats.h"
 
 #define NW 3
 
@@ -371,6 +372,14 @@ START_TEST(split_worker_dies)
   pid_t victim = (pid_t)wint(w, (int)json_integer_value(
                                    json_array_get(json_object_get(r, "workers"), 2)),
                              "pid");
+  /* Each block's local part tuned on its own: a configuration each. */
+  json_t *cfgs = json_incref(json_object_get(r, "block_configs"));
+  ck_assert_int_eq((int)json_array_size(cfgs), NW);
+  for (int b = 0; b < NW; b++) {
+    struct spmv_config cfg;
+    ck_assert_int_eq(spmv_config_parse(json_string_value(json_array_get(cfgs, (size_t)b)),
+                                       &cfg, NULL), 0);
+  }
   json_decref(r);
   json_decref(w);
   itest_multiply_ok(s, h, A, 0, 80u);
@@ -383,6 +392,12 @@ START_TEST(split_worker_dies)
     restarts += (int)wint(w, i, "restarts");
   ck_assert_int_eq(restarts, 1);
   json_decref(w);
+  /* The block re-created kept its pick. */
+  r = itest_call(s, json_pack("{ss si sI}", "op", "info", "id", 2, "handle",
+                              (json_int_t)h), NULL, 0, NULL, NULL);
+  ck_assert(json_equal(json_object_get(r, "block_configs"), cfgs));
+  json_decref(r);
+  json_decref(cfgs);
   close(s);
   spmv_csr_free(A);
 }
