@@ -97,6 +97,12 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_CAL_GET] =
     "SELECT format, fit FROM calibrations WHERE device_key = ?1"
     " AND software_key = ?2 AND dtype = ?3 ORDER BY format",
+  [ST_SPLIT_GET] =
+    "SELECT configs FROM splits WHERE fingerprint = ?1 AND device_set = ?2"
+    " AND software_key = ?3 AND dtype = ?4 AND blocks = ?5",
+  [ST_SPLIT_PUT] =
+    "INSERT OR REPLACE INTO splits (fingerprint, device_set, software_key,"
+    " dtype, blocks, configs, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 };
 
 /* Records the connection's last SQLite error as SPMV_ECACHE. */

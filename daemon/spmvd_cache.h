@@ -65,6 +65,24 @@ void spmvd_cache_close(struct spmvd_cache *c);
 /* The schema version this build migrates to (the highest migration). */
 int spmvd_cache_schema_version(void);
 
+/*
+ * A split matrix's blocks' configurations (issue 54), keyed by the
+ * matrix's fingerprint, the devices of its blocks in block order
+ * (device_set: their device keys joined by " | "), the software key, the
+ * value type and the number of blocks.  configs is a JSON array of that
+ * many configuration texts.  get: 1 and *configs (a new string, free()) on
+ * a hit, 0 on a miss, or a negative code; put replaces any earlier row,
+ * and needs the matrix's row (a stored tuning of it).
+ */
+int spmvd_cache_split_get(struct spmvd_cache *c, const char *fingerprint,
+                          const char *device_set, const char *software_key,
+                          enum spmv_dtype dtype, int blocks, char **configs,
+                          struct spmv_error *err);
+int spmvd_cache_split_put(struct spmvd_cache *c, const char *fingerprint,
+                          const char *device_set, const char *software_key,
+                          enum spmv_dtype dtype, int blocks, const char *configs,
+                          struct spmv_error *err);
+
 /* Records (or refreshes) a device and its software key.  dev borrowed. */
 int spmvd_cache_device_put(struct spmvd_cache *c,
                            const struct spmvd_device_info *dev,

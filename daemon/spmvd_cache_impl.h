@@ -53,6 +53,8 @@ enum stmt {
   ST_FORGET_MATRIX,
   ST_CAL_PUT,
   ST_CAL_GET,
+  ST_SPLIT_GET,
+  ST_SPLIT_PUT,
   ST_COUNT
 };
 

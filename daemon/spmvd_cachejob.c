@@ -203,6 +203,39 @@ static int do_admin(struct spmvd_cache *c, struct spmvd_cachejob *j)
                             &j->n, &j->skipped, &j->err);
 }
 
+/* A split's blocks' configurations, looked up or stored. */
+static int do_split(struct spmvd_cache *c, struct spmvd_cachejob *j)
+{
+  char *text = NULL;
+  int rc;
+
+  if (j->kind == SPMVD_CJ_SPLIT_PUT) {
+    if (spmvd_cache_readonly(c))
+      return 0;  /* said at start: no warning per split */
+    if (!(text = json_dumps(j->json, JSON_COMPACT)))
+      return spmv_error_set(&j->err, SPMV_ENOMEM, "out of memory");
+    rc = spmvd_cache_split_put(c, j->fp, j->device_set, j->dev.software_key,
+                               j->dtype, j->blocks, text, &j->err);
+    free(text);
+    return rc;
+  }
+  rc = spmvd_cache_split_get(c, j->fp, j->device_set, j->dev.software_key,
+                             j->dtype, j->blocks, &text, &j->err);
+  if (rc == 1) {
+    json_t *a = json_loads(text, 0, NULL);
+    /* A row that is not an array of that many texts is a miss. */
+    j->hit = json_is_array(a) && (int)json_array_size(a) == j->blocks;
+    for (size_t i = 0; j->hit && i < json_array_size(a); i++)
+      j->hit = json_is_string(json_array_get(a, i));
+    if (j->hit)
+      j->json = a;
+    else
+      json_decref(a);
+  }
+  free(text);
+  return rc < 0 ? rc : 0;
+}
+
 /* On the cache thread. */
 static void work(struct spmvd_cache *c, void *arg)
 {
@@ -241,6 +274,10 @@ static void work(struct spmvd_cache *c, void *arg)
     break;
   case SPMVD_CJ_CALIBRATION:
     j->rc = do_calibration(c, j);
+    break;
+  case SPMVD_CJ_SPLIT_GET:
+  case SPMVD_CJ_SPLIT_PUT:
+    j->rc = do_split(c, j);
     break;
   }
 }

@@ -35,8 +35,12 @@ enum spmvd_cachejob_kind {
                            tunings), dev.  out: n, skipped. */
   SPMVD_CJ_CALIBRATION, /* in: dev, dtype, json (spmvd_predict_to_json's
                            form).  Stores the fits (spmvd_predict_save). */
-  SPMVD_CJ_EXPORT       /* in: uid, gid, admin_group, invalid, fp.  out:
+  SPMVD_CJ_EXPORT,      /* in: uid, gid, admin_group, invalid, fp.  out:
                            json = spmvd_cache_export's document. */
+  SPMVD_CJ_SPLIT_GET,   /* in: fp, device_set, dev (its software_key),
+                           dtype, blocks.  out: hit, and json = the blocks'
+                           configuration texts on a hit. */
+  SPMVD_CJ_SPLIT_PUT    /* in: the same and json = those texts. */
 };
 
 #define SPMVD_CJ_MAX_EXCLUDE 64
@@ -78,6 +82,8 @@ struct spmvd_cachejob {
                                        reported after the admin check */
   int n, skipped;                   /* FORGET, IMPORT */
   size_t max_json;                  /* EXPORT: the reply's JSON bound */
+  char device_set[1024];            /* SPLIT_*: the blocks' device keys */
+  int blocks;                       /* SPLIT_* */
 };
 
 /* A new zeroed job of kind (NULL when out of memory). */

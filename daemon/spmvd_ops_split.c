@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmvd_cachejob.h"
 #include "spmvd_conn.h"
 #include "spmvd_log.h"
 #include "spmvd_ops.h"
@@ -62,10 +63,11 @@ int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
                         m->nblocks, what);
 }
 
-/* The adopt-block request of block b of m: at the load (o) its local part
- * is tuned on its own by the load's strategy; re-created (o NULL), it
- * takes the configuration its worker tuned before (the whole matrix's
- * where there is none). */
+/* The adopt-block request of block b of m: with o (a load that found no
+ * cached picks) its local part is tuned on its own by the load's
+ * strategy; else it takes m->block_cfg[b] (cached, or tuned before the
+ * block's worker restarted), the whole matrix's configuration where there
+ * is none. */
 static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b,
                                const struct spmvd_op *o)
 {
@@ -149,6 +151,10 @@ json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m)
   return wks;
 }
 
+static void post_split(struct spmvd_op *o, struct spmvd_matrix *m,
+                       enum spmvd_cachejob_kind kind,
+                       void (*then)(struct spmvd_cachejob *j));
+
 static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
 {
   struct spmvd_op *o = ctx;
@@ -177,10 +183,81 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
     json_object_set_new(reply, "blocks", json_integer(m->nblocks));
     json_object_set_new(reply, "workers", spmvd_ops_split_workers(m));
     json_object_set_new(reply, "block_configs", spmvd_ops_split_configs(m));
+    json_object_set_new(reply, "block_source",
+                        json_string(o->split_cached ? "cache" : "tuned"));
   }
+  /* The picks kept for the next split load on these devices, where the
+   * cache holds the matrix (its tuning was stored). */
+  if (!o->split_cached && !o->store_failed)
+    post_split(o, m, SPMVD_CJ_SPLIT_PUT, NULL);
   spmvd_log_info("matrix %lld split over %d workers", (long long)m->handle,
                  m->nblocks);
   spmvd_op_answer(o, reply);
+}
+
+/* A split cache job of kind for m's blocks on their workers' devices;
+ * then (NULL: none, failures logged) gets it on the loop.  A job that
+ * cannot be made reaches then at once as a miss. */
+static void post_split(struct spmvd_op *o, struct spmvd_matrix *m,
+                       enum spmvd_cachejob_kind kind,
+                       void (*then)(struct spmvd_cachejob *j))
+{
+  struct spmvd_cachejob *j = spmvd_cachejob_new(kind);
+  const struct spmvd_device_info *dev = NULL;
+  size_t len = 0;
+
+  if (!j) {
+    struct spmvd_cachejob miss = {.kind = kind, .ctx = o, .rc = SPMV_ENOMEM};
+    if (then)
+      then(&miss);
+    return;
+  }
+  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
+  j->dtype = m->dtype;
+  j->blocks = m->nblocks;
+  for (int b = 0; b < m->nblocks; b++) {
+    const struct spmvd_device_info *d =
+        spmvd_worker_device(spmvd_server_worker(o->srv, m->block_wk[b]));
+    if (b == 0)
+      dev = d;
+    len += (size_t)snprintf(j->device_set + len, len < sizeof j->device_set
+                            ? sizeof j->device_set - len : 0, "%s%s",
+                            b ? " | " : "", d ? d->device_key : "?");
+  }
+  if (dev)
+    j->dev = *dev;
+  if (kind == SPMVD_CJ_SPLIT_PUT)
+    j->json = spmvd_ops_split_configs(m);
+  /* A device set that does not fit is never cached. */
+  spmvd_cachejob_post(dev && len < sizeof j->device_set ? o->srv->bio : NULL,
+                      j, then, o);
+}
+
+/* The cache answered whether m's blocks were tuned on these devices: the
+ * blocks are made, with the cached picks or tuned. */
+static void on_split_found(struct spmvd_cachejob *j)
+{
+  struct spmvd_op *o = j->ctx;
+  struct spmvd_matrix *m = spmvd_op_matrix(o);
+
+  if (!m) {
+    json_decref(o->held);
+    o->held = NULL;
+    spmvd_op_end(o);
+    return;
+  }
+  if (j->rc < 0 && j->rc != SPMV_ECACHE)
+    spmvd_log_warn("cache: %s", j->err.msg);
+  o->split_cached = j->rc == 0 && j->hit;
+  for (int b = 0; o->split_cached && b < m->nblocks; b++)
+    snprintf(m->block_cfg[b], sizeof m->block_cfg[b], "%s",
+             json_string_value(json_array_get(j->json, (size_t)b)));
+  int n = m->nblocks;
+  begin_blocks(o, n);
+  /* n, not m->nblocks: a failure of the last call frees m. */
+  for (int b = 0; b < n; b++)
+    call_block(o, m, b, adopt_block_msg(m, b, o->split_cached ? NULL : o),
+               m->host.fd, on_block_adopted);
 }
 
 void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
@@ -210,10 +287,7 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
   }
   m->nblocks = n;
   o->held = reply;
-  begin_blocks(o, n);
-  /* n, not m->nblocks: a failure of the last call frees m. */
-  for (b = 0; b < n; b++)
-    call_block(o, m, b, adopt_block_msg(m, b, o), m->host.fd, on_block_adopted);
+  post_split(o, m, SPMVD_CJ_SPLIT_GET, on_split_found);
 }
 
 static void on_block_multiplied(void *ctx, json_t *rep,

@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += daemon/libspmvtuning.la
 daemon_libspmvtuning_la_SOURCES = \
 	daemon/spmvd_cache.c daemon/spmvd_cache.h daemon/spmvd_cache_impl.h \
 	daemon/spmvd_cache_store.c daemon/spmvd_cache_json.c \
+	daemon/spmvd_cache_split.c \
 	daemon/spmvd_schema.h \
 	daemon/spmvd_decision.c daemon/spmvd_decision.h \
 	daemon/spmvd_model.c daemon/spmvd_model.h \

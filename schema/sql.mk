@@ -1,6 +1,6 @@
 # schema/sql.mk: numbered SQLite migrations, embedded into the daemon.
 # Add a migration by appending it to SPMVD_MIGRATIONS (numbers 1, 2, ...).
-SPMVD_MIGRATIONS = schema/001_init.sql
+SPMVD_MIGRATIONS = schema/001_init.sql schema/002_splits.sql
 EXTRA_DIST += schema/embed.sh $(SPMVD_MIGRATIONS)
 
 # Generated in the build tree, so it works in VPATH builds and distcheck.

@@ -587,6 +587,54 @@ START_TEST(test_calibrations)
 END_TEST
 
 /* The cache suite. */
+/* A split's picks: a miss until stored, then a hit for that key only (the
+ * device set, the type, the number of blocks), replaced by a later put,
+ * gone with the matrix; the matrix must be in the cache. */
+START_TEST(test_splits)
+{
+  struct spmvd_device_info a = device("gpu-A", "sw-1");
+  struct spmvd_cache *c;
+  struct spmv_error e;
+  char *got;
+  int n;
+
+  ck_assert_int_eq(spmvd_cache_open(path, 0, &c, &e), 0);
+  ck_assert_int_lt(spmvd_cache_split_put(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, "[\"a\",\"b\"]", &e), 0);
+  store(c, FP1, &a, SPMV_F64, 10);
+  ck_assert_int_eq(spmvd_cache_split_get(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 0);
+  ck_assert_ptr_null(got);
+  ck_assert_msg(spmvd_cache_split_put(c, FP1, "gpu-A | gpu-A", "sw-1", SPMV_F64,
+                                      2, "[\"a\",\"b\"]", &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(spmvd_cache_split_get(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 1);
+  ck_assert_str_eq(got, "[\"a\",\"b\"]");
+  free(got);
+  const char *sets[] = {"gpu-A | gpu-B", "gpu-A | gpu-A"};
+  const char *sws[] = {"sw-1", "sw-2"};
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(spmvd_cache_split_get(c, FP1, sets[k], sws[k], SPMV_F64, 2,
+                                           &got, &e), 0);
+    ck_assert_int_eq(spmvd_cache_split_get(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                           k ? SPMV_F32 : SPMV_F64, k ? 2 : 3,
+                                           &got, &e), 0);
+  }
+  ck_assert_int_eq(spmvd_cache_split_put(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, "[\"c\",\"d\"]", &e), 0);
+  ck_assert_int_eq(spmvd_cache_split_get(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 1);
+  ck_assert_str_eq(got, "[\"c\",\"d\"]");
+  free(got);
+  ck_assert_int_eq(spmvd_cache_split_get(c, FP1, "gpu-A", "sw-1", SPMV_F64, 1,
+                                         &got, &e), SPMV_EINVAL);
+  ck_assert_int_eq(spmvd_cache_forget(c, FP1, &n, &e), 0);
+  ck_assert_int_eq(spmvd_cache_split_get(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 0);
+  spmvd_cache_close(c);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
   Suite *s = suite_create("cache");
@@ -604,6 +652,7 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_export_import);
   tcase_add_test(tc, test_readonly_refuses_writes);
   tcase_add_test(tc, test_calibrations);
+  tcase_add_test(tc, test_splits);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -323,6 +323,40 @@ START_TEST(split_products)
 }
 END_TEST
 
+/* A split's picks are cached by the devices of its blocks: the second
+ * split load of a matrix on the same workers takes them from the cache
+ * (block_source), the same picks; another number of blocks tunes again. */
+START_TEST(split_cached)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  const char *want[] = {"tuned", "cache", "tuned"};
+  int blocks[] = {2, 2, 3};
+  json_t *first = NULL;
+  int s = itest_open(&d);
+
+  json_decref(ready_workers(s));
+  for (int k = 0; k < 3; k++) {
+    json_t *r = itest_load_split(s, 10 + k, A, 0, blocks[k]);
+    int64_t h = itest_handle(r);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "block_source")), want[k]);
+    json_t *cfgs = json_object_get(r, "block_configs");
+    ck_assert_int_eq((int)json_array_size(cfgs), blocks[k]);
+    if (k == 0)
+      first = json_incref(cfgs);
+    if (k == 1)
+      ck_assert(json_equal(cfgs, first));
+    json_decref(r);
+    itest_multiply_ok(s, h, A, 0, 90u + (unsigned)k);
+    json_decref(itest_call(s, json_pack("{ss si sI}", "op", "free", "id", 9,
+                                        "handle", (json_int_t)h),
+                           NULL, 0, NULL, NULL));
+  }
+  json_decref(first);
+  close(s);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* What cannot be split, and what a split matrix does not do yet, is
  * EINVAL naming why; the matrix multiplies right after each refusal. */
 START_TEST(split_refused)
@@ -636,6 +670,7 @@ int main(void)
   tcase_add_test(tc, across);
   tcase_add_test(tc, one_dies);
   tcase_add_test(tc, split_products);
+  tcase_add_test(tc, split_cached);
   tcase_add_test(tc, split_refused);
   tcase_add_test(tc, split_worker_dies);
   tcase_add_test(tc, split_cg);
