@@ -2,7 +2,8 @@
 # its faults (skipped, exit 77, where no GPU is present).
 EXTRA_DIST += tests/integration/check_gpu_service.c \
 	tests/integration/check_gpu_vectors.sh \
-	tests/integration/check_gpu_faults.c tests/integration/gpu-sanitize.sh
+	tests/integration/check_gpu_faults.c tests/integration/gpu-sanitize.sh \
+	tests/integration/check_gpu_split.sh
 if HAVE_CUDA
 check_PROGRAMS += tests/integration/check_gpu_service
 TESTS += tests/integration/check_gpu_service
@@ -14,6 +15,8 @@ tests_integration_check_gpu_service_LDADD = $(ITEST_LDADD) $(GPU_LDADD)
 $(tests_integration_check_gpu_service_OBJECTS): daemon/spmvd daemon/spmvd-worker
 # The vector tests of tests/local.mk, run again on the cuda backend.
 TESTS += tests/integration/check_gpu_vectors.sh
+# The split matrices' tests, on a worker per GPU (two GPUs or more).
+TESTS += tests/integration/check_gpu_split.sh
 # GPU faults on cue (a fault-injection build; skipped, 77, in any other).
 check_PROGRAMS += tests/integration/check_gpu_faults
 TESTS += tests/integration/check_gpu_faults
@@ -29,7 +32,8 @@ $(tests_integration_check_gpu_faults_OBJECTS): daemon/spmvd daemon/spmvd-worker
 # they run one at a time, each holding a lock that tests/run-test.sh takes,
 # so that any one of them still runs alone when TESTS names it.
 TESTS_ENVIRONMENT += SPMV_SERIAL_TESTS='check_gpu_formats check_gpu_device check_gpu_blas \
-	check_gpu_service check_gpu_vectors.sh check_gpu_faults'; export SPMV_SERIAL_TESTS;
+	check_gpu_service check_gpu_vectors.sh check_gpu_faults check_gpu_split.sh'; \
+	export SPMV_SERIAL_TESTS;
 endif
 
 EXTRA_DIST += tests/check_nccl.c

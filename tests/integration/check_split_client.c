@@ -1,8 +1,8 @@
 /* check_split_client.c: split matrices through libspmvclient (issue 54),
- * against a daemon of three cpu workers: spmv_load_options.split, the
- * blocks a load reports, products and every solver's method on the blocks
- * against the reference and the unsplit solve, cancels, and the refusals'
- * messages. */
+ * against a daemon of three cpu workers (check_gpu_split.sh: a cuda worker
+ * per GPU): spmv_load_options.split, the blocks a load reports, products
+ * and every solver's method on the blocks against the reference and the
+ * unsplit solve, cancels, and the refusals' messages. */
 #include "config.h"
 
 #include <check.h>
@@ -17,12 +17,27 @@
 #include "spmv.h"
 #include "spmvctl_exec.h"
 
-#define NW 3
+/* The daemon's workers: three cpu workers, or on the cuda backend
+ * (check_gpu_split.sh) one per GPU. */
+static int nw = 3;
 
 static struct itest_daemon d;
 static struct spmv_client *c;
 
-/* Waits up to 10 s for NW workers to be ready: a split needs them started. */
+/* The cuda backend's run (SPMV_ITEST_BACKEND=cuda): a worker per GPU. */
+static int on_gpus(void)
+{
+  const char *b = getenv("SPMV_ITEST_BACKEND");
+  return b && strcmp(b, "cuda") == 0;
+}
+
+static const char *workers_arg(void)
+{
+  return on_gpus() ? "--devices=all" : "--cpu-workers=3";
+}
+
+/* Waits up to 10 s (60 on GPUs, whose workers start slower) for every
+ * worker listed to be ready, nw of them: a split needs them started. */
 static void wait_workers(void)
 {
   int s = itest_open(&d);
@@ -32,16 +47,18 @@ static void wait_workers(void)
     json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 1),
                            NULL, 0, NULL, NULL);
     json_t *w = json_object_get(r, "workers");
-    size_t n = 0;
-    for (size_t i = 0; i < json_array_size(w); i++) {
+    size_t n = 0, listed = json_array_size(w);
+    for (size_t i = 0; i < listed; i++) {
       const char *st = json_string_value(json_object_get(json_array_get(w, i), "state"));
       n += st && strcmp(st, "ready") == 0;
     }
     json_decref(r);
-    if (n == NW)
+    if (on_gpus())
+      nw = (int)listed;
+    if (n == (size_t)nw && nw >= 2)
       break;
-    ck_assert_msg(itest_now_s() - t0 < 10, "%zu of %d workers ready (log %s)",
-                  n, NW, d.log);
+    ck_assert_msg(itest_now_s() - t0 < (on_gpus() ? 60 : 10),
+                  "%zu of %d workers ready (log %s)", n, nw, d.log);
     usleep(20000);
   }
   close(s);
@@ -50,7 +67,7 @@ static void wait_workers(void)
 static void setup(void)
 {
   itest_daemon_init(&d);
-  ck_assert_int_eq(itest_daemon_start(&d, "--cpu-workers=3"), 0);
+  ck_assert_int_eq(itest_daemon_start(&d, workers_arg()), 0);
   wait_workers();
   ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
 }
@@ -207,7 +224,7 @@ START_TEST(split_option)
   struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
   struct spmv_matrix *m;
 
-  for (int split = 0; split <= NW; split++)
+  for (int split = 0; split <= nw; split++)
     for (int f32 = 0; f32 <= 1; f32++) {
       enum spmv_dtype dt = f32 ? SPMV_F32 : SPMV_F64;
       ck_assert_int_eq(load(A, dt, split, &m), 0);
@@ -228,8 +245,10 @@ START_TEST(split_refused)
   ck_assert_int_eq(load(A, SPMV_F64, -1, &m), SPMV_EINVAL);
   ck_assert_ptr_null(m);
   ck_assert_msg(strstr(spmv_client_errmsg(c), "split is -1"), "%s", spmv_client_errmsg(c));
-  ck_assert_int_eq(load(A, SPMV_F64, NW + 1, &m), SPMV_EINVAL);
-  ck_assert_msg(strstr(spmv_client_errmsg(c), "3 workers"), "%s", spmv_client_errmsg(c));
+  char runs[32];
+  snprintf(runs, sizeof runs, "%d workers", nw);
+  ck_assert_int_eq(load(A, SPMV_F64, nw + 1, &m), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), runs), "%s", spmv_client_errmsg(c));
   ck_assert_int_eq(load(R, SPMV_F64, 2, &m), SPMV_EINVAL);
   ck_assert_msg(strstr(spmv_client_errmsg(c), "square"), "%s", spmv_client_errmsg(c));
   ck_assert_int_eq(load(A, SPMV_F64, 2, &m), 0);
@@ -249,7 +268,7 @@ static void methods_ok(const struct spmv_csr *A, const char *const *methods,
 {
   struct spmv_matrix *m;
 
-  for (int n = 1; n <= NW; n++) {
+  for (int n = 1; n <= nw; n++) {
     ck_assert_int_eq(load(A, SPMV_F64, n, &m), 0);
     ck_assert_int_eq(spmv_matrix_blocks(m), n);
     for (int k = 0; k < nm; k++) {
@@ -318,7 +337,7 @@ START_TEST(split_jacobi_zero_diagonal)
   for (int64_t i = 0; i < A->rows; i++)
     b[i] = 1.0;
   snprintf(want, sizeof want, "row %lld", (long long)bad);
-  for (int split = 1; split <= NW; split += NW - 1) {
+  for (int split = 1; split <= nw; split += nw - 1) {
     ck_assert_int_eq(load(A, SPMV_F64, split, &m), 0);
     spmv_solve_options_init(&o);
     o.method = "pcg-jacobi";
@@ -428,7 +447,7 @@ START_TEST(split_pagerank)
   spmv_solve_options_init(&o);
   o.method = "pagerank";
   o.maxiter = 1000;
-  for (int split = 1; split <= NW; split++) {
+  for (int split = 1; split <= nw; split++) {
     ck_assert_int_eq(load(G, SPMV_F64, split, &m), 0);
     ck_assert_int_eq(spmv_solve(m, NULL, split == 1 ? x1 : x, 0, &o,
                                 split == 1 ? &r1 : &r), 0);
@@ -512,7 +531,7 @@ START_TEST(split_cancel)
   ck_assert(b && x && y);
   for (size_t i = 0; i < n; i++)
     b[i] = 1.0 + (double)(i % 5);
-  ck_assert_int_eq(load(A, SPMV_F64, NW, &m), 0);
+  ck_assert_int_eq(load(A, SPMV_F64, nw, &m), 0);
   spmv_solve_options_init(&o);
   o.rtol = 1e-300;  /* 0 would be the default; this one only an underflow meets */
   o.atol = 0;
@@ -534,7 +553,7 @@ START_TEST(split_cancel)
   /* The same solve from a raw connection that then hangs up: the blocks
    * stop (the daemon says so), and m, on the same workers, multiplies. */
   int s = itest_open(&d);
-  json_t *lr = itest_load_split(s, 1, A, 0, NW);
+  json_t *lr = itest_load_split(s, 1, A, 0, nw);
   int64_t h = itest_handle(lr);
   json_decref(lr);
   ck_assert_int_eq(itest_send(s, json_pack("{ss si sI ss sf sI}", "op", "solve",
@@ -562,7 +581,7 @@ static void setup_short_timeout(void)
 {
   itest_daemon_init(&d);
   itest_daemon_config(&d, "device_timeout_s = 2\n");
-  ck_assert_int_eq(itest_daemon_start(&d, "--cpu-workers=3"), 0);
+  ck_assert_int_eq(itest_daemon_start(&d, workers_arg()), 0);
   wait_workers();
   ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
 }
@@ -593,7 +612,7 @@ START_TEST(split_heartbeats)
     A->val[diag] = (double)deg;
     b[i] = 1.0;
   }
-  ck_assert_int_eq(load(A, SPMV_F64, NW, &m), 0);
+  ck_assert_int_eq(load(A, SPMV_F64, nw, &m), 0);
   spmv_solve_options_init(&o);
   o.method = "gmres";
   o.maxiter = (int64_t)1 << 40;
@@ -606,7 +625,7 @@ START_TEST(split_heartbeats)
   json_t *st = itest_call(s, json_pack("{ss si}", "op", "status", "id", 1),
                           NULL, 0, NULL, NULL);
   json_t *w = json_object_get(st, "workers");
-  ck_assert_int_eq((int)json_array_size(w), NW);
+  ck_assert_int_eq((int)json_array_size(w), nw);
   for (size_t i = 0; i < json_array_size(w); i++) {
     json_t *wi = json_array_get(w, i);
     ck_assert_int_eq(json_integer_value(json_object_get(wi, "timeouts")), 0);
@@ -643,8 +662,11 @@ START_TEST(spmvctl_split)
                "pcg-jacobi", "solve", path, NULL);
   ck_assert_msg(r.status == 0 && strstr(r.out, "split        2 row blocks"),
                 "status %d: %s%s", r.status, r.out, r.err);
-  spmvctl_exec(&r, "--socket", d.sock, "--quiet", "--split", "4", "solve", path, NULL);
-  ck_assert_msg(r.status == 1 && strstr(r.err, "3 workers"), "status %d: %s",
+  char more[16], runs[32];
+  snprintf(more, sizeof more, "%d", nw + 1);
+  snprintf(runs, sizeof runs, "%d workers", nw);
+  spmvctl_exec(&r, "--socket", d.sock, "--quiet", "--split", more, "solve", path, NULL);
+  ck_assert_msg(r.status == 1 && strstr(r.err, runs), "status %d: %s",
                 r.status, r.err);
   spmvctl_exec(&r, "--socket", d.sock, "--split", "0", "solve", path, NULL);
   ck_assert_msg(r.status == 2 && strstr(r.err, "--split"), "status %d: %s",
