@@ -226,6 +226,11 @@ static void post_split(struct spmvd_op *o, struct spmvd_matrix *m,
   }
   if (dev)
     j->dev = *dev;
+  if (kind == SPMVD_CJ_SPLIT_PUT && (!dev || len >= sizeof j->device_set ||
+                                     !o->srv->bio)) {
+    spmvd_cachejob_free(j);  /* nothing to keep it in: no warning */
+    return;
+  }
   if (kind == SPMVD_CJ_SPLIT_PUT)
     j->json = spmvd_ops_split_configs(m);
   /* A device set that does not fit is never cached. */

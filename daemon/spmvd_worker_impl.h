@@ -223,9 +223,10 @@ int spmvd_wk_op_calibrate(struct worker *w, json_t *req, json_int_t seq,
                           json_t **rep, struct spmv_error *err);
 
 /* Tunes part (a matrix of this worker's own, e.g. a split block's local
- * part, not in its list) by req's strategy, exclude and exclude_formats,
- * the race's events under seq; the pick's configuration in *cfg and its
- * layout, resident, in *out. */
+ * part, not in its list) by req's strategy (predict as auto: a part has no
+ * calibration fits), exclude and exclude_formats, the race's events under
+ * seq; the pick's configuration in *cfg and its layout, resident, in
+ * *out. */
 int spmvd_wk_tune_part(struct worker *w, struct wmatrix *part, json_t *req,
                        json_int_t seq, struct spmv_config *cfg,
                        struct spmvd_bmatrix **out, struct spmv_error *err);

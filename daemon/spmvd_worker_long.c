@@ -353,6 +353,10 @@ int spmvd_wk_tune_part(struct worker *w, struct wmatrix *part, json_t *req,
   if (!sname || (rc = spmvd_strategy_parse(sname, &s, err)) < 0 ||
       (rc = tune_input(part, w, req, ex, 64, &in, NULL, err)) < 0)
     return sname ? rc : spmv_error_set(err, SPMV_EPROTO, "no strategy");
+  /* A part gets no calibration fits: predict, which needs them, races as
+   * auto does without them. */
+  if (s == SPMVD_STRATEGY_PREDICT)
+    s = SPMVD_STRATEGY_AUTO;
   struct race r = {.w = w, .m = part, .seq = seq, .stage = "tuning"};
   rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
   race_unload(&r);
