@@ -68,6 +68,7 @@ struct spmvd_op {
   struct spmv_error block_err; /* split: the first block call's failure */
   json_t *held;                /* split load: the reply, until its blocks */
   int split_cached;            /* split load: the blocks' picks were cached */
+  size_t split_rows;           /* split solve: the matrix's rows */
   void (*split_done)(void *);  /* split solve: called once its blocks have */
   void *split_done_arg;        /* all answered, before the reply */
 };

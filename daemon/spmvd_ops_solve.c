@@ -227,10 +227,8 @@ static int plan_solve(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
   if (p->b && p->b == p->x)
     return spmv_error_set(err, SPMV_EINVAL, "b and x are the same vector %lld",
                           (long long)p->b->id);
-  if (((p->b || p->x) &&
-       (rc = spmvd_ops_split_refuse(p->m, "a solve on device vectors", err)) < 0) ||
-      (p->m->dtype != SPMV_F64 &&
-       (rc = spmvd_ops_split_refuse(p->m, "an f32 solve", err)) < 0))
+  if ((p->b || p->x) &&
+      (rc = spmvd_ops_split_refuse(p->m, "a solve on device vectors", err)) < 0)
     return rc;
   size_t vsz = spmv_dtype_size(p->m->dtype);
   p->b_bytes = p->pagerank || p->b ? 0 : (uint64_t)p->m->rows * vsz;

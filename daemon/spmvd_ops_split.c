@@ -393,10 +393,19 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
   json_object_del(msg, "ok");
   json_object_set_new(msg, "id", json_integer(o->id));
   json_object_set_new(msg, "ok", json_true());
-  size_t n = (o->vec.size - SPMVD_SPLIT_CTL_BYTES) / (SPMVD_SPLIT_VECS * sizeof(double));
+  size_t n = o->split_rows;
+  double *x = (double *)((char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES) + n;
+  if (o->dtype == SPMV_F32) {
+    /* The solution in the matrix's type, as the client sent b. */
+    float *xf = (float *)((char *)o->vec.addr + spmvd_split_f32_off(n));
+    for (size_t i = 0; i < n; i++)
+      xf[i] = (float)x[i];
+  }
   if (!o->c->closing)
-    spmvd_conn_send(o->c, msg, &o->vec, SPMVD_SPLIT_CTL_BYTES + n * sizeof(double),
-                    n * sizeof(double));
+    spmvd_conn_send(o->c, msg, &o->vec,
+                    o->dtype == SPMV_F32 ? spmvd_split_f32_off(n)
+                                         : SPMVD_SPLIT_CTL_BYTES + n * sizeof(double),
+                    n * spmv_dtype_size(o->dtype));
   json_decref(msg);
   spmvd_op_end(o);
 }
@@ -409,19 +418,25 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   struct spmv_error err;
 
   o->handle = m->handle;
-  if (spmvd_shm_open(&o->vec, "spmvd-split",
-                     SPMVD_SPLIT_CTL_BYTES + SPMVD_SPLIT_VECS * vb, &err) < 0) {
+  o->dtype = m->dtype;
+  o->split_rows = n;
+  if (spmvd_shm_open(&o->vec, "spmvd-split", spmvd_split_shm_bytes(n), &err) < 0) {
     done(arg);
     spmvd_op_fail(o, &err);
     return;
   }
   o->split_done = done;
   o->split_done_arg = arg;
-  char *base = (char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES;
-  if (ss->b)
-    memcpy(base, ss->b, vb);
-  if (ss->x0)
-    memcpy(base + vb, ss->x0, vb);
+  double *base = (double *)((char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES);
+  /* b and x0 in double, from the matrix's type. */
+  for (int k = 0; k < 2; k++) {
+    const void *v = k ? ss->x0 : ss->b;
+    if (v && m->dtype == SPMV_F64)
+      memcpy(base + k * n, v, vb);
+    else if (v)
+      for (size_t i = 0; i < n; i++)
+        base[k * n + i] = ((const float *)v)[i];
+  }
   int nb = m->nblocks;
   begin_blocks(o, nb);
   for (int k = 0; k < nb; k++)

@@ -29,4 +29,18 @@ struct spmvd_split_ctl {
 /* The vectors after it. */
 #define SPMVD_SPLIT_VECS 4
 
+/* Where the vector in float lies, after the vectors in double: an f32
+ * matrix's blocks read the vector they multiply through it (and the
+ * front end sends an f32 solution from it). */
+static inline size_t spmvd_split_f32_off(size_t n)
+{
+  return SPMVD_SPLIT_CTL_BYTES + SPMVD_SPLIT_VECS * n * sizeof(double);
+}
+
+/* The shared memfd's size for n rows. */
+static inline size_t spmvd_split_shm_bytes(size_t n)
+{
+  return spmvd_split_f32_off(n) + n * sizeof(float);
+}
+
 #endif /* SPMVD_SPLIT_SHM_H */

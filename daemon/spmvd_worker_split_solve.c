@@ -41,6 +41,8 @@ struct split_run {
   int64_t r0, nl;               /* this block's rows */
   const double *b;              /* shared: b, x, and the vectors multiplied */
   double *x, *p, *sv;
+  float *vf;                    /* f32: shared, the vector multiplied */
+  float *yf;                    /* f32: this block's rows of the product */
   double bb;                    /* ||b||^2 */
   double rtol, atol;
   int64_t maxiter, it;
@@ -138,9 +140,24 @@ static double dot(const double *a, const double *b, int64_t n)
 static int multiply_shared(struct split_run *s, const double *v, double *y,
                            struct spmv_error *err)
 {
+  int rc;
+
+  if (s->m->dtype == SPMV_F64) {
+    if (barrier(s) < 0)
+      return -1;
+    return spmvd_wk_block_multiply(s->w, s->m, 1.0, v, 0.0, y, err);
+  }
+  /* An f32 matrix multiplies v rounded to float: each block writes its
+   * rows of the shared float vector, which a reduction after every
+   * product keeps from being written again while another block reads it. */
+  for (int64_t i = 0; i < s->nl; i++)
+    s->vf[s->r0 + i] = (float)v[s->r0 + i];
   if (barrier(s) < 0)
     return -1;
-  return spmvd_wk_block_multiply(s->w, s->m, 1.0, v, 0.0, y, err);
+  rc = spmvd_wk_block_multiply(s->w, s->m, 1.0, s->vf, 0.0, s->yf, err);
+  for (int64_t i = 0; rc == 0 && i < s->nl; i++)
+    y[i] = s->yf[i];
+  return rc;
 }
 
 /* An iteration ended with residual norm rn: counted, kept in the history
@@ -605,15 +622,14 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
   int fd = fds[0];
   fds[0] = -1;
-  if (!(m = spmvd_wk_find(w, h)) || !m->block || m->dtype != SPMV_F64) {
+  if (!(m = spmvd_wk_find(w, h)) || !m->block) {
     close(fd);
-    return spmv_error_set(err, SPMV_ENOENT, "no f64 block of matrix %lld",
+    return spmv_error_set(err, SPMV_ENOENT, "no block of matrix %lld",
                           (long long)h);
   }
   int64_t n = m->A.rows, r1;
   spmvd_shm_init(&shm);
-  if (spmvd_shm_map(&shm, fd, SPMVD_SPLIT_CTL_BYTES +
-                    SPMVD_SPLIT_VECS * (size_t)n * sizeof(double), err) < 0)
+  if (spmvd_shm_map(&shm, fd, spmvd_split_shm_bytes((size_t)n), err) < 0)
     return err->code;
   struct split_run s = {.w = w, .m = m, .ctl = shm.addr, .nb = nb, .k = k,
                         .rtol = rtol, .atol = atol, .maxiter = maxiter,
@@ -626,6 +642,14 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   s.x = (double *)s.b + n;
   s.p = s.x + n;
   s.sv = s.p + n;
+  s.vf = (float *)((char *)shm.addr + spmvd_split_f32_off((size_t)n));
+  if (m->dtype == SPMV_F32 &&
+      !(s.yf = malloc(sizeof *s.yf * (size_t)(s.nl + 1)))) {
+    /* Before any barrier: the others are told by abort. */
+    atomic_store(&s.ctl->abort, 1);
+    spmvd_shm_close(&shm);
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  }
   int pr = strcmp(method, "pagerank") == 0;
   rc = pr ? pagerank(&s, err) : run_checked(&s, method, &res2, err);
   if (rc == 0) {
@@ -652,6 +676,7 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     atomic_store(&s.ctl->abort, 1);  /* this block failed: free the others */
   }
   free(s.history);
+  free(s.yf);
   spmvd_shm_close(&shm);
   spmvd_wk_die_if_sticky(rc);
   return rc;

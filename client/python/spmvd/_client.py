@@ -136,7 +136,8 @@ class Client(_lib.Closing):
         split=n (2 or more) cuts a square matrix's rows into n blocks
         balanced by nonzeros, each on a spmvd worker of its own (spmvd
         --devices, --cpu-workers): products, and solves by every method
-        in float64, run on all of them (Matrix.blocks).
+        (in float32 iterated in double on the float32 products), run on
+        all of them (Matrix.blocks).
         """
         from ._matrix import Matrix
         if isinstance(matrix, (str, bytes, os.PathLike)):
