@@ -604,11 +604,21 @@ START_TEST(split_cancel)
 }
 END_TEST
 
-/* A daemon whose workers count as hung after 2 s of silence. */
+/* The silence after which a worker counts as hung, here: 2 s, 10 s on
+ * GPUs (the limit bounds a worker's start too, and a CUDA context takes
+ * seconds to make). */
+static int short_timeout_s(void)
+{
+  return on_gpus() ? 10 : 2;
+}
+
+/* A daemon whose workers count as hung after short_timeout_s(). */
 static void setup_short_timeout(void)
 {
   itest_daemon_init(&d);
-  itest_daemon_config(&d, "device_timeout_s = 2\n");
+  char conf[64];
+  snprintf(conf, sizeof conf, "device_timeout_s = %d\n", short_timeout_s());
+  itest_daemon_config(&d, conf);
   ck_assert_int_eq(itest_daemon_start(&d, workers_arg()), 0);
   wait_workers();
   ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
@@ -644,7 +654,7 @@ START_TEST(split_heartbeats)
   spmv_solve_options_init(&o);
   o.method = "gmres";
   o.maxiter = (int64_t)1 << 40;
-  canceller_start(&k, 4000000);
+  canceller_start(&k, (useconds_t)short_timeout_s() * 2000000);
   int rc = spmv_solve(m, b, x, 0, &o, &r);
   canceller_stop(&k);
   ck_assert_msg(rc == 0, "%s", spmv_client_errmsg(c));
