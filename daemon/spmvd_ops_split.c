@@ -179,6 +179,14 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
     return;
   }
   m->state = SPMVD_MATRIX_READY;
+  /* The blocks' time (the cache's look-up, their cuts, races and uploads)
+   * in the steps, and in their total, which the reply shares. */
+  double blocks_ms = spmvd_op_since_ms(o->mark_ns);
+  spmvd_op_step(o, "blocks_ms", blocks_ms);
+  if (o->t0_ns)
+    spmvd_op_step(o, "total_ms", blocks_ms);
+  if (reply && o->steps)
+    json_object_set(reply, "steps", o->steps);
   if (reply) {
     json_object_set_new(reply, "blocks", json_integer(m->nblocks));
     json_object_set_new(reply, "workers", spmvd_ops_split_workers(m));
@@ -292,6 +300,7 @@ void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
   }
   m->nblocks = n;
   o->held = reply;
+  o->mark_ns = uv_hrtime();
   post_split(o, m, SPMVD_CJ_SPLIT_GET, on_split_found);
 }
 

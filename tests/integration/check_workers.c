@@ -339,6 +339,12 @@ START_TEST(split_cached)
     json_t *r = itest_load_split(s, 10 + k, A, 0, blocks[k]);
     int64_t h = itest_handle(r);
     ck_assert_str_eq(json_string_value(json_object_get(r, "block_source")), want[k]);
+    /* The blocks' time is in the load's steps and in their total. */
+    json_t *steps = json_object_get(r, "steps");
+    double bms = json_number_value(json_object_get(steps, "blocks_ms"));
+    ck_assert_msg(bms > 0 && json_number_value(json_object_get(steps, "total_ms")) >= bms,
+                  "steps: blocks_ms %g, total_ms %g", bms,
+                  json_number_value(json_object_get(steps, "total_ms")));
     json_t *cfgs = json_object_get(r, "block_configs");
     ck_assert_int_eq((int)json_array_size(cfgs), blocks[k]);
     if (k == 0)
