@@ -237,6 +237,11 @@ static const char *const reason_names[] = {
   "indefinite", "cancelled", "stagnated",
 };
 
+const char *spmvd_solve_reason_name(enum spmvd_solve_reason r)
+{
+  return reason_names[r];
+}
+
 /* The vector of id (a device vector of the front end's), or NULL. */
 static struct spmvd_bvector *wvec_of(struct worker *w, json_int_t id)
 {
@@ -410,15 +415,12 @@ static void solve_fini(struct spmvd_solve *s)
   s->history = NULL;
 }
 
-/* Restarts from x when the recurrence claims convergence that the
- * residual recomputed from x does not bear out (f32's rounding). */
-#define REPLACEMENTS 3
-
 /*
  * The method, then ||b - A x|| recomputed into *resid: where the method
  * claims convergence and that residual misses the tolerance, the method
  * starts again from x (a residual replacement, as in the literature on
- * attainable accuracy), at most REPLACEMENTS times within maxiter; then
+ * attainable accuracy), at most SPMVD_SOLVE_REPLACEMENTS times within
+ * maxiter (f32's rounding); then
  * the reason is "stagnated", or "maxiter" at the limit.
  */
 static int run_checked(struct spmvd_solve *s, const char *method,
@@ -435,7 +437,7 @@ static int run_checked(struct spmvd_solve *s, const char *method,
     int claimed = s->reason == SPMVD_SOLVE_RTOL || s->reason == SPMVD_SOLVE_ATOL;
     if (!claimed || *resid <= s->tol || !isfinite(*resid))
       return 0;
-    if (s->iters >= s->maxiter || k == REPLACEMENTS) {
+    if (s->iters >= s->maxiter || k == SPMVD_SOLVE_REPLACEMENTS) {
       s->reason = s->iters >= s->maxiter ? SPMVD_SOLVE_MAXITER : SPMVD_SOLVE_STAGNATED;
       return 0;
     }

@@ -31,6 +31,19 @@ enum spmvd_solve_reason {
 
 #define SPMVD_SOLVE_MAX_TMP 1040  /* temporaries of one solve (gmres: m + 4) */
 
+/* How many times a method whose recurrence claims a convergence that the
+ * residual recomputed from x does not bear out starts again from x. */
+#define SPMVD_SOLVE_REPLACEMENTS 3
+
+/* The protocol's name of reason r ("converged-rtol", ...). */
+const char *spmvd_solve_reason_name(enum spmvd_solve_reason r);
+
+/* inv[i - r0] = 1 / A's diagonal entry of row i for rows r0 .. r1 (r1
+ * excluded); returns the first of those rows whose diagonal entry is zero,
+ * missing or not finite, or -1 when there is none (pcg-jacobi's). */
+int64_t spmvd_solve_inverse_diagonal(const struct spmv_csr *A, int64_t r0,
+                                     int64_t r1, double *inv);
+
 /* One solve on the worker: its matrix, vectors, parameters and outcome.
  * The solve owns its temporaries (tmp), freed by spmvd_solve_fini(). */
 struct spmvd_solve {

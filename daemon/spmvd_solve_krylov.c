@@ -17,6 +17,23 @@
 
 /* --- CG and PCG-Jacobi --- */
 
+int64_t spmvd_solve_inverse_diagonal(const struct spmv_csr *A, int64_t r0,
+                                     int64_t r1, double *inv)
+{
+  int64_t bad = -1;
+
+  for (int64_t i = r0; i < r1; i++) {
+    double a = 0;
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      if (A->col_idx[k] == i)
+        a += A->val[k];
+    if ((a == 0 || !isfinite(a)) && bad < 0)
+      bad = i;
+    inv[i - r0] = 1.0 / a;
+  }
+  return bad;
+}
+
 /* The inverse of A's diagonal, uploaded to d; a zero or missing diagonal
  * entry is EINVAL naming its row. */
 static int jacobi(struct spmvd_solve *s, struct spmvd_bvector *d,
@@ -24,22 +41,15 @@ static int jacobi(struct spmvd_solve *s, struct spmvd_bvector *d,
 {
   const struct spmv_csr *A = &s->m->A;
   double *inv = malloc((size_t)(A->rows ? A->rows : 1) * sizeof *inv);
-  int rc = 0;
+  int64_t bad;
+  int rc;
 
   if (!inv)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
-  for (int64_t i = 0; i < A->rows && rc == 0; i++) {
-    double a = 0;
-    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-      if (A->col_idx[k] == i)
-        a += A->val[k];
-    if (a == 0 || !isfinite(a))
-      rc = spmv_error_set(err, SPMV_EINVAL,
-                          "pcg-jacobi: row %lld has a zero or missing "
-                          "diagonal entry", (long long)i);
-    inv[i] = 1.0 / a;
-  }
-  if (rc == 0)
+  if ((bad = spmvd_solve_inverse_diagonal(A, 0, A->rows, inv)) >= 0)
+    rc = spmv_error_set(err, SPMV_EINVAL, "pcg-jacobi: row %lld has a zero "
+                        "or missing diagonal entry", (long long)bad);
+  else
     rc = spmvd_solve_upload(s, d, inv, (size_t)A->rows, err);
   free(inv);
   return rc;

@@ -18,15 +18,6 @@
 #include "spmvd_split_shm.h"
 #include "spmvd_worker_impl.h"
 
-enum why { CONVERGED_RTOL, CONVERGED_ATOL, MAXITER, INDEFINITE, BREAKDOWN,
-           CANCELLED, STAGNATED };
-static const char *const reasons[] = {"converged-rtol", "converged-atol",
-                                      "maxiter", "indefinite", "breakdown",
-                                      "cancelled", "stagnated"};
-
-/* Restarts from x where the method claims convergence that the residual
- * recomputed from x does not bear out, as on one worker. */
-#define REPLACEMENTS 3
 
 /* One block's side of a solve. */
 struct split_run {
@@ -56,7 +47,7 @@ struct split_run {
   double *history;              /* with history: the first residuals */
   size_t nhistory, history_cap;
   int want_history;
-  enum why why;
+  enum spmvd_solve_reason why;  /* as on one worker (spmvd_solve.h) */
 };
 
 static int barrier(struct split_run *s)
@@ -190,13 +181,13 @@ static void iterated(struct split_run *s, double rn)
 static int finished(struct split_run *s, double rn)
 {
   if (!isfinite(rn))
-    s->why = BREAKDOWN;
+    s->why = SPMVD_SOLVE_BREAKDOWN;
   else if (rn <= s->atol)
-    s->why = CONVERGED_ATOL;
+    s->why = SPMVD_SOLVE_ATOL;
   else if (rn <= s->rtol * sqrt(s->bb))
-    s->why = CONVERGED_RTOL;
+    s->why = SPMVD_SOLVE_RTOL;
   else if (s->stop)
-    s->why = CANCELLED;  /* every block saw the same stop flags */
+    s->why = SPMVD_SOLVE_CANCELLED;  /* every block saw the same stop flags */
   else
     return 0;
   return 1;
@@ -207,19 +198,9 @@ static int finished(struct split_run *s, double rn)
  * EINVAL naming it, from every block alike. */
 static int jacobi_setup(struct split_run *s, double *inv, struct spmv_error *err)
 {
-  const struct spmv_csr *A = &s->m->A;
-  int64_t bad = -1;
+  int64_t bad = spmvd_solve_inverse_diagonal(&s->m->A, s->r0, s->r0 + s->nl, inv);
   double first;
 
-  for (int64_t i = s->r0; i < s->r0 + s->nl; i++) {
-    double a = 0;
-    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-      if (A->col_idx[k] == i)
-        a += ((const double *)A->val)[k];
-    if ((a == 0 || !isfinite(a)) && bad < 0)
-      bad = i;
-    inv[i - s->r0] = 1.0 / a;
-  }
   if (allmin(s, bad >= 0 ? (double)bad : HUGE_VAL, &first) < 0)
     return -1;
   if (first < HUGE_VAL) {
@@ -267,7 +248,7 @@ static int cg(struct split_run *s, const double *inv, double *r, double *q,
     rz = rr;
   if (finished(s, sqrt(rr)))
     return 0;
-  for (s->why = MAXITER; s->it < s->maxiter; ) {
+  for (s->why = SPMVD_SOLVE_MAXITER; s->it < s->maxiter; ) {
     spmvd_wk_heartbeat(s->w);
     /* p is written again only after the next reduction, which every
      * block reaches once its product has read p's halo. */
@@ -275,7 +256,8 @@ static int cg(struct split_run *s, const double *inv, double *r, double *q,
         (rc = allreduce(s, dot(p + r0, q, nl), &pq)) != 0)
       return rc;
     if (!(pq > 0)) {
-      s->why = isfinite(pq) && pq <= 0 ? INDEFINITE : BREAKDOWN;
+      s->why = isfinite(pq) && pq <= 0 ? SPMVD_SOLVE_INDEFINITE
+                                       : SPMVD_SOLVE_BREAKDOWN;
       return 0;
     }
     double alpha = rz / pq, rz1;
@@ -333,10 +315,10 @@ static int bicgstab(struct split_run *s, double *r, double *w,
     return -1;
   if (finished(s, sqrt(rr)))
     return 0;
-  for (s->why = MAXITER; s->it < s->maxiter; ) {
+  for (s->why = SPMVD_SOLVE_MAXITER; s->it < s->maxiter; ) {
     spmvd_wk_heartbeat(s->w);
     if (!usable(rho) || !usable(omega)) {
-      s->why = BREAKDOWN;
+      s->why = SPMVD_SOLVE_BREAKDOWN;
       return 0;
     }
     double beta = (rho / rho_old) * (alpha / omega);
@@ -363,7 +345,7 @@ static int bicgstab(struct split_run *s, double *r, double *w,
       return -1;
     iterated(s, sqrt(rr));
     if (!usable(rv) || !usable(tt)) {
-      s->why = BREAKDOWN;
+      s->why = SPMVD_SOLVE_BREAKDOWN;
       return 0;
     }
     if (finished(s, sqrt(rr)))
@@ -386,7 +368,7 @@ static int gmres(struct split_run *s, double *V, struct spmv_error *err)
   double beta, h;
   int rc = spmvd_arnoldi_new(&a, s->restart, err), j;
 
-  for (s->why = MAXITER; rc == 0;) {
+  for (s->why = SPMVD_SOLVE_MAXITER; rc == 0;) {
     double *r = V;
     if ((rc = start(s, r, &beta, err)) != 0)
       break;
@@ -420,7 +402,7 @@ static int gmres(struct split_run *s, double *V, struct spmv_error *err)
       double est = spmvd_arnoldi_givens(&a, j);
       iterated(s, est);
       if (bad || c[j] == 0) {
-        s->why = BREAKDOWN;
+        s->why = SPMVD_SOLVE_BREAKDOWN;
         goto out;
       }
       /* A zero h[j+1][j] (the lucky breakdown) makes est 0: converged. */
@@ -475,7 +457,7 @@ static int pagerank(struct split_run *s, struct spmv_error *err)
   if (!s->x0)
     for (int64_t i = 0; i < nl; i++)
       s->x[r0 + i] = 1.0 / (double)n;
-  for (s->why = MAXITER; s->it < s->maxiter; ) {
+  for (s->why = SPMVD_SOLVE_MAXITER; s->it < s->maxiter; ) {
     spmvd_wk_heartbeat(s->w);
     double dpart = 0, cpart = 0;
     for (int64_t i = 0; i < nl; i++) {
@@ -494,15 +476,15 @@ static int pagerank(struct split_run *s, struct spmv_error *err)
       goto out;
     iterated(s, s->change);
     if (!isfinite(s->change)) {
-      s->why = BREAKDOWN;
+      s->why = SPMVD_SOLVE_BREAKDOWN;
       break;
     }
     if (s->change <= s->rtol) {
-      s->why = CONVERGED_RTOL;
+      s->why = SPMVD_SOLVE_RTOL;
       break;
     }
     if (s->stop) {
-      s->why = CANCELLED;
+      s->why = SPMVD_SOLVE_CANCELLED;
       break;
     }
   }
@@ -577,7 +559,8 @@ static int true_residual(struct split_run *s, double *res2,
 
 /* The method, then the residual recomputed from x: where the method
  * claims convergence that it does not bear out, the method starts again
- * from x, at most REPLACEMENTS times within maxiter; then "stagnated", or
+ * from x, at most SPMVD_SOLVE_REPLACEMENTS times within maxiter; then
+ * "stagnated", or
  * "maxiter" at the limit.  Every block decides alike, on the same sums. */
 static int run_checked(struct split_run *s, const char *method, double *res2,
                        struct spmv_error *err)
@@ -587,11 +570,11 @@ static int run_checked(struct split_run *s, const char *method, double *res2,
     if (rc != 0 || (rc = true_residual(s, res2, err)) != 0)
       return rc;
     double res = sqrt(*res2), rt = s->rtol * sqrt(s->bb);
-    int claimed = s->why == CONVERGED_RTOL || s->why == CONVERGED_ATOL;
+    int claimed = s->why == SPMVD_SOLVE_RTOL || s->why == SPMVD_SOLVE_ATOL;
     if (!claimed || res <= (rt > s->atol ? rt : s->atol) || !isfinite(res))
       return 0;
-    if (s->it >= s->maxiter || k == REPLACEMENTS) {
-      s->why = s->it >= s->maxiter ? MAXITER : STAGNATED;
+    if (s->it >= s->maxiter || k == SPMVD_SOLVE_REPLACEMENTS) {
+      s->why = s->it >= s->maxiter ? SPMVD_SOLVE_MAXITER : SPMVD_SOLVE_STAGNATED;
       return 0;
     }
   }
@@ -658,7 +641,8 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     double res = pr ? s.change : sqrt(res2);
     *rep = json_pack("{ss sI sb ss so so so sf sf}", "method", method,
                      "iterations", (json_int_t)s.it, "converged",
-                     s.why <= CONVERGED_ATOL, "reason", reasons[s.why],
+                     s.why == SPMVD_SOLVE_RTOL || s.why == SPMVD_SOLVE_ATOL,
+                     "reason", spmvd_solve_reason_name(s.why),
                      "residual", spmvd_ipc_real(res), "relative_residual",
                      spmvd_ipc_real(bn > 0 ? res / bn : res), "rhs_norm",
                      spmvd_ipc_real(bn), "seconds", secs, "us_per_iteration",
