@@ -234,16 +234,15 @@ static void post_split(struct spmvd_op *o, struct spmvd_matrix *m,
   }
   if (dev)
     j->dev = *dev;
-  if (kind == SPMVD_CJ_SPLIT_PUT && (!dev || len >= sizeof j->device_set ||
-                                     !o->srv->bio)) {
+  /* A device set that does not fit its key is never cached. */
+  struct spmvd_bio *bio = dev && len < sizeof j->device_set ? o->srv->bio : NULL;
+  if (kind == SPMVD_CJ_SPLIT_PUT && !bio) {
     spmvd_cachejob_free(j);  /* nothing to keep it in: no warning */
     return;
   }
   if (kind == SPMVD_CJ_SPLIT_PUT)
     j->json = spmvd_ops_split_configs(m);
-  /* A device set that does not fit is never cached. */
-  spmvd_cachejob_post(dev && len < sizeof j->device_set ? o->srv->bio : NULL,
-                      j, then, o);
+  spmvd_cachejob_post(bio, j, then, o);
 }
 
 /* The cache answered whether m's blocks were tuned on these devices: the

@@ -245,6 +245,11 @@ int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
 int spmvd_wk_block_multiply(struct worker *w, struct wmatrix *m, double alpha,
                             const void *x, double beta, void *y,
                             struct spmv_error *err);
+/* The matrix of handle h whose block this worker holds, taking the
+ * request's memfd fds[0] into *fd (set -1 in fds); NULL, the memfd closed
+ * and ENOENT in err when there is no such block. */
+struct wmatrix *spmvd_wk_take_block(struct worker *w, json_int_t h, int *fds,
+                                    int *fd, struct spmv_error *err);
 /* The rows r0 .. r1 of m's block (r1 excluded). */
 void spmvd_wk_block_rows(const struct wmatrix *m, int64_t *r0, int64_t *r1);
 

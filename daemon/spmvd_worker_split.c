@@ -158,13 +158,9 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
   if (json_unpack(req, "{sI sF sF s?i}", "handle", &h, "alpha", &alpha, "beta",
                   &beta, "nvec", &nvec) < 0 || nfds != 1 || nvec < 1)
     return spmv_error_set(err, SPMV_EPROTO, "bad multiply-block message");
-  int fd = fds[0];
-  fds[0] = -1;
-  if (!(m = spmvd_wk_find(w, h)) || !m->block) {
-    close(fd);
-    return spmv_error_set(err, SPMV_ENOENT, "no block of matrix %lld",
-                          (long long)h);
-  }
+  int fd;
+  if (!(m = spmvd_wk_take_block(w, h, fds, &fd, err)))
+    return err->code;
   struct wblock *b = m->block;
   size_t es = spmv_dtype_size(m->dtype);
   size_t xb = (size_t)m->A.cols * es, yb = (size_t)m->A.rows * es;
@@ -184,6 +180,21 @@ int spmvd_wk_op_multiply_block(struct worker *w, json_t *req, int *fds,
     return rc;
   *rep = json_object();
   return 0;
+}
+
+struct wmatrix *spmvd_wk_take_block(struct worker *w, json_int_t h, int *fds,
+                                    int *fd, struct spmv_error *err)
+{
+  struct wmatrix *m = spmvd_wk_find(w, h);
+
+  *fd = fds[0];
+  fds[0] = -1;
+  if (m && m->block)
+    return m;
+  close(*fd);
+  *fd = -1;
+  spmv_error_set(err, SPMV_ENOENT, "no block of matrix %lld", (long long)h);
+  return NULL;
 }
 
 void spmvd_wk_block_rows(const struct wmatrix *m, int64_t *r0, int64_t *r1)

@@ -603,13 +603,9 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
        strcmp(method, "bicgstab") != 0 && strcmp(method, "gmres") != 0 &&
        strcmp(method, "pagerank") != 0))
     return spmv_error_set(err, SPMV_EPROTO, "bad solve-block message");
-  int fd = fds[0];
-  fds[0] = -1;
-  if (!(m = spmvd_wk_find(w, h)) || !m->block) {
-    close(fd);
-    return spmv_error_set(err, SPMV_ENOENT, "no block of matrix %lld",
-                          (long long)h);
-  }
+  int fd;
+  if (!(m = spmvd_wk_take_block(w, h, fds, &fd, err)))
+    return err->code;
   int64_t n = m->A.rows, r1;
   spmvd_shm_init(&shm);
   if (spmvd_shm_map(&shm, fd, spmvd_split_shm_bytes((size_t)n), err) < 0)
