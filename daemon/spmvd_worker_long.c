@@ -284,6 +284,20 @@ static const struct spmvd_race_ops race_ops = {
   race_load, race_time, race_unload, race_progress, NULL,
 };
 
+/* The leader the race kept when it is the pick cfg (taken from r), else
+ * NULL: the pick is then to be built anew. */
+static struct spmvd_bmatrix *race_take_leader(struct race *r,
+                                              const struct spmv_config *cfg)
+{
+  struct spmvd_bmatrix *bm = NULL;
+
+  if (r->best && memcmp(&r->best_cfg, cfg, sizeof *cfg) == 0) {
+    bm = r->best;
+    r->best = NULL;
+  }
+  return bm;
+}
+
 /* A tune's: the leader kept. */
 static const struct spmvd_race_ops tune_race_ops = {
   race_load, race_time, race_unload, race_progress, race_keep,
@@ -362,12 +376,8 @@ int spmvd_wk_tune_part(struct worker *w, struct wmatrix *part, json_t *req,
   race_unload(&r);
   if (rc >= 0) {
     *cfg = d.cfg;
-    if (r.best && memcmp(&r.best_cfg, &d.cfg, sizeof d.cfg) == 0) {
-      *out = r.best;
-      r.best = NULL;
-    } else {
+    if (!(*out = race_take_leader(&r, &d.cfg)))
       rc = w->ops->load(w->be, &part->A, part->dtype, &d.cfg, out, err);
-    }
   }
   race_drop_best(&r);
   spmvd_wk_die_if_sticky(rc);
@@ -414,12 +424,11 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
     d.strategy = s;
     if (d.gflops == 0 && d.time_us > 0)
       spmvd_decision_rates(&d, &m->prof, m->dtype);
-    if (r.best && memcmp(&r.best_cfg, &d.cfg, sizeof d.cfg) == 0) {
-      spmvd_wk_take_resident(w, m, r.best, &d.cfg);
-      r.best = NULL;
-    } else {
+    struct spmvd_bmatrix *leader = race_take_leader(&r, &d.cfg);
+    if (leader)
+      spmvd_wk_take_resident(w, m, leader, &d.cfg);
+    else
       rc = spmvd_wk_make_resident(w, m, &d.cfg, err);
-    }
   }
   race_drop_best(&r);
   spmvd_wk_unpin_host(w, m);
