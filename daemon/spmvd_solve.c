@@ -157,16 +157,21 @@ int spmvd_solve_residual(struct spmvd_solve *s, struct spmvd_bvector *r,
 
 /* --- the stopping rule --- */
 
+enum spmvd_solve_reason spmvd_solve_stop_rule(double r, double atol, double tol)
+{
+  if (!isfinite(r))
+    return SPMVD_SOLVE_BREAKDOWN;
+  if (r <= atol)
+    return SPMVD_SOLVE_ATOL;
+  return r <= tol ? SPMVD_SOLVE_RTOL : SPMVD_SOLVE_RUNNING;
+}
+
 int spmvd_solve_converged(struct spmvd_solve *s, double r)
 {
-  if (!isfinite(r)) {
-    s->reason = SPMVD_SOLVE_BREAKDOWN;
-    return 1;
-  }
-  if (r <= s->atol)
-    s->reason = SPMVD_SOLVE_ATOL;
-  else if (r <= s->tol)
-    s->reason = SPMVD_SOLVE_RTOL;
+  enum spmvd_solve_reason why = spmvd_solve_stop_rule(r, s->atol, s->tol);
+
+  if (why != SPMVD_SOLVE_RUNNING)
+    s->reason = why;
   return s->reason != SPMVD_SOLVE_RUNNING;
 }
 

@@ -35,6 +35,11 @@ enum spmvd_solve_reason {
  * residual recomputed from x does not bear out starts again from x. */
 #define SPMVD_SOLVE_REPLACEMENTS 3
 
+/* The stopping rule on residual norm r: a norm that is not finite is a
+ * breakdown, then atol before tol (rtol's share of ||b||); RUNNING when
+ * none applies. */
+enum spmvd_solve_reason spmvd_solve_stop_rule(double r, double atol, double tol);
+
 /* The protocol's name of reason r ("converged-rtol", ...). */
 const char *spmvd_solve_reason_name(enum spmvd_solve_reason r);
 

@@ -175,21 +175,18 @@ static void iterated(struct split_run *s, double rn)
                               (spmvd_wk_now_ms() - s->t0) / 1e3);
 }
 
-/* Whether the residual norm rn ends the solve, and why: as on one worker
- * (a norm that is not finite is a breakdown, atol before rtol), then a
- * cancel. */
+/* Whether the residual norm rn ends the solve, and why: the stopping rule
+ * of one worker, then a cancel. */
 static int finished(struct split_run *s, double rn)
 {
-  if (!isfinite(rn))
-    s->why = SPMVD_SOLVE_BREAKDOWN;
-  else if (rn <= s->atol)
-    s->why = SPMVD_SOLVE_ATOL;
-  else if (rn <= s->rtol * sqrt(s->bb))
-    s->why = SPMVD_SOLVE_RTOL;
-  else if (s->stop)
-    s->why = SPMVD_SOLVE_CANCELLED;  /* every block saw the same stop flags */
-  else
+  enum spmvd_solve_reason why =
+      spmvd_solve_stop_rule(rn, s->atol, s->rtol * sqrt(s->bb));
+
+  if (why == SPMVD_SOLVE_RUNNING && s->stop)
+    why = SPMVD_SOLVE_CANCELLED;  /* every block saw the same stop flags */
+  if (why == SPMVD_SOLVE_RUNNING)
     return 0;
+  s->why = why;
   return 1;
 }
 
