@@ -215,7 +215,9 @@ static void post_split(struct spmvd_op *o, struct spmvd_matrix *m,
   size_t len = 0;
 
   if (!j) {
-    struct spmvd_cachejob miss = {.kind = kind, .ctx = o, .rc = SPMV_ENOMEM};
+    struct spmvd_cachejob miss = {.kind = kind, .ctx = o};
+    miss.rc = spmv_error_set(&miss.err, SPMV_ENOMEM, "out of memory for a "
+                             "split's cache job");
     if (then)
       then(&miss);
     return;
