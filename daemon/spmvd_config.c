@@ -204,7 +204,9 @@ static int one_of(const char *value, const char *const *set)
   return 0;
 }
 
-/* devices: "all" or a comma-separated list of distinct device numbers. */
+/* devices: "all" or a comma-separated list of device numbers; one listed
+ * twice gets two workers, which share that GPU (a split's cuda path on one
+ * GPU, or one client's long solve beside another's products). */
 static int parse_devices(struct spmvd_config *c, const char *value,
                          struct spmv_error *err)
 {
@@ -222,10 +224,6 @@ static int parse_devices(struct spmvd_config *c, const char *value,
     if (end == p || errno || d < 0 || d > 1023 || (*end && *end != ','))
       return spmv_error_set(err, SPMV_ECONFIG, "devices: '%s' is not 'all' or "
                             "a list of device numbers such as 0,1", value);
-    for (int i = 0; i < n; i++)
-      if (list[i] == d)
-        return spmv_error_set(err, SPMV_ECONFIG, "devices: device %ld is "
-                              "listed twice in '%s'", d, value);
     if (n == SPMVD_CONFIG_MAX_WORKERS)
       return spmv_error_set(err, SPMV_ECONFIG, "devices: '%s' lists more than "
                             "%d devices", value, SPMVD_CONFIG_MAX_WORKERS);

@@ -194,8 +194,14 @@ START_TEST(devices)
   ck_assert_int_eq(c.devices[0], 2);
   ck_assert_int_eq(c.devices[1], 0);
   ck_assert_int_eq(c.devices[2], 5);
+  /* A device listed twice is two workers on it. */
+  ck_assert_int_eq(spmvd_config_set(&c, "devices", "1,1", &err), 0);
+  ck_assert_int_eq(c.ndevices, 2);
+  ck_assert_int_eq(c.devices[0], 1);
+  ck_assert_int_eq(c.devices[1], 1);
+  ck_assert_int_eq(spmvd_config_set(&c, "devices", "2,0,5", &err), 0);
   static const char *const bad[][2] = {
-    {"1,1", "listed twice"}, {"0,", "ends in a comma"}, {"", "empty"},
+    {"0,", "ends in a comma"}, {"", "empty"},
     {"x", "not 'all' or a list"}, {"0,,1", "not 'all' or a list"},
     {"-1", "not 'all' or a list"}, {"1024", "not 'all' or a list"},
     {"0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "more than 16"},

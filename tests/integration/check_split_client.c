@@ -31,9 +31,17 @@ static int on_gpus(void)
   return b && strcmp(b, "cuda") == 0;
 }
 
+/* SPMV_ITEST_DEVICES (check_gpu_split.sh: 0,0 on a host of one GPU) names
+ * the cuda workers' devices instead. */
 static const char *workers_arg(void)
 {
-  return on_gpus() ? "--devices=all" : "--cpu-workers=3";
+  static char arg[128];
+  const char *list = getenv("SPMV_ITEST_DEVICES");
+
+  if (!on_gpus())
+    return "--cpu-workers=3";
+  snprintf(arg, sizeof arg, "--devices=%s", list && *list ? list : "all");
+  return arg;
 }
 
 /* Waits up to 10 s (60 on GPUs, whose workers start slower) for every
