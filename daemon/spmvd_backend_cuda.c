@@ -411,34 +411,22 @@ static int cuda_multiply(struct spmvd_backend *b, struct spmvd_bmatrix *m,
   return wait_stream(b, rc, "SpMV", err);
 }
 
-/* Puts a random x in m->dx: values in +-[0.5, 1.5), never zero. */
-static int random_x(struct spmvd_bmatrix *m, struct spmv_error *err)
+/* Puts a random x in m->dx: values in +-[0.5, 1.5), never zero, made on
+ * the device (spmv_blas_random): a race times every candidate on its own
+ * x, and a host-made one cost a host loop and an upload per candidate, on
+ * matrices of millions of columns far more than the timing runs. */
+static int random_x(struct spmvd_backend *b, struct spmvd_bmatrix *m,
+                    struct spmv_error *err)
 {
   const struct spmv_layout *L = &m->d->L;
-  size_t es = vsize(L->dtype), n = (size_t)L->cols;
-  uint64_t st = 0x9e3779b97f4a7c15ull;
-  void *h;
   int rc;
 
-  if (m->x_random || n == 0)
+  if (m->x_random || L->cols == 0)
     return 0;
-  h = malloc(n * es);
-  if (!h)
-    return spmv_error_set(err, SPMV_ENOMEM, "out of memory for the timing vector");
-  for (size_t i = 0; i < n; i++) {
-    st ^= st << 13;
-    st ^= st >> 7;
-    st ^= st << 17;
-    double v = 0.5 + (double)(st >> 11) / 9007199254740992.0;
-    if (st & 1)
-      v = -v;
-    if (es == sizeof(float))
-      ((float *)h)[i] = (float)v;
-    else
-      ((double *)h)[i] = v;
-  }
-  rc = spmv_dev_upload(m->dx, h, n * es, "copy of the timing vector", err);
-  free(h);
+  rc = spmv_blas_random(L->dtype, (size_t)L->cols, m->dx, 0x9e3779b97f4a7c15ull,
+                        b->stream, err);
+  if (rc == 0)
+    rc = spmv_cuda_error(cudaStreamSynchronize(b->stream), "timing vector", err);
   if (rc == 0)
     m->x_random = 1;
   return rc;
@@ -456,7 +444,7 @@ static int cuda_time(struct spmvd_backend *b, struct spmvd_bmatrix *m,
     return spmv_error_set(err, SPMV_EINVAL, "reps must be >= 1, not %d", reps);
   if (reps > SPMV_DEV_TIME_MAX_REPS)
     reps = SPMV_DEV_TIME_MAX_REPS;
-  if ((rc = random_x(m, err)) < 0)
+  if ((rc = random_x(b, m, err)) < 0)
     return rc;
   t = malloc(sizeof *t * (size_t)reps);
   if (!t)

@@ -29,6 +29,9 @@ struct wmatrix {
   struct spmv_config cfg;
   int pins;                    /* spmvd_wk_pin_host() calls not yet undone */
   int pinned;                  /* host registered with the backend */
+  double pin_ms;               /* time spent registering and releasing host,
+                                  summed over the matrix's life (a load's
+                                  steps report their share) */
   double *pr_wt;               /* PageRank's column weights (1 / column sum,
                                   0 when dangling), cols values, kept from
                                   the first pagerank solve; owned */

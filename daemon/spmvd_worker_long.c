@@ -195,6 +195,7 @@ struct race {
   struct spmv_config cand_cfg;   /* cand's configuration */
   struct spmvd_bmatrix *best;    /* the leader so far, or NULL */
   struct spmv_config best_cfg;
+  double load_ms, time_ms;       /* the candidates' loads and timing runs */
 };
 
 /* Releases the leader kept, if any. */
@@ -223,6 +224,7 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
 #ifdef SPMVD_FAULT_INJECTION
   rc = spmvd_fault_run(cfg, err);
 #endif
+  double t0 = spmvd_wk_now_ms();
   if (rc == 0)
     rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
   if (rc == SPMV_ENOMEM && r->best) {
@@ -231,6 +233,7 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
     race_drop_best(r);
     rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
   }
+  r->load_ms += spmvd_wk_now_ms() - t0;
   spmvd_wk_die_if_sticky(rc);
   r->cand_cfg = *cfg;
   return rc;
@@ -240,7 +243,9 @@ static int race_time(void *ctx, int warmup, int reps, double *median_us,
                      struct spmv_error *err)
 {
   struct race *r = ctx;
+  double t0 = spmvd_wk_now_ms();
   int rc = r->w->ops->time(r->w->be, r->cand, warmup, reps, median_us, err);
+  r->time_ms += spmvd_wk_now_ms() - t0;
   spmvd_wk_die_if_sticky(rc);
   return rc;
 }
@@ -415,7 +420,7 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   if (fits)
     in.pred = &pred;
   struct race r = {.w = w, .m = m, .seq = seq, .stage = "tuning"};
-  double t0 = spmvd_wk_now_ms(), t1;
+  double t0 = spmvd_wk_now_ms(), t1, pin0 = m->pin_ms;
   spmvd_wk_pin_host(w, m);  /* every candidate loads from it */
   rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
   race_unload(&r);
@@ -435,11 +440,15 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)
     goto out;
-  /* The profile (when it was made here), the race (the host copy's pin
-   * included) and the pick made resident. */
-  *rep = json_pack("{so so s{sf sf}}", "decision", spmvd_ipc_decision_pack(&d),
-                   "profile", spmvd_ipc_profile_pack(&m->prof), "steps",
-                   "race_ms", t1 - t0, "resident_ms", spmvd_wk_now_ms() - t1);
+  /* The profile (when it was made here), the race (the host copy's pin,
+   * the candidates' loads and their timing runs included) and the pick
+   * made resident. */
+  *rep = json_pack("{so so s{sf sf sf sf sf}}", "decision",
+                   spmvd_ipc_decision_pack(&d), "profile",
+                   spmvd_ipc_profile_pack(&m->prof), "steps", "race_ms",
+                   t1 - t0, "resident_ms", spmvd_wk_now_ms() - t1, "pin_ms",
+                   m->pin_ms - pin0, "race_load_ms", r.load_ms, "race_time_ms",
+                   r.time_ms);
   if (*rep && profile_ms > 0)
     json_object_set_new(json_object_get(*rep, "steps"), "profile_ms",
                         json_real(profile_ms));

@@ -1,4 +1,4 @@
-/* spmv_blas1.cu: BLAS-1 operations on device vectors (fill, copy, scale, axpby, mul, dot, nrm2, asum). */
+/* spmv_blas1.cu: BLAS-1 operations on device vectors (fill, random, copy, scale, axpby, mul, dot, nrm2, asum). */
 /*
  * Work decomposition: the element-wise operations run a grid-stride loop
  * of BLAS_BS threads a block over at most BLAS_EW_BLOCKS blocks.  Their
@@ -45,6 +45,23 @@ __global__ void blas_set_kernel(int64_t n, V *x, struct spmv_dev_scalar a,
   V av = (V)blas_scalar(a, res);
   for (int64_t i = blas_tid(); i < n; i += blas_stride())
     x[i] = SCALE ? av * x[i] : av;
+}
+
+/* The value spmv_blas_random gives element i: a splitmix64 hash of seed
+ * and i, so that it depends on neither the grid nor the stride. */
+__device__ __forceinline__ double blas_random_value(uint64_t seed, int64_t i) {
+  uint64_t z = seed + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  double v = 0.5 + (double)(z >> 11) / 9007199254740992.0;
+  return (z & 1) ? -v : v;
+}
+
+template <typename V>
+__global__ void blas_random_kernel(int64_t n, V *x, uint64_t seed) {
+  for (int64_t i = blas_tid(); i < n; i += blas_stride())
+    x[i] = (V)blas_random_value(seed, i);
 }
 
 /* y = a*x + b*y; READ_Y false when b is the constant 0, so that y's old
@@ -176,6 +193,19 @@ extern "C" int spmv_blas_scale(enum spmv_dtype dt, size_t n, void *x,
                                struct spmv_dev_scalar a, const double *res,
                                cudaStream_t s, struct spmv_error *err) {
   return set_op<true>(dt, n, x, a, res, s, "scale", err);
+}
+
+extern "C" int spmv_blas_random(enum spmv_dtype dt, size_t n, void *x, uint64_t seed,
+                                cudaStream_t s, struct spmv_error *err) {
+  int rc;
+  if ((rc = check_dtype(dt, "random", err)) < 0) return rc;
+  if (n == 0) return 0;
+  if (dt == SPMV_F32)
+    blas_random_kernel<float><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (float *)x, seed);
+  else
+    blas_random_kernel<double><<<ew_blocks(n), BLAS_BS, 0, s>>>((int64_t)n, (double *)x, seed);
+  SPMV_CHECK_LAUNCH("random");
+  return 0;
 }
 
 extern "C" int spmv_blas_copy(enum spmv_dtype dt, size_t n, const void *x, void *y,

@@ -321,6 +321,11 @@ struct spmv_dev_scalar {
 /* x = a. */
 int spmv_blas_fill(enum spmv_dtype dt, size_t n, void *x, struct spmv_dev_scalar a,
                    const double *res, cudaStream_t s, struct spmv_error *err);
+/* x[i] = +-[0.5, 1.5), never zero, a function of seed and i alone (a hash:
+ * the same values on every GPU and grid): a timing vector made on the
+ * device rather than on the host and copied over. */
+int spmv_blas_random(enum spmv_dtype dt, size_t n, void *x, uint64_t seed,
+                     cudaStream_t s, struct spmv_error *err);
 /* y = x (x == y: nothing to do; otherwise they must not overlap). */
 int spmv_blas_copy(enum spmv_dtype dt, size_t n, const void *x, void *y,
                    cudaStream_t s, struct spmv_error *err);

@@ -208,6 +208,49 @@ START_TEST(test_fill)
 }
 END_TEST
 
+/* The host's own statement of spmv_blas_random's values (splitmix64 of
+ * seed + (i + 1) * golden ratio, 53 bits to [0.5, 1.5), sign from bit 0). */
+static double random_ref(uint64_t seed, uint64_t i)
+{
+  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  double v = 0.5 + (double)(z >> 11) / 9007199254740992.0;
+  return (z & 1) ? -v : v;
+}
+
+/* random: each element the hash's value (rounded to the type), never
+ * zero, within +-[0.5, 1.5], of both signs; another seed, other values. */
+START_TEST(test_random)
+{
+  struct vecs v;
+  struct spmv_error err = {0};
+  size_t neg = 0, same = 0;
+
+  vecs_init(&v, case_dt(_i), case_n(_i), 7);
+  ck_assert_msg(spmv_blas_random(v.dt, v.n, v.x, 42, stream, &err) == 0 &&
+                spmv_blas_random(v.dt, v.n, v.y, 43, stream, &err) == 0, "%s", err.msg);
+  for (size_t i = 0; i < v.n; i++) {
+    double r = random_ref(42, i);
+    v.ref[i] = v.dt == SPMV_F32 ? (double)(float)r : r;
+    v.mag[i] = 0;  /* exact */
+    neg += r < 0;
+  }
+  check_vec(&v, v.x, "random");
+  for (size_t i = 0; i < v.n; i++)
+    ck_assert_msg(fabs(v.got[i]) >= 0.5 && fabs(v.got[i]) <= 1.5, "x[%zu] = %g", i,
+                  v.got[i]);
+  if (v.n >= 64)
+    ck_assert_msg(neg > v.n / 4 && neg < 3 * v.n / 4, "%zu of %zu negative", neg, v.n);
+  from_dev(v.dt, v.y, v.n, v.got);
+  for (size_t i = 0; i < v.n; i++)
+    same += v.got[i] == v.ref[i];
+  ck_assert_msg(v.n == 0 || same < v.n, "seeds 42 and 43 gave the same values");
+  vecs_fini(&v);
+}
+END_TEST
+
 /* y = x, and x = x (nothing to do): the same bits. */
 START_TEST(test_copy)
 {
@@ -471,6 +514,7 @@ START_TEST(test_errors)
   ck_assert_int_eq(spmv_blas_axpby(SPMV_F64, 4, konst(1), x, far, x, dres, stream, &err),
                    SPMV_EINVAL);
   ck_assert_int_eq(spmv_blas_mul((enum spmv_dtype)0, 4, x, x, x, stream, &err), SPMV_EINVAL);
+  ck_assert_int_eq(spmv_blas_random((enum spmv_dtype)0, 4, x, 1, stream, &err), SPMV_EINVAL);
   ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
   ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
   spmv_dev_free(x);
@@ -484,6 +528,7 @@ static Suite *gpu_blas_suite(void)
   tcase_add_checked_fixture(tc, blas_setup, blas_teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_fill, 0, NCASES);
+  tcase_add_loop_test(tc, test_random, 0, NCASES);
   tcase_add_loop_test(tc, test_copy, 0, NCASES);
   tcase_add_loop_test(tc, test_scale, 0, NCASES);
   tcase_add_loop_test(tc, test_axpby, 0, NCASES);

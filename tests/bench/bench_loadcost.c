@@ -53,7 +53,8 @@
 /* The steps of the TSV, in the order a load takes them. */
 static const char *const step_keys[] = {
   "client_write", "receive", "copy", "validate", "fingerprint", "lookup",
-  "tune", "profile", "race", "resident", "store", "convert", "check", "total",
+  "tune", "profile", "race", "pin", "race_load", "race_time", "resident",
+  "store", "convert", "check", "total",
   "client_total", NULL
 };
 #define NSTEPS (sizeof step_keys / sizeof step_keys[0] - 1)

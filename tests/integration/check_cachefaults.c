@@ -133,6 +133,18 @@ START_TEST(hit_profile_from_cache)
   for (int k = 0; k < 2; k++)
     ck_assert_ptr_nonnull(json_object_get(json_object_get(r, "steps"),
                                           k ? "resident_ms" : "profile_ms"));
+  /* The race's parts: its candidates' loads and timing runs, and the host
+   * copy's pin, lie inside it. */
+  json_t *st = json_object_get(r, "steps");
+  double race = json_number_value(json_object_get(st, "race_ms"));
+  double rl = json_number_value(json_object_get(st, "race_load_ms"));
+  double rt = json_number_value(json_object_get(st, "race_time_ms"));
+  double pin = json_number_value(json_object_get(st, "pin_ms"));
+  ck_assert(json_is_number(json_object_get(st, "race_load_ms")) &&
+            json_is_number(json_object_get(st, "race_time_ms")) &&
+            json_is_number(json_object_get(st, "pin_ms")));
+  ck_assert_msg(rl > 0 && rt > 0 && pin >= 0 && rl + rt + pin <= race,
+                "race %g ms: loads %g, timing %g, pin %g", race, rl, rt, pin);
   json_decref(r);
   p1 = info_profile(fd, 2, h);
   ck_assert_int_eq(json_integer_value(json_object_get(p1, "nnz")), 3500);
