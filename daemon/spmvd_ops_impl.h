@@ -68,6 +68,11 @@ struct spmvd_op {
   struct spmv_error block_err; /* split: the first block call's failure */
   json_t *held;                /* split load: the reply, until its blocks */
   int split_cached;            /* split load: the blocks' picks were cached */
+  struct spmvd_block_call {    /* split load that tunes its blocks: each */
+    struct spmvd_op *o;        /* block call's context, and the candidate */
+    int b;                     /* its race builds (to quarantine it should */
+    char trying[64];           /* the block's worker crash) */
+  } blk[SPMVD_CONFIG_MAX_WORKERS];
   size_t split_rows;           /* split solve: the matrix's rows */
   void (*split_done)(void *);  /* split solve: called once its blocks have */
   void *split_done_arg;        /* all answered, before the reply */
@@ -205,6 +210,11 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
 /* Adds the operator's excluded formats (spmvd.conf exclude_formats) to a
  * tune, bench or adopt-block message for a worker, when there are any. */
 void spmvd_ops_add_exclude_formats(struct spmvd_server *srv, json_t *msg);
+/* Quarantines cfg of m (its fingerprint and value type) on worker wk's
+ * device, on the cache thread; what is posted later sees it. */
+void spmvd_ops_quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
+                          int wk, const struct spmv_config *cfg,
+                          const char *why);
 
 /* --- spmvd_ops_split.c: matrices split over workers (issue 54) --- */
 

@@ -65,11 +65,12 @@ int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
 
 /* The adopt-block request of block b of m: with o (a load that found no
  * cached picks) its local part is tuned on its own by the load's
- * strategy; else it takes m->block_cfg[b] (cached, or tuned before the
- * block's worker restarted), the whole matrix's configuration where there
- * is none. */
+ * strategy, leaving out exclude (taken; may be NULL), the configurations
+ * quarantined for m on the block's device; else it takes m->block_cfg[b]
+ * (cached, or tuned before the block's worker restarted), the whole
+ * matrix's configuration where there is none. */
 static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b,
-                               const struct spmvd_op *o)
+                               const struct spmvd_op *o, json_t *exclude)
 {
   json_t *msg = json_pack("{ss sI ss sI sI sI ss si si}", "op", "adopt-block",
                           "handle", (json_int_t)m->handle, "dtype",
@@ -82,7 +83,10 @@ static json_t *adopt_block_msg(const struct spmvd_matrix *m, int b,
     json_object_set_new(msg, "strategy",
                         json_string(spmvd_strategy_name(o->strategy)));
     spmvd_ops_add_exclude_formats(o->srv, msg);
+    if (exclude)
+      json_object_set(msg, "exclude", exclude);
   }
+  json_decref(exclude);
   return msg;
 }
 
@@ -155,9 +159,10 @@ static void post_split(struct spmvd_op *o, struct spmvd_matrix *m,
                        enum spmvd_cachejob_kind kind,
                        void (*then)(struct spmvd_cachejob *j));
 
-static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
+/* One block's answer to its adopt-block call. */
+static void block_adopted(struct spmvd_op *o, json_t *rep,
+                          const struct spmv_error *err)
 {
-  struct spmvd_op *o = ctx;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
 
   if (m && rep) {
@@ -201,6 +206,108 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
   spmvd_log_info("matrix %lld split over %d workers", (long long)m->handle,
                  m->nblocks);
   spmvd_op_answer(o, reply);
+}
+
+static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  block_adopted(ctx, rep, err);
+}
+
+/* A block's race: the candidate being built is remembered, as a tune's. */
+static void on_block_event(void *ctx, json_t *ev)
+{
+  struct spmvd_block_call *bc = ctx;
+  const char *kind = json_string_value(json_object_get(ev, "event"));
+  const char *cand = json_string_value(json_object_get(ev, "candidate"));
+
+  if (kind && strcmp(kind, "candidate") == 0)
+    snprintf(bc->trying, sizeof bc->trying, "%s", cand ? cand : "");
+}
+
+/* A block that tuned answered: when its worker crashed or timed out in
+ * the race, the candidate it was building is quarantined for the matrix on
+ * that worker's device, so that the next split load leaves it out. */
+static void on_block_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
+{
+  struct spmvd_block_call *bc = ctx;
+  struct spmvd_op *o = bc->o;
+  struct spmvd_matrix *m = spmvd_op_matrix(o);
+  struct spmv_config cfg;
+
+  if (err && m && bc->trying[0] && spmvd_worker_fault_error(err) &&
+      spmv_config_parse(bc->trying, &cfg, NULL) == 0) {
+    spmvd_log_warn("matrix %lld: the device worker of block %d crashed or "
+                   "timed out running candidate '%s': quarantined",
+                   (long long)m->handle, bc->b, bc->trying);
+    spmvd_ops_quarantine(o->srv, m, m->block_wk[bc->b], &cfg,
+                         "the device worker crashed or timed out running it "
+                         "on a block of the matrix");
+  }
+  block_adopted(o, rep, err);
+}
+
+/* The cache said what is quarantined for the matrix on block bc->b's
+ * device: the block is tuned without it. */
+static void on_block_excluded(struct spmvd_cachejob *j)
+{
+  struct spmvd_block_call *bc = j->ctx;
+  struct spmvd_op *o = bc->o;
+  struct spmvd_matrix *m = spmvd_op_matrix(o);
+  struct spmvd_worker *w = m ? spmvd_server_worker(o->srv, m->block_wk[bc->b]) : NULL;
+  json_t *exclude = json_array(), *msg;
+  struct spmv_error err;
+
+  if (j->rc < 0 && j->rc != SPMV_ECACHE)
+    spmvd_log_warn("cache: %s", j->err.msg);
+  for (int i = 0; exclude && i < j->nex; i++) {
+    char text[64];
+    spmv_config_format(&j->ex[i], text, sizeof text);
+    json_array_append_new(exclude, json_string(text));
+  }
+  if (!m) {
+    json_decref(exclude);
+    spmv_error_set(&err, SPMV_EWORKER, "the matrix went while it was split");
+    block_adopted(o, NULL, &err);
+    return;
+  }
+  msg = adopt_block_msg(m, bc->b, o, exclude);
+  if (!w || !msg) {
+    json_decref(msg);
+    if (!w)
+      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped",
+                     m->block_wk[bc->b]);
+    else
+      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    block_adopted(o, NULL, &err);
+  } else if (spmvd_worker_call(w, msg, &m->host.fd, 1, on_block_tuned,
+                               on_block_event, bc, &err) < 0) {
+    block_adopted(o, NULL, &err);
+  }
+}
+
+/* Block b of m is to be tuned: first the configurations quarantined for
+ * m on its worker's device. */
+static void tune_block(struct spmvd_op *o, struct spmvd_matrix *m, int b)
+{
+  const struct spmvd_device_info *dev =
+      spmvd_worker_device(spmvd_server_worker(o->srv, m->block_wk[b]));
+  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_EXCLUDE);
+  struct spmvd_block_call *bc = &o->blk[b];
+  struct spmv_error err;
+
+  bc->o = o;
+  bc->b = b;
+  bc->trying[0] = '\0';
+  if (!j) {
+    spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+    block_adopted(o, NULL, &err);
+    return;
+  }
+  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
+  if (dev)
+    j->dev = *dev;
+  j->dtype = m->dtype;
+  spmvd_cachejob_post(dev ? o->srv->bio : NULL, j, on_block_excluded, bc);
 }
 
 /* A split cache job of kind for m's blocks on their workers' devices;
@@ -269,9 +376,13 @@ static void on_split_found(struct spmvd_cachejob *j)
   int n = m->nblocks;
   begin_blocks(o, n);
   /* n, not m->nblocks: a failure of the last call frees m. */
-  for (int b = 0; b < n; b++)
-    call_block(o, m, b, adopt_block_msg(m, b, o->split_cached ? NULL : o),
-               m->host.fd, on_block_adopted);
+  for (int b = 0; b < n; b++) {
+    if (o->split_cached)
+      call_block(o, m, b, adopt_block_msg(m, b, NULL, NULL), m->host.fd,
+                 on_block_adopted);
+    else
+      tune_block(o, m, b);
+  }
 }
 
 void spmvd_ops_split_load(struct spmvd_op *o, struct spmvd_matrix *m,
@@ -351,7 +462,7 @@ void spmvd_ops_split_readopt(struct spmvd_server *srv, struct spmvd_matrix *m,
     if (m->block_wk[b] != wk)
       continue;
     int64_t *h = malloc(sizeof *h);
-    json_t *msg = h ? adopt_block_msg(m, b, NULL) : NULL;
+    json_t *msg = h ? adopt_block_msg(m, b, NULL, NULL) : NULL;
     if (!msg) {
       free(h);
       spmvd_log_error("cannot re-create block %d of matrix %lld: out of "

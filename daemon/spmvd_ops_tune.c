@@ -289,13 +289,12 @@ static void start_tune(struct spmvd_op *o, struct spmvd_matrix *m)
   spmvd_cachejob_post(dev ? o->srv->bio : NULL, j, on_excluded, o);
 }
 
-/* Quarantines cfg of m on the cache thread; nobody waits for it, but what
- * is posted later (e.g. the retune's exclusions) sees it. */
-static void quarantine_cfg(struct spmvd_server *srv, struct spmvd_matrix *m,
-                           const struct spmv_config *cfg, const char *why)
+void spmvd_ops_quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
+                          int wk, const struct spmv_config *cfg,
+                          const char *why)
 {
   const struct spmvd_device_info *dev =
-      spmvd_worker_device(spmvd_server_worker(srv, m->wk));
+      spmvd_worker_device(spmvd_server_worker(srv, wk));
   struct spmvd_cachejob *j;
 
   if (!srv->bio || !dev || !(j = spmvd_cachejob_new(SPMVD_CJ_QUARANTINE))) {
@@ -310,6 +309,13 @@ static void quarantine_cfg(struct spmvd_server *srv, struct spmvd_matrix *m,
   j->cfg = *cfg;
   snprintf(j->why, sizeof j->why, "%s", why ? why : "");
   spmvd_cachejob_post(srv->bio, j, NULL, NULL);
+}
+
+/* Quarantines cfg of m on m's own worker's device. */
+static void quarantine_cfg(struct spmvd_server *srv, struct spmvd_matrix *m,
+                           const struct spmv_config *cfg, const char *why)
+{
+  spmvd_ops_quarantine(srv, m, m->wk, cfg, why);
 }
 
 /* Quarantines m's own configuration. */

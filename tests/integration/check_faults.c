@@ -60,6 +60,73 @@ START_TEST(abort_candidate_quarantined)
 }
 END_TEST
 
+/* Waits up to 10 s for n workers to be ready on s. */
+static void wait_workers_ready(int s, size_t n)
+{
+  double t0 = itest_now_s();
+
+  for (;;) {
+    json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 92),
+                           NULL, 0, NULL, NULL);
+    json_t *w = json_object_get(r, "workers");
+    size_t ready = 0;
+    for (size_t i = 0; i < json_array_size(w); i++) {
+      const char *st = json_string_value(json_object_get(json_array_get(w, i), "state"));
+      ready += st && strcmp(st, "ready") == 0;
+    }
+    json_decref(r);
+    if (ready >= n)
+      return;
+    ck_assert_msg(itest_now_s() - t0 < 10, "%zu of %zu workers ready", ready, n);
+    usleep(20000);
+  }
+}
+
+/* A candidate that crashes a worker while a split load races its block
+ * is quarantined for the matrix on that worker's device: the load fails
+ * with EWORKER, and its retry tunes the blocks without it (before, every
+ * retry raced it again and crashed again).  The whole matrix's decision
+ * comes from the cache, made while the operator excluded the format, so
+ * that only the blocks' races build it. */
+START_TEST(block_candidate_quarantined)
+{
+  struct spmv_csr *A = itest_random_csr(3000, 9, 13, 17);
+  json_t *r;
+  int fd;
+
+  itest_daemon_restart(&itest_d, NULL, "cpu_workers = 2\n"
+                       "exclude_formats = csr-scalar\n");
+  fd = itest_open(&itest_d);
+  r = itest_load(fd, 1, A, 0, "exhaustive");
+  itest_handle(r);
+  json_decref(r);
+  close(fd);
+  itest_daemon_restart(&itest_d, "abort:csr-scalar", "cpu_workers = 2\n");
+  fd = itest_open(&itest_d);
+  wait_workers_ready(fd, 2);
+  r = itest_load_as(fd, 2, A, 0, "exhaustive", 2);
+  ck_assert_msg(r && strcmp(itest_error_code(r), "EWORKER") == 0 &&
+                strstr(error_msg(r), "crashed"), "%s", r ? error_msg(r) : "no reply");
+  json_decref(r);
+  wait_workers_ready(fd, 2);
+  r = itest_load_as(fd, 3, A, 0, "exhaustive", 2);
+  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "retry: %s",
+                r ? error_msg(r) : "no reply");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "block_source")), "tuned");
+  json_t *cfgs = json_object_get(r, "block_configs");
+  ck_assert_int_eq(json_array_size(cfgs), 2);
+  for (size_t b = 0; b < 2; b++) {
+    const char *cfg = json_string_value(json_array_get(cfgs, b));
+    ck_assert_msg(cfg && strncmp(cfg, "csr-scalar", 10) != 0, "block %zu: %s", b, cfg);
+  }
+  int64_t h = itest_handle(r);
+  json_decref(r);
+  itest_multiply_ok(fd, h, A, 0, 1);
+  close(fd);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Three loads that fail (refused by the worker's CSR validation for a
  * column out of range, a tune that crashes the worker, a NaN) leave status at
  * its baseline; a fourth succeeds under max_matrices_per_user = 3 and a
@@ -255,6 +322,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, abort_candidate_quarantined);
   tcase_add_test(tc, failed_loads_leave_nothing);
+  tcase_add_test(tc, block_candidate_quarantined);
   tcase_add_test(tc, hang_times_out);
   tcase_add_test(tc, hang_at_start_times_out);
   tcase_add_test(tc, bad_fault_refused);

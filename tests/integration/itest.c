@@ -492,10 +492,7 @@ int64_t itest_handle(json_t *r)
   return json_integer_value(json_object_get(r, "handle"));
 }
 
-/* Loads A; returns the reply. */
-/* Loads A with strategy (NULL: the daemon's) over split blocks (< 2:
- * none). */
-static json_t *load_as(int fd, int64_t id, const struct spmv_csr *A, int f32,
+json_t *itest_load_as(int fd, int64_t id, const struct spmv_csr *A, int f32,
                        const char *strategy, int split)
 {
   uint64_t len;
@@ -516,13 +513,13 @@ static json_t *load_as(int fd, int64_t id, const struct spmv_csr *A, int f32,
 json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
                    const char *strategy)
 {
-  return load_as(fd, id, A, f32, strategy, 1);
+  return itest_load_as(fd, id, A, f32, strategy, 1);
 }
 
 json_t *itest_load_split(int fd, int64_t id, const struct spmv_csr *A, int f32,
                          int n)
 {
-  json_t *r = load_as(fd, id, A, f32, "auto", n);
+  json_t *r = itest_load_as(fd, id, A, f32, "auto", n);
 
   ck_assert_ptr_nonnull(r);
   return r;

@@ -170,6 +170,10 @@ int64_t itest_handle(json_t *r);
 /* Loads A; returns the reply (new reference). */
 json_t *itest_load(int fd, int64_t id, const struct spmv_csr *A, int f32,
                    const char *strategy);
+/* Loads A with strategy (NULL: the daemon's) over split blocks (< 2:
+ * none); returns the reply (new reference, NULL when none came). */
+json_t *itest_load_as(int fd, int64_t id, const struct spmv_csr *A, int f32,
+                      const char *strategy, int split);
 /* The same, auto, with its rows split in n blocks over the workers. */
 json_t *itest_load_split(int fd, int64_t id, const struct spmv_csr *A, int f32,
                          int n);
