@@ -127,8 +127,12 @@ int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
                    "tunings to import need a \"tunings\" array (as spmvctl export writes)");
     return spmvc_fail(c, &err);
   }
-  rc = spmvc_simple_call(c, json_pack("{s:s, s:O}", "op", "import", "tunings",
-                                tunings), &reply);
+  json_t *req = json_pack("{s:s, s:O}", "op", "import", "tunings", tunings);
+  json_t *splits = json_is_object(doc) ? json_object_get(doc, "splits") : NULL;
+  /* The splits' picks travel with the tunings, where the export has them. */
+  if (req && json_is_array(splits))
+    json_object_set(req, "splits", splits);
+  rc = spmvc_simple_call(c, req, &reply);
   json_decref(doc);
   if (rc == 0) {
     if (imported != NULL)

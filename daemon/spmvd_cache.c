@@ -21,6 +21,10 @@
 /* Milliseconds a writer waits for another connection's lock. */
 #define BUSY_TIMEOUT_MS 5000
 
+/* The export's columns of a split row, in its order. */
+#define SPLIT_COLS "fingerprint, device_set, software_key, dtype, blocks, " \
+                   "configs, created"
+
 static const char *const stmt_sql[ST_COUNT] = {
   [ST_BEGIN] = "BEGIN IMMEDIATE",
   [ST_COMMIT] = "COMMIT",
@@ -103,6 +107,12 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SPLIT_PUT] =
     "INSERT OR REPLACE INTO splits (fingerprint, device_set, software_key,"
     " dtype, blocks, configs, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  [ST_SPLIT_EXPORT] =
+    "SELECT " SPLIT_COLS " FROM splits WHERE fingerprint = ?1"
+    " ORDER BY device_set, software_key, dtype, blocks",
+  [ST_SPLIT_EXPORT_ALL] =
+    "SELECT " SPLIT_COLS " FROM splits"
+    " ORDER BY fingerprint, device_set, software_key, dtype, blocks",
 };
 
 /* Records the connection's last SQLite error as SPMV_ECACHE. */

@@ -78,6 +78,19 @@ int spmvd_cache_split_get(struct spmvd_cache *c, const char *fingerprint,
                           const char *device_set, const char *software_key,
                           enum spmv_dtype dtype, int blocks, char **configs,
                           struct spmv_error *err);
+/* The split rows of fingerprint (NULL: of every matrix) appended to arr as
+ * the export's "splits" entries (spmvd_cache_export). */
+int spmvd_cache_split_export(struct spmvd_cache *c, const char *fingerprint,
+                             json_t *arr, struct spmv_error *err);
+/* Checks an import's "splits" array (NULL: none) before anything is
+ * written; then, inside the import's transaction, writes those for this
+ * device (spmvd_cache_import), counting them in *imported, the others in
+ * *skipped. */
+int spmvd_cache_split_import_check(json_t *splits, struct spmv_error *err);
+int spmvd_cache_split_import(struct spmvd_cache *c, json_t *splits,
+                             const char *device_key, const char *software_key,
+                             int *imported, int *skipped,
+                             struct spmv_error *err);
 int spmvd_cache_split_put(struct spmvd_cache *c, const char *fingerprint,
                           const char *device_set, const char *software_key,
                           enum spmv_dtype dtype, int blocks, const char *configs,
@@ -211,7 +224,9 @@ int spmvd_cache_show(struct spmvd_cache *c, const char *fingerprint,
  * "tunings":[{fingerprint, device_key, software_key, dtype,
  * kernel_version, config:{...}, time_us, gflops, gbps, strategy,
  * cost_spmv, created, hits, quarantined, matrix:{rows, cols, nnz,
- * profile}, trials:[...]}]}.  Quarantined tunings are exported too.
+ * profile}, trials:[...]}], "splits":[{fingerprint, device_set,
+ * software_key, dtype, blocks, configs:[...], created}]}.  Quarantined
+ * tunings are exported too.
  */
 int spmvd_cache_export(struct spmvd_cache *c, const char *fingerprint,
                        json_t **out, struct spmv_error *err);
@@ -221,9 +236,11 @@ int spmvd_cache_export(struct spmvd_cache *c, const char *fingerprint,
  * array alone; doc borrowed), in one transaction.  Tunings whose device key
  * or software key differs from device_key / software_key (either may be
  * NULL: accept any) are skipped and counted in *skipped; the others replace
- * local rows of the same key and are counted in *imported.  A malformed
- * entry fails the whole import with SPMV_EINVAL naming the entry and field
- * (nothing is written).
+ * local rows of the same key and are counted in *imported.  So are the
+ * splits: one is taken where every block's device key is device_key, its
+ * software key software_key, and the cache holds its matrix (after the
+ * tunings).  A malformed entry fails the whole import with SPMV_EINVAL
+ * naming the entry and field (nothing is written).
  */
 int spmvd_cache_import(struct spmvd_cache *c, json_t *doc,
                        const char *device_key, const char *software_key,

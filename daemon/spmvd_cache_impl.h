@@ -55,6 +55,8 @@ enum stmt {
   ST_CAL_GET,
   ST_SPLIT_GET,
   ST_SPLIT_PUT,
+  ST_SPLIT_EXPORT,
+  ST_SPLIT_EXPORT_ALL,
   ST_COUNT
 };
 
@@ -81,6 +83,10 @@ void spmvd_cache_warn(struct spmvd_cache *c, const char *fmt, ...)
 int spmvd_cache_check_writable(struct spmvd_cache *c, struct spmv_error *err,
                                const char *what);
 /* Steps a statement that returns no row, then resets it. */
+/* Returns 1 when the matrix row of fp exists, 0 when not, or a negative
+ * code. */
+int spmvd_cache_matrix_has(struct spmvd_cache *c, const char *fp,
+                           struct spmv_error *err);
 int spmvd_cache_step_done(struct spmvd_cache *c, enum stmt s,
                           struct spmv_error *err);
 /* Checks a fingerprint's text (SPMV_EINVAL). */

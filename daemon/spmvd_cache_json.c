@@ -349,12 +349,19 @@ out:
   for (k = 0; k < n; k++)
     free(fps[k]);
   free(fps);
+  json_t *splits = json_array();
+  if (ret == 0 && splits == NULL)
+    ret = spmv_error_set(err, SPMV_ENOMEM, "out of memory exporting");
+  if (ret == 0)
+    ret = spmvd_cache_split_export(c, fingerprint && strcmp(fingerprint, "all")
+                                          ? fingerprint : NULL, splits, err);
   if (ret == 0) {
-    doc = json_pack("{sisisO}", "spmvd_export", 1, "schema",
-                    spmvd_nmigrations, "tunings", arr);
+    doc = json_pack("{sisisOsO}", "spmvd_export", 1, "schema",
+                    spmvd_nmigrations, "tunings", arr, "splits", splits);
     if (doc == NULL)
       ret = spmv_error_set(err, SPMV_ENOMEM, "out of memory exporting");
   }
+  json_decref(splits);
   json_decref(arr);
   *out = doc;
   return ret;
@@ -585,6 +592,9 @@ int spmvd_cache_import(struct spmvd_cache *c, json_t *doc,
   for (k = 0; ret == 0 && k < n; k++)
     ret = parse_entry(json_array_get(arr, k), k, device_key, software_key,
                       &es[k], err);
+  json_t *splits = json_is_object(doc) ? json_object_get(doc, "splits") : NULL;
+  if (ret == 0)
+    ret = spmvd_cache_split_import_check(splits, err);
   if (ret != 0)
     goto out;
   ret = spmvd_cache_txn_begin(c, err);
@@ -598,6 +608,9 @@ int spmvd_cache_import(struct spmvd_cache *c, json_t *doc,
     ret = import_entry_put(c, &es[k], err);
     nin++;
   }
+  if (ret == 0 && splits)
+    ret = spmvd_cache_split_import(c, splits, device_key, software_key, &nin,
+                                   &nskip, err);
   ret = spmvd_cache_txn_finish(c, ret, err);
   if (ret == 0) {
     if (imported != NULL)

@@ -36,9 +36,8 @@ int spmvd_cache_matrix_put(struct spmvd_cache *c, const char *fp,
   return spmvd_cache_step_done(c, s, err);
 }
 
-/* Returns 1 when the matrix row exists, 0 when not, or a negative code. */
-static int matrix_has(struct spmvd_cache *c, const char *fp,
-                      struct spmv_error *err)
+int spmvd_cache_matrix_has(struct spmvd_cache *c, const char *fp,
+                           struct spmv_error *err)
 {
   int rc;
 
@@ -374,7 +373,7 @@ int spmvd_cache_store(struct spmvd_cache *c, const struct spmvd_tuning *t,
     ret = spmvd_cache_matrix_put(c, t->fingerprint, prof->rows, prof->cols, prof->nnz,
                      ptext, err);
   } else {
-    ret = matrix_has(c, t->fingerprint, err);
+    ret = spmvd_cache_matrix_has(c, t->fingerprint, err);
     if (ret == 0)
       ret = spmv_error_set(err, SPMV_EINVAL,
                            "cache: matrix %s is not cached: store its "

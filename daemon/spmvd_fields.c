@@ -51,7 +51,7 @@ static const struct field calibrate_f[] = {
 static const struct field forget_f[] = {
     {"fingerprint", F_STRING, 1}, {NULL, 0, 0}};
 static const struct field import_f[] = {
-    {"tunings", F_ARRAY, 1}, {NULL, 0, 0}};
+    {"tunings", F_ARRAY, 1}, {"splits", F_ARRAY, 0}, {NULL, 0, 0}};
 static const struct field export_f[] = {
     {"fingerprint", F_STRING, 0}, {NULL, 0, 0}};
 static const struct field cancel_f[] = {

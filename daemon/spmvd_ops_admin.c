@@ -181,13 +181,20 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
       snprintf(j->fp, sizeof j->fp, "%s", fp);
   } else {
     json_t *tunings = json_object_get(req, "tunings");
+    json_t *splits = json_object_get(req, "splits");
     if (!json_is_array(tunings)) {
       spmv_error_set(&j->invalid, SPMV_EPROTO,
                      "field \"tunings\" is not an array");
+    } else if (splits && !json_is_array(splits)) {
+      spmv_error_set(&j->invalid, SPMV_EPROTO,
+                     "field \"splits\" is not an array");
+    } else if (!(j->json = json_pack("{sO}", "tunings", tunings)) ||
+               (splits && json_object_set(j->json, "splits", splits) != 0)) {
+      spmv_error_set(&j->invalid, SPMV_ENOMEM, "out of memory");
     } else {
-      /* Taken out of the request: the thread must be its only user. */
-      j->json = json_incref(tunings);
+      /* Taken out of the request: the thread must be their only user. */
       json_object_del(req, "tunings");
+      json_object_del(req, "splits");
     }
     if (dev)
       j->dev = *dev;

@@ -586,6 +586,79 @@ START_TEST(test_calibrations)
 }
 END_TEST
 
+/* Splits travel in an export: exported with their matrix, imported where
+ * every block's device is the importer's and the cache holds the matrix,
+ * skipped (and counted) otherwise; a malformed one fails the import. */
+START_TEST(test_splits_export_import)
+{
+  struct spmvd_device_info a = device("gpu-A", "sw-1");
+  struct spmvd_device_info b = device("gpu-B", "sw-1");
+  struct spmvd_cache *c, *c2;
+  struct spmv_error e;
+  json_t *doc, *sp, *bad;
+  char p2[400], *got;
+  int in, sk;
+
+  ck_assert_int_eq(spmvd_cache_open(path, 0, &c, &e), 0);
+  store(c, FP1, &a, SPMV_F64, 10);
+  store(c, FP2, &b, SPMV_F32, 30);
+  ck_assert_int_eq(spmvd_cache_split_put(c, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, "[\"coo bs=128\",\"ell bs=256\"]",
+                                         &e), 0);
+  ck_assert_int_eq(spmvd_cache_split_put(c, FP1, "gpu-A | gpu-B", "sw-1",
+                                         SPMV_F64, 2, "[\"coo bs=128\",\"coo bs=128\"]",
+                                         &e), 0);
+  ck_assert_int_eq(spmvd_cache_split_put(c, FP2, "gpu-B | gpu-B | gpu-B", "sw-1",
+                                         SPMV_F32, 3,
+                                         "[\"coo bs=128\",\"coo bs=128\",\"coo bs=128\"]",
+                                         &e), 0);
+  ck_assert_int_eq(spmvd_cache_export(c, NULL, &doc, &e), 0);
+  sp = json_object_get(doc, "splits");
+  ck_assert_int_eq(json_array_size(sp), 3);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(
+                       json_array_get(sp, 0), "configs"), 1)), "ell bs=256");
+  json_t *one;
+  ck_assert_int_eq(spmvd_cache_export(c, FP2, &one, &e), 0);
+  ck_assert_int_eq(json_array_size(json_object_get(one, "splits")), 1);
+  json_decref(one);
+  spmvd_cache_close(c);
+  snprintf(p2, sizeof p2, "%s/other.db", dir);
+  ck_assert_int_eq(spmvd_cache_open(p2, 0, &c2, &e), 0);
+  /* gpu-A takes FP1's tuning and its split on two gpu-A, not the mixed
+   * set, nor FP2's (a gpu-B tuning, not taken: no matrix). */
+  ck_assert_msg(spmvd_cache_import(c2, doc, "gpu-A", "sw-1", &in, &sk, &e) == 0,
+                "%s", e.msg);
+  ck_assert_int_eq(in, 2);
+  ck_assert_int_eq(sk, 3);
+  ck_assert_int_eq(spmvd_cache_split_get(c2, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 1);
+  ck_assert_str_eq(got, "[\"coo bs=128\",\"ell bs=256\"]");
+  free(got);
+  ck_assert_int_eq(spmvd_cache_split_get(c2, FP1, "gpu-A | gpu-B", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 0);
+  /* A split whose configs disagree with its blocks fails it all. */
+  bad = json_deep_copy(doc);
+  json_object_set_new(json_array_get(json_object_get(bad, "splits"), 2),
+                      "blocks", json_integer(2));
+  ck_assert_int_eq(spmvd_cache_forget(c2, "all", NULL, &e), 0);
+  ck_assert_int_eq(spmvd_cache_import(c2, bad, NULL, NULL, &in, &sk, &e),
+                   SPMV_EINVAL);
+  ck_assert_ptr_nonnull(strstr(e.msg, "split 2"));
+  ck_assert_int_eq(spmvd_cache_split_get(c2, FP1, "gpu-A | gpu-A", "sw-1",
+                                         SPMV_F64, 2, &got, &e), 0);
+  /* With no key filter, every split whose matrix came too. */
+  ck_assert_int_eq(spmvd_cache_import(c2, doc, NULL, NULL, &in, &sk, &e), 0);
+  ck_assert_int_eq(in, 5);
+  ck_assert_int_eq(sk, 0);
+  ck_assert_int_eq(spmvd_cache_split_get(c2, FP2, "gpu-B | gpu-B | gpu-B",
+                                         "sw-1", SPMV_F32, 3, &got, &e), 1);
+  free(got);
+  json_decref(bad);
+  json_decref(doc);
+  spmvd_cache_close(c2);
+}
+END_TEST
+
 /* The cache suite. */
 /* A split's picks: a miss until stored, then a hit for that key only (the
  * device set, the type, the number of blocks), replaced by a later put,
@@ -650,6 +723,7 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_forget);
   tcase_add_test(tc, test_show);
   tcase_add_test(tc, test_export_import);
+  tcase_add_test(tc, test_splits_export_import);
   tcase_add_test(tc, test_readonly_refuses_writes);
   tcase_add_test(tc, test_calibrations);
   tcase_add_test(tc, test_splits);

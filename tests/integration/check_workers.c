@@ -357,6 +357,34 @@ START_TEST(split_cached)
                                         "handle", (json_int_t)h),
                            NULL, 0, NULL, NULL));
   }
+  /* The picks travel in an export: forgotten, imported back, they are a
+   * cache hit again. */
+  json_t *ex = itest_call(s, json_pack("{ss si}", "op", "export", "id", 20),
+                          NULL, 0, NULL, NULL);
+  json_t *doc = json_object_get(ex, "export");
+  json_t *tunings = json_object_get(doc, "tunings");
+  json_t *splits = json_object_get(doc, "splits");
+  ck_assert_int_eq((int)json_array_size(splits), 2);
+  json_decref(itest_call(s, json_pack("{ss si ss}", "op", "forget", "id", 21,
+                                      "fingerprint", "all"),
+                         NULL, 0, NULL, NULL));
+  json_t *im = itest_call(s, json_pack("{ss si sO sO}", "op", "import", "id", 22,
+                                       "tunings", tunings, "splits", splits),
+                          NULL, 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(im, "ok")), "import: %s",
+                json_string_value(json_object_get(json_object_get(im, "error"),
+                                                  "message")));
+  ck_assert_int_eq(json_integer_value(json_object_get(im, "imported")),
+                   (json_int_t)(json_array_size(tunings) + 2));
+  json_decref(im);
+  json_decref(ex);
+  json_t *r = itest_load_split(s, 30, A, 0, 2);
+  int64_t h = itest_handle(r);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "source")), "cache");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "block_source")), "cache");
+  ck_assert(json_equal(json_object_get(r, "block_configs"), first));
+  json_decref(r);
+  itest_multiply_ok(s, h, A, 0, 99u);
   json_decref(first);
   close(s);
   spmv_csr_free(A);
