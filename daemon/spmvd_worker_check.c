@@ -12,20 +12,51 @@
  * entry never answers silently; on a large matrix the reference on one
  * core was the largest step of a cache hit. */
 
-static void fill_random(double *x, int64_t n, uint64_t seed)
+/* x[j] in [-1, 1): a splitmix64 hash of seed and j, so that the threads
+ * that fill x need no shared state. */
+static double check_value(uint64_t seed, int64_t j)
 {
-  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (int64_t i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x[i] = ((double)(s >> 11) / 9007199254740992.0) * 2.0 - 1.0;
-  }
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull + (uint64_t)(j + 1) * 0xd1b54a32d192ed03ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return ((double)(z >> 11) / 9007199254740992.0) * 2.0 - 1.0;
 }
 
 static double typed_get(const void *v, int64_t i, enum spmv_dtype dt)
 {
   return dt == SPMV_F32 ? ((const float *)v)[i] : ((const double *)v)[i];
+}
+
+/* The check's x, made over threads: the device's (xt, in the matrix's
+ * type) and the reference's (x, the same values in double), and its
+ * largest magnitude per block; on a matrix of millions of columns one
+ * core's pass over them was a large part of a cache hit. */
+struct xgen {
+  double *x;
+  void *xt;
+  enum spmv_dtype dt;
+  uint64_t seed;
+  double xnorm[SPMV_PAR_MAX];
+};
+
+static void make_x_block(void *ctx, int t, int64_t j0, int64_t j1)
+{
+  struct xgen *g = ctx;
+  double xnorm = 0;
+
+  for (int64_t j = j0; j < j1; j++) {
+    double v = check_value(g->seed, j);
+    if (g->dt == SPMV_F32) {
+      ((float *)g->xt)[j] = (float)v;
+      v = (float)v;  /* the reference sees what the device does */
+    } else {
+      ((double *)g->xt)[j] = v;
+    }
+    g->x[j] = v;
+    xnorm = fmax(xnorm, fabs(v));
+  }
+  g->xnorm[t] = xnorm;
 }
 
 /* The reference and its comparison with the device's y, per block. */
@@ -79,14 +110,9 @@ int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
     rc = spmv_error_set(err, SPMV_ENOMEM, "out of memory for the check");
     goto out;
   }
-  fill_random(x, cols, (uint64_t)m->handle);
-  for (int64_t j = 0; j < cols; j++) {
-    if (m->dtype == SPMV_F32)
-      ((float *)xt)[j] = (float)x[j];
-    else
-      ((double *)xt)[j] = x[j];
-    x[j] = typed_get(xt, j, m->dtype);  /* the reference sees what the device does */
-  }
+  struct xgen g = {.x = x, .xt = xt, .dt = m->dtype, .seed = (uint64_t)m->handle};
+  int nx = spmv_par_threads(cols);
+  spmv_par_range(cols, nx, make_x_block, &g);
   rc = w->ops->multiply(w->be, m->bm, 1.0, xt, 0.0, yt, 1, err);
   if (rc < 0)
     goto out;
@@ -101,8 +127,8 @@ int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
     diff = (c.diff[t] > diff || isnan(c.diff[t])) ? c.diff[t] : diff;
     maxlen = c.maxlen[t] > maxlen ? c.maxlen[t] : maxlen;
   }
-  for (int64_t j = 0; j < cols; j++)
-    xnorm = fmax(xnorm, fabs(x[j]));
+  for (int t = 0; t < nx; t++)
+    xnorm = fmax(xnorm, g.xnorm[t]);
   double eps = m->dtype == SPMV_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
   double scale = anorm * xnorm + ynorm;
   *resid = scale > 0 ? diff / scale : diff;

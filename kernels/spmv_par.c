@@ -53,26 +53,12 @@ static int64_t row_at(const struct spmv_csr *A, int64_t k)
   return lo;
 }
 
-void spmv_par_rows(const struct spmv_csr *A, int n, spmv_par_fn *fn,
-                    void *ctx)
+/* Runs p[0..n) (their bounds set), p[0] on the calling thread. */
+static void run_parts(struct part *p, int n)
 {
-  struct part p[SPMV_PAR_MAX];
   pthread_t tid[SPMV_PAR_MAX];
   int started[SPMV_PAR_MAX] = {0};
 
-  if (n < 1)
-    n = 1;
-  if (n > SPMV_PAR_MAX)
-    n = SPMV_PAR_MAX;
-  for (int t = 0; t < n; t++) {
-    p[t].fn = fn;
-    p[t].ctx = ctx;
-    p[t].t = t;
-    p[t].r0 = t == 0 ? 0 : p[t - 1].r1;
-    p[t].r1 = t == n - 1 ? A->rows : row_at(A, A->nnz / n * (t + 1));
-    if (p[t].r1 < p[t].r0)
-      p[t].r1 = p[t].r0;
-  }
   for (int t = 1; t < n; t++)
     started[t] = pthread_create(&tid[t], NULL, run_part, &p[t]) == 0;
   run_part(&p[0]);
@@ -82,6 +68,48 @@ void spmv_par_rows(const struct spmv_csr *A, int n, spmv_par_fn *fn,
     else
       run_part(&p[t]);  /* no thread: its block runs here */
   }
+}
+
+/* n clamped to [1, SPMV_PAR_MAX], fn and ctx set in each part. */
+static int parts_init(struct part *p, int n, spmv_par_fn *fn, void *ctx)
+{
+  if (n < 1)
+    n = 1;
+  if (n > SPMV_PAR_MAX)
+    n = SPMV_PAR_MAX;
+  for (int t = 0; t < n; t++) {
+    p[t].fn = fn;
+    p[t].ctx = ctx;
+    p[t].t = t;
+  }
+  return n;
+}
+
+void spmv_par_rows(const struct spmv_csr *A, int n, spmv_par_fn *fn,
+                   void *ctx)
+{
+  struct part p[SPMV_PAR_MAX];
+
+  n = parts_init(p, n, fn, ctx);
+  for (int t = 0; t < n; t++) {
+    p[t].r0 = t == 0 ? 0 : p[t - 1].r1;
+    p[t].r1 = t == n - 1 ? A->rows : row_at(A, A->nnz / n * (t + 1));
+    if (p[t].r1 < p[t].r0)
+      p[t].r1 = p[t].r0;
+  }
+  run_parts(p, n);
+}
+
+void spmv_par_range(int64_t len, int n, spmv_par_fn *fn, void *ctx)
+{
+  struct part p[SPMV_PAR_MAX];
+
+  n = parts_init(p, n, fn, ctx);
+  for (int t = 0; t < n; t++) {
+    p[t].r0 = len / n * t;
+    p[t].r1 = t == n - 1 ? len : len / n * (t + 1);
+  }
+  run_parts(p, n);
 }
 
 /* One block's validation: its result and message. */

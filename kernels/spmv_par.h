@@ -23,6 +23,10 @@ typedef void spmv_par_fn(void *ctx, int t, int64_t r0, int64_t r1);
 void spmv_par_rows(const struct spmv_csr *A, int n, spmv_par_fn *fn,
                    void *ctx);
 
+/* Runs fn over n equal blocks of [0, len) (r0, r1 its bounds), as
+ * spmv_par_rows does over rows: for passes over a vector. */
+void spmv_par_range(int64_t len, int n, spmv_par_fn *fn, void *ctx);
+
 /* spmv_csr_validate() with the entries' pass split over n threads; the
  * same result and message. */
 int spmv_par_validate(const struct spmv_csr *A, unsigned flags, int n,
