@@ -50,6 +50,14 @@ struct split_run {
   enum spmvd_solve_reason why;  /* as on one worker (spmvd_solve.h) */
 };
 
+/* Once an iteration: other matrices' products on this worker are served,
+ * as between a one-worker solve's iterations (a request naming this matrix
+ * waits for the solve's end); the worker's heartbeat goes with them. */
+static void between(struct split_run *s)
+{
+  spmvd_wk_serve_between(s->w, s->m->handle);
+}
+
 static int barrier(struct split_run *s)
 {
   unsigned g = atomic_load(&s->ctl->gen);
@@ -246,7 +254,7 @@ static int cg(struct split_run *s, const double *inv, double *r, double *q,
   if (finished(s, sqrt(rr)))
     return 0;
   for (s->why = SPMVD_SOLVE_MAXITER; s->it < s->maxiter; ) {
-    spmvd_wk_heartbeat(s->w);
+    between(s);
     /* p is written again only after the next reduction, which every
      * block reaches once its product has read p's halo. */
     if ((rc = multiply_shared(s, p, q, err)) != 0 ||
@@ -313,7 +321,7 @@ static int bicgstab(struct split_run *s, double *r, double *w,
   if (finished(s, sqrt(rr)))
     return 0;
   for (s->why = SPMVD_SOLVE_MAXITER; s->it < s->maxiter; ) {
-    spmvd_wk_heartbeat(s->w);
+    between(s);
     if (!usable(rho) || !usable(omega)) {
       s->why = SPMVD_SOLVE_BREAKDOWN;
       return 0;
@@ -378,7 +386,7 @@ static int gmres(struct split_run *s, double *V, struct spmv_error *err)
     int stop = 0;
     for (j = 0; j < a.m && !stop; j++) {
       double *vj = V + j * ld, *w = V + (j + 1) * ld, *c = spmvd_arnoldi_column(&a, j);
-      spmvd_wk_heartbeat(s->w);
+      between(s);
       memcpy(s->p + r0, vj, sizeof *vj * (size_t)nl);
       if ((rc = multiply_shared(s, s->p, w, err)) != 0)
         break;
@@ -455,7 +463,7 @@ static int pagerank(struct split_run *s, struct spmv_error *err)
     for (int64_t i = 0; i < nl; i++)
       s->x[r0 + i] = 1.0 / (double)n;
   for (s->why = SPMVD_SOLVE_MAXITER; s->it < s->maxiter; ) {
-    spmvd_wk_heartbeat(s->w);
+    between(s);
     double dpart = 0, cpart = 0;
     for (int64_t i = 0; i < nl; i++) {
       s->p[r0 + i] = wt[r0 + i] * s->x[r0 + i];

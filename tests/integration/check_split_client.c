@@ -637,17 +637,15 @@ static void setup_short_timeout(void)
  * b's part along the null space) runs for twice device_timeout_s: the
  * blocks' heartbeats, while they compute and while they wait for each
  * other, keep every worker from counting as hung, and the cancel ends it. */
-START_TEST(split_heartbeats)
+/* The Laplacian of a g x g grid with Neumann boundaries (singular: each
+ * diagonal its row's degree) and b all ones, whose part along the null
+ * space no solve removes: GMRES on it never converges. */
+static struct spmv_csr *never_converges(int64_t g, double **b)
 {
-  struct spmv_csr *A = plain_laplacian(40);
-  size_t n = (size_t)A->rows;
-  double *b = malloc(n * 8), *x = calloc(n, 8);
-  struct spmv_solve_options o;
-  struct spmv_solve_result r;
-  struct spmv_matrix *m;
-  struct canceller k;
+  struct spmv_csr *A = plain_laplacian(g);
 
-  ck_assert(b && x);
+  *b = malloc((size_t)A->rows * 8);
+  ck_assert_ptr_nonnull(*b);
   for (int64_t i = 0; i < A->rows; i++) {
     int64_t deg = 0, diag = 0;
     for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
@@ -656,8 +654,23 @@ START_TEST(split_heartbeats)
       else
         deg++;
     A->val[diag] = (double)deg;
-    b[i] = 1.0;
+    (*b)[i] = 1.0;
   }
+  return A;
+}
+
+START_TEST(split_heartbeats)
+{
+  double *b;
+  struct spmv_csr *A = never_converges(40, &b);
+  size_t n = (size_t)A->rows;
+  double *x = calloc(n, 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+  struct spmv_matrix *m;
+  struct canceller k;
+
+  ck_assert(x);
   ck_assert_int_eq(load(A, SPMV_F64, nw, &m), 0);
   spmv_solve_options_init(&o);
   o.method = "gmres";
@@ -684,6 +697,69 @@ START_TEST(split_heartbeats)
   free(b);
   free(x);
   spmv_csr_free(A);
+}
+END_TEST
+
+/* The other client of split_serves_others: its matrix, multiplied from
+ * the solve's first progress event, then the solve cancelled. */
+struct other {
+  struct spmv_matrix *m;
+  const struct spmv_csr *A;
+  int products;
+};
+
+static void multiply_other(const struct spmv_progress *p, void *arg)
+{
+  struct other *o = arg;
+
+  (void)p;
+  if (o->products++ == 0) {
+    products_ok(o->m, o->A, SPMV_F64);
+    spmv_solve_cancel(c);
+  }
+}
+
+/* Another client's products on the workers that hold a split solve's
+ * blocks are answered while the solve runs, as between a one-worker
+ * solve's iterations: the solve never converges, its first progress event
+ * multiplies the other client's matrix and checks the products, and only
+ * then cancels it (with the workers held until the solve's end, the
+ * products would wait for it, and it for them: the test times out). */
+START_TEST(split_serves_others)
+{
+  double *b;
+  struct spmv_csr *A = never_converges(40, &b);
+  struct spmv_csr *B = itest_random_csr(700, 7, 5, 29);
+  double *x = calloc((size_t)A->rows, 8);
+  struct spmv_solve_options o;
+  struct spmv_solve_result r;
+  struct spmv_client *c2;
+  struct spmv_matrix *m;
+  struct other other = {.A = B};
+
+  ck_assert_ptr_nonnull(x);
+  ck_assert_int_eq(load(A, SPMV_F64, nw, &m), 0);
+  ck_assert_int_eq(spmv_connect(d.sock, &c2), 0);
+  ck_assert_msg(spmv_load_csr(c2, SPMV_F64, B->rows, B->cols, B->nnz, B->row_ptr,
+                              B->col_idx, B->val, NULL, &other.m) == 0,
+                "%s", spmv_client_errmsg(c2));
+  spmv_solve_options_init(&o);
+  o.method = "gmres";
+  o.maxiter = (int64_t)1 << 40;
+  o.progress_every = 10;
+  o.progress = multiply_other;
+  o.progress_arg = &other;
+  ck_assert_msg(spmv_solve(m, b, x, 0, &o, &r) == 0, "%s", spmv_client_errmsg(c));
+  ck_assert_str_eq(r.reason, "cancelled");
+  ck_assert_int_ge(other.products, 1);
+  spmv_matrix_free(other.m);
+  spmv_disconnect(c2);
+  products_ok(m, A, SPMV_F64);
+  spmv_matrix_free(m);
+  free(b);
+  free(x);
+  spmv_csr_free(A);
+  spmv_csr_free(B);
 }
 END_TEST
 
@@ -740,6 +816,7 @@ int main(void)
   tcase_add_checked_fixture(slow, setup_short_timeout, teardown);
   tcase_set_timeout(slow, 60);
   tcase_add_test(slow, split_heartbeats);
+  tcase_add_test(slow, split_serves_others);
   suite_add_tcase(s, slow);
   return itest_run(s);
 }
