@@ -57,6 +57,72 @@ START_TEST(unanswerable_cache_row)
 }
 END_TEST
 
+/* The length of r's "export" document as compact JSON. */
+static size_t export_len(const json_t *r)
+{
+  json_t *doc = json_object_get(r, "export");
+
+  ck_assert_msg(json_is_object(doc), "no export: %s",
+                json_string_value(json_object_get(json_object_get(r, "error"),
+                                                  "message")));
+  return json_dumpb(doc, NULL, 0, JSON_COMPACT);
+}
+
+/* An export larger than max_json_bytes is ELIMIT naming the setting and
+ * what to do; one fingerprint's, which fits, is still answered. */
+START_TEST(export_over_max_json)
+{
+  int fd = itest_open(&itest_d);
+  char fp[33], conf[64];
+
+  for (int k = 0; k < 3; k++) {
+    struct spmv_csr *A = itest_random_csr(1500 + 100 * k, 7, 3, 40 + (unsigned)k);
+    json_t *r = itest_load(fd, 1 + k, A, 0, "trial");
+    itest_handle(r);
+    if (k == 0)
+      snprintf(fp, sizeof fp, "%s", json_string_value(json_object_get(r, "fingerprint")));
+    json_decref(r);
+    spmv_csr_free(A);
+  }
+  /* Every store is on the cache thread: asked until all three are there. */
+  json_t *all = NULL;
+  for (int i = 0; i < 200; i++) {
+    json_decref(all);
+    all = itest_call(fd, json_pack("{ss si}", "op", "export", "id", 5), NULL, 0,
+                     NULL, NULL);
+    if (json_array_size(json_object_get(json_object_get(all, "export"), "tunings")) == 3)
+      break;
+    usleep(20000);
+  }
+  size_t nall = export_len(all);
+  json_decref(all);
+  json_t *one = itest_call(fd, json_pack("{ss si ss}", "op", "export", "id", 6,
+                                         "fingerprint", fp), NULL, 0, NULL, NULL);
+  size_t none = export_len(one);
+  json_decref(one);
+  close(fd);
+  ck_assert_msg(nall > none + 200, "all %zu bytes, one %zu", nall, none);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, SIGTERM), 0);
+  snprintf(conf, sizeof conf, "max_json_bytes = %zu\n", (nall + none) / 2 + 64);
+  itest_daemon_config(&itest_d, conf);
+  ck_assert_int_eq(itest_daemon_start(&itest_d, NULL), 0);
+  fd = itest_open(&itest_d);
+  json_t *r = itest_call(fd, json_pack("{ss si}", "op", "export", "id", 7), NULL,
+                         0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "ELIMIT");
+  const char *msg = json_string_value(json_object_get(json_object_get(r, "error"),
+                                                      "message"));
+  ck_assert_msg(msg && strstr(msg, "max_json_bytes") && strstr(msg, "one fingerprint"),
+                "%s", msg ? msg : "no message");
+  json_decref(r);
+  r = itest_call(fd, json_pack("{ss si ss}", "op", "export", "id", 8,
+                               "fingerprint", fp), NULL, 0, NULL, NULL);
+  ck_assert_int_eq(export_len(r), none);
+  json_decref(r);
+  close(fd);
+}
+END_TEST
+
 /* One row of the field table: op's request made valid by base (a JSON
  * object's text, "op" and "id" added), then field set to the JSON bad. */
 struct bad_field {
@@ -205,6 +271,7 @@ static Suite *refusals_suite(void)
   tcase_add_checked_fixture(t, itest_setup, itest_teardown);
   tcase_set_timeout(t, 120);
   tcase_add_test(t, unanswerable_cache_row);
+  tcase_add_test(t, export_over_max_json);
   tcase_add_test(t, wrong_and_unknown_fields);
   tcase_add_test(t, library_forget_einval);
   tcase_add_test(t, library_missing_file_eio);
