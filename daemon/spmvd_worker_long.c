@@ -195,7 +195,8 @@ struct race {
   struct spmv_config cand_cfg;   /* cand's configuration */
   struct spmvd_bmatrix *best;    /* the leader so far, or NULL */
   struct spmv_config best_cfg;
-  double load_ms, time_ms;       /* the candidates' loads and timing runs */
+  double load_ms, time_ms;       /* the candidates' loads (and frees) and
+                                    timing runs */
 };
 
 /* Releases the leader kept, if any. */
@@ -253,9 +254,12 @@ static int race_time(void *ctx, int warmup, int reps, double *median_us,
 static void race_unload(void *ctx)
 {
   struct race *r = ctx;
+  double t0 = spmvd_wk_now_ms();
+
   if (r->cand)
     r->w->ops->unload(r->w->be, r->cand);
   r->cand = NULL;
+  r->load_ms += spmvd_wk_now_ms() - t0;  /* freeing is part of a load's cost */
 }
 
 /* A tune's race keeps its leader: the pick is then made resident as it
