@@ -23,7 +23,8 @@ CLEANFILES += client/python/spmvd/_config.py
 
 # The module against a private spmvd, with the configured Python.
 TESTS += tests/python/check_python.sh
-EXTRA_DIST += tests/python/check_python.sh tests/python/test_spmvd.py
+EXTRA_DIST += tests/python/check_python.sh tests/python/test_spmvd.py \
+	tests/python/test_spmvd_solve.py tests/python/spmvd_testing.py
 TESTS_ENVIRONMENT += SPMV_PYTHON='$(PYTHON)'; export SPMV_PYTHON;
 
 # make installcheck (tests/local.mk runs it): the installed module finds

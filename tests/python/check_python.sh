@@ -1,6 +1,7 @@
 #!/bin/sh
 # check_python.sh: the Python module spmvd (client/python/) against a private
-# spmvd on the cpu backend, run by test_spmvd.py with the configured
+# spmvd on the cpu backend, run by test_spmvd.py and test_spmvd_solve.py
+# (their shared pieces in spmvd_testing.py) with the configured
 # Python.  Skipped (77) without that Python, numpy and scipy, or without
 # the shared libspmvclient.
 top_srcdir=${SPMV_TOP_SRCDIR:-.}
@@ -36,13 +37,13 @@ done
 
 # The module from the source tree, the library from the build tree; no
 # bytecode is written into the (perhaps read-only) source tree.
-PYTHONPATH=$top_srcdir/client/python${PYTHONPATH:+:$PYTHONPATH} \
+PYTHONPATH=$top_srcdir/client/python:$top_srcdir/tests/python${PYTHONPATH:+:$PYTHONPATH} \
 PYTHONDONTWRITEBYTECODE=1 SPMVD_LIBSPMVCLIENT=$lib \
 SPMVD_SOCKET=$tmp/spmvd.sock SPMV_TEST_DB=$tmp/cache.db \
 SPMV_TEST_DATA=$top_srcdir/tests/data/matrices \
 SPMV_TEST_SPMVCTL=$top_builddir/client/spmvctl \
 SPMV_TEST_SPMVD=$top_builddir/daemon/spmvd \
-  "$py" "$top_srcdir/tests/python/test_spmvd.py" -v
+  "$py" -m unittest -v test_spmvd test_spmvd_solve
 status=$?
 [ $status -eq 0 ] || { echo "spmvd's log:"; tail -50 "$tmp/spmvd.log"; }
 exit $status
