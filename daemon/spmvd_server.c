@@ -274,12 +274,21 @@ int spmvd_server_place(const struct spmvd_server *srv)
   uint64_t bytes[SPMVD_MAX_WORKERS] = {0};
   int conns[SPMVD_MAX_WORKERS] = {0}, best = 0;
 
-  for (const struct spmvd_matrix *m = srv->reg.head; m; m = m->next)
-    if (m->wk >= 0 && m->wk < srv->nworkers)
-      bytes[m->wk] += m->bytes;
+  /* A split matrix weighs on each of its blocks' workers, and a
+   * connection's device vectors on its worker, as matrices do. */
+  for (const struct spmvd_matrix *m = srv->reg.head; m; m = m->next) {
+    int nb = m->nblocks > 1 ? m->nblocks : 1;
+    for (int b = 0; b < nb; b++) {
+      int wk = nb > 1 ? m->block_wk[b] : m->wk;
+      if (wk >= 0 && wk < srv->nworkers)
+        bytes[wk] += m->bytes / (uint64_t)nb;
+    }
+  }
   for (const struct spmvd_conn *c = srv->conns; c; c = c->next)
-    if (c->wk >= 0 && c->wk < srv->nworkers)
+    if (c->wk >= 0 && c->wk < srv->nworkers) {
       conns[c->wk]++;
+      bytes[c->wk] += c->vecs.bytes;
+    }
   for (int i = 1; i < srv->nworkers; i++)
     if (spmvd_server_worker_started(srv, i) &&
         (bytes[i] < bytes[best] ||

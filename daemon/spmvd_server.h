@@ -102,7 +102,8 @@ struct spmvd_worker *spmvd_server_worker(const struct spmvd_server *srv, int i);
 int spmvd_server_worker_started(const struct spmvd_server *srv, int i);
 
 /* The worker for a new connection: the one holding the fewest bytes of
- * matrices, then the fewest connections. */
+ * matrices (a split one's shared among its blocks' workers) and device
+ * vectors, then the fewest connections. */
 int spmvd_server_place(const struct spmvd_server *srv);
 
 #endif /* SPMVD_SERVER_H */

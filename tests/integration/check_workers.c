@@ -108,6 +108,39 @@ static void open_and_load(int s[NW], int64_t h[NW], struct spmv_csr *const A[NW]
   }
 }
 
+/* Placement weighs device vectors as it weighs matrices: with a small
+ * matrix on every other worker and only vectors on the first, a new
+ * connection goes to another worker than the first (by matrices alone the
+ * first held nothing and took it). */
+START_TEST(placed_by_vectors)
+{
+  struct spmv_csr *A = itest_random_csr(300, 5, 2, 77);
+  int s[NW + 1];
+
+  s[0] = itest_open(&d);
+  json_decref(ready_workers(s[0]));
+  settle(s[0], 1);
+  for (int i = 1; i < NW; i++)
+    s[i] = open_next(i);
+  ck_assert_int_eq(itest_status_int(s[0], "worker"), 0);
+  json_t *r = itest_call(s[0], json_pack("{ss si ss si}", "op", "vector-create",
+                                         "id", 1, "dtype", "f64", "n", 1 << 20),
+                         NULL, 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "vector-create failed");
+  json_decref(r);
+  for (int i = 1; i < NW; i++) {
+    r = itest_load(s[i], 2, A, 0, "auto");
+    itest_handle(r);
+    json_decref(r);
+  }
+  s[NW] = open_next(NW);
+  ck_assert_int_ne(itest_status_int(s[NW], "worker"), 0);
+  for (int i = 0; i <= NW; i++)
+    close(s[i]);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Each worker listed once, numbered, with a process of its own. */
 START_TEST(listed)
 {
@@ -700,6 +733,7 @@ int main(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, listed);
+  tcase_add_test(tc, placed_by_vectors);
   tcase_add_test(tc, spread);
   tcase_add_test(tc, across);
   tcase_add_test(tc, one_dies);
