@@ -22,7 +22,7 @@ tests_check_wire_LDADD = client/libspmvwire.la $(JANSSON_LIBS) $(CHECK_LIBS)
 # ^spmv_ names it exports exactly the API of spmv.h (SPMV_CLIENT_API), so
 # the core's internals are not part of its ABI; tests/check_exports.sh
 # checks both.
-SPMV_CLIENT_API = '^spmv_(connect|connect_opts|disconnect|client_errmsg|client_path|load_csr|load_mtx|load_options_init|matrix_free|matrix_client|matrix_decision_json|matrix_blocks|multiply|multiply_batch|multiply_inplace|matrix_vectors|info|info_json|tune|bench_json|bench_configs_json|status_json|list_json|forget|import_json|export_json|calibrate|calibrate_points|strerror|err_name|err_from_name|dtype_name|dtype_size|dtype_parse|multiply_vec|vector_(new|free|length|dtype|client|upload|download|fill|copy|scale|axpby|mul|dot|nrm2)|scalar_(const|ratio)|oplist_(new|free|clear|length|run)|op_(spmv|copy|fill|scale|axpby|mul|dot|nrm2|upload|download)|solve|solve_vec|solve_options_init|solve_cancel)$$'
+SPMV_CLIENT_API = '^spmv_(connect|connect_opts|disconnect|client_errmsg|client_path|load_csr|load_mtx|load_options_init|matrix_free|matrix_client|matrix_decision_json|matrix_blocks|multiply|multiply_batch|multiply_inplace|matrix_vectors|info|info_json|tune|bench_json|bench_configs_json|status_json|list_json|forget|import_json|export_json|calibrate|calibrate_points|strerror|err_name|err_from_name|dtype_name|dtype_size|dtype_parse|multiply_vec|vector_(new|free|length|dtype|client|upload|download|fill|copy|scale|axpby|mul|dot|nrm2)|scalar_(const|ratio)|oplist_(new|free|clear|length|run)|op_(spmv|copy|fill|scale|axpby|mul|dot|nrm2|upload|download)|solve|solve_vec|solve_options_init|solve_cancel|shutdown)$$'
 
 noinst_LTLIBRARIES += client/libspmvclientimpl.la
 client_libspmvclientimpl_la_SOURCES = client/spmv_client.c \

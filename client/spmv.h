@@ -518,6 +518,17 @@ int spmv_export_json(struct spmv_client *c, const char *fingerprint,
                      char **json);
 
 /*
+ * Asks spmvd to stop: it answers, takes no new connection, finishes the
+ * requests in flight (other clients' too) and exits, as on SIGTERM.  With
+ * wait nonzero, returns once the daemon has closed this connection (what
+ * was in flight is then done), else at its answer; c serves no request
+ * after.  Root or the daemon's own user only, else SPMV_EPERM.  A
+ * systemd service is better stopped with systemctl: a socket-activated
+ * one starts again at the next client.
+ */
+int spmv_shutdown(struct spmv_client *c, int wait);
+
+/*
  * Calibrates the statistical predictor of spmvd's device for values of
  * dtype: the daemon times synthetic matrices (normal and uniform row
  * lengths over a grid of sizes) for at most max_seconds (<= 0: the daemon's

@@ -1,9 +1,11 @@
 /* spmv_admin.c: libspmvclient's requests about the daemon rather than a
- * matrix: status, list, forget, import, calibrate. */
+ * matrix: status, list, forget, import, calibrate, shutdown. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spmv_client_int.h"
 
@@ -142,6 +144,26 @@ int spmv_import_json(struct spmv_client *c, const char *json, int *imported,
   }
   json_decref(reply);
   return rc;
+}
+
+int spmv_shutdown(struct spmv_client *c, int wait)
+{
+  json_t *reply = NULL;
+  int rc = spmvc_simple_call(c, json_pack("{s:s}", "op", "shutdown"), &reply);
+  char buf[256];
+  ssize_t n;
+
+  json_decref(reply);
+  if (rc != 0 || !wait)
+    return rc;
+  /* The daemon closes the connection once its requests are done; nothing
+   * else is sent on it meanwhile. */
+  pthread_mutex_lock(&c->lock);
+  while (c->fd >= 0 && ((n = read(c->fd, buf, sizeof buf)) > 0 ||
+                        (n < 0 && errno == EINTR)))
+    ;
+  pthread_mutex_unlock(&c->lock);
+  return 0;
 }
 
 /* Calibrates the daemon's predictor; *json (may be NULL) gets the reply. */

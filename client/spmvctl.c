@@ -39,6 +39,8 @@ static const struct spmvctl_command commands[] = {
     "o", 0, 1, spmvctl_export },
   { "import", "FILE|-", "add exported tunings (root or admin group)",
     "", 1, 1, spmvctl_import },
+  { "stop", "", "spmvd finishes its requests and exits (root or its user)",
+    "", 0, 0, spmvctl_stop },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -71,6 +71,7 @@ int spmvctl_status(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_tune(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_bench(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_forget(struct spmvctl *ctl, int argc, char **argv);
+int spmvctl_stop(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_import(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_list(struct spmvctl *ctl, int argc, char **argv);
 int spmvctl_show(struct spmvctl *ctl, int argc, char **argv);

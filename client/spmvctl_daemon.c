@@ -361,6 +361,36 @@ int spmvctl_forget(struct spmvctl *ctl, int argc, char **argv)
   return status;
 }
 
+/* stop: the daemon finishes its requests and exits; spmvctl returns once
+ * it has closed the connection.  It never starts a daemon to stop it. */
+int spmvctl_stop(struct spmvctl *ctl, int argc, char **argv)
+{
+  struct spmvctl quiet = *ctl;
+  struct spmv_client *c = NULL;
+  int rc, status;
+
+  (void)argc;
+  (void)argv;
+  quiet.autostart = 0;
+  status = spmvctl_connect(&quiet, &c);
+  if (status != SPMVCTL_EXIT_OK)
+    return status;
+  rc = spmv_shutdown(c, 1);
+  if (rc < 0) {
+    status = spmvctl_call_failed(ctl, c, rc);
+  } else if (ctl->json) {
+    json_t *r = json_pack("{s:b}", "stopped", 1);
+
+    status = spmvctl_print_json(r);
+    json_decref(r);
+  } else if (!ctl->quiet) {
+    printf("spmvd on %s has finished its requests and stopped\n",
+           ctl->socket ? ctl->socket : "the default socket");
+  }
+  spmv_disconnect(c);
+  return status;
+}
+
 /* Reads a whole file ("-": stdin) into a new NUL-terminated string. */
 static char *read_text(const char *path, struct spmvctl *ctl, int *status)
 {

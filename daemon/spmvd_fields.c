@@ -67,6 +67,7 @@ static const struct op_fields tables[] = {
     {"calibrate", calibrate_f}, {"status", none_f},
     {"forget", forget_f},     {"import", import_f},
     {"cancel", cancel_f},     {"export", export_f},
+    {"shutdown", none_f},
     {NULL, NULL}};
 
 /* The words of the messages: "not a boolean". */

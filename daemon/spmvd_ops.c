@@ -254,7 +254,7 @@ int spmvd_ops_begin(struct spmvd_conn *c, json_t *req, uint64_t payload_len,
                                       "bench", "status", "forget", "import",
                                       "calibrate", "attach-vectors",
                                       "vector-create", "vector-free",
-                                      "cancel", "export", NULL};
+                                      "cancel", "export", "shutdown", NULL};
   for (const char *const *k = known; *k; k++) {
     if (strcmp(op, *k) != 0)
       continue;
@@ -385,6 +385,10 @@ void spmvd_ops_run(struct spmvd_conn *c, json_t *req, int64_t id,
   if (strcmp(op, "forget") == 0 || strcmp(op, "import") == 0 ||
       strcmp(op, "export") == 0) {
     spmvd_ops_run_admin(c, op, req, id);
+    return;
+  }
+  if (strcmp(op, "shutdown") == 0) {
+    spmvd_ops_shutdown(c, id);
     return;
   }
   if (strcmp(op, "hello") == 0)

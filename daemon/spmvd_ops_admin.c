@@ -202,3 +202,25 @@ void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
   spmvd_cachejob_post(srv->bio, j, on_admin_done, o);
 }
 
+/* shutdown: root or the daemon's own user (a user instance's owner) only,
+ * decided from the peer's uid alone: no user database is asked, so that
+ * the loop never waits on one.  The reply goes first; the daemon then
+ * finishes what is in flight, as on SIGTERM. */
+void spmvd_ops_shutdown(struct spmvd_conn *c, int64_t id)
+{
+  struct spmvd_server *srv = c->srv;
+  struct spmv_error err;
+
+  if (c->uid != 0 && c->uid != geteuid()) {
+    spmv_error_set(&err, SPMV_EPERM, "shutdown needs root or the daemon's "
+                   "own user (uid %ld)", (long)geteuid());
+    spmvd_conn_send_error(c, id, &err);
+    spmvd_conn_done(c);
+    return;
+  }
+  spmvd_log_info("uid %ld asked it to stop: finishing in-flight requests, "
+                 "then exiting", (long)c->uid);
+  spmvd_op_reply(c, id, json_pack("{sb}", "stopping", 1));
+  spmvd_conn_done(c);
+  spmvd_server_stop(srv);
+}

@@ -203,6 +203,8 @@ void spmvd_ops_run_calibrate(struct spmvd_conn *c, json_t *req, int64_t id);
 json_t *spmvd_ops_hello(struct spmvd_conn *c, json_t *req,
                         struct spmv_error *err);
 json_t *spmvd_ops_status(struct spmvd_conn *c);
+/* shutdown: the reply, then a clean stop (root or the daemon's user). */
+void spmvd_ops_shutdown(struct spmvd_conn *c, int64_t id);
 /* forget and import, checked and run on the cache thread. */
 void spmvd_ops_run_admin(struct spmvd_conn *c, const char *op, json_t *req,
                          int64_t id);

@@ -20,4 +20,5 @@ EXTRA_DIST += schema/PROTOCOL.md \
 	schema/proto/ops.json \
 	schema/proto/solve.json \
 	schema/proto/cancel.json \
-	schema/proto/export.json
+	schema/proto/export.json \
+	schema/proto/shutdown.json

@@ -671,6 +671,52 @@ START_TEST(limits)
 }
 END_TEST
 
+/* shutdown by the daemon's own user: the reply says it stops; a solve in
+ * flight on another connection (its first progress event seen) is answered
+ * whole, the daemon then exits 0, and its socket is gone. */
+START_TEST(shutdown_finishes_in_flight)
+{
+  struct spmv_csr *A = itest_random_csr(20000, 9, 5, 61);
+  size_t n = (size_t)A->rows;
+  double *b = malloc(n * 8);
+  int fd = itest_open(&itest_d), events = 0;
+  json_t *r = itest_load(fd, 1, A, 0, "auto");
+  int64_t h = itest_handle(r);
+
+  ck_assert_ptr_nonnull(b);
+  for (size_t i = 0; i < n; i++)
+    b[i] = 1.0 + (double)(i % 7);
+  json_decref(r);
+  ck_assert_int_eq(itest_send(fd, json_pack("{ss si sI ss sI sf sI}", "op", "solve",
+                                            "id", 2, "handle", (json_int_t)h,
+                                            "method", "gmres", "maxiter",
+                                            (json_int_t)4000, "rtol", 1e-30,
+                                            "progress", (json_int_t)10),
+                              b, n * 8), 0);
+  while (events == 0) {
+    r = itest_recv_ready(fd, &events);
+    ck_assert_msg(r == NULL, "the solve ended before its first progress event");
+    usleep(5000);
+  }
+  int f2 = itest_open(&itest_d);
+  r = itest_call(f2, json_pack("{ss si}", "op", "shutdown", "id", 3), NULL, 0,
+                 NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "stopping")), "shutdown refused");
+  json_decref(r);
+  r = itest_recv_reply(fd, NULL, NULL, NULL);
+  ck_assert_msg(r && json_is_true(json_object_get(r, "ok")), "the solve in flight "
+                "was not answered");
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "iterations")), 4000);
+  json_decref(r);
+  close(f2);
+  close(fd);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, 0), 0);
+  ck_assert_int_eq(access(itest_d.sock, F_OK), -1);
+  free(b);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* Another uid sees ENOENT, not the matrix (needs root to switch uid). */
 START_TEST(ownership)
 {
@@ -698,6 +744,10 @@ START_TEST(ownership)
     json_decref(q);
     q = itest_call(f, json_pack("{ss si ss}", "op", "forget", "id", 3,
                                 "fingerprint", "all"), NULL, 0, NULL, NULL);
+    ok &= strcmp(itest_error_code(q), "EPERM") == 0;
+    json_decref(q);
+    q = itest_call(f, json_pack("{ss si}", "op", "shutdown", "id", 4), NULL, 0,
+                   NULL, NULL);
     ok &= strcmp(itest_error_code(q), "EPERM") == 0;
     json_decref(q);
     _exit(ok ? 0 : 1);
@@ -737,6 +787,7 @@ static Suite *robust_suite(void)
   tcase_add_test(frames, missing_id);
   tcase_add_test(frames, wrong_payload_length);
   tcase_add_test(frames, invalid_csr);
+  tcase_add_test(life, shutdown_finishes_in_flight);
   tcase_add_test(life, disconnect_mid_upload);
   tcase_add_test(life, late_descriptor_unused);
   tcase_add_test(life, frame_timeout);

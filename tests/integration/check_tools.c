@@ -195,6 +195,8 @@ static json_t *spmvctl_json(const char *args, int expect_status)
   return j;
 }
 
+static int spmvctl_fails(const char *args, char *err, size_t n);
+
 /* Every spmvctl --json output parses; a second tune comes from the cache. */
 START_TEST(spmvctl_json_outputs)
 {
@@ -235,6 +237,15 @@ START_TEST(spmvctl_json_outputs)
   json_decref(spmvctl_json("export", 0));
   /* The daemon's own user may forget (these tests run it). */
   json_decref(spmvctl_json("forget all", 0));
+  /* ... and stop it: spmvctl returns once the daemon has finished, which
+   * then exits 0; a second stop finds no daemon and starts none. */
+  j = spmvctl_json("stop", 0);
+  ck_assert(json_is_true(json_object_get(j, "stopped")));
+  json_decref(j);
+  ck_assert_int_eq(itest_daemon_stop(&itest_d, 0), 0);
+  char err[512];
+  ck_assert_int_eq(spmvctl_fails("stop", err, sizeof err), 3);  /* no daemon */
+  ck_assert_int_eq(access(itest_d.sock, F_OK), -1);
 }
 END_TEST
 

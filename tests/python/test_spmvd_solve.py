@@ -5,6 +5,8 @@ spmvd of check_python.sh, as test_spmvd.py)."""
 
 import gc
 import os
+import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -244,6 +246,43 @@ class TestSplit(ClientCase):
         with self.assertRaises(spmvd.Error) as e:
             self.c.load(matrix("lp_afiro"), split=2)
         self.assertIn("square", str(e.exception))
+
+
+class TestShutdown(unittest.TestCase):
+    """A daemon of its own, stopped through the module."""
+
+    def test_shutdown(self):
+        top = tempfile.mkdtemp(prefix="spmvd-shutdown.",
+                               dir=os.path.dirname(os.environ["SPMVD_SOCKET"]))
+        sock = os.path.join(top, "s.sock")
+        log = open(os.path.join(top, "log"), "w")
+        p = subprocess.Popen([os.environ["SPMV_TEST_SPMVD"], "--foreground",
+                              "--socket", sock, "--db",
+                              os.path.join(top, "c.db"), "--backend", "cpu"],
+                             stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(200):
+                if os.path.exists(sock):
+                    break
+                time.sleep(0.05)
+            c = spmvd.connect(sock, autostart=False)
+            A = c.load(matrix("karate"))
+            check_product(self, matrix("karate"), np.ones(34),
+                          A @ np.ones(34), "before the shutdown")
+            c.shutdown(wait=True)
+            self.assertEqual(p.wait(timeout=30), 0)
+            self.assertFalse(os.path.exists(sock))
+            with self.assertRaises(spmvd.Error):
+                c.status()
+            c.close()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            log.close()
+            for f in os.listdir(top):
+                os.unlink(os.path.join(top, f))
+            os.rmdir(top)
 
 
 class TestLifetimes(unittest.TestCase):

@@ -195,6 +195,15 @@ class Client(_lib.Closing):
                                    ctypes.byref(out)), self._ptr)
         return json.loads(_lib.take_string(out))
 
+    def shutdown(self, wait=True):
+        """Ask spmvd to stop: it answers, takes no new connection, finishes
+        the requests in flight and exits.  With wait, return once it has
+        closed this connection (what was in flight is done).  The client
+        serves no request after.  Root or the daemon's own user only (else
+        Error SPMV_EPERM); a systemd service is better stopped with
+        systemctl."""
+        check(lib.spmv_shutdown(self._handle(), 1 if wait else 0), self._ptr)
+
     def import_(self, tunings):
         """Import tunings written by "spmvctl export": its JSON text, or
         that text parsed (the object or its "tunings" list).  Return

@@ -128,6 +128,7 @@ _PROTOTYPES = {
     "spmv_forget": (INT, [P, STR, PINT]),
     "spmv_import_json": (INT, [P, STR, PINT, PINT]),
     "spmv_export_json": (INT, [P, STR, PSTR]),
+    "spmv_shutdown": (INT, [P, INT]),
     "spmv_vector_new": (INT, [P, INT, I64, PP]),
     "spmv_vector_free": (P, [P]),
     "spmv_vector_upload": (INT, [P, P]),
