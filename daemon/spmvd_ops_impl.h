@@ -34,6 +34,8 @@ struct spmvd_server;
  * the tuning ops (spmvd_ops_tune.c) from the lookup on.
  */
 
+struct spmvd_cachejob;
+
 /* An op in flight: what its callbacks need to go on. */
 struct spmvd_op {
   struct spmvd_conn *c;        /* referenced */
@@ -217,6 +219,26 @@ void spmvd_ops_add_exclude_formats(struct spmvd_server *srv, json_t *msg);
 void spmvd_ops_quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
                           int wk, const struct spmv_config *cfg,
                           const char *why);
+/* After a call on worker wk that failed with err while it built or timed
+ * the candidate trying (a text, "" when none): a crash or a timeout
+ * quarantines trying for m on wk's device, logged for block (< 0: the
+ * whole matrix). */
+void spmvd_ops_quarantine_trying(struct spmvd_server *srv,
+                                 struct spmvd_matrix *m, int wk, int block,
+                                 const char *trying,
+                                 const struct spmv_error *err);
+/* A worker's event ev: when it names the candidate being built, that text
+ * goes into trying (n bytes) and 1 is returned, else 0. */
+int spmvd_ops_take_candidate(json_t *ev, char *trying, size_t n);
+/* Posts a cache job for the configurations quarantined for m on worker
+ * wk's device, then(j) with ctx on the loop (at once, a miss, without a
+ * cache or device); SPMV_ENOMEM when nothing could be posted. */
+int spmvd_ops_post_exclude(struct spmvd_server *srv,
+                           const struct spmvd_matrix *m, int wk,
+                           void (*then)(struct spmvd_cachejob *j), void *ctx);
+/* Those configurations (an EXCLUDE job's answer) as an array of texts (a
+ * new reference, NULL when out of memory); a cache failure is logged. */
+json_t *spmvd_ops_excluded(const struct spmvd_cachejob *j);
 
 /* --- spmvd_ops_split.c: matrices split over workers (issue 54) --- */
 

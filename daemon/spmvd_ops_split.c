@@ -113,12 +113,12 @@ static int block_answered(struct spmvd_op *o, const struct spmv_error *err)
   return --o->pending == 0;
 }
 
-/* Sends msg (taken) for block b of m to its worker with fd, its events to
- * ev (NULL: none); a call that cannot be made is answered to cb at once
- * with why. */
+/* Sends msg (taken) for block b of m to its worker with fd, its reply to
+ * cb and its events to ev (NULL: none), each with ctx; a call that cannot
+ * be made is answered to cb at once with why. */
 static void call_block_ev(struct spmvd_op *o, const struct spmvd_matrix *m,
                           int b, json_t *msg, int fd, spmvd_worker_reply_cb *cb,
-                          spmvd_worker_event_cb *ev)
+                          spmvd_worker_event_cb *ev, void *ctx)
 {
   struct spmvd_worker *w = spmvd_server_worker(o->srv, m->block_wk[b]);
   struct spmv_error err;
@@ -129,16 +129,16 @@ static void call_block_ev(struct spmvd_op *o, const struct spmvd_matrix *m,
       spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped", m->block_wk[b]);
     else
       spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-    cb(o, NULL, &err);
-  } else if (spmvd_worker_call(w, msg, &fd, 1, cb, ev, o, &err) < 0) {
-    cb(o, NULL, &err);
+    cb(ctx, NULL, &err);
+  } else if (spmvd_worker_call(w, msg, &fd, 1, cb, ev, ctx, &err) < 0) {
+    cb(ctx, NULL, &err);
   }
 }
 
 static void call_block(struct spmvd_op *o, const struct spmvd_matrix *m, int b,
                        json_t *msg, int fd, spmvd_worker_reply_cb *cb)
 {
-  call_block_ev(o, m, b, msg, fd, cb, NULL);
+  call_block_ev(o, m, b, msg, fd, cb, NULL, o);
 }
 
 /* A progress event of a split solve's block 0 (the blocks' are alike). */
@@ -217,11 +217,8 @@ static void on_block_adopted(void *ctx, json_t *rep, const struct spmv_error *er
 static void on_block_event(void *ctx, json_t *ev)
 {
   struct spmvd_block_call *bc = ctx;
-  const char *kind = json_string_value(json_object_get(ev, "event"));
-  const char *cand = json_string_value(json_object_get(ev, "candidate"));
 
-  if (kind && strcmp(kind, "candidate") == 0)
-    snprintf(bc->trying, sizeof bc->trying, "%s", cand ? cand : "");
+  spmvd_ops_take_candidate(ev, bc->trying, sizeof bc->trying);
 }
 
 /* A block that tuned answered: when its worker crashed or timed out in
@@ -232,17 +229,10 @@ static void on_block_tuned(void *ctx, json_t *rep, const struct spmv_error *err)
   struct spmvd_block_call *bc = ctx;
   struct spmvd_op *o = bc->o;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
-  struct spmv_config cfg;
 
-  if (err && m && bc->trying[0] && spmvd_worker_fault_error(err) &&
-      spmv_config_parse(bc->trying, &cfg, NULL) == 0) {
-    spmvd_log_warn("matrix %lld: the device worker of block %d crashed or "
-                   "timed out running candidate '%s': quarantined",
-                   (long long)m->handle, bc->b, bc->trying);
-    spmvd_ops_quarantine(o->srv, m, m->block_wk[bc->b], &cfg,
-                         "the device worker crashed or timed out running it "
-                         "on a block of the matrix");
-  }
+  if (err && m)
+    spmvd_ops_quarantine_trying(o->srv, m, m->block_wk[bc->b], bc->b,
+                                bc->trying, err);
   block_adopted(o, rep, err);
 }
 
@@ -253,61 +243,34 @@ static void on_block_excluded(struct spmvd_cachejob *j)
   struct spmvd_block_call *bc = j->ctx;
   struct spmvd_op *o = bc->o;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
-  struct spmvd_worker *w = m ? spmvd_server_worker(o->srv, m->block_wk[bc->b]) : NULL;
-  json_t *exclude = json_array(), *msg;
+  json_t *exclude = spmvd_ops_excluded(j);
   struct spmv_error err;
 
-  if (j->rc < 0 && j->rc != SPMV_ECACHE)
-    spmvd_log_warn("cache: %s", j->err.msg);
-  for (int i = 0; exclude && i < j->nex; i++) {
-    char text[64];
-    spmv_config_format(&j->ex[i], text, sizeof text);
-    json_array_append_new(exclude, json_string(text));
-  }
   if (!m) {
     json_decref(exclude);
     spmv_error_set(&err, SPMV_EWORKER, "the matrix went while it was split");
     block_adopted(o, NULL, &err);
     return;
   }
-  msg = adopt_block_msg(m, bc->b, o, exclude);
-  if (!w || !msg) {
-    json_decref(msg);
-    if (!w)
-      spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped",
-                     m->block_wk[bc->b]);
-    else
-      spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-    block_adopted(o, NULL, &err);
-  } else if (spmvd_worker_call(w, msg, &m->host.fd, 1, on_block_tuned,
-                               on_block_event, bc, &err) < 0) {
-    block_adopted(o, NULL, &err);
-  }
+  call_block_ev(o, m, bc->b, adopt_block_msg(m, bc->b, o, exclude), m->host.fd,
+                on_block_tuned, on_block_event, bc);
 }
 
 /* Block b of m is to be tuned: first the configurations quarantined for
  * m on its worker's device. */
 static void tune_block(struct spmvd_op *o, struct spmvd_matrix *m, int b)
 {
-  const struct spmvd_device_info *dev =
-      spmvd_worker_device(spmvd_server_worker(o->srv, m->block_wk[b]));
-  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_EXCLUDE);
   struct spmvd_block_call *bc = &o->blk[b];
   struct spmv_error err;
 
   bc->o = o;
   bc->b = b;
   bc->trying[0] = '\0';
-  if (!j) {
+  if (spmvd_ops_post_exclude(o->srv, m, m->block_wk[b], on_block_excluded,
+                             bc) < 0) {
     spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
     block_adopted(o, NULL, &err);
-    return;
   }
-  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
-  if (dev)
-    j->dev = *dev;
-  j->dtype = m->dtype;
-  spmvd_cachejob_post(dev ? o->srv->bio : NULL, j, on_block_excluded, bc);
 }
 
 /* A split cache job of kind for m's blocks on their workers' devices;
@@ -570,7 +533,8 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                             "damping", ss->damping, "x0", ss->x0 != NULL,
                             "history", ss->history, "progress",
                             (json_int_t)(k == 0 ? ss->progress : 0)),
-                  o->vec.fd, on_block_solved, k == 0 ? on_block_progress : NULL);
+                  o->vec.fd, on_block_solved, k == 0 ? on_block_progress : NULL,
+                  o);
 }
 
 void spmvd_ops_split_cancel(struct spmvd_op *o)

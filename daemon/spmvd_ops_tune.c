@@ -75,6 +75,17 @@ static void on_verified(void *ctx, json_t *rep, const struct spmv_error *err);
 static void start_tune(struct spmvd_op *o, struct spmvd_matrix *m);
 static void quarantine_trying(struct spmvd_op *o, const struct spmv_error *err);
 
+int spmvd_ops_take_candidate(json_t *ev, char *trying, size_t n)
+{
+  const char *kind = json_string_value(json_object_get(ev, "event"));
+  const char *cand = json_string_value(json_object_get(ev, "candidate"));
+
+  if (!kind || strcmp(kind, "candidate") != 0)
+    return 0;
+  snprintf(trying, n, "%s", cand ? cand : "");
+  return 1;
+}
+
 /* A worker's event during a tune, bench or calibrate: the candidate being
  * built is remembered (to quarantine it should the worker crash), the rest
  * relayed to the client. */
@@ -84,11 +95,8 @@ void spmvd_op_on_progress(void *ctx, json_t *ev)
   const char *kind = json_string_value(json_object_get(ev, "event"));
   json_t *e;
 
-  if (kind && strcmp(kind, "candidate") == 0) {
-    const char *cand = json_string_value(json_object_get(ev, "candidate"));
-    snprintf(o->trying, sizeof o->trying, "%s", cand ? cand : "");
+  if (spmvd_ops_take_candidate(ev, o->trying, sizeof o->trying))
     return;
-  }
   if (o->c->closing)
     return;
   /* A calibration's points (asked for): relayed whole, under the
@@ -238,26 +246,51 @@ void spmvd_ops_add_exclude_formats(struct spmvd_server *srv, json_t *msg)
   json_object_set_new(msg, "exclude_formats", names);
 }
 
+json_t *spmvd_ops_excluded(const struct spmvd_cachejob *j)
+{
+  json_t *exclude = json_array();
+
+  if (j->rc < 0 && j->rc != SPMV_ECACHE)
+    spmvd_log_warn("cache: %s", j->err.msg);
+  for (int i = 0; exclude && i < j->nex; i++) {
+    char text[64];
+    spmv_config_format(&j->ex[i], text, sizeof text);
+    json_array_append_new(exclude, json_string(text));
+  }
+  return exclude;
+}
+
+int spmvd_ops_post_exclude(struct spmvd_server *srv,
+                           const struct spmvd_matrix *m, int wk,
+                           void (*then)(struct spmvd_cachejob *j), void *ctx)
+{
+  const struct spmvd_device_info *dev =
+      spmvd_worker_device(spmvd_server_worker(srv, wk));
+  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_EXCLUDE);
+
+  if (!j)
+    return SPMV_ENOMEM;
+  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
+  if (dev)
+    j->dev = *dev;
+  j->dtype = m->dtype;
+  spmvd_cachejob_post(dev ? srv->bio : NULL, j, then, ctx);
+  return 0;
+}
+
 /* The cache said what to leave out (and the device's calibration fits,
  * for the predictor): the worker tunes. */
 static void on_excluded(struct spmvd_cachejob *j)
 {
   struct spmvd_op *o = j->ctx;
   struct spmvd_matrix *m = spmvd_op_matrix(o);
-  json_t *exclude = json_array();
+  json_t *exclude;
 
   if (!m) {
-    json_decref(exclude);
     spmvd_op_end(o);
     return;
   }
-  if (j->rc < 0 && j->rc != SPMV_ECACHE)
-    spmvd_log_warn("cache: %s", j->err.msg);
-  for (int i = 0; i < j->nex; i++) {
-    char text[64];
-    spmv_config_format(&j->ex[i], text, sizeof text);
-    json_array_append_new(exclude, json_string(text));
-  }
+  exclude = spmvd_ops_excluded(j);
   spmvd_log_debug("matrix %lld: tuning (%s): %s", (long long)m->handle,
                   spmvd_strategy_name(o->strategy), o->reason);
   json_t *msg = json_pack("{ss sI ss so}", "op", "tune", "handle",
@@ -272,21 +305,13 @@ static void on_excluded(struct spmvd_cachejob *j)
 /* Tunes m: first the quarantined configurations from the cache. */
 static void start_tune(struct spmvd_op *o, struct spmvd_matrix *m)
 {
-  const struct spmvd_device_info *dev = spmvd_worker_device(spmvd_op_worker(o));
-  struct spmvd_cachejob *j = spmvd_cachejob_new(SPMVD_CJ_EXCLUDE);
   struct spmv_error err;
 
-  if (!j) {
+  o->mark_ns = uv_hrtime();
+  if (spmvd_ops_post_exclude(o->srv, m, o->wk, on_excluded, o) < 0) {
     spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
     spmvd_op_load_fail(o, &err);
-    return;
   }
-  snprintf(j->fp, sizeof j->fp, "%s", m->fingerprint);
-  if (dev)
-    j->dev = *dev;
-  j->dtype = m->dtype;
-  o->mark_ns = uv_hrtime();
-  spmvd_cachejob_post(dev ? o->srv->bio : NULL, j, on_excluded, o);
 }
 
 void spmvd_ops_quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
@@ -325,21 +350,40 @@ static void quarantine(struct spmvd_server *srv, struct spmvd_matrix *m,
   quarantine_cfg(srv, m, &m->cfg, why);
 }
 
+void spmvd_ops_quarantine_trying(struct spmvd_server *srv,
+                                 struct spmvd_matrix *m, int wk, int block,
+                                 const char *trying,
+                                 const struct spmv_error *err)
+{
+  struct spmv_config cfg;
+
+  if (!*trying || !spmvd_worker_fault_error(err) ||
+      spmv_config_parse(trying, &cfg, NULL) < 0)
+    return;
+  if (block < 0) {
+    spmvd_log_warn("matrix %lld: the device worker crashed or timed out "
+                   "running candidate '%s': quarantined", (long long)m->handle,
+                   trying);
+    spmvd_ops_quarantine(srv, m, wk, &cfg,
+                         "the device worker crashed or timed out running it");
+  } else {
+    spmvd_log_warn("matrix %lld: the device worker of block %d crashed or "
+                   "timed out running candidate '%s': quarantined",
+                   (long long)m->handle, block, trying);
+    spmvd_ops_quarantine(srv, m, wk, &cfg,
+                         "the device worker crashed or timed out running it "
+                         "on a block of the matrix");
+  }
+}
+
 /* The worker crashed or timed out while building or timing o->trying:
  * quarantine it so that the retry tunes without it. */
 static void quarantine_trying(struct spmvd_op *o, const struct spmv_error *err)
 {
   struct spmvd_matrix *m = spmvd_registry_find(&o->srv->reg, o->handle);
-  struct spmv_config cfg;
 
-  if (!m || !*o->trying || !spmvd_worker_fault_error(err) ||
-      spmv_config_parse(o->trying, &cfg, NULL) < 0)
-    return;
-  spmvd_log_warn("matrix %lld: the device worker crashed or timed out "
-                 "running candidate '%s': quarantined", (long long)o->handle,
-                 o->trying);
-  quarantine_cfg(o->srv, m, &cfg,
-                 "the device worker crashed or timed out running it");
+  if (m)
+    spmvd_ops_quarantine_trying(o->srv, m, m->wk, -1, o->trying, err);
 }
 
 /* The worker checked m's configuration against the reference: a cached
