@@ -140,6 +140,19 @@ struct spmvd_backend_ops {
   void (*unpin)(struct spmvd_backend *b, void *addr);
 
   /*
+   * Optional (NULL: loads copy from the host each time).  stage copies A
+   * (borrowed until unstage or the next stage) to the device for the
+   * loads of A that follow, a race's candidates, so that each converts
+   * from that copy rather than copying A again; returns 1 when staged, 0
+   * when there is no room (loads copy from the host, not an error).  A
+   * load that finds no room beside the copy drops it.  unstage frees it
+   * (nothing staged is a no-op).
+   */
+  int (*stage)(struct spmvd_backend *b, const struct spmv_csr *A,
+               struct spmv_error *err);
+  void (*unstage)(struct spmvd_backend *b);
+
+  /*
    * Optional (NULL: keeps nothing).  Device memory freed by unload (and by
    * a load's conversion) is kept for the backend's next loads, not given
    * back to the driver, whose scrub of it would slow the products timed

@@ -62,6 +62,8 @@ struct spmvd_backend {
   double *hres;   /* pinned, so that finish() copies dres before its wait */
   struct spmvd_cuda_pipe *pipe; /* batches of host vectors; made on the
                                    first, NULL until then */
+  struct spmv_dev_csr *staged;     /* stage()'s copy of staged_A, or NULL */
+  const struct spmv_csr *staged_A;
 };
 
 struct spmvd_bvector {
@@ -86,10 +88,17 @@ static size_t vsize(enum spmv_dtype dt)
   return dt == SPMV_F32 ? sizeof(float) : sizeof(double);
 }
 
+static void cuda_unstage(struct spmvd_backend *b)
+{
+  b->staged = spmv_dev_csr_free(b->staged);
+  b->staged_A = NULL;
+}
+
 static void cuda_close(struct spmvd_backend *b)
 {
   if (!b)
     return;
+  cuda_unstage(b);
   spmv_cusparse_handle_free(b->cs);
   spmv_dev_timer_free(b->timer);
   spmv_dev_free(b->dres);
@@ -224,9 +233,16 @@ static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
   free(m);
 }
 
-static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
+/*
+ * Loads A as cuda_load does, its entries read from S (A staged, or NULL).
+ * With S, a layout that would fit only by converting on the host (no room
+ * for the device's conversion beside S) is refused as SPMV_ENOMEM, for
+ * cuda_load to try again without S.
+ */
+static int load_from(struct spmvd_backend *b, const struct spmv_csr *A,
                      enum spmv_dtype dt, const struct spmv_config *cfg,
-                     struct spmvd_bmatrix **out, struct spmv_error *err)
+                     const struct spmv_dev_csr *S, struct spmvd_bmatrix **out,
+                     struct spmv_error *err)
 {
   struct spmvd_bmatrix *m = NULL;
   struct spmv_layout *L = NULL;
@@ -235,8 +251,6 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   int rc, shell;
 
   *out = NULL;
-  if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0)
-    return rc;
   if ((rc = spmv_dev_mem_info(&free_b, &total_b, err)) < 0)
     return rc;
   if (free_b <= RESERVE_BYTES)
@@ -257,7 +271,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   if (rc < 0)
     return rc;
   need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
-  switch (spmvd_load_path(shell, need, spmv_dev_shell_staging(L),
+  switch (spmvd_load_path(shell, need, spmv_dev_shell_staging(L, S != NULL),
                           free_b - RESERVE_BYTES)) {
   case SPMVD_LOAD_NONE:
     rc = spmv_error_set(err, SPMV_ENOMEM,
@@ -265,6 +279,11 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
                         spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
     goto fail;
   case SPMVD_LOAD_HOST:
+    if (shell && S) {
+      rc = spmv_error_set(err, SPMV_ENOMEM, "%s: no room beside the staged CSR",
+                          spmv_format_name(cfg->format));
+      goto fail;
+    }
     if (shell) { /* no room to stage the CSR beside the layout */
       L = spmv_layout_free(L);
       if ((rc = spmv_layout_new_valid(A, dt, cfg, &lim, 0, &L, err)) < 0)
@@ -283,7 +302,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
   if ((rc = spmv_dev_alloc(&m->dx, (size_t)A->cols * es, "x", err)) < 0 ||
       (rc = spmv_dev_alloc(&m->dy, (size_t)A->rows * es, "y", err)) < 0)
     goto fail;
-  rc = shell ? spmv_dev_matrix_new_csr(L, A, b->cs, &m->d, err)
+  rc = shell ? spmv_dev_matrix_new_staged(L, A, S, b->cs, &m->d, err)
              : spmv_dev_matrix_new(L, b->cs, &m->d, err);
   if (rc < 0)
     goto fail;
@@ -294,6 +313,55 @@ fail:
   spmv_layout_free(L);
   cuda_unload(b, m);
   return rc;
+}
+
+static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
+                     enum spmv_dtype dt, const struct spmv_config *cfg,
+                     struct spmvd_bmatrix **out, struct spmv_error *err)
+{
+  int rc;
+
+  *out = NULL;
+  if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0)
+    return rc;
+  if (b->staged && b->staged_A == A) {
+    rc = load_from(b, A, dt, cfg, b->staged, out, err);
+    if (rc != SPMV_ENOMEM)
+      return rc;
+    /* The staged copy takes the room this layout needs: it goes, and the
+     * loads that follow copy from the host again. */
+    cuda_unstage(b);
+    spmv_error_clear(err);
+  }
+  return load_from(b, A, dt, cfg, NULL, out, err);
+}
+
+/* Stages A on the device for the loads that follow (see spmvd_backend.h);
+ * where it does not fit, nothing is staged and loads copy from the host. */
+static int cuda_stage(struct spmvd_backend *b, const struct spmv_csr *A,
+                      struct spmv_error *err)
+{
+  size_t free_b = 0, total_b = 0;
+  int rc;
+
+  cuda_unstage(b);
+  if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0 ||
+      (rc = spmv_dev_mem_info(&free_b, &total_b, err)) < 0)
+    return rc;
+  /* Room for the staged copy and the largest layout of the same entries
+   * beside it (twice the CSR, the reserve kept); else the race's loads
+   * would each find no room for it and drop it. */
+  if (free_b <= RESERVE_BYTES || 3 * spmv_dev_csr_bytes(A) > free_b - RESERVE_BYTES)
+    return 0;
+  rc = spmv_dev_csr_new(A, &b->staged, err);
+  if (rc == SPMV_ENOMEM) {
+    spmv_error_clear(err);
+    return 0;
+  }
+  if (rc < 0)
+    return rc;
+  b->staged_A = A;
+  return 1;
 }
 
 /* m's products follow: a new run of them when another matrix's ran last. */
@@ -713,6 +781,8 @@ const struct spmvd_backend_ops spmvd_backend_cuda = {
   .unload = cuda_unload,
   .pin = cuda_pin,
   .unpin = cuda_unpin,
+  .stage = cuda_stage,
+  .unstage = cuda_unstage,
   .trim = cuda_trim,
   .mem_info = cuda_mem_info,
   .vec_new = cuda_vec_new,

@@ -143,6 +143,12 @@ struct spmvd_shm *spmvd_wk_buf_get(struct worker *w, int64_t id, int fd,
  * (nested calls count); spmvd_wk_unpin_host() undoes it. */
 void spmvd_wk_pin_host(struct worker *w, struct wmatrix *m);
 void spmvd_wk_unpin_host(struct worker *w, struct wmatrix *m);
+/* Stages A (borrowed until spmvd_wk_unstage()) on the device for a
+ * race's loads, where the backend can (spmvd_backend.h, stage); returns
+ * the milliseconds it took.  A backend failure that is not sticky is
+ * logged and the loads copy from the host as before. */
+double spmvd_wk_stage(struct worker *w, const struct spmv_csr *A);
+void spmvd_wk_unstage(struct worker *w);
 /* Makes bm (stolen), already built for cfg, m's resident configuration. */
 void spmvd_wk_take_resident(struct worker *w, struct wmatrix *m,
                             struct spmvd_bmatrix *bm,

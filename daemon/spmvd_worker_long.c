@@ -195,7 +195,8 @@ struct race {
   struct spmv_config cand_cfg;   /* cand's configuration */
   struct spmvd_bmatrix *best;    /* the leader so far, or NULL */
   struct spmv_config best_cfg;
-  double load_ms, time_ms;       /* the candidates' loads (and frees) and
+  double load_ms, time_ms;       /* the candidates' loads (and frees, and
+                                    their CSR staged on the device) and
                                     timing runs */
 };
 
@@ -381,6 +382,7 @@ int spmvd_wk_tune_part(struct worker *w, struct wmatrix *part, json_t *req,
   if (s == SPMVD_STRATEGY_PREDICT)
     s = SPMVD_STRATEGY_AUTO;
   struct race r = {.w = w, .m = part, .seq = seq, .stage = "tuning"};
+  r.load_ms = spmvd_wk_stage(w, &part->A);
   rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
   race_unload(&r);
   if (rc >= 0) {
@@ -389,6 +391,7 @@ int spmvd_wk_tune_part(struct worker *w, struct wmatrix *part, json_t *req,
       rc = w->ops->load(w->be, &part->A, part->dtype, &d.cfg, out, err);
   }
   race_drop_best(&r);
+  spmvd_wk_unstage(w);
   spmvd_wk_die_if_sticky(rc);
   return rc < 0 ? rc : 0;
 }
@@ -426,6 +429,7 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
   struct race r = {.w = w, .m = m, .seq = seq, .stage = "tuning"};
   double t0 = spmvd_wk_now_ms(), t1, pin0 = m->pin_ms;
   spmvd_wk_pin_host(w, m);  /* every candidate loads from it */
+  r.load_ms = spmvd_wk_stage(w, &m->A);
   rc = spmvd_tuner_run(s, &in, &tune_race_ops, &r, NULL, &d, err);
   race_unload(&r);
   t1 = spmvd_wk_now_ms();
@@ -440,6 +444,7 @@ int spmvd_wk_op_tune(struct worker *w, json_t *req, json_int_t seq,
       rc = spmvd_wk_make_resident(w, m, &d.cfg, err);
   }
   race_drop_best(&r);
+  spmvd_wk_unstage(w);
   spmvd_wk_unpin_host(w, m);
   spmvd_wk_die_if_sticky(rc);
   if (rc < 0)
@@ -490,6 +495,7 @@ static int bench_configs(struct worker *w, struct wmatrix *m,
   if (!trials)
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   spmvd_wk_pin_host(w, m);
+  spmvd_wk_stage(w, &m->A);
   json_array_foreach(configs, i, v) {
     struct spmv_config cfg;
     struct spmv_error e;
@@ -528,6 +534,7 @@ static int bench_configs(struct worker *w, struct wmatrix *m,
                                    ok ? us : 0.0, "status",
                                    ok ? "ok" : "failed"));
   }
+  spmvd_wk_unstage(w);
   spmvd_wk_unpin_host(w, m);
   *rep = json_pack("{so}", "trials", trials);
   return *rep ? 0 : spmv_error_set(err, SPMV_ENOMEM, "out of memory");
@@ -569,8 +576,10 @@ int spmvd_wk_op_bench(struct worker *w, json_t *req, json_int_t seq,
   p.drop_ratio = 0;
   struct race r = {.w = w, .m = m, .seq = seq, .stage = "bench"};
   spmvd_wk_pin_host(w, m);
+  spmvd_wk_stage(w, &m->A);
   rc = spmvd_tuner_race(c, &race_ops, &r, &p, &in, &d, err);
   race_unload(&r);
+  spmvd_wk_unstage(w);
   spmvd_wk_unpin_host(w, m);
   if (rc < 0)
     goto out;

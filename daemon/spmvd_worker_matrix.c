@@ -131,6 +131,30 @@ void spmvd_wk_unpin_host(struct worker *w, struct wmatrix *m)
   }
 }
 
+double spmvd_wk_stage(struct worker *w, const struct spmv_csr *A)
+{
+  struct spmv_error err;
+  double t0 = spmvd_wk_now_ms();
+  int rc;
+
+  if (w->ops->stage == NULL)
+    return 0;
+  spmv_error_clear(&err);
+  rc = w->ops->stage(w->be, A, &err);
+  spmvd_wk_die_if_sticky(rc);
+  if (rc < 0)
+    spmvd_log_warn("staging the CSR for the race's loads: %s", err.msg);
+  spmvd_log_debug("CSR of %lld entries %s for the race's loads", (long long)A->nnz,
+                  rc > 0 ? "staged on the device" : "not staged (loads copy it)");
+  return spmvd_wk_now_ms() - t0;
+}
+
+void spmvd_wk_unstage(struct worker *w)
+{
+  if (w->ops->unstage != NULL)
+    w->ops->unstage(w->be);
+}
+
 void spmvd_wk_drop(struct worker *w, int64_t h)
 {
   for (struct wmatrix **p = &w->mats; *p; p = &(*p)->next) {

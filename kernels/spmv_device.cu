@@ -95,30 +95,40 @@ __global__ void spmv_f64_to_f32_kernel(const double *__restrict__ in,
 /*
  * Fills the device array d (bytes long) of a shell's typed CSR from A:
  * col is A's columns as they are; val A's values, copied as they are in
- * f64 and in f32 staged through a bounded buffer of doubles and narrowed
- * by a kernel (the same rounding as the host's cast).
+ * f64 and in f32 narrowed by a kernel (the same rounding as the host's
+ * cast), from S's copy when A is staged on the device (S not NULL), else
+ * from the host through a bounded buffer of doubles.
  */
 static int fill_from_csr(void *d, size_t bytes, int is_val, enum spmv_dtype dt,
-                         const struct spmv_csr *A, struct spmv_error *err) {
+                         const struct spmv_csr *A, const struct spmv_dev_csr *S,
+                         struct spmv_error *err) {
   cudaError_t e;
+  cudaMemcpyKind kind = S != NULL ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
   if (!is_val) {
-    e = cudaMemcpy(d, A->col_idx, bytes, cudaMemcpyHostToDevice);
+    e = cudaMemcpy(d, S != NULL ? (const void *)S->col_idx : A->col_idx, bytes, kind);
     return spmv_cuda_error(e, "cudaMemcpy of the columns", err);
   }
   if (dt == SPMV_F64) {
-    e = cudaMemcpy(d, A->val, bytes, cudaMemcpyHostToDevice);
+    e = cudaMemcpy(d, S != NULL ? (const void *)S->val : A->val, bytes, kind);
     return spmv_cuda_error(e, "cudaMemcpy of the values", err);
   }
   size_t n = (size_t)A->nnz, step = n < CONVERT_CHUNK ? n : CONVERT_CHUNK;
   double *stage = NULL;
-  int rc = spmv_dev_alloc((void **)&stage, step * sizeof(double),
-                          "the values staged to convert", err);
+  int rc = 0;
+  if (S != NULL)
+    step = n > 0 ? n : 1;
+  else
+    rc = spmv_dev_alloc((void **)&stage, step * sizeof(double),
+                        "the values staged to convert", err);
   for (size_t at = 0; rc == 0 && at < n; at += step) {
     size_t len = n - at < step ? n - at : step;
-    e = cudaMemcpy(stage, A->val + at, len * sizeof(double), cudaMemcpyHostToDevice);
-    if ((rc = spmv_cuda_error(e, "cudaMemcpy of the values", err))) break;
+    const double *in = S != NULL ? S->val + at : stage;
+    if (S == NULL) {
+      e = cudaMemcpy(stage, A->val + at, len * sizeof(double), cudaMemcpyHostToDevice);
+      if ((rc = spmv_cuda_error(e, "cudaMemcpy of the values", err))) break;
+    }
     spmv_f64_to_f32_kernel<<<(unsigned)((len + 255) / 256 < 4096 ? (len + 255) / 256 : 4096),
-                             256>>>(stage, (float *)d + at, len);
+                             256>>>(in, (float *)d + at, len);
     rc = spmv_cuda_error(cudaGetLastError(), "value conversion kernel", err);
   }
   /* The last pass must finish before its staging buffer goes. */
@@ -172,21 +182,19 @@ static void *summed_values(const struct spmv_layout *D, size_t *bytes) {
 }
 
 /* Fills the entries of staged shell D (its other arrays on the device)
- * from A, whose CSR is staged on the device for the kernel. */
+ * from A, whose CSR is on the device for the kernel: S's copy when A is
+ * staged there (S not NULL), else a copy made for this call. */
 static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
-                       struct spmv_error *err) {
-  size_t nnz = (size_t)A->nnz, rb = (size_t)(A->rows + 1) * 8;
-  int64_t *rp = NULL, *start = NULL, *hstart = NULL;
-  int32_t *ci = NULL;
-  double *cv = NULL;
+                       const struct spmv_dev_csr *S, struct spmv_error *err) {
+  size_t rb = (size_t)(A->rows + 1) * 8;
+  struct spmv_dev_csr *own = NULL;
+  int64_t *start = NULL, *hstart = NULL;
   size_t zb;
   void *zero = summed_values(D, &zb);
-  cudaError_t e;
-  int rc = spmv_dev_alloc((void **)&rp, rb, "the row offsets staged to convert", err);
-  if (rc == 0)
-    rc = spmv_dev_alloc((void **)&ci, nnz * 4 + 4, "the columns staged to convert", err);
-  if (rc == 0)
-    rc = spmv_dev_alloc((void **)&cv, nnz * 8 + 8, "the values staged to convert", err);
+  cudaError_t e = cudaSuccess;
+  int rc = 0;
+  if (S == NULL && (rc = spmv_dev_csr_new(A, &own, err)) == 0)
+    S = own;
   if (rc == 0 && D->cfg.format == SPMV_FMT_HYB) {
     if ((hstart = spmv_hyb_dev_starts(A, D->u.hyb.k)) == NULL)
       rc = spmv_error_set(err, SPMV_ENOMEM, "out of host memory for hyb's COO positions");
@@ -194,36 +202,80 @@ static int fill_staged(struct spmv_layout *D, const struct spmv_csr *A,
       rc = spmv_dev_alloc((void **)&start, rb, "hyb's COO positions", err);
   }
   if (rc) goto out;
-  e = cudaMemcpy(rp, A->row_ptr, rb, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess && nnz > 0)
-    e = cudaMemcpy(ci, A->col_idx, nnz * 4, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess && nnz > 0)
-    e = cudaMemcpy(cv, A->val, nnz * 8, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess && start != NULL)
+  if (start != NULL)
     e = cudaMemcpy(start, hstart, rb, cudaMemcpyHostToDevice);
   if (e == cudaSuccess && zero != NULL)
     e = cudaMemset(zero, 0, zb);
-  if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto out;
-  launch_fill(D, A, rp, ci, cv, start);
+  if ((rc = spmv_cuda_error(e, "cudaMemcpy of hyb's COO positions", err))) goto out;
+  launch_fill(D, A, S->row_ptr, S->col_idx, S->val, start);
   if ((rc = spmv_cuda_error(cudaGetLastError(), "conversion kernel", err))) goto out;
   rc = spmv_cuda_error(cudaDeviceSynchronize(), "conversion on the device", err);
 out:
-  spmv_dev_free(rp);
-  spmv_dev_free(ci);
-  spmv_dev_free(cv);
+  spmv_dev_csr_free(own);
   spmv_dev_free(start);
   free(hstart);
   return rc;
 }
 
+/* Stages A's CSR on the device; see spmv_kernels.h. */
+extern "C" int spmv_dev_csr_new(const struct spmv_csr *A, struct spmv_dev_csr **out,
+                                struct spmv_error *err) {
+  size_t nnz = (size_t)A->nnz, rb = (size_t)(A->rows + 1) * 8;
+  struct spmv_dev_csr *S = (struct spmv_dev_csr *)calloc(1, sizeof *S);
+  cudaError_t e;
+  int rc;
+  *out = NULL;
+  if (S == NULL) return spmv_error_set(err, SPMV_ENOMEM, "out of host memory");
+  S->rows = A->rows;
+  S->cols = A->cols;
+  S->nnz = A->nnz;
+  rc = spmv_dev_alloc((void **)&S->row_ptr, rb, "the row offsets staged to convert", err);
+  if (rc == 0)
+    rc = spmv_dev_alloc((void **)&S->col_idx, nnz * 4 + 4, "the columns staged to convert", err);
+  if (rc == 0)
+    rc = spmv_dev_alloc((void **)&S->val, nnz * 8 + 8, "the values staged to convert", err);
+  if (rc) goto fail;
+  e = cudaMemcpy(S->row_ptr, A->row_ptr, rb, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && nnz > 0)
+    e = cudaMemcpy(S->col_idx, A->col_idx, nnz * 4, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && nnz > 0)
+    e = cudaMemcpy(S->val, A->val, nnz * 8, cudaMemcpyHostToDevice);
+  /* From pageable memory a copy may return with its DMA in flight. */
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(0);
+  if ((rc = spmv_cuda_error(e, "cudaMemcpy of the staged CSR", err))) goto fail;
+  *out = S;
+  return 0;
+fail:
+  spmv_dev_csr_free(S);
+  return rc;
+}
+
+/* Frees S (NULL is a no-op); returns NULL. */
+extern "C" struct spmv_dev_csr *spmv_dev_csr_free(struct spmv_dev_csr *S) {
+  if (S == NULL) return NULL;
+  spmv_dev_free(S->row_ptr);
+  spmv_dev_free(S->col_idx);
+  spmv_dev_free(S->val);
+  free(S);
+  return NULL;
+}
+
+/* Device bytes of A staged (spmv_dev_csr_new), each array rounded up. */
+extern "C" size_t spmv_dev_csr_bytes(const struct spmv_csr *A) {
+  size_t rb = (size_t)(A->rows + 1) * 8, cb = (size_t)A->nnz * 4 + 4,
+         vb = (size_t)A->nnz * 8 + 8;
+  return (rb + 255) / 256 * 256 + (cb + 255) / 256 * 256 + (vb + 255) / 256 * 256;
+}
+
 /* Device bytes a shell's completion stages for a while; see spmv_kernels.h. */
-extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
+extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L, int staged) {
   if (!L->shell) return 0;
   if (spmv_layout_typed_csr(L) != NULL)  /* copied, f32 narrowed in steps */
-    return L->dtype == SPMV_F32 ? SPMV_DEV_CONVERT_STAGING : 0;
+    return L->dtype == SPMV_F32 && !staged ? SPMV_DEV_CONVERT_STAGING : 0;
   /* fill_staged's CSR, and hyb's COO positions */
-  return (size_t)(L->rows + 1) * (L->cfg.format == SPMV_FMT_HYB ? 16 : 8) +
-         (size_t)L->nnz * 12 + 12;
+  return (size_t)(L->rows + 1) * (L->cfg.format == SPMV_FMT_HYB ? 8 : 0) +
+         (staged ? 0 : (size_t)(L->rows + 1) * 8 + (size_t)L->nnz * 12 + 12);
 }
 
 /*
@@ -233,7 +285,7 @@ extern "C" size_t spmv_dev_shell_staging(const struct spmv_layout *L) {
  * staged CSR (fill_staged) once their other arrays are there.
  */
 static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
-                          struct spmv_cusparse_handle *h,
+                          const struct spmv_dev_csr *S, struct spmv_cusparse_handle *h,
                           struct spmv_dev_matrix **out, struct spmv_error *err) {
   struct array_ref a[MAX_ARRAYS];
   struct spmv_dev_matrix *m = (struct spmv_dev_matrix *)calloc(1, sizeof *m);
@@ -271,14 +323,14 @@ static int dev_matrix_new(const struct spmv_layout *L, const struct spmv_csr *A,
     if (from_csr) {
       if (C != NULL &&
           (rc = fill_from_csr(d, a[k].bytes, a[k].field == (void **)&C->val,
-                              L->dtype, A, err)))
+                              L->dtype, A, S, err)))
         goto fail;
       continue;
     }
     cudaError_t e = cudaMemcpy(d, host[k], a[k].bytes, cudaMemcpyHostToDevice);
     if ((rc = spmv_cuda_error(e, "cudaMemcpy of a layout array", err))) goto fail;
   }
-  if (staged && (rc = fill_staged(&m->L, A, err))) goto fail;
+  if (staged && (rc = fill_staged(&m->L, A, S, err))) goto fail;
   /* The copies above, waited for once rather than each as spmv_dev_upload
    * would (why: spmv_kernels.h; without the wait, products launched on
    * another stream right after the upload can read the last rows before
@@ -328,15 +380,17 @@ extern "C" int spmv_dev_matrix_new(const struct spmv_layout *L,
                           "%s: a shell layout needs its CSR "
                           "(spmv_dev_matrix_new_csr)", spmv_format_name(L->cfg.format));
   }
-  return dev_matrix_new(L, NULL, h, out, err);
+  return dev_matrix_new(L, NULL, NULL, h, out, err);
 }
 
-/* Completes shell L on the device from A; see spmv_kernels.h. */
-extern "C" int spmv_dev_matrix_new_csr(const struct spmv_layout *L,
-                                       const struct spmv_csr *A,
-                                       struct spmv_cusparse_handle *h,
-                                       struct spmv_dev_matrix **out,
-                                       struct spmv_error *err) {
+/* Completes shell L on the device from A (staged as S, or NULL); see
+ * spmv_kernels.h. */
+extern "C" int spmv_dev_matrix_new_staged(const struct spmv_layout *L,
+                                          const struct spmv_csr *A,
+                                          const struct spmv_dev_csr *S,
+                                          struct spmv_cusparse_handle *h,
+                                          struct spmv_dev_matrix **out,
+                                          struct spmv_error *err) {
   *out = NULL;
   if (!L->shell || A == NULL)
     return spmv_error_set(err, SPMV_EINVAL, "%s: not a shell layout with its CSR",
@@ -348,7 +402,20 @@ extern "C" int spmv_dev_matrix_new_csr(const struct spmv_layout *L,
                           spmv_format_name(L->cfg.format), (long long)A->rows,
                           (long long)A->cols, (long long)A->nnz, (long long)L->rows,
                           (long long)L->cols, (long long)L->nnz);
-  return dev_matrix_new(L, A, h, out, err);
+  if (S != NULL && (S->rows != A->rows || S->cols != A->cols || S->nnz != A->nnz))
+    return spmv_error_set(err, SPMV_EINVAL,
+                          "%s: the staged CSR (%lld x %lld, %lld entries) is not A's",
+                          spmv_format_name(L->cfg.format), (long long)S->rows,
+                          (long long)S->cols, (long long)S->nnz);
+  return dev_matrix_new(L, A, S, h, out, err);
+}
+
+extern "C" int spmv_dev_matrix_new_csr(const struct spmv_layout *L,
+                                       const struct spmv_csr *A,
+                                       struct spmv_cusparse_handle *h,
+                                       struct spmv_dev_matrix **out,
+                                       struct spmv_error *err) {
+  return spmv_dev_matrix_new_staged(L, A, NULL, h, out, err);
 }
 
 /* Frees m and its device memory (NULL is a no-op); returns NULL. */

@@ -119,7 +119,7 @@ int spmv_dev_matrix_new(const struct spmv_layout *L,
  * on the device and a kernel places each entry and pad; no host copy of
  * the layout's entries is made.  A must be the CSR the shell
  * was made from.  The device bytes are spmv_dev_matrix_bytes(L)'s, plus
- * spmv_dev_shell_staging(L) for the time of the call.
+ * spmv_dev_shell_staging(L, 0) for the time of the call.
  */
 /* f32 values of a typed CSR are narrowed through this many bytes. */
 #define SPMV_DEV_CONVERT_STAGING ((size_t)32 << 20)
@@ -127,11 +127,37 @@ int spmv_dev_matrix_new_csr(const struct spmv_layout *L, const struct spmv_csr *
                             struct spmv_cusparse_handle *h,
                             struct spmv_dev_matrix **out, struct spmv_error *err);
 
-/* Device bytes spmv_dev_matrix_new_csr() stages while it completes shell
- * L (0 for a layout that is not a shell): SPMV_DEV_CONVERT_STAGING for a
- * typed CSR in f32, A's whole CSR (12 bytes an entry) for the others, and
- * hyb's COO positions (8 bytes a row). */
-size_t spmv_dev_shell_staging(const struct spmv_layout *L);
+/*
+ * A CSR staged on the device for several loads of one matrix (a tuner's
+ * candidates): row offsets, columns and double values as spmv_csr holds
+ * them, copied once.  Owned by the caller of spmv_dev_csr_new(), freed by
+ * spmv_dev_csr_free(); spmv_dev_csr_bytes(A) device bytes.
+ */
+struct spmv_dev_csr {
+  int64_t rows, cols, nnz;
+  int64_t *row_ptr;
+  int32_t *col_idx;
+  double *val;
+};
+int spmv_dev_csr_new(const struct spmv_csr *A, struct spmv_dev_csr **out,
+                     struct spmv_error *err);
+struct spmv_dev_csr *spmv_dev_csr_free(struct spmv_dev_csr *S);
+size_t spmv_dev_csr_bytes(const struct spmv_csr *A);
+
+/* spmv_dev_matrix_new_csr() with A's entries read from S, A staged on the
+ * device (borrowed; NULL: copied from A for the call as there), so that
+ * the load copies nothing of them from the host. */
+int spmv_dev_matrix_new_staged(const struct spmv_layout *L, const struct spmv_csr *A,
+                               const struct spmv_dev_csr *S,
+                               struct spmv_cusparse_handle *h,
+                               struct spmv_dev_matrix **out, struct spmv_error *err);
+
+/* Device bytes spmv_dev_matrix_new_staged() stages while it completes
+ * shell L (0 for a layout that is not a shell): hyb's COO positions (8
+ * bytes a row) and, unless A is staged already (staged set),
+ * SPMV_DEV_CONVERT_STAGING for a typed CSR in f32 and A's whole CSR (12
+ * bytes an entry, 8 a row) for the others. */
+size_t spmv_dev_shell_staging(const struct spmv_layout *L, int staged);
 
 /* Frees the device arrays and the struct (NULL is a no-op); returns NULL. */
 struct spmv_dev_matrix *spmv_dev_matrix_free(struct spmv_dev_matrix *m);
