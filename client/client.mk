@@ -37,12 +37,21 @@ client_libspmvclientimpl_la_LIBADD = $(JANSSON_LIBS)
 lib_LTLIBRARIES += client/libspmvclient.la
 client_libspmvclient_la_SOURCES = $(client_libspmvclientimpl_la_SOURCES) \
 	$(client_libspmvwire_la_SOURCES) $(client_libspmvmmio_la_SOURCES) \
-	kernels/spmv_error.c kernels/spmv_csr.c
+	kernels/spmv_error.c kernels/spmv_csr.c kernels/spmv_par.c
 client_libspmvclient_la_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
 client_libspmvclient_la_LIBADD = $(JANSSON_LIBS) $(ZLIB_LIBS) -lm
 client_libspmvclient_la_LDFLAGS = -version-info $(SPMV_LT_VERSION) \
 	-export-symbols-regex $(SPMV_CLIENT_API) -no-undefined $(SPMV_ZDEFS)
 pkgconfig_DATA += client/libspmvclient.pc
+
+# check_client_memfd: the memfd a load writes, from one thread or several.
+check_PROGRAMS += tests/check_client_memfd
+TESTS += tests/check_client_memfd
+tests_check_client_memfd_SOURCES = tests/check_client_memfd.c
+tests_check_client_memfd_CPPFLAGS = $(CLIENT_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_check_client_memfd_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_client_memfd_LDADD = client/libspmvclientimpl.la client/libspmvwire.la \
+	kernels/libspmvcore.la $(JANSSON_LIBS) $(CHECK_LIBS)
 
 # The client library's tests run against an in-process mock server; the
 # library itself is linked as installed (the shared library), the mock's

@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "spmv_client_int.h"
+#include "spmv_par.h"
 #include "spmv_wire.h"
 
 /* The most bytes one pwrite() takes, and the size of the buffer f32
@@ -35,11 +37,11 @@ static int write_at(int fd, const void *p, size_t n, size_t off)
 }
 
 /*
- * Writes the three arrays at their offsets of layout l.  pwrite(), not a
- * writable mapping: the kernel then fills the file's new pages as it
- * allocates them, where stores through a mapping fault on every page
- * first, which made the write the largest step of a large cache hit.
- * The column padding is never written: the file's holes read as zeros.
+ * Writes the three arrays at their offsets of layout l from one thread.
+ * pwrite(), not a writable mapping: the kernel then fills the file's new
+ * pages as it allocates them, where one thread's stores through a mapping
+ * fault on every page first.  The column padding is never written: the
+ * file's holes read as zeros.
  */
 static int write_layout(int fd, const struct spmv_wire_csr_layout *l,
                         enum spmv_dtype dtype, int64_t rows, int64_t nnz,
@@ -71,12 +73,73 @@ static int write_layout(int fd, const struct spmv_wire_csr_layout *l,
   return rc;
 }
 
+/* A copy into the file's mapping, split over threads (spmv_par_range):
+ * part [r0, r1) of each array, f32 values widened on the way. */
+struct map_copy {
+  char *map;
+  const struct spmv_wire_csr_layout *l;
+  enum spmv_dtype dtype;
+  int64_t rows, nnz;
+  const int64_t *row_ptr;
+  const int32_t *col_idx;
+  const void *values;
+};
+
+static void copy_rows(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct map_copy *c = ctx;
+
+  (void)t;
+  memcpy(c->map + c->l->off_row + (size_t)r0 * 8, c->row_ptr + r0,
+         (size_t)(r1 - r0) * 8);
+}
+
+static void copy_entries(void *ctx, int t, int64_t k0, int64_t k1)
+{
+  struct map_copy *c = ctx;
+  double *v = (double *)(c->map + c->l->off_val);
+
+  (void)t;
+  memcpy(c->map + c->l->off_col + (size_t)k0 * 4, c->col_idx + k0,
+         (size_t)(k1 - k0) * 4);
+  if (c->dtype == SPMV_F64) {
+    memcpy(v + k0, (const double *)c->values + k0, (size_t)(k1 - k0) * 8);
+    return;
+  }
+  for (int64_t k = k0; k < k1; k++)
+    v[k] = ((const float *)c->values)[k];
+}
+
+/*
+ * Writes the layout through a shared mapping of fd, from n threads: the
+ * file's pages are allocated as the stores first touch them, and the
+ * threads' faults and copies proceed side by side where one pwrite()
+ * allocates and copies one page after another under the file's lock.
+ * The mapping is gone on return (the write seal needs that).  0, or -1
+ * when fd cannot be mapped.
+ */
+static int write_mapped(int fd, const struct spmv_wire_csr_layout *l,
+                        enum spmv_dtype dtype, int64_t rows, int64_t nnz,
+                        const int64_t *row_ptr, const int32_t *col_idx,
+                        const void *values, int n)
+{
+  struct map_copy c = {NULL, l, dtype, rows, nnz, row_ptr, col_idx, values};
+  void *p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+  if (p == MAP_FAILED)
+    return -1;
+  c.map = p;
+  spmv_par_range(rows + 1, n, copy_rows, &c);
+  spmv_par_range(nnz, n, copy_entries, &c);
+  return munmap(p, l->size);
+}
+
 int spmvc_csr_memfd(enum spmv_dtype dtype, int64_t rows, int64_t nnz,
                     const int64_t *row_ptr, const int32_t *col_idx,
                     const void *values)
 {
   struct spmv_wire_csr_layout l;
-  int fd;
+  int fd, n = spmv_par_threads(nnz);
 
   spmv_wire_csr_layout(rows, nnz, &l);
   fd = memfd_create("spmv-matrix", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -86,7 +149,9 @@ int spmvc_csr_memfd(enum spmv_dtype dtype, int64_t rows, int64_t nnz,
    * validated it; fixed in size, so that no access to it faults.  No
    * writable mapping of it is left for F_SEAL_WRITE to refuse. */
   if (ftruncate(fd, (off_t)l.size) < 0 ||
-      write_layout(fd, &l, dtype, rows, nnz, row_ptr, col_idx, values) < 0 ||
+      ((n < 2 || write_mapped(fd, &l, dtype, rows, nnz, row_ptr, col_idx,
+                              values, n) < 0) &&
+       write_layout(fd, &l, dtype, rows, nnz, row_ptr, col_idx, values) < 0) ||
       fcntl(fd, F_ADD_SEALS,
             F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
     close(fd);
