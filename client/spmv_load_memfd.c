@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,7 +77,6 @@ static int write_layout(int fd, const struct spmv_wire_csr_layout *l,
  * part [r0, r1) of each array, f32 values widened on the way. */
 struct map_copy {
   char *map;
-  int failed;                  /* a part's pages could not be allocated */
   const struct spmv_wire_csr_layout *l;
   enum spmv_dtype dtype;
   int64_t rows, nnz;
@@ -87,38 +85,11 @@ struct map_copy {
   const void *values;
 };
 
-/*
- * Allocates the file's pages under [p, p + n) before the stores reach
- * them, so that running out of memory is an error (ENOMEM, as pwrite()
- * gives) rather than a fault that kills the process; 0, or -1 with
- * c->failed set.  A kernel without MADV_POPULATE_WRITE (EINVAL) leaves
- * the stores to allocate them.
- */
-static int populate(struct map_copy *c, char *p, size_t n)
-{
-#ifdef MADV_POPULATE_WRITE
-  uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t b = (uintptr_t)p & ~(pg - 1), e = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
-
-  if (n > 0 && madvise((void *)b, e - b, MADV_POPULATE_WRITE) < 0 && errno != EINVAL) {
-    __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
-    return -1;
-  }
-#else
-  (void)c;
-  (void)p;
-  (void)n;
-#endif
-  return 0;
-}
-
 static void copy_rows(void *ctx, int t, int64_t r0, int64_t r1)
 {
   struct map_copy *c = ctx;
 
   (void)t;
-  if (populate(c, c->map + c->l->off_row + (size_t)r0 * 8, (size_t)(r1 - r0) * 8) < 0)
-    return;
   memcpy(c->map + c->l->off_row + (size_t)r0 * 8, c->row_ptr + r0,
          (size_t)(r1 - r0) * 8);
 }
@@ -129,9 +100,6 @@ static void copy_entries(void *ctx, int t, int64_t k0, int64_t k1)
   double *v = (double *)(c->map + c->l->off_val);
 
   (void)t;
-  if (populate(c, c->map + c->l->off_col + (size_t)k0 * 4, (size_t)(k1 - k0) * 4) < 0 ||
-      populate(c, (char *)(v + k0), (size_t)(k1 - k0) * 8) < 0)
-    return;
   memcpy(c->map + c->l->off_col + (size_t)k0 * 4, c->col_idx + k0,
          (size_t)(k1 - k0) * 4);
   if (c->dtype == SPMV_F64) {
@@ -144,9 +112,9 @@ static void copy_entries(void *ctx, int t, int64_t k0, int64_t k1)
 
 /*
  * Writes the layout through a shared mapping of fd, from n threads: the
- * file's pages are allocated as the stores first touch them, and the
  * threads' faults and copies proceed side by side where one pwrite()
- * allocates and copies one page after another under the file's lock.
+ * allocates, clears and copies one page after another under the file's
+ * lock.
  * The mapping is gone on return (the write seal needs that).  0, or -1
  * when fd cannot be mapped or its pages allocated.
  */
@@ -155,15 +123,21 @@ static int write_mapped(int fd, const struct spmv_wire_csr_layout *l,
                         const int64_t *row_ptr, const int32_t *col_idx,
                         const void *values, int n)
 {
-  struct map_copy c = {NULL, 0, l, dtype, rows, nnz, row_ptr, col_idx, values};
-  void *p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  struct map_copy c = {NULL, l, dtype, rows, nnz, row_ptr, col_idx, values};
+  void *p;
 
+  /* The pages allocated first, in one call: running out of memory is then
+   * this error (as pwrite() would give) rather than a store's fault that
+   * kills the process; the threads' faults only map and clear them. */
+  if (fallocate(fd, 0, 0, (off_t)l->size) < 0 && errno != EOPNOTSUPP && errno != ENOSYS)
+    return -1;
+  p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     return -1;
   c.map = p;
   spmv_par_range(rows + 1, n, copy_rows, &c);
   spmv_par_range(nnz, n, copy_entries, &c);
-  return munmap(p, l->size) < 0 || c.failed ? -1 : 0;
+  return munmap(p, l->size);
 }
 
 int spmvc_csr_memfd(enum spmv_dtype dtype, int64_t rows, int64_t nnz,
