@@ -3,29 +3,61 @@
 #include <stdlib.h>
 
 #include "spmv_layout.h"
+#include "spmv_par.h"
+
+/* Bytes the threads' bitmaps may take together beyond the first. */
+#define DIA_BITMAPS_MAX ((size_t)256 << 20)
+
+/* Part t's bitmap of the diagonals its rows [r0, r1) occupy. */
+struct bitmap_ctx {
+  const struct spmv_csr *A;
+  uint64_t *bits[SPMV_PAR_MAX];
+};
+
+static void mark_rows(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct bitmap_ctx *c = ctx;
+  const struct spmv_csr *A = c->A;
+  uint64_t *bits = c->bits[t];
+
+  for (int64_t i = r0; i < r1; i++)
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      int64_t b = A->col_idx[k] - i + A->rows - 1;
+      bits[b / 64] |= (uint64_t)1 << (b % 64);
+    }
+}
 
 /* Marks the occupied diagonals of A in a bitmap of 64-bit words indexed
- * by col - row + rows - 1; returns the bitmap (new) or NULL. */
+ * by col - row + rows - 1; returns the bitmap (new) or NULL.  The rows
+ * are split over threads, each marking a bitmap of its own (as many as
+ * DIA_BITMAPS_MAX holds), then OR-ed into the first. */
 static uint64_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
 {
-  int64_t span = A->rows + A->cols, i, k;
-  uint64_t *bits = calloc((size_t)(span / 64 + 1), sizeof *bits);
+  struct bitmap_ctx c = {A, {NULL}};
+  int64_t span = A->rows + A->cols, nw = span / 64 + 1, w;
+  size_t bytes = (size_t)nw * sizeof(uint64_t);
+  int n = spmv_par_threads(A->nnz), t;
 
-  if (bits == NULL)
+  if (n > SPMV_PAR_MAX)
+    n = SPMV_PAR_MAX;
+  if ((size_t)(n - 1) * bytes > DIA_BITMAPS_MAX)
+    n = 1 + (int)(DIA_BITMAPS_MAX / bytes);
+  for (t = 0; t < n; t++)
+    if ((c.bits[t] = calloc((size_t)nw, sizeof(uint64_t))) == NULL)
+      break;
+  if (t == 0)
     return NULL;
+  n = t;  /* fewer threads where memory ran short */
+  spmv_par_rows(A, n, mark_rows, &c);
   *ndiags = 0;
-  for (i = 0; i < A->rows; i++) {
-    for (k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-      int64_t b = A->col_idx[k] - i + A->rows - 1;
-      uint64_t m = (uint64_t)1 << (b % 64);
-
-      if (!(bits[b / 64] & m)) {
-        bits[b / 64] |= m;
-        (*ndiags)++;
-      }
-    }
+  for (w = 0; w < nw; w++) {
+    for (t = 1; t < n; t++)
+      c.bits[0][w] |= c.bits[t][w];
+    *ndiags += __builtin_popcountll(c.bits[0][w]);
   }
-  return bits;
+  for (t = 1; t < n; t++)
+    free(c.bits[t]);
+  return c.bits[0];
 }
 
 /* rank[w]: the occupied diagonals in the words before w, so that a
@@ -96,9 +128,10 @@ int spmv_dia_init(struct spmv_layout *L, const struct spmv_csr *A,
     rc = spmv_layout_nomem(L, err);
     goto out;
   }
-  for (b = 0; b < span; b++)
-    if (bits[b / 64] & ((uint64_t)1 << (b % 64)))
-      D->offsets[d++] = (int32_t)(b - (A->rows - 1));
+  /* The set bits, word by word: most words of a banded matrix are 0. */
+  for (b = 0; b < span; b += 64)
+    for (uint64_t m = bits[b / 64]; m != 0; m &= m - 1)
+      D->offsets[d++] = (int32_t)(b + __builtin_ctzll(m) - (A->rows - 1));
   if (L->shell) /* the GPU places the values (spmv_dev_matrix_new_csr) */
     goto out;
   D->val = spmv_array_zero(D->ndiags * D->pitch, spmv_dtype_size(L->dtype));

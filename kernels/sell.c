@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "spmv_layout.h"
+#include "spmv_par.h"
 
 /* Defaults when the configuration leaves them 0. */
 #define SELL_C 32
@@ -24,6 +25,33 @@ static int sell_cmp(const void *a, const void *b)
   if (p->len != q->len)
     return p->len > q->len ? -1 : 1;
   return (p->row > q->row) - (p->row < q->row);
+}
+
+/* The rows of A and their lengths in windows of sigma, each window
+ * sorted on its own (sort_windows: windows [w0, w1) of a pass split over
+ * threads; sigma 1 leaves the rows in order). */
+struct sort_ctx {
+  struct sell_row *order;
+  const struct spmv_csr *A;
+  int64_t rows, sigma;
+};
+
+static void sort_windows(void *ctx, int t, int64_t w0, int64_t w1)
+{
+  const struct sort_ctx *c = ctx;
+  int64_t end = w1 * c->sigma < c->rows ? w1 * c->sigma : c->rows;
+
+  (void)t;
+  /* Each part writes its own rows first: the array's pages are then
+   * faulted in by every thread, not by one. */
+  for (int64_t i = w0 * c->sigma; i < end; i++) {
+    c->order[i].len = c->A->row_ptr[i + 1] - c->A->row_ptr[i];
+    c->order[i].row = (int32_t)i;
+  }
+  if (c->sigma > 1)
+    for (int64_t w = w0 * c->sigma; w < end; w += c->sigma)
+      qsort(c->order + w, (size_t)(end - w < c->sigma ? end - w : c->sigma),
+            sizeof *c->order, sell_cmp);
 }
 
 /* Reads and checks C and sigma from cfg into S. */
@@ -49,20 +77,14 @@ static int sell_params(struct spmv_sell_layout *S,
 static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
 {
   struct sell_row *order = spmv_array_new(A->rows, sizeof *order);
-  int64_t i, w, s, l;
+  int64_t i, s, l;
   int rc = 0;
 
   if (order == NULL)
     return SPMV_ENOMEM;
-  for (i = 0; i < A->rows; i++) {
-    order[i].len = A->row_ptr[i + 1] - A->row_ptr[i];
-    order[i].row = (int32_t)i;
-  }
-  if (S->sigma > 1)
-    for (w = 0; w < A->rows; w += S->sigma)
-      qsort(order + w, (size_t)(A->rows - w < S->sigma ? A->rows - w
-                                                       : S->sigma),
-            sizeof *order, sell_cmp);
+  struct sort_ctx c = {order, A, A->rows, S->sigma};
+  spmv_par_range((A->rows + S->sigma - 1) / S->sigma, spmv_par_threads(A->nnz),
+                 sort_windows, &c);
   S->slice_ptr[0] = 0;
   for (s = 0; s < S->nslices; s++) {
     int64_t width = 0, slots;
@@ -139,32 +161,60 @@ int64_t spmv_row_col_range(const struct spmv_csr *A, int64_t r, int64_t *hi)
   return a;
 }
 
-/* The widest column span of A's rows: the span, with its row and smallest
- * and largest column in *row, *lo, *hi; each row's smallest column (0 for
- * an empty row) in base[0 .. rows) when base is not NULL. */
+/* The widest column span of rows [r0, r1) of A, as widest_row says it. */
+struct span {
+  int64_t span, row, lo, hi;
+};
+
+struct span_ctx {
+  const struct spmv_csr *A;
+  int32_t *base;
+  struct span part[SPMV_PAR_MAX];
+};
+
+static void span_rows(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct span_ctx *c = ctx;
+  struct span w = {0, r0, 0, 0};
+  int64_t i, a, b;
+
+  for (i = r0; i < r1; i++) {
+    if (c->A->row_ptr[i + 1] == c->A->row_ptr[i]) {
+      if (c->base != NULL)
+        c->base[i] = 0;
+      continue;
+    }
+    a = spmv_row_col_range(c->A, i, &b);
+    if (c->base != NULL)
+      c->base[i] = (int32_t)a;
+    if (b - a > w.span)
+      w = (struct span){b - a, i, a, b};
+  }
+  c->part[t] = w;
+}
+
+/* The widest column span of A's rows: the span, with its row (the first
+ * of that span) and smallest and largest column in *row, *lo, *hi; each
+ * row's smallest column (0 for an empty row) in base[0 .. rows) when base
+ * is not NULL.  One pass over the columns, split over threads. */
 static int64_t widest_row(const struct spmv_csr *A, int64_t *row,
                           int64_t *lo, int64_t *hi, int32_t *base)
 {
-  int64_t i, a, b, span = 0;
+  struct span_ctx c = {A, base, {{0, 0, 0, 0}}};
+  struct span w = {0, 0, 0, 0};
+  int n = spmv_par_threads(A->nnz);
 
-  *row = *lo = *hi = 0;
-  for (i = 0; i < A->rows; i++) {
-    if (A->row_ptr[i + 1] == A->row_ptr[i]) {
-      if (base != NULL)
-        base[i] = 0;
-      continue;
-    }
-    a = spmv_row_col_range(A, i, &b);
-    if (base != NULL)
-      base[i] = (int32_t)a;
-    if (b - a > span) {
-      span = b - a;
-      *row = i;
-      *lo = a;
-      *hi = b;
-    }
-  }
-  return span;
+  if (n > SPMV_PAR_MAX)
+    n = SPMV_PAR_MAX;
+  spmv_par_rows(A, n, span_rows, &c);
+  /* Parts in row order: a later part wins only with a wider span. */
+  for (int t = 0; t < n; t++)
+    if (c.part[t].span > w.span)
+      w = c.part[t];
+  *row = w.span > 0 ? w.row : 0;
+  *lo = w.lo;
+  *hi = w.hi;
+  return w.span;
 }
 
 int64_t spmv_csr_max_row_span(const struct spmv_csr *A)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "spmv_formats.h"
+#include "spmv_gen.h"
 
 Suite *formats_layout_suite(void);
 
@@ -410,6 +411,129 @@ START_TEST(test_layout_csr16)
 }
 END_TEST
 
+/* A stable order by decreasing length within windows of sigma rows, from
+ * scratch: the reference for sell's order. */
+static int64_t len_of(const struct spmv_csr *A, int32_t r)
+{
+  return A->row_ptr[r + 1] - A->row_ptr[r];
+}
+
+/* The smallest column of row r, 0 for an empty row. */
+static int32_t min_col(const struct spmv_csr *A, int32_t r)
+{
+  int32_t lo = 0;
+
+  for (int64_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++)
+    if (k == A->row_ptr[r] || A->col_idx[k] < lo)
+      lo = A->col_idx[k];
+  return lo;
+}
+
+/* sell16 of a matrix of a million entries and more, whose order, widths
+ * and lane bases are made over threads: the same as a plain pass makes. */
+START_TEST(test_layout_sell_threaded)
+{
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_gen_pareto(200000, 50000, 4.0, 1.5, 7, &err);
+  struct spmv_config cfg = { SPMV_FMT_SELL16, 0, 0, 32, 256 };
+  struct spmv_layout *L = NULL;
+  int64_t bad = -1;
+
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  ck_assert_int_ge(A->nnz, 1000000);
+  ck_assert_msg(spmv_layout_new_shell(A, SPMV_F64, &cfg, NULL, &L, &err) == 0,
+                "%s", err.msg);
+  const struct spmv_sell_layout *S = &L->u.sell;
+  int32_t *want = malloc((size_t)A->rows * sizeof *want);
+  ck_assert(want != NULL);
+  for (int64_t w = 0; w < A->rows; w += 256) {
+    int64_t n = A->rows - w < 256 ? A->rows - w : 256;
+    /* Insertion: each row after the longer ones and the equal ones before it. */
+    for (int64_t i = 0; i < n; i++) {
+      int64_t j = i;
+      while (j > 0 && len_of(A, want[w + j - 1]) < len_of(A, (int32_t)(w + i))) {
+        want[w + j] = want[w + j - 1];
+        j--;
+      }
+      want[w + j] = (int32_t)(w + i);
+    }
+  }
+  for (int64_t i = 0; i < A->rows && bad < 0; i++)
+    if (S->perm[i] != want[i])
+      bad = i;
+  ck_assert_msg(bad < 0, "lane %lld holds row %d, not %d", (long long)bad,
+                bad < 0 ? 0 : S->perm[bad], bad < 0 ? 0 : want[bad]);
+  for (int64_t s = 0; s < S->nslices && bad < 0; s++) {
+    int64_t width = 0;
+    for (int l = 0; l < 32; l++) {
+      int64_t i = s * 32 + l;
+      if (i < A->rows && len_of(A, want[i]) > width)
+        width = len_of(A, want[i]);
+      if (i < A->rows && S->base[i] != min_col(A, want[i]))
+        bad = i;
+    }
+    if (S->slice_width[s] != width)
+      bad = s;
+  }
+  ck_assert_msg(bad < 0, "slice or lane %lld differs", (long long)bad);
+  free(want);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* The 16-bit span check over threads names the first of the widest rows,
+ * as a plain pass over the rows does, wherever the threads cut. */
+START_TEST(test_span16_threaded)
+{
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_gen_banded(300000, 4, 8, 3, &err);
+  struct spmv_config cfg = { SPMV_FMT_CSR16, 0, 4, 0, 0 };
+  struct spmv_layout *L = NULL;
+  const int64_t rows[2] = { 100000, 200000 };
+
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  ck_assert_int_ge(A->nnz, 1000000);
+  /* Two rows of one span over 16 bits: their last column moved out. */
+  for (int i = 0; i < 2; i++) {
+    int64_t r = rows[i];
+    A->col_idx[A->row_ptr[r + 1] - 1] = A->col_idx[A->row_ptr[r]] + 70000;
+  }
+  ck_assert_int_eq(spmv_csr_max_row_span(A), 70000);
+  ck_assert_int_eq(spmv_layout_new(A, SPMV_F64, &cfg, NULL, &L, &err), SPMV_ETOOBIG);
+  ck_assert_msg(strstr(err.msg, "row 100000 spans 70001 columns") != NULL, "%s",
+                err.msg);
+  spmv_csr_free(A);
+}
+END_TEST
+
+/* dia of a million rows whose halves occupy different diagonals: the
+ * threads' bitmaps, each of its own rows, are all merged. */
+START_TEST(test_layout_dia_threaded)
+{
+  const int64_t n = 1200000;
+  struct spmv_csr *A = spmv_csr_new(n, n, n);
+  struct spmv_config cfg = { SPMV_FMT_DIA, 0, 0, 0, 0 };
+  struct spmv_error err = { 0, "" };
+  struct spmv_layout *L = NULL;
+
+  ck_assert(A != NULL);
+  for (int64_t i = 0; i < n; i++) {
+    A->row_ptr[i] = i;
+    A->col_idx[i] = (int32_t)(i < n / 2 ? i : i - 5);
+    A->val[i] = 1.0;
+  }
+  A->row_ptr[n] = n;
+  ck_assert_msg(spmv_layout_new_shell(A, SPMV_F64, &cfg, NULL, &L, &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_eq(L->u.dia.ndiags, 2);
+  ck_assert_int_eq(L->u.dia.offsets[0], -5);
+  ck_assert_int_eq(L->u.dia.offsets[1], 0);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* csr-panel: three panels of 1024 columns, slots panel-major, offsets from
  * the panel's first column; a panel sum per slot, added in panel order. */
 START_TEST(test_layout_panel)
@@ -614,6 +738,9 @@ Suite *formats_layout_suite(void)
   tcase_add_test(tc, test_bsr_dim);
   tcase_add_test(tc, test_layout_sell16);
   tcase_add_test(tc, test_layout_csr16);
+  tcase_add_test(tc, test_layout_sell_threaded);
+  tcase_add_test(tc, test_span16_threaded);
+  tcase_add_test(tc, test_layout_dia_threaded);
   tcase_add_test(tc, test_layout_panel);
   tcase_add_test(tc, test_refusals);
   suite_add_tcase(s, tc);
