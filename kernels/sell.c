@@ -2,6 +2,7 @@
  * columns (sell) or 16-bit offsets from each row's smallest column (sell16). */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "spmv_layout.h"
 #include "spmv_par.h"
@@ -10,6 +11,8 @@
 #define SELL_C 32
 #define SELL_SIGMA 1
 #define SELL_MAX_C 1024
+/* Windows up to this many rows are sorted through a buffer on the stack. */
+#define SELL_MAX_WINDOW 4096
 
 /* A row and its length, for sorting within a window. */
 struct sell_row {
@@ -25,6 +28,42 @@ static int sell_cmp(const void *a, const void *b)
   if (p->len != q->len)
     return p->len > q->len ? -1 : 1;
   return (p->row > q->row) - (p->row < q->row);
+}
+
+/* Lengths within a window that a counting sort takes (its counts on the
+ * stack); a wider spread is sorted by comparisons. */
+#define SELL_COUNT_SPREAD 1024
+
+/*
+ * Sorts one window of n rows, given in increasing row order, by
+ * decreasing length, equal lengths in row order (sell_cmp's order): a
+ * counting sort, stable, where the lengths spread over at most
+ * SELL_COUNT_SPREAD values, as they do on most windows; else qsort.
+ */
+static void sort_window(struct sell_row *o, int64_t n)
+{
+  int64_t lo = o[0].len, hi = o[0].len, i;
+
+  for (i = 1; i < n; i++) {
+    lo = o[i].len < lo ? o[i].len : lo;
+    hi = o[i].len > hi ? o[i].len : hi;
+  }
+  if (lo == hi)
+    return;
+  if (hi - lo >= SELL_COUNT_SPREAD || n > SELL_MAX_WINDOW) {
+    qsort(o, (size_t)n, sizeof *o, sell_cmp);
+    return;
+  }
+  int64_t at[SELL_COUNT_SPREAD + 1] = {0};
+  struct sell_row tmp[SELL_MAX_WINDOW];
+  /* at[d]: where rows of length hi - d start, the longest first. */
+  for (i = 0; i < n; i++)
+    at[hi - o[i].len + 1]++;
+  for (i = 1; i <= hi - lo; i++)
+    at[i] += at[i - 1];
+  for (i = 0; i < n; i++)
+    tmp[at[hi - o[i].len]++] = o[i];
+  memcpy(o, tmp, (size_t)n * sizeof *o);
 }
 
 /* The rows of A and their lengths in windows of sigma, each window
@@ -50,8 +89,7 @@ static void sort_windows(void *ctx, int t, int64_t w0, int64_t w1)
   }
   if (c->sigma > 1)
     for (int64_t w = w0 * c->sigma; w < end; w += c->sigma)
-      qsort(c->order + w, (size_t)(end - w < c->sigma ? end - w : c->sigma),
-            sizeof *c->order, sell_cmp);
+      sort_window(c->order + w, end - w < c->sigma ? end - w : c->sigma);
 }
 
 /* Reads and checks C and sigma from cfg into S. */
