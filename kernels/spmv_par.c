@@ -1,5 +1,8 @@
 /* spmv_par.c: passes over a whole matrix, split over threads. */
+#include "config.h"
+
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "spmv_par.h"
@@ -14,9 +17,22 @@
 
 #define PAR_MIN_NNZ 1000000
 
+/* The CPUs this process may run on: its affinity mask's (a taskset or
+ * a cgroup's cpuset), else the online ones. */
+static long usable_cpus(void)
+{
+#ifdef CPU_COUNT
+  cpu_set_t set;
+
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+#endif
+  return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 int spmv_par_threads(int64_t nnz)
 {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  long n = usable_cpus();
 
   if (nnz < PAR_MIN_NNZ || n < 2)
     return 1;
