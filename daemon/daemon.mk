@@ -58,6 +58,7 @@ daemon_spmvd_worker_SOURCES += daemon/spmvd_fault.c daemon/spmvd_fault.h
 endif
 if HAVE_CUDA
 daemon_spmvd_worker_SOURCES += daemon/spmvd_backend_cuda.c \
+	daemon/spmvd_backend_cuda_vec.c daemon/spmvd_backend_cuda_impl.h \
 	daemon/spmvd_cuda_pipe.c daemon/spmvd_cuda_pipe.h
 daemon_spmvd_worker_CPPFLAGS += $(CUDA_CPPFLAGS)
 daemon_spmvd_worker_LDADD += kernels/libspmvkernels_cuda.a $(CUDA_LIBS)

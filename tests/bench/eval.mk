@@ -16,7 +16,7 @@ tests_bench_eval_tuner_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 EVAL_LDADD = daemon/libspmvdtuner.la kernels/libspmvcore.la \
 	client/libspmvmmio.la $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
 if HAVE_CUDA
-tests_bench_eval_tuner_SOURCES += daemon/spmvd_backend_cuda.c daemon/spmvd_cuda_pipe.c
+tests_bench_eval_tuner_SOURCES += daemon/spmvd_backend_cuda.c daemon/spmvd_backend_cuda_vec.c daemon/spmvd_cuda_pipe.c
 tests_bench_eval_tuner_CPPFLAGS += $(CUDA_CPPFLAGS)
 tests_bench_eval_tuner_LDADD = kernels/libspmvkernels_cuda.a $(EVAL_LDADD) \
 	kernels/libspmvkernels_cuda.a $(CUDA_LIBS)
@@ -38,7 +38,7 @@ tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
 tests_bench_calib_points_CPPFLAGS = $(tests_bench_eval_tuner_CPPFLAGS)
 tests_bench_calib_points_LDADD = $(tests_bench_eval_tuner_LDADD)
 if HAVE_CUDA
-tests_bench_calib_points_SOURCES += daemon/spmvd_backend_cuda.c daemon/spmvd_cuda_pipe.c
+tests_bench_calib_points_SOURCES += daemon/spmvd_backend_cuda.c daemon/spmvd_backend_cuda_vec.c daemon/spmvd_cuda_pipe.c
 endif
 
 # The tuner's rules and the predictor replayed on measured tables
