@@ -12,7 +12,10 @@
  * memory and from the same memory registered with cudaHostRegister, and
  * what registering and unregistering those arrays costs once; and the
  * device conversion's load again with the CSR registered, as the cuda
- * worker registers it for the loads of a tune or a placement.
+ * worker registers it for the loads of a tune or a placement; and, as a
+ * race loads its candidates, the host's shell and the device's completion
+ * from the CSR staged on the device once, each timed on its own.  The
+ * device's pool keeps freed memory, as the cuda worker's does.
  * Wall-clock times around synchronised calls, median of -r repetitions,
  * one process.  A benchmark, never run by make check.
  *   usage: bench_load [-m NAMES] [-t f32|f64] [-r REPS] [-f FORMATS]
@@ -151,6 +154,46 @@ static double shell_load_ms(const char *name, const struct spmv_csr *A,
   return -1;
 }
 
+/* Median milliseconds of the two halves of a race's candidate load: the
+ * host's shell (spmv_layout_new_shell) and its completion on the device
+ * from the CSR staged there once (spmv_dev_matrix_new_staged), the way
+ * the cuda worker loads a race's candidates; -1 each when it failed. */
+static void staged_load_ms(const char *name, const struct spmv_csr *A,
+                           enum spmv_dtype t, const struct spmv_config *cfg,
+                           const struct spmv_limits *lim,
+                           struct spmv_cusparse_handle *h,
+                           const struct spmv_dev_csr *S, int reps,
+                           double *host_ms, double *dev_ms)
+{
+  double hm[MAX_REPS], dm[MAX_REPS];
+  struct spmv_error err = {0};
+  char txt[96];
+  int r, rc = 0;
+
+  *host_ms = *dev_ms = -1;
+  for (r = 0; r < reps && rc == 0; r++) {
+    struct spmv_layout *L = NULL;
+    struct spmv_dev_matrix *d = NULL;
+    double t0 = bench_now_s(), t1;
+    rc = spmv_layout_new_shell(A, t, cfg, lim, &L, &err);
+    t1 = bench_now_s();
+    if (rc == 0)
+      rc = spmv_dev_matrix_new_staged(L, A, S, h, &d, &err);
+    cudaDeviceSynchronize();
+    hm[r] = 1e3 * (t1 - t0);
+    dm[r] = 1e3 * (bench_now_s() - t1);
+    spmv_dev_matrix_free(d);
+    spmv_layout_free(L);
+  }
+  if (rc == 0) {
+    *host_ms = spmv_median(hm, (size_t)reps);
+    *dev_ms = spmv_median(dm, (size_t)reps);
+    return;
+  }
+  spmv_config_format(cfg, txt, sizeof txt);
+  fprintf(stderr, "bench_load: %s %s from the staged CSR: %s\n", name, txt, err.msg);
+}
+
 static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
                        int reps, const char *formats,
                        struct spmv_cusparse_handle *h)
@@ -160,7 +203,12 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
   int nconfigs = gpu_format_samples(&configs);
   double pageable, pinned, reg_ms;
 
+  struct spmv_dev_csr *staged = NULL;
+  struct spmv_error serr = {0};
+
   csr_floor(A, reps, &pageable, &pinned, &reg_ms);
+  if (spmv_dev_csr_new(A, &staged, &serr) != 0)
+    fprintf(stderr, "bench_load: %s: staging the CSR: %s\n", name, serr.msg);
   for (int dt = 0; dt < 2; dt++) {
     enum spmv_dtype t = dt ? SPMV_F32 : SPMV_F64;
     if (!(dts & (1 << dt)))
@@ -194,19 +242,23 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
       }
       double cm = spmv_median(conv, (size_t)reps);
       double um = spmv_median(up, (size_t)reps), sm = -1, smr = -1;
+      double shm = -1, sdm = -1;
       if (spmv_layout_shell_ok(configs[c].format)) {
         sm = shell_load_ms(name, A, t, &configs[c], &lim, h, reps);
         if (csr_register(A)) {  /* as the cuda worker does for its loads */
           smr = shell_load_ms(name, A, t, &configs[c], &lim, h, reps);
           csr_unregister(A);
         }
+        if (staged)
+          staged_load_ms(name, A, t, &configs[c], &lim, h, staged, reps, &shm, &sdm);
       }
-      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
+      printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
              name, spmv_dtype_name(t), txt, cm, um, cm + um, sm, pageable,
-             pinned, pinned > 0 ? (cm + um) / pinned : 0.0, reg_ms, smr);
+             pinned, pinned > 0 ? (cm + um) / pinned : 0.0, reg_ms, smr, shm, sdm);
       fflush(stdout);
     }
   }
+  spmv_dev_csr_free(staged);
 }
 
 int main(int argc, char **argv)
@@ -239,7 +291,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_load: no GPU\n");
     return 77;
   }
-  if (cudaStreamCreate(&stream) != cudaSuccess ||
+  /* The pool keeps what is freed, as in the cuda worker: each load then
+   * reuses the last one's memory rather than mapping fresh memory. */
+  if (spmv_dev_pool_keep(&err) != 0 || cudaStreamCreate(&stream) != cudaSuccess ||
       spmv_cusparse_handle_new(stream, &h, &err) != 0) {
     fprintf(stderr, "bench_load: cannot set up the GPU\n");
     return 1;
@@ -257,7 +311,8 @@ int main(int argc, char **argv)
   printf("# matrix\tdtype\tconfig\tconvert_ms\tupload_ms\tload_ms\t"
          "device_conversion_load_ms (-1: none)\tcsr_copy_pageable_ms\t"
          "csr_copy_registered_ms\tload/registered\t"
-         "register_unregister_ms\tdevice_conversion_registered_ms\n");
+         "register_unregister_ms\tdevice_conversion_registered_ms\t"
+         "staged: shell_host_ms\tstaged: device_completion_ms\n");
   for (size_t i = 0; i < s.n; i++) {
     struct spmv_csr *A = bench_suite_make(&s.e[i], NULL, &err);
     if (A == NULL) {
