@@ -124,53 +124,22 @@ static int wanted(const struct spmv_config *cfg, const char *list)
 }
 
 /* Median milliseconds of cfg's load through the device conversion the
- * cuda worker uses; -1 when it failed. */
+ * cuda worker uses, -1 when it failed: the host's shell
+ * (spmv_layout_new_shell) and its completion on the device, from S (the
+ * CSR staged there once, as for a race's candidates) or from A when S is
+ * NULL; each half's own median in *host_ms and *dev_ms where not NULL. */
 static double shell_load_ms(const char *name, const struct spmv_csr *A,
                             enum spmv_dtype t, const struct spmv_config *cfg,
                             const struct spmv_limits *lim,
-                            struct spmv_cusparse_handle *h, int reps)
+                            struct spmv_cusparse_handle *h,
+                            const struct spmv_dev_csr *S, int reps,
+                            double *host_ms, double *dev_ms)
 {
-  double ms[MAX_REPS];
+  double ms[MAX_REPS], hm[MAX_REPS], dm[MAX_REPS];
   struct spmv_error err = {0};
   char txt[96];
   int r, rc = 0;
 
-  for (r = 0; r < reps && rc == 0; r++) {
-    struct spmv_layout *L = NULL;
-    struct spmv_dev_matrix *d = NULL;
-    double t0 = bench_now_s();
-    rc = spmv_layout_new_shell(A, t, cfg, lim, &L, &err);
-    if (rc == 0)
-      rc = spmv_dev_matrix_new_csr(L, A, h, &d, &err);
-    cudaDeviceSynchronize();
-    ms[r] = 1e3 * (bench_now_s() - t0);
-    spmv_dev_matrix_free(d);
-    spmv_layout_free(L);
-  }
-  if (rc == 0)
-    return spmv_median(ms, (size_t)reps);
-  spmv_config_format(cfg, txt, sizeof txt);
-  fprintf(stderr, "bench_load: %s %s: %s\n", name, txt, err.msg);
-  return -1;
-}
-
-/* Median milliseconds of the two halves of a race's candidate load: the
- * host's shell (spmv_layout_new_shell) and its completion on the device
- * from the CSR staged there once (spmv_dev_matrix_new_staged), the way
- * the cuda worker loads a race's candidates; -1 each when it failed. */
-static void staged_load_ms(const char *name, const struct spmv_csr *A,
-                           enum spmv_dtype t, const struct spmv_config *cfg,
-                           const struct spmv_limits *lim,
-                           struct spmv_cusparse_handle *h,
-                           const struct spmv_dev_csr *S, int reps,
-                           double *host_ms, double *dev_ms)
-{
-  double hm[MAX_REPS], dm[MAX_REPS];
-  struct spmv_error err = {0};
-  char txt[96];
-  int r, rc = 0;
-
-  *host_ms = *dev_ms = -1;
   for (r = 0; r < reps && rc == 0; r++) {
     struct spmv_layout *L = NULL;
     struct spmv_dev_matrix *d = NULL;
@@ -180,18 +149,22 @@ static void staged_load_ms(const char *name, const struct spmv_csr *A,
     if (rc == 0)
       rc = spmv_dev_matrix_new_staged(L, A, S, h, &d, &err);
     cudaDeviceSynchronize();
+    ms[r] = 1e3 * (bench_now_s() - t0);
     hm[r] = 1e3 * (t1 - t0);
-    dm[r] = 1e3 * (bench_now_s() - t1);
+    dm[r] = ms[r] - hm[r];
     spmv_dev_matrix_free(d);
     spmv_layout_free(L);
   }
-  if (rc == 0) {
-    *host_ms = spmv_median(hm, (size_t)reps);
-    *dev_ms = spmv_median(dm, (size_t)reps);
-    return;
-  }
+  if (host_ms)
+    *host_ms = rc == 0 ? spmv_median(hm, (size_t)reps) : -1;
+  if (dev_ms)
+    *dev_ms = rc == 0 ? spmv_median(dm, (size_t)reps) : -1;
+  if (rc == 0)
+    return spmv_median(ms, (size_t)reps);
   spmv_config_format(cfg, txt, sizeof txt);
-  fprintf(stderr, "bench_load: %s %s from the staged CSR: %s\n", name, txt, err.msg);
+  fprintf(stderr, "bench_load: %s %s%s: %s\n", name, txt,
+          S ? " from the staged CSR" : "", err.msg);
+  return -1;
 }
 
 static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
@@ -244,13 +217,13 @@ static void one_matrix(const char *name, const struct spmv_csr *A, int dts,
       double um = spmv_median(up, (size_t)reps), sm = -1, smr = -1;
       double shm = -1, sdm = -1;
       if (spmv_layout_shell_ok(configs[c].format)) {
-        sm = shell_load_ms(name, A, t, &configs[c], &lim, h, reps);
+        sm = shell_load_ms(name, A, t, &configs[c], &lim, h, NULL, reps, NULL, NULL);
         if (csr_register(A)) {  /* as the cuda worker does for its loads */
-          smr = shell_load_ms(name, A, t, &configs[c], &lim, h, reps);
+          smr = shell_load_ms(name, A, t, &configs[c], &lim, h, NULL, reps, NULL, NULL);
           csr_unregister(A);
         }
         if (staged)
-          staged_load_ms(name, A, t, &configs[c], &lim, h, staged, reps, &shm, &sdm);
+          shell_load_ms(name, A, t, &configs[c], &lim, h, staged, reps, &shm, &sdm);
       }
       printf("%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
              name, spmv_dtype_name(t), txt, cm, um, cm + um, sm, pageable,
