@@ -36,10 +36,8 @@ static uint64_t *dia_bitmap(const struct spmv_csr *A, int64_t *ndiags)
   struct bitmap_ctx c = {A, {NULL}};
   int64_t span = A->rows + A->cols, nw = span / 64 + 1, w;
   size_t bytes = (size_t)nw * sizeof(uint64_t);
-  int n = spmv_par_threads(A->nnz), t;
+  int n = spmv_par_threads(A->nnz), t;  /* at most SPMV_PAR_MAX */
 
-  if (n > SPMV_PAR_MAX)
-    n = SPMV_PAR_MAX;
   if ((size_t)(n - 1) * bytes > DIA_BITMAPS_MAX)
     n = 1 + (int)(DIA_BITMAPS_MAX / bytes);
   for (t = 0; t < n; t++)

@@ -72,13 +72,13 @@ static void sort_window(struct sell_row *o, int64_t n)
 struct sort_ctx {
   struct sell_row *order;
   const struct spmv_csr *A;
-  int64_t rows, sigma;
+  int64_t sigma;
 };
 
 static void sort_windows(void *ctx, int t, int64_t w0, int64_t w1)
 {
   const struct sort_ctx *c = ctx;
-  int64_t end = w1 * c->sigma < c->rows ? w1 * c->sigma : c->rows;
+  int64_t end = w1 * c->sigma < c->A->rows ? w1 * c->sigma : c->A->rows;
 
   (void)t;
   /* Each part writes its own rows first: the array's pages are then
@@ -120,7 +120,7 @@ static int sell_order(struct spmv_sell_layout *S, const struct spmv_csr *A)
 
   if (order == NULL)
     return SPMV_ENOMEM;
-  struct sort_ctx c = {order, A, A->rows, S->sigma};
+  struct sort_ctx c = {order, A, S->sigma};
   spmv_par_range((A->rows + S->sigma - 1) / S->sigma, spmv_par_threads(A->nnz),
                  sort_windows, &c);
   S->slice_ptr[0] = 0;
@@ -240,10 +240,8 @@ static int64_t widest_row(const struct spmv_csr *A, int64_t *row,
 {
   struct span_ctx c = {A, base, {{0, 0, 0, 0}}};
   struct span w = {0, 0, 0, 0};
-  int n = spmv_par_threads(A->nnz);
+  int n = spmv_par_threads(A->nnz);  /* at most SPMV_PAR_MAX */
 
-  if (n > SPMV_PAR_MAX)
-    n = SPMV_PAR_MAX;
   spmv_par_rows(A, n, span_rows, &c);
   /* Parts in row order: a later part wins only with a wider span. */
   for (int t = 0; t < n; t++)
