@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "spmv_mix.h"
 #include "spmv_par.h"
 #include "spmvd_worker_impl.h"
 
@@ -16,10 +17,8 @@
  * that fill x need no shared state. */
 static double check_value(uint64_t seed, int64_t j)
 {
-  uint64_t z = seed * 0x9e3779b97f4a7c15ull + (uint64_t)(j + 1) * 0xd1b54a32d192ed03ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
+  uint64_t z = spmv_mix64(seed * 0x9e3779b97f4a7c15ull +
+                          (uint64_t)(j + 1) * 0xd1b54a32d192ed03ull);
   return ((double)(z >> 11) / 9007199254740992.0) * 2.0 - 1.0;
 }
 

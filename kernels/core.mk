@@ -6,7 +6,7 @@ kernels_libspmvcore_la_SOURCES = \
 	kernels/spmv_csr.c kernels/spmv_csr.h \
 	kernels/spmv_config.c kernels/spmv_stats.c kernels/spmv_stats.h \
 	kernels/spmv_profile.c kernels/spmv_fingerprint.c \
-	kernels/spmv_par.c kernels/spmv_par.h \
+	kernels/spmv_par.c kernels/spmv_par.h kernels/spmv_mix.h \
 	kernels/spmv_split.c kernels/spmv_split_plan.c kernels/spmv_split.h \
 	kernels/spmv_gen.h kernels/spmv_gen_impl.h kernels/spmv_gen_util.c \
 	kernels/spmv_gen.c kernels/spmv_gen_rmat.c kernels/spmv_gen_tile.c \

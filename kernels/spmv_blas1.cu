@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "spmv_cuda.cuh"
+#include "spmv_mix.h"
 
 #define BLAS_BS 256            /* threads per block, a power of two */
 #define BLAS_ITEMS 4           /* elements a reduction thread takes per block tile */
@@ -50,10 +51,7 @@ __global__ void blas_set_kernel(int64_t n, V *x, struct spmv_dev_scalar a,
 /* The value spmv_blas_random gives element i: a splitmix64 hash of seed
  * and i, so that it depends on neither the grid nor the stride. */
 __device__ __forceinline__ double blas_random_value(uint64_t seed, int64_t i) {
-  uint64_t z = seed + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
+  uint64_t z = spmv_mix64(seed + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
   double v = 0.5 + (double)(z >> 11) / 9007199254740992.0;
   return (z & 1) ? -v : v;
 }

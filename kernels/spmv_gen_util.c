@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "spmv_gen_impl.h"
+#include "spmv_mix.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -18,11 +19,7 @@
 /* splitmix64: expands a seed into well-mixed words. */
 static uint64_t splitmix64(uint64_t *x)
 {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return spmv_mix64(*x += 0x9e3779b97f4a7c15ULL);
 }
 
 /* Seeds rng from seed and stream through splitmix64. */
