@@ -13,6 +13,7 @@
 #include "spmvd_backend.h"
 #include "spmvd_backend_cuda_impl.h"
 #include "spmvd_cuda_pipe.h"
+#include "spmvd_log.h"
 
 /*
  * Design: a matrix is converted on the host with spmv_layout_new() to its
@@ -212,7 +213,10 @@ static int load_from(struct spmvd_backend *b, const struct spmv_csr *A,
   if (free_b <= RESERVE_BYTES)
     return spmv_error_set(err, SPMV_ENOMEM, "GPU has %zu bytes free, below the %zu-byte reserve",
                           free_b, RESERVE_BYTES);
-  lim.max_bytes = free_b - RESERVE_BYTES;
+  /* The layout's own limit is the room it would have without the staged
+   * copy: one that fits only without it is refused below as SPMV_ENOMEM,
+   * on which cuda_load gives the copy up, rather than as too big. */
+  lim.max_bytes = free_b - RESERVE_BYTES + (S ? spmv_dev_csr_bytes(A) : 0);
   /* Every layout holds at least the values and x and y: a matrix over
    * that is refused as out of GPU memory before any conversion, which
    * would only stop at the layout's limit (ETOOBIG). */
@@ -226,6 +230,7 @@ static int load_from(struct spmvd_backend *b, const struct spmv_csr *A,
   rc = spmv_layout_new_valid(A, dt, cfg, &lim, shell, &L, err);
   if (rc < 0)
     return rc;
+  lim.max_bytes = free_b - RESERVE_BYTES;
   need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
   switch (spmvd_load_path(shell, need, spmv_dev_shell_staging(L, S != NULL),
                           free_b - RESERVE_BYTES)) {
@@ -286,6 +291,9 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
       return rc;
     /* The staged copy takes the room this layout needs: it goes, and the
      * loads that follow copy from the host again. */
+    spmvd_log_info("the staged CSR gives its room to %s (%s): the loads "
+                   "that follow copy from the host",
+                   spmv_format_name(cfg->format), err->msg);
     cuda_unstage(b);
     spmv_error_clear(err);
   }

@@ -10,7 +10,7 @@ tests_bench_eval_tuner_SOURCES = tests/bench/eval_tuner.c \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
-	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c
+	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c daemon/spmvd_log.c
 tests_bench_eval_tuner_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS) \
 	$(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
 EVAL_LDADD = daemon/libspmvdtuner.la kernels/libspmvcore.la \
@@ -34,7 +34,7 @@ tests_bench_calib_points_SOURCES = tests/bench/calib_points.c \
 	tests/bench/eval_store.c tests/bench/eval_store.h \
 	tests/bench/suite.c tests/bench/suite.h \
 	tests/bench/suite_heldout.c tests/bench/suite_heldout.h \
-	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c
+	daemon/spmvd_backend_cpu.c daemon/spmvd_backend_cpu_vec.c daemon/spmvd_log.c
 tests_bench_calib_points_CPPFLAGS = $(tests_bench_eval_tuner_CPPFLAGS)
 tests_bench_calib_points_LDADD = $(tests_bench_eval_tuner_LDADD)
 if HAVE_CUDA

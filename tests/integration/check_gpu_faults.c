@@ -441,6 +441,86 @@ START_TEST(memory_enomem_no_leak)
 }
 END_TEST
 
+/* Rows of 8 entries but the first, of WIDE_ROW: ELL's layout (every row
+ * WIDE_ROW wide) holds 3.25 x the CSR's entries. */
+#define WIDE_ROW 26
+
+/* A random n x n matrix of 8 entries a row, its first row WIDE_ROW. */
+static struct spmv_csr *one_wide_row_csr(int64_t n)
+{
+  struct spmv_csr *A = spmv_csr_new(n, n, 8 * n + (WIDE_ROW - 8));
+  unsigned s = 12345u, v = 777u;
+
+  ck_assert_ptr_nonnull(A);
+  for (int64_t i = 0; i < n; i++) {
+    A->row_ptr[i + 1] = A->row_ptr[i] + (i == 0 ? WIDE_ROW : 8);
+    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      s = s * 1103515245u + 12345u;
+      v = v * 1103515245u + 12345u;
+      A->col_idx[k] = (int32_t)((s >> 8) % (unsigned)n);
+      A->val[k] = (double)(v >> 8 & 0xffff) / 65536.0 + 0.5;
+    }
+  }
+  return A;
+}
+
+/*
+ * A race stages the matrix's CSR on the device once; a candidate that
+ * fits only without that copy beside it makes the copy go, and is loaded
+ * from the host as without staging.  With a ballast, a matrix of n rows
+ * (CSR about 104 n bytes in f64, resident as auto's pick in 100-140 n)
+ * leaves room for staging (3 CSRs beside the resident one) and for ELL
+ * (12 x WIDE_ROW n + x and y) only without the staged copy, for n in
+ * about (free - reserve) / 532 .. / 452: the middle is taken.  A bench of
+ * ELL then csr-scalar times both, the log names the copy given up, and
+ * the resident matrix still multiplies right.
+ */
+START_TEST(staged_copy_gives_way)
+{
+  itest_daemon_restart(&itest_d, "leave-free:1024M", NULL);
+  int s = itest_open(&itest_d);
+  ck_assert(itest_worker_wait_ready(s, 0, 60) >= 0);
+  int64_t f0 = 0;
+  for (int i = 0; i < 500 && f0 <= 0; i++, usleep(10000))
+    f0 = itest_worker_int(s, "device_free_bytes");
+  ck_assert_msg(f0 > ((int64_t)768 << 20), "device_free_bytes %lld with 1024 MB "
+                "left free", (long long)f0);
+  int64_t n = (f0 - ((int64_t)256 << 20)) / 492;
+  struct spmv_csr *A = one_wide_row_csr(n);
+  printf("staging: %lld bytes free after the ballast; %lld rows, %lld entries\n",
+         (long long)f0, (long long)n, (long long)A->nnz);
+  fflush(stdout);
+  json_t *l = itest_load(s, 1, A, 0, "auto");
+  int64_t h = itest_handle(l);
+  json_decref(l);
+  json_t *r = itest_call(s, json_pack("{ss si sI s[ss] si}", "op", "bench", "id", 2,
+                                      "handle", (json_int_t)h, "configs",
+                                      "ell bs=256", "csr-scalar bs=256", "rounds", 3),
+                         NULL, 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "bench: %s %s",
+                itest_error_code(r), error_msg(r));
+  json_t *t = json_object_get(r, "trials");
+  ck_assert_uint_eq(json_array_size(t), 2);
+  for (size_t i = 0; i < 2; i++) {
+    const json_t *x = json_array_get(t, i);
+    const json_t *e = json_object_get(x, "error");
+    ck_assert_msg(strcmp(json_string_value(json_object_get(x, "status")), "ok") == 0,
+                  "%s: %s", json_string_value(json_object_get(x, "config")),
+                  e ? json_string_value(json_object_get(e, "message")) : "(no error)");
+  }
+  json_decref(r);
+  ck_assert_msg(itest_log_wait(&itest_d, "staged on the device", 1000),
+                "the bench did not stage the CSR: the sizes above leave no room");
+  ck_assert_msg(itest_log_wait(&itest_d, "the staged CSR gives its room to ell", 1000),
+                "ELL was loaded beside the staged CSR: the sizes above leave too "
+                "much room to test its giving way");
+  itest_multiply_ok(s, h, A, 0, 3);
+  ck_assert_int_eq(itest_worker_int(s, "restarts"), 0);
+  close(s);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* A case of s named name, with a daemon of its own. */
 static TCase *one_case(Suite *s, const char *name)
 {
@@ -460,7 +540,7 @@ int main(void)
     return 77;
   }
   setenv("SPMV_ITEST_BACKEND", "cuda", 1);
-  /* A case each, so that CK_RUN_CASE=illegal-address (hang, memory) runs
+  /* A case each, so that CK_RUN_CASE=illegal-address (hang, memory, staging) runs
    * one alone. */
   Suite *s = suite_create("gpu_faults");
   TCase *tc = one_case(s, "illegal-address");
@@ -469,6 +549,8 @@ int main(void)
   tcase_add_test(tc, hang_times_out);
   tc = one_case(s, "memory");
   tcase_add_test(tc, memory_enomem_no_leak);
+  tc = one_case(s, "staging");
+  tcase_add_test(tc, staged_copy_gives_way);
   int rc = itest_run(s);
   printf("check_gpu_faults: %s\n", rc == EXIT_SUCCESS ? "PASS" : "FAIL");
   return rc;
