@@ -21,13 +21,33 @@ static int hist_bin(int64_t len)
   return b;
 }
 
-/* Counts the rows of A with at least k entries. */
-static int64_t rows_at_least(const struct spmv_csr *A, int64_t k)
-{
-  int64_t i, n = 0;
+/* Counts of rows of at least k entries, a part of the pass each. */
+struct count_pass {
+  const struct spmv_csr *A;
+  int64_t k;
+  int64_t n[SPMV_PAR_MAX];
+};
 
-  for (i = 0; i < A->rows; i++)
-    n += A->row_ptr[i + 1] - A->row_ptr[i] >= k;
+static void count_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct count_pass *c = ctx;
+  const int64_t *rp = c->A->row_ptr;
+  int64_t n = 0;
+
+  for (int64_t i = r0; i < r1; i++)
+    n += rp[i + 1] - rp[i] >= c->k;
+  c->n[t] = n;
+}
+
+/* Counts the rows of A with at least k entries, over nthreads. */
+static int64_t rows_at_least(const struct spmv_csr *A, int64_t k, int nthreads)
+{
+  struct count_pass c = {.A = A, .k = k};
+  int64_t n = 0;
+
+  spmv_par_range(A->rows, nthreads, count_block, &c);
+  for (int t = 0; t < nthreads; t++)
+    n += c.n[t];
   return n;
 }
 
@@ -37,7 +57,8 @@ static int64_t rows_at_least(const struct spmv_csr *A, int64_t k)
  * search over that bin, one pass over row_ptr per step, finds it exactly
  * in O(1) memory.
  */
-static int64_t hyb_k(const struct spmv_csr *A, const struct spmv_profile *p)
+static int64_t hyb_k(const struct spmv_csr *A, const struct spmv_profile *p,
+                     int nthreads)
 {
   int64_t need = (A->rows + 2) / 3; /* ceil(rows / 3) */
   int64_t above = 0, lo, hi, mid;
@@ -59,7 +80,7 @@ static int64_t hyb_k(const struct spmv_csr *A, const struct spmv_profile *p)
     hi = p->rl_max;
   while (lo < hi) {
     mid = lo + (hi - lo + 1) / 2;
-    if (rows_at_least(A, mid) >= need)
+    if (rows_at_least(A, mid, nthreads) >= need)
       lo = mid;
     else
       hi = mid - 1;
@@ -67,27 +88,62 @@ static int64_t hyb_k(const struct spmv_csr *A, const struct spmv_profile *p)
   return lo;
 }
 
-/* The pass over row_ptr: extremes, mean, sigma, histogram, empty rows. */
-static void row_stats(const struct spmv_csr *A, struct spmv_profile *p)
+/* The pass over row_ptr in blocks of rows, each with its own extremes,
+ * histogram and sum of squared lengths: integers, so that the whole is the
+ * same for any number of threads. */
+struct row_pass {
+  const struct spmv_csr *A;
+  int64_t min[SPMV_PAR_MAX], max[SPMV_PAR_MAX];
+  int64_t hist[SPMV_PAR_MAX][SPMV_PROFILE_BINS];
+  unsigned __int128 sq[SPMV_PAR_MAX];
+};
+
+static void row_block(void *ctx, int t, int64_t r0, int64_t r1)
 {
-  double ss = 0.0, d;
-  int64_t i, len;
+  struct row_pass *c = ctx;
+  const int64_t *rp = c->A->row_ptr;
+  int64_t lo = INT64_MAX, hi = 0, *hist = c->hist[t];
+  unsigned __int128 sq = 0;
+
+  for (int64_t i = r0; i < r1; i++) {
+    int64_t len = rp[i + 1] - rp[i];
+
+    lo = len < lo ? len : lo;
+    hi = len > hi ? len : hi;
+    hist[hist_bin(len)]++;
+    sq += (unsigned __int128)((uint64_t)len * (uint64_t)len);
+  }
+  c->min[t] = lo;
+  c->max[t] = hi;
+  c->sq[t] = sq;
+}
+
+/* Extremes, mean, sigma, histogram and empty rows, over nthreads.  The
+ * sigma from the exact rows * sum(len^2) - nnz^2 (at most 2^125 for rows
+ * under 2^31): the same bits for any split. */
+static void row_stats(const struct spmv_csr *A, struct spmv_profile *p,
+                      int nthreads)
+{
+  struct row_pass c = {.A = A};
+  unsigned __int128 sq = 0, num;
 
   p->rl_mean = A->rows > 0 ? (double)A->nnz / (double)A->rows : 0.0;
   p->rl_min = A->rows > 0 ? INT64_MAX : 0;
   p->rl_max = 0;
-  for (i = 0; i < A->rows; i++) {
-    len = A->row_ptr[i + 1] - A->row_ptr[i];
-    if (len < p->rl_min)
-      p->rl_min = len;
-    if (len > p->rl_max)
-      p->rl_max = len;
-    p->hist[hist_bin(len)]++;
-    d = (double)len - p->rl_mean;
-    ss += d * d;
+  if (A->rows > 0) {
+    spmv_par_range(A->rows, nthreads, row_block, &c);
+    for (int t = 0; t < nthreads; t++) {
+      p->rl_min = c.min[t] < p->rl_min ? c.min[t] : p->rl_min;
+      p->rl_max = c.max[t] > p->rl_max ? c.max[t] : p->rl_max;
+      for (int b = 0; b < SPMV_PROFILE_BINS; b++)
+        p->hist[b] += c.hist[t][b];
+      sq += c.sq[t];
+    }
+    num = (unsigned __int128)A->rows * sq -
+          (unsigned __int128)A->nnz * (unsigned __int128)A->nnz;
+    p->rl_sigma = sqrt((double)num) / (double)A->rows;
   }
   p->empty_rows = p->hist[0];
-  p->rl_sigma = A->rows > 0 ? sqrt(ss / (double)A->rows) : 0.0;
   p->rl_cv = p->rl_mean > 0.0 ? p->rl_sigma / p->rl_mean : 0.0;
 }
 
@@ -187,10 +243,8 @@ static int col_stats(const struct spmv_csr *A, struct spmv_profile *p,
 
   noffsets = A->rows + A->cols > 0 ? A->rows + A->cols - 1 : 0;
   c.words = noffsets / 64 + 1;
-  if (nthreads < 1 || A->nnz == 0)
+  if (A->nnz == 0)
     nthreads = 1;
-  if (nthreads > SPMV_PAR_MAX)
-    nthreads = SPMV_PAR_MAX;
   /* Bitmaps of the blocks' own for a scattered pattern, while they take
    * no more memory than the matrix's columns. */
   if (A->nnz > 0 && nthreads > 1 &&
@@ -235,8 +289,11 @@ int spmv_profile_compute_threads(const struct spmv_csr *A,
   p->rows = A->rows;
   p->cols = A->cols;
   p->nnz = A->nnz;
-  row_stats(A, p);
-  p->hyb_k = hyb_k(A, p);
+  /* The passes' parts: nthreads within [1, SPMV_PAR_MAX]. */
+  if (nthreads < 1 || nthreads > SPMV_PAR_MAX)
+    nthreads = nthreads < 1 ? 1 : SPMV_PAR_MAX;
+  row_stats(A, p, nthreads);
+  p->hyb_k = hyb_k(A, p, nthreads);
   if (col_stats(A, p, nthreads) != 0)
     return spmv_error_set(err, SPMV_ENOMEM,
                           "out of memory for the diagonal bitmap of %lld "
