@@ -211,13 +211,37 @@ struct spmvd_backend_ops {
  * shell: shell set), on the host when only the layout fits (the host's
  * conversion stages nothing), else not at all.
  */
-enum spmvd_load_path { SPMVD_LOAD_DEVICE, SPMVD_LOAD_HOST, SPMVD_LOAD_NONE };
+enum spmvd_load_path {
+  SPMVD_LOAD_DEVICE,
+  SPMVD_LOAD_HOST,
+  SPMVD_LOAD_NONE,
+  SPMVD_LOAD_UNSTAGE  /* spmvd_load_path_beside: the staged copy must go first */
+};
 static inline enum spmvd_load_path spmvd_load_path(int shell, size_t bytes,
                                                    size_t staging, size_t avail)
 {
   if (bytes > avail)
     return SPMVD_LOAD_NONE;
   return shell && staging <= avail - bytes ? SPMVD_LOAD_DEVICE : SPMVD_LOAD_HOST;
+}
+
+/*
+ * The same beside a staged copy of the matrix's CSR of staged bytes (0:
+ * none), which avail leaves out: where the layout would need the host's
+ * conversion (a shell) or does not fit at all, but fits once the copy is
+ * freed, SPMVD_LOAD_UNSTAGE; where it would not fit even then, NONE, and
+ * the copy stays for the loads that follow.
+ */
+static inline enum spmvd_load_path spmvd_load_path_beside(int shell, size_t bytes,
+                                                          size_t staging, size_t avail,
+                                                          size_t staged)
+{
+  enum spmvd_load_path p = spmvd_load_path(shell, bytes, staging, avail);
+
+  if (staged == 0 || p == SPMVD_LOAD_DEVICE || (p == SPMVD_LOAD_HOST && !shell))
+    return p;
+  return bytes <= avail || bytes - avail <= staged ? SPMVD_LOAD_UNSTAGE
+                                                   : SPMVD_LOAD_NONE;
 }
 
 /* The backends built into this worker; cuda is NULL without CUDA. */

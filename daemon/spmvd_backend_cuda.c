@@ -192,31 +192,32 @@ static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
 
 /*
  * Loads A as cuda_load does, its entries read from S (A staged, or NULL).
- * With S, a layout that would fit only by converting on the host (no room
- * for the device's conversion beside S) is refused as SPMV_ENOMEM, for
- * cuda_load to try again without S.
+ * With S, a layout that fits only once S is freed (or only by converting
+ * on the host beside it) is refused as SPMV_ENOMEM with *give_way set,
+ * for cuda_load to free S and try again without it.
  */
 static int load_from(struct spmvd_backend *b, const struct spmv_csr *A,
                      enum spmv_dtype dt, const struct spmv_config *cfg,
-                     const struct spmv_dev_csr *S, struct spmvd_bmatrix **out,
-                     struct spmv_error *err)
+                     const struct spmv_dev_csr *S, int *give_way,
+                     struct spmvd_bmatrix **out, struct spmv_error *err)
 {
   struct spmvd_bmatrix *m = NULL;
   struct spmv_layout *L = NULL;
   struct spmv_limits lim = {0};
-  size_t free_b = 0, total_b = 0, need, es = vsize(dt);
+  size_t free_b = 0, total_b = 0, need, es = vsize(dt), room;
+  size_t staged = S ? spmv_dev_csr_bytes(A) : 0;
   int rc, shell;
 
   *out = NULL;
   if ((rc = spmv_dev_mem_info(&free_b, &total_b, err)) < 0)
     return rc;
-  if (free_b <= RESERVE_BYTES)
+  if (free_b + staged <= RESERVE_BYTES)
     return spmv_error_set(err, SPMV_ENOMEM, "GPU has %zu bytes free, below the %zu-byte reserve",
                           free_b, RESERVE_BYTES);
-  /* The layout's own limit is the room it would have without the staged
-   * copy: one that fits only without it is refused below as SPMV_ENOMEM,
-   * on which cuda_load gives the copy up, rather than as too big. */
-  lim.max_bytes = free_b - RESERVE_BYTES + (S ? spmv_dev_csr_bytes(A) : 0);
+  room = free_b > RESERVE_BYTES ? free_b - RESERVE_BYTES : 0;
+  /* The layout's own limit is the room it would have without S: one that
+   * fits only then is told from one that never fits below. */
+  lim.max_bytes = free_b + staged - RESERVE_BYTES;
   /* Every layout holds at least the values and x and y: a matrix over
    * that is refused as out of GPU memory before any conversion, which
    * would only stop at the layout's limit (ETOOBIG). */
@@ -225,26 +226,28 @@ static int load_from(struct spmvd_backend *b, const struct spmv_csr *A,
     return spmv_error_set(err, SPMV_ENOMEM,
                           "%s needs at least %zu bytes of GPU memory (values, x and y), "
                           "%zu free (%zu kept in reserve)",
-                          spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
+                          spmv_format_name(cfg->format), need, free_b + staged,
+                          RESERVE_BYTES);
   shell = spmv_layout_shell_ok(cfg->format);
   rc = spmv_layout_new_valid(A, dt, cfg, &lim, shell, &L, err);
   if (rc < 0)
     return rc;
-  lim.max_bytes = free_b - RESERVE_BYTES;
   need = spmv_dev_matrix_bytes(L) + ((size_t)A->rows + (size_t)A->cols) * es;
-  switch (spmvd_load_path(shell, need, spmv_dev_shell_staging(L, S != NULL),
-                          free_b - RESERVE_BYTES)) {
+  switch (spmvd_load_path_beside(shell, need, spmv_dev_shell_staging(L, S != NULL),
+                                 room, staged)) {
+  case SPMVD_LOAD_UNSTAGE:
+    *give_way = 1;
+    rc = spmv_error_set(err, SPMV_ENOMEM, "%s: no room beside the staged CSR",
+                        spmv_format_name(cfg->format));
+    goto fail;
   case SPMVD_LOAD_NONE:
     rc = spmv_error_set(err, SPMV_ENOMEM,
                         "%s needs %zu bytes of GPU memory, %zu free (%zu kept in reserve)",
-                        spmv_format_name(cfg->format), need, free_b, RESERVE_BYTES);
+                        spmv_format_name(cfg->format), need, free_b + staged,
+                        RESERVE_BYTES);
     goto fail;
   case SPMVD_LOAD_HOST:
-    if (shell && S) {
-      rc = spmv_error_set(err, SPMV_ENOMEM, "%s: no room beside the staged CSR",
-                          spmv_format_name(cfg->format));
-      goto fail;
-    }
+    /* Without S here (a shell beside S gives way): lim is the room. */
     if (shell) { /* no room to stage the CSR beside the layout */
       L = spmv_layout_free(L);
       if ((rc = spmv_layout_new_valid(A, dt, cfg, &lim, 0, &L, err)) < 0)
@@ -280,14 +283,14 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
                      enum spmv_dtype dt, const struct spmv_config *cfg,
                      struct spmvd_bmatrix **out, struct spmv_error *err)
 {
-  int rc;
+  int rc, give_way = 0;
 
   *out = NULL;
   if ((rc = spmv_cuda_error(cudaSetDevice(b->dev), "cudaSetDevice", err)) < 0)
     return rc;
   if (b->staged && b->staged_A == A) {
-    rc = load_from(b, A, dt, cfg, b->staged, out, err);
-    if (rc != SPMV_ENOMEM)
+    rc = load_from(b, A, dt, cfg, b->staged, &give_way, out, err);
+    if (!give_way)
       return rc;
     /* The staged copy takes the room this layout needs: it goes, and the
      * loads that follow copy from the host again. */
@@ -297,7 +300,7 @@ static int cuda_load(struct spmvd_backend *b, const struct spmv_csr *A,
     cuda_unstage(b);
     spmv_error_clear(err);
   }
-  return load_from(b, A, dt, cfg, NULL, out, err);
+  return load_from(b, A, dt, cfg, NULL, &give_way, out, err);
 }
 
 /* Stages A on the device for the loads that follow (see spmvd_backend.h);

@@ -294,6 +294,27 @@ START_TEST(test_load_path)
 }
 END_TEST
 
+/* Beside a staged copy of the CSR (50 bytes here, which avail leaves
+ * out): a layout that fits beside it loads as without it; one that fits
+ * only once the copy is freed, or only by the host's conversion beside
+ * it, has the copy go first; one too big even then leaves the copy. */
+START_TEST(test_load_path_beside)
+{
+  ck_assert_int_eq(spmvd_load_path_beside(1, 120, 0, 100, 0), SPMVD_LOAD_NONE);
+  ck_assert_int_eq(spmvd_load_path_beside(1, 100, 50, 149, 0), SPMVD_LOAD_HOST);
+  ck_assert_int_eq(spmvd_load_path_beside(1, 100, 0, 100, 50), SPMVD_LOAD_DEVICE);
+  ck_assert_int_eq(spmvd_load_path_beside(1, 100, 10, 105, 50), SPMVD_LOAD_UNSTAGE);
+  ck_assert_int_eq(spmvd_load_path_beside(1, 120, 0, 100, 50), SPMVD_LOAD_UNSTAGE);
+  ck_assert_int_eq(spmvd_load_path_beside(1, 150, 0, 100, 50), SPMVD_LOAD_UNSTAGE);
+  ck_assert_int_eq(spmvd_load_path_beside(1, 151, 0, 100, 50), SPMVD_LOAD_NONE);
+  ck_assert_int_eq(spmvd_load_path_beside(0, 100, 0, 100, 50), SPMVD_LOAD_HOST);
+  ck_assert_int_eq(spmvd_load_path_beside(0, 120, 0, 100, 50), SPMVD_LOAD_UNSTAGE);
+  ck_assert_int_eq(spmvd_load_path_beside(0, 151, 0, 100, 50), SPMVD_LOAD_NONE);
+  /* No wrap-around far beyond what is free. */
+  ck_assert_int_eq(spmvd_load_path_beside(1, (size_t)-1, 0, 100, 50), SPMVD_LOAD_NONE);
+}
+END_TEST
+
 /* A fake backend for spmvd_calib_backend_time(). */
 static int be_loaded, be_unloaded;
 static struct spmvd_bmatrix *be_token = (struct spmvd_bmatrix *)&be_loaded;
@@ -409,6 +430,7 @@ static Suite *predict_calib_suite(void)
   tcase_add_test(tc, test_calibrate_bound);
   tcase_add_test(tc, test_calib_backend_time);
   tcase_add_test(tc, test_load_path);
+  tcase_add_test(tc, test_load_path_beside);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;
