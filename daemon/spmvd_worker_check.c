@@ -28,7 +28,8 @@ static double typed_get(const void *v, int64_t i, enum spmv_dtype dt)
 }
 
 /* The check's x, made over threads: the device's (xt, in the matrix's
- * type) and the reference's (x, the same values in double), and its
+ * type; x itself in f64) and the reference's (x, the same values in
+ * double), and its
  * largest magnitude per block; on a matrix of millions of columns one
  * core's pass over them was a large part of a cache hit. */
 struct xgen {
@@ -49,8 +50,6 @@ static void make_x_block(void *ctx, int t, int64_t j0, int64_t j1)
     if (g->dt == SPMV_F32) {
       ((float *)g->xt)[j] = (float)v;
       v = (float)v;  /* the reference sees what the device does */
-    } else {
-      ((double *)g->xt)[j] = v;
     }
     g->x[j] = v;
     xnorm = fmax(xnorm, fabs(v));
@@ -100,7 +99,8 @@ int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
   int64_t rows = m->A.rows, cols = m->A.cols;
   size_t es = spmv_dtype_size(m->dtype);
   double *x = malloc(sizeof *x * (size_t)(cols + 1));
-  void *xt = malloc(es * (size_t)(cols + 1));
+  /* In f64 the device's x is the reference's. */
+  void *xt = m->dtype == SPMV_F32 ? malloc(es * (size_t)(cols + 1)) : x;
   void *yt = malloc(es * (size_t)(rows + 1));
   struct cmp c = {.A = &m->A, .dt = m->dtype};
   int n = spmv_par_threads(m->A.nnz), rc = 0;
@@ -133,8 +133,9 @@ int spmvd_wk_check_product(struct worker *w, struct wmatrix *m, int *ok,
   *resid = scale > 0 ? diff / scale : diff;
   *ok = !isnan(*resid) && *resid <= 16.0 * eps * (double)maxlen;
 out:
+  if (xt != x)
+    free(xt);
   free(x);
-  free(xt);
   free(yt);
   return rc;
 }
