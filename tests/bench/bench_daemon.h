@@ -1,5 +1,5 @@
 /* bench_daemon.h: a private spmvd for the benchmarks that talk to the
- * service (bench_roundtrip, bench_service), header only. */
+ * service (bench_roundtrip, bench_service, bench_split), header only. */
 #ifndef BENCH_DAEMON_H
 #define BENCH_DAEMON_H
 
@@ -14,26 +14,40 @@
 
 /*
  * Starts spmvd (the program at path spmvd) in the foreground with backend
- * ("cpu", "cuda"), its socket (written into sock, n bytes), cache and log
- * (stderr) in dir; the child dies with its parent.  Returns its pid.
+ * ("cpu", "cuda") and the options extra (NULL-terminated, at most 8; NULL:
+ * none), its socket (written into sock, n bytes), cache and log (stderr)
+ * in dir; the child dies with its parent.  Returns its pid.
  */
 static inline pid_t bench_start_daemon(const char *spmvd, const char *backend,
+                                       const char *const *extra,
                                        const char *dir, char *sock, size_t n)
 {
   char db[PATH_MAX], log[PATH_MAX];
+  const char *argv[18];
+  int k = 0;
   pid_t pid;
 
   snprintf(sock, n, "%s/spmvd.sock", dir);
   snprintf(db, sizeof db, "%s/cache.db", dir);
   snprintf(log, sizeof log, "%s/spmvd.log", dir);
+  argv[k++] = spmvd;
+  argv[k++] = "--foreground";
+  argv[k++] = "--socket";
+  argv[k++] = sock;
+  argv[k++] = "--db";
+  argv[k++] = db;
+  argv[k++] = "--backend";
+  argv[k++] = backend;
+  for (int i = 0; extra && extra[i] && i < 8; i++)
+    argv[k++] = extra[i];
+  argv[k] = NULL;
   pid = fork();
   if (pid == 0) {
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (fd >= 0)
       dup2(fd, 2);
-    execl(spmvd, spmvd, "--foreground", "--socket", sock, "--db", db,
-          "--backend", backend, (char *)NULL);
+    execv(spmvd, (char *const *)argv);
     _exit(127);
   }
   return pid;

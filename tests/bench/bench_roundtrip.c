@@ -322,7 +322,7 @@ int main(int argc, char **argv)
       perror("mkdtemp");
       return 1;
     }
-    pid = bench_start_daemon(SPMV_BENCH_SPMVD, "cpu", dir, sock, sizeof sock);
+    pid = bench_start_daemon(SPMV_BENCH_SPMVD, "cpu", NULL, dir, sock, sizeof sock);
     path = sock;
     for (int i = 0; i < 500 && spmv_connect(path, &c) < 0; i++)
       usleep(10000);

@@ -18,6 +18,13 @@
 int bench_svc_open(struct bench_svc *s, const char *prog, const char *spmvd,
                    const char *backend, const char *sock)
 {
+  return bench_svc_open_with(s, prog, spmvd, backend, NULL, sock);
+}
+
+int bench_svc_open_with(struct bench_svc *s, const char *prog, const char *spmvd,
+                        const char *backend, const char *const *extra,
+                        const char *sock)
+{
   memset(s, 0, sizeof *s);
   s->pid = -1;
   if (sock) {
@@ -31,7 +38,7 @@ int bench_svc_open(struct bench_svc *s, const char *prog, const char *spmvd,
       s->dir[0] = '\0';
       return -1;
     }
-    s->pid = bench_start_daemon(spmvd, backend, s->dir, s->sock, sizeof s->sock);
+    s->pid = bench_start_daemon(spmvd, backend, extra, s->dir, s->sock, sizeof s->sock);
     /* The daemon listens once it has probed its backend. */
     for (int i = 0; i < 3000 && spmv_connect(s->sock, &s->c) < 0; i++)
       usleep(10000);

@@ -30,6 +30,12 @@ struct bench_svc {
 int bench_svc_open(struct bench_svc *s, const char *prog, const char *spmvd,
                    const char *backend, const char *sock);
 
+/* The same, the private daemon started with the options extra as well
+ * (NULL-terminated, at most 8; NULL: none). */
+int bench_svc_open_with(struct bench_svc *s, const char *prog, const char *spmvd,
+                        const char *backend, const char *const *extra,
+                        const char *sock);
+
 /* Disconnects, stops the private daemon and removes its folder. */
 void bench_svc_close(struct bench_svc *s);
 

@@ -7,6 +7,7 @@ include tests/bench/roundtrip.mk
 include tests/bench/service.mk
 include tests/bench/solve.mk
 include tests/bench/loadcost.mk
+include tests/bench/split.mk
 EXTRA_DIST += tests/bench/bench_clock.h
 
 bench: $(EXTRA_PROGRAMS) tests/bench/eval_tuner$(EXEEXT) tests/bench/calib_points$(EXEEXT)
