@@ -232,7 +232,7 @@ static double time_solves(struct spmv_matrix *m, const struct spmv_csr *A,
                           int64_t *its, double *rel, int *bad)
 {
   struct spmv_solve_options o;
-  struct spmv_solve_result res;
+  struct spmv_solve_result res = {0};
   double t[MAX_REPS];
 
   spmv_solve_options_init(&o);
