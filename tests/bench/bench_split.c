@@ -291,6 +291,10 @@ static void print_row(const struct row *r, FILE *tsv)
             (long long)r->remote, (long long)r->halo, r->model_gain, r->mul_us[0],
             r->mul_us[1], r->method, (long long)r->its[1], r->it_us[0], r->it_us[1],
             r->rel_res[1], r->x_diff);
+  /* Rows done survive a run cut short (device-run.sh's timeout). */
+  fflush(stdout);
+  if (tsv)
+    fflush(tsv);
 }
 
 /* The relative 2-norm between two solutions of n values of dt. */

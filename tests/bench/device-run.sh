@@ -21,7 +21,10 @@
 # configuration (BS 128) under Nsight Compute, every kernel's sections and
 # DRAM bytes in $OUT/profile.csv; CALIB_POINTS_S=S times the predictor's
 # calibration plan with its whole work part, S seconds per value type at
-# most, every point in $OUT/calib-points.tsv.
+# most, every point in $OUT/calib-points.tsv; SPLIT_S=S (two GPUs or more,
+# issue 54) records `nvidia-smi topo -m` in $OUT/topo.txt, runs
+# check_gpu_split.sh and bench_split over every GPU for S seconds at most
+# (SPLIT_ARGS adds options: -g, -m, -t), its table in $OUT/split.tsv.
 set -u
 OUT=${OUT:-$PWD/out}
 LOG=/tmp/devrun-logs
@@ -36,7 +39,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG
 t0=$(date +%s)
 ( ./configure -q && make -j16 >"$LOG/build.log" 2>&1 &&
   make -j16 tests/bench/eval_tuner tests/bench/bench_spmv tests/bench/calib_points \
-    tests/check_gpu_formats tests/check_gpu_device >>"$LOG/build.log" 2>&1 ) ||
+    tests/check_gpu_formats tests/check_gpu_device tests/bench/bench_split \
+    >>"$LOG/build.log" 2>&1 ) ||
   { tail -50 "$LOG/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 ))s"
 
@@ -55,6 +59,21 @@ if [ "${MEMCHECK_S:-150}" -gt 0 ]; then
     --target-processes all --error-exitcode 9 tests/check_gpu_formats >"$LOG/memcheck.log" 2>&1
   echo "memcheck rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "ERROR SUMMARY|Checks" "$LOG/memcheck.log" | head -5
+fi
+
+if [ "${SPLIT_S:-0}" -gt 0 ]; then
+  ngpu=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  nvidia-smi topo -m >"$OUT/topo.txt" 2>&1
+  cat "$OUT/topo.txt"
+  t0=$(date +%s)
+  timeout 600 make check TESTS=tests/integration/check_gpu_split.sh >"$LOG/split-check.log" 2>&1
+  echo "check_gpu_split rc=$? in $(( $(date +%s) - t0 ))s"
+  grep -E "^(PASS|FAIL|SKIP)|Checks" tests/integration/check_gpu_split.log | head -5
+  t0=$(date +%s)
+  timeout "$SPLIT_S" tests/bench/bench_split -b cuda -k "$ngpu" -t both ${SPLIT_ARGS:-} \
+    -o "$OUT/split.tsv" >"$OUT/split.txt" 2>"$LOG/split.err"
+  echo "bench_split -k $ngpu rc=$? in $(( $(date +%s) - t0 ))s"
+  cat "$OUT/split.txt"
 fi
 
 if [ "${CALIB_POINTS_S:-0}" -gt 0 ]; then
