@@ -85,6 +85,28 @@ awk -F'\t' '/^#/ { next }
                    exit bad }' "$tmp/list1.tsv" ||
   { echo "the held-out split is not as it should be"; status=1; }
 
+# A later draw (--heldout-draw 1): 40 matrices of the same families, the
+# same on two runs, named ho1_, every one unseen, and other matrices than
+# draw 0's but where a family drawn this small has few to choose from (a
+# 2x2x2 stencil, a file tiled twice): 36 of the 40 or more differ from
+# every one of draw 0 in structure.  A negative draw is refused.
+for k in 1 2; do
+  "$eval_tuner" $tiny --heldout-draw 1 --list >"$tmp/draw1-$k.tsv" 2>"$tmp/draw1.err" ||
+    { echo "eval_tuner --heldout-draw 1 --list failed"; cat "$tmp/draw1.err"; status=1; }
+done
+cmp -s "$tmp/draw1-1.tsv" "$tmp/draw1-2.tsv" ||
+  { echo "two runs of the held-out suite's draw 1 differ"; status=1; }
+awk -F'\t' 'FNR == 1 { f++ } /^#/ { next }
+             f == 1 { fp[$8] = 1; fam0[$3] = 1; next }
+             { n++; same += $8 in fp; if ($1 !~ /^ho1_/ || $4 != "unseen" || !($3 in fam0)) bad = 1 }
+             END { exit bad || n != 40 || same > 4 }' "$tmp/list1.tsv" "$tmp/draw1-1.tsv" ||
+  { echo "--heldout-draw 1: not 40 new unseen matrices of draw 0's families"
+    head -5 "$tmp/draw1-1.tsv"; status=1; }
+if "$eval_tuner" $tiny --heldout-draw -1 --list >/dev/null 2>"$tmp/draw.err" ||
+   ! grep -q "heldout-draw -1" "$tmp/draw.err"; then
+  echo "eval_tuner --heldout-draw -1: not refused"; cat "$tmp/draw.err"; status=1
+fi
+
 # --part unseen keeps the unseen matrices, every one of them; without the
 # held-out suite it is refused.
 "$eval_tuner" $tiny --part unseen --list >"$tmp/unseen.tsv" 2>"$tmp/unseen.err" ||

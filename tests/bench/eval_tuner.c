@@ -62,7 +62,7 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: eval_tuner [--backend cpu|cuda|ref] [--quick] [--matrices DIR]\n"
           "                  [--suite large,paper,real,heldout] [--only NAME] [--dtype f64|f32|both]\n"
-          "                  [--heldout-nnz N] [--part fit|unseen] [--list]\n"
+          "                  [--heldout-nnz N] [--heldout-draw D] [--part fit|unseen] [--list]\n"
           "                  [--budget SECONDS] [--deadline SECONDS] [--calib-nnz N]\n"
           "                  [--max-nnz N] [--tsv FILE] [--gt-tsv FILE] [--replay TSV[,TSV]]\n"
           "  --backend   cuda when built with it, else cpu; ref: the reference layouts as a small GPU\n"
@@ -71,6 +71,8 @@ static void usage(FILE *f)
           "  --only      names containing NAME[,NAME]\n"
           "  --heldout-nnz the held-out draw's largest usual nonzeros (4000000 with --quick,\n"
           "              else 16000000; a few matrices of each draw get 2-3 times it)\n"
+          "  --heldout-draw D: 0 the suite's draw (default); D >= 1 new matrices of the same\n"
+          "              families (named hoD_*), all unseen: to judge a rule written from draw 0\n"
           "  --part      the held-out part fit or unseen only\n"
           "  --list      no device: build the suite's matrices, print name, set, family, part,\n"
           "              rows, nnz, structural fingerprint and how each is made\n"
@@ -107,7 +109,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     {"probe-idle", 1, 0, 'I'}, {"calib-db", 1, 0, 'C'},
     {"probe-busy", 1, 0, 'U'}, {"probe-turns", 1, 0, 'T'},
     {"probe-long", 1, 0, 'L'}, {"probe-pads", 1, 0, 'A'},
-    {"heldout-nnz", 1, 0, 'H'}, {"part", 1, 0, 'p'}, {"list", 0, 0, 'l'}, {0, 0, 0, 0},
+    {"heldout-nnz", 1, 0, 'H'}, {"part", 1, 0, 'p'}, {"list", 0, 0, 'l'},
+    {"heldout-draw", 1, 0, 'W'}, {0, 0, 0, 0},
   };
   int c;
   char *end;
@@ -150,6 +153,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     case 'A': o->probe_pads = optarg; break;
     case 'C': o->calib_db = optarg; break;
     case 'l': o->list = 1; break;
+    case 'W': {
+      long v = strtol(optarg, &end, 10);
+      if (*end != '\0' || v < 0 || v > 999) {
+        fprintf(stderr, "eval_tuner: --heldout-draw %s: expected a draw number, 0 to 999\n",
+                optarg);
+        return -1;
+      }
+      o->heldout_draw = (int)v;
+      break;
+    }
     case 'p':
       o->part = bench_heldout_part_parse(optarg);
       if (o->part == BENCH_HELDOUT_NONE) {
@@ -213,7 +226,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 int eval_tuner_suite_init(const struct opts *o, struct bench_suite *s,
                           struct spmv_error *err)
 {
-  int rc = bench_suite_init_nnz(s, o->sets, o->quick, o->heldout_nnz, o->only, o->dir, err);
+  int rc = bench_suite_init_nnz(s, o->sets, o->quick, o->heldout_nnz, o->heldout_draw,
+                                o->only, o->dir, err);
 
   if (rc == 0 && o->part != BENCH_HELDOUT_NONE)
     bench_heldout_keep_part(s, o->part);

@@ -93,6 +93,7 @@ struct opts {
   const char *calib_db;      /* the daemon's cache: its calibration */
   int sets, quick, dts;      /* dts: bit 1 f32, bit 2 f64 */
   int64_t heldout_nnz;       /* the held-out suite's size (0: its default) */
+  int heldout_draw;          /* the held-out suite's draw (0: the suite's) */
   int part;                  /* enum bench_heldout_part: keep that part only */
   int list;                  /* --list: the suite's matrices, no evaluation */
   double budget;             /* seconds; 0 = none */

@@ -414,10 +414,10 @@ void eval_tuner_print_report(struct run *r, const char *stopped)
          o->only ? ", names containing " : "", o->only ? o->only : "", r->nrec, r->skipped,
          r->cut);
   if (o->sets & BENCH_SUITE_HELDOUT)
-    printf("- held-out suite (issue 55): %s draw, --heldout-nnz %lld; targets: auto >= 98 %% of\n"
+    printf("- held-out suite (issue 55): %s draw %d, --heldout-nnz %lld; targets: auto >= 98 %% of\n"
            "  the exhaustive best in geometric mean on the unseen part, and every matrix >= 93 %%\n"
            "  of the best or within 0.3 us of it (the section 'held-out suite' of each type)\n",
-           o->quick ? "quick" : "whole",
+           o->quick ? "quick" : "whole", o->heldout_draw,
            (long long)(o->heldout_nnz > 0 ? o->heldout_nnz
                        : o->quick ? BENCH_HELDOUT_QUICK_NNZ : BENCH_HELDOUT_FULL_NNZ));
   if (stopped != NULL)

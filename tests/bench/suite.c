@@ -132,18 +132,18 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
                      const char *only, const char *dir,
                      struct spmv_error *err)
 {
-  return bench_suite_init_nnz(s, sets, quick, 0, only, dir, err);
+  return bench_suite_init_nnz(s, sets, quick, 0, 0, only, dir, err);
 }
 
 /* Appends the held-out entries whose names only keeps. */
 static int push_heldout(struct bench_suite *s, size_t *cap, int quick,
-                        int64_t nnz, const char *only, const char *dir,
+                        int64_t nnz, int draw, const char *only, const char *dir,
                         struct spmv_error *err)
 {
   struct bench_suite h;
   int rc;
 
-  if ((rc = bench_heldout_init(&h, quick, nnz, dir, err)) < 0)
+  if ((rc = bench_heldout_init(&h, quick, nnz, draw, dir, err)) < 0)
     return rc;
   for (size_t k = 0; k < h.n && rc == 0; k++)
     if (bench_suite_name_matches(h.e[k].name, only))
@@ -154,7 +154,7 @@ static int push_heldout(struct bench_suite *s, size_t *cap, int quick,
 
 /* Fills the suite's entries. */
 int bench_suite_init_nnz(struct bench_suite *s, int sets, int quick,
-                         int64_t heldout_nnz, const char *only,
+                         int64_t heldout_nnz, int heldout_draw, const char *only,
                          const char *dir, struct spmv_error *err)
 {
   struct bench_suite_entry e;
@@ -210,7 +210,7 @@ int bench_suite_init_nnz(struct bench_suite *s, int sets, int quick,
   qsort(s->e + first_real, s->n - first_real, sizeof *s->e, cmp_entry);
 heldout:
   if ((sets & BENCH_SUITE_HELDOUT) &&
-      (rc = push_heldout(s, &cap, quick, heldout_nnz, only, dir, err)) < 0)
+      (rc = push_heldout(s, &cap, quick, heldout_nnz, heldout_draw, only, dir, err)) < 0)
     goto fail;
   return 0;
 fail:

@@ -68,9 +68,10 @@ int bench_suite_init(struct bench_suite *s, int sets, int quick,
                      struct spmv_error *err);
 
 /* bench_suite_init() with the held-out suite's size parameter heldout_nnz
- * (0: its default; see bench_heldout_init()). */
+ * (0: its default) and draw heldout_draw (0: the suite's; see
+ * bench_heldout_init()). */
 int bench_suite_init_nnz(struct bench_suite *s, int sets, int quick,
-                         int64_t heldout_nnz, const char *only,
+                         int64_t heldout_nnz, int heldout_draw, const char *only,
                          const char *dir, struct spmv_error *err);
 
 /* Whether name contains one of the comma-separated parts of only (NULL:

@@ -28,6 +28,8 @@
  * lands near them, not on them.
  */
 #define HELDOUT_SEED 55u
+/* Draw d >= 1 seeds its streams HELDOUT_SEED + d * this. */
+#define HELDOUT_DRAW_STEP 7919u
 
 /* The held-out suite's tree folder of real matrices, beside --matrices. */
 #define TREE_MATRICES "tests/data/matrices"
@@ -430,7 +432,7 @@ static void split(struct bench_suite_entry *e, size_t n)
 
 /* Draws every held-out entry and splits each family. */
 int bench_heldout_init(struct bench_suite *h, int quick, int64_t max_nnz,
-                       const char *dir, struct spmv_error *err)
+                       int draw, const char *dir, struct spmv_error *err)
 {
   struct hfile *files = NULL;
   size_t nfiles = 0, total = 0;
@@ -438,6 +440,8 @@ int bench_heldout_init(struct bench_suite *h, int quick, int64_t max_nnz,
 
   h->e = NULL;
   h->n = 0;
+  if (draw < 0)
+    return spmv_error_set(err, SPMV_EINVAL, "held-out suite: draw %d is negative", draw);
   if (max_nnz <= 0)
     max_nnz = quick ? BENCH_HELDOUT_QUICK_NNZ : BENCH_HELDOUT_FULL_NNZ;
   if ((rc = add_files(&files, &nfiles, bench_suite_dir(dir), err)) < 0)
@@ -471,7 +475,9 @@ int bench_heldout_init(struct bench_suite *h, int quick, int64_t max_nnz,
       struct bench_suite_entry *e = &h->e[h->n++];
       struct draw d;
       memset(&d, 0, sizeof d);
-      spmv_rng_seed(&d.g, HELDOUT_SEED * 1000003u + (uint64_t)f, (uint64_t)i);
+      /* Draw 0's streams are the suite's since it was written. */
+      spmv_rng_seed(&d.g, (HELDOUT_SEED + (uint64_t)draw * HELDOUT_DRAW_STEP) * 1000003u +
+                              (uint64_t)f, (uint64_t)i);
       d.index = i;
       d.files = files;
       d.nfiles = nfiles;
@@ -479,13 +485,21 @@ int bench_heldout_init(struct bench_suite *h, int quick, int64_t max_nnz,
                            : logu(&d.g, fmax(1, max_nnz / 256.0), (double)max_nnz);
       fm->draw(&d, e);
       e->seed = spmv_rng_next(&d.g) | 1;
-      snprintf(e->name, sizeof e->name, "ho_%s_%02d_%s", fm->name, i, d.key);
+      if (draw == 0)
+        snprintf(e->name, sizeof e->name, "ho_%s_%02d_%s", fm->name, i, d.key);
+      else
+        snprintf(e->name, sizeof e->name, "ho%d_%s_%02d_%.56s", draw % 1000, fm->name, i,
+                 d.key);
       snprintf(e->family, sizeof e->family, "%s", fm->name);
       e->set = BENCH_SUITE_HELDOUT;
       e->kind = fm->kind;
       e->quick = quick;
     }
-    split(first, (size_t)n);
+    if (draw == 0)
+      split(first, (size_t)n);
+    else  /* a later draw's matrices are new to every rule */
+      for (int i = 0; i < n; i++)
+        first[i].part = BENCH_HELDOUT_UNSEEN;
   }
   rc = 0;
 out:

@@ -32,13 +32,16 @@ enum bench_heldout_part {
  * Fills h (caller's struct, initialised here) with every held-out entry,
  * family by family, each in its part: 40 matrices when quick, else 90.
  * max_nnz is the size parameter (0: BENCH_HELDOUT_QUICK_NNZ when quick,
- * else BENCH_HELDOUT_FULL_NNZ).  The tiled family tiles the .mtx / .mtx.gz
+ * else BENCH_HELDOUT_FULL_NNZ).  draw 0 is the suite's draw, split into
+ * its parts; draw d >= 1 the same families' matrices from other streams
+ * (named "hoD_..."), every one unseen: new matrices to judge a rule on
+ * that was written from draw 0's.  The tiled family tiles the .mtx / .mtx.gz
  * files of bench_suite_dir(dir) and of the tree's tests/data/matrices (the
  * first of two files of one name), so the same folders give the same
  * matrices.  Returns 0 or a negative SPMV_E* code with err set.
  */
 int bench_heldout_init(struct bench_suite *h, int quick, int64_t max_nnz,
-                       const char *dir, struct spmv_error *err);
+                       int draw, const char *dir, struct spmv_error *err);
 
 /* Builds a held-out entry's matrix: a new CSR owned by the caller, or NULL
  * with err set. */
