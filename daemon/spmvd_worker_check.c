@@ -29,9 +29,8 @@ static double typed_get(const void *v, int64_t i, enum spmv_dtype dt)
 
 /* The check's x, made over threads: the device's (xt, in the matrix's
  * type; x itself in f64) and the reference's (x, the same values in
- * double), and its
- * largest magnitude per block; on a matrix of millions of columns one
- * core's pass over them was a large part of a cache hit. */
+ * double), and its largest magnitude per block; on a matrix of millions
+ * of columns one core's pass over them was a large part of a cache hit. */
 struct xgen {
   double *x;
   void *xt;
