@@ -286,7 +286,8 @@ static void print_row(const struct row *r, FILE *tsv)
   cell_e(r->x_diff);
   printf("\n");
   if (tsv)
-    fprintf(tsv, "%s\t%s\t%lld\t%lld\t%lld\t%lld\t%.4f\t%.2f\t%.2f\t%s\t%lld\t%.2f\t%.2f\t%.3e\t%.3e\n",
+    fprintf(tsv, "%s\t%s\t%lld\t%lld\t%lld\t%lld\t%.4f\t%.2f\t%.2f\t%s\t%lld\t"
+                 "%.2f\t%.2f\t%.3e\t%.3e\n",
             r->name, spmv_dtype_name(r->dt), (long long)r->rows, (long long)r->nnz,
             (long long)r->remote, (long long)r->halo, r->model_gain, r->mul_us[0],
             r->mul_us[1], r->method, (long long)r->its[1], r->it_us[0], r->it_us[1],
@@ -324,7 +325,6 @@ static int bench_one(struct spmv_client *c, const struct spmv_csr *A, const char
   struct spmv_load_options o;
   struct spmv_error err = {0};
   size_t es = dt == SPMV_F32 ? 4 : 8;
-  double *ones = malloc(sizeof *ones * (size_t)(A->cols + 1));
   double *xd = malloc(sizeof *xd * (size_t)(A->cols + 1));
   void *val = bench_typed(A->val, A->nnz, dt), *x = NULL, *b = NULL;
   void *y = malloc(es * (size_t)(A->rows + 1));
@@ -332,12 +332,10 @@ static int bench_one(struct spmv_client *c, const struct spmv_csr *A, const char
   int bad = 0, rc = -1;
   char what[160];
 
-  if (!ones || !xd || !val || !y || !sol[0] || !sol[1])
+  if (!xd || !val || !y || !sol[0] || !sol[1])
     goto out;
-  for (int64_t j = 0; j < A->cols; j++) {
-    ones[j] = 1.0;
+  for (int64_t j = 0; j < A->cols; j++)
     xd[j] = xval(j);
-  }
   x = bench_typed(xd, A->cols, dt);
   b = malloc(es * (size_t)(A->rows + 1));
   if (!x || !b)
@@ -405,7 +403,6 @@ static int bench_one(struct spmv_client *c, const struct spmv_csr *A, const char
 out:
   for (int s = 0; s < 2; s++)
     spmv_matrix_free(m[s]);
-  free(ones);
   free(xd);
   free(val);
   free(x);
