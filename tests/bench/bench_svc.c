@@ -32,7 +32,8 @@ int bench_svc_open_with(struct bench_svc *s, const char *prog, const char *spmvd
       s->c = NULL;
     snprintf(s->sock, sizeof s->sock, "%s", sock);
   } else {
-    snprintf(s->dir, sizeof s->dir, "/tmp/%s.XXXXXX", prog);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->dir, sizeof s->dir, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", prog);
     if (!mkdtemp(s->dir)) {
       fprintf(stderr, "%s: mkdtemp: %s\n", prog, strerror(errno));
       s->dir[0] = '\0';

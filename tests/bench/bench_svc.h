@@ -23,9 +23,9 @@ struct bench_svc {
 /*
  * Connects s (caller's struct) to the daemon at sock or, when sock is
  * NULL, starts spmvd (the program at path spmvd) with backend and an empty
- * cache in a new folder /tmp/PROG.XXXXXX and connects to it (waiting up to
- * 30 s).  Returns 0, or -1 after a message on stderr after prog; close s
- * either way.
+ * cache in a new folder $TMPDIR/PROG.XXXXXX (/tmp without TMPDIR) and
+ * connects to it (waiting up to 30 s).  Returns 0, or -1 after a message
+ * on stderr after prog; close s either way.
  */
 int bench_svc_open(struct bench_svc *s, const char *prog, const char *spmvd,
                    const char *backend, const char *sock);
