@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "spmv_layout.h"
+#include "spmv_par.h"
 
 /* Row offsets narrow to 32 bits below this many entries. */
 #define CSR_PTR32_LIMIT ((int64_t)1 << 31)
@@ -37,11 +38,30 @@ int spmv_csr_typed16_bytes(const struct spmv_csr *A, enum spmv_dtype dt,
   return typed_bytes(A, dt, sizeof(uint16_t), bytes);
 }
 
-/* Allocates and fills C's row offsets from A's, 32-bit when they fit;
- * returns 0 or SPMV_ENOMEM. */
+/* A part of the offsets' copy: the copy is mostly the first touch of a
+ * fresh array's pages, which threads take in parallel. */
+struct ptr_copy {
+  const int64_t *src;
+  struct spmv_csr_layout *C;
+};
+
+static void ptr_copy_block(void *ctx, int t, int64_t i0, int64_t i1)
+{
+  const struct ptr_copy *p = ctx;
+
+  (void)t;
+  if (p->C->row_ptr32 != NULL)
+    for (int64_t i = i0; i < i1; i++)
+      p->C->row_ptr32[i] = (int32_t)p->src[i];
+  else
+    memcpy(p->C->row_ptr64 + i0, p->src + i0, (size_t)(i1 - i0) * sizeof(int64_t));
+}
+
+/* Allocates and fills C's row offsets from A's, 32-bit when they fit, over
+ * threads; returns 0 or SPMV_ENOMEM. */
 int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
 {
-  int64_t i;
+  struct ptr_copy p = {.src = A->row_ptr, .C = C};
 
   if (A->nnz < CSR_PTR32_LIMIT)
     C->row_ptr32 = spmv_array_new(A->rows + 1, sizeof(int32_t));
@@ -49,12 +69,7 @@ int spmv_csr_ptr_init(struct spmv_csr_layout *C, const struct spmv_csr *A)
     C->row_ptr64 = spmv_array_new(A->rows + 1, sizeof(int64_t));
   if (C->row_ptr32 == NULL && C->row_ptr64 == NULL)
     return SPMV_ENOMEM;
-  for (i = 0; i <= A->rows; i++) {
-    if (C->row_ptr32 != NULL)
-      C->row_ptr32[i] = (int32_t)A->row_ptr[i];
-    else
-      C->row_ptr64[i] = A->row_ptr[i];
-  }
+  spmv_par_range(A->rows + 1, spmv_par_threads(A->nnz), ptr_copy_block, &p);
   return 0;
 }
 

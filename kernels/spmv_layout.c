@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "spmv_layout.h"
+#include "spmv_par.h"
 
 /* What each format provides; indexed by enum spmv_format. */
 struct format_ops {
@@ -314,13 +315,33 @@ int64_t spmv_pitch(int64_t rows)
 }
 
 /* Returns the length of the longest row of A. */
+/* Each part's longest row, for spmv_csr_max_row's pass over threads. */
+struct max_row_pass {
+  const struct spmv_csr *A;
+  int64_t m[SPMV_PAR_MAX];
+};
+
+static void max_row_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct max_row_pass *c = ctx;
+  const int64_t *rp = c->A->row_ptr;
+  int64_t m = 0;
+
+  for (int64_t i = r0; i < r1; i++)
+    m = rp[i + 1] - rp[i] > m ? rp[i + 1] - rp[i] : m;
+  c->m[t] = m;
+}
+
+/* Every format's load asks it (the 32-bit row length check). */
 int64_t spmv_csr_max_row(const struct spmv_csr *A)
 {
-  int64_t i, m = 0;
+  struct max_row_pass c = {.A = A};
+  int n = spmv_par_threads(A->nnz);
+  int64_t m = 0;
 
-  for (i = 0; i < A->rows; i++)
-    if (A->row_ptr[i + 1] - A->row_ptr[i] > m)
-      m = A->row_ptr[i + 1] - A->row_ptr[i];
+  spmv_par_range(A->rows, n, max_row_block, &c);
+  for (int t = 0; t < n; t++)
+    m = c.m[t] > m ? c.m[t] : m;
   return m;
 }
 

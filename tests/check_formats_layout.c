@@ -507,6 +507,38 @@ START_TEST(test_span16_threaded)
 }
 END_TEST
 
+/* csr-vector's offsets copied over threads, and the longest row found
+ * over them, on a matrix of a million entries or more whose longest row
+ * is its last: every offset as A's, the width the plain pass's. */
+START_TEST(test_layout_csr_threaded)
+{
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_gen_banded(300000, 4, 8, 3, &err);
+  struct spmv_config cfg = { SPMV_FMT_CSR_VECTOR, 0, 4, 0, 0 };
+  struct spmv_layout *L = NULL;
+  int64_t widest = 0;
+
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  ck_assert_int_ge(A->nnz, 1000000);
+  /* The last row's entries grow: the others' move down by what it lost
+   * from the row before it. */
+  A->row_ptr[A->rows - 1] -= 3;
+  for (int64_t i = 0; i < A->rows; i++)
+    widest = A->row_ptr[i + 1] - A->row_ptr[i] > widest ? A->row_ptr[i + 1] - A->row_ptr[i]
+                                                         : widest;
+  ck_assert_int_eq(spmv_csr_max_row(A), widest);
+  ck_assert_int_eq(widest, A->row_ptr[A->rows] - A->row_ptr[A->rows - 1]);
+  ck_assert_msg(spmv_layout_new_shell(A, SPMV_F64, &cfg, NULL, &L, &err) == 0, "%s", err.msg);
+  const struct spmv_csr_layout *C = spmv_layout_typed_csr(L);
+  ck_assert_ptr_nonnull(C);
+  ck_assert_ptr_nonnull(C->row_ptr32);
+  for (int64_t i = 0; i <= A->rows; i++)
+    ck_assert_int_eq(C->row_ptr32[i], A->row_ptr[i]);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* dia of a million rows whose halves occupy different diagonals: the
  * threads' bitmaps, each of its own rows, are all merged. */
 START_TEST(test_layout_dia_threaded)
@@ -741,6 +773,7 @@ Suite *formats_layout_suite(void)
   tcase_add_test(tc, test_layout_sell_threaded);
   tcase_add_test(tc, test_span16_threaded);
   tcase_add_test(tc, test_layout_dia_threaded);
+  tcase_add_test(tc, test_layout_csr_threaded);
   tcase_add_test(tc, test_layout_panel);
   tcase_add_test(tc, test_refusals);
   suite_add_tcase(s, tc);
