@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "spmv_layout.h"
+#include "spmv_par.h"
 
 /* Chunks of a long row, in blocks' caps: a chunk's block sums this many
  * entries per thread, enough to hide the one partial sum it writes. */
@@ -68,64 +69,113 @@ void spmv_csr_stream_cut(const struct spmv_csr *A, int64_t cap,
     block(ctx, start, A->rows);
 }
 
-/* stream_cut's walk: the layout being cut, and its counts so far. */
+/* stream_cut's walk: the layout being cut, its counts so far and the
+ * room its arrays have; nomem once growing one failed. */
 struct stream_walk {
   struct spmv_stream_layout *D;
   const struct spmv_csr *A;
-  int fill;
   int64_t b, r, chunks;
+  int64_t room[4];  /* of blk_row, blk_ent, long_rows, long_chunk */
+  int nomem;
 };
 
-/* Records rows r0 .. r1-1 as the next block when filling. */
+/* Makes *p hold at least n elements of sz bytes, doubling *room. */
+static int grow(void **p, int64_t *room, int64_t n, size_t sz)
+{
+  int64_t r = *room > 0 ? *room : 1024;
+  void *q;
+
+  if (n <= *room)
+    return 0;
+  while (r < n)
+    r *= 2;
+  if ((q = realloc(*p, (size_t)r * sz)) == NULL)
+    return -1;
+  *p = q;
+  *room = r;
+  return 0;
+}
+
+/* Records rows r0 .. r1-1 as the next block. */
 static void stream_block(void *ctx, int64_t r0, int64_t r1)
 {
   struct stream_walk *w = ctx;
+  struct spmv_stream_layout *D = w->D;
 
-  if (w->fill) {
-    w->D->blk_row[2 * w->b] = (int32_t)r0;
-    w->D->blk_row[2 * w->b + 1] = (int32_t)r1;
-    w->D->blk_ent[2 * w->b] = w->A->row_ptr[r0];
-    w->D->blk_ent[2 * w->b + 1] = w->A->row_ptr[r1];
+  if (w->nomem || grow((void **)&D->blk_row, &w->room[0], 2 * (w->b + 1), sizeof(int32_t)) ||
+      grow((void **)&D->blk_ent, &w->room[1], 2 * (w->b + 1), sizeof(int64_t))) {
+    w->nomem = 1;
+    return;
   }
+  D->blk_row[2 * w->b] = (int32_t)r0;
+  D->blk_row[2 * w->b + 1] = (int32_t)r1;
+  D->blk_ent[2 * w->b] = w->A->row_ptr[r0];
+  D->blk_ent[2 * w->b + 1] = w->A->row_ptr[r1];
   w->b++;
 }
 
-/* Counts long row i's chunks and records it when filling. */
+/* Records long row i and its chunks. */
 static void stream_long_row(void *ctx, int64_t i)
 {
   struct stream_walk *w = ctx;
+  struct spmv_stream_layout *D = w->D;
   int64_t len = w->A->row_ptr[i + 1] - w->A->row_ptr[i];
 
-  w->chunks += (len + w->D->chunk_len - 1) / w->D->chunk_len;
-  if (w->fill) {
-    w->D->long_rows[w->r] = (int32_t)i;
-    w->D->long_chunk[w->r + 1] = w->chunks;
+  if (w->nomem || grow((void **)&D->long_rows, &w->room[2], w->r + 1, sizeof(int32_t)) ||
+      grow((void **)&D->long_chunk, &w->room[3], w->r + 2, sizeof(int64_t))) {
+    w->nomem = 1;
+    return;
   }
+  w->chunks += (len + D->chunk_len - 1) / D->chunk_len;
+  D->long_rows[w->r] = (int32_t)i;
+  D->long_chunk[w->r + 1] = w->chunks;
   w->r++;
 }
 
-/*
- * Walks the cut (spmv_csr_stream_cut at D's cap).  With fill == 0 only
- * counts blocks, long rows and chunks, and tells whether the rows are
- * sparse (the filling pass keeps that).
- */
-static void stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A,
-                       int fill)
-{
-  struct stream_walk w = { D, A, fill, 0, 0, 0 };
-  int64_t i, empty = 0;
+/* Each part's empty rows, for D->sparse. */
+struct empty_pass {
+  const struct spmv_csr *A;
+  int64_t n[SPMV_PAR_MAX];
+};
 
-  if (fill)
-    D->long_chunk[0] = 0;
+static void empty_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct empty_pass *e = ctx;
+  const int64_t *rp = e->A->row_ptr;
+  int64_t n = 0;
+
+  for (int64_t i = r0; i < r1; i++)
+    n += rp[i + 1] == rp[i];
+  e->n[t] = n;
+}
+
+/*
+ * Cuts A at D's cap (spmv_csr_stream_cut) in one pass, filling D's block
+ * and long-row arrays as they grow (the cut is serial, and a pass to count
+ * them first cost as much again), and whether the rows are sparse.
+ * Returns 0 or SPMV_ENOMEM.
+ */
+static int stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A)
+{
+  struct stream_walk w = { .D = D, .A = A };
+  struct empty_pass e = { .A = A };
+  int n = spmv_par_threads(A->nnz);
+  int64_t empty = 0;
+
+  if (grow((void **)&D->long_chunk, &w.room[3], 1, sizeof(int64_t)) != 0)
+    return SPMV_ENOMEM;
+  D->long_chunk[0] = 0;
   spmv_csr_stream_cut(A, D->cap, stream_block, stream_long_row, &w);
+  if (w.nomem)
+    return SPMV_ENOMEM;
   D->nblocks = w.b;
   D->nlong = w.r;
   D->nchunks = w.chunks;
-  if (fill)
-    return;
-  for (i = 0; i < A->rows; i++)
-    empty += A->row_ptr[i + 1] == A->row_ptr[i];
+  spmv_par_range(A->rows, n, empty_block, &e);
+  for (int t = 0; t < n; t++)
+    empty += e.n[t];
   D->sparse = A->rows > 0 && (double)empty >= SPMV_STREAM_SPARSE * (double)A->rows;
+  return 0;
 }
 
 /* The smallest column of entries e0 .. e1-1 of A into *base; refuses
@@ -221,7 +271,8 @@ int spmv_csr_stream_init(struct spmv_layout *L, const struct spmv_csr *A,
 
   if ((rc = stream_params(D, L, err)) != 0)
     return rc;
-  stream_cut(D, A, 0);
+  if (stream_cut(D, A) != 0)
+    return spmv_layout_nomem(L, err);
   if (narrow)
     overflow = spmv_csr_typed16_bytes(A, L->dtype, &bytes) != 0 ||
                spmv_bytes_add(&bytes, D->nblocks, sizeof(int32_t)) ||
@@ -235,14 +286,12 @@ int spmv_csr_stream_init(struct spmv_layout *L, const struct spmv_csr *A,
              spmv_bytes_add(&bytes, D->nlong + 1, sizeof(int64_t));
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
     return rc;
-  D->blk_row = spmv_array_new(2 * D->nblocks, sizeof(int32_t));
-  D->blk_ent = spmv_array_new(2 * D->nblocks, sizeof(int64_t));
-  D->long_rows = spmv_array_new(D->nlong, sizeof(int32_t));
-  D->long_chunk = spmv_array_new(D->nlong + 1, sizeof(int64_t));
-  if (D->blk_row == NULL || D->blk_ent == NULL || D->long_rows == NULL ||
-      D->long_chunk == NULL)
+  /* A matrix of no blocks or long rows leaves those arrays unmade: one
+   * element each, as spmv_array_new makes for none. */
+  if ((D->blk_row == NULL && (D->blk_row = spmv_array_new(0, sizeof(int32_t))) == NULL) ||
+      (D->blk_ent == NULL && (D->blk_ent = spmv_array_new(0, sizeof(int64_t))) == NULL) ||
+      (D->long_rows == NULL && (D->long_rows = spmv_array_new(0, sizeof(int32_t))) == NULL))
     return spmv_layout_nomem(L, err);
-  stream_cut(D, A, 1);
   if (!narrow)
     return spmv_csr_typed_init(&D->csr, A, L->dtype, L->shell) != 0
                ? spmv_layout_nomem(L, err) : 0;
