@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "spmv_layout.h"
+#include "spmv_par.h"
 
 /* Defaults when the configuration leaves them 0. */
 #define ADAPTIVE_BASE 8
@@ -52,50 +53,82 @@ static int adaptive_params(struct spmv_adaptive_layout *D,
   return 0;
 }
 
-/* Counts the rows of each bin (into bin_start[k + 1]), the long rows and
- * their chunks. */
-static void adaptive_count(struct spmv_adaptive_layout *D,
-                           const struct spmv_csr *A)
-{
-  int64_t i;
+/* The bins' passes over threads: each part's count of rows per bin (at
+ * nbins, its long rows) and of long rows' chunks, from which the fill
+ * places each part's rows after the parts before it, so that the rows
+ * come out as one pass in row order would place them. */
+struct adaptive_pass {
+  struct spmv_adaptive_layout *D;
+  const struct spmv_csr *A;
+  int64_t cnt[SPMV_PAR_MAX][SPMV_ADAPTIVE_MAX_BINS + 1];
+  int64_t chunks[SPMV_PAR_MAX];
+};
 
-  for (i = 0; i < A->rows; i++) {
-    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+static void count_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct adaptive_pass *p = ctx;
+  const struct spmv_adaptive_layout *D = p->D;
+  const int64_t *rp = p->A->row_ptr;
+
+  for (int64_t i = r0; i < r1; i++) {
+    int64_t len = rp[i + 1] - rp[i];
+    int k = row_bin(len, D->base, D->nbins);
+
+    p->cnt[t][k]++;
+    if (k == D->nbins)
+      p->chunks[t] += (len + D->chunk_len - 1) / D->chunk_len;
+  }
+}
+
+static void fill_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct adaptive_pass *p = ctx;
+  struct spmv_adaptive_layout *D = p->D;
+  const int64_t *rp = p->A->row_ptr;
+  int64_t next[SPMV_ADAPTIVE_MAX_BINS + 1], chunk = 0;
+
+  for (int k = 0; k <= D->nbins; k++) {
+    next[k] = k < D->nbins ? D->bin_start[k] : 0;
+    for (int u = 0; u < t; u++)
+      next[k] += p->cnt[u][k];
+  }
+  for (int u = 0; u < t; u++)
+    chunk += p->chunks[u];
+  for (int64_t i = r0; i < r1; i++) {
+    int64_t len = rp[i + 1] - rp[i];
     int k = row_bin(len, D->base, D->nbins);
 
     if (k < D->nbins) {
-      D->bin_start[k + 1]++;
+      D->rows[next[k]++] = (int32_t)i;
     } else {
-      D->nlong++;
-      D->nchunks += (len + D->chunk_len - 1) / D->chunk_len;
+      chunk += (len + D->chunk_len - 1) / D->chunk_len;
+      D->long_rows[next[k]] = (int32_t)i;
+      D->long_chunk[++next[k]] = chunk;
     }
   }
 }
 
-/* Fills rows (grouped by bin, ascending), long_rows and long_chunk. */
-static void adaptive_fill(struct spmv_adaptive_layout *D,
-                          const struct spmv_csr *A)
+/* Counts the rows of each bin (into bin_start[k + 1]), the long rows and
+ * their chunks. */
+static void adaptive_count(struct adaptive_pass *p, int n)
 {
-  int64_t next[SPMV_ADAPTIVE_MAX_BINS];
-  int64_t i, r = 0;
-  int k;
+  struct spmv_adaptive_layout *D = p->D;
 
-  for (k = 0; k < D->nbins; k++)
-    next[k] = D->bin_start[k];
-  D->long_chunk[0] = 0;
-  for (i = 0; i < A->rows; i++) {
-    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
-
-    k = row_bin(len, D->base, D->nbins);
-    if (k < D->nbins) {
-      D->rows[next[k]++] = (int32_t)i;
-    } else {
-      D->long_rows[r] = (int32_t)i;
-      D->long_chunk[r + 1] = D->long_chunk[r] +
-                             (len + D->chunk_len - 1) / D->chunk_len;
-      r++;
-    }
+  spmv_par_range(p->A->rows, n, count_block, p);
+  for (int t = 0; t < n; t++) {
+    for (int k = 0; k < D->nbins; k++)
+      D->bin_start[k + 1] += p->cnt[t][k];
+    D->nlong += p->cnt[t][D->nbins];
+    D->nchunks += p->chunks[t];
   }
+}
+
+/* Fills rows (grouped by bin, ascending), long_rows and long_chunk, the
+ * rows cut as adaptive_count cut them. */
+static void adaptive_fill(struct adaptive_pass *p, int n)
+{
+  p->D->long_chunk[0] = 0;
+  spmv_par_range(p->A->rows, n, fill_block, p);
 }
 
 /* Builds the typed CSR and the bins of a csr-adaptive configuration. */
@@ -104,12 +137,18 @@ int spmv_csr_adaptive_init(struct spmv_layout *L, const struct spmv_csr *A,
                            struct spmv_error *err)
 {
   struct spmv_adaptive_layout *D = &L->u.adaptive;
+  struct adaptive_pass *p = calloc(1, sizeof *p);
+  int n = spmv_par_threads(A->nnz);
   size_t bytes = 0;
   int overflow, rc, k;
 
+  if (p == NULL)
+    return spmv_layout_nomem(L, err);
+  p->D = D;
+  p->A = A;
   if ((rc = adaptive_params(D, &L->cfg, err)) != 0)
-    return rc;
-  adaptive_count(D, A);
+    goto out;
+  adaptive_count(p, n);
   for (k = 0; k < SPMV_ADAPTIVE_MAX_BINS; k++)
     D->bin_start[k + 1] += D->bin_start[k];
   overflow = spmv_csr_typed_bytes(A, L->dtype, &bytes) != 0 ||
@@ -117,15 +156,20 @@ int spmv_csr_adaptive_init(struct spmv_layout *L, const struct spmv_csr *A,
              spmv_bytes_add(&bytes, D->nlong, sizeof(int32_t)) ||
              spmv_bytes_add(&bytes, D->nlong + 1, sizeof(int64_t));
   if ((rc = spmv_layout_reserve(L, lim, bytes, overflow, err)) != 0)
-    return rc;
+    goto out;
   D->rows = spmv_array_new(A->rows - D->nlong, sizeof(int32_t));
   D->long_rows = spmv_array_new(D->nlong, sizeof(int32_t));
   D->long_chunk = spmv_array_new(D->nlong + 1, sizeof(int64_t));
   if (D->rows == NULL || D->long_rows == NULL || D->long_chunk == NULL ||
-      spmv_csr_typed_init(&D->csr, A, L->dtype, L->shell) != 0)
-    return spmv_layout_nomem(L, err);
-  adaptive_fill(D, A);
-  return 0;
+      spmv_csr_typed_init(&D->csr, A, L->dtype, L->shell) != 0) {
+    rc = spmv_layout_nomem(L, err);
+    goto out;
+  }
+  adaptive_fill(p, n);
+  rc = 0;
+out:
+  free(p);
+  return rc;
 }
 
 /* Frees the arrays of a csr-adaptive layout. */

@@ -539,6 +539,53 @@ START_TEST(test_layout_csr_threaded)
 }
 END_TEST
 
+/* csr-adaptive's bins filled over threads, on a matrix of a million
+ * entries or more with rows in every bin and long rows among them: the
+ * rows of each bin ascending, the long rows and their chunks, each as one
+ * pass over the rows in order places them. */
+START_TEST(test_layout_adaptive_threaded)
+{
+  struct spmv_error err = { 0, "" };
+  struct spmv_csr *A = spmv_gen_from_text("dc1like n=200000 lambda=4 long=600,150000", 5, &err);
+  struct spmv_config cfg = { SPMV_FMT_CSR_ADAPTIVE, 0, 16, 2, 0 };
+  struct spmv_layout *L = NULL;
+
+  ck_assert_msg(A != NULL, "%s", err.msg);
+  ck_assert_int_ge(A->nnz, 1000000);
+  ck_assert_msg(spmv_layout_new_shell(A, SPMV_F64, &cfg, NULL, &L, &err) == 0, "%s", err.msg);
+  const struct spmv_adaptive_layout *D = &L->u.adaptive;
+  int64_t next[SPMV_ADAPTIVE_MAX_BINS], r = 0, chunks = 0;
+  int used = 0;
+
+  ck_assert_int_gt(D->nlong, 1);
+  for (int k = 0; k < D->nbins; k++) {
+    next[k] = D->bin_start[k];
+    used += D->bin_start[k + 1] > D->bin_start[k];
+  }
+  ck_assert_int_ge(used, 3);
+  ck_assert_int_eq(D->long_chunk[0], 0);
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+    int k = 0;
+    while (k < D->nbins && len > (int64_t)D->base << k)
+      k++;
+    if (k < D->nbins) {
+      ck_assert_int_eq(D->rows[next[k]++], i);
+    } else {
+      chunks += (len + D->chunk_len - 1) / D->chunk_len;
+      ck_assert_int_eq(D->long_rows[r], i);
+      ck_assert_int_eq(D->long_chunk[++r], chunks);
+    }
+  }
+  ck_assert_int_eq(r, D->nlong);
+  ck_assert_int_eq(chunks, D->nchunks);
+  for (int k = 0; k < D->nbins; k++)
+    ck_assert_int_eq(next[k], D->bin_start[k + 1]);
+  spmv_layout_free(L);
+  spmv_csr_free(A);
+}
+END_TEST
+
 /* dia of a million rows whose halves occupy different diagonals: the
  * threads' bitmaps, each of its own rows, are all merged. */
 START_TEST(test_layout_dia_threaded)
@@ -774,6 +821,7 @@ Suite *formats_layout_suite(void)
   tcase_add_test(tc, test_span16_threaded);
   tcase_add_test(tc, test_layout_dia_threaded);
   tcase_add_test(tc, test_layout_csr_threaded);
+  tcase_add_test(tc, test_layout_adaptive_threaded);
   tcase_add_test(tc, test_layout_panel);
   tcase_add_test(tc, test_refusals);
   suite_add_tcase(s, tc);
