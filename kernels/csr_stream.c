@@ -132,23 +132,6 @@ static void stream_long_row(void *ctx, int64_t i)
   w->r++;
 }
 
-/* Each part's empty rows, for D->sparse. */
-struct empty_pass {
-  const struct spmv_csr *A;
-  int64_t n[SPMV_PAR_MAX];
-};
-
-static void empty_block(void *ctx, int t, int64_t r0, int64_t r1)
-{
-  struct empty_pass *e = ctx;
-  const int64_t *rp = e->A->row_ptr;
-  int64_t n = 0;
-
-  for (int64_t i = r0; i < r1; i++)
-    n += rp[i + 1] == rp[i];
-  e->n[t] = n;
-}
-
 /*
  * Cuts A at D's cap (spmv_csr_stream_cut) in one pass, filling D's block
  * and long-row arrays as they grow (the cut is serial, and a pass to count
@@ -158,9 +141,7 @@ static void empty_block(void *ctx, int t, int64_t r0, int64_t r1)
 static int stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A)
 {
   struct stream_walk w = { .D = D, .A = A };
-  struct empty_pass e = { .A = A };
-  int n = spmv_par_threads(A->nnz);
-  int64_t empty = 0;
+  int64_t empty;
 
   if (grow((void **)&D->long_chunk, &w.room[3], 1, sizeof(int64_t)) != 0)
     return SPMV_ENOMEM;
@@ -171,9 +152,7 @@ static int stream_cut(struct spmv_stream_layout *D, const struct spmv_csr *A)
   D->nblocks = w.b;
   D->nlong = w.r;
   D->nchunks = w.chunks;
-  spmv_par_range(A->rows, n, empty_block, &e);
-  for (int t = 0; t < n; t++)
-    empty += e.n[t];
+  empty = A->rows - spmv_par_rows_at_least(A, 1, spmv_par_threads(A->nnz));
   D->sparse = A->rows > 0 && (double)empty >= SPMV_STREAM_SPARSE * (double)A->rows;
   return 0;
 }

@@ -314,7 +314,6 @@ int64_t spmv_pitch(int64_t rows)
   return (rows + 31) / 32 * 32;
 }
 
-/* Returns the length of the longest row of A. */
 /* Each part's longest row, for spmv_csr_max_row's pass over threads. */
 struct max_row_pass {
   const struct spmv_csr *A;
@@ -332,7 +331,8 @@ static void max_row_block(void *ctx, int t, int64_t r0, int64_t r1)
   c->m[t] = m;
 }
 
-/* Every format's load asks it (the 32-bit row length check). */
+/* The length of the longest row of A; every format's load asks it (the
+ * 32-bit row length check). */
 int64_t spmv_csr_max_row(const struct spmv_csr *A)
 {
   struct max_row_pass c = {.A = A};

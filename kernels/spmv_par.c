@@ -128,6 +128,35 @@ void spmv_par_range(int64_t len, int n, spmv_par_fn *fn, void *ctx)
   run_parts(p, n);
 }
 
+/* Each part's count of rows of at least k entries. */
+struct at_least {
+  const struct spmv_csr *A;
+  int64_t k;
+  int64_t n[SPMV_PAR_MAX];
+};
+
+static void at_least_block(void *ctx, int t, int64_t r0, int64_t r1)
+{
+  struct at_least *c = ctx;
+  const int64_t *rp = c->A->row_ptr;
+  int64_t n = 0;
+
+  for (int64_t i = r0; i < r1; i++)
+    n += rp[i + 1] - rp[i] >= c->k;
+  c->n[t] = n;
+}
+
+int64_t spmv_par_rows_at_least(const struct spmv_csr *A, int64_t k, int n)
+{
+  struct at_least c = {.A = A, .k = k};
+  int64_t total = 0;
+
+  spmv_par_range(A->rows, n, at_least_block, &c);
+  for (int t = 0; t < SPMV_PAR_MAX; t++)  /* the parts not run hold 0 */
+    total += c.n[t];
+  return total;
+}
+
 /* One block's validation: its result and message. */
 struct val_ctx {
   const struct spmv_csr *A;

@@ -27,6 +27,9 @@ void spmv_par_rows(const struct spmv_csr *A, int n, spmv_par_fn *fn,
  * spmv_par_rows does over rows: for passes over a vector. */
 void spmv_par_range(int64_t len, int n, spmv_par_fn *fn, void *ctx);
 
+/* The rows of A with at least k entries, counted over n threads. */
+int64_t spmv_par_rows_at_least(const struct spmv_csr *A, int64_t k, int n);
+
 /* spmv_csr_validate() with the entries' pass split over n threads; the
  * same result and message. */
 int spmv_par_validate(const struct spmv_csr *A, unsigned flags, int n,

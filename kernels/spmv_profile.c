@@ -21,36 +21,6 @@ static int hist_bin(int64_t len)
   return b;
 }
 
-/* Counts of rows of at least k entries, a part of the pass each. */
-struct count_pass {
-  const struct spmv_csr *A;
-  int64_t k;
-  int64_t n[SPMV_PAR_MAX];
-};
-
-static void count_block(void *ctx, int t, int64_t r0, int64_t r1)
-{
-  struct count_pass *c = ctx;
-  const int64_t *rp = c->A->row_ptr;
-  int64_t n = 0;
-
-  for (int64_t i = r0; i < r1; i++)
-    n += rp[i + 1] - rp[i] >= c->k;
-  c->n[t] = n;
-}
-
-/* Counts the rows of A with at least k entries, over nthreads. */
-static int64_t rows_at_least(const struct spmv_csr *A, int64_t k, int nthreads)
-{
-  struct count_pass c = {.A = A, .k = k};
-  int64_t n = 0;
-
-  spmv_par_range(A->rows, nthreads, count_block, &c);
-  for (int t = 0; t < nthreads; t++)
-    n += c.n[t];
-  return n;
-}
-
 /*
  * HYB's K: the largest K such that at least rows/3 rows have K or more
  * entries.  The histogram bounds K to one power-of-two bin, and a binary
@@ -80,7 +50,7 @@ static int64_t hyb_k(const struct spmv_csr *A, const struct spmv_profile *p,
     hi = p->rl_max;
   while (lo < hi) {
     mid = lo + (hi - lo + 1) / 2;
-    if (rows_at_least(A, mid, nthreads) >= need)
+    if (spmv_par_rows_at_least(A, mid, nthreads) >= need)
       lo = mid;
     else
       hi = mid - 1;
