@@ -16,6 +16,7 @@
 #include "spmv.h"
 #include "spmv_csr.h"
 #include "spmv_gen.h"
+#include "spmv_mix.h"
 #include "spmv_split.h"
 #include "spmv_stats.h"
 #include "bench_clock.h"
@@ -92,10 +93,7 @@ static void usage(FILE *f)
 /* x[j]: a hash of j in [0.5, 1.5), never zero. */
 static double xval(int64_t j)
 {
-  uint64_t z = (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull;
-  z ^= z >> 31;
-  z *= 0xbf58476d1ce4e5b9ull;
-  z ^= z >> 29;
+  uint64_t z = spmv_mix64((uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
   return 0.5 + (double)(z >> 11) / 9007199254740992.0;
 }
 
