@@ -485,6 +485,7 @@ START_TEST(staged_copy_gives_way)
     f0 = itest_worker_int(s, "device_free_bytes");
   ck_assert_msg(f0 > ((int64_t)768 << 20), "device_free_bytes %lld with 1024 MB "
                 "left free", (long long)f0);
+  /* 256 MiB: the cuda backend's RESERVE_BYTES (spmvd_backend_cuda_impl.h). */
   int64_t n = (f0 - ((int64_t)256 << 20)) / 492;
   struct spmv_csr *A = one_wide_row_csr(n);
   printf("staging: %lld bytes free after the ballast; %lld rows, %lld entries\n",
