@@ -126,16 +126,6 @@ struct spmvd_backend_ops {
   void (*unload)(struct spmvd_backend *b, struct spmvd_bmatrix *m);
 
   /*
-   * Optional (NULL: the caller loads cfg anew).  Makes m run as cfg, which
-   * its layout serves as it is (spmv_config_same_layout() with m's
-   * configuration): its later products and timings launch as cfg, with
-   * nothing converted or copied.  Returns 0, or SPMV_EINVAL naming both
-   * configurations when the layout does not serve cfg (m unchanged).
-   */
-  int (*relaunch)(struct spmvd_backend *b, struct spmvd_bmatrix *m,
-                  const struct spmv_config *cfg, struct spmv_error *err);
-
-  /*
    * Optional (NULL: nothing to gain).  pin registers size bytes of host
    * memory at addr (borrowed until unpin) so that the loads made from it
    * meanwhile copy faster; returns 1 when registered, 0 when not (loads

@@ -190,25 +190,6 @@ static void cuda_unload(struct spmvd_backend *b, struct spmvd_bmatrix *m)
   free(m);
 }
 
-/* The same arrays launched as cfg: the graph captured of the old launch
- * goes, the next product captures anew. */
-static int cuda_relaunch(struct spmvd_backend *b, struct spmvd_bmatrix *m,
-                         const struct spmv_config *cfg, struct spmv_error *err)
-{
-  char have[64], want[64];
-
-  (void)b;
-  if (!spmv_config_same_layout(&m->d->L.cfg, cfg)) {
-    spmv_config_format(&m->d->L.cfg, have, sizeof have);
-    spmv_config_format(cfg, want, sizeof want);
-    return spmv_error_set(err, SPMV_EINVAL, "relaunch: the layout of %s does "
-                          "not serve %s", have, want);
-  }
-  spmv_dev_graph_reset(m->graph);
-  m->d->L.cfg = *cfg;
-  return 0;
-}
-
 /*
  * Loads A as cuda_load does, its entries read from S (A staged, or NULL).
  * With S, a layout that fits only once S is freed (or only by converting
@@ -578,7 +559,6 @@ const struct spmvd_backend_ops spmvd_backend_cuda = {
   .multiply = cuda_multiply,
   .time = cuda_time,
   .unload = cuda_unload,
-  .relaunch = cuda_relaunch,
   .pin = cuda_pin,
   .unpin = cuda_unpin,
   .stage = cuda_stage,

@@ -303,11 +303,7 @@ int spmvd_tuner_run(enum spmvd_strategy s, const struct spmvd_tune_input *in0,
         one.max_cost = SPMVD_AUTO_MAX_COST;
       p = &one;
     }
-    ret = spmvd_tuner_race_refined(c, ops, ctx, p, in,
-                                   s == SPMVD_STRATEGY_AUTO
-                                       ? spmvd_tuner_auto_refine
-                                       : NULL,
-                                   out, err);
+    ret = spmvd_tuner_race(c, ops, ctx, p, in, out, err);
   }
   out->strategy = s;
 out:

@@ -205,23 +205,6 @@ int spmvd_tuner_race(const struct spmvd_candidates *c,
                      struct spmvd_decision *out, struct spmv_error *err);
 
 /*
- * What a race adds once its candidates are done: more candidates for the
- * leader lead, appended to out (which lists those already raced).
- */
-typedef void (*spmvd_refine_fn)(const struct spmvd_tune_input *in,
-                                const struct spmv_config *lead,
-                                struct spmvd_candidates *out);
-
-/* spmvd_tuner_race(), then the candidates refine adds for its leader,
- * raced against it as the others were (refine NULL: none). */
-int spmvd_tuner_race_refined(const struct spmvd_candidates *c,
-                             const struct spmvd_race_ops *ops, void *ctx,
-                             const struct spmvd_race_params *p,
-                             const struct spmvd_tune_input *in,
-                             spmvd_refine_fn refine,
-                             struct spmvd_decision *out, struct spmv_error *err);
-
-/*
  * Tunes: candidates of strategy s, then the race (trial, exhaustive, auto)
  * or the model's pick (model, predict).  For model and predict, ops may be
  * NULL: nothing is timed and time_us is the prediction (predict) or 0

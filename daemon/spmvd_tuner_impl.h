@@ -149,11 +149,6 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
                           struct spmvd_candidates *out);
 void spmvd_tuner_auto_cpu(const struct spmvd_tune_input *in,
                           struct spmvd_candidates *out);
-/* The block sizes auto races after its shortlist for the leader lead
- * (spmvd_refine_fn). */
-void spmvd_tuner_auto_refine(const struct spmvd_tune_input *in,
-                             const struct spmv_config *lead,
-                             struct spmvd_candidates *out);
 /* model's pick from the ELLR-T model's ranking (nm of them). */
 int spmvd_tuner_model_choice(const struct spmvd_tune_input *in,
                              const struct spmv_config *ranked, int nm,

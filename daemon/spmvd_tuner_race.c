@@ -160,23 +160,19 @@ static int ahead(const struct spmvd_trial *a, const struct spmvd_trial *b)
   return a->time_us < b->time_us;
 }
 
-#define REFINE_COST 18.0
-/* Races the candidates of c and, once they are done, those refine adds
- * for the leader (refine may be NULL). */
-int spmvd_tuner_race_refined(const struct spmvd_candidates *c,
-                             const struct spmvd_race_ops *ops, void *ctx,
-                             const struct spmvd_race_params *p,
-                             const struct spmvd_tune_input *in,
-                             spmvd_refine_fn refine,
-                             struct spmvd_decision *out, struct spmv_error *err)
+/* Races the candidates. */
+int spmvd_tuner_race(const struct spmvd_candidates *c,
+                     const struct spmvd_race_ops *ops, void *ctx,
+                     const struct spmvd_race_params *p,
+                     const struct spmvd_tune_input *in,
+                     struct spmvd_decision *out, struct spmv_error *err)
 {
   struct spmvd_race_params def;
-  struct spmvd_candidates *all = NULL;
   struct spmvd_trial *t;
   struct spmv_error e;
   double spent = 0, warm = 0, lead_warm = 0;
-  int leader = -1, first_fail = 0, ret, lead, loaded, refined = 0;
-  size_t k, n;
+  int leader = -1, first_fail = 0, ret, lead, loaded;
+  size_t k;
 
   spmvd_decision_init(out);
   if (p == NULL) {
@@ -192,23 +188,10 @@ int spmvd_tuner_race_refined(const struct spmvd_candidates *c,
     return spmv_error_set(err, SPMV_EINVAL,
                           "race: reps %d must be >= 1 and warmup %d >= 0",
                           p->reps, p->warmup);
-  n = c->n;
-  out->trials = calloc(refine ? SPMVD_MAX_CANDIDATES : n, sizeof *out->trials);
-  if (refine && out->trials && (all = malloc(sizeof *all)) != NULL)
-    *all = *c;
-  if (out->trials == NULL || (refine && all == NULL)) {
-    free(all);
+  out->trials = calloc(c->n, sizeof *out->trials);
+  if (out->trials == NULL)
     return spmv_error_set(err, SPMV_ENOMEM, "race: out of memory");
-  }
-  if (all)
-    c = all;
-  for (k = 0; k < n; k++) {
-    /* The refinement races within the race's bound: a candidate of it
-     * only while its first round fits beside what the race has spent. */
-    if (refined && p->max_cost > 0 &&
-        spent + (p->warmup + p->reps) * out->trials[leader].time_us >
-            REFINE_COST * out->trials[leader].time_us)
-      break;
+  for (k = 0; k < c->n; k++) {
     t = &out->trials[out->ntrials++];
     t->cfg = c->cfg[k];
     warm = 0;
@@ -236,18 +219,10 @@ int spmvd_tuner_race_refined(const struct spmvd_candidates *c,
     }
     if (ops->progress != NULL)
       ops->progress(ctx, (int)k + 1, (int)c->n, t);
-    if (ret == SPMV_EGPU_STICKY) {
-      free(all);
+    if (ret == SPMV_EGPU_STICKY)
       return spmv_error_set(err, ret, "race: %s: %s",
                             spmv_strerror(ret), t->msg);
-    }
-    if (k + 1 == n && all && leader >= 0 && !refined) {
-      refine(in, &out->trials[leader].cfg, all);
-      n = all->n;
-      refined = 1;
-    }
   }
-  free(all);
   if (leader < 0)
     return spmv_error_set(err, first_fail ? first_fail : SPMV_EINVAL,
                           "race: every candidate failed; the first: %s",
@@ -259,13 +234,4 @@ int spmvd_tuner_race_refined(const struct spmvd_candidates *c,
   if (in != NULL && in->prof != NULL)
     spmvd_decision_rates(out, in->prof, in->dtype);
   return 0;
-}
-
-int spmvd_tuner_race(const struct spmvd_candidates *c,
-                     const struct spmvd_race_ops *ops, void *ctx,
-                     const struct spmvd_race_params *p,
-                     const struct spmvd_tune_input *in,
-                     struct spmvd_decision *out, struct spmv_error *err)
-{
-  return spmvd_tuner_race_refined(c, ops, ctx, p, in, NULL, out, err);
 }

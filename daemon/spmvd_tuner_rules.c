@@ -534,32 +534,6 @@ void spmvd_tuner_auto_gpu(const struct spmvd_tune_input *in,
   panel_first(in, out);
 }
 
-/*
- * What auto races after its shortlist: within the L2, where a product takes
- * a few microseconds and the block size that schedules its warps best
- * varies with the rows in ways the profile does not tell, a CSR-array pick
- * (csr-scalar, csr-vector, csr16) at the other block sizes of 128, 256
- * and 512 (not 64, which led none of the held-out draws' matrices there).
- * Beyond the L2 the bandwidth decides and the block size barely moves the
- * time.
- */
-void spmvd_tuner_auto_refine(const struct spmvd_tune_input *in,
-                             const struct spmv_config *lead,
-                             struct spmvd_candidates *out)
-{
-  static const int bs[] = { 128, 256, 512 };
-  struct spmv_config c = *lead;
-
-  if (is_cpu(in->dev) || beyond_l2(in) ||
-      (lead->format != SPMV_FMT_CSR_SCALAR &&
-       lead->format != SPMV_FMT_CSR_VECTOR && lead->format != SPMV_FMT_CSR16))
-    return;
-  for (size_t k = 0; k < sizeof bs / sizeof bs[0]; k++) {
-    c.bs = bs[k];
-    add(out, in, c);
-  }
-}
-
 /* auto's shortlist on the cpu (no warps: csr, the ELL-like layouts). */
 void spmvd_tuner_auto_cpu(const struct spmvd_tune_input *in,
                           struct spmvd_candidates *out)

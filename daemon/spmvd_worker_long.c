@@ -195,8 +195,6 @@ struct race {
   struct spmv_config cand_cfg;   /* cand's configuration */
   struct spmvd_bmatrix *best;    /* the leader so far, or NULL */
   struct spmv_config best_cfg;
-  int borrowed;                  /* cand is the leader relaunched as
-                                    cand_cfg (best NULL meanwhile) */
   double load_ms, time_ms;       /* the candidates' loads (and frees, and
                                     their CSR staged on the device) and
                                     timing runs */
@@ -229,17 +227,6 @@ static int race_load(void *ctx, const struct spmv_config *cfg,
   rc = spmvd_fault_run(cfg, err);
 #endif
   double t0 = spmvd_wk_now_ms();
-  /* A candidate the leader's layout serves runs on it: nothing converted. */
-  if (rc == 0 && r->best && r->w->ops->relaunch &&
-      spmv_config_same_layout(&r->best_cfg, cfg) &&
-      r->w->ops->relaunch(r->w->be, r->best, cfg, err) == 0) {
-    r->cand = r->best;
-    r->best = NULL;
-    r->borrowed = 1;
-    r->cand_cfg = *cfg;
-    r->load_ms += spmvd_wk_now_ms() - t0;
-    return 0;
-  }
   if (rc == 0)
     rc = r->w->ops->load(r->w->be, &r->m->A, r->m->dtype, cfg, &r->cand, err);
   if (rc == SPMV_ENOMEM && r->best) {
@@ -270,17 +257,8 @@ static void race_unload(void *ctx)
   struct race *r = ctx;
   double t0 = spmvd_wk_now_ms();
 
-  if (r->borrowed) {
-    /* It trailed: the leader's arrays go back to the leader's launch. */
-    struct spmv_error e;
-    if (r->w->ops->relaunch(r->w->be, r->cand, &r->best_cfg, &e) == 0)
-      r->best = r->cand;
-    else
-      r->w->ops->unload(r->w->be, r->cand);  /* built again if it wins */
-    r->borrowed = 0;
-  } else if (r->cand) {
+  if (r->cand)
     r->w->ops->unload(r->w->be, r->cand);
-  }
   r->cand = NULL;
   r->load_ms += spmvd_wk_now_ms() - t0;  /* freeing is part of a load's cost */
 }
@@ -295,7 +273,6 @@ static void race_keep(void *ctx)
   r->best = r->cand;
   r->best_cfg = r->cand_cfg;
   r->cand = NULL;
-  r->borrowed = 0;
 }
 
 static void race_progress(void *ctx, int done, int total,

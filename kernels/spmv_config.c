@@ -138,17 +138,6 @@ int spmv_config_equal(const struct spmv_config *a, const struct spmv_config *b)
          a->param == b->param && a->param2 == b->param2;
 }
 
-int spmv_config_same_layout(const struct spmv_config *a,
-                            const struct spmv_config *b)
-{
-  struct spmv_config c = *b;
-
-  c.bs = a->bs;
-  return spmv_config_equal(a, &c) &&
-         (a->format == SPMV_FMT_CSR_SCALAR || a->format == SPMV_FMT_CSR_VECTOR ||
-          a->format == SPMV_FMT_CSR16);
-}
-
 /* Writes "ellr-t bs=256 t=4" style text; returns what snprintf returns. */
 int spmv_config_format(const struct spmv_config *c, char *buf, size_t n)
 {

@@ -78,11 +78,6 @@ static inline int spmv_cusparse_alg_csr(int alg)
 
 /* Whether a and b are the same configuration, field by field. */
 int spmv_config_equal(const struct spmv_config *a, const struct spmv_config *b);
-/* Whether a layout converted for a serves b as well: the two differ at most
- * in the block size, and the format's arrays do not depend on it
- * (csr-scalar, csr-vector, csr16: a launch parameter alone). */
-int spmv_config_same_layout(const struct spmv_config *a,
-                            const struct spmv_config *b);
 /* Writes "ellr-t bs=256 t=4" style text; returns what snprintf returns. */
 int spmv_config_format(const struct spmv_config *c, char *buf, size_t n);
 /* Parses the text of spmv_config_format(); returns 0 or SPMV_EINVAL. */

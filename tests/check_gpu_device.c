@@ -152,59 +152,6 @@ START_TEST(test_graph)
 }
 END_TEST
 
-/* A layout launched at other block sizes (the tuner's refinement, the
- * cuda backend's relaunch): its configuration's block size changed and its
- * graph reset, the same arrays give the right product at each, captured
- * anew; and spmv_config_same_layout says which configurations share one. */
-START_TEST(test_relaunch)
-{
-  static const struct spmv_config base[] = {
-    { SPMV_FMT_CSR_VECTOR, 128, 4, 0, 0 }, { SPMV_FMT_CSR16, 128, 8, 0, 0 },
-    { SPMV_FMT_CSR_SCALAR, 128, 0, 0, 0 } };
-  static const int bs[] = { 512, 64, 256 };
-  struct spmv_limits lim = {(size_t)1 << 30, 4096, 40.0};
-  struct spmv_error err = {0};
-  struct spmv_csr *A = spmv_gen_from_text("pareto rows=3000 alpha=0.8", 5, &err);
-  struct spmv_config other = { SPMV_FMT_CSR_STREAM, 128, 0, 4, 0 }, o2;
-  struct inputs in;
-
-  ck_assert_msg(A != NULL, "%s", err.msg);
-  ck_assert(!spmv_config_same_layout(&other, &other));  /* its cut is per block */
-  o2 = base[0];
-  o2.tpr = 8;
-  ck_assert(!spmv_config_same_layout(&base[0], &o2));
-  inputs_init(&in, A, SPMV_F64);
-  for (size_t c = 0; c < sizeof base / sizeof base[0]; c++) {
-    struct spmv_layout *L = NULL;
-    struct spmv_dev_matrix *d = NULL;
-    struct spmv_dev_graph *g = spmv_dev_graph_new();
-    char w[96];
-    long n = 0;
-
-    ck_assert_msg(spmv_layout_new(A, SPMV_F64, &base[c], &lim, &L, &err) == 0 &&
-                      spmv_dev_matrix_new(L, handle, &d, &err) == 0, "%s", err.msg);
-    for (size_t k = 0; k <= sizeof bs / sizeof bs[0]; k++) {
-      struct spmv_config want = base[c];
-      if (k > 0) {
-        want.bs = bs[k - 1];
-        ck_assert(spmv_config_same_layout(&d->L.cfg, &want));
-        spmv_dev_graph_reset(g);
-        d->L.cfg = want;
-      }
-      spmv_config_format(&want, w, sizeof w);
-      graph_product(A, &in, g, d, in.dy, 1.0, 0.0, w);
-      ck_assert_int_eq(graph_product(A, &in, g, d, in.dy, 1.0, 0.0, w), n + 1);
-      n++;
-    }
-    spmv_dev_graph_free(g);
-    spmv_dev_matrix_free(d);
-    spmv_layout_free(L);
-  }
-  inputs_fini(&in);
-  spmv_csr_free(A);
-}
-END_TEST
-
 /* The product in in->dy after timed runs of y = A*x against the double
  * reference; what names it. */
 static void check_timed_y(const struct spmv_csr *A, struct inputs *in, const char *what)
@@ -306,7 +253,6 @@ static Suite *gpu_device_suite(void)
   tcase_add_checked_fixture(tc, gpu_setup, gpu_teardown);
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_graph);
-  tcase_add_test(tc, test_relaunch);
   tcase_add_test(tc, test_timer);
   tcase_add_test(tc, test_pool);
   suite_add_tcase(s, tc);

@@ -47,7 +47,7 @@ static int fake_time(void *ctx, int warmup, int reps, double *us,
   f->times++;
   switch (f->loaded.format) {
   case SPMV_FMT_CSR_SCALAR: *us = 10; return 0;
-  case SPMV_FMT_CSR_VECTOR: *us = f->loaded.bs == 512 ? 4 : 5; return 0;
+  case SPMV_FMT_CSR_VECTOR: *us = 5; return 0;
   case SPMV_FMT_COO: *us = 20; return 0;
   case SPMV_FMT_ELLR_T:  /* never stable: 6.0, 6.6, 6.0, ... */
     *us = f->ellr_close ? 5.2 : f->ellr_calls++ % 2 ? 6.6 : 6.0;
@@ -450,75 +450,6 @@ START_TEST(test_race_no_drop_and_failures)
 }
 END_TEST
 
-/* A refinement that adds csr-vector at BS 512 and 64 for a csr-vector
- * leader, counting its calls. */
-static int refine_calls;
-static struct spmv_config refine_lead;
-
-static void refine_bs(const struct spmvd_tune_input *in,
-                      const struct spmv_config *lead,
-                      struct spmvd_candidates *out)
-{
-  struct spmv_config c = *lead;
-
-  (void)in;
-  refine_calls++;
-  refine_lead = *lead;
-  if (lead->format != SPMV_FMT_CSR_VECTOR)
-    return;
-  c.bs = 512;
-  out->cfg[out->n++] = c;
-  c.bs = 64;
-  out->cfg[out->n++] = c;
-}
-
-/* The refinement: called once, after the list, with its leader
- * (csr-vector at 5 us); what it adds races against that leader, kept, and
- * the faster (BS 512, 4 us) is the pick; every run counts in the cost.
- * Not called when every candidate failed. */
-START_TEST(test_race_refined)
-{
-  struct spmvd_candidates *c = malloc(sizeof *c);
-  struct spmvd_decision d, plain;
-  struct spmv_error e;
-  struct fake f;
-
-  race_list(c);
-  memset(&f, 0, sizeof f);
-  refine_calls = 0;
-  ck_assert_int_eq(spmvd_tuner_race(c, &fake_keep_ops, &f, NULL, NULL, &plain,
-                                    &e), 0);
-  memset(&f, 0, sizeof f);
-  ck_assert_int_eq(spmvd_tuner_race_refined(c, &fake_keep_ops, &f, NULL, NULL,
-                                            refine_bs, &d, &e), 0);
-  ck_assert_int_eq(refine_calls, 1);
-  ck_assert_int_eq(refine_lead.format, SPMV_FMT_CSR_VECTOR);
-  ck_assert_int_eq(refine_lead.bs, 256);
-  ck_assert_int_eq(d.ntrials, c->n + 2);
-  ck_assert_int_eq(d.trials[c->n].cfg.bs, 512);
-  ck_assert_int_eq(d.trials[c->n + 1].cfg.bs, 64);
-  ck_assert_str_eq(d.text, "csr-vector bs=512 tpr=4");
-  ck_assert_double_eq(d.time_us, 4);
-  ck_assert_int_eq(f.keeps, 3);  /* csr-scalar, csr-vector at 256, at 512 */
-  ck_assert_mem_eq(&f.kept, &d.cfg, sizeof d.cfg);
-  /* the cost: the plain race's runs and the two more candidates', over 4 */
-  ck_assert(d.cost_spmv * d.time_us > plain.cost_spmv * plain.time_us + 2 * 3 * 4);
-  spmvd_decision_fini(&d);
-  spmvd_decision_fini(&plain);
-  /* Every candidate fails (jad's load, hyb's time): no refinement. */
-  c->n = 0;
-  c->cfg[c->n++] = (struct spmv_config){ SPMV_FMT_JAD, 256, 0, 0, 0 };
-  c->cfg[c->n++] = (struct spmv_config){ SPMV_FMT_HYB, 256, 0, 0, 0 };
-  memset(&f, 0, sizeof f);
-  refine_calls = 0;
-  ck_assert_int_lt(spmvd_tuner_race_refined(c, &fake_keep_ops, &f, NULL, NULL,
-                                            refine_bs, &d, &e), 0);
-  ck_assert_int_eq(refine_calls, 0);
-  spmvd_decision_fini(&d);
-  free(c);
-}
-END_TEST
-
 START_TEST(test_run_strategies)
 {
   struct spmvd_device_info gpu = device(1), cpu = device(0);
@@ -693,7 +624,6 @@ static Suite *tuner_race_suite(void)
   tcase_add_test(tc, test_race_first_rounds);
   tcase_add_test(tc, test_race_probe_ratio);
   tcase_add_test(tc, test_race_no_drop_and_failures);
-  tcase_add_test(tc, test_race_refined);
   tcase_add_test(tc, test_run_strategies);
   suite_add_tcase(s, tc);
   return s;
