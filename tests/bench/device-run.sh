@@ -7,7 +7,8 @@
 # the reports and tables land in $OUT, every log in $OUT/logs.tgz.
 #   usage: bash tests/bench/device-run.sh [EVAL_BUDGET_S]
 # Environment: CHECK_TESTS limits make check to those tests (e.g. only the
-# GPU ones); MEMCHECK_S bounds compute-sanitizer (0 skips it); EVAL_ARGS
+# GPU ones), CHECK_S bounds it (300 s by default); MEMCHECK_S bounds
+# compute-sanitizer (0 skips it); EVAL_ARGS
 # adds options to eval_tuner (budget 0 skips it); EVAL2_ARGS, when set,
 # runs a second evaluation (eval2.*, gt-eval2.tsv) bounded by EVAL2_BUDGET,
 # on the whole suite rather than its quick subset when EVAL2_FULL=1;
@@ -46,7 +47,7 @@ echo "built in $(( $(date +%s) - t0 ))s"
 
 if [ "${CHECK_TESTS:-all}" != none ]; then
   t0=$(date +%s)
-  timeout 300 make -j8 check ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$LOG/check.log" 2>&1
+  timeout "${CHECK_S:-300}" make -j8 check ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$LOG/check.log" 2>&1
   echo "make check rc=$? in $(( $(date +%s) - t0 ))s"
   grep -E "^(PASS|FAIL|SKIP|ERROR|XFAIL)|^# " "$LOG/check.log"
   cat tests/check_gpu_formats.log tests/check_gpu_device.log tests/integration/check_gpu_service.log >"$LOG/gpu-tests.log" 2>/dev/null
