@@ -230,6 +230,14 @@ struct spmv_vector;
  * device is full), connection errors. */
 int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
                     struct spmv_vector **out);
+/* A new vector like m's rows: its value type and rows, zero-filled.  Where
+ * m is split over several workers (spmv_matrix_blocks() > 1), the vector
+ * is split as its rows, each block's worker holding its rows, and lists
+ * on it run over the blocks: every vector and matrix a list names is then
+ * split alike (vectors made like one split matrix, or like others split
+ * as it is), and its transfers go through the payload (no memfd).  Errors
+ * as spmv_vector_new(), SPMV_EBUSY while m is loading. */
+int spmv_vector_new_like(struct spmv_matrix *m, struct spmv_vector **out);
 /* Frees v in spmvd and here (NULL is a no-op); returns NULL. */
 struct spmv_vector *spmv_vector_free(struct spmv_vector *v);
 /* v's length, value type and client (borrowed). */

@@ -112,6 +112,41 @@ int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
   return rc;
 }
 
+int spmv_vector_new_like(struct spmv_matrix *m, struct spmv_vector **out)
+{
+  struct spmv_client *c = m != NULL ? m->client : NULL;
+  struct spmv_error err;
+  json_t *req, *reply = NULL;
+  int64_t id;
+  int rc;
+
+  if (out != NULL)
+    *out = NULL;
+  if (m == NULL || out == NULL)
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_vector_new_like: %s is NULL",
+                       m == NULL ? "m" : "out");
+  req = json_pack("{s:s, s:s, s:I, s:I}", "op", "vector-create", "dtype",
+                  spmv_dtype_name(m->dtype), "n", (json_int_t)m->rows, "like",
+                  (json_int_t)m->handle);
+  if (req == NULL)
+    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
+  spmv_error_clear(&err);
+  spmvc_lock(c);
+  rc = spmvc_call(c, req, NULL, NULL, &reply, NULL, NULL, &err);
+  id = spmvc_get_int(reply, "vector", -1);
+  if (rc == 0 && id < 0)
+    rc = spmv_error_set(&err, SPMV_EPROTO,
+                        "spmvd's reply to vector-create has no vector number");
+  if (rc == 0 && (*out = adopt(c, id, m->dtype, m->rows)) == NULL)
+    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
+  spmvc_unlock(c);
+  json_decref(req);
+  json_decref(reply);
+  if (rc < 0)
+    spmvc_fail(c, &err);
+  return rc;
+}
+
 /* Frees v in the daemon (best effort) and here; returns NULL. */
 struct spmv_vector *spmv_vector_free(struct spmv_vector *v)
 {

@@ -198,6 +198,11 @@ struct spmvd_backend_ops {
   /* One BLAS-1 operation (its scalars read the results so far). */
   int (*vec_op)(struct spmvd_backend *b, const struct spmvd_vop_args *a,
                 struct spmv_error *err);
+  /* Sets results 0 .. nres to res, queued: a list run in parts over the
+   * blocks of a split matrix starts each part with the results reduced
+   * over the blocks so far. */
+  int (*res_set)(struct spmvd_backend *b, const double *res, int nres,
+                 struct spmv_error *err);
   /* Waits for everything queued, then copies res[0..nres) to res. */
   int (*finish)(struct spmvd_backend *b, double *res, int nres,
                 struct spmv_error *err);

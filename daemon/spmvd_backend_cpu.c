@@ -429,6 +429,17 @@ static int cpu_vec_op(struct spmvd_backend *b, const struct spmvd_vop_args *a,
   return spmvd_cpu_vec_op(b->res, a, err);
 }
 
+static int cpu_res_set(struct spmvd_backend *b, const double *res, int nres,
+                       struct spmv_error *err)
+{
+  if (nres < 0 || nres > SPMVD_MAX_RESULTS)
+    return spmv_error_set(err, SPMV_EINVAL, "nres %d not in [0, %d]", nres,
+                          SPMVD_MAX_RESULTS);
+  if (nres > 0)
+    memcpy(b->res, res, sizeof *res * (size_t)nres);
+  return 0;
+}
+
 static int cpu_finish(struct spmvd_backend *b, double *res, int nres,
                       struct spmv_error *err)
 {
@@ -454,5 +465,6 @@ const struct spmvd_backend_ops spmvd_backend_cpu = {
   .vec_download = cpu_vec_download,
   .vec_spmv = cpu_vec_spmv,
   .vec_op = cpu_vec_op,
+  .res_set = cpu_res_set,
   .finish = cpu_finish,
 };

@@ -571,5 +571,6 @@ const struct spmvd_backend_ops spmvd_backend_cuda = {
   .vec_download = spmvd_cuda_vec_download,
   .vec_spmv = spmvd_cuda_vec_spmv,
   .vec_op = spmvd_cuda_vec_op,
+  .res_set = spmvd_cuda_res_set,
   .finish = spmvd_cuda_finish,
 };

@@ -77,6 +77,8 @@ int spmvd_cuda_vec_spmv(struct spmvd_backend *b, struct spmvd_bmatrix *m,
                         struct spmvd_bvector *y, struct spmv_error *err);
 int spmvd_cuda_vec_op(struct spmvd_backend *b, const struct spmvd_vop_args *a,
                       struct spmv_error *err);
+int spmvd_cuda_res_set(struct spmvd_backend *b, const double *res, int nres,
+                       struct spmv_error *err);
 int spmvd_cuda_finish(struct spmvd_backend *b, double *res, int nres,
                       struct spmv_error *err);
 

@@ -179,6 +179,21 @@ int spmvd_cuda_vec_op(struct spmvd_backend *b, const struct spmvd_vop_args *a,
   return spmv_error_set(err, SPMV_EINVAL, "unknown vector operation %d", (int)a->op);
 }
 
+/* Through the pinned copy, which nothing reads before finish() waits. */
+int spmvd_cuda_res_set(struct spmvd_backend *b, const double *res, int nres,
+                       struct spmv_error *err)
+{
+  if (nres < 0 || nres > SPMVD_MAX_RESULTS)
+    return spmv_error_set(err, SPMV_EINVAL, "nres %d not in [0, %d]", nres,
+                          SPMVD_MAX_RESULTS);
+  if (nres == 0)
+    return 0;
+  memcpy(b->hres, res, (size_t)nres * sizeof(double));
+  return spmv_cuda_error(cudaMemcpyAsync(b->dres, b->hres, (size_t)nres * sizeof(double),
+                                         cudaMemcpyHostToDevice, b->stream),
+                         "copy of the results to the GPU", err);
+}
+
 /* The results' copy is queued before the one wait, into pinned memory so
  * that it is truly stream-ordered. */
 int spmvd_cuda_finish(struct spmvd_backend *b, double *res, int nres,

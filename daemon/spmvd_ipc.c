@@ -256,3 +256,16 @@ json_t *spmvd_ipc_real(double d)
     return json_string(d > 0 ? "Infinity" : "-Infinity");
   return json_real(d);
 }
+
+double spmvd_ipc_real_value(const json_t *j)
+{
+  const char *s = json_string_value(j);
+
+  if (!s)
+    return json_number_value(j);
+  if (strcmp(s, "Infinity") == 0)
+    return INFINITY;
+  if (strcmp(s, "-Infinity") == 0)
+    return -INFINITY;
+  return NAN;
+}

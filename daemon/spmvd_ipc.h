@@ -73,6 +73,8 @@ int spmvd_ipc_decision_unpack(const json_t *j, struct spmvd_decision *d);
 /* A new reference to d as JSON: a number, or for what JSON cannot hold
  * the string "NaN", "Infinity" or "-Infinity" (a list's results). */
 json_t *spmvd_ipc_real(double d);
+/* The value of such a JSON real (a string other than those: NaN). */
+double spmvd_ipc_real_value(const json_t *j);
 
 /* Returns a new reference to a trial's JSON {config, status, time_us, ...}. */
 json_t *spmvd_ipc_trial_pack(const struct spmvd_trial *t);

@@ -13,6 +13,7 @@
 #include "spmvd_registry.h"
 #include "spmvd_shm.h"
 #include "spmvd_tuner.h"
+#include "spmvd_vectors.h"
 #include "spmvd_worker.h"
 
 struct spmvd_conn;
@@ -284,6 +285,9 @@ void spmvd_ops_split_cancel(struct spmvd_op *o);
 json_t *spmvd_ops_split_configs(const struct spmvd_matrix *m);
 /* The worker of each of split matrix m's blocks (a new array). */
 json_t *spmvd_ops_split_workers(const struct spmvd_matrix *m);
+/* The layout of split matrix m's rows over its blocks' workers. */
+void spmvd_ops_split_layout(const struct spmvd_matrix *m,
+                            struct spmvd_split_layout *l);
 /* EINVAL when m is split: what (e.g. "a solve") is not available for it. */
 int spmvd_ops_split_refuse(const struct spmvd_matrix *m, const char *what,
                            struct spmv_error *err);
@@ -292,5 +296,27 @@ void spmvd_ops_split_readopt(struct spmvd_server *srv, struct spmvd_matrix *m,
                              int wk);
 /* The worker of m answered its product (or err). */
 void spmvd_ops_multiplied(void *ctx, json_t *rep, const struct spmv_error *err);
+
+/* --- spmvd_ops_vec_split.c: vectors and lists over a split's blocks --- */
+
+/* vector-create of o for v, split as v->split (set): its part on each
+ * block's worker, then the reply. */
+void spmvd_ops_split_vector_create(struct spmvd_op *o, struct spmvd_vector *v);
+/* Has every worker of split vector v free its part. */
+void spmvd_ops_split_vector_free(struct spmvd_server *srv,
+                                 const struct spmvd_vector *v);
+/* A checked list on split vectors, as for one worker. */
+struct spmvd_split_list_args {
+  const struct spmvd_split_layout *split;
+  json_t *steps;                /* taken: the worker's steps, whole vectors */
+  json_t *vectors;              /* taken: [{id, dtype}] of those named */
+  int nres;
+  uint64_t down_base;           /* the payload's downloads start here */
+  int payload_fd;               /* the payload buffer, -1: none */
+  size_t payload_size;
+};
+/* Runs the list of a over its blocks for o and answers it. */
+void spmvd_ops_split_list(struct spmvd_op *o,
+                          const struct spmvd_split_list_args *a);
 
 #endif /* SPMVD_OPS_IMPL_H */

@@ -170,6 +170,10 @@ static void block_adopted(struct spmvd_op *o, json_t *rep,
     const char *cfg = json_string_value(json_object_get(rep, "config"));
     if (b >= 0 && b < m->nblocks && cfg)
       snprintf(m->block_cfg[b], sizeof m->block_cfg[b], "%s", cfg);
+    if (b >= 0 && b < m->nblocks) {
+      m->block_r0[b] = json_integer_value(json_object_get(rep, "r0"));
+      m->block_r0[b + 1] = json_integer_value(json_object_get(rep, "r1"));
+    }
   }
   if (!block_answered(o, err))
     return;

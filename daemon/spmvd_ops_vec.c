@@ -37,6 +37,10 @@ struct plan {
   int nres;
   struct use use[3 * MAX_STEPS];
   int nuse;
+  struct spmvd_split_layout split; /* the split every vector and matrix
+                                  named lies in (n > 1), else none */
+  int split_step;                /* the first step to name a split one */
+  int plain_step;                /* the first to name one on c's worker */
 };
 
 static void plan_fini(struct plan *p)
@@ -99,6 +103,43 @@ static int step_keys(json_t *s, int i, const char *op, const char *keys,
   return only_keys(s, where, keys, err);
 }
 
+/* Step i names a matrix or vector (what, id) lying in split l (NULL: on
+ * c's worker): a list runs on one or the other, never both, and over
+ * one split. */
+static int note_layout(struct plan *p, const struct spmvd_split_layout *l,
+                       int i, const char *op, const char *what, int64_t id,
+                       struct spmv_error *err)
+{
+  if (!l) {
+    if (p->plain_step < 0)
+      p->plain_step = i;
+    if (p->split_step < 0)
+      return 0;
+    return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "%s %lld is not split, "
+                          "and ops[%d] names one split over %d workers: a "
+                          "list's vectors and matrices are all split alike "
+                          "or none is (vector-create \"like\")", i, op, what,
+                          (long long)id, p->split_step, p->split.n);
+  }
+  if (p->plain_step >= 0)
+    return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "%s %lld is split over "
+                          "%d workers, and ops[%d] names one that is not: a "
+                          "list's vectors and matrices are all split alike "
+                          "or none is (vector-create \"like\")", i, op, what,
+                          (long long)id, l->n, p->plain_step);
+  if (p->split_step < 0) {
+    p->split_step = i;
+    p->split = *l;
+    return 0;
+  }
+  if (spmvd_split_layout_same(&p->split, l))
+    return 0;
+  return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "%s %lld is split over "
+                        "other rows or workers than what ops[%d] names: a "
+                        "list's vectors and matrices are all split alike",
+                        i, op, what, (long long)id, p->split_step);
+}
+
 /* The use entry of v in p, added when new. */
 static struct use *use_of(struct plan *p, struct spmvd_vector *v)
 {
@@ -130,6 +171,10 @@ static int get_vec(struct spmvd_conn *c, struct plan *p, json_t *s, int i,
     return spmv_error_set(err, SPMV_ENOENT,
                           STEP_FMT "no vector %lld on this connection", i, op,
                           (long long)json_integer_value(j));
+  int rc = note_layout(p, v->split.n > 1 ? &v->split : NULL, i, op, "vector",
+                       v->id, err);
+  if (rc < 0)
+    return rc;
   struct use *u = use_of(p, v);
   if (reads && !u->defined)
     return spmv_error_set(err, SPMV_EWORKER,
@@ -231,14 +276,19 @@ static int step_spmv(struct spmvd_conn *c, struct plan *p, json_t *s, int i,
   double alpha = a ? json_number_value(a) : 1.0;
   double beta = b ? json_number_value(b) : 0.0;
   rc = spmvd_op_get_ready_matrix(c, s, &m, err);
-  if (rc == 0)
-    rc = spmvd_ops_split_refuse(m, "a list's spmv", err);
   if (rc < 0) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
     return spmv_error_set(err, rc, STEP_FMT "%s", i, "spmv", msg);
   }
-  if (m->wk != c->wk)
+  if (m->nblocks > 1) {
+    struct spmvd_split_layout l;
+    spmvd_ops_split_layout(m, &l);
+    if ((rc = note_layout(p, &l, i, "spmv", "matrix", m->handle, err)) < 0)
+      return rc;
+  } else if ((rc = note_layout(p, NULL, i, "spmv", "matrix", m->handle, err)) < 0) {
+    return rc;
+  } else if (m->wk != c->wk)
     return spmv_error_set(err, SPMV_EINVAL, STEP_FMT "matrix %lld is "
                           "resident on worker %d, this connection's vectors "
                           "on worker %d", i, "spmv", (long long)m->handle,
@@ -298,6 +348,11 @@ static int step_transfer(struct spmvd_conn *c, struct plan *p, json_t *s,
     return spmv_error_set(err, SPMV_EPROTO,
                           STEP_FMT "\"memfd\" (a matrix handle) and \"offset\" "
                           "(bytes) go together, both integers", i, op);
+  if (x->split.n > 1)
+    return spmv_error_set(err, SPMV_EINVAL,
+                          STEP_FMT "vector %lld is split over %d workers: it "
+                          "travels in the request's payload, not an attached "
+                          "memfd", i, op, (long long)x->id, x->split.n);
   struct spmvd_attach *a = spmvd_conn_attached(c, json_integer_value(fd));
   if (!a)
     return spmv_error_set(err, SPMV_EINVAL,
@@ -409,6 +464,7 @@ static int plan_list(struct spmvd_conn *c, json_t *req, struct plan *p,
   int rc = 0;
 
   memset(p, 0, sizeof *p);
+  p->split_step = p->plain_step = -1;
   p->steps = json_array();
   p->handles = json_array();
   if (!p->steps || !p->handles)
@@ -534,6 +590,36 @@ static json_t *ops_message(struct plan *p,
   return msg;
 }
 
+/* A list on split vectors: its payload (the connection's kept buffer, or
+ * one of its own) goes to every block's worker. */
+static void run_split(struct spmvd_conn *c, struct spmvd_op *o, struct plan *p,
+                      struct spmvd_shm *payload)
+{
+  struct spmvd_split_list_args a = {.split = &p->split, .steps = p->steps,
+                                    .nres = p->nres, .down_base = p->up,
+                                    .payload_fd = -1};
+
+  a.vectors = json_array();
+  for (int i = 0; i < p->nuse; i++)
+    json_array_append_new(a.vectors,
+                          json_pack("{sI ss}", "id", (json_int_t)p->use[i].v->id,
+                                    "dtype", spmv_dtype_name(p->use[i].v->dtype)));
+  if (c->payload_vec) {
+    o->conn_vec = 1;
+    c->vec_users++;
+    a.payload_fd = c->vec.fd;
+    a.payload_size = c->vec.size;
+  } else if (payload->fd >= 0) {
+    o->vec = *payload;
+    spmvd_shm_init(payload);
+    a.payload_fd = o->vec.fd;
+    a.payload_size = o->vec.size;
+  }
+  p->steps = NULL;
+  plan_fini(p);
+  spmvd_ops_split_list(o, &a);
+}
+
 /* ops: the list checked again (what it names may have gone meanwhile),
  * then run on the worker. */
 void spmvd_ops_run_ops(struct spmvd_conn *c, json_t *req, int64_t id,
@@ -565,6 +651,10 @@ void spmvd_ops_run_ops(struct spmvd_conn *c, json_t *req, int64_t id,
       json_array_append_new(o->written, json_integer(p.use[i].v->id));
   o->y_off = p.up;
   o->y_len = p.down;
+  if (p.split.n > 1) {
+    run_split(c, o, &p, payload);
+    return;
+  }
   int64_t pbuf = 0;
   size_t psize = 0;
   int pfd = -1;
@@ -625,6 +715,30 @@ static void on_created(void *ctx, json_t *rep, const struct spmv_error *err)
   spmvd_op_end(o);
 }
 
+/* vector-create's "like": a ready matrix of the caller's with n rows,
+ * whose split (if any) the vector takes. */
+static int get_like(struct spmvd_conn *c, json_t *req, int64_t n,
+                    struct spmvd_matrix **out, struct spmv_error *err)
+{
+  json_t *h = json_object_get(req, "like");
+  json_t *q = json_is_integer(h) ? json_pack("{sO}", "handle", h) : NULL;
+  int rc;
+
+  if (!json_is_integer(h))
+    return spmv_error_set(err, SPMV_EPROTO, "field \"like\" is not a matrix "
+                          "handle (an integer)");
+  if (!q)
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  rc = spmvd_op_get_ready_matrix(c, q, out, err);
+  json_decref(q);
+  if (rc == 0 && (*out)->rows != n)
+    rc = spmv_error_set(err, SPMV_EINVAL, "n is %lld, but matrix %lld has "
+                        "%lld rows: a vector like it holds a value a row",
+                        (long long)n, (long long)(*out)->handle,
+                        (long long)(*out)->rows);
+  return rc;
+}
+
 void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
                                  int64_t id)
 {
@@ -635,8 +749,9 @@ void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
   int64_t n = 0;
   int rc;
 
+  struct spmvd_matrix *like = NULL;
   spmv_error_clear(&err);
-  if ((rc = only_keys(req, "vector-create: ", "id dtype n", &err)) < 0)
+  if ((rc = only_keys(req, "vector-create: ", "id dtype n like", &err)) < 0)
     ;
   else if ((rc = spmvd_op_get_int(req, "n", &n, &err)) < 0)
     ;
@@ -650,6 +765,8 @@ void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
     rc = spmv_error_set(&err, SPMV_ELIMIT,
                         "max_vectors_per_connection (%d) reached",
                         srv->cfg.max_vectors_per_conn);
+  else if (json_object_get(req, "like"))
+    rc = get_like(c, req, n, &like, &err);
   if (rc == 0) {
     uint64_t need = (uint64_t)n * spmv_dtype_size(dt);
     uint64_t held = uid_device_bytes(srv, c->uid);
@@ -675,6 +792,11 @@ void spmvd_ops_run_vector_create(struct spmvd_conn *c, json_t *req,
     return;
   }
   o->handle = v->id;
+  if (like && like->nblocks > 1) {
+    spmvd_ops_split_layout(like, &v->split);
+    spmvd_ops_split_vector_create(o, v);
+    return;
+  }
   json_t *msg = json_pack("{ss s[{sI ss sI}]}", "op", "vnew", "vectors", "id",
                           (json_int_t)v->id, "dtype", spmv_dtype_name(dt), "n",
                           (json_int_t)n);
@@ -694,13 +816,18 @@ json_t *spmvd_ops_vector_free(struct spmvd_conn *c, json_t *req,
     return NULL;
   if (spmvd_op_get_int(req, "vector", &id, err) < 0)
     return NULL;
-  if (spmvd_vectors_remove(&c->vecs, id) < 0) {
+  struct spmvd_vector *v = spmvd_vectors_find(&c->vecs, id);
+  if (!v) {
     spmv_error_set(err, SPMV_ENOENT, "no vector %lld on this connection",
                    (long long)id);
     return NULL;
   }
-  spmvd_worker_post(spmvd_conn_worker(c), json_pack("{ss s[I]}", "op", "vfree",
-                                              "ids", (json_int_t)id));
+  if (v->split.n > 1)
+    spmvd_ops_split_vector_free(c->srv, v);
+  else
+    spmvd_worker_post(spmvd_conn_worker(c), json_pack("{ss s[I]}", "op", "vfree",
+                                                "ids", (json_int_t)id));
+  spmvd_vectors_remove(&c->vecs, id);
   return json_object();
 }
 
@@ -711,7 +838,10 @@ void spmvd_ops_vectors_release(struct spmvd_conn *c)
   json_t *ids = json_array();
 
   for (struct spmvd_vector *v = c->vecs.head; v; v = v->next)
-    json_array_append_new(ids, json_integer(v->id));
+    if (v->split.n > 1)
+      spmvd_ops_split_vector_free(c->srv, v);
+    else
+      json_array_append_new(ids, json_integer(v->id));
   if (json_array_size(ids) > 0 && spmvd_conn_worker(c))
     spmvd_worker_post(spmvd_conn_worker(c),
                       json_pack("{ss so}", "op", "vfree", "ids", ids));

@@ -30,6 +30,8 @@ struct spmvd_matrix {
   int nblocks;                 /* > 1: split in row blocks, block b on
                                   worker block_wk[b] (block 0 on wk) */
   int block_wk[SPMVD_CONFIG_MAX_WORKERS];
+  int64_t block_r0[SPMVD_CONFIG_MAX_WORKERS + 1]; /* block b holds rows
+                                  block_r0[b] .. block_r0[b + 1] */
   char block_cfg[SPMVD_CONFIG_MAX_WORKERS][64]; /* each block's local part's
                                   configuration, as its worker tuned it */
   char name[64];

@@ -364,8 +364,7 @@ static void on_died(void *ctx, struct spmvd_worker *w, json_t *msg)
 
   /* Before any request meets the new worker, which holds no values. */
   for (struct spmvd_conn *c = srv->conns; c; c = c->next)
-    if (c->wk == wk)
-      spmvd_vectors_lose(&c->vecs);
+    spmvd_vectors_lose(&c->vecs, c->wk, wk);
   spmvd_ops_worker_died(ctx, msg);
 }
 

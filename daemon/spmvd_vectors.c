@@ -56,10 +56,33 @@ int spmvd_vectors_remove(struct spmvd_vectors *t, int64_t id)
   return -1;
 }
 
-void spmvd_vectors_lose(struct spmvd_vectors *t)
+void spmvd_vectors_lose(struct spmvd_vectors *t, int conn_wk, int wk)
 {
-  for (struct spmvd_vector *v = t->head; v; v = v->next)
-    v->lost = 1;
+  for (struct spmvd_vector *v = t->head; v; v = v->next) {
+    if (v->split.n <= 1) {
+      v->lost |= conn_wk == wk;
+      continue;
+    }
+    for (int p = 0; p < v->split.n; p++)
+      v->lost |= v->split.wk[p] == wk;
+  }
+}
+
+int spmvd_split_layout_same(const struct spmvd_split_layout *a,
+                            const struct spmvd_split_layout *b)
+{
+  int n = a->n > 1 ? a->n : 1;
+
+  if ((a->n > 1) != (b->n > 1))
+    return 0;
+  if (n == 1)
+    return 1;
+  if (a->n != b->n)
+    return 0;
+  for (int p = 0; p < n; p++)
+    if (a->wk[p] != b->wk[p] || a->r0[p + 1] != b->r0[p + 1])
+      return 0;
+  return 1;
 }
 
 void spmvd_vectors_fini(struct spmvd_vectors *t)

@@ -5,6 +5,19 @@
 #include <stdint.h>
 
 #include "spmv_formats.h"
+#include "spmvd_config.h"
+
+/* How a split matrix's rows, and the vectors split like it, lie over the
+ * workers: part p holds rows r0[p] .. r0[p + 1] on worker wk[p]. */
+struct spmvd_split_layout {
+  int n;
+  int64_t r0[SPMVD_CONFIG_MAX_WORKERS + 1];
+  int wk[SPMVD_CONFIG_MAX_WORKERS];
+};
+
+/* Whether a and b are one layout (n <= 1 is no split: all alike). */
+int spmvd_split_layout_same(const struct spmvd_split_layout *a,
+                            const struct spmvd_split_layout *b);
 
 /*
  * A device vector as the front end knows it: its owner, shape and whether
@@ -16,7 +29,10 @@ struct spmvd_vector {
   int64_t id;                   /* unique for the daemon's life, from 1 */
   enum spmv_dtype dtype;
   int64_t n;
-  int lost;                     /* the worker that held its values died */
+  int lost;                     /* a worker that held its values died */
+  struct spmvd_split_layout split; /* n > 1: split as a matrix's rows (its
+                                  parts on those workers), else on its
+                                  connection's worker */
   struct spmvd_vector *next;
 };
 
@@ -36,8 +52,9 @@ struct spmvd_vector *spmvd_vectors_find(const struct spmvd_vectors *t,
                                         int64_t id);
 /* Removes and frees vector id; 0, or -1 when t has none. */
 int spmvd_vectors_remove(struct spmvd_vectors *t, int64_t id);
-/* Marks every vector of t lost (its worker died). */
-void spmvd_vectors_lose(struct spmvd_vectors *t);
+/* Marks lost every vector of t with values on worker wk, conn_wk being
+ * the connection's (where the vectors that are not split are). */
+void spmvd_vectors_lose(struct spmvd_vectors *t, int conn_wk, int wk);
 /* Frees every vector of t. */
 void spmvd_vectors_fini(struct spmvd_vectors *t);
 

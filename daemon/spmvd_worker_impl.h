@@ -254,6 +254,13 @@ int spmvd_wk_op_adopt_block(struct worker *w, json_t *req, int *fds, int nfds,
 int spmvd_wk_block_multiply(struct worker *w, struct wmatrix *m, double alpha,
                             const void *x, double beta, void *y,
                             struct spmv_error *err);
+/* The same on device vectors: x and y this block's rows (of the vectors
+ * split by the matrix's rows), xall the whole x on the host, every block's
+ * rows published there, from which the halo is gathered and uploaded. */
+int spmvd_wk_block_vec_spmv(struct worker *w, struct wmatrix *m, double alpha,
+                            struct spmvd_bvector *x, double beta,
+                            struct spmvd_bvector *y, const void *xall,
+                            struct spmv_error *err);
 /* The matrix of handle h whose block this worker holds, taking the
  * request's memfd fds[0] into *fd (set -1 in fds); NULL, the memfd closed
  * and ENOENT in err when there is no such block. */

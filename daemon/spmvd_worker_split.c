@@ -18,6 +18,8 @@ struct wblock {
   int32_t *halo;                /* global columns of x it reads (owned) */
   struct spmvd_bmatrix *remote; /* NULL when the block has no remote entry */
   void *gathered;               /* nhalo values of the matrix's dtype */
+  struct spmvd_bvector *dhalo;  /* the halo as a device vector, made at the
+                                   first product on device vectors */
 };
 
 void spmvd_wk_block_free(struct worker *w, struct wblock *b)
@@ -26,6 +28,8 @@ void spmvd_wk_block_free(struct worker *w, struct wblock *b)
     return;
   if (b->remote)
     w->ops->unload(w->be, b->remote);
+  if (b->dhalo)
+    w->ops->vec_free(w->be, b->dhalo);
   free(b->halo);
   free(b->gathered);
   free(b);
@@ -143,6 +147,31 @@ int spmvd_wk_block_multiply(struct worker *w, struct wmatrix *m, double alpha,
                           beta, y, 1, err);
   if (rc == 0 && b->remote)
     rc = w->ops->multiply(w->be, b->remote, alpha, b->gathered, 1.0, y, 1, err);
+  return rc;
+}
+
+int spmvd_wk_block_vec_spmv(struct worker *w, struct wmatrix *m, double alpha,
+                            struct spmvd_bvector *x, double beta,
+                            struct spmvd_bvector *y, const void *xall,
+                            struct spmv_error *err)
+{
+  struct wblock *b = m->block;
+  size_t es = spmv_dtype_size(m->dtype);
+  int rc = 0;
+
+  if (b->remote && !b->dhalo &&
+      (rc = w->ops->vec_new(w->be, m->dtype, (size_t)b->nhalo, &b->dhalo, err)) < 0)
+    return rc;
+  for (int64_t i = 0; i < b->nhalo; i++)
+    memcpy((char *)b->gathered + (size_t)i * es,
+           (const char *)xall + (size_t)b->halo[i] * es, es);
+  if (m->bm)
+    rc = w->ops->vec_spmv(w->be, m->bm, alpha, x, beta, y, err);
+  /* gathered is not written again before the list's finish(): one such
+   * product starts each part of a split list. */
+  if (rc == 0 && b->remote &&
+      (rc = w->ops->vec_upload(w->be, b->dhalo, b->gathered, err)) == 0)
+    rc = w->ops->vec_spmv(w->be, b->remote, alpha, b->dhalo, 1.0, y, err);
   return rc;
 }
 

@@ -18,6 +18,7 @@
  *    payload_buf, down_base, handles:[...], nres,
  *    steps:[{k:"spmv", handle, x, y, alpha, beta}
  *           | {k:"upload"|"download", x, buf, off}
+ *           | {k:"bspmv", handle, x, y, alpha, beta, buf}
  *           | {k:"fill"|"copy"|"scale"|"axpby"|"mul"|"dot"|"nrm2",
  *              x, y?, z?, a?:{c, mul, div}, b?, slot?}]}
  *
@@ -26,6 +27,12 @@
  * which ones hold no values); buffer 0 is the request's payload buffer,
  * downloads into it start at down_base.  The steps are queued on the
  * backend, which waits for the device once, in finish().
+ *
+ * A part of a list over a split matrix's blocks (spmvd_ops_vec_split.c)
+ * names this block's rows of each vector, may start with "preset" (the
+ * results reduced over the blocks so far) and with one bspmv: this
+ * block's rows of a product, buf holding the whole x as every block
+ * downloaded its rows into it at the end of the part before.
  */
 
 static struct wvec *vec_find(struct worker *w, int64_t id)
@@ -252,6 +259,23 @@ static int run_step(struct worker *w, json_t *s, const struct list_bufs *lb,
                             json_number_value(json_object_get(s, "beta")), y,
                             err);
   }
+  if (strcmp(k, "bspmv") == 0) {
+    json_int_t h = json_integer_value(json_object_get(s, "handle"));
+    struct wmatrix *m = spmvd_wk_find(w, h);
+    if (!m || !m->block)
+      return spmv_error_set(err, SPMV_ENOENT, "no block of matrix %lld",
+                            (long long)h);
+    if (!x || !y)
+      return spmv_error_set(err, SPMV_EPROTO, "a bspmv step without x or y");
+    const void *xall = buf_at(lb, json_integer_value(json_object_get(s, "buf")),
+                              0, (size_t)m->A.cols * spmv_dtype_size(m->dtype),
+                              0, err);
+    if (!xall)
+      return err->code;
+    return spmvd_wk_block_vec_spmv(w, m, json_number_value(json_object_get(s, "alpha")),
+                                   x, json_number_value(json_object_get(s, "beta")),
+                                   y, xall, err);
+  }
   if (strcmp(k, "upload") == 0 || strcmp(k, "download") == 0) {
     int down = k[0] == 'd';
     json_int_t buf = json_integer_value(json_object_get(s, "buf"));
@@ -305,6 +329,16 @@ int spmvd_wk_op_ops(struct worker *w, json_t *req, int *fds, int nfds,
       return rc;
   if ((rc = map_bufs(w, req, fds, nfds, &lb, err)) < 0)
     return rc;
+  json_t *pre = json_object_get(req, "preset");
+  if (json_array_size(pre) > 0) {
+    double p[SPMVD_MAX_RESULTS];
+    if (json_array_size(pre) > (size_t)nres)
+      return spmv_error_set(err, SPMV_EPROTO, "bad ops message");
+    json_array_foreach(pre, i, j)
+      p[i] = spmvd_ipc_real_value(j);
+    if ((rc = w->ops->res_set(w->be, p, (int)json_array_size(pre), err)) < 0)
+      return rc;
+  }
   json_array_foreach(steps, i, j) {
     if ((rc = run_step(w, j, &lb, err)) < 0)
       break;

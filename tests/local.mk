@@ -126,6 +126,13 @@ tests_integration_check_split_client_CPPFLAGS = $(ITEST_CPPFLAGS) -I$(top_srcdir
 tests_integration_check_split_client_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_check_split_client_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
 $(tests_integration_check_split_client_OBJECTS): daemon/spmvd daemon/spmvd-worker
+check_PROGRAMS += tests/integration/check_split_vectors
+TESTS += tests/integration/check_split_vectors
+tests_integration_check_split_vectors_SOURCES = tests/integration/check_split_vectors.c
+tests_integration_check_split_vectors_CPPFLAGS = $(ITEST_CPPFLAGS)
+tests_integration_check_split_vectors_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_check_split_vectors_LDADD = client/libspmvclient.la $(ITEST_LDADD) -lm
+$(tests_integration_check_split_vectors_OBJECTS): daemon/spmvd daemon/spmvd-worker
 
 # Loads whose matrix lies in a client's sealed memfd ("memfd": true).
 check_PROGRAMS += tests/integration/check_load_memfd
@@ -192,6 +199,7 @@ CLEANFILES += tests/integration/ops/*.ops tests/serial-tests.lock
 ITEST_LOGS = tests/integration/check_service.log tests/integration/check_robust.log \
 	tests/integration/check_slowcache.log tests/integration/check_tools.log \
 	tests/integration/check_split_client.log \
+	tests/integration/check_split_vectors.log \
 	tests/integration/check_cachefaults.log \
 	tests/integration/check_inplace.log tests/integration/check_vectors_proto.log \
 	tests/integration/check_workers.log \

@@ -1,5 +1,6 @@
 #!/bin/sh
-# check_gpu_split.sh: the split matrices' tests (check_split_client) again
+# check_gpu_split.sh: the split matrices' tests (check_split_client,
+# check_split_vectors) again
 # with the daemon on the cuda backend: a worker per GPU (spmvd --devices
 # all), or on a host of one GPU two workers on it (--devices 0,0), which
 # runs the cuda workers' split path but not a halo between GPUs: products
@@ -27,4 +28,6 @@ fi
 # its schema-coverage records stay its own.
 SPMV_ITEST_RERUN=1
 export SPMV_ITEST_BACKEND SPMV_ITEST_DEVICES SPMV_ITEST_RERUN
-exec "$top_build/tests/integration/check_split_client"
+"$top_build/tests/integration/check_split_client" || exit $?
+echo "== check_split_vectors: vectors split as the blocks, lists on them"
+exec "$top_build/tests/integration/check_split_vectors"
