@@ -70,29 +70,16 @@ void spmvc_vectors_forget(struct spmv_client *c)
 }
 
 /* Asks the daemon for a vector of n values of dtype; see spmv.h. */
-int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
-                    struct spmv_vector **out)
+/* Sends vector-create req (taken; NULL: out of memory) on c and adopts
+ * the vector of dtype and n values it answers with into *out. */
+static int create(struct spmv_client *c, json_t *req, enum spmv_dtype dtype,
+                  int64_t n, struct spmv_vector **out)
 {
   struct spmv_error err;
-  json_t *req, *reply = NULL;
+  json_t *reply = NULL;
   int64_t id;
   int rc;
 
-  if (out != NULL)
-    *out = NULL;
-  if (c == NULL || out == NULL)
-    return spmvc_failf(c, SPMV_EINVAL, "spmv_vector_new: %s is NULL",
-                c == NULL ? "c" : "out");
-  if (spmv_dtype_name(dtype) == NULL)
-    return spmvc_failf(c, SPMV_EINVAL,
-                "spmv_vector_new: unknown value type %d (use SPMV_F32 or "
-                "SPMV_F64)", (int)dtype);
-  if (n < 0 || n > INT32_MAX)
-    return spmvc_failf(c, SPMV_EINVAL,
-                "spmv_vector_new: n is %lld, must be in [0, 2^31)",
-                (long long)n);
-  req = json_pack("{s:s, s:s, s:I}", "op", "vector-create", "dtype",
-                  spmv_dtype_name(dtype), "n", (json_int_t)n);
   if (req == NULL)
     return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
   spmv_error_clear(&err);
@@ -112,39 +99,40 @@ int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
   return rc;
 }
 
+int spmv_vector_new(struct spmv_client *c, enum spmv_dtype dtype, int64_t n,
+                    struct spmv_vector **out)
+{
+  if (out != NULL)
+    *out = NULL;
+  if (c == NULL || out == NULL)
+    return spmvc_failf(c, SPMV_EINVAL, "spmv_vector_new: %s is NULL",
+                c == NULL ? "c" : "out");
+  if (spmv_dtype_name(dtype) == NULL)
+    return spmvc_failf(c, SPMV_EINVAL,
+                "spmv_vector_new: unknown value type %d (use SPMV_F32 or "
+                "SPMV_F64)", (int)dtype);
+  if (n < 0 || n > INT32_MAX)
+    return spmvc_failf(c, SPMV_EINVAL,
+                "spmv_vector_new: n is %lld, must be in [0, 2^31)",
+                (long long)n);
+  return create(c, json_pack("{s:s, s:s, s:I}", "op", "vector-create", "dtype",
+                             spmv_dtype_name(dtype), "n", (json_int_t)n),
+                dtype, n, out);
+}
+
 int spmv_vector_new_like(struct spmv_matrix *m, struct spmv_vector **out)
 {
   struct spmv_client *c = m != NULL ? m->client : NULL;
-  struct spmv_error err;
-  json_t *req, *reply = NULL;
-  int64_t id;
-  int rc;
 
   if (out != NULL)
     *out = NULL;
   if (m == NULL || out == NULL)
     return spmvc_failf(c, SPMV_EINVAL, "spmv_vector_new_like: %s is NULL",
                        m == NULL ? "m" : "out");
-  req = json_pack("{s:s, s:s, s:I, s:I}", "op", "vector-create", "dtype",
-                  spmv_dtype_name(m->dtype), "n", (json_int_t)m->rows, "like",
-                  (json_int_t)m->handle);
-  if (req == NULL)
-    return spmvc_failf(c, SPMV_ENOMEM, "out of memory");
-  spmv_error_clear(&err);
-  spmvc_lock(c);
-  rc = spmvc_call(c, req, NULL, NULL, &reply, NULL, NULL, &err);
-  id = spmvc_get_int(reply, "vector", -1);
-  if (rc == 0 && id < 0)
-    rc = spmv_error_set(&err, SPMV_EPROTO,
-                        "spmvd's reply to vector-create has no vector number");
-  if (rc == 0 && (*out = adopt(c, id, m->dtype, m->rows)) == NULL)
-    rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-  spmvc_unlock(c);
-  json_decref(req);
-  json_decref(reply);
-  if (rc < 0)
-    spmvc_fail(c, &err);
-  return rc;
+  return create(c, json_pack("{s:s, s:s, s:I, s:I}", "op", "vector-create",
+                             "dtype", spmv_dtype_name(m->dtype), "n",
+                             (json_int_t)m->rows, "like", (json_int_t)m->handle),
+                m->dtype, m->rows, out);
 }
 
 /* Frees v in the daemon (best effort) and here; returns NULL. */

@@ -5,7 +5,8 @@
 check_LTLIBRARIES = tests/integration/libitest.la
 tests_integration_libitest_la_SOURCES = tests/integration/itest.c tests/integration/itest.h \
 	tests/integration/itest_schema.c tests/integration/itest_ops.c \
-	tests/integration/itest_fd.c tests/integration/itest_fault.c
+	tests/integration/itest_fd.c tests/integration/itest_fault.c \
+	tests/integration/itest_split.c
 tests_integration_libitest_la_CPPFLAGS = $(DAEMON_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_integration_libitest_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_libitest_la_LIBADD = client/libspmvmmio.la client/libspmvwire.la \

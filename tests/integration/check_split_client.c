@@ -24,58 +24,18 @@ static int nw = 3;
 static struct itest_daemon d;
 static struct spmv_client *c;
 
-/* The cuda backend's run (SPMV_ITEST_BACKEND=cuda): a worker per GPU. */
-static int on_gpus(void)
-{
-  const char *b = getenv("SPMV_ITEST_BACKEND");
-  return b && strcmp(b, "cuda") == 0;
-}
+#define on_gpus itest_split_on_gpus
 
-/* SPMV_ITEST_DEVICES (check_gpu_split.sh: 0,0 on a host of one GPU) names
- * the cuda workers' devices instead. */
-static const char *workers_arg(void)
-{
-  static char arg[128];
-  const char *list = getenv("SPMV_ITEST_DEVICES");
-
-  if (!on_gpus())
-    return "--cpu-workers=3";
-  snprintf(arg, sizeof arg, "--devices=%s", list && *list ? list : "all");
-  return arg;
-}
-
-/* Waits up to 10 s (60 on GPUs, whose workers start slower) for every
- * worker listed to be ready, nw of them: a split needs them started. */
+/* Every worker ready; nw counts them. */
 static void wait_workers(void)
 {
-  int s = itest_open(&d);
-  double t0 = itest_now_s();
-
-  for (;;) {
-    json_t *r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 1),
-                           NULL, 0, NULL, NULL);
-    json_t *w = json_object_get(r, "workers");
-    size_t n = 0, listed = json_array_size(w);
-    for (size_t i = 0; i < listed; i++) {
-      const char *st = json_string_value(json_object_get(json_array_get(w, i), "state"));
-      n += st && strcmp(st, "ready") == 0;
-    }
-    json_decref(r);
-    if (on_gpus())
-      nw = (int)listed;
-    if (n == (size_t)nw && nw >= 2)
-      break;
-    ck_assert_msg(itest_now_s() - t0 < (on_gpus() ? 60 : 10),
-                  "%zu of %d workers ready (log %s)", n, nw, d.log);
-    usleep(20000);
-  }
-  close(s);
+  nw = itest_split_wait(&d, 3);
 }
 
 static void setup(void)
 {
   itest_daemon_init(&d);
-  ck_assert_int_eq(itest_daemon_start(&d, workers_arg()), 0);
+  ck_assert_int_eq(itest_daemon_start(&d, itest_split_workers_arg(3)), 0);
   wait_workers();
   ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
 }
@@ -627,7 +587,7 @@ static void setup_short_timeout(void)
   char conf[64];
   snprintf(conf, sizeof conf, "device_timeout_s = %d\n", short_timeout_s());
   itest_daemon_config(&d, conf);
-  ck_assert_int_eq(itest_daemon_start(&d, workers_arg()), 0);
+  ck_assert_int_eq(itest_daemon_start(&d, itest_split_workers_arg(3)), 0);
   wait_workers();
   ck_assert_int_eq(spmv_connect(d.sock, &c), 0);
 }

@@ -201,6 +201,19 @@ void itest_matrix_path(const char *name, char *path, size_t n);
 /* Reads a matrix of the test data by file name. */
 struct spmv_csr *itest_matrix(const char *name);
 
+/* --- itest_split.c: the split tests' daemon --- */
+
+/* Whether the daemon runs cuda workers (SPMV_ITEST_BACKEND=cuda, set by
+ * check_gpu_split.sh). */
+int itest_split_on_gpus(void);
+/* spmvd's option for its workers: --cpu-workers=N, or on GPUs
+ * --devices= SPMV_ITEST_DEVICES (all by default). */
+const char *itest_split_workers_arg(int cpu_workers);
+/* Waits up to 10 s (60 on GPUs) for every worker to be ready, as a split
+ * needs them started; returns how many there are (cpu_workers, or as many
+ * as status lists on GPUs). */
+int itest_split_wait(const struct itest_daemon *d, int cpu_workers);
+
 /* Lists the .mtx / .mtx.gz files of the matrix folder (sorted, NULL-ended;
  * free with itest_names_free). */
 char **itest_matrix_names(void);
