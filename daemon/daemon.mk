@@ -25,7 +25,7 @@ daemon_spmvd_SOURCES = \
 	daemon/spmvd_ops_matrix.c daemon/spmvd_ops_tune.c daemon/spmvd_ops_admin.c \
 	daemon/spmvd_ops_split.c daemon/spmvd_split_shm.h \
 	daemon/spmvd_ops_calib.c \
-	daemon/spmvd_ops_vec.c daemon/spmvd_ops_vec_split.c daemon/spmvd_ops_solve.c \
+	daemon/spmvd_ops_vec.c daemon/spmvd_ops_vec_life.c daemon/spmvd_ops_vec_split.c daemon/spmvd_ops_solve.c \
 	daemon/spmvd_vectors.c daemon/spmvd_vectors.h \
 	daemon/spmvd_spin.c daemon/spmvd_spin.h \
 	daemon/spmvd_bio.c daemon/spmvd_bio.h \

@@ -167,6 +167,29 @@ int spmvd_op_get_number(json_t *req, const char *key, double *out,
   return rc;
 }
 
+/* Checks that object s has only the fields of keys (a space-separated
+ * list, "op" implied); where ("ops[3] (axpby): ") prefixes the message. */
+int spmvd_op_only_keys(json_t *s, const char *where, const char *keys,
+                       struct spmv_error *err)
+{
+  const char *k;
+  json_t *v;
+
+  json_object_foreach(s, k, v) {
+    size_t n = strlen(k);
+    const char *p = keys;
+    int ok = strcmp(k, "op") == 0;
+    while (!ok && n > 0 && (p = strstr(p, k)) != NULL) {
+      ok = (p == keys || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
+      p += n;
+    }
+    if (!ok)
+      return spmv_error_set(err, SPMV_EPROTO, "%sunknown field \"%s\"", where,
+                            k);
+  }
+  return 0;
+}
+
 /* The request's matrix by "handle", if c's user owns it. */
 static int get_matrix(struct spmvd_conn *c, json_t *req,
                       struct spmvd_matrix **out, struct spmv_error *err)

@@ -110,6 +110,10 @@ int spmvd_op_get_int(json_t *req, const char *key, int64_t *out,
                      struct spmv_error *err);
 int spmvd_op_get_number(json_t *req, const char *key, double *out,
                         struct spmv_error *err);
+/* Checks that object s has only the fields of keys (a space-separated
+ * list, "op" implied); where ("ops[3] (axpby): ") prefixes the message. */
+int spmvd_op_only_keys(json_t *s, const char *where, const char *keys,
+                       struct spmv_error *err);
 /* The request's matrix by "handle", owned by c's user and fully loaded. */
 int spmvd_op_get_ready_matrix(struct spmvd_conn *c, json_t *req,
                               struct spmvd_matrix **out,
