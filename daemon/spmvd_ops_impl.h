@@ -77,6 +77,8 @@ struct spmvd_op {
     char trying[64];           /* the block's worker crash) */
   } blk[SPMVD_CONFIG_MAX_WORKERS];
   size_t split_rows;           /* split solve: the matrix's rows */
+  int64_t split_xvec;          /* split solve: x's device vector (0: x is
+                                  the reply's payload) */
   void (*split_done)(void *);  /* split solve: called once its blocks have */
   void *split_done_arg;        /* all answered, before the reply */
 };
@@ -271,9 +273,13 @@ struct spmvd_split_solve {
   double damping;         /* pagerank */
   int history;            /* the residual after each iteration in the reply */
   int64_t progress;       /* > 0: a progress event every so many iterations */
+  int64_t b_vec, x_vec;   /* device vectors split like the matrix (0: none):
+                             each block reads its rows of b from b_vec's and
+                             its rows of x0 from x_vec's part, and writes its
+                             rows of the solution there */
 };
 /* The solve ss on split matrix m for o, answered with the solution as the
- * payload; done(arg) is called once, when the solve has ended (also when
+ * payload (in x_vec when given); done(arg) is called once, when the solve has ended (also when
  * it could not start), before the reply. */
 void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
                            const struct spmvd_split_solve *ss,

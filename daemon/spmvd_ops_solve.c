@@ -145,6 +145,25 @@ static int opt_vector(struct spmvd_conn *c, json_t *req, const char *key,
                           (long long)(*out)->n, spmv_dtype_name((*out)->dtype),
                           (long long)m->handle, (long long)n,
                           spmv_dtype_name(m->dtype));
+  struct spmvd_split_layout l;
+  spmvd_ops_split_layout(m, &l);
+  if (!spmvd_split_layout_same(&l, &(*out)->split)) {
+    if (m->nblocks <= 1)
+      return spmv_error_set(err, SPMV_EINVAL, "%s: vector %lld is split over "
+                            "%d workers, matrix %lld is not split: a solve's "
+                            "vectors lie as its matrix", key,
+                            (long long)(*out)->id, (*out)->split.n,
+                            (long long)m->handle);
+    if ((*out)->split.n <= 1)
+      return spmv_error_set(err, SPMV_EINVAL, "%s: vector %lld is not split, "
+                            "matrix %lld is split in %d blocks: make the "
+                            "vector with vector-create's like %lld", key,
+                            (long long)(*out)->id, (long long)m->handle,
+                            m->nblocks, (long long)m->handle);
+    return spmv_error_set(err, SPMV_EINVAL, "%s: vector %lld is split over "
+                          "other rows or workers than matrix %lld", key,
+                          (long long)(*out)->id, (long long)m->handle);
+  }
   if ((*out)->lost)
     return spmv_error_set(err, SPMV_EWORKER,
                           "%s: vector %lld's values were lost when the device "
@@ -227,9 +246,6 @@ static int plan_solve(struct spmvd_conn *c, json_t *req, struct solve_plan *p,
   if (p->b && p->b == p->x)
     return spmv_error_set(err, SPMV_EINVAL, "b and x are the same vector %lld",
                           (long long)p->b->id);
-  if ((p->b || p->x) &&
-      (rc = spmvd_ops_split_refuse(p->m, "a solve on device vectors", err)) < 0)
-    return rc;
   size_t vsz = spmv_dtype_size(p->m->dtype);
   p->b_bytes = p->pagerank || p->b ? 0 : (uint64_t)p->m->rows * vsz;
   p->x_bytes = p->x ? 0 : (uint64_t)p->m->cols * vsz;
@@ -458,10 +474,11 @@ void spmvd_ops_run_solve(struct spmvd_conn *c, json_t *req, int64_t id,
     sr->split = 1;
     uv_timer_init(c->pipe.loop, &sr->watch);
     sr->watch.data = sr;
-    struct spmvd_split_solve ss = {p.method, p.pagerank ? NULL : buf,
-                                   p.x0 ? buf + p.b_bytes : NULL, p.rtol,
-                                   p.atol, p.maxiter, (int)p.restart, p.damping,
-                                   p.history, p.progress};
+    struct spmvd_split_solve ss = {p.method, p.b_bytes ? buf : NULL,
+                                   p.x0 && p.x_bytes ? buf + p.b_bytes : NULL,
+                                   p.rtol, p.atol, p.maxiter, (int)p.restart,
+                                   p.damping, p.history, p.progress,
+                                   p.b ? p.b->id : 0, p.x ? p.x->id : 0};
     spmvd_ops_split_solve(so, p.m, &ss, split_run_done, sr);
     if (!sr->ended)  /* the blocks may all have answered already */
       uv_timer_start(&sr->watch, on_watch, WATCH_MS, WATCH_MS);

@@ -15,6 +15,7 @@
 #include "spmvd_ops_impl.h"
 #include "spmvd_server.h"
 #include "spmvd_split_shm.h"
+#include "spmvd_vectors.h"
 #include "spmvd_worker.h"
 
 /* Workers that started once. */
@@ -481,6 +482,17 @@ static void on_block_solved(void *ctx, json_t *rep, const struct spmv_error *err
   json_object_del(msg, "ok");
   json_object_set_new(msg, "id", json_integer(o->id));
   json_object_set_new(msg, "ok", json_true());
+  if (o->split_xvec) {
+    /* Each block wrote its rows of the solution into its part of x. */
+    struct spmvd_vector *xv = spmvd_vectors_find(&o->c->vecs, o->split_xvec);
+    if (xv)
+      xv->lost = 0;
+    if (!o->c->closing)
+      spmvd_conn_send(o->c, msg, NULL, 0, 0);
+    json_decref(msg);
+    spmvd_op_end(o);
+    return;
+  }
   size_t n = o->split_rows;
   double *x = (double *)((char *)o->vec.addr + SPMVD_SPLIT_CTL_BYTES) + n;
   if (o->dtype == SPMV_F32) {
@@ -508,6 +520,7 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   o->handle = m->handle;
   o->dtype = m->dtype;
   o->split_rows = n;
+  o->split_xvec = ss->x_vec;
   if (spmvd_shm_open(&o->vec, "spmvd-split", spmvd_split_shm_bytes(n), &err) < 0) {
     done(arg);
     spmvd_op_fail(o, &err);
@@ -527,18 +540,23 @@ void spmvd_ops_split_solve(struct spmvd_op *o, struct spmvd_matrix *m,
   }
   int nb = m->nblocks;
   begin_blocks(o, nb);
-  for (int k = 0; k < nb; k++)
-    call_block_ev(o, m, k,
-                  json_pack("{ss sI si si sf sf sI ss si sf sb sb sI}", "op",
+  for (int k = 0; k < nb; k++) {
+    json_t *msg = json_pack("{ss sI si si sf sf sI ss si sf sb sb sI}", "op",
                             "solve-block", "handle", (json_int_t)m->handle,
                             "blocks", nb, "block", k, "rtol", ss->rtol, "atol",
                             ss->atol, "maxiter", (json_int_t)ss->maxiter,
                             "method", ss->method, "restart", ss->restart,
-                            "damping", ss->damping, "x0", ss->x0 != NULL,
-                            "history", ss->history, "progress",
-                            (json_int_t)(k == 0 ? ss->progress : 0)),
-                  o->vec.fd, on_block_solved, k == 0 ? on_block_progress : NULL,
-                  o);
+                            "damping", ss->damping, "x0",
+                            ss->x0 != NULL || ss->x_vec != 0, "history",
+                            ss->history, "progress",
+                            (json_int_t)(k == 0 ? ss->progress : 0));
+    if (msg && ss->b_vec)
+      json_object_set_new(msg, "b_vec", json_integer(ss->b_vec));
+    if (msg && ss->x_vec)
+      json_object_set_new(msg, "x_vec", json_integer(ss->x_vec));
+    call_block_ev(o, m, k, msg, o->vec.fd, on_block_solved,
+                  k == 0 ? on_block_progress : NULL, o);
+  }
 }
 
 void spmvd_ops_split_cancel(struct spmvd_op *o)

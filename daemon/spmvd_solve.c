@@ -247,13 +247,12 @@ const char *spmvd_solve_reason_name(enum spmvd_solve_reason r)
   return reason_names[r];
 }
 
-/* The vector of id (a device vector of the front end's), or NULL. */
+/* The backend's vector of id (a device vector of the front end's), or
+ * NULL. */
 static struct spmvd_bvector *wvec_of(struct worker *w, json_int_t id)
 {
-  for (struct wvec *v = w->vecs; v; v = v->next)
-    if (v->id == id)
-      return v->bv;
-  return NULL;
+  struct wvec *v = spmvd_wk_vec(w, id);
+  return v ? v->bv : NULL;
 }
 
 /* The solve's parameters from req. */

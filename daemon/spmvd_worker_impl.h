@@ -51,6 +51,8 @@ struct wbuf {
 /* A device vector of the front end's, named by its id. */
 struct wvec {
   int64_t id;
+  int64_t n;
+  enum spmv_dtype dtype;
   struct spmvd_bvector *bv;    /* owned: the backend's vector */
   struct wvec *next;
 };
@@ -192,6 +194,8 @@ int spmvd_wk_op_ops(struct worker *w, json_t *req, int *fds, int nfds,
 int spmvd_wk_vec_ensure(struct worker *w, json_t *j, struct spmv_error *err);
 /* Frees every vector (the worker ends). */
 void spmvd_wk_vec_free_all(struct worker *w);
+/* The vector of id (a device vector of the front end's), or NULL. */
+struct wvec *spmvd_wk_vec(struct worker *w, int64_t id);
 
 /* --- the long operations (spmvd_worker_long.c) --- */
 

@@ -585,10 +585,74 @@ static int run_checked(struct split_run *s, const char *method, double *res2,
   }
 }
 
+/* This block's part of device vector id, as the front end made it: nl
+ * values of dt; NULL with EPROTO otherwise. */
+static struct wvec *block_part(struct split_run *s, json_int_t id,
+                               struct spmv_error *err)
+{
+  struct wvec *v = spmvd_wk_vec(s->w, id);
+
+  if (!v || v->n != s->nl || v->dtype != s->m->dtype) {
+    spmv_error_set(err, SPMV_EPROTO, "solve-block: vector %lld is not this "
+                   "block's part (%lld %s values)", (long long)id,
+                   (long long)s->nl, spmv_dtype_name(s->m->dtype));
+    return NULL;
+  }
+  return v;
+}
+
+/* dst[0 .. nl) = this block's part of device vector id, in double. */
+static int part_in(struct split_run *s, json_int_t id, double *dst,
+                   struct spmv_error *err)
+{
+  struct wvec *v = block_part(s, id, err);
+  const struct spmvd_backend_ops *ops = s->w->ops;
+  float *f = NULL;
+  int rc;
+
+  if (!v)
+    return err->code;
+  if (s->m->dtype == SPMV_F32 &&
+      !(f = malloc(sizeof *f * (size_t)(s->nl + 1))))
+    return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+  rc = ops->vec_download(s->w->be, v->bv, f ? (void *)f : (void *)dst, err);
+  if (rc == 0)
+    rc = ops->finish(s->w->be, NULL, 0, err);
+  for (int64_t i = 0; rc == 0 && f && i < s->nl; i++)
+    dst[i] = f[i];
+  free(f);
+  return rc;
+}
+
+/* This block's part of device vector id = src[0 .. nl), in its type. */
+static int part_out(struct split_run *s, json_int_t id, const double *src,
+                    struct spmv_error *err)
+{
+  struct wvec *v = block_part(s, id, err);
+  const struct spmvd_backend_ops *ops = s->w->ops;
+  float *f = NULL;
+  int rc;
+
+  if (!v)
+    return err->code;
+  if (s->m->dtype == SPMV_F32) {
+    if (!(f = malloc(sizeof *f * (size_t)(s->nl + 1))))
+      return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < s->nl; i++)
+      f[i] = (float)src[i];
+  }
+  rc = ops->vec_upload(s->w->be, v->bv, f ? (const void *)f : (const void *)src,
+                       err);
+  if (rc == 0)
+    rc = ops->finish(s->w->be, NULL, 0, err);
+  free(f);
+  return rc;
+}
+
 int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
                             json_t **rep, struct spmv_error *err)
 {
-  json_int_t h, maxiter, restart = 30, seq = 0, progress = 0;
+  json_int_t h, maxiter, restart = 30, seq = 0, progress = 0, bvec = 0, xvec = 0;
   double damping = 0.85;
   int x0 = 0, history = 0;
   double rtol, atol, res2 = 0, t0 = spmvd_wk_now_ms();
@@ -597,11 +661,12 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
   struct spmvd_shm shm;
   struct wmatrix *m;
 
-  if (json_unpack(req, "{sI sI si si sF sF sI s?s s?I s?F s?b s?b s?I}", "seq",
-                  &seq, "handle", &h, "blocks", &nb, "block", &k, "rtol", &rtol,
-                  "atol", &atol, "maxiter", &maxiter, "method", &method,
+  if (json_unpack(req, "{sI sI si si sF sF sI s?s s?I s?F s?b s?b s?I s?I s?I}",
+                  "seq", &seq, "handle", &h, "blocks", &nb, "block", &k, "rtol",
+                  &rtol, "atol", &atol, "maxiter", &maxiter, "method", &method,
                   "restart", &restart, "damping", &damping, "x0", &x0,
-                  "history", &history, "progress", &progress) < 0 ||
+                  "history", &history, "progress", &progress, "b_vec", &bvec,
+                  "x_vec", &xvec) < 0 ||
       nfds != 1 || nb < 2 || nb > SPMV_SPLIT_MAX || k < 0 || k >= nb ||
       restart < 1 || restart > 1000 || progress < 0 ||
       (strcmp(method, "cg") != 0 && strcmp(method, "pcg-jacobi") != 0 &&
@@ -635,7 +700,18 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     return spmv_error_set(err, SPMV_ENOMEM, "out of memory");
   }
   int pr = strcmp(method, "pagerank") == 0;
-  rc = pr ? pagerank(&s, err) : run_checked(&s, method, &res2, err);
+  /* Device vectors: this block's rows of b and of the start, before the
+   * first barrier, which no block passes before all have written theirs. */
+  rc = bvec ? part_in(&s, bvec, (double *)s.b + s.r0, err) : 0;
+  if (rc == 0 && xvec)
+    rc = part_in(&s, xvec, s.x + s.r0, err);
+  if (rc != 0)
+    atomic_store(&s.ctl->abort, 1);
+  else
+    rc = pr ? pagerank(&s, err) : run_checked(&s, method, &res2, err);
+  /* Only this block's rows of x, which no other block writes. */
+  if (rc == 0 && xvec)
+    rc = part_out(&s, xvec, s.x + s.r0, err);
   if (rc == 0) {
     /* pagerank: the change's 1-norm, relative to the solution's sum. */
     double secs = (spmvd_wk_now_ms() - t0) / 1e3, bn = pr ? 1 : sqrt(s.bb);

@@ -35,7 +35,7 @@
  * downloaded its rows into it at the end of the part before.
  */
 
-static struct wvec *vec_find(struct worker *w, int64_t id)
+struct wvec *spmvd_wk_vec(struct worker *w, int64_t id)
 {
   for (struct wvec *v = w->vecs; v; v = v->next)
     if (v->id == id)
@@ -55,7 +55,7 @@ int spmvd_wk_vec_ensure(struct worker *w, json_t *j, struct spmv_error *err)
   if (json_unpack(j, "{sI ss sI}", "id", &id, "dtype", &dts, "n", &n) < 0 ||
       spmvd_wk_parse_dtype(dts, &dt, err) < 0 || n < 0)
     return spmv_error_set(err, SPMV_EPROTO, "bad vector in a worker message");
-  if (vec_find(w, id))
+  if (spmvd_wk_vec(w, id))
     return 0;
   if (!w->ops->vec_new)
     return spmv_error_set(err, SPMV_EUNSUPPORTED,
@@ -68,6 +68,8 @@ int spmvd_wk_vec_ensure(struct worker *w, json_t *j, struct spmv_error *err)
     return rc;
   }
   v->id = id;
+  v->n = n;
+  v->dtype = dt;
   v->next = w->vecs;
   w->vecs = v;
   return 0;
@@ -218,7 +220,7 @@ static int step_vec(struct worker *w, json_t *s, const char *key,
   *out = NULL;
   if (!j)
     return 0;
-  if (!(v = vec_find(w, json_integer_value(j))))
+  if (!(v = spmvd_wk_vec(w, json_integer_value(j))))
     return spmv_error_set(err, SPMV_EPROTO, "unknown vector %lld",
                           (long long)json_integer_value(j));
   *out = v->bv;

@@ -3,7 +3,10 @@
  * (check_gpu_split.sh: cuda workers): products, reductions and the
  * scalars that read them against the double-precision reference, a CG
  * written as lists of operations against the reference and the same CG
- * on one worker, and the refusals of lists that mix splits. */
+ * on one worker, and the refusals of lists that mix splits; solves on
+ * split device vectors against the same solves on host vectors and the
+ * reference, and the refusals of vectors that lie otherwise than their
+ * matrix. */
 #include "config.h"
 
 #include <check.h>
@@ -374,6 +377,174 @@ START_TEST(split_mixed_refused)
 }
 END_TEST
 
+/* The solve on device vectors split like the matrix equals the same solve
+ * on host vectors (the blocks run one code on the same inputs: the same
+ * iterations and bits), and its x lies within the method's tolerance of
+ * the reference; on 2 and 3 blocks, both types, CG, GMRES and PageRank
+ * (on the grid's absolute values, a graph), from a start that is not zero. */
+START_TEST(split_solve_vec)
+{
+  struct spmv_csr *A = laplacian(40), *G = laplacian(40);
+  size_t n = (size_t)A->rows;
+  const char *methods[] = {"cg", "gmres", "pagerank"};
+  double *bd = malloc(n * 8), *x0d = malloc(n * 8), *ax = malloc(n * 8);
+  double *xd = malloc(n * 8);
+  void *b = malloc(n * 8), *x0 = malloc(n * 8), *xh = malloc(n * 8),
+       *xv = malloc(n * 8);
+
+  ck_assert(bd && x0d && ax && xd && b && x0 && xh && xv);
+  for (int64_t k = 0; k < G->nnz; k++)
+    G->val[k] = fabs(G->val[k]);
+  for (int split = 2; split <= nw; split++)
+    for (int t = 0; t < 2; t++)
+      for (int k = 0; k < 3; k++) {
+        enum spmv_dtype dt = t ? SPMV_F32 : SPMV_F64;
+        size_t vs = t ? 4 : 8;
+        int pr = k == 2;
+        const struct spmv_csr *M = pr ? G : A;
+        struct spmv_matrix *m;
+        struct spmv_vector *vb = NULL, *vx;
+        struct spmv_solve_options o;
+        struct spmv_solve_result rh, rv;
+
+        ck_assert_int_eq(load(M, dt, split, &m), 0);
+        random_vec(11, n, dt, b, bd);
+        random_vec(12, n, dt, x0, x0d);
+        if (pr)  /* a start of positive values */
+          for (size_t i = 0; i < n; i++) {
+            x0d[i] = fabs(x0d[i]) + 0.25;
+            if (t)
+              ((float *)x0)[i] = (float)x0d[i];
+            else
+              ((double *)x0)[i] = x0d[i];
+          }
+        spmv_solve_options_init(&o);
+        o.method = methods[k];
+        o.maxiter = pr ? 400 : 0;  /* 0.85^k falls to 1e-10 by k = 142 */
+        memcpy(xh, x0, n * vs);
+        ck_assert_msg(spmv_solve(m, pr ? NULL : b, xh, 1, &o, &rh) == 0,
+                      "%s host: %s", methods[k], spmv_client_errmsg(c));
+        if (!pr) {
+          ck_assert_int_eq(spmv_vector_new_like(m, &vb), 0);
+          ck_assert_int_eq(spmv_vector_upload(vb, b), 0);
+        }
+        ck_assert_int_eq(spmv_vector_new_like(m, &vx), 0);
+        ck_assert_int_eq(spmv_vector_upload(vx, x0), 0);
+        ck_assert_msg(spmv_solve_vec(m, vb, vx, &o, &rv) == 0, "%s %d blocks "
+                      "%s: %s", methods[k], split, t ? "f32" : "f64",
+                      spmv_client_errmsg(c));
+        ck_assert_int_eq(spmv_vector_download(vx, xv), 0);
+        ck_assert_msg(rv.converged && rv.iterations == rh.iterations &&
+                      strcmp(rv.reason, rh.reason) == 0,
+                      "%s %d blocks %s: %lld iterations (%s) on device vectors,"
+                      " %lld (%s) on host ones", methods[k], split,
+                      t ? "f32" : "f64", (long long)rv.iterations, rv.reason,
+                      (long long)rh.iterations, rh.reason);
+        ck_assert_msg(memcmp(xv, xh, n * vs) == 0, "%s %d blocks %s: x differs "
+                      "from the host vectors' solve", methods[k], split,
+                      t ? "f32" : "f64");
+        for (size_t i = 0; i < n; i++)
+          xd[i] = at(xv, dt, i);
+        if (pr) {
+          /* The solution sums to 1 and is the iteration's fixed point:
+           * ||x - (0.85 G D^-1 x + 0.15 / n)||_1 small (no column of the
+           * grid dangles). */
+          double *csum = calloc(n, 8), *t1 = malloc(n * 8), sum = 0, dev = 0;
+          ck_assert(csum && t1);
+          for (int64_t r = 0; r < G->rows; r++)
+            for (int64_t q = G->row_ptr[r]; q < G->row_ptr[r + 1]; q++)
+              csum[G->col_idx[q]] += G->val[q];
+          for (size_t i = 0; i < n; i++) {
+            t1[i] = xd[i] / csum[i];
+            sum += xd[i];
+          }
+          spmv_csr_ref(G, 0.85, t1, 0.0, ax);
+          for (size_t i = 0; i < n; i++)
+            dev += fabs(xd[i] - ax[i] - 0.15 / (double)n);
+          ck_assert_msg(fabs(sum - 1) <= (t ? 1e-4 : 1e-9) && dev <= (t ? 1e-4 : 1e-8),
+                        "pagerank %d blocks %s: sum %g, fixed point off by %g",
+                        split, t ? "f32" : "f64", sum, dev);
+          free(csum);
+          free(t1);
+        } else {
+          spmv_csr_ref(A, 1.0, xd, 0.0, ax);
+          double num = 0;
+          for (size_t i = 0; i < n; i++)
+            num += (bd[i] - ax[i]) * (bd[i] - ax[i]);
+          double rel = sqrt(num / dotd(bd, bd, n));
+          ck_assert_msg(rel <= (t ? 1e-4 : 1e-7), "%s %d blocks %s: relative "
+                        "residual %g by the reference", methods[k], split,
+                        t ? "f32" : "f64", rel);
+        }
+        spmv_vector_free(vb);
+        spmv_vector_free(vx);
+        spmv_matrix_free(m);
+      }
+  free(bd);
+  free(x0d);
+  free(ax);
+  free(xd);
+  free(b);
+  free(x0);
+  free(xh);
+  free(xv);
+  spmv_csr_free(A);
+  spmv_csr_free(G);
+}
+END_TEST
+
+/* A solve's device vectors lie as its matrix: a split matrix's must be
+ * made like it (or like one split alike), an unsplit matrix's must not be
+ * split; each refusal names the vector, and the vectors stay usable. */
+START_TEST(split_solve_refused)
+{
+  struct spmv_csr *A = laplacian(20);
+  struct spmv_matrix *m1, *m2, *m3;
+  struct spmv_vector *plain, *v2, *v3;
+  struct spmv_solve_result r;
+  double nrm;
+
+  ck_assert_int_eq(load(A, SPMV_F64, 1, &m1), 0);
+  ck_assert_int_eq(load(A, SPMV_F64, 2, &m2), 0);
+  ck_assert_int_eq(spmv_vector_new(c, SPMV_F64, A->rows, &plain), 0);
+  ck_assert_int_eq(spmv_vector_new_like(m2, &v2), 0);
+  ck_assert_int_eq(spmv_vector_fill(plain, 1.0), 0);
+  ck_assert_int_eq(spmv_vector_fill(v2, 1.0), 0);
+
+  ck_assert_int_eq(spmv_solve_vec(m2, plain, v2, NULL, &r), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "b: vector") &&
+                strstr(spmv_client_errmsg(c), "is not split, matrix") &&
+                strstr(spmv_client_errmsg(c), "like"), "%s",
+                spmv_client_errmsg(c));
+  ck_assert_int_eq(spmv_solve_vec(m1, plain, v2, NULL, &r), SPMV_EINVAL);
+  ck_assert_msg(strstr(spmv_client_errmsg(c), "x: vector") &&
+                strstr(spmv_client_errmsg(c), "is split over 2 workers, "
+                       "matrix"), "%s", spmv_client_errmsg(c));
+  if (nw >= 3) {
+    ck_assert_int_eq(load(A, SPMV_F64, 3, &m3), 0);
+    ck_assert_int_eq(spmv_vector_new_like(m3, &v3), 0);
+    ck_assert_int_eq(spmv_solve_vec(m3, v3, v2, NULL, &r), SPMV_EINVAL);
+    ck_assert_msg(strstr(spmv_client_errmsg(c), "x: vector") &&
+                  strstr(spmv_client_errmsg(c), "other rows or workers"), "%s",
+                  spmv_client_errmsg(c));
+    spmv_vector_free(v3);
+    spmv_matrix_free(m3);
+  }
+  /* Nothing ran: x is still the ones it was filled with. */
+  struct spmv_oplist *l;
+  ck_assert_int_eq(spmv_oplist_new(c, &l), 0);
+  spmv_op_nrm2(l, v2);
+  ck_assert_int_eq(spmv_oplist_run(l, &nrm, 1), 0);
+  ck_assert_msg(fabs(nrm - sqrt((double)A->rows)) <= 1e-12 * nrm, "%g", nrm);
+  spmv_oplist_free(l);
+  spmv_vector_free(plain);
+  spmv_vector_free(v2);
+  spmv_matrix_free(m1);
+  spmv_matrix_free(m2);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("split_vectors");
@@ -384,6 +555,8 @@ int main(void)
   tcase_add_test(tc, split_lists);
   tcase_add_test(tc, split_cg);
   tcase_add_test(tc, split_mixed_refused);
+  tcase_add_test(tc, split_solve_vec);
+  tcase_add_test(tc, split_solve_refused);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }
