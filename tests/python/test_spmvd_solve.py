@@ -234,6 +234,47 @@ class TestSplit(ClientCase):
             self.assertIn("pagerank", str(e.exception))
             self.assertEqual(e.exception.name, "SPMV_EINVAL")
 
+    def test_device_vectors(self):
+        """Vectors like a split matrix: its products and solves on them,
+        the host vectors' results bit for bit; vectors not like it
+        refused, naming like."""
+        A0 = matrix("bcsstk13")
+        n = A0.shape[0]
+        rng = np.random.default_rng(5)
+        for dt in DTYPES:
+            with self.subTest(dtype=np.dtype(dt).name):
+                x = rng.standard_normal(n).astype(dt)
+                with self.c.load(A0.astype(dt), split=2) as A:
+                    xv = self.c.vector(x, like=A)
+                    yv = self.c.vector(n, like=A)
+                    self.assertEqual(yv.dtype, np.dtype(dt))
+                    A.multiply_vec(xv, yv)
+                    np.testing.assert_array_equal(yv.download(), A @ x)
+                    zv = yv.copy()
+                    np.testing.assert_array_equal(zv.download(), A @ x)
+                    b = (A0 @ np.ones(n)).astype(dt)
+                    bv = self.c.vector(b, like=A)
+                    xs, info = spmvd.cg(A, bv, rtol=1e-6)
+                    self.assertIsInstance(xs, spmvd.Vector)
+                    self.assertTrue(info.converged, info)
+                    xh, infoh = spmvd.cg(A, b, rtol=1e-6)
+                    self.assertEqual(info.iterations, infoh.iterations)
+                    np.testing.assert_array_equal(xs.download(), xh)
+                    r = np.linalg.norm(b - A0 @ xh.astype(np.float64))
+                    self.assertLessEqual(r / np.linalg.norm(b), 1e-5)
+                    plain = self.c.vector(b)
+                    with self.assertRaises(spmvd.Error) as e:
+                        spmvd.cg(A, plain)
+                    self.assertIn("like", str(e.exception))
+                    self.assertEqual(e.exception.name, "SPMV_EINVAL")
+                    for v in (xv, yv, zv, bv, xs, plain):
+                        v.close()
+        with self.c.load(A0, split=2) as A:
+            with self.assertRaises(ValueError):
+                self.c.vector(n, np.float32, like=A)
+            with self.assertRaises(ValueError):
+                self.c.vector(n + 1, like=A)
+
     def test_refused(self):
         A0 = matrix("bcsstk13")
         with self.assertRaises(ValueError):

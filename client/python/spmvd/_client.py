@@ -158,11 +158,12 @@ class Client(_lib.Closing):
         return Matrix._from_csr(self, indptr, indices, data, shape,
                                 strategy, name, verify, split)
 
-    def vector(self, data, dtype=None):
+    def vector(self, data, dtype=None, like=None):
         """Return a new device Vector: data is a length (zero-filled) or
-        an array to upload; see Vector."""
+        an array to upload; like a Matrix whose rows it lies as; see
+        Vector."""
         from ._vector import Vector
-        return Vector(self, data, dtype)
+        return Vector(self, data, dtype, like)
 
     def status(self):
         """Return the daemon's status as a dict (server, backend, device,

@@ -130,6 +130,7 @@ _PROTOTYPES = {
     "spmv_export_json": (INT, [P, STR, PSTR]),
     "spmv_shutdown": (INT, [P, INT]),
     "spmv_vector_new": (INT, [P, INT, I64, PP]),
+    "spmv_vector_new_like": (INT, [P, PP]),
     "spmv_vector_free": (P, [P]),
     "spmv_vector_upload": (INT, [P, P]),
     "spmv_vector_download": (INT, [P, P]),

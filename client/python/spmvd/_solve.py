@@ -148,15 +148,16 @@ def _solve_host(A, b, x0, o, r):
 
 def _solve_vec(A, b, x0, o, r):
     # The solution is a new Vector: x0, like scipy's, is left as it was.
+    # x lies as A does (split as its rows when A is split).
     if x0 is None:
-        x = Vector(A.client, A.shape[1], A.dtype)
+        x = Vector(A.client, A.shape[1], A.dtype, like=A)
         if b is None:
             # pagerank's start, which a named vector replaces.
             x.fill(1.0 / max(A.shape[1], 1))
     elif isinstance(x0, Vector):
         x = x0.copy()
     else:
-        x = Vector(A.client, x0, A.dtype)
+        x = Vector(A.client, x0, A.dtype, like=A)
     try:
         check(lib.spmv_solve_vec(A._handle(),
                                  None if b is None else b._handle(),

@@ -16,7 +16,11 @@ class Vector(_lib.Closing):
 
     Vector(client, n, dtype=numpy.float64) makes n zeros;
     Vector(client, array, dtype=None) uploads a 1-D array (of float32 or
-    float64 values unless dtype converts it).  Products
+    float64 values unless dtype converts it).  With like=A (a Matrix of
+    client's) the vector holds A.shape[0] values of A's dtype and lies as
+    A: split over the workers of A's blocks as its rows when A is split
+    (Matrix.blocks > 1), which A's products and solves on Vectors need;
+    the Vectors that copy() and mul() make lie alike.  Products
     (Matrix.multiply_vec), the operations below and the solvers on
     Vectors move no data between the processes; upload() and download()
     do.  Operands of one operation must share client, dtype and length;
@@ -30,7 +34,14 @@ class Vector(_lib.Closing):
 
     _free = staticmethod(lib.spmv_vector_free)
 
-    def __init__(self, client, data, dtype=None):
+    def __init__(self, client, data, dtype=None, like=None):
+        if like is not None:
+            if like.client is not client:
+                raise ValueError("spmvd: like is a Matrix of another client")
+            if dtype is not None and np.dtype(dtype) != like.dtype:
+                raise ValueError("spmvd: dtype %s, but like holds %s values"
+                                 % (np.dtype(dtype).name, like.dtype.name))
+            dtype = like.dtype
         if isinstance(data, numbers.Integral):
             n = int(data)
             if n < 0:
@@ -47,15 +58,24 @@ class Vector(_lib.Closing):
                 dtype = values.dtype
             dtype = np.dtype(dtype)
             n = values.shape[0]
+        if like is not None and n != like.shape[0]:
+            raise ValueError("spmvd: a Vector like a Matrix of %d rows holds "
+                             "%d values, not %d" % (like.shape[0],
+                                                    like.shape[0], n))
         self._code = _lib.dtype_code(dtype, "vector values")
         self.dtype = dtype
         self._n = n
         self._client = client
+        self._like = like
         self._ptr = None
         out = ctypes.c_void_p()
         cptr = client._handle()
-        check(lib.spmv_vector_new(cptr, self._code, n, ctypes.byref(out)),
-              cptr)
+        if like is not None:
+            check(lib.spmv_vector_new_like(like._handle(), ctypes.byref(out)),
+                  cptr)
+        else:
+            check(lib.spmv_vector_new(cptr, self._code, n, ctypes.byref(out)),
+                  cptr)
         self._ptr = out
         client._adopt(self)
         if values is not None:
@@ -124,6 +144,12 @@ class Vector(_lib.Closing):
             raise ValueError("spmvd: the vector is closed")
         return self._ptr
 
+    def _alike(self):
+        # A new zero Vector of this one's shape, split as it is.
+        if self._like is not None and not self._like.closed:
+            return Vector(self._client, self._n, self.dtype, like=self._like)
+        return Vector(self._client, self._n, self.dtype)
+
     def _check(self, rc):
         return check(rc, self._client._ptr)
 
@@ -162,7 +188,7 @@ class Vector(_lib.Closing):
 
     def copy(self):
         """Return a new Vector holding the same values (copied in spmvd)."""
-        y = Vector(self._client, self._n, self.dtype)
+        y = self._alike()
         try:
             return self.copy_to(y)
         except BaseException:
@@ -185,7 +211,7 @@ class Vector(_lib.Closing):
         new Vector when None); return out."""
         new = out is None
         if new:
-            out = Vector(self._client, self._n, self.dtype)
+            out = self._alike()
         try:
             self._check(lib.spmv_vector_mul(self._handle(), _vec(y),
                                             _vec(out)))
