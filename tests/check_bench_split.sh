@@ -17,8 +17,11 @@ status=0
   { echo "bench_split on the cpu backend failed"; cat "$tmp/out" "$tmp/err"; status=1; }
 grep -q '^FAIL' "$tmp/out" && { echo "bench_split found a wrong result"; status=1; }
 # Four rows: CG on the stencil in both types (15 iterations each), none on
-# the random matrix, whose halo is most of x.
+# the random matrix, whose halo is most of x; each with its products on
+# device vectors, the stencil with its CG on them.
 awk -F'\t' 'NR > 1 { n++
+                     if (!($16 > 0 && $17 > 0)) bad = 1
+                     if ($1 ~ /^stencil/ && !($18 > 0 && $19 > 0)) bad = 1
                      if ($1 ~ /^stencil/ && ($10 != "cg" || $11 != 15)) bad = 1
                      if ($1 ~ /^random/ && ($10 != "-" || $5 <= 0)) bad = 1 }
             END { exit bad || n != 4 }' "$tmp/split.tsv" ||

@@ -40,10 +40,15 @@
  *      zeros): -r runs of each after 3 warm-up runs, client-observed, the
  *      median; every y checked against the double CSR reference within
  *      the bound of a sum of that many terms in the type;
- *   4. where A is symmetric, a fixed count of iterations (-i) of CG from
- *      x = 0 on b = A 1, on each (spmv_solve: the vectors
+ *   4. products on device vectors made like each matrix
+ *      (spmv_vector_new_like, split as its rows on the split one;
+ *      spmv_multiply_vec, x uploaded once): timed and checked as 3, y
+ *      downloaded after the runs;
+ *   5. where A is symmetric, a fixed count of iterations (-i) of CG from
+ *      x = 0 on b = A 1, on each, on host vectors (spmv_solve) and on
+ *      device vectors like it (spmv_solve_vec): the vectors
  *      stay on the workers between iterations, the dots are reductions
- *      over the blocks): the worker's time an iteration, median of -r
+ *      over the blocks; the worker's time an iteration, median of -r
  *      solves; where both ran every iteration, the split's and the
  *      unsplit's x must agree (1e-6 f64, 1e-2 f32, relative 2-norm), and
  *      each residual the solver reports must be the one the host
@@ -74,7 +79,8 @@ struct row {
   int64_t rows, nnz, remote, halo;
   double model_gain;
   const char *method;
-  double mul_us[2], it_us[2];  /* unsplit, split */
+  double mul_us[2], it_us[2];  /* unsplit, split; host vectors */
+  double vmul_us[2], vit_us[2]; /* the same on device vectors */
   int64_t its[2];
   double rel_res[2], x_diff;
 };
@@ -221,11 +227,75 @@ static double time_products(struct spmv_matrix *m, const struct spmv_csr *A,
   return spmv_median(t, (size_t)reps);
 }
 
-/* -r solves of m from x = 0: the median of the worker's time an
- * iteration; x_out the last solution, *its and *rel its iterations and
+/* time_products() on device vectors like m: x uploaded once, y
+ * downloaded after the runs and checked. */
+static double time_vec_products(struct spmv_matrix *m, const struct spmv_csr *A,
+                                const void *val, const void *x, void *y,
+                                enum spmv_dtype dt, const char *what, int *bad)
+{
+  struct spmv_vector *xv = NULL, *yv = NULL;
+  double t[MAX_REPS], worst, med = NAN;
+
+  if (spmv_vector_new_like(m, &xv) < 0 || spmv_vector_new_like(m, &yv) < 0 ||
+      spmv_vector_upload(xv, x) < 0) {
+    fprintf(stderr, "bench_split: %s: device vectors: %s\n", what,
+            spmv_client_errmsg(NULL));
+    goto out;
+  }
+  for (int r = -WARMUP; r < reps; r++) {
+    double t0 = bench_now_us();
+    if (spmv_multiply_vec(m, 1.0, xv, 0.0, yv) < 0) {
+      fprintf(stderr, "bench_split: %s: multiply_vec: %s\n", what,
+              spmv_client_errmsg(NULL));
+      goto out;
+    }
+    if (r >= 0)
+      t[r] = bench_now_us() - t0;
+  }
+  if (spmv_vector_download(yv, y) < 0) {
+    fprintf(stderr, "bench_split: %s: download: %s\n", what,
+            spmv_client_errmsg(NULL));
+    goto out;
+  }
+  if (!product_ok(A, val, x, y, dt, &worst)) {
+    printf("FAIL %s: y on device vectors off the reference by %.3g times its "
+           "bound\n", what, worst);
+    *bad = 1;
+    goto out;
+  }
+  med = spmv_median(t, (size_t)reps);
+out:
+  spmv_vector_free(xv);
+  spmv_vector_free(yv);
+  return med;
+}
+
+/* One solve of m from x = 0 into x_out: on host vectors, or (dev) on
+ * device vectors like m, b uploaded before and x downloaded after. */
+static int solve_once(struct spmv_matrix *m, const void *b, void *x_out, int dev,
+                      const struct spmv_solve_options *o,
+                      struct spmv_solve_result *res)
+{
+  struct spmv_vector *bv = NULL, *xv = NULL;
+  int rc;
+
+  if (!dev)
+    return spmv_solve(m, b, x_out, 0, o, res);
+  if ((rc = spmv_vector_new_like(m, &bv)) == 0 &&
+      (rc = spmv_vector_new_like(m, &xv)) == 0 &&
+      (rc = spmv_vector_upload(bv, b)) == 0 &&
+      (rc = spmv_solve_vec(m, bv, xv, o, res)) == 0)
+    rc = spmv_vector_download(xv, x_out);
+  spmv_vector_free(bv);
+  spmv_vector_free(xv);
+  return rc;
+}
+
+/* -r solves of m from x = 0 (on device vectors when dev): the median of
+ * the worker's time an iteration; x_out the last solution, *its and *rel its iterations and
  * relative residual, checked against the host's.  NAN on failure. */
 static double time_solves(struct spmv_matrix *m, const struct spmv_csr *A,
-                          const void *val, const void *b, void *x_out,
+                          const void *val, const void *b, void *x_out, int dev,
                           enum spmv_dtype dt, const char *method, const char *what,
                           int64_t *its, double *rel, int *bad)
 {
@@ -239,7 +309,7 @@ static double time_solves(struct spmv_matrix *m, const struct spmv_csr *A,
   o.maxiter = iters;
   for (int r = 0; r < reps; r++) {
     memset(&res, 0, sizeof res);
-    if (spmv_solve(m, b, x_out, 0, &o, &res) < 0) {
+    if (solve_once(m, b, x_out, dev, &o, &res) < 0) {
       fprintf(stderr, "bench_split: %s: solve: %s\n", what, spmv_client_errmsg(NULL));
       return NAN;
     }
@@ -282,14 +352,21 @@ static void print_row(const struct row *r, FILE *tsv)
   bench_cell(r->it_us[0] / r->it_us[1], 7, 2);
   cell_e(r->rel_res[1]);
   cell_e(r->x_diff);
+  bench_cell(r->vmul_us[0], 10, 1);
+  bench_cell(r->vmul_us[1], 10, 1);
+  bench_cell(r->vmul_us[0] / r->vmul_us[1], 7, 2);
+  bench_cell(r->vit_us[0], 10, 1);
+  bench_cell(r->vit_us[1], 10, 1);
+  bench_cell(r->vit_us[0] / r->vit_us[1], 7, 2);
   printf("\n");
   if (tsv)
     fprintf(tsv, "%s\t%s\t%lld\t%lld\t%lld\t%lld\t%.4f\t%.2f\t%.2f\t%s\t%lld\t"
-                 "%.2f\t%.2f\t%.3e\t%.3e\n",
+                 "%.2f\t%.2f\t%.3e\t%.3e\t%.2f\t%.2f\t%.2f\t%.2f\n",
             r->name, spmv_dtype_name(r->dt), (long long)r->rows, (long long)r->nnz,
             (long long)r->remote, (long long)r->halo, r->model_gain, r->mul_us[0],
             r->mul_us[1], r->method, (long long)r->its[1], r->it_us[0], r->it_us[1],
-            r->rel_res[1], r->x_diff);
+            r->rel_res[1], r->x_diff, r->vmul_us[0], r->vmul_us[1], r->vit_us[0],
+            r->vit_us[1]);
   /* Rows done survive a run cut short (device-run.sh's timeout). */
   fflush(stdout);
   if (tsv)
@@ -315,8 +392,8 @@ static int bench_one(struct spmv_client *c, const struct spmv_csr *A, const char
                      enum spmv_dtype dt, int sym, FILE *tsv)
 {
   struct row r = {.name = name, .dt = dt, .rows = A->rows, .nnz = A->nnz,
-                  .method = sym ? "cg" : "-", .it_us = {NAN, NAN}, .rel_res = {NAN, NAN},
-                  .x_diff = NAN};
+                  .method = sym ? "cg" : "-", .it_us = {NAN, NAN}, .vit_us = {NAN, NAN},
+                  .rel_res = {NAN, NAN}, .x_diff = NAN};
   struct spmv_split_shape shape[SPMV_SPLIT_MAX];
   struct spmv_split_costs costs = h200_pair;
   struct spmv_matrix *m[2] = {NULL, NULL};
@@ -377,9 +454,25 @@ static int bench_one(struct spmv_client *c, const struct spmv_csr *A, const char
     r.mul_us[s] = time_products(m[s], A, val, x, y, dt, what, &bad);
     if (isnan(r.mul_us[s]))
       goto out;
-    if (sym && isnan(r.it_us[s] = time_solves(m[s], A, val, b, sol[s], dt, r.method,
+    r.vmul_us[s] = time_vec_products(m[s], A, val, x, y, dt, what, &bad);
+    if (isnan(r.vmul_us[s]))
+      goto out;
+    if (sym && isnan(r.it_us[s] = time_solves(m[s], A, val, b, sol[s], 0, dt, r.method,
                                               what, &r.its[s], &r.rel_res[s], &bad)))
       goto out;
+    /* On device vectors the same iterations: x must be the host vectors'. */
+    int64_t vits = 0;
+    double vrel = 0;
+    if (sym && isnan(r.vit_us[s] = time_solves(m[s], A, val, b, y, 1, dt, r.method,
+                                               what, &vits, &vrel, &bad)))
+      goto out;
+    if (sym && (vits != r.its[s] || rel_diff(y, sol[s], A->cols, dt) != 0)) {
+      printf("FAIL %s: the solve on device vectors (%lld iterations) is not the "
+             "one on host vectors (%lld)\n", what, (long long)vits,
+             (long long)r.its[s]);
+      bad = 1;
+      goto out;
+    }
   }
   /* Both ran the same count (neither stopped early, as at rounding's
    * level): the same iterates but for the sums' order. */
@@ -476,17 +569,21 @@ int main(int argc, char **argv)
   char date[32];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   printf("# bench_split: backend %s, %d workers, %d blocks, %s; products on host "
-         "vectors, client-observed, median of %d after %d; solves of %d iterations "
-         "from x = 0, the worker's us an iteration, median of %d; remote = entries "
-         "against the halo, %% of nnz; halo = x's entries moved, %% of rows; model = "
-         "the planner's predicted gain on an H200 pair\n", backend, nw, blocks, date,
-         reps, WARMUP, iters, reps);
-  printf("%-26s %-3s %9s %10s %7s %7s %6s  %9s %9s %6s  %-8s %9s %9s %6s  %9s %9s\n",
+         "vectors (mul) and on device vectors (vmul), client-observed, median of %d "
+         "after %d; solves of %d iterations from x = 0 on host vectors (it) and "
+         "device vectors (vit), the worker's us an iteration, median of %d; remote "
+         "= entries against the halo, %% of nnz; halo = x's entries moved, %% of "
+         "rows; model = the planner's predicted gain on an H200 pair\n", backend,
+         nw, blocks, date, reps, WARMUP, iters, reps);
+  printf("%-26s %-3s %9s %10s %7s %7s %6s  %9s %9s %6s  %-8s %9s %9s %6s  %9s %9s"
+         "  %9s %9s %6s  %9s %9s %6s\n",
          "matrix", "dt", "rows", "nnz", "remote%", "halo%", "model", "mul_us_1",
-         "mul_us_k", "gain", "method", "it_us_1", "it_us_k", "gain", "rel_res", "x_diff");
+         "mul_us_k", "gain", "method", "it_us_1", "it_us_k", "gain", "rel_res", "x_diff",
+         "vmul_us_1", "vmul_us_k", "gain", "vit_us_1", "vit_us_k", "gain");
   if (tsv)
     fprintf(tsv, "matrix\tdtype\trows\tnnz\tremote_nnz\thalo\tmodel_gain\tmul_us_1\t"
-                 "mul_us_k\tmethod\titerations\tit_us_1\tit_us_k\trel_res\tx_diff\n");
+                 "mul_us_k\tmethod\titerations\tit_us_1\tit_us_k\trel_res\tx_diff\t"
+                 "vmul_us_1\tvmul_us_k\tvit_us_1\tvit_us_k\n");
   for (size_t i = 0; i < (ngen ? (size_t)ngen : s.n); i++) {
     const char *name = ngen ? gen[i] : s.e[i].name;
     struct spmv_csr *A = ngen ? spmv_gen_from_text(gen[i], 1, &err)
