@@ -41,7 +41,7 @@ daemon_spmvd_LDADD = daemon/libspmvdbase.la daemon/libspmvdtuner.la \
 libexec_PROGRAMS += daemon/spmvd-worker
 daemon_spmvd_worker_SOURCES = daemon/spmvd_worker_main.c \
 	daemon/spmvd_worker_matrix.c daemon/spmvd_worker_long.c \
-	daemon/spmvd_worker_split.c daemon/spmvd_worker_split_solve.c \
+	daemon/spmvd_worker_split.c daemon/spmvd_worker_split_solve.c daemon/spmvd_worker_split_list.c \
 	daemon/spmvd_worker_vec.c daemon/spmvd_worker_check.c \
 	daemon/spmvd_solve.c daemon/spmvd_solve.h daemon/spmvd_solve_krylov.c \
 	daemon/spmvd_arnoldi.c daemon/spmvd_arnoldi.h \

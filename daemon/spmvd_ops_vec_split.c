@@ -1,15 +1,15 @@
 /* spmvd_ops_vec_split.c: device vectors split by a split matrix's rows
  * (issue 54), and the lists of operations on them.  Each block's worker
- * holds its rows of every such vector.  A list runs over the blocks in
- * parts, each part on all of them at once: a part ends where a product
- * needs the whole x (every block downloads its rows of x into a buffer
- * they share; the next part starts with the product, each block gathering
- * its halo from it) and after a dot or norm, whose per-block parts the
- * front end sums in block order and hands to the parts after it, so that
- * the results and the scalars that read them are the whole vectors'. */
+ * holds its rows of every such vector.  A list goes to every block's
+ * worker in one call, its steps on the block's rows; the workers run it
+ * together through a memfd they share (spmvd_worker_split_list.c): before
+ * each product every block publishes its rows of x there and waits for
+ * the others, then gathers its halo from it, and each dot or norm is
+ * summed over the blocks in block order, so that the results and the
+ * scalars that read them are the whole vectors'. */
 #include "config.h"
 
-#include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +19,7 @@
 #include "spmvd_ops.h"
 #include "spmvd_ops_impl.h"
 #include "spmvd_server.h"
+#include "spmvd_split_shm.h"
 #include "spmvd_vectors.h"
 #include "spmvd_worker.h"
 
@@ -102,12 +103,9 @@ void spmvd_ops_split_vector_free(struct spmvd_server *srv,
 
 /* --- a list --- */
 
-/* What a part's reduction step leaves in its slot. */
-enum red { RED_NONE, RED_DOT, RED_NRM2 };
-
 struct slist;
 
-/* One block's call of the part being run. */
+/* One block's call. */
 struct bcall {
   struct slist *s;
   int b;
@@ -117,23 +115,21 @@ struct bcall {
 struct slist {
   struct spmvd_op *o;
   struct spmvd_split_layout l;
-  json_t *parts;                /* [[step, ...], ...] the steps as for one
-                                   worker, the transfers of whole vectors */
+  json_t *steps;                /* the steps as for one worker, on whole
+                                   vectors, each product after the download
+                                   that publishes its x */
   json_t *dtypes;               /* {"id": dtype} of the vectors named */
   int nres;
-  double res[SPMVD_MAX_RESULTS];
-  double partial[SPMVD_CONFIG_MAX_WORKERS];
-  enum red red;                 /* the running part's reduction */
-  int red_slot;
-  size_t part, pending;
+  json_t *results;              /* block 0's: every block's alike */
+  size_t pending;
   struct spmv_error err;
-  int64_t pbuf, xbuf;           /* buffer ids: the payload's, x's whole */
+  int64_t pbuf, xbuf;           /* buffer ids: the payload's, the shared */
   int pfd;
   size_t psize;
   uint64_t down_base;
-  struct spmvd_shm xchg;        /* the whole x of a product, as the blocks
-                                   published their rows */
-  int sent;                     /* the buffers' fds went with part 0 */
+  struct spmvd_shm xchg;        /* spmvd_split_shm.h: the blocks' control
+                                   block and the x they publish */
+  int sent;                     /* the buffers went to the workers */
   struct bcall bc[SPMVD_CONFIG_MAX_WORKERS];
 };
 
@@ -146,13 +142,13 @@ static void slist_free(struct slist *s)
     if (s->pbuf)
       spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
                                      (json_int_t)s->pbuf));
-    if (s->xbuf)
-      spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
-                                     (json_int_t)s->xbuf));
+    spmvd_worker_post(w, json_pack("{ss sI}", "op", "release", "buf",
+                                   (json_int_t)s->xbuf));
   }
   spmvd_shm_close(&s->xchg);
-  json_decref(s->parts);
+  json_decref(s->steps);
   json_decref(s->dtypes);
+  json_decref(s->results);
   free(s);
 }
 
@@ -166,66 +162,54 @@ static size_t vsize(const struct slist *s, json_t *id)
   return spmv_dtype_size(dt);
 }
 
-/* Cuts the worker's steps into parts; NULL when out of memory. */
-static json_t *cut(json_t *steps, int64_t xbuf)
+/* The steps with each product's x published first; NULL when out of
+ * memory. */
+static json_t *expand(json_t *steps, int64_t xbuf, size_t n)
 {
-  json_t *parts = json_array(), *cur = json_array(), *st;
+  json_t *out = json_array(), *st;
   size_t i;
+  int q = 0;
 
   json_array_foreach(steps, i, st) {
-    const char *k = json_string_value(json_object_get(st, "k"));
-    if (strcmp(k, "spmv") == 0) {
-      /* The rows of x downloaded by every block end this part. */
-      json_array_append_new(cur, json_pack("{ss sO sI sb}", "k", "download",
-                                           "x", json_object_get(st, "x"), "buf",
-                                           (json_int_t)xbuf, "publish", 1));
-      json_array_append_new(parts, cur);
-      cur = json_array();
-      json_t *b = json_deep_copy(st);
-      json_object_set_new(b, "k", json_string("bspmv"));
-      json_object_set_new(b, "buf", json_integer(xbuf));
-      json_array_append_new(cur, b);
+    if (strcmp(json_string_value(json_object_get(st, "k")), "spmv") != 0) {
+      json_array_append(out, st);
       continue;
     }
-    json_array_append(cur, st);
-    if (strcmp(k, "dot") == 0 || strcmp(k, "nrm2") == 0) {
-      json_array_append_new(parts, cur);
-      cur = json_array();
-    }
+    json_int_t off = (json_int_t)spmvd_split_list_x_off(n, q++);
+    json_array_append_new(out, json_pack("{ss sO sI sI sb}", "k", "download",
+                                         "x", json_object_get(st, "x"), "buf",
+                                         (json_int_t)xbuf, "off", off,
+                                         "publish", 1));
+    json_t *b = json_deep_copy(st);
+    json_object_set_new(b, "k", json_string("bspmv"));
+    json_object_set_new(b, "buf", json_integer(xbuf));
+    json_object_set_new(b, "off", json_integer(off));
+    json_array_append_new(out, b);
   }
-  if (json_array_size(cur) > 0)
-    json_array_append_new(parts, cur);
-  else
-    json_decref(cur);
-  return parts;
+  return out;
 }
 
-/* Part s->part's steps for block b: each transfer and each vector takes
- * the block's rows. */
+/* The steps for block b: each transfer and each vector takes the block's
+ * rows. */
 static json_t *block_steps(struct slist *s, int b)
 {
   json_t *steps = json_array(), *st;
   int64_t r0 = s->l.r0[b], nl = s->l.r0[b + 1] - r0;
   size_t i;
 
-  json_array_foreach(json_array_get(s->parts, s->part), i, st) {
+  json_array_foreach(s->steps, i, st) {
     const char *k = json_string_value(json_object_get(st, "k"));
     json_t *t = json_deep_copy(st);
     if (strcmp(k, "upload") == 0 || strcmp(k, "download") == 0) {
       size_t es = vsize(s, json_object_get(st, "x"));
       json_int_t off = json_integer_value(json_object_get(st, "off"));
-      int publish = json_is_true(json_object_get(st, "publish"));
-      json_object_del(t, "publish");
-      json_object_set_new(t, "off", json_integer((publish ? 0 : off) +
-                                                 (json_int_t)((size_t)r0 * es)));
+      json_object_set_new(t, "off", json_integer(off + (json_int_t)((size_t)r0 * es)));
       json_object_set_new(t, "bytes", json_integer((json_int_t)((size_t)nl * es)));
     }
     json_array_append_new(steps, t);
   }
   return steps;
 }
-
-static void run_part(struct slist *s);
 
 /* The list is done, or failed (err): its reply. */
 static void finish(struct slist *s, const struct spmv_error *err)
@@ -256,7 +240,8 @@ static void finish(struct slist *s, const struct spmv_error *err)
   }
   json_t *r = json_array();
   for (int k = 0; k < s->nres; k++)
-    json_array_append_new(r, spmvd_ipc_real(s->res[k]));
+    json_array_append_new(r, spmvd_ipc_real(spmvd_ipc_real_value(
+                                 json_array_get(s->results, (size_t)k))));
   json_t *msg = json_pack("{sI sb so}", "id", (json_int_t)o->id, "ok", 1,
                           "results", r);
   slist_free(s);
@@ -265,36 +250,31 @@ static void finish(struct slist *s, const struct spmv_error *err)
   spmvd_op_end(o);
 }
 
-static void on_part(void *ctx, json_t *rep, const struct spmv_error *err)
+/* A block's answer; the first failure lets the other blocks go, and is
+ * what the client is told unless it was only another's. */
+static void on_block(void *ctx, json_t *rep, const struct spmv_error *err)
 {
   struct bcall *bc = ctx;
   struct slist *s = bc->s;
 
-  if (err && s->err.code == 0)
-    s->err = *err;
-  if (!err && s->red != RED_NONE)
-    s->partial[bc->b] = spmvd_ipc_real_value(
-        json_array_get(json_object_get(rep, "results"), (size_t)s->red_slot));
+  if (err) {
+    struct spmvd_split_ctl *ctl = s->xchg.addr;
+    if (ctl)
+      atomic_store(&ctl->abort, 1);
+    if (s->err.code == 0 || strstr(s->err.msg, SPMVD_SPLIT_ABORTED))
+      s->err = *err;
+  } else if (bc->b == 0) {
+    s->results = json_incref(json_object_get(rep, "results"));
+  }
   if (--s->pending > 0)
     return;
-  if (s->err.code != 0) {
-    finish(s, &s->err);
-    return;
-  }
-  if (s->red != RED_NONE) {
-    /* In block order, so that a list gives the same bits every run. */
-    double sum = 0;
-    for (int b = 0; b < s->l.n; b++)
-      sum += s->red == RED_DOT ? s->partial[b] : s->partial[b] * s->partial[b];
-    s->res[s->red_slot] = s->red == RED_DOT ? sum : sqrt(sum);
-  }
-  s->part++;
-  run_part(s);
+  if (s->err.code == 0 && json_array_size(s->results) < (size_t)s->nres)
+    spmv_error_set(&s->err, SPMV_EPROTO, "a block's reply lacks its results");
+  finish(s, s->err.code != 0 ? &s->err : NULL);
 }
 
-/* Block b's message for the running part, with the buffers' fds into
- * fds where send (the first part's). */
-static json_t *part_msg(struct slist *s, int b, int send, int *fds, int *nfds)
+/* Block b's message, with the buffers' fds into fds. */
+static json_t *block_msg(struct slist *s, int b, int *fds, int *nfds)
 {
   json_t *vecs = json_array(), *bufs = json_array(), *d;
   int64_t nl = s->l.r0[b + 1] - s->l.r0[b];
@@ -307,61 +287,43 @@ static json_t *part_msg(struct slist *s, int b, int send, int *fds, int *nfds)
   *nfds = 0;
   if (s->pbuf) {
     json_array_append_new(bufs, json_pack("{sI sI sb}", "buf", (json_int_t)s->pbuf,
-                                          "size", (json_int_t)s->psize, "fd",
-                                          send));
-    if (send)
-      fds[(*nfds)++] = s->pfd;
+                                          "size", (json_int_t)s->psize, "fd", 1));
+    fds[(*nfds)++] = s->pfd;
   }
-  if (s->xbuf) {
-    json_array_append_new(bufs, json_pack("{sI sI sb}", "buf", (json_int_t)s->xbuf,
-                                          "size", (json_int_t)s->xchg.size, "fd",
-                                          send));
-    if (send)
-      fds[(*nfds)++] = s->xchg.fd;
-  }
-  json_t *pre = json_array();
-  for (int k = 0; k < s->nres && s->part > 0; k++)
-    json_array_append_new(pre, spmvd_ipc_real(s->res[k]));
-  return json_pack("{ss so so so sI sI so si so}", "op", "ops", "vectors", vecs,
-                   "bufs", bufs, "handles", json_array(), "payload_buf",
-                   (json_int_t)s->pbuf, "down_base", (json_int_t)s->down_base,
-                   "steps", block_steps(s, b), "nres", s->nres,
-                   "preset", pre);
+  json_array_append_new(bufs, json_pack("{sI sI sb}", "buf", (json_int_t)s->xbuf,
+                                        "size", (json_int_t)s->xchg.size, "fd", 1));
+  fds[(*nfds)++] = s->xchg.fd;
+  return json_pack("{ss so so so sI sI so si s{si si sI sI}}", "op", "ops",
+                   "vectors", vecs, "bufs", bufs, "handles", json_array(),
+                   "payload_buf", (json_int_t)s->pbuf, "down_base",
+                   (json_int_t)s->down_base, "steps", block_steps(s, b), "nres",
+                   s->nres, "sync", "blocks", s->l.n, "block", b, "rows",
+                   (json_int_t)s->l.r0[s->l.n], "buf", (json_int_t)s->xbuf);
 }
 
-static void run_part(struct slist *s)
+/* Every block's call at once, so that each worker has the lists of the
+ * blocks it shares with others in the order the front end sent them; a
+ * call that fails here is answered at once, the last ending the list. */
+static void run_blocks(struct slist *s)
 {
   struct spmv_error err;
 
-  if (s->part == json_array_size(s->parts) || s->o->c->closing) {
-    finish(s, NULL);
-    return;
-  }
-  json_t *steps = json_array_get(s->parts, s->part);
-  json_t *last = json_array_get(steps, json_array_size(steps) - 1);
-  const char *k = json_string_value(json_object_get(last, "k"));
-  s->red = strcmp(k, "dot") == 0 ? RED_DOT : strcmp(k, "nrm2") == 0 ? RED_NRM2
-                                                                     : RED_NONE;
-  s->red_slot = (int)json_integer_value(json_object_get(last, "slot"));
   s->pending = (size_t)s->l.n;
-  /* Every block has the buffers from the first part's message on; a call
-   * that fails here is answered at once, the last ending the list. */
-  int send = !s->sent;
   s->sent = 1;
   for (int b = 0; b < s->l.n; b++) {
     struct spmvd_worker *w = spmvd_server_worker(s->o->srv, s->l.wk[b]);
     int fds[2], nfds = 0;
-    json_t *msg = part_msg(s, b, send, fds, &nfds);
+    json_t *msg = block_msg(s, b, fds, &nfds);
     if (!w || !msg) {
       json_decref(msg);
       if (!w)
         spmv_error_set(&err, SPMV_EWORKER, "worker %d has stopped", s->l.wk[b]);
       else
         spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
-      on_part(&s->bc[b], NULL, &err);
-    } else if (spmvd_worker_call(w, msg, fds, nfds, on_part, NULL, &s->bc[b],
+      on_block(&s->bc[b], NULL, &err);
+    } else if (spmvd_worker_call(w, msg, fds, nfds, on_block, NULL, &s->bc[b],
                                  &err) < 0) {
-      on_part(&s->bc[b], NULL, &err);
+      on_block(&s->bc[b], NULL, &err);
     }
   }
 }
@@ -371,9 +333,8 @@ void spmvd_ops_split_list(struct spmvd_op *o,
 {
   struct slist *s = calloc(1, sizeof *s);
   struct spmv_error err;
-  int has_spmv = 0;
-  size_t i;
-  json_t *st, *v;
+  size_t i, n = (size_t)a->split->r0[a->split->n];
+  json_t *v;
 
   spmv_error_clear(&err);
   if (!s) {
@@ -400,25 +361,19 @@ void spmvd_ops_split_list(struct spmvd_op *o,
     json_object_set(s->dtypes, key, json_object_get(v, "dtype"));
   }
   json_decref(a->vectors);
-  json_array_foreach(a->steps, i, st)
-    has_spmv |= strcmp(json_string_value(json_object_get(st, "k")), "spmv") == 0;
   if (s->pfd >= 0)
     s->pbuf = spmvd_conn_new_buf_id();
-  int rc = 0;
-  if (has_spmv) {
-    s->xbuf = spmvd_conn_new_buf_id();
-    /* The whole x in the widest type a list's vectors may have. */
-    rc = spmvd_shm_open(&s->xchg, "spmvd-split-x",
-                        (size_t)s->l.r0[s->l.n] * sizeof(double), &err);
-  }
-  s->parts = rc == 0 ? cut(a->steps, s->xbuf) : NULL;
+  s->xbuf = spmvd_conn_new_buf_id();
+  int rc = spmvd_shm_open(&s->xchg, "spmvd-split-list", spmvd_split_list_bytes(n),
+                          &err);
+  s->steps = rc == 0 ? expand(a->steps, s->xbuf, n) : NULL;
   json_decref(a->steps);
-  if (rc == 0 && !s->parts)
+  if (rc == 0 && !s->steps)
     rc = spmv_error_set(&err, SPMV_ENOMEM, "out of memory");
   if (rc < 0) {
     slist_free(s);
     spmvd_op_fail(o, &err);
     return;
   }
-  run_part(s);
+  run_blocks(s);
 }

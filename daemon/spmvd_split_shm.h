@@ -24,6 +24,9 @@ struct spmvd_split_ctl {
   unsigned char stop[2][SPMV_SPLIT_MAX];
 };
 
+/* The message of a block that another's failure or death stopped. */
+#define SPMVD_SPLIT_ABORTED "aborted: the worker of another block died or failed"
+
 /* Bytes before b. */
 #define SPMVD_SPLIT_CTL_BYTES 4096
 /* The vectors after it. */
@@ -41,6 +44,20 @@ static inline size_t spmvd_split_f32_off(size_t n)
 static inline size_t spmvd_split_shm_bytes(size_t n)
 {
   return spmvd_split_f32_off(n) + n * sizeof(float);
+}
+
+/* A split list's memfd: this control block, then two vectors of n values
+ * (of the list's widest type) into which the blocks publish their rows of
+ * a product's x, the list's products taking them in turn, so that a block
+ * publishing the next product's x never writes one that a slower block
+ * still gathers its halo from. */
+static inline size_t spmvd_split_list_x_off(size_t n, int product)
+{
+  return SPMVD_SPLIT_CTL_BYTES + (size_t)(product % 2) * n * sizeof(double);
+}
+static inline size_t spmvd_split_list_bytes(size_t n)
+{
+  return SPMVD_SPLIT_CTL_BYTES + 2 * n * sizeof(double);
 }
 
 #endif /* SPMVD_SPLIT_SHM_H */

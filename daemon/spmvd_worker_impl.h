@@ -84,6 +84,9 @@ struct worker {
                                             served (now_s) */
   json_int_t solving;                    /* the seq of the solve running, 0
                                             none (spmvd_solve.c) */
+  int split_solving;                     /* a solve with other blocks'
+                                            workers runs: a list run with
+                                            them waits for its end */
   int cancelled;                         /* the front end cancelled it:
                                             SPMVD_WK_DROP or _STOP */
   double sent_s;                         /* when the last message went to
@@ -272,6 +275,34 @@ struct wmatrix *spmvd_wk_take_block(struct worker *w, json_int_t h, int *fds,
                                     int *fd, struct spmv_error *err);
 /* The rows r0 .. r1 of m's block (r1 excluded). */
 void spmvd_wk_block_rows(const struct wmatrix *m, int64_t *r0, int64_t *r1);
+
+/* --- lists over the blocks (spmvd_worker_split_list.c) --- */
+
+struct spmvd_split_ctl;
+
+/* Waits until all nb blocks sharing ctl have come; -1 when one has set
+ * abort. */
+int spmvd_wk_split_barrier(struct worker *w, struct spmvd_split_ctl *ctl, int nb);
+
+/* This block's side of a list run by the blocks together. */
+struct spmvd_wk_list_sync {
+  struct worker *w;
+  struct spmvd_split_ctl *ctl;  /* at the start of the list's shared memfd */
+  int nb, k;
+  unsigned seq;                 /* reductions so far */
+};
+/* From the message's sync {blocks, block, rows}, the memfd shared at
+ * size bytes. */
+int spmvd_wk_list_sync_init(struct spmvd_wk_list_sync *s, struct worker *w,
+                            json_t *req, void *shared, size_t size,
+                            struct spmv_error *err);
+/* After step st was queued: a download that publishes x waits for it and
+ * for the other blocks; a dot or norm is summed over the blocks into
+ * res[slot] and set on the backend for the steps after. */
+int spmvd_wk_list_sync_step(struct spmvd_wk_list_sync *s, json_t *st,
+                            double *res, int nres, struct spmv_error *err);
+/* This block failed: the others waiting for it are let go. */
+void spmvd_wk_list_sync_fail(struct spmvd_wk_list_sync *s);
 
 /* --- solves over the blocks (spmvd_worker_split_solve.c) --- */
 

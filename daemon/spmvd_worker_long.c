@@ -170,9 +170,13 @@ void spmvd_wk_serve_between(struct worker *w, json_int_t busy)
       now = h != busy && !deferred_names(w, h);
     else if (strcmp(op, "ops") == 0 || strcmp(op, "vnew") == 0 ||
              strcmp(op, "vfree") == 0)
-      /* A solve's vectors are in use until it ends: no vfree meanwhile. */
+      /* A solve's vectors are in use until it ends: no vfree meanwhile.  A
+       * list run with other blocks' workers waits for them, and they may
+       * wait in the split solve running here for this one: it is served
+       * after that solve, in the order the front end sent both. */
       now = w->later == NULL && !list_names(d->req, busy) &&
-            !(w->solving && strcmp(op, "vfree") == 0);
+            !(w->solving && strcmp(op, "vfree") == 0) &&
+            !(w->split_solving && json_object_get(d->req, "sync"));
     else
       now = strcmp(op, "release") == 0 && !deferred_names(w, -1);
     if (now) {

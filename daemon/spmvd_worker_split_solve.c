@@ -7,11 +7,9 @@
 #include "config.h"
 
 #include <math.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "spmvd_arnoldi.h"
 #include "spmvd_solve.h"
@@ -60,23 +58,9 @@ static void between(struct split_run *s)
 
 static int barrier(struct split_run *s)
 {
-  unsigned g = atomic_load(&s->ctl->gen);
-
-  if (atomic_fetch_add(&s->ctl->count, 1) == (unsigned)s->nb - 1) {
-    atomic_store(&s->ctl->count, 0);
-    atomic_fetch_add(&s->ctl->gen, 1);
-    return 0;
-  }
-  for (long spins = 0; atomic_load(&s->ctl->gen) == g; spins++) {
-    if (atomic_load(&s->ctl->abort)) {
-      s->aborted = 1;
-      return -1;
-    }
-    spmvd_wk_heartbeat(s->w);  /* a slow peer is no hang of this worker */
-    if (spins > 1000)
-      usleep(20);
-    else
-      sched_yield();
+  if (spmvd_wk_split_barrier(s->w, s->ctl, s->nb) < 0) {
+    s->aborted = 1;
+    return -1;
   }
   return 0;
 }
@@ -707,8 +691,11 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
     rc = part_in(&s, xvec, s.x + s.r0, err);
   if (rc != 0)
     atomic_store(&s.ctl->abort, 1);
-  else
+  else {
+    w->split_solving = 1;
     rc = pr ? pagerank(&s, err) : run_checked(&s, method, &res2, err);
+    w->split_solving = 0;
+  }
   /* Only this block's rows of x, which no other block writes. */
   if (rc == 0 && xvec)
     rc = part_out(&s, xvec, s.x + s.r0, err);
@@ -731,8 +718,8 @@ int spmvd_wk_op_solve_block(struct worker *w, json_t *req, int *fds, int nfds,
       json_object_set_new(*rep, "history", hs);
     }
   } else if (s.aborted) {
-    rc = spmv_error_set(err, SPMV_EWORKER, "the split solve was aborted: the "
-                        "worker of another block died or failed");
+    rc = spmv_error_set(err, SPMV_EWORKER, "the split solve was "
+                        SPMVD_SPLIT_ABORTED);
   } else if (!s.agreed) {
     atomic_store(&s.ctl->abort, 1);  /* this block failed: free the others */
   }

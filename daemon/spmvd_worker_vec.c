@@ -2,12 +2,14 @@
  * operations on them. */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "spmvd_backend.h"
 #include "spmvd_log.h"
+#include "spmvd_split_shm.h"
 #include "spmvd_worker_impl.h"
 
 /*
@@ -28,11 +30,14 @@
  * downloads into it start at down_base.  The steps are queued on the
  * backend, which waits for the device once, in finish().
  *
- * A part of a list over a split matrix's blocks (spmvd_ops_vec_split.c)
- * names this block's rows of each vector, may start with "preset" (the
- * results reduced over the blocks so far) and with one bspmv: this
- * block's rows of a product, buf holding the whole x as every block
- * downloaded its rows into it at the end of the part before.
+ * A list over a split matrix's blocks (spmvd_ops_vec_split.c) names this
+ * block's rows of each vector and carries sync {blocks, block, rows, buf}:
+ * buf is the memfd the blocks share (spmvd_split_shm.h).  Before each
+ * product a download marked publish puts the block's rows of x there and
+ * waits for the others' (spmvd_wk_list_sync_step); the bspmv after it is
+ * this block's rows of the product, its halo gathered from that whole x
+ * (at off); each dot and norm is summed over the blocks before the steps
+ * after it run.
  */
 
 struct wvec *spmvd_wk_vec(struct worker *w, int64_t id)
@@ -270,7 +275,8 @@ static int run_step(struct worker *w, json_t *s, const struct list_bufs *lb,
     if (!x || !y)
       return spmv_error_set(err, SPMV_EPROTO, "a bspmv step without x or y");
     const void *xall = buf_at(lb, json_integer_value(json_object_get(s, "buf")),
-                              0, (size_t)m->A.cols * spmv_dtype_size(m->dtype),
+                              (size_t)json_integer_value(json_object_get(s, "off")),
+                              (size_t)m->A.cols * spmv_dtype_size(m->dtype),
                               0, err);
     if (!xall)
       return err->code;
@@ -329,22 +335,39 @@ int spmvd_wk_op_ops(struct worker *w, json_t *req, int *fds, int nfds,
   json_array_foreach(vs, i, j)
     if ((rc = spmvd_wk_vec_ensure(w, j, err)) < 0)
       return rc;
-  if ((rc = map_bufs(w, req, fds, nfds, &lb, err)) < 0)
-    return rc;
-  json_t *pre = json_object_get(req, "preset");
-  if (json_array_size(pre) > 0) {
-    double p[SPMVD_MAX_RESULTS];
-    if (json_array_size(pre) > (size_t)nres)
-      return spmv_error_set(err, SPMV_EPROTO, "bad ops message");
-    json_array_foreach(pre, i, j)
-      p[i] = spmvd_ipc_real_value(j);
-    if ((rc = w->ops->res_set(w->be, p, (int)json_array_size(pre), err)) < 0)
-      return rc;
+  struct spmvd_wk_list_sync sync, *sy = NULL;
+  json_t *sj = json_object_get(req, "sync");
+  rc = map_bufs(w, req, fds, nfds, &lb, err);
+  if (rc == 0 && sj) {
+    json_int_t sb = json_integer_value(json_object_get(sj, "buf"));
+    void *at = buf_at(&lb, sb, 0, SPMVD_SPLIT_CTL_BYTES, 0, err);
+    size_t size = 0;
+    for (int b = 0; b < lb.n; b++)
+      if (lb.id[b] == sb)
+        size = lb.shm[b]->size;
+    if (!at)
+      rc = err->code;
+    else if ((rc = spmvd_wk_list_sync_init(&sync, w, req, at, size, err)) == 0)
+      sy = &sync;
   }
+  if (rc < 0) {
+    /* Before any barrier: the others are let go. */
+    if (sj && sy == NULL && lb.n > 0) {
+      void *at = buf_at(&lb, json_integer_value(json_object_get(sj, "buf")), 0,
+                        SPMVD_SPLIT_CTL_BYTES, 0, &(struct spmv_error){0});
+      if (at)
+        atomic_store(&((struct spmvd_split_ctl *)at)->abort, 1);
+    }
+    return rc;
+  }
+  memset(res, 0, sizeof res);
   json_array_foreach(steps, i, j) {
-    if ((rc = run_step(w, j, &lb, err)) < 0)
+    if ((rc = run_step(w, j, &lb, err)) < 0 ||
+        (sy && (rc = spmvd_wk_list_sync_step(sy, j, res, (int)nres, err)) < 0))
       break;
   }
+  if (rc < 0 && sy)
+    spmvd_wk_list_sync_fail(sy);
   /* Whatever was queued before a failure is waited for: its host memory
    * is the front end's again after the reply. */
   struct spmv_error ferr;

@@ -11,6 +11,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -552,6 +553,81 @@ START_TEST(split_solve_refused)
 }
 END_TEST
 
+/* A list's call on its way to block 1's worker, stopped, then killed:
+ * the list is EWORKER and the other blocks, waiting at their barrier for
+ * it, are let go; once the worker is back the vectors' values are lost
+ * (a list reading them is EWORKER) and a list that writes them first runs
+ * right. */
+START_TEST(split_list_worker_dies)
+{
+  struct spmv_csr *A = itest_matrix("bcsstk13.mtx");
+  size_t n = (size_t)A->rows;
+  int s = itest_open(&d);
+  json_t *r = itest_load_split(s, 1, A, 0, 2);
+  int64_t h = itest_handle(r);
+  int vwk = (int)json_integer_value(json_array_get(json_object_get(r, "workers"), 1));
+  json_decref(r);
+  int64_t v[2];
+  for (int i = 0; i < 2; i++) {
+    r = itest_call(s, json_pack("{ss si ss sI sI}", "op", "vector-create", "id",
+                                2 + i, "dtype", "f64", "n", (json_int_t)n, "like",
+                                (json_int_t)h), NULL, 0, NULL, NULL);
+    ck_assert_msg(json_is_true(json_object_get(r, "ok")), "vector-create");
+    v[i] = json_integer_value(json_object_get(r, "vector"));
+    json_decref(r);
+  }
+  r = itest_call(s, json_pack("{ss si}", "op", "status", "id", 4), NULL, 0, NULL,
+                 NULL);
+  pid_t victim = (pid_t)json_integer_value(json_object_get(
+      json_array_get(json_object_get(r, "workers"), (size_t)vwk), "pid"));
+  json_decref(r);
+  ck_assert_int_gt(victim, 0);
+  char steps[512];
+  snprintf(steps, sizeof steps,
+           "[{\"op\":\"fill\",\"x\":%lld,\"value\":1},"
+           "{\"op\":\"spmv\",\"handle\":%lld,\"x\":%lld,\"y\":%lld},"
+           "{\"op\":\"dot\",\"x\":%lld,\"y\":%lld}]",
+           (long long)v[0], (long long)h, (long long)v[0], (long long)v[1],
+           (long long)v[1], (long long)v[1]);
+  ck_assert_int_eq(kill(victim, SIGSTOP), 0);
+  ck_assert_int_eq(itest_send(s, json_pack("{ss si so}", "op", "ops", "id", 5,
+                                           "ops", json_loads(steps, 0, NULL)),
+                              NULL, 0), 0);
+  usleep(200000);  /* block 0 at its barrier, for all the test can tell */
+  ck_assert_int_eq(kill(victim, SIGKILL), 0);
+  r = itest_recv_reply(s, NULL, NULL, NULL);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  json_decref(r);
+  itest_multiply_after_restart(s, h, A);
+  char reads[128];
+  snprintf(reads, sizeof reads, "[{\"op\":\"dot\",\"x\":%lld,\"y\":%lld}]",
+           (long long)v[1], (long long)v[1]);
+  r = itest_call(s, json_pack("{ss si so}", "op", "ops", "id", 6, "ops",
+                              json_loads(reads, 0, NULL)), NULL, 0, NULL, NULL);
+  ck_assert_str_eq(itest_error_code(r), "EWORKER");
+  json_decref(r);
+  r = itest_call(s, json_pack("{ss si so}", "op", "ops", "id", 7, "ops",
+                              json_loads(steps, 0, NULL)), NULL, 0, NULL, NULL);
+  ck_assert_msg(json_is_true(json_object_get(r, "ok")), "the list after the "
+                "restart: %s", itest_error_code(r));
+  double got = json_number_value(json_array_get(json_object_get(r, "results"), 0));
+  json_decref(r);
+  double *one = malloc(n * 8), *y = malloc(n * 8);
+  ck_assert(one && y);
+  for (size_t i = 0; i < n; i++)
+    one[i] = 1.0;
+  spmv_csr_ref(A, 1.0, one, 0.0, y);
+  double want = dotd(y, y, n);
+  ck_assert_msg(fabs(got - want) <= 1e-12 * want, "(A 1).(A 1) = %.17g, "
+                "reference %.17g", got, want);
+  free(one);
+  free(y);
+  close(s);
+  spmv_csr_free(A);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("split_vectors");
@@ -564,6 +640,7 @@ int main(void)
   tcase_add_test(tc, split_mixed_refused);
   tcase_add_test(tc, split_solve_vec);
   tcase_add_test(tc, split_solve_refused);
+  tcase_add_test(tc, split_list_worker_dies);
   suite_add_tcase(s, tc);
   return itest_run(s);
 }
